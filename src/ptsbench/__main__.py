@@ -1,0 +1,5 @@
+"""`python -m ptsbench` entry point."""
+
+from ptsbench.cli import main
+
+main()

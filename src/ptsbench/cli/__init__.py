@@ -1,0 +1,85 @@
+"""Command-line entry point: a click group whose commands are imported only when used (fast --help)."""
+
+import importlib
+import sys
+
+import click
+
+from ptsbench import __version__
+from ptsbench.errors import PtsbenchError
+
+# command name -> "module:attribute"; each module holds one command and stays free of logic.
+COMMANDS: dict[str, str] = {
+    "run": "ptsbench.cli.run:run",
+    "quick": "ptsbench.cli.run:quick",
+    "show": "ptsbench.cli.show:show",
+    "info": "ptsbench.cli.info:info",
+}
+
+SHORT_HELP: dict[str, str] = {
+    "run": "Run fio job files (or folders of them) against targets.",
+    "quick": "CrystalDiskMark-style preset: SEQ1M and RND4K, read and write.",
+    "show": "Print a stored run's results again, from its run directory.",
+    "info": "Print target and host facts.",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command runs or shows its help."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, SHORT_HELP.get(name, "")) for name in COMMANDS]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ptsbench")
+def cli() -> None:
+    """ptsbench: SNIA PTS storage tests, a fio case runner and fio data plots.
+
+    \b
+    Examples:
+      ptsbench quick                      # 1 GiB scratch file in the current directory
+      ptsbench run jobs/ --target /dev/nvme0n1 --destructive
+      ptsbench show ptsbench-results/20261120T101500Z-quick
+    """
+
+
+def fail(message: str, exit_code: int = 2) -> None:
+    """Print one error line to stderr and exit; the one place errors become exit codes."""
+    click.echo(f"ptsbench: error: {message}", err=True)
+    sys.exit(exit_code)
+
+
+def main() -> None:
+    """Console-script entry: run the CLI, turning expected errors into one line and an exit code."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        fail("interrupted", 130)
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except click.exceptions.Exit as error:
+        sys.exit(error.exit_code)
+    except PtsbenchError as error:
+        fail(str(error), error.exit_code)
+    except PermissionError as error:
+        fail(f"permission denied: {error.filename or error}: run as a user allowed to access it (often root)")
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename else ""
+        fail(f"{error.strerror or error}{where}")

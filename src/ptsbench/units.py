@@ -1,0 +1,43 @@
+"""The one place that knows units: parse human sizes at the edge, format numbers for people."""
+
+import re
+
+from ptsbench.errors import PtsbenchError
+
+_BINARY = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
+
+
+def parse_size_bytes(text: str) -> int:
+    """Parse a size like fio does by default (kb_base=1024): '512', '4k', '1M', '1GiB', '1.5g' -> bytes."""
+    match = _SIZE_RE.match(text)
+    if not match:
+        raise PtsbenchError(f"not a size: {text!r}", "use a number with an optional k/m/g/t suffix, e.g. 4k or 1G")
+    number, unit = float(match.group(1)), match.group(2).lower()
+    return int(number * _BINARY[unit])
+
+
+def format_bs(size_bytes: int) -> str:
+    """Block size the way fio and storage people write it: 512, 4k, 1m (binary units)."""
+    for suffix, factor in (("m", 1024**2), ("k", 1024)):
+        if size_bytes >= factor and size_bytes % factor == 0:
+            return f"{size_bytes // factor}{suffix}"
+    return str(size_bytes)
+
+
+def format_bytes(size_bytes: float) -> str:
+    """Capacity in binary units with one decimal: 1.0 GiB."""
+    value = float(size_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.1f} {unit}" if unit != "B" else f"{int(value)} B"
+        value /= 1024
+    return f"{value:.1f} PiB"
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as h:mm:ss (or m:ss under an hour)."""
+    total = int(round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
