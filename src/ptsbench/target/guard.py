@@ -1,0 +1,174 @@
+"""The destructive-write guard: block devices are written only when asked to, mounted ones not even then."""
+
+import json
+import os
+import shutil
+import subprocess
+
+from ptsbench.errors import UnsafeTargetError
+from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
+
+MOUNTINFO = "/proc/self/mountinfo"
+SWAPS = "/proc/swaps"
+TOOL_TIMEOUT_S = 10
+
+
+def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool = False) -> None:
+    """Raise UnsafeTargetError unless writing to `target` was explicitly allowed; files are always allowed."""
+    if target.kind != "block":
+        return
+    mounted = mounted_reasons(target.path)
+    if mounted and not allow_mounted:
+        reasons = mounted + block_device_signatures(target.path)
+        raise UnsafeTargetError(
+            f"refusing to write to {target.path}: " + "; ".join(reasons),
+            "writing destroys the live filesystem: unmount it first (or, knowingly, pass --destructive "
+            "--allow-mounted)",
+        )
+    if destructive:
+        return
+    reasons = mounted + block_device_signatures(target.path)
+    if not reasons:
+        reasons = ["it is a block device: the test overwrites its contents"]
+    raise UnsafeTargetError(
+        f"refusing to write to {target.path}: " + "; ".join(reasons),
+        "pass --destructive to overwrite it (all data on it is lost)",
+    )
+
+
+def block_device_signatures(dev_path: str) -> list[str]:
+    """Human reasons the device holds data (filesystem/partition table/RAID/LVM signatures, partitions,
+    holders, active swap); empty when it looks clean."""
+    names = [os.path.basename(dev_path)] + [os.path.basename(p) for p in partition_dirs(dev_path)]
+    reasons = [f"carries a {sig} signature" for sig in signature_types(dev_path)]
+    partitions = names[1:]
+    if partitions:
+        reasons.append("has partitions: " + ", ".join(partitions))
+    for name, holders in _holders(dev_path).items():
+        reasons.append(f"{name} is held by {', '.join(holders)} (md/dm/LVM)")
+    swaps = _active_swaps()
+    for name in names:
+        if f"/dev/{name}" in swaps:
+            reasons.append(f"/dev/{name} is an active swap device")
+    return reasons
+
+
+def mounted_reasons(dev_path: str) -> list[str]:
+    """'X is mounted on M' for the device and each of its partitions found in /proc/self/mountinfo."""
+    devices = {}  # "maj:min" -> /dev/name
+    for sysdir in [block_sysfs_dir(dev_path), *partition_dirs(dev_path)]:
+        devnum = read_sysfs(os.path.join(sysdir, "dev")) if sysdir else None
+        if sysdir and devnum:
+            devices[devnum] = "/dev/" + os.path.basename(sysdir)
+    sources = set(devices.values()) | {dev_path}
+    reasons = []
+    for devnum, source, mount_point in _mounts():
+        name = devices.get(devnum) or (source if _realpath(source) in sources else None)
+        if name:
+            reasons.append(f"{name} is mounted on {mount_point}")
+    return reasons
+
+
+def partition_dirs(dev_path: str) -> list[str]:
+    """Sysfs directories of the device's partitions (children holding a `partition` file)."""
+    sysdir = block_sysfs_dir(dev_path)
+    if sysdir is None:
+        return []
+    try:
+        children = sorted(os.listdir(sysdir))
+    except OSError:
+        return []
+    return [
+        os.path.join(sysdir, child)
+        for child in children
+        if os.path.isfile(os.path.join(sysdir, child, "partition"))
+    ]
+
+
+def signature_types(dev_path: str) -> list[str]:
+    """Signature names found by wipefs and blkid (e.g. 'ext4', 'gpt', 'linux_raid_member', 'LVM2_member')."""
+    found: list[str] = []
+    for sig in _wipefs_types(dev_path) + _blkid_types(dev_path):
+        if sig not in found:
+            found.append(sig)
+    return found
+
+
+def _wipefs_types(dev_path: str) -> list[str]:
+    output = _run_tool(["wipefs", "-n", "-J", dev_path])
+    if not output or not output.strip():
+        return []
+    try:
+        entries = json.loads(output).get("signatures", [])
+    except (ValueError, AttributeError):
+        return []
+    return [str(entry["type"]) for entry in entries if isinstance(entry, dict) and entry.get("type")]
+
+
+def _blkid_types(dev_path: str) -> list[str]:
+    output = _run_tool(["blkid", "-p", "-o", "export", dev_path])
+    types = []
+    for line in (output or "").splitlines():
+        key, _, value = line.partition("=")
+        if key in ("TYPE", "PTTYPE") and value:
+            types.append(value)
+    return types
+
+
+def _run_tool(argv: list[str]) -> str | None:
+    """stdout of a probing tool, None when it is missing, fails to start or times out."""
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout
+
+
+def _holders(dev_path: str) -> dict[str, list[str]]:
+    """Device or partition name -> names of its holders (dm-0, md127, ...), only non-empty ones."""
+    result = {}
+    sysdir = block_sysfs_dir(dev_path)
+    for directory in ([sysdir] if sysdir else []) + partition_dirs(dev_path):
+        try:
+            holders = sorted(os.listdir(os.path.join(directory, "holders")))
+        except OSError:
+            continue
+        if holders:
+            result[os.path.basename(directory)] = holders
+    return result
+
+
+def _mounts() -> list[tuple[str, str, str]]:
+    """(maj:min, source, mount point) of every mount in /proc/self/mountinfo."""
+    try:
+        with open(MOUNTINFO, encoding="utf-8", errors="replace") as handle:
+            lines = handle.readlines()
+    except OSError:
+        return []
+    mounts = []
+    for line in lines:
+        fields, _, tail = line.partition(" - ")
+        parts, after = fields.split(), tail.split()
+        if len(parts) >= 5 and len(after) >= 2:
+            mounts.append((parts[2], _unescape(after[1]), _unescape(parts[4])))
+    return mounts
+
+
+def _active_swaps() -> set[str]:
+    try:
+        with open(SWAPS, encoding="utf-8", errors="replace") as handle:
+            lines = handle.readlines()[1:]
+    except OSError:
+        return set()
+    return {_realpath(_unescape(line.split()[0])) for line in lines if line.split()}
+
+
+def _unescape(text: str) -> str:
+    """Undo the octal escapes (\\040 for space) the kernel uses in mountinfo and swaps."""
+    return text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def _realpath(path: str) -> str:
+    return os.path.realpath(path) if path.startswith("/") else path

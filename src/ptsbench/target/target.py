@@ -1,0 +1,122 @@
+"""Resolve what the user typed into a Target fio can use: a file (maybe not created yet) or a block device."""
+
+import os
+import stat
+from dataclasses import dataclass
+
+from ptsbench.errors import TargetError
+
+TESTFILE_NAME = "ptsbench-testfile.dat"
+SYSFS_DEV_BLOCK = "/sys/dev/block"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved test target."""
+
+    path: str  # absolute path fio should use as filename
+    kind: str  # "file" | "block" (a directory target resolves to a file inside it)
+    size_bytes: int | None  # current size (None for a file that does not exist yet)
+    requested: str  # what the user typed
+
+
+def resolve_target(path: str, create_size_bytes: int | None = None) -> Target:
+    """Resolve a file, directory or block device path; raise TargetError when fio could not use it."""
+    if not path or not path.strip():
+        raise TargetError("no target given", "pass a file, a directory or a block device path")
+    full = os.path.abspath(os.path.expanduser(path))
+    try:
+        st = os.stat(full)
+    except FileNotFoundError:
+        return _new_file(full, path, create_size_bytes)
+    except PermissionError:
+        raise TargetError(f"permission denied: {full}", "run as a user allowed to access it") from None
+    except OSError as error:
+        raise TargetError(f"cannot use target {full}: {error.strerror}", "check the path") from None
+    if stat.S_ISDIR(st.st_mode):
+        _require_access(full, os.W_OK | os.X_OK, "directory is not writable")
+        return resolve_target_file(os.path.join(full, TESTFILE_NAME), path, create_size_bytes)
+    if stat.S_ISREG(st.st_mode):
+        return resolve_target_file(full, path, create_size_bytes)
+    if stat.S_ISBLK(st.st_mode):
+        real = os.path.realpath(full)
+        _require_access(real, os.R_OK, "block device is not readable")
+        return Target(path=real, kind="block", size_bytes=block_size_bytes(real), requested=path)
+    raise TargetError(
+        f"not a file, directory or block device: {full}",
+        "pass a regular file, a directory (a test file is made in it) or a block device like /dev/nvme0n1",
+    )
+
+
+def resolve_target_file(full: str, requested: str, create_size_bytes: int | None) -> Target:
+    """A regular file target, existing or not (creation is left to fio)."""
+    try:
+        st = os.stat(full)
+    except FileNotFoundError:
+        return _new_file(full, requested, create_size_bytes)
+    if not stat.S_ISREG(st.st_mode):
+        raise TargetError(f"not a regular file: {full}", "remove it or choose another target path")
+    _require_access(full, os.R_OK | os.W_OK, "file is not readable and writable")
+    size_bytes = st.st_size
+    if create_size_bytes is not None and size_bytes < create_size_bytes:
+        size_bytes = create_size_bytes
+    return Target(path=full, kind="file", size_bytes=size_bytes, requested=requested)
+
+
+def _new_file(full: str, requested: str, create_size_bytes: int | None) -> Target:
+    """A file that does not exist yet: its parent directory must exist and be writable."""
+    parent = os.path.dirname(full)
+    if not os.path.isdir(parent):
+        raise TargetError(
+            f"target directory does not exist: {parent}", "create it first or choose an existing directory"
+        )
+    _require_access(parent, os.W_OK | os.X_OK, "cannot create a file in this directory")
+    return Target(path=full, kind="file", size_bytes=create_size_bytes, requested=requested)
+
+
+def _require_access(path: str, mode: int, problem: str) -> None:
+    if not os.access(path, mode):
+        raise TargetError(f"{problem}: {path}", "fix its permissions or run as a user allowed to write it")
+
+
+def block_sysfs_dir(dev_path: str) -> str | None:
+    """The /sys/dev/block/MAJ:MIN directory (resolved) of a block device node, None when not found."""
+    try:
+        st = os.stat(dev_path)
+    except OSError:
+        return None
+    if not stat.S_ISBLK(st.st_mode):
+        return None
+    return devnum_sysfs_dir(os.major(st.st_rdev), os.minor(st.st_rdev))
+
+
+def devnum_sysfs_dir(major: int, minor: int) -> str | None:
+    """Resolved sysfs directory of block device MAJ:MIN (e.g. /sys/devices/.../nvme0n1), None if absent."""
+    link = os.path.join(SYSFS_DEV_BLOCK, f"{major}:{minor}")
+    return os.path.realpath(link) if os.path.exists(link) else None
+
+
+def read_sysfs(path: str) -> str | None:
+    """One stripped sysfs attribute, None when missing, unreadable or empty."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            value = handle.read().strip()
+    except OSError:
+        return None
+    return value or None
+
+
+def block_size_bytes(dev_path: str) -> int | None:
+    """Capacity of a block device: sysfs `size` (always 512-byte units), else seek to the end."""
+    sysdir = block_sysfs_dir(dev_path)
+    sectors = read_sysfs(os.path.join(sysdir, "size")) if sysdir else None
+    if sectors is not None and sectors.isdigit():
+        return int(sectors) * 512
+    try:
+        fd = os.open(dev_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)
+    finally:
+        os.close(fd)

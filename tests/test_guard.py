@@ -1,0 +1,145 @@
+"""Destructive-write guard on real loop devices (root only; skipped cleanly otherwise)."""
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+from ptsbench.errors import UnsafeTargetError
+from ptsbench.target.guard import block_device_signatures, check_write_allowed, mounted_reasons
+from ptsbench.target.target import Target, resolve_target
+
+LOOP_SIZE_BYTES = 64 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def attached_loop(directory: str, size_bytes: int = LOOP_SIZE_BYTES) -> Iterator[str]:
+    """A loop device over a sparse file in `directory`; skips the test when that is not possible."""
+    if os.geteuid() != 0 or shutil.which("losetup") is None:
+        pytest.skip("needs root and losetup")
+    image = os.path.join(directory, "loop.img")
+    with open(image, "wb") as handle:
+        handle.truncate(size_bytes)
+    done = subprocess.run(["losetup", "--find", "--show", image], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"losetup failed: {done.stderr.strip()}")
+    device = done.stdout.strip()
+    try:
+        yield device
+    finally:
+        subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
+
+
+@pytest.fixture
+def loop_device(tmp_path: object) -> Iterator[str]:
+    with attached_loop(str(tmp_path)) as device:
+        yield device
+
+
+def _mkfs_ext4(device: str) -> None:
+    if shutil.which("mkfs.ext4") is None:
+        pytest.skip("mkfs.ext4 not installed")
+    subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
+
+
+def test_files_are_always_allowed(tmp_path: object) -> None:
+    target = resolve_target(os.path.join(str(tmp_path), "f.dat"), 4096)
+    check_write_allowed(target, destructive=False)
+
+
+@pytest.mark.root
+def test_clean_loop_needs_destructive(loop_device: str) -> None:
+    target = resolve_target(loop_device)
+    assert block_device_signatures(loop_device) == []
+    with pytest.raises(UnsafeTargetError) as caught:
+        check_write_allowed(target, destructive=False)
+    assert "--destructive" in caught.value.hint
+    check_write_allowed(target, destructive=True)
+
+
+@pytest.mark.root
+def test_ext4_loop_refused_without_destructive(loop_device: str) -> None:
+    _mkfs_ext4(loop_device)
+    reasons = block_device_signatures(loop_device)
+    assert any("ext4" in reason for reason in reasons)
+    with pytest.raises(UnsafeTargetError) as caught:
+        check_write_allowed(resolve_target(loop_device), destructive=False)
+    assert "ext4" in caught.value.message
+    check_write_allowed(resolve_target(loop_device), destructive=True)
+
+
+def _write_mbr(device: str, first_lba: int = 2048, sectors: int = 16384) -> None:
+    """Write a one-partition DOS (MBR) table: a real on-disk signature, no partitioning tool needed."""
+    entry = bytes([0, 0, 0, 0, 0x83, 0, 0, 0]) + first_lba.to_bytes(4, "little")
+    entry += sectors.to_bytes(4, "little")
+    sector = bytearray(512)
+    sector[446:462] = entry
+    sector[510:512] = b"\x55\xaa"
+    with open(device, "r+b") as handle:
+        handle.write(sector)
+        os.fsync(handle.fileno())
+
+
+@pytest.mark.root
+def test_partition_table_and_partitions_reported(loop_device: str) -> None:
+    _write_mbr(loop_device)
+    subprocess.run(["partx", "-a", loop_device], capture_output=True, check=False)  # may be done already
+    reasons = block_device_signatures(loop_device)
+    assert any("dos" in reason for reason in reasons)
+    if os.path.exists(loop_device + "p1"):
+        assert f"has partitions: {os.path.basename(loop_device)}p1" in reasons
+    with pytest.raises(UnsafeTargetError) as caught:
+        check_write_allowed(resolve_target(loop_device), destructive=False)
+    assert "dos" in caught.value.message
+
+
+@pytest.mark.root
+def test_mounted_loop_refused_even_with_destructive(loop_device: str) -> None:
+    _mkfs_ext4(loop_device)
+    with tempfile.TemporaryDirectory() as mount_point:
+        mount = ["mount", loop_device, mount_point]
+        done = subprocess.run(mount, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            pytest.skip(f"mount failed: {done.stderr.strip()}")
+        try:
+            target = resolve_target(loop_device)
+            assert mounted_reasons(loop_device) == [f"{loop_device} is mounted on {mount_point}"]
+            for destructive in (False, True):
+                with pytest.raises(UnsafeTargetError) as caught:
+                    check_write_allowed(target, destructive=destructive)
+                assert "mounted" in caught.value.message
+            check_write_allowed(target, destructive=True, allow_mounted=True)
+        finally:
+            subprocess.run(["umount", mount_point], capture_output=True, check=False)
+    assert mounted_reasons(loop_device) == []
+
+
+@pytest.mark.root
+def test_holder_reported(loop_device: str) -> None:
+    if shutil.which("dmsetup") is None:
+        pytest.skip("dmsetup not installed")
+    name = f"ptsbench-test-{os.getpid()}"
+    table = f"0 {LOOP_SIZE_BYTES // 512} linear {loop_device} 0"
+    done = subprocess.run(["dmsetup", "create", name, "--table", table], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        pytest.skip(f"dmsetup failed: {done.stderr.strip()}")
+    try:
+        reasons = block_device_signatures(loop_device)
+        assert any("held by dm-" in reason for reason in reasons)
+        with pytest.raises(UnsafeTargetError):
+            check_write_allowed(resolve_target(loop_device), destructive=False)
+    finally:
+        subprocess.run(["dmsetup", "remove", name], capture_output=True, check=False)
+
+
+def test_unknown_block_kind_target_is_checked_by_path() -> None:
+    # A Target built by hand for a path that is no block device: no signatures, still needs --destructive.
+    target = Target(path="/nonexistent/dev", kind="block", size_bytes=None, requested="/nonexistent/dev")
+    assert block_device_signatures(target.path) == []
+    with pytest.raises(UnsafeTargetError):
+        check_write_allowed(target, destructive=False)
