@@ -30,7 +30,8 @@ def attached_loop(directory: str, size_bytes: int = LOOP_SIZE_BYTES) -> Iterator
     device = done.stdout.strip()
     try:
         yield device
-    finally:
+    finally:  # drop partitions first: the kernel keeps partx-added ones after detaching
+        subprocess.run(["partx", "-d", device], capture_output=True, check=False)
         subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
 
 
