@@ -6,9 +6,8 @@ import shutil
 import subprocess
 
 from ptsbench.errors import UnsafeTargetError
-from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
+from ptsbench.target.target import Target, block_sysfs_dir, read_mounts, read_sysfs, unescape_proc
 
-MOUNTINFO = "/proc/self/mountinfo"
 SWAPS = "/proc/swaps"
 TOOL_TIMEOUT_S = 10
 
@@ -62,10 +61,10 @@ def mounted_reasons(dev_path: str) -> list[str]:
             devices[devnum] = "/dev/" + os.path.basename(sysdir)
     sources = set(devices.values()) | {dev_path}
     reasons = []
-    for devnum, source, mount_point in _mounts():
-        name = devices.get(devnum) or (source if _realpath(source) in sources else None)
+    for mount in read_mounts():
+        name = devices.get(mount.devnum) or (mount.source if _realpath(mount.source) in sources else None)
         if name:
-            reasons.append(f"{name} is mounted on {mount_point}")
+            reasons.append(f"{name} is mounted on {mount.mount_point}")
     return reasons
 
 
@@ -140,34 +139,13 @@ def _holders(dev_path: str) -> dict[str, list[str]]:
     return result
 
 
-def _mounts() -> list[tuple[str, str, str]]:
-    """(maj:min, source, mount point) of every mount in /proc/self/mountinfo."""
-    try:
-        with open(MOUNTINFO, encoding="utf-8", errors="replace") as handle:
-            lines = handle.readlines()
-    except OSError:
-        return []
-    mounts = []
-    for line in lines:
-        fields, _, tail = line.partition(" - ")
-        parts, after = fields.split(), tail.split()
-        if len(parts) >= 5 and len(after) >= 2:
-            mounts.append((parts[2], _unescape(after[1]), _unescape(parts[4])))
-    return mounts
-
-
 def _active_swaps() -> set[str]:
     try:
         with open(SWAPS, encoding="utf-8", errors="replace") as handle:
             lines = handle.readlines()[1:]
     except OSError:
         return set()
-    return {_realpath(_unescape(line.split()[0])) for line in lines if line.split()}
-
-
-def _unescape(text: str) -> str:
-    """Undo the octal escapes (\\040 for space) the kernel uses in mountinfo and swaps."""
-    return text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+    return {_realpath(unescape_proc(line.split()[0])) for line in lines if line.split()}
 
 
 def _realpath(path: str) -> str:

@@ -8,6 +8,7 @@ from ptsbench.errors import TargetError
 
 TESTFILE_NAME = "ptsbench-testfile.dat"
 SYSFS_DEV_BLOCK = "/sys/dev/block"
+MOUNTINFO = "/proc/self/mountinfo"
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,16 @@ class Target:
     kind: str  # "file" | "block" (a directory target resolves to a file inside it)
     size_bytes: int | None  # current size (None for a file that does not exist yet)
     requested: str  # what the user typed
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One line of /proc/self/mountinfo."""
+
+    devnum: str  # "major:minor"
+    source: str  # e.g. /dev/vda1, tmpfs, overlay
+    mount_point: str
+    fstype: str
 
 
 def resolve_target(path: str, create_size_bytes: int | None = None) -> Target:
@@ -120,3 +131,24 @@ def block_size_bytes(dev_path: str) -> int | None:
         return os.lseek(fd, 0, os.SEEK_END)
     finally:
         os.close(fd)
+
+
+def read_mounts() -> list[Mount]:
+    """Every mount of this process's namespace, from /proc/self/mountinfo (empty when unreadable)."""
+    try:
+        with open(MOUNTINFO, encoding="utf-8", errors="replace") as handle:
+            lines = handle.readlines()
+    except OSError:
+        return []
+    mounts = []
+    for line in lines:
+        fields, _, tail = line.partition(" - ")
+        parts, after = fields.split(), tail.split()
+        if len(parts) >= 5 and len(after) >= 2:
+            mounts.append(Mount(parts[2], unescape_proc(after[1]), unescape_proc(parts[4]), after[0]))
+    return mounts
+
+
+def unescape_proc(text: str) -> str:
+    """Undo the octal escapes (\\040 for space) the kernel uses in mountinfo and swaps."""
+    return text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
