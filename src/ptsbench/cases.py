@@ -1,0 +1,268 @@
+"""The fio case runner: job files x targets -> cases (planned purely) -> run one by one or in parallel -> store.
+
+Each case is one fio process on one job file. Its exact job file and command line are written before fio starts,
+and its result.json after fio ends, before the next case starts.
+"""
+
+import os
+import stat
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ptsbench.errors import JobFileError
+from ptsbench.fio import jobs
+from ptsbench.fio.output import JobResult, parse_jobs
+from ptsbench.fio.runner import FioOutcome, FioStatus, fio_command, run_fio, shell_line
+from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, read_json, utc_now
+from ptsbench.target.guard import check_write_allowed
+from ptsbench.target.target import Target, resolve_target
+
+WRITING_RW = {"write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite", "randtrimwrite"}
+RESULT = "result.json"
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the user asked to change in every job."""
+
+    runtime_s: float | None = None
+    size: str | None = None
+    ioengine: str | None = None
+    options: tuple[tuple[str, str], ...] = ()
+
+    def as_options(self) -> dict[str, str | None]:
+        options: dict[str, str | None] = {}
+        if self.runtime_s is not None:
+            options.update(runtime=f"{self.runtime_s:g}", time_based=None)
+        if self.size is not None:
+            options["size"] = self.size
+        if self.ioengine is not None:
+            options["ioengine"] = self.ioengine
+        options.update(dict(self.options))
+        return options
+
+
+@dataclass(frozen=True)
+class Case:
+    """One planned fio process: a job file (with overrides applied) against one target."""
+
+    index: int
+    name: str
+    source: str
+    target: Target | None
+    job_text: str
+    sections: tuple[jobs.JobSection, ...] = field(repr=False)
+
+    @property
+    def dir_name(self) -> str:
+        return f"{self.index:03d}-{self.name}"
+
+    @property
+    def expected_s(self) -> float | None:
+        return jobs.expected_duration_s(self.sections)
+
+    def writes(self) -> bool:
+        return any(section.get("rw", section.get("readwrite", "read")) in WRITING_RW for section in self.sections)
+
+
+def _case_name(job_path: Path, target: Target | None, several_targets: bool) -> str:
+    name = job_path.stem
+    if target is not None and several_targets:
+        name += "@" + Path(target.path).name
+    return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in name)
+
+
+def plan_cases(
+    job_paths: Sequence[Path],
+    targets: Sequence[Target | None],
+    overrides: Overrides,
+    run_dir: Path,
+    log_interval_ms: int,
+) -> list[Case]:
+    """Every (job file, target) pair as a case, job files outermost, with the exact job text fio will get."""
+    cases: list[Case] = []
+    for job_path in job_paths:
+        text = jobs.read_job_file(job_path)
+        sections = jobs.parse_job_text(text, str(job_path))
+        for target in list(targets) or [None]:
+            index = len(cases) + 1
+            name = _case_name(job_path, target, len(targets) > 1)
+            logs = run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
+            per_section = {
+                section.name: jobs.log_options(str(logs / _safe(section.name)), log_interval_ms)
+                for section in sections
+            }
+            common = {**jobs.PERCENTILE_OPTIONS, **overrides.as_options()}
+            if target is not None:
+                common.update(jobs.target_options(target.path))
+            job_text = jobs.add_overrides(text, per_section, common)
+            effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
+            cases.append(Case(index, name, str(job_path), target, job_text, effective))
+    return cases
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def block_device_paths(case: Case) -> list[str]:
+    """Block devices a case's jobs name in `filename` (after environment expansion, as fio will see them)."""
+    devices = []
+    for section in case.sections:
+        for raw in (section.get("filename") or "").replace("\\:", "\0").split(":"):
+            path = os.path.expandvars(raw.replace("\0", ":"))
+            try:
+                if path and stat.S_ISBLK(os.stat(path).st_mode):
+                    devices.append(path)
+            except OSError:
+                continue
+    return devices
+
+
+def check_cases(cases: Sequence[Case], destructive: bool) -> None:
+    """Refuse, before any IO, cases that would write to a block device the guard does not clear."""
+    for case in cases:
+        if not case.writes():
+            continue
+        for device in block_device_paths(case):
+            check_write_allowed(resolve_target(device), destructive)
+
+
+def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
+    from ptsbench.units import parse_size_bytes
+
+    size_bytes = parse_size_bytes(size) if size else None
+    return [resolve_target(path, size_bytes) for path in paths]
+
+
+def job_result_dict(result: JobResult) -> dict[str, Any]:
+    """A JobResult for result.json: everything but the bins (those stay in fio.json)."""
+    data = asdict(result)
+    for direction in data["directions"]:
+        direction["lat"].pop("bins")
+    return data
+
+
+@dataclass
+class CaseRecord:
+    """A finished case as stored: what ran, how it ended, what fio measured."""
+
+    index: int
+    name: str
+    source: str
+    target: str | None
+    status: str
+    message: str
+    started_utc: str
+    ended_utc: str
+    jobs: list[dict[str, Any]]
+
+
+def _record(case: Case, outcome: FioOutcome | None, started: str, message: str = "") -> CaseRecord:
+    results = parse_jobs(outcome.doc) if outcome and outcome.doc else []
+    ok = outcome is not None and outcome.ok
+    return CaseRecord(
+        index=case.index,
+        name=case.name,
+        source=case.source,
+        target=case.target.path if case.target else None,
+        status="ok" if ok else "failed",
+        message=message or ("" if ok or outcome is None else outcome.error_line()),
+        started_utc=started,
+        ended_utc=utc_now(),
+        jobs=[job_result_dict(result) for result in results],
+    )
+
+
+def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None] | None) -> CaseRecord:
+    """Write the case's job file and command, run fio, persist the result before returning."""
+    case_dir = store.root / "cases" / case.dir_name
+    (case_dir / "logs").mkdir(parents=True, exist_ok=True)
+    job_path = case_dir / "job.fio"
+    atomic_write_text(job_path, case.job_text)
+    atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path)) + "\n")
+    started = utc_now()
+    try:
+        outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
+                          on_status=on_status)
+    except KeyboardInterrupt:
+        record = _record(case, None, started, "interrupted by the user")
+        atomic_write_json(case_dir / RESULT, asdict(record))
+        raise
+    record = _record(case, outcome, started)
+    if outcome.doc is None:  # fio refused the job file or died before its first result: name the file
+        record.message = f"{case.source}: {record.message}"
+    atomic_write_json(case_dir / RESULT, asdict(record))
+    return record
+
+
+def load_records(store: RunStore) -> list[CaseRecord]:
+    """Finished cases of a run directory, in case order."""
+    cases_dir = store.root / "cases"
+    if not cases_dir.is_dir():
+        return []
+    return [CaseRecord(**read_json(path)) for path in sorted(cases_dir.glob(f"*/{RESULT}"))]
+
+
+class CaseProgress(Protocol):
+    """Where live progress goes (the terminal in the CLI, nothing in tests)."""
+
+    def start(self, case: Case) -> Callable[[FioStatus], None] | None: ...
+
+    def finish(self, case: Case, record: CaseRecord) -> None: ...
+
+
+def _run_and_report(store: RunStore, case: Case, progress: CaseProgress | None) -> CaseRecord:
+    record = run_case(store, case, progress.start(case) if progress else None)
+    if progress:
+        progress.finish(case, record)
+    return record
+
+
+def run_cases(
+    store: RunStore, cases: Sequence[Case], parallel: bool, progress: CaseProgress | None = None
+) -> list[CaseRecord]:
+    """Run cases one after another, or each in its own thread at once; every case is stored when it ends."""
+    if not parallel:
+        return [_run_and_report(store, case, progress) for case in cases]
+    records: dict[int, CaseRecord] = {}
+    errors: list[BaseException] = []
+
+    def worker(case: Case) -> None:
+        try:
+            records[case.index] = _run_and_report(store, case, progress)
+        except BaseException as error:  # re-raised in the main thread below
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(case,), daemon=True) for case in cases]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return [records[index] for index in sorted(records)]
+
+
+def expected_total_s(cases: Sequence[Case], parallel: bool) -> float | None:
+    """Planned duration of all cases (None when a case is size-bound)."""
+    durations = [case.expected_s for case in cases]
+    if not durations or any(d is None for d in durations):
+        return None
+    known = [d for d in durations if d is not None]
+    return max(known) if parallel else sum(known)
+
+
+def job_files(paths: Sequence[str]) -> list[Path]:
+    """Job files named on the command line, with a clear error for none."""
+    if not paths:
+        raise JobFileError("no job file given", "pass one or more fio job files or folders")
+    return jobs.find_job_files(paths)
+
+
+def manifest_settings(overrides: Overrides, log_interval_ms: int, parallel: bool) -> Mapping[str, object]:
+    return {"overrides": overrides.as_options(), "log_interval_ms": log_interval_ms, "parallel": parallel}
+

@@ -1,0 +1,187 @@
+"""fio job files: render generated ones, read users' ones, and add overrides without rewriting anything else.
+
+A user's job file reaches fio as written: ptsbench only appends `key=value` lines (marked with a comment) at the end
+of every job section, so `${VAR}`, `$ncpus`, `[global]`, `stonewall` and the rest keep their meaning.
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ptsbench.errors import JobFileError
+
+PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")
+# Total-latency percentiles (not only clat) and the list the table shows; json+ adds the bins behind them.
+PERCENTILE_OPTIONS: dict[str, str | None] = {
+    "lat_percentiles": "1",
+    "percentile_list": ":".join(PERCENTILES),
+}
+OVERRIDE_MARK = "# added by ptsbench"
+JOB_FILE_SUFFIXES = (".fio", ".ini")
+
+_SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]\s*$")
+_DURATION_UNITS_S = {"": 1.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|us|s|m|h|d)?\s*$", re.IGNORECASE)
+
+
+def render_job_file(
+    global_options: Mapping[str, str | None], jobs: Sequence[tuple[str, Mapping[str, str | None]]]
+) -> str:
+    """INI text for fio; an option whose value is None is written as a bare flag (e.g. `stonewall`)."""
+    sections = [("global", global_options), *jobs]
+    blocks = []
+    for name, options in sections:
+        lines = [f"[{name}]"] + [key if value is None else f"{key}={value}" for key, value in options.items()]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+@dataclass(frozen=True)
+class JobSection:
+    """One job section as written, with the options it inherits from the [global] sections above it."""
+
+    name: str
+    options: dict[str, str | None] = field(default_factory=dict)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.options.get(key, default)
+
+    def has(self, key: str) -> bool:
+        return key in self.options
+
+
+def _option(line: str) -> tuple[str, str | None] | None:
+    """`key=value` or a bare `flag`; None for blank lines, comments and `include` directives."""
+    stripped = line.strip()
+    if not stripped or stripped[0] in "#;" or stripped.startswith("include "):
+        return None
+    key, sep, value = stripped.partition("=")
+    return (key.strip(), value.strip() if sep else None)
+
+
+def parse_job_text(text: str, source: str) -> list[JobSection]:
+    """Job sections in file order, each with its effective options ([global] options merged in)."""
+    global_options: dict[str, str | None] = {}
+    sections: list[JobSection] = []
+    current: dict[str, str | None] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _SECTION_RE.match(line)
+        if header:
+            name = header.group(1).strip()
+            if name == "global":
+                current = global_options
+            else:
+                current = dict(global_options)
+                sections.append(JobSection(name, current))
+            continue
+        option = _option(line)
+        if option is None:
+            continue
+        if current is None:
+            raise JobFileError(f"{source}:{number}: option outside any [section]", "start the file with [global] or [job]")
+        current[option[0]] = option[1]
+    if not sections:
+        raise JobFileError(f"{source}: no job section", "add at least one [jobname] section")
+    return sections
+
+
+def _escape_fio_value(value: str) -> str:
+    """fio splits filenames on ':'; escape it so a path is one file."""
+    return value.replace(":", "\\:")
+
+
+def add_overrides(text: str, per_section: Mapping[str, Mapping[str, str | None]], common: Mapping[str, str | None]) -> str:
+    """Append `common` plus `per_section[name]` options at the end of every job section, leaving the rest as written."""
+    out: list[str] = []
+    section: str | None = None
+
+    def close_section() -> None:
+        if section is None or section == "global":
+            return
+        while out and not out[-1].strip():
+            out.pop()
+        options = {**common, **per_section.get(section, {})}
+        out.append(OVERRIDE_MARK)
+        out.extend(key if value is None else f"{key}={value}" for key, value in options.items())
+        out.append("")
+
+    for line in text.splitlines():
+        header = _SECTION_RE.match(line)
+        if header:
+            close_section()
+            section = header.group(1).strip()
+        out.append(line)
+    close_section()
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def target_options(path: str) -> dict[str, str | None]:
+    """Options that point a job at one target path."""
+    return {"filename": _escape_fio_value(path)}
+
+
+def log_options(prefix: str, interval_ms: int) -> dict[str, str | None]:
+    """Per-interval bw/iops/lat logs averaged over `interval_ms` (fio writes PREFIX_bw.N.log, ...)."""
+    return {
+        "write_bw_log": prefix,
+        "write_iops_log": prefix,
+        "write_lat_log": prefix,
+        "log_avg_msec": str(interval_ms),
+    }
+
+
+def parse_duration_s(text: str) -> float | None:
+    """fio time value (seconds by default; s/m/h/ms suffixes) -> seconds; None when not a plain duration."""
+    match = _DURATION_RE.match(text)
+    if not match:
+        return None
+    return float(match.group(1)) * _DURATION_UNITS_S[(match.group(2) or "").lower()]
+
+
+def expected_duration_s(sections: Sequence[JobSection]) -> float | None:
+    """Upper bound of the run time from runtime/ramp_time, honouring stonewall; None when a job is size-bound."""
+    total_s = 0.0
+    segment_s = 0.0
+    for index, job in enumerate(sections):
+        runtime = job.get("runtime")
+        runtime_s = parse_duration_s(runtime) if runtime else None
+        if runtime_s is None:
+            return None
+        ramp = job.get("ramp_time")
+        job_s = runtime_s + (parse_duration_s(ramp) or 0.0 if ramp else 0.0)
+        waits = job.has("stonewall") or job.has("wait_for_previous")
+        if index and waits:
+            total_s += segment_s
+            segment_s = 0.0
+        segment_s = max(segment_s, job_s)
+    return total_s + segment_s
+
+
+def find_job_files(paths: Sequence[str]) -> list[Path]:
+    """Expand files and folders (every *.fio / *.ini inside, in name order) into job file paths."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            group = sorted(p for p in path.iterdir() if p.suffix in JOB_FILE_SUFFIXES and p.is_file())
+            if not group:
+                raise JobFileError(f"{raw}: folder holds no *.fio or *.ini job file", "put job files in it or name one")
+            found.extend(group)
+        elif path.is_file():
+            found.append(path)
+        elif path.exists():
+            raise JobFileError(f"{raw}: not a job file", "pass a fio job file or a folder of them")
+        else:
+            raise JobFileError(f"{raw}: no such job file or folder", "check the path")
+    return found
+
+
+def read_job_file(path: Path) -> str:
+    """The job file's text, with a clear error when it cannot be read."""
+    try:
+        return path.read_text()
+    except PermissionError as error:
+        raise JobFileError(f"{path}: permission denied", "make the job file readable") from error
+    except UnicodeDecodeError as error:
+        raise JobFileError(f"{path}: not a text file", "pass a fio job file (INI text)") from error

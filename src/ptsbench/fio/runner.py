@@ -1,0 +1,240 @@
+"""The only place that starts fio: run a job file, stream its status, keep its final JSON document.
+
+fio is started with `--output-format=json+ --status-interval=1`: every second it appends a cumulative JSON document
+to stdout. We read stdout with blocking line reads (no polling, no CPU taken from fio), decode each document when its
+closing brace arrives, turn it into a FioStatus for progress, and keep the last one as the result.
+"""
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import IO, Any
+
+from ptsbench.errors import FioNotFoundError
+from ptsbench.store import atomic_write_text
+
+MIN_FIO_VERSION = (3, 16)
+INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"
+_UNKNOWN_ETA = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class FioStatus:
+    """One live sample: rates since the previous sample, and fio's own elapsed time and ETA."""
+
+    elapsed_s: float
+    eta_s: float | None
+    iops: float
+    bw_bytes: float
+    running_job: str | None
+
+
+@dataclass(frozen=True)
+class FioOutcome:
+    """What one fio process left: exit code, final JSON document (None if it printed none), its other text."""
+
+    returncode: int
+    doc: dict[str, Any] | None
+    stdout_text: str
+    stderr_text: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and self.doc is not None and not self.job_errors()
+
+    def job_errors(self) -> list[str]:
+        jobs = (self.doc or {}).get("jobs", []) + (self.doc or {}).get("client_stats", [])
+        return [f"job {job.get('jobname')}: error {job['error']}" for job in jobs if job.get("error")]
+
+    def error_line(self) -> str:
+        """One line saying why the run failed, in fio's own words where it gave any."""
+        if self.returncode < 0:
+            prefix = f"fio was killed by signal {signal.Signals(-self.returncode).name}"
+        elif self.returncode:
+            prefix = f"fio exited with code {self.returncode}"
+        elif self.doc is None:
+            prefix = "fio printed no JSON result"
+        else:
+            prefix = "; ".join(self.job_errors()) or "ok"
+        said = [line.strip() for line in (self.stderr_text + "\n" + self.stdout_text).splitlines() if line.strip()]
+        fio_lines = [line for line in said if not line.startswith("{")][-3:]
+        return f"{prefix}: {' | '.join(fio_lines)}" if fio_lines else prefix
+
+
+def fio_binary() -> str:
+    """Path of fio, or FioNotFoundError saying how to install it (PTSBENCH_FIO overrides the lookup)."""
+    configured = os.environ.get("PTSBENCH_FIO")
+    found = shutil.which(configured or "fio")
+    if not found:
+        raise FioNotFoundError(f"fio not found{f' at {configured}' if configured else ''}", INSTALL_HINT)
+    return found
+
+
+@cache
+def fio_version(binary: str | None = None) -> str:
+    """fio's version string (e.g. 'fio-3.33'); FioNotFoundError when it is too old to stream JSON status."""
+    binary = binary or fio_binary()
+    try:
+        text = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except OSError as error:
+        raise FioNotFoundError(f"cannot run {binary}: {error.strerror}", INSTALL_HINT) from error
+    numbers = text.removeprefix("fio-").split("-")[0].split(".")
+    try:
+        parsed = (int(numbers[0]), int(numbers[1]))
+    except (ValueError, IndexError) as error:
+        raise FioNotFoundError(f"{binary} does not look like fio (it says {text!r})", INSTALL_HINT) from error
+    if parsed < MIN_FIO_VERSION:
+        wanted = ".".join(map(str, MIN_FIO_VERSION))
+        raise FioNotFoundError(f"{text} is too old (ptsbench needs fio {wanted} or newer)", INSTALL_HINT)
+    return text
+
+
+def fio_command(job_path: Path, extra_args: Sequence[str] = (), hosts: Sequence[str] = ()) -> list[str]:
+    """The exact fio command line for a job file (with --client per host in client/server mode)."""
+    clients = [f"--client={host}" for host in hosts]
+    return [fio_binary(), "--output-format=json+", "--status-interval=1", *extra_args, *clients, str(job_path)]
+
+
+def _sum_io(doc: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
+    """Cumulative IOs and bytes per job name in one status document."""
+    ios: dict[str, int] = {}
+    io_bytes: dict[str, int] = {}
+    for job in doc.get("jobs", []) + doc.get("client_stats", []):
+        name = job.get("jobname", "")
+        for direction in ("read", "write", "trim"):
+            stats = job.get(direction) or {}
+            ios[name] = ios.get(name, 0) + int(stats.get("total_ios", 0))
+            io_bytes[name] = io_bytes.get(name, 0) + int(stats.get("io_bytes", 0))
+    return ios, io_bytes
+
+
+class _StatusTracker:
+    """Turns cumulative status documents into rates since the previous document."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.last_time = self.started
+        self.last_ios: dict[str, int] = {}
+        self.last_bytes: dict[str, int] = {}
+
+    def sample(self, doc: dict[str, Any]) -> FioStatus:
+        now = time.monotonic()
+        ios, io_bytes = _sum_io(doc)
+        interval_s = max(now - self.last_time, 1e-6)
+        delta_ios = {name: count - self.last_ios.get(name, 0) for name, count in ios.items()}
+        delta_bytes = sum(io_bytes.values()) - sum(self.last_bytes.values())
+        running = max(delta_ios, key=lambda name: delta_ios[name], default=None)
+        jobs = doc.get("jobs", [])
+        etas = [job.get("eta", _UNKNOWN_ETA) for job in jobs]
+        eta_s = max(etas) if etas and max(etas) < _UNKNOWN_ETA else None
+        self.last_time, self.last_ios, self.last_bytes = now, ios, io_bytes
+        return FioStatus(
+            elapsed_s=now - self.started,
+            eta_s=eta_s,
+            iops=sum(delta_ios.values()) / interval_s,
+            bw_bytes=delta_bytes / interval_s,
+            running_job=running if running is not None and delta_ios[running] > 0 else None,
+        )
+
+
+def _read_documents(
+    stream: IO[str], on_document: Callable[[str, dict[str, Any]], None]
+) -> str:
+    """Read fio's stdout line by line; call on_document for every JSON document; return the non-JSON text."""
+    other_text: list[str] = []
+    pending: list[str] = []
+    for line in stream:
+        if not pending and not line.startswith("{"):
+            other_text.append(line)
+            continue
+        pending.append(line)
+        if line.rstrip("\n") == "}":  # fio closes each top-level document with a lone brace
+            text = "".join(pending)
+            try:
+                doc = json.loads(text)
+            except json.JSONDecodeError:
+                continue  # a nested lone brace: keep reading
+            pending = []
+            on_document(text, doc)
+    other_text.extend(pending)  # an unfinished document: fio died mid-write
+    return "".join(other_text)
+
+
+def run_fio(
+    job_path: Path,
+    *,
+    json_path: Path,
+    stderr_path: Path,
+    on_status: Callable[[FioStatus], None] | None = None,
+    extra_args: Sequence[str] = (),
+    hosts: Sequence[str] = (),
+) -> FioOutcome:
+    """Run fio on a job file; stream status to on_status; write the final JSON document atomically to json_path."""
+    argv = fio_command(job_path, extra_args, hosts)
+    tracker = _StatusTracker()
+    last: list[tuple[str, dict[str, Any]]] = []
+
+    def on_document(text: str, doc: dict[str, Any]) -> None:
+        last[:] = [(text, doc)]
+        if on_status is not None:
+            on_status(tracker.sample(doc))
+
+    with open(stderr_path, "w") as stderr_file:
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True)
+        assert process.stdout is not None
+        try:
+            other_text = _read_documents(process.stdout, on_document)
+        except BaseException:
+            _stop(process)
+            raise
+        returncode = process.wait()
+    if last:
+        atomic_write_text(json_path, last[0][0])
+    return FioOutcome(returncode, last[0][1] if last else None, other_text, Path(stderr_path).read_text())
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """Ask fio to stop (SIGINT makes it finish cleanly), then kill it if it does not."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@cache
+def probe_engine(path: str) -> tuple[str, str]:
+    """The best async engine that works on `path` (file, folder or block device): io_uring, libaio, then psync."""
+    if os.path.exists(path) and stat.S_ISBLK(os.stat(path).st_mode):
+        return _probe(path, ["--rw=read", "--readonly"])
+    directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    with tempfile.TemporaryDirectory(dir=directory if os.path.isdir(directory) else None) as scratch:
+        return _probe(os.path.join(scratch, "probe.dat"), ["--rw=write"])
+
+
+def _probe(filename: str, io_args: list[str]) -> tuple[str, str]:
+    tried: list[str] = []
+    for engine in ("io_uring", "libaio"):
+        argv = [fio_binary(), "--name=probe", f"--ioengine={engine}", f"--filename={filename}", "--size=64k",
+                "--bs=4k", "--direct=1", "--output-format=json", *io_args]
+        if subprocess.run(argv, capture_output=True, text=True, timeout=60).returncode == 0:
+            return engine, f"ioengine {engine}" + (f" ({'; '.join(tried)})" if tried else "")
+        tried.append(f"{engine} unavailable")
+    return "psync", "ioengine psync (" + "; ".join(tried) + ")"
+
+
+def shell_line(argv: Sequence[str]) -> str:
+    """A command line a person can paste into a shell."""
+    return shlex.join(argv)
