@@ -1,0 +1,1 @@
+"""The SNIA PTS methodology: steady-state criterion, test specs as data, plans, the engine and its store."""
