@@ -79,7 +79,7 @@ def parse_job_text(text: str, source: str) -> list[JobSection]:
         if option is None:
             continue
         if current is None:
-            raise JobFileError(f"{source}:{number}: option outside any [section]", "start the file with [global] or [job]")
+            raise JobFileError(f"{source}:{number}: option outside any [section]", "start with [global] or [jobname]")
         current[option[0]] = option[1]
     if not sections:
         raise JobFileError(f"{source}: no job section", "add at least one [jobname] section")
@@ -91,7 +91,9 @@ def _escape_fio_value(value: str) -> str:
     return value.replace(":", "\\:")
 
 
-def add_overrides(text: str, per_section: Mapping[str, Mapping[str, str | None]], common: Mapping[str, str | None]) -> str:
+def add_overrides(
+    text: str, per_section: Mapping[str, Mapping[str, str | None]], common: Mapping[str, str | None]
+) -> str:
     """Append `common` plus `per_section[name]` options at the end of every job section, leaving the rest as written."""
     out: list[str] = []
     section: str | None = None
@@ -149,7 +151,7 @@ def expected_duration_s(sections: Sequence[JobSection]) -> float | None:
         if runtime_s is None:
             return None
         ramp = job.get("ramp_time")
-        job_s = runtime_s + (parse_duration_s(ramp) or 0.0 if ramp else 0.0)
+        job_s = runtime_s + ((parse_duration_s(ramp) or 0.0) if ramp else 0.0)
         waits = job.has("stonewall") or job.has("wait_for_previous")
         if index and waits:
             total_s += segment_s

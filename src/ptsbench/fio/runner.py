@@ -190,7 +190,9 @@ def run_fio(
             on_status(tracker.sample(doc))
 
     with open(stderr_path, "w") as stderr_file:
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True)
+        process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True
+        )
         assert process.stdout is not None
         try:
             other_text = _read_documents(process.stdout, on_document)

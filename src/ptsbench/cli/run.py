@@ -1,0 +1,182 @@
+"""`ptsbench run` and `ptsbench quick`: parse options, call the case runner, print the table."""
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ptsbench.report.terminal import FORMATS
+
+if TYPE_CHECKING:
+    from ptsbench.cases import Case, Overrides
+    from ptsbench.report.tables import ResultRow
+    from ptsbench.store import RunStore
+    from ptsbench.target.target import Target
+
+LOG_INTERVAL_HELP = "Interval of fio's bw/iops/lat logs in milliseconds."
+
+
+def _common_options(function: click.decorators.FC) -> click.decorators.FC:
+    decorators = [
+        click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
+                     help="Results on stdout: table, json or csv."),
+        click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...)."),
+        click.option("--destructive", is_flag=True, help="Allow writes to a block device that holds data."),
+        click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1), default=1000,
+                     show_default=True, help=LOG_INTERVAL_HELP),
+        click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+@click.command()
+@click.argument("jobs", nargs=-1, required=True)
+@click.option("--target", "targets", multiple=True, help="File, folder or block device (repeatable).")
+@click.option("--parallel", is_flag=True, help="Run the cases of all targets at once.")
+@click.option("--runtime", "runtime_s", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds per job (sets runtime and time_based).")
+@click.option("--size", help="fio size for every job, e.g. 1G.")
+@click.option("--ioengine", help="fio ioengine for every job.")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any fio option (repeatable).")
+@_common_options
+def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
+        ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
+        log_interval_ms: int, dry_run: bool) -> None:
+    """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
+
+    \b
+    Examples:
+      ptsbench run randread.fio
+      ptsbench run jobs/ --target /dev/nvme0n1 --target /dev/nvme1n1 --parallel --destructive
+      ptsbench run mix.fio --target /mnt/test --runtime 30 --size 4G --set iodepth=32 --format json
+      ptsbench run jobs/ --dry-run
+    """
+    from ptsbench.cases import Overrides, job_files, resolve_targets
+
+    overrides = Overrides(runtime_s, size, ioengine, tuple(_key_value(item) for item in settings))
+    paths = job_files(jobs)
+    resolved = resolve_targets(targets, size)
+    name = paths[0].stem if len(paths) == 1 else Path(jobs[0]).resolve().name
+    _execute(paths, resolved, overrides, parallel, name, output_format, out, destructive, log_interval_ms, dry_run)
+
+
+@click.command()
+@click.argument("target", required=False)
+@click.option("--runtime", "runtime_s", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+              help="Seconds per test.")
+@click.option("--size", default="1G", show_default=True, help="Test file size (or range on a device).")
+@_common_options
+def quick(target: str | None, runtime_s: float, size: str, output_format: str, out: Path | None, destructive: bool,
+          log_interval_ms: int, dry_run: bool) -> None:
+    """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
+
+    Without TARGET, a scratch file in the run directory is used and removed afterwards.
+
+    \b
+    Examples:
+      ptsbench quick
+      ptsbench quick /mnt/data --runtime 10
+      ptsbench quick /dev/sdb --destructive --format csv
+    """
+    from ptsbench.cases import Overrides, resolve_targets
+    from ptsbench.fio.runner import probe_engine
+    from ptsbench.quick import quick_job_text
+    from ptsbench.store import atomic_write_text, default_run_dir
+
+    run_dir = out or default_run_dir("quick")
+    scratch = target is None
+    target_path = str(run_dir / "scratch.dat") if scratch else str(target)
+    if scratch:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    resolved = resolve_targets([target_path], size)
+    engine, _note = probe_engine(resolved[0].path)
+    job_path = run_dir / "quick.fio"
+    if not dry_run:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(job_path, quick_job_text(runtime_s, size, engine))
+    else:
+        job_path = Path(_temporary_job(quick_job_text(runtime_s, size, engine)))
+    try:
+        _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, destructive,
+                 log_interval_ms, dry_run)
+    finally:
+        if scratch:
+            Path(target_path).unlink(missing_ok=True)
+
+
+def _temporary_job(text: str) -> str:
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".fio", prefix="ptsbench-quick-", delete=False) as handle:
+        handle.write(text)
+    return handle.name
+
+
+def _key_value(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
+    return key.strip(), value.strip()
+
+
+def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides", parallel: bool, name: str,
+             output_format: str, out: Path | None, destructive: bool, log_interval_ms: int, dry_run: bool) -> None:
+    from ptsbench.cases import (
+        check_cases,
+        expected_total_s,
+        manifest_settings,
+        plan_cases,
+        run_cases,
+    )
+    from ptsbench.report.tables import result_rows
+    from ptsbench.store import RunStore, default_run_dir
+
+    run_dir = out or default_run_dir(name)
+    cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms)
+    total_s = expected_total_s(cases, parallel)
+    if dry_run:
+        _print_dry_run(cases, run_dir, total_s)
+        return
+    check_cases(cases, destructive)
+    from ptsbench.target.info import target_facts
+
+    store = RunStore.create(run_dir, {
+        "kind": "run", "name": name, "job_files": [str(p) for p in paths],
+        "targets": [target_facts(t) for t in resolved], **manifest_settings(overrides, log_interval_ms, parallel),
+        "expected_duration_s": total_s,
+    })
+    click.echo(f"ptsbench: run directory {run_dir}", err=True)
+    from ptsbench.report.progress import TerminalProgress
+
+    with TerminalProgress() as progress:
+        records = run_cases(store, cases, parallel, progress)
+    _finish(store, result_rows(records), output_format)
+    if any(record.status != "ok" for record in records):
+        failed = ", ".join(record.name for record in records if record.status != "ok")
+        click.echo(f"ptsbench: error: failed cases: {failed} (see the table and fio.stderr in {run_dir})", err=True)
+        sys.exit(1)
+
+
+def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str) -> None:
+    from ptsbench.report.terminal import print_rows
+    from ptsbench.report.xlsx import write_results_xlsx
+
+    write_results_xlsx(store.root / "results.xlsx", rows)
+    print_rows(rows, output_format)
+
+
+def _print_dry_run(cases: "list[Case]", run_dir: Path, total_s: float | None) -> None:
+    from ptsbench.fio.runner import fio_command, shell_line
+    from ptsbench.units import format_duration
+
+    for case in cases:
+        job_path = run_dir / "cases" / case.dir_name / "job.fio"
+        click.echo(f"# case {case.index}: {case.name} ({case.source})")
+        click.echo(f"# fio command: {shell_line(fio_command(job_path))}")
+        click.echo(f"# job file {job_path}:")
+        click.echo(case.job_text)
+    expected = format_duration(total_s) if total_s is not None else "unknown (a job is size-based, not time-based)"
+    click.echo(f"# {len(cases)} case(s), expected duration {expected}")

@@ -1,0 +1,37 @@
+"""`ptsbench show RUN_DIR`: print a stored run's results again, from the store alone."""
+
+from pathlib import Path
+
+import click
+
+from ptsbench.report.terminal import FORMATS
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", help="table, json or csv.")
+def show(run_dir: Path, output_format: str) -> None:
+    """Print the results of a run directory (no fio, no target needed).
+
+    \b
+    Examples:
+      ptsbench show ptsbench-results/20261120T101500Z-quick
+      ptsbench show ptsbench-results/20261120T101500Z-quick --format csv > results.csv
+    """
+    from ptsbench.store import RunStore
+
+    store = RunStore.open(run_dir)
+    if store.kind == "pts":
+        from rich.console import Console
+
+        from ptsbench.pts.tables import render_pts
+
+        render_pts(store, Console())
+        return
+    from ptsbench.cases import load_records
+    from ptsbench.report.tables import result_rows
+    from ptsbench.report.terminal import print_rows
+
+    manifest = store.manifest
+    print_rows(result_rows(load_records(store)), output_format,
+               title=f"{manifest.get('name', run_dir.name)} ({manifest.get('created_utc')})")

@@ -1,0 +1,133 @@
+"""The run directory: the single source of truth that reports, show, compare and resume read.
+
+Layout (schema version 1):
+  manifest.json                 kind, versions, command line, host and target facts, settings
+  cases/NNN-NAME/               one per case-runner case, written when the case ends
+    job.fio  command.txt        the exact job file and fio command line
+    fio.json  fio.stderr        fio's final json+ document as it printed it, and its stderr
+    logs/                       fio's per-interval bw / iops / lat logs
+    result.json                 parsed results and status; written last, so its presence means "case finished"
+  results.xlsx                  the results table as a workbook
+Every file is written atomically (temporary file, fsync, rename), so a kill at any moment leaves either the old or
+the new file, never half of one.
+"""
+
+import datetime
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ptsbench import __version__
+from ptsbench.errors import StoreError
+
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` so that readers see the old or the new content, never a mix."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(temporary, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise StoreError(f"cannot write {path}: {error.strerror}", _write_hint(error)) from error
+
+
+def _write_hint(error: OSError) -> str:
+    if error.errno == 28:
+        return "the disk is full: free space or pass --out on another filesystem; finished results are kept"
+    if error.errno == 13:
+        return "choose a writable folder with --out"
+    return "check the output folder"
+
+
+def atomic_write_json(path: Path, obj: object) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=1, sort_keys=False) + "\n")
+
+
+def read_json(path: Path) -> Any:
+    """Load a stored JSON file, with one clear error line when it is missing or damaged."""
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError as error:
+        raise StoreError(f"{path} is missing", "is this a ptsbench run directory?") from error
+    except json.JSONDecodeError as error:
+        raise StoreError(f"{path} is damaged: {error.msg} at line {error.lineno}", "restore it or rerun") from error
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_run_dir(name: str, base: Path = Path("ptsbench-results")) -> Path:
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return base / f"{stamp}-{name}"
+
+
+class RunStore:
+    """One run directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    @classmethod
+    def create(cls, root: Path, manifest: dict[str, Any]) -> "RunStore":
+        """Make the run directory and write its manifest (versions, command line and host facts are added here)."""
+        from ptsbench.fio.runner import fio_version
+        from ptsbench.target.info import host_facts
+
+        root = Path(root)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"cannot create run directory {root}: {error.strerror}", _write_hint(error)) from error
+        if (root / MANIFEST).exists():
+            raise StoreError(f"{root} already holds a run", "choose another --out, or `ptsbench resume` it")
+        full = {
+            "schema_version": SCHEMA_VERSION,
+            "ptsbench_version": __version__,
+            "fio_version": fio_version(),
+            "created_utc": utc_now(),
+            "command_line": sys.argv,
+            "host": host_facts(),
+            **manifest,
+        }
+        store = cls(root)
+        atomic_write_json(root / MANIFEST, full)
+        return store
+
+    @classmethod
+    def open(cls, root: Path) -> "RunStore":
+        root = Path(root)
+        if not root.is_dir():
+            raise StoreError(f"{root}: no such run directory", "pass a folder made by ptsbench run, quick or pts")
+        store = cls(root)
+        version = store.manifest.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise StoreError(f"{root}: store schema {version} is not {SCHEMA_VERSION}", "use a matching ptsbench")
+        return store
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        manifest: dict[str, Any] = read_json(self.root / MANIFEST)
+        return manifest
+
+    def update_manifest(self, **fields: object) -> None:
+        atomic_write_json(self.root / MANIFEST, {**self.manifest, **fields})
+
+    @property
+    def kind(self) -> str:
+        return str(self.manifest.get("kind", "run"))
