@@ -17,14 +17,17 @@ LOOP_SIZE_BYTES = 64 * 1024 * 1024
 
 
 @contextlib.contextmanager
-def attached_loop(directory: str, size_bytes: int = LOOP_SIZE_BYTES) -> Iterator[str]:
+def attached_loop(
+    directory: str, size_bytes: int = LOOP_SIZE_BYTES, sector_bytes: int = 512
+) -> Iterator[str]:
     """A loop device over a sparse file in `directory`; skips the test when that is not possible."""
     if os.geteuid() != 0 or shutil.which("losetup") is None:
         pytest.skip("needs root and losetup")
     image = os.path.join(directory, "loop.img")
     with open(image, "wb") as handle:
         handle.truncate(size_bytes)
-    done = subprocess.run(["losetup", "--find", "--show", image], capture_output=True, text=True, check=False)
+    argv = ["losetup", "--find", "--show", "--sector-size", str(sector_bytes), image]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         pytest.skip(f"losetup failed: {done.stderr.strip()}")
     device = done.stdout.strip()

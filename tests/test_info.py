@@ -1,0 +1,116 @@
+"""Host and target facts, checked against independent sources (uname, sysconf, findmnt, blockdev)."""
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from ptsbench.target.info import HOST_FACT_KEYS, TARGET_FACT_KEYS, device_facts, host_facts, target_facts
+from ptsbench.target.target import Target, resolve_target
+from test_guard import LOOP_SIZE_BYTES, _write_mbr, attached_loop
+
+
+def _tool(argv: list[str]) -> str:
+    if shutil.which(argv[0]) is None:
+        pytest.skip(f"{argv[0]} not installed")
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _findmnt(column: str, path: str) -> str:
+    """One findmnt column of the mount holding path (the last line: the topmost of stacked mounts)."""
+    return _tool(["findmnt", "-n", "-o", column, "--target", path]).splitlines()[-1].strip()
+
+
+def test_host_facts_match_uname_and_sysconf() -> None:
+    facts = host_facts()
+    assert tuple(facts) == HOST_FACT_KEYS
+    assert facts["kernel"] == _tool(["uname", "-r"])
+    assert facts["arch"] == _tool(["uname", "-m"])
+    assert facts["cpu_count"] == os.cpu_count()
+    page_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert facts["memory_bytes"] == page_bytes
+    assert isinstance(facts["cpu_model"], str) and facts["cpu_model"]
+    if os.path.exists("/etc/os-release"):
+        lines = Path("/etc/os-release").read_text().splitlines()
+        pretty = [line for line in lines if line.startswith("PRETTY_NAME=")]
+        assert pretty and facts["os"] == pretty[0].split("=", 1)[1].strip('"')
+
+
+def test_file_facts_match_findmnt(tmp_path: Path) -> None:
+    started = time.monotonic()
+    facts = target_facts(resolve_target(str(tmp_path / "f.dat"), 4096))
+    assert time.monotonic() - started < 0.5
+    assert set(facts) == set(TARGET_FACT_KEYS)
+    assert (facts["path"], facts["kind"], facts["size_bytes"]) == (str(tmp_path / "f.dat"), "file", 4096)
+    assert facts["filesystem"] == _findmnt("FSTYPE", str(tmp_path))
+    source = _findmnt("SOURCE", str(tmp_path))
+    if source.startswith("/dev/") and os.path.exists(source):
+        assert facts["backing_device"] == os.path.realpath(source)
+        expected_ss = _tool(["lsblk", "-d", "-n", "-o", "LOG-SEC", source])
+        assert facts["logical_sector_bytes"] == int(expected_ss)
+        assert isinstance(facts["rotational"], bool)
+        assert facts["disk"] is not None
+
+
+def test_tmpfs_file_has_no_device_facts() -> None:
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm")
+    facts = target_facts(resolve_target("/dev/shm/ptsbench-info-test.dat"))
+    assert facts["filesystem"] == _findmnt("FSTYPE", "/dev/shm")
+    assert facts["backing_device"] is None and facts["disk"] is None and facts["model"] is None
+
+
+def test_unknown_device_gives_none_not_errors() -> None:
+    facts = target_facts(Target(path="/nonexistent/dev", kind="block", size_bytes=None, requested="x"))
+    assert set(facts) == set(TARGET_FACT_KEYS)
+    assert [key for key, value in facts.items() if value is not None] == ["path", "kind"]
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("sector_bytes", [512, 4096])
+def test_loop_device_facts_match_blockdev(tmp_path: Path, sector_bytes: int) -> None:
+    with attached_loop(str(tmp_path), sector_bytes=sector_bytes) as device:
+        facts = target_facts(resolve_target(device))
+        assert facts["logical_sector_bytes"] == sector_bytes == int(_tool(["blockdev", "--getss", device]))
+        assert facts["physical_sector_bytes"] == int(_tool(["blockdev", "--getpbsz", device]))
+        assert facts["size_bytes"] == LOOP_SIZE_BYTES == int(_tool(["blockdev", "--getsize64", device]))
+        assert (facts["transport"], facts["disk"], facts["kind"]) == ("loop", device, "block")
+        assert facts["rotational"] is (_tool(["lsblk", "-d", "-n", "-o", "ROTA", device]) == "1")
+
+
+@pytest.mark.root
+def test_partition_reports_its_disk(tmp_path: Path) -> None:
+    with attached_loop(str(tmp_path)) as device:
+        _write_mbr(device)
+        subprocess.run(["partx", "-a", device], capture_output=True, check=False)
+        if not os.path.exists(device + "p1"):
+            pytest.skip("the kernel did not create the partition node")
+        facts = target_facts(resolve_target(device + "p1"))
+        assert facts["disk"] == device
+        assert facts["size_bytes"] == 16384 * 512
+        assert facts["transport"] == "loop"
+
+
+def test_nvme_sysfs_layout(tmp_path: Path) -> None:
+    """No NVMe hardware here: a copy of the sysfs layout of an NVMe/TCP namespace checks the reading rules."""
+    controller = tmp_path / "nvme0"
+    controller.mkdir()
+    for name, value in {"model": "ACME NVMe 1TB", "serial": "S123 ", "firmware_rev": "1.2.3",
+                        "transport": "tcp"}.items():
+        (controller / name).write_text(value + "\n")
+    namespace = tmp_path / "nvme0n1"
+    (namespace / "queue").mkdir(parents=True)
+    (namespace / "queue" / "logical_block_size").write_text("4096\n")
+    (namespace / "queue" / "rotational").write_text("0\n")
+    (namespace / "wwid").write_text("eui.0025388b91d0cafe\n")
+    (namespace / "device").symlink_to(controller)
+    facts = device_facts(str(namespace))
+    assert facts["model"] == "ACME NVMe 1TB" and facts["serial"] == "S123" and facts["firmware"] == "1.2.3"
+    assert (facts["transport"], facts["nvme_controller"]) == ("nvme-tcp", "/dev/nvme0")
+    assert facts["disk"] == "/dev/nvme0n1"
+    assert (facts["logical_sector_bytes"], facts["rotational"]) == (4096, False)
+    assert facts["physical_sector_bytes"] is None  # not in this tree: None, never an error
+    assert facts["wwid"] == "eui.0025388b91d0cafe"
