@@ -1,15 +1,17 @@
 """Host and target facts, checked against independent sources (uname, sysconf, findmnt, blockdev)."""
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from ptsbench.target.info import HOST_FACT_KEYS, TARGET_FACT_KEYS, device_facts, host_facts, target_facts
-from ptsbench.target.target import Target, resolve_target
+from ptsbench.target.target import TESTFILE_NAME, Target, resolve_target
 from test_guard import LOOP_SIZE_BYTES, _write_mbr, attached_loop
 
 
@@ -114,3 +116,33 @@ def test_nvme_sysfs_layout(tmp_path: Path) -> None:
     assert (facts["logical_sector_bytes"], facts["rotational"]) == (4096, False)
     assert facts["physical_sector_bytes"] is None  # not in this tree: None, never an error
     assert facts["wwid"] == "eui.0025388b91d0cafe"
+
+
+def _ptsbench(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "250"}  # long temporary paths: no wrapping in the table
+    argv = [sys.executable, "-m", "ptsbench", *args]
+    return subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
+
+
+def test_cli_info_json(tmp_path: Path) -> None:
+    done = _ptsbench("info", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout)
+    assert facts["target"]["path"] == str(tmp_path / TESTFILE_NAME)
+    assert facts["target"]["filesystem"] == _findmnt("FSTYPE", str(tmp_path))
+    assert facts["host"]["cpu_count"] == os.cpu_count()
+
+
+def test_cli_info_table_shows_facts(tmp_path: Path) -> None:
+    done = _ptsbench("info", str(tmp_path / "t.dat"))
+    assert done.returncode == 0, done.stderr
+    assert str(tmp_path / "t.dat") in done.stdout
+    assert "logical sector" in done.stdout and "memory" in done.stdout
+    assert _findmnt("FSTYPE", str(tmp_path)) in done.stdout
+
+
+def test_cli_info_bad_target_is_one_line(tmp_path: Path) -> None:
+    done = _ptsbench("info", str(tmp_path / "missing" / "f.dat"))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("ptsbench: error: target directory does not")

@@ -1,0 +1,72 @@
+"""`ptsbench info TARGET [--json]`: print target and host facts."""
+
+import json
+
+import click
+
+
+@click.command()
+@click.argument("target")
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON instead of a table.")
+def info(target: str, as_json: bool) -> None:
+    """Print what ptsbench knows about TARGET (file, folder or block device) and this host.
+
+    Nothing is written. Facts not exposed by the system are shown as unknown (null in JSON).
+
+    \b
+    Examples:
+      ptsbench info /dev/nvme0n1
+      ptsbench info /mnt/test                 # the filesystem and the disk under it
+      ptsbench info /dev/sda --json > facts.json
+    """
+    from ptsbench.target.info import host_facts, target_facts
+    from ptsbench.target.target import resolve_target
+
+    facts = {"target": target_facts(resolve_target(target)), "host": host_facts()}
+    if as_json:
+        click.echo(json.dumps(facts, indent=2))
+        return
+    _print_tables(facts)
+
+
+_LABELS = {
+    "size_bytes": "size",
+    "memory_bytes": "memory",
+    "logical_sector_bytes": "logical sector",
+    "physical_sector_bytes": "physical sector",
+    "nvme_controller": "NVMe controller",
+    "backing_device": "backing device",
+    "write_cache": "write cache",
+    "cpu_model": "CPU model",
+    "cpu_count": "CPUs",
+    "os": "OS",
+}
+
+
+def _print_tables(facts: dict[str, dict[str, object]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for title, section in facts.items():
+        table = Table(title=title.capitalize(), show_header=False, title_justify="left")
+        table.add_column("fact", style="bold")
+        table.add_column("value")
+        for key, value in section.items():
+            table.add_row(_LABELS.get(key, key.replace("_", " ")), _format_value(key, value))
+        console.print(table)
+
+
+def _format_value(key: str, value: object) -> str:
+    """Human text for one fact; sizes show the exact byte count next to the binary-unit figure."""
+    from rich.markup import escape
+
+    from ptsbench.units import format_bytes
+
+    if value is None:
+        return "[dim]unknown[/dim]"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key.endswith("_bytes") and isinstance(value, int):
+        return f"{format_bytes(value)} ({value} bytes)" if value >= 1024 else f"{value} bytes"
+    return escape(str(value))
