@@ -1,0 +1,369 @@
+"""Purge methods behind one interface (one class per method, like fio's engines): each says whether it applies
+and records every command it ran. A fallback that is not a true PTS purge is marked as a deviation."""
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ptsbench.errors import PtsbenchError, TargetError
+from ptsbench.target.guard import check_write_allowed
+from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
+
+ATA_TEMP_PASSWORD = "ptsbench"  # set only for the erase; the drive clears it when the erase succeeds
+LONG_TIMEOUT_S = 12 * 3600.0  # an erase of a large hard disk can take hours
+PROBE_TIMEOUT_S = 30.0
+SANITIZE_START_POLLS = 3  # polls allowed to still show "never sanitized" right after the command
+
+
+@dataclass(frozen=True)
+class PurgeOutcome:
+    """What a purge did: every command line run, success, the tool's message, and whether it is a deviation."""
+
+    method: str
+    commands: list[list[str]]
+    ok: bool
+    message: str
+    is_deviation: bool  # not a true PTS purge (discard, or nothing at all)
+
+
+class PurgeMethod(Protocol):
+    """One way to purge a device."""
+
+    name: str
+
+    def applies(self, target: Target, facts: dict[str, object]) -> str | None:
+        """None if this method can be used on the target, else why not."""
+        ...
+
+    def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
+        """Purge the target; never raises for a tool failure (ok=False with its message)."""
+        ...
+
+
+@dataclass
+class CommandLog:
+    """Runs external tools and remembers every command line, in order."""
+
+    commands: list[list[str]] = field(default_factory=list)
+
+    def run(self, argv: list[str], timeout_s: float = PROBE_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+        """Run argv (stdin closed); a missing tool or a timeout becomes a failed result, not an exception."""
+        self.commands.append(list(argv))
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except FileNotFoundError:
+            return subprocess.CompletedProcess(argv, 127, "", f"{argv[0]}: command not found")
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(argv, 124, "", f"{argv[0]}: no answer after {timeout_s:.0f} s")
+
+    def outcome(self, method: str, ok: bool, message: str, is_deviation: bool = False) -> PurgeOutcome:
+        return PurgeOutcome(method, list(self.commands), ok, message, is_deviation)
+
+
+def tool_message(done: subprocess.CompletedProcess[str]) -> str:
+    """The tool's own words about a failure (last stderr line, else stdout), with its exit status."""
+    text = (done.stderr or "").strip() or (done.stdout or "").strip() or "no message"
+    return f"{done.args[0]} exited with status {done.returncode}: {text.splitlines()[-1]}"
+
+
+def _device(target: Target, facts: dict[str, object]) -> str:
+    disk = facts.get("disk")
+    return disk if isinstance(disk, str) else target.path
+
+
+def _whole_block_device_problem(target: Target, facts: dict[str, object], tool: str) -> str | None:
+    """Common conditions of the device-level methods: a whole block device and the tool installed."""
+    if target.kind != "block":
+        return "not a block device"
+    if facts.get("disk") not in (None, target.path):
+        return f"{target.path} is a partition: a device purge would erase all of {facts['disk']}"
+    if shutil.which(tool) is None:
+        return f"{tool} is not installed"
+    return None
+
+
+def _is_nvme(facts: dict[str, object]) -> bool:
+    return str(facts.get("transport") or "").startswith("nvme")
+
+
+def _json(text: str) -> dict[str, object]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class NvmeSanitize:
+    """NVMe Sanitize (block erase, else crypto erase, else overwrite), polled through the sanitize log."""
+
+    name = "nvme-sanitize"
+    # SANICAP bit -> nvme-cli --sanact value, preferred first: block erase, crypto erase, overwrite.
+    ACTIONS = ((1, 2, "block erase"), (0, 4, "crypto erase"), (2, 3, "overwrite"))
+
+    def __init__(self, poll_interval_s: float = 5.0, timeout_s: float = LONG_TIMEOUT_S) -> None:
+        self.poll_interval_s = poll_interval_s
+        self.timeout_s = timeout_s
+
+    def applies(self, target: Target, facts: dict[str, object]) -> str | None:
+        if not _is_nvme(facts):
+            return "not an NVMe device"
+        problem = _whole_block_device_problem(target, facts, "nvme")
+        if problem:
+            return problem
+        return None if self._action(CommandLog(), self._controller(target, facts)) else "sanitize not supported"
+
+    def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
+        log = CommandLog()
+        device = self._controller(target, facts)
+        action = self._action(log, device)
+        if action is None:
+            return log.outcome(self.name, False, f"{device} reports no sanitize support (SANICAP)")
+        sanact, label = action
+        done = log.run(["nvme", "sanitize", device, f"--sanact={sanact}"])
+        if done.returncode != 0:
+            return log.outcome(self.name, False, tool_message(done))
+        return self._wait(log, device, label)
+
+    def _controller(self, target: Target, facts: dict[str, object]) -> str:
+        controller = facts.get("nvme_controller")
+        return controller if isinstance(controller, str) else _device(target, facts)
+
+    def _action(self, log: CommandLog, device: str) -> tuple[int, str] | None:
+        done = log.run(["nvme", "id-ctrl", device, "-o", "json"])
+        sanicap = _json(done.stdout).get("sanicap") if done.returncode == 0 else None
+        if not isinstance(sanicap, int):
+            return None
+        return next(((sanact, label) for bit, sanact, label in self.ACTIONS if sanicap >> bit & 1), None)
+
+    def _wait(self, log: CommandLog, device: str, label: str) -> PurgeOutcome:
+        """Poll the sanitize log until SSTAT says completed (1, or 4: without deallocation) or failed (3)."""
+        deadline = time.monotonic() + self.timeout_s
+        not_started = 0
+        while True:
+            done = log.run(["nvme", "sanitize-log", device, "-o", "json"])
+            if done.returncode != 0:
+                return log.outcome(self.name, False, tool_message(done))
+            sstat = _find_key(_json(done.stdout), "sstat")
+            state = sstat & 0x7 if isinstance(sstat, int) else None
+            if state in (1, 4):
+                return log.outcome(self.name, True, f"NVMe sanitize ({label}) of {device} completed")
+            if state == 3:
+                return log.outcome(self.name, False, f"NVMe sanitize ({label}) of {device} failed (SSTAT=3)")
+            if state not in (0, 2):
+                return log.outcome(self.name, False, f"unreadable sanitize log of {device}: {done.stdout[:200]}")
+            not_started = not_started + 1 if state == 0 else 0
+            if not_started > SANITIZE_START_POLLS:
+                return log.outcome(self.name, False, f"sanitize of {device} never started (SSTAT stays 0)")
+            if time.monotonic() > deadline:
+                return log.outcome(self.name, False, f"sanitize of {device} still running after {self.timeout_s} s")
+            time.sleep(self.poll_interval_s)
+
+
+def _find_key(value: object, key: str) -> object:
+    """The first value of `key` in nested JSON (nvme-cli nests the log under the device name)."""
+    if isinstance(value, dict):
+        if key in value:
+            return value[key]
+        for child in value.values():
+            found = _find_key(child, key)
+            if found is not None:
+                return found
+    return None
+
+
+class NvmeFormat:
+    """NVMe Format with Secure Erase Settings = 1 (user data erase), keeping the LBA format in use."""
+
+    name = "nvme-format"
+
+    def applies(self, target: Target, facts: dict[str, object]) -> str | None:
+        if not _is_nvme(facts):
+            return "not an NVMe device"
+        return _whole_block_device_problem(target, facts, "nvme")
+
+    def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
+        log = CommandLog()
+        device = _device(target, facts)
+        done = log.run(["nvme", "id-ns", device, "-o", "json"])
+        flbas = _json(done.stdout).get("flbas") if done.returncode == 0 else None
+        if not isinstance(flbas, int):
+            reason = tool_message(done) if done.returncode else "no flbas in its output"
+            return log.outcome(self.name, False, f"cannot read the LBA format in use: {reason}")
+        done = log.run(["nvme", "format", device, "--ses=1", f"--lbaf={flbas & 0xF}"], LONG_TIMEOUT_S)
+        if done.returncode != 0:
+            return log.outcome(self.name, False, tool_message(done))
+        return log.outcome(self.name, True, f"NVMe format (secure erase, LBA format {flbas & 0xF}) of {device} done")
+
+
+class AtaSecureErase:
+    """ATA SECURITY ERASE UNIT with a temporary password, which is always removed again if the erase fails."""
+
+    name = "ata-secure-erase"
+
+    def applies(self, target: Target, facts: dict[str, object]) -> str | None:
+        if facts.get("transport") != "sata":
+            return "not a SATA device"
+        return _whole_block_device_problem(target, facts, "hdparm") or _security_problem(
+            CommandLog(), _device(target, facts)
+        )
+
+    def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
+        log = CommandLog()
+        device = _device(target, facts)
+        problem = _security_problem(log, device)
+        if problem:
+            return log.outcome(self.name, False, f"cannot secure-erase {device}: {problem}")
+        password = ["--user-master", "u"]
+        done = log.run(["hdparm", *password, "--security-set-pass", ATA_TEMP_PASSWORD, device])
+        if done.returncode != 0:
+            return log.outcome(self.name, False, f"setting the temporary password failed: {tool_message(done)}")
+        done = log.run(["hdparm", *password, "--security-erase", ATA_TEMP_PASSWORD, device], LONG_TIMEOUT_S)
+        if done.returncode == 0:
+            return log.outcome(self.name, True, f"ATA secure erase of {device} done")
+        message = f"secure erase failed: {tool_message(done)}"
+        undo = log.run(["hdparm", *password, "--security-disable", ATA_TEMP_PASSWORD, device])
+        if undo.returncode != 0:
+            message += (f"; removing the temporary password {ATA_TEMP_PASSWORD!r} ALSO failed "
+                        f"({tool_message(undo)}): run hdparm --user-master u --security-disable "
+                        f"{ATA_TEMP_PASSWORD} {device}")
+        return log.outcome(self.name, False, message)
+
+
+def _security_problem(log: CommandLog, device: str) -> str | None:
+    """Read `hdparm -I`'s Security section: None when secure erase is possible, else the reason."""
+    done = log.run(["hdparm", "-I", device])
+    if done.returncode != 0:
+        return tool_message(done)
+    states = _security_states(done.stdout)
+    if "supported" not in states:
+        return "the ATA security feature set is not supported"
+    for state, why in (("enabled", "a user password is already set"), ("locked", "the drive is locked"),
+                       ("frozen", "the drive is frozen (suspend/resume the machine or hot-plug the drive)")):
+        if state in states:
+            return why
+    return None
+
+
+def _security_states(hdparm_identify: str) -> set[str]:
+    """{'supported', 'enabled', 'locked', 'frozen', ...}: the states of the Security section without 'not'."""
+    states: set[str] = set()
+    inside = False
+    for line in hdparm_identify.splitlines():
+        if line.startswith("Security:"):
+            inside = True
+        elif inside and line and not line[0].isspace():
+            break
+        elif inside:
+            words = line.split()
+            if words and words[0] != "not" and len(words) == 1:
+                states.add(words[0])
+    return states
+
+
+class ScsiFormat:
+    """SCSI FORMAT UNIT (sg_format --format), else SANITIZE block erase (sg_sanitize --block)."""
+
+    name = "scsi"
+
+    def applies(self, target: Target, facts: dict[str, object]) -> str | None:
+        if facts.get("transport") not in ("scsi", "sas"):
+            return "not a SCSI/SAS device"
+        if shutil.which("sg_format") is None and shutil.which("sg_sanitize") is None:
+            return "neither sg_format nor sg_sanitize is installed (sg3-utils)"
+        tool = "sg_format" if shutil.which("sg_format") else "sg_sanitize"
+        return _whole_block_device_problem(target, facts, tool)
+
+    def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
+        log = CommandLog()
+        device = _device(target, facts)
+        if shutil.which("sg_format"):
+            argv, what = ["sg_format", "--format", device], "SCSI FORMAT UNIT"
+        else:
+            argv, what = ["sg_sanitize", "--block", device], "SCSI SANITIZE (block erase)"
+        done = log.run(argv, LONG_TIMEOUT_S)
+        if done.returncode != 0:
+            return log.outcome(self.name, False, tool_message(done))
+        return log.outcome(self.name, True, f"{what} of {device} done")
+
+
+class Blkdiscard:
+    """Discard (TRIM/UNMAP/Deallocate) every LBA: a fallback, not a PTS purge."""
+
+    name = "blkdiscard"
+
+    def applies(self, target: Target, facts: dict[str, object]) -> str | None:
+        if target.kind != "block":
+            return "not a block device"
+        if shutil.which("blkdiscard") is None:
+            return "blkdiscard is not installed"
+        sysdir = block_sysfs_dir(target.path)
+        limit = read_sysfs(os.path.join(sysdir, "queue", "discard_max_bytes")) if sysdir else None
+        if limit == "0":
+            return "the device does not support discard"
+        return None
+
+    def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
+        log = CommandLog()
+        done = log.run(["blkdiscard", target.path], LONG_TIMEOUT_S)
+        if done.returncode != 0:
+            return log.outcome(self.name, False, tool_message(done), is_deviation=True)
+        return log.outcome(self.name, True, f"discarded all of {target.path} (not a PTS purge)", is_deviation=True)
+
+
+class NoPurge:
+    """Nothing is done: files cannot be purged, and some devices offer no method."""
+
+    name = "none"
+
+    def __init__(self, reason: str = "") -> None:
+        self.reason = reason
+
+    def applies(self, target: Target, facts: dict[str, object]) -> str | None:
+        return None
+
+    def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
+        why = self.reason or ("a file cannot be purged" if target.kind == "file" else "purge not requested")
+        return PurgeOutcome(self.name, [], True, f"no purge of {target.path}: {why}", True)
+
+
+def purge_methods() -> list[PurgeMethod]:
+    """All methods, in the order "auto" tries them."""
+    return [NvmeSanitize(), NvmeFormat(), AtaSecureErase(), ScsiFormat(), Blkdiscard(), NoPurge()]
+
+
+PURGE_METHOD_NAMES = ("auto", *(method.name for method in purge_methods()))
+
+
+def choose_purge(target: Target, facts: dict[str, object], requested: str = "auto") -> PurgeMethod:
+    """The method to use: the requested one (TargetError if it cannot be used), or the first that applies."""
+    methods = {method.name: method for method in purge_methods()}
+    if requested != "auto":
+        if requested not in methods:
+            raise PtsbenchError(f"unknown purge method: {requested!r}", "use one of " + ", ".join(PURGE_METHOD_NAMES))
+        why_not = methods[requested].applies(target, facts)
+        if why_not:
+            raise TargetError(f"purge method {requested} cannot be used on {target.path}: {why_not}",
+                              "use --purge auto, or another method")
+        return methods[requested]
+    if target.kind != "block":
+        return NoPurge()
+    reasons = []
+    for method in purge_methods()[:-1]:
+        why_not = method.applies(target, facts)
+        if why_not is None:
+            return method
+        reasons.append(f"{method.name}: {why_not}")
+    return NoPurge("no purge method applies (" + "; ".join(reasons) + ")")
+
+
+def purge(target: Target, facts: dict[str, object], destructive: bool, requested: str = "auto") -> PurgeOutcome:
+    """Purge a target with the chosen method; block devices only with destructive=True (never mounted ones)."""
+    if requested != "none":
+        check_write_allowed(target, destructive)
+    return choose_purge(target, facts, requested).run(target, facts)

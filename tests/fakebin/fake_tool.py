@@ -1,0 +1,78 @@
+"""Stand-in for nvme, hdparm, sg_format, sg_sanitize and blkdiscard, for fault injection.
+
+The sh scripts of those names run `$FAKEBIN_PYTHON fake_tool.py TOOL ARGS...`.
+
+Every call appends its argv as one JSON line to $FAKEBIN_LOG. $FAKEBIN_FAIL lists comma-separated "tool" or
+"tool:argument" entries that make matching calls fail (exit 5, message on stderr). Device state that the code
+reads back (write cache, sanitize progress) lives in $FAKEBIN_LOG.state.json. Knobs: FAKE_NVME_SANICAP,
+FAKE_NVME_FLBAS, FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT, FAKE_HDPARM_SECURITY, FAKE_WRITE_CACHE.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+TOOL = sys.argv[1]
+ARGS = sys.argv[2:]
+ENV = os.environ
+
+
+def main() -> int:
+    log = ENV["FAKEBIN_LOG"]
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps([TOOL, *ARGS]) + "\n")
+    for entry in filter(None, ENV.get("FAKEBIN_FAIL", "").split(",")):
+        tool, _, argument = entry.partition(":")
+        if tool == TOOL and (not argument or argument in ARGS):
+            print(f"{TOOL}: injected failure ({entry})", file=sys.stderr)
+            return 5
+    state_path = log + ".state.json"
+    state = json.loads(Path(state_path).read_text(encoding="utf-8")) if os.path.exists(state_path) else {}
+    output = {"nvme": nvme, "hdparm": hdparm}.get(TOOL, lambda _state: "")(state)
+    with open(state_path, "w", encoding="utf-8") as handle:
+        json.dump(state, handle)
+    sys.stdout.write(output)
+    return 0
+
+
+def nvme(state: dict) -> str:
+    command = ARGS[0]
+    if command == "id-ctrl":
+        return json.dumps({"mn": "FAKE NVME", "sanicap": int(ENV.get("FAKE_NVME_SANICAP", "3"), 0)})
+    if command == "id-ns":
+        return json.dumps({"nsze": 1000, "flbas": int(ENV.get("FAKE_NVME_FLBAS", "0"), 0)})
+    if command == "sanitize-log":
+        polls = state["sanitize_polls"] = state.get("sanitize_polls", 0) + 1
+        busy = polls <= int(ENV.get("FAKE_SANITIZE_BUSY_POLLS", "1"))
+        sstat = 0x2 if busy else int(ENV.get("FAKE_SANITIZE_SSTAT", "0x101"), 0)
+        return json.dumps({"nvme0": {"sprog": 32768 if busy else 65535, "sstat": sstat, "cdw10_info": 2}})
+    if command == "get-feature":
+        value = state.get("write_cache", int(ENV.get("FAKE_WRITE_CACHE", "1")))
+        return f"get-feature:0x06 (Volatile Write Cache), Current value:{value:#010x}\n"
+    if command == "set-feature":
+        state["write_cache"] = int(ARGS[ARGS.index("-v") + 1], 0)
+        return f"set-feature:0x06 (Volatile Write Cache), value:{state['write_cache']:#010x}, cdw12:0, save:0\n"
+    return "Success\n"
+
+
+def hdparm(state: dict) -> str:
+    device = ARGS[-1]
+    if ARGS[0] == "-I":
+        lines = ENV.get("FAKE_HDPARM_SECURITY", "supported,not enabled,not locked,not frozen").split(",")
+        security = "".join(f"\t\t{line}\n" if " " not in line else f"\t{line.replace(' ', chr(9))}\n"
+                           for line in lines)
+        return (f"\n{device}:\n\nATA device, with non-removable media\n\tModel Number:       FAKE SSD\n"
+                f"Security: \n\tMaster password revision code = 65534\n{security}"
+                "\t2min for SECURITY ERASE UNIT. 2min for ENHANCED SECURITY ERASE UNIT.\n"
+                "Logical Unit WWN Device Identifier: 5000000000000000\n")
+    if ARGS[0] in ("-W0", "-W1"):
+        state["write_cache"] = int(ARGS[0][2])
+    if ARGS[0].startswith("-W"):
+        value = state.get("write_cache", int(ENV.get("FAKE_WRITE_CACHE", "1")))
+        return f"\n{device}:\n write-caching =  {value} ({'on' if value else 'off'})\n"
+    return f"security_password: \"{ARGS[ARGS.index(device) - 1]}\"\n\n{device}:\n Issuing SECURITY command\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

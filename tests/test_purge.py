@@ -1,0 +1,239 @@
+"""Purge methods and the write-cache switch, driven through stand-in tools (tests/fakebin) that record their argv
+and fail on demand; blkdiscard also runs for real on a loop device."""
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ptsbench.errors import PtsbenchError, TargetError, UnsafeTargetError
+from ptsbench.target import purge as purge_module
+from ptsbench.target.purge import (
+    ATA_TEMP_PASSWORD,
+    AtaSecureErase,
+    Blkdiscard,
+    NvmeFormat,
+    NvmeSanitize,
+    ScsiFormat,
+    choose_purge,
+    purge,
+)
+from ptsbench.target.target import Target, resolve_target
+from test_guard import attached_loop
+
+FAKEBIN = Path(__file__).parent / "fakebin"
+
+NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/dev/nvme0n1")
+NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
+SATA = Target(path="/dev/sda", kind="block", size_bytes=10**12, requested="/dev/sda")
+SATA_FACTS: dict[str, object] = {"transport": "sata", "disk": "/dev/sda"}
+SAS = Target(path="/dev/sdb", kind="block", size_bytes=10**12, requested="/dev/sdb")
+SAS_FACTS: dict[str, object] = {"transport": "scsi", "disk": "/dev/sdb"}
+
+
+@pytest.fixture
+def fakebin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[list[str]]]:
+    """Put the stand-ins first on PATH; returns a function giving the command lines they received."""
+    log = tmp_path / "fakebin.log"
+    monkeypatch.setenv("PATH", f"{FAKEBIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKEBIN_LOG", str(log))
+    monkeypatch.setenv("FAKEBIN_PYTHON", sys.executable)
+    monkeypatch.delenv("FAKEBIN_FAIL", raising=False)
+
+    def calls() -> list[list[str]]:
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    return calls
+
+
+def test_nvme_sanitize_polls_until_done(fakebin: Callable[[], list[list[str]]],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_SANITIZE_BUSY_POLLS", "2")
+    outcome = NvmeSanitize(poll_interval_s=0.01).run(NVME, NVME_FACTS)
+    expected = [
+        ["nvme", "id-ctrl", "/dev/nvme0", "-o", "json"],
+        ["nvme", "sanitize", "/dev/nvme0", "--sanact=2"],
+        *[["nvme", "sanitize-log", "/dev/nvme0", "-o", "json"]] * 3,
+    ]
+    assert outcome.commands == expected == fakebin()
+    assert outcome.ok and not outcome.is_deviation
+    assert "block erase" in outcome.message
+
+
+def test_nvme_sanitize_picks_crypto_erase_and_reports_failure(fakebin: Callable[[], list[list[str]]],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_NVME_SANICAP", "0x1")  # crypto erase only
+    monkeypatch.setenv("FAKE_SANITIZE_SSTAT", "0x3")  # sanitize failed
+    outcome = NvmeSanitize(poll_interval_s=0.01).run(NVME, NVME_FACTS)
+    assert ["nvme", "sanitize", "/dev/nvme0", "--sanact=4"] in outcome.commands
+    assert not outcome.ok and "failed" in outcome.message
+
+
+def test_nvme_sanitize_unsupported_is_not_chosen(fakebin: Callable[[], list[list[str]]],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_NVME_SANICAP", "0")
+    assert NvmeSanitize().applies(NVME, NVME_FACTS) == "sanitize not supported"
+    assert choose_purge(NVME, NVME_FACTS).name == "nvme-format"
+
+
+def test_nvme_sanitize_tool_failure_is_reported(fakebin: Callable[[], list[list[str]]],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKEBIN_FAIL", "nvme:sanitize")
+    outcome = NvmeSanitize(poll_interval_s=0.01).run(NVME, NVME_FACTS)
+    assert not outcome.ok
+    assert outcome.message == "nvme exited with status 5: nvme: injected failure (nvme:sanitize)"
+    assert outcome.commands[-1] == ["nvme", "sanitize", "/dev/nvme0", "--sanact=2"]
+
+
+@pytest.mark.parametrize(("flbas", "lbaf"), [("0x0", 0), ("0x12", 2), ("0x1f", 15)])
+def test_nvme_format_keeps_lba_format(fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch,
+                                      flbas: str, lbaf: int) -> None:
+    monkeypatch.setenv("FAKE_NVME_FLBAS", flbas)
+    outcome = NvmeFormat().run(NVME, NVME_FACTS)
+    assert outcome.commands == fakebin() == [
+        ["nvme", "id-ns", "/dev/nvme0n1", "-o", "json"],
+        ["nvme", "format", "/dev/nvme0n1", "--ses=1", f"--lbaf={lbaf}"],
+    ]
+    assert outcome.ok and not outcome.is_deviation
+
+
+def test_nvme_format_failure(fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKEBIN_FAIL", "nvme:format")
+    outcome = NvmeFormat().run(NVME, NVME_FACTS)
+    assert not outcome.ok and "injected failure" in outcome.message
+
+
+def test_ata_secure_erase_commands(fakebin: Callable[[], list[list[str]]]) -> None:
+    outcome = AtaSecureErase().run(SATA, SATA_FACTS)
+    assert outcome.commands == fakebin() == [
+        ["hdparm", "-I", "/dev/sda"],
+        ["hdparm", "--user-master", "u", "--security-set-pass", ATA_TEMP_PASSWORD, "/dev/sda"],
+        ["hdparm", "--user-master", "u", "--security-erase", ATA_TEMP_PASSWORD, "/dev/sda"],
+    ]
+    assert outcome.ok and not outcome.is_deviation
+
+
+def test_ata_failed_erase_removes_password(fakebin: Callable[[], list[list[str]]],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKEBIN_FAIL", "hdparm:--security-erase")
+    outcome = AtaSecureErase().run(SATA, SATA_FACTS)
+    assert not outcome.ok and "injected failure" in outcome.message
+    assert fakebin()[-1] == ["hdparm", "--user-master", "u", "--security-disable", ATA_TEMP_PASSWORD, "/dev/sda"]
+    assert outcome.commands == fakebin()
+
+
+def test_ata_failed_password_removal_is_shouted(fakebin: Callable[[], list[list[str]]],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKEBIN_FAIL", "hdparm:--security-erase,hdparm:--security-disable")
+    outcome = AtaSecureErase().run(SATA, SATA_FACTS)
+    assert not outcome.ok
+    assert "ALSO failed" in outcome.message and f"--security-disable {ATA_TEMP_PASSWORD} /dev/sda" in outcome.message
+
+
+def test_ata_failed_set_pass_does_not_erase(fakebin: Callable[[], list[list[str]]],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKEBIN_FAIL", "hdparm:--security-set-pass")
+    outcome = AtaSecureErase().run(SATA, SATA_FACTS)
+    assert not outcome.ok
+    assert [argv[3] for argv in fakebin()[1:]] == ["--security-set-pass"]
+
+
+@pytest.mark.parametrize(("security", "reason"), [
+    ("supported,not enabled,not locked,frozen", "frozen"),
+    ("supported,enabled,locked,not frozen", "already set"),
+    ("supported,not enabled,locked,not frozen", "locked"),
+    ("not supported,not enabled,not locked,not frozen", "not supported"),
+])
+def test_ata_refuses_frozen_locked_unsupported(fakebin: Callable[[], list[list[str]]],
+                                               monkeypatch: pytest.MonkeyPatch, security: str, reason: str) -> None:
+    monkeypatch.setenv("FAKE_HDPARM_SECURITY", security)
+    why_not = AtaSecureErase().applies(SATA, SATA_FACTS)
+    assert why_not is not None and reason in why_not
+    outcome = AtaSecureErase().run(SATA, SATA_FACTS)
+    assert not outcome.ok and reason in outcome.message
+    assert fakebin()[-1] == ["hdparm", "-I", "/dev/sda"]  # nothing after the check
+
+
+def test_scsi_format_commands(fakebin: Callable[[], list[list[str]]]) -> None:
+    outcome = ScsiFormat().run(SAS, SAS_FACTS)
+    assert outcome.commands == fakebin() == [["sg_format", "--format", "/dev/sdb"]]
+    assert outcome.ok and not outcome.is_deviation
+
+
+def test_blkdiscard_is_a_deviation(fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    target = Target(path="/dev/vdb", kind="block", size_bytes=None, requested="/dev/vdb")
+    outcome = Blkdiscard().run(target, {})
+    assert outcome.commands == fakebin() == [["blkdiscard", "/dev/vdb"]]
+    assert outcome.ok and outcome.is_deviation
+    monkeypatch.setenv("FAKEBIN_FAIL", "blkdiscard")
+    failed = Blkdiscard().run(target, {})
+    assert not failed.ok and failed.is_deviation and "injected failure" in failed.message
+
+
+def test_auto_order_by_device_type(fakebin: Callable[[], list[list[str]]], tmp_path: Path) -> None:
+    assert choose_purge(NVME, NVME_FACTS).name == "nvme-sanitize"
+    assert choose_purge(SATA, SATA_FACTS).name == "ata-secure-erase"
+    assert choose_purge(SAS, SAS_FACTS).name == "scsi"
+    file_target = resolve_target(str(tmp_path / "f.dat"), 4096)
+    assert choose_purge(file_target, {}).name == "none"
+
+
+def test_files_get_no_purge_marked_as_deviation(tmp_path: Path) -> None:
+    file_target = resolve_target(str(tmp_path / "f.dat"), 4096)
+    outcome = purge(file_target, {}, destructive=False)
+    assert (outcome.method, outcome.ok, outcome.is_deviation, outcome.commands) == ("none", True, True, [])
+
+
+def test_requested_method_that_does_not_apply(tmp_path: Path, fakebin: Callable[[], list[list[str]]]) -> None:
+    file_target = resolve_target(str(tmp_path / "f.dat"), 4096)
+    with pytest.raises(TargetError, match="not a block device"):
+        choose_purge(file_target, {}, "blkdiscard")
+    with pytest.raises(TargetError, match="not an NVMe device"):
+        choose_purge(SATA, SATA_FACTS, "nvme-format")
+    with pytest.raises(PtsbenchError, match="unknown purge method"):
+        choose_purge(SATA, SATA_FACTS, "magic")
+
+
+def test_partition_is_not_purged_device_wide(fakebin: Callable[[], list[list[str]]]) -> None:
+    part = Target(path="/dev/nvme0n1p1", kind="block", size_bytes=None, requested="/dev/nvme0n1p1")
+    why_not = NvmeFormat().applies(part, NVME_FACTS)
+    assert why_not is not None and "partition" in why_not
+
+
+def test_missing_tool_is_a_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert NvmeFormat().applies(NVME, NVME_FACTS) == "nvme is not installed"
+    chosen = choose_purge(NVME, NVME_FACTS)
+    assert chosen.name == "none"
+    assert "nvme-format: nvme is not installed" in chosen.run(NVME, NVME_FACTS).message
+
+
+def test_purge_refuses_block_device_without_destructive(fakebin: Callable[[], list[list[str]]]) -> None:
+    with pytest.raises(UnsafeTargetError):
+        purge(NVME, NVME_FACTS, destructive=False)
+    assert fakebin() == []  # refused before any tool ran
+
+
+@pytest.mark.root
+def test_real_blkdiscard_on_loop(tmp_path: Path) -> None:
+    """Real blkdiscard: a loop device over a file punches holes, so discarded data reads back as zeros."""
+    with attached_loop(str(tmp_path)) as device:
+        with open(device, "r+b") as handle:
+            handle.write(b"\xab" * 1024 * 1024)
+            os.fsync(handle.fileno())
+        target = resolve_target(device)
+        if Blkdiscard().applies(target, {}) is not None:
+            pytest.skip(f"blkdiscard unusable: {Blkdiscard().applies(target, {})}")
+        outcome = purge(target, {"transport": "loop", "disk": device}, destructive=True)
+        assert (outcome.method, outcome.ok, outcome.is_deviation) == ("blkdiscard", True, True), outcome.message
+        assert outcome.commands == [["blkdiscard", device]]
+        with open(device, "rb") as handle:
+            assert handle.read(1024 * 1024) == bytes(1024 * 1024)
+
+
+def test_module_lists_methods_in_auto_order() -> None:
+    names = [method.name for method in purge_module.purge_methods()]
+    assert names == ["nvme-sanitize", "nvme-format", "ata-secure-erase", "scsi", "blkdiscard", "none"]
