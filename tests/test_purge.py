@@ -1,8 +1,9 @@
-"""Purge methods and the write-cache switch, driven through stand-in tools (tests/fakebin) that record their argv
-and fail on demand; blkdiscard also runs for real on a loop device."""
+"""Purge methods (target/purge.py) and the write-cache switch (target/cache.py), driven through stand-in tools
+(tests/fakebin) that record their argv and fail on demand; blkdiscard and sysfs also run for real on a loop device."""
 
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,10 +12,12 @@ import pytest
 
 from ptsbench.errors import PtsbenchError, TargetError, UnsafeTargetError
 from ptsbench.target import purge as purge_module
+from ptsbench.target.cache import read_write_cache, set_write_cache
 from ptsbench.target.purge import (
     ATA_TEMP_PASSWORD,
     AtaSecureErase,
     Blkdiscard,
+    CommandLog,
     NvmeFormat,
     NvmeSanitize,
     ScsiFormat,
@@ -237,3 +240,54 @@ def test_real_blkdiscard_on_loop(tmp_path: Path) -> None:
 def test_module_lists_methods_in_auto_order() -> None:
     names = [method.name for method in purge_module.purge_methods()]
     assert names == ["nvme-sanitize", "nvme-format", "ata-secure-erase", "scsi", "blkdiscard", "none"]
+
+
+# Write cache (target/cache.py): same stand-ins, kept here with the other tool-driven tests.
+
+
+@pytest.mark.parametrize(("target", "facts", "read_argv", "set_argv"), [
+    (NVME, NVME_FACTS, ["nvme", "get-feature", "/dev/nvme0n1", "-f", "6"],
+     ["nvme", "set-feature", "/dev/nvme0n1", "-f", "6", "-v", "0"]),
+    (SATA, SATA_FACTS, ["hdparm", "-W", "/dev/sda"], ["hdparm", "-W0", "/dev/sda"]),
+])
+def test_write_cache_off_and_read_back(fakebin: Callable[[], list[list[str]]], target: Target,
+                                       facts: dict[str, object], read_argv: list[str], set_argv: list[str]) -> None:
+    assert read_write_cache(target, facts) is True
+    log = CommandLog()
+    done, message = set_write_cache(target, facts, enabled=False, log=log)
+    assert done, message
+    assert log.commands == [set_argv, read_argv]
+    assert fakebin() == [read_argv, set_argv, read_argv]
+    assert shlex.join(set_argv) in message
+    assert read_write_cache(target, facts) is False
+
+
+def test_write_cache_change_ignored_by_device(fakebin: Callable[[], list[list[str]]],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_WRITE_CACHE_STUCK", "1")
+    done, message = set_write_cache(SATA, SATA_FACTS, enabled=False)
+    assert not done and "still reads on" in message
+
+
+def test_write_cache_tool_failure(fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKEBIN_FAIL", "nvme:set-feature")
+    done, message = set_write_cache(NVME, NVME_FACTS, enabled=True)
+    assert not done and "injected failure" in message
+    monkeypatch.setenv("FAKEBIN_FAIL", "nvme:get-feature")
+    assert read_write_cache(NVME, NVME_FACTS) is None  # no sysfs entry for this fake device either
+
+
+def test_write_cache_of_file_is_left_alone(tmp_path: Path, fakebin: Callable[[], list[list[str]]]) -> None:
+    done, message = set_write_cache(resolve_target(str(tmp_path / "f.dat")), {}, enabled=False)
+    assert not done and "left as is" in message
+    assert fakebin() == []
+
+
+@pytest.mark.root
+def test_write_cache_of_loop_from_sysfs(tmp_path: Path) -> None:
+    with attached_loop(str(tmp_path)) as device:
+        target = resolve_target(device)
+        sysfs = Path(f"/sys/class/block/{os.path.basename(device)}/queue/write_cache").read_text().strip()
+        assert read_write_cache(target, {"transport": "loop", "disk": device}) is (sysfs == "write back")
+        done, message = set_write_cache(target, {"transport": "loop", "disk": device}, enabled=False)
+        assert not done and "cannot set" in message

@@ -5,7 +5,8 @@ The sh scripts of those names run `$FAKEBIN_PYTHON fake_tool.py TOOL ARGS...`.
 Every call appends its argv as one JSON line to $FAKEBIN_LOG. $FAKEBIN_FAIL lists comma-separated "tool" or
 "tool:argument" entries that make matching calls fail (exit 5, message on stderr). Device state that the code
 reads back (write cache, sanitize progress) lives in $FAKEBIN_LOG.state.json. Knobs: FAKE_NVME_SANICAP,
-FAKE_NVME_FLBAS, FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT, FAKE_HDPARM_SECURITY, FAKE_WRITE_CACHE.
+FAKE_NVME_FLBAS, FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT, FAKE_HDPARM_SECURITY, FAKE_WRITE_CACHE,
+FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes).
 """
 
 import json
@@ -51,8 +52,10 @@ def nvme(state: dict) -> str:
         value = state.get("write_cache", int(ENV.get("FAKE_WRITE_CACHE", "1")))
         return f"get-feature:0x06 (Volatile Write Cache), Current value:{value:#010x}\n"
     if command == "set-feature":
-        state["write_cache"] = int(ARGS[ARGS.index("-v") + 1], 0)
-        return f"set-feature:0x06 (Volatile Write Cache), value:{state['write_cache']:#010x}, cdw12:0, save:0\n"
+        value = int(ARGS[ARGS.index("-v") + 1], 0)
+        if not ENV.get("FAKE_WRITE_CACHE_STUCK"):
+            state["write_cache"] = value
+        return f"set-feature:0x06 (Volatile Write Cache), value:{value:#010x}, cdw12:0, save:0\n"
     return "Success\n"
 
 
@@ -66,7 +69,7 @@ def hdparm(state: dict) -> str:
                 f"Security: \n\tMaster password revision code = 65534\n{security}"
                 "\t2min for SECURITY ERASE UNIT. 2min for ENHANCED SECURITY ERASE UNIT.\n"
                 "Logical Unit WWN Device Identifier: 5000000000000000\n")
-    if ARGS[0] in ("-W0", "-W1"):
+    if ARGS[0] in ("-W0", "-W1") and not ENV.get("FAKE_WRITE_CACHE_STUCK"):
         state["write_cache"] = int(ARGS[0][2])
     if ARGS[0].startswith("-W"):
         value = state.get("write_cache", int(ENV.get("FAKE_WRITE_CACHE", "1")))

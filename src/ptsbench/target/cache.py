@@ -1,0 +1,79 @@
+"""The device's volatile write cache (PTS: Enterprise runs with it disabled, Client with it enabled)."""
+
+import os
+import re
+import shlex
+import shutil
+
+from ptsbench.target.purge import CommandLog, tool_message
+from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
+
+NVME_FEATURE_VWC = "6"  # Volatile Write Cache feature id
+
+
+def read_write_cache(target: Target, facts: dict[str, object], log: CommandLog | None = None) -> bool | None:
+    """True when the volatile write cache is on, False when off, None when unknown.
+
+    NVMe: nvme get-feature; SATA: hdparm -W; otherwise the kernel's view in sysfs queue/write_cache."""
+    log = log if log is not None else CommandLog()
+    device = _disk(target, facts)
+    if device is None:
+        return None
+    tool_value = _read_with_tool(device, facts, log)
+    return tool_value if tool_value is not None else _read_sysfs(device)
+
+
+def set_write_cache(
+    target: Target, facts: dict[str, object], enabled: bool, log: CommandLog | None = None
+) -> tuple[bool, str]:
+    """Switch the device's write cache and read it back: (done, message naming the commands run)."""
+    log = log if log is not None else CommandLog()
+    wanted = "on" if enabled else "off"
+    if target.kind != "block":
+        return False, f"{target.path} is a file: the write cache of the disk under it is left as is"
+    device = _disk(target, facts) or target.path
+    transport = str(facts.get("transport") or "")
+    if transport.startswith("nvme") and shutil.which("nvme"):
+        argv = ["nvme", "set-feature", device, "-f", NVME_FEATURE_VWC, "-v", "1" if enabled else "0"]
+    elif transport == "sata" and shutil.which("hdparm"):
+        argv = ["hdparm", f"-W{1 if enabled else 0}", device]
+    else:
+        return False, f"cannot set the write cache of {device} (transport {transport or 'unknown'}): left as is"
+    done = log.run(argv)
+    ran = "ran: " + shlex.join(argv)
+    if done.returncode != 0:
+        return False, f"turning the write cache {wanted} failed: {tool_message(done)} ({ran})"
+    now = read_write_cache(target, facts, log)
+    if now is not enabled:
+        return False, f"write cache of {device} still reads {_describe(now)} after turning it {wanted} ({ran})"
+    return True, f"write cache of {device} turned {wanted} ({ran})"
+
+
+def _disk(target: Target, facts: dict[str, object]) -> str | None:
+    disk = facts.get("disk")
+    if isinstance(disk, str):
+        return disk
+    return target.path if target.kind == "block" else None
+
+
+def _read_with_tool(device: str, facts: dict[str, object], log: CommandLog) -> bool | None:
+    transport = str(facts.get("transport") or "")
+    if transport.startswith("nvme") and shutil.which("nvme"):
+        done = log.run(["nvme", "get-feature", device, "-f", NVME_FEATURE_VWC])
+        match = re.search(r"Current value:\s*(0x[0-9a-fA-F]+|\d+)", done.stdout) if done.returncode == 0 else None
+        return bool(int(match.group(1), 0) & 1) if match else None
+    if transport == "sata" and shutil.which("hdparm"):
+        done = log.run(["hdparm", "-W", device])
+        match = re.search(r"write-caching\s*=\s*([01])", done.stdout) if done.returncode == 0 else None
+        return match.group(1) == "1" if match else None
+    return None
+
+
+def _read_sysfs(device: str) -> bool | None:
+    sysdir = block_sysfs_dir(device)
+    value = read_sysfs(os.path.join(sysdir, "queue", "write_cache")) if sysdir else None
+    return {"write back": True, "write through": False}.get(value or "")
+
+
+def _describe(state: bool | None) -> str:
+    return {True: "on", False: "off", None: "unknown"}[state]
