@@ -8,7 +8,7 @@ import os
 import stat
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -65,7 +65,7 @@ class Case:
         return jobs.expected_duration_s(self.sections)
 
     def writes(self) -> bool:
-        return any(section.get("rw", section.get("readwrite", "read")) in WRITING_RW for section in self.sections)
+        return any(jobs.rw_text(section.options) in WRITING_RW for section in self.sections)
 
 
 def _case_name(job_path: Path, target: Target | None, several_targets: bool) -> str:
@@ -161,8 +161,43 @@ class CaseRecord:
     jobs: list[dict[str, Any]]
 
 
+def _expand_keyword(value: str) -> str:
+    """fio's reserved keywords, for describing jobs (fio itself expands them in the job file)."""
+    return value.replace("$ncpus", str(os.cpu_count() or 1)).replace("$pagesize", str(os.sysconf("SC_PAGE_SIZE")))
+
+
+def reporting_groups(sections: Sequence[jobs.JobSection]) -> list[list[jobs.JobSection]]:
+    """Sections fio reports as one entry: a group_reporting group (split at stonewall / new_group)."""
+    groups: list[list[jobs.JobSection]] = []
+    for section in sections:
+        starts_group = not groups or section.has("stonewall") or section.has("new_group")
+        if starts_group or not section.has("group_reporting"):
+            groups.append([section])
+        else:
+            groups[-1].append(section)
+    return groups
+
+
+def describe_groups(results: list[JobResult], sections: Sequence[jobs.JobSection]) -> list[JobResult]:
+    """fio names a group_reporting entry after its first job but echoes its last job's options: describe all."""
+    by_first = {group[0].name: group for group in reporting_groups(sections) if len(group) > 1}
+    described = []
+    for result in results:
+        group = by_first.get(result.name)
+        if group:
+            numjobs = sum(int(_expand_keyword(section.get("numjobs") or "1")) for section in group)
+            result = replace(
+                result,
+                rw="+".join(dict.fromkeys(jobs.rw_text(section.options) for section in group)),
+                bs="+".join(dict.fromkeys(jobs.block_size_text(section.options) for section in group)),
+                numjobs=numjobs,
+            )
+        described.append(result)
+    return described
+
+
 def _record(case: Case, outcome: FioOutcome | None, started: str, message: str = "") -> CaseRecord:
-    results = parse_jobs(outcome.doc) if outcome and outcome.doc else []
+    results = describe_groups(parse_jobs(outcome.doc), case.sections) if outcome and outcome.doc else []
     ok = outcome is not None and outcome.ok
     return CaseRecord(
         index=case.index,

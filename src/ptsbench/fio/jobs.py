@@ -86,6 +86,19 @@ def parse_job_text(text: str, source: str) -> list[JobSection]:
     return sections
 
 
+def block_size_text(options: Mapping[str, object]) -> str:
+    """How a job's block size was given: bs (or blocksize), bsrange or bssplit; fio's default is 4k."""
+    for key in ("bs", "blocksize", "bsrange", "blocksize_range", "bssplit"):
+        if options.get(key):
+            return str(options[key])
+    return "4k"
+
+
+def rw_text(options: Mapping[str, object]) -> str:
+    """A job's rw (or readwrite); fio's default is read."""
+    return str(options.get("rw") or options.get("readwrite") or "read")
+
+
 def _escape_fio_value(value: str) -> str:
     """fio splits filenames on ':'; escape it so a path is one file."""
     return value.replace(":", "\\:")

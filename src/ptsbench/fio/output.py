@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ptsbench.fio.jobs import PERCENTILES
+from ptsbench.fio.jobs import PERCENTILES, block_size_text, rw_text
 
 DIRECTIONS = ("read", "write", "trim")
 
@@ -139,19 +139,17 @@ def _direction(name: str, stats: Mapping[str, Any]) -> DirectionResult:
     )
 
 
-def _option(entry: Mapping[str, Any], global_options: Mapping[str, str], key: str, default: str) -> str:
-    return str(entry.get("job options", {}).get(key, global_options.get(key, default)))
-
-
-def _int_option(entry: Mapping[str, Any], global_options: Mapping[str, str], key: str) -> int:
+def _int_option(options: Mapping[str, Any], key: str, fallback: int) -> int:
+    """An integer option as fio echoes it; `fallback` when it is not a plain number."""
     try:
-        return int(_option(entry, global_options, key, "1"))
+        return int(options.get(key, fallback))
     except ValueError:
-        return 1  # an expression such as ${NUMJOBS} that fio expanded but did not echo back
+        return fallback
 
 
 def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[str, str]) -> JobResult:
     first = entries[0]
+    options = {**global_options, **first.get("job options", {})}
     directions: list[DirectionResult] = []
     for name in DIRECTIONS:
         parts = [_direction(name, entry[name]) for entry in entries if entry.get(name, {}).get("total_ios")]
@@ -162,10 +160,10 @@ def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[st
     return JobResult(
         name=str(first.get("jobname", "")),
         groupid=int(first.get("groupid", 0)),
-        rw=_option(first, global_options, "rw", _option(first, global_options, "readwrite", "read")),
-        bs=_option(first, global_options, "bs", _option(first, global_options, "blocksize", "4k")),
-        iodepth=_int_option(first, global_options, "iodepth"),
-        numjobs=_int_option(first, global_options, "numjobs"),
+        rw=rw_text(options),
+        bs=block_size_text(options),
+        iodepth=_int_option(options, "iodepth", 1),
+        numjobs=_int_option(options, "numjobs", len(entries)),
         error=max(int(entry.get("error", 0)) for entry in entries),
         usr_cpu=sum(float(entry.get("usr_cpu", 0.0)) for entry in entries),
         sys_cpu=sum(float(entry.get("sys_cpu", 0.0)) for entry in entries),

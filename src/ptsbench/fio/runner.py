@@ -67,7 +67,8 @@ class FioOutcome:
         else:
             prefix = "; ".join(self.job_errors()) or "ok"
         said = [line.strip() for line in (self.stderr_text + "\n" + self.stdout_text).splitlines() if line.strip()]
-        fio_lines = [line for line in said if not line.startswith("{")][-3:]
+        # fio states the problem first, then may list valid values (lines starting with ':'): keep the statement
+        fio_lines = [line for line in said if not line.startswith(("{", ":", "valid values"))][:3]
         return f"{prefix}: {' | '.join(fio_lines)}" if fio_lines else prefix
 
 
@@ -85,7 +86,8 @@ def fio_version(binary: str | None = None) -> str:
     """fio's version string (e.g. 'fio-3.33'); FioNotFoundError when it is too old to stream JSON status."""
     binary = binary or fio_binary()
     try:
-        text = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+        said = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
+        text = next((line.strip() for line in said.splitlines() if line.startswith("fio-")), said.strip())
     except OSError as error:
         raise FioNotFoundError(f"cannot run {binary}: {error.strerror}", INSTALL_HINT) from error
     numbers = text.removeprefix("fio-").split("-")[0].split(".")

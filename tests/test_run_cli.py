@@ -1,0 +1,255 @@
+"""`ptsbench run`, `show` and `quick` end to end with real fio, as a user runs them."""
+
+import csv
+import io
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import fio_json, run_cli
+
+NULL_JOB = """[global]
+ioengine=null
+size=64m
+time_based
+runtime=1
+
+[mixed]
+rw=randrw
+rwmixread=60
+bs=4k
+iodepth=2
+
+[seq]
+stonewall
+rw=write
+bs=128k
+"""
+
+
+def rows_of(result: subprocess.CompletedProcess[str]) -> list[dict]:  # type: ignore[type-arg]
+    assert result.returncode == 0, result.stderr
+    rows: list[dict] = json.loads(result.stdout)  # type: ignore[type-arg]
+    return rows
+
+
+def test_run_table_values_equal_fio_json_and_show_reprints_them(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("null.fio", NULL_JOB)
+    out = tmp_path / "run"
+    rows = rows_of(run_cli("run", str(job), "--out", str(out), "--format", "json"))
+    doc = fio_json(out / "cases" / "001-null")
+    mixed, seq = doc["jobs"]
+    assert [(r["job"], r["direction"]) for r in rows] == [("mixed", "read"), ("mixed", "write"), ("mixed", "total"),
+                                                          ("seq", "write")]
+    assert rows[0]["iops"] == mixed["read"]["iops"] and rows[1]["iops"] == mixed["write"]["iops"]
+    assert rows[2]["iops"] == mixed["read"]["iops"] + mixed["write"]["iops"]
+    assert rows[3]["bw_bytes"] == seq["write"]["bw_bytes"]
+    assert rows[3]["lat_p99.9_ns"] == seq["write"]["lat_ns"]["percentile"]["99.900000"]
+    assert rows[0]["lat_mean_ns"] == mixed["read"]["lat_ns"]["mean"]
+    assert (rows[0]["rw"], rows[0]["bs"], rows[0]["iodepth"], rows[0]["numjobs"]) == ("randrw", "4k", 2, 1)
+    # the store alone reproduces the same numbers, in every format
+    assert rows_of(run_cli("show", str(out), "--format", "json")) == rows
+    shown_csv = run_cli("show", str(out), "--format", "csv").stdout
+    assert [float(r["iops"]) for r in csv.DictReader(io.StringIO(shown_csv))] == [r["iops"] for r in rows]
+    table = run_cli("show", str(out)).stdout
+    assert "mixed" in table and "total" in table and f"{rows[3]['iops']:,.0f}" in table
+
+
+def test_run_directory_holds_everything(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("null.fio", NULL_JOB)
+    out = tmp_path / "run"
+    assert run_cli("run", str(job), "--out", str(out), "--log-interval", "250").returncode == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["schema_version"] == 1 and manifest["fio_version"].startswith("fio-3")
+    assert manifest["host"]["cpu_count"] == os.cpu_count() and manifest["command_line"][1] == "run"
+    case = out / "cases" / "001-null"
+    job_text = (case / "job.fio").read_text()
+    assert job_text.startswith(NULL_JOB.split("[mixed]")[0]) and "log_avg_msec=250" in job_text
+    assert (case / "command.txt").read_text().split()[-1] == str(case / "job.fio")
+    assert "bins" in fio_json(case)["jobs"][0]["read"]["lat_ns"]  # json+ kept for exact re-aggregation
+    result = json.loads((case / "result.json").read_text())
+    assert result["status"] == "ok" and [j["name"] for j in result["jobs"]] == ["mixed", "seq"]
+    logs = sorted(p.name for p in (case / "logs").iterdir())
+    assert "mixed_bw.1.log" in logs and "mixed_iops.1.log" in logs and "seq_lat.2.log" in logs
+    lines = [line.split(",") for line in (case / "logs" / "mixed_iops.1.log").read_text().splitlines()]
+    read_times = [int(fields[0]) for fields in lines if fields[2].strip() == "0"]
+    gaps = sorted(b - a for a, b in zip(read_times, read_times[1:], strict=False))
+    assert 3 <= len(read_times) <= 5 and 200 <= gaps[len(gaps) // 2] <= 300  # 1 s at 250 ms intervals
+
+
+def test_results_xlsx_reads_back_equal_to_the_store(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    import openpyxl
+
+    job = write_job("null.fio", NULL_JOB)
+    out = tmp_path / "run"
+    rows = rows_of(run_cli("run", str(job), "--out", str(out), "--format", "json"))
+    sheet = openpyxl.load_workbook(out / "results.xlsx").active
+    assert sheet is not None
+    header = [cell.value for cell in sheet[1]]
+    values = [dict(zip(header, [cell.value for cell in line], strict=True)) for line in sheet.iter_rows(min_row=2)]
+    assert [v["IOPS"] for v in values] == [r["iops"] for r in rows]
+    assert [v["lat p99 (µs)"] for v in values] == [r["lat_p99_ns"] / 1000 for r in rows]
+
+
+def test_dry_run_prints_job_and_command_and_runs_nothing(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("null.fio", NULL_JOB)
+    out = tmp_path / "run"
+    result = run_cli("run", str(job), "--out", str(out), "--dry-run", "--runtime", "7", "--set", "iodepth=4")
+    assert result.returncode == 0 and not out.exists()
+    assert "--output-format=json+" in result.stdout and "[mixed]" in result.stdout
+    assert "runtime=7" in result.stdout and "iodepth=4" in result.stdout
+    assert "expected duration 0:14" in result.stdout  # two stonewalled 7 s jobs
+
+
+def test_group_of_job_files_runs_in_name_order_with_overrides(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    write_job("group/b.fio", "[b]\nioengine=null\nsize=1m\nrw=read\n")
+    write_job("group/a.ini", "[a]\nioengine=null\nsize=1m\nrw=write\n")
+    out = tmp_path / "run"
+    rows = rows_of(run_cli("run", str(tmp_path / "group"), "--out", str(out), "--runtime", "1", "--format", "json",
+                           "--set", "bs=8k", "--ioengine", "null"))
+    assert [(r["case"], r["bs"]) for r in rows] == [("a", "8k"), ("b", "8k")]
+    assert sorted(p.name for p in (out / "cases").iterdir()) == ["001-a", "002-b"]
+    assert "time_based" in (out / "cases" / "001-a" / "job.fio").read_text()
+
+
+def test_env_variables_keywords_and_group_reporting_reach_fio(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("v.fio", "[global]\nioengine=null\nsize=${JOBSIZE}\ntime_based\nruntime=1\ngroup_reporting\n"
+                             "[one]\nrw=randread\nnumjobs=$ncpus\n[two]\nrw=randwrite\nbsrange=4k-16k\n"
+                             "[three]\nnew_group\nrw=read\nbssplit=4k/50:64k/50\n")
+    out = tmp_path / "run"
+    rows = rows_of(run_cli("run", str(job), "--out", str(out), "--format", "json", env={"JOBSIZE": "8m"}))
+    doc = fio_json(out / "cases" / "001-v")
+    # group_reporting merges 'one' and 'two' (same group) into one entry; 'three' starts a new group
+    assert len(doc["jobs"]) == 2 and [r["job"] for r in rows] == ["one", "one", "one", "three"]
+    assert rows[0]["numjobs"] == (os.cpu_count() or 1) + 1 and rows[0]["rw"] == "randread+randwrite"
+    assert rows[0]["bs"] == "4k+4k-16k" and rows[3]["bs"] == "4k/50:64k/50"
+    assert doc["global options"]["size"] == "8m"
+    assert rows[2]["iops"] == doc["jobs"][0]["read"]["iops"] + doc["jobs"][0]["write"]["iops"]
+
+
+def test_file_targets_buffered_direct_sequential_and_parallel(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("f.fio", "[global]\nioengine=psync\nsize=8m\nfilename=/nonexistent/ignored\n"
+                             "[buffered]\nrw=randwrite\nbs=4k\n[direct]\nstonewall\nrw=randread\ndirect=1\n")
+    first, second = tmp_path / "t1.dat", tmp_path / "folder"
+    second.mkdir()
+    out = tmp_path / "seq"
+    rows = rows_of(run_cli("run", str(job), "--target", str(first), "--target", str(second), "--out", str(out),
+                           "--runtime", "1", "--format", "json"))
+    assert {r["target"] for r in rows} == {str(first), str(second / "ptsbench-testfile.dat")}
+    assert first.stat().st_size > 0  # created by fio
+    records = [json.loads(p.read_text()) for p in sorted((out / "cases").glob("*/result.json"))]
+    assert records[0]["ended_utc"] <= records[1]["started_utc"]
+    out_parallel = tmp_path / "par"
+    rows_of(run_cli("run", str(job), "--target", str(first), "--target", str(second), "--out", str(out_parallel),
+                    "--runtime", "2", "--parallel", "--format", "json"))
+    records = [json.loads(p.read_text()) for p in sorted((out_parallel / "cases").glob("*/result.json"))]
+    assert records[1]["started_utc"] < records[0]["ended_utc"]  # they overlapped
+
+
+def test_quick_preset_on_a_scratch_file(tmp_path: Path) -> None:
+    out = tmp_path / "quick"
+    rows = rows_of(run_cli("quick", "--runtime", "1", "--size", "16M", "--out", str(out), "--format", "json"))
+    assert [r["job"] for r in rows] == [f"{t}-{d}" for t in ("SEQ1M-Q8T1", "SEQ1M-Q1T1", "RND4K-Q32T1", "RND4K-Q1T1")
+                                        for d in ("read", "write")]
+    assert all(r["iops"] > 0 for r in rows) and rows[4]["iodepth"] == 32 and rows[4]["bs"] == "4k"
+    assert not (out / "scratch.dat").exists()
+
+
+# ---- bad input: one line, non-zero exit, no traceback, nothing measured lost ----
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ptsbench: error:")]
+    assert len(errors) == 1, result.stderr
+    for needle in needles:
+        assert needle in errors[0]
+
+
+def test_missing_fio_says_how_to_install(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("null.fio", NULL_JOB)
+    result = run_cli("run", str(job), "--out", str(tmp_path / "r"), env={"PTSBENCH_FIO": "/nonexistent/fio"})
+    assert_one_line_error(result, "fio not found", "apt-get install fio")
+
+
+def test_missing_and_rejected_job_files(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    assert_one_line_error(run_cli("run", str(tmp_path / "nope.fio")), "no such job file")
+    bad = write_job("bad.fio", "[bad]\nioengine=null\nsize=1m\nrw=sideways\n")
+    good = write_job("good.fio", "[good]\nioengine=null\nsize=1m\nrw=read\n")
+    out = tmp_path / "r"
+    result = run_cli("run", str(bad), str(good), "--out", str(out), "--format", "json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    rows = json.loads(result.stdout)
+    assert rows[0]["status"] == "failed" and str(bad) in rows[0]["message"] and "sideways" in rows[0]["message"]
+    assert rows[1]["status"] == "ok" and rows[1]["iops"] > 0  # the other case still ran
+
+
+def test_text_before_json_is_tolerated(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    # real fio prints such warnings on some systems; a wrapper makes it happen on demand
+    wrapper = tmp_path / "fio"
+    wrapper.write_text("#!/bin/sh\necho 'fio: warning: something noisy'\nexec fio \"$@\"\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    job = write_job("null.fio", NULL_JOB)
+    rows = rows_of(run_cli("run", str(job), "--out", str(tmp_path / "r"), "--format", "json",
+                           env={"PTSBENCH_FIO": str(wrapper)}))
+    assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
+
+
+def test_fio_killed_mid_case_is_recorded_and_the_rest_runs(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    write_job("g/1-long.fio", "[long]\nioengine=null\nsize=1m\ntime_based\nruntime=30\nrw=read\n")
+    write_job("g/2-short.fio", "[short]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
+    out = tmp_path / "r"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),
+                                "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    fio_pid = None
+    deadline = time.monotonic() + 20
+    while fio_pid is None and time.monotonic() < deadline:
+        time.sleep(0.3)
+        found = subprocess.run(["pgrep", "-f", f"{out}/cases/001-1-long/job.fio"], capture_output=True, text=True)
+        pids = [int(p) for p in found.stdout.split()]
+        fio_pid = pids[0] if pids else None
+    assert fio_pid is not None
+    time.sleep(1.5)
+    os.kill(fio_pid, signal.SIGKILL)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1 and "Traceback" not in stderr
+    rows = json.loads(stdout)
+    assert rows[0]["status"] == "failed" and "SIGKILL" in rows[0]["message"]
+    assert rows[1]["status"] == "ok" and rows[1]["iops"] > 0
+    assert "failed cases: 1-long" in stderr
+
+
+def test_unwritable_output_directory(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("null.fio", NULL_JOB)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert_one_line_error(run_cli("run", str(job), "--out", str(blocker / "run")), "cannot create run directory")
+
+
+def test_full_output_disk_keeps_finished_cases(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(small)]).returncode:
+        pytest.skip("cannot mount tmpfs here")
+    try:
+        write_job("g/1.fio", "[one]\nioengine=null\nsize=1m\nrw=read\n")
+        write_job("g/2.fio", "[two]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=randrw\nnumjobs=4\n")
+        filler = small / "filler"
+        out = small / "run"
+        # leave room for the manifest and the first case, not for the second one's json+ output
+        result = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),
+                                 "--log-interval", "1"], capture_output=True, text=True,
+                                preexec_fn=lambda: filler.write_bytes(b"\0" * 440_000))
+        assert_one_line_error(result, "disk is full")
+        assert json.loads((out / "cases" / "001-1" / "result.json").read_text())["status"] == "ok"
+    finally:
+        subprocess.run(["umount", str(small)])
