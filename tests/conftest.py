@@ -1,11 +1,12 @@
 """Shared fixtures: run the real CLI as a user would, write job files, find fio."""
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,35 @@ def write_job(tmp_path: Path) -> Callable[[str, str], Path]:
 
 def fio_json(case_dir: Path) -> dict:  # type: ignore[type-arg]
     return json.loads((case_dir / "fio.json").read_text())
+
+
+LOOP_SIZE_BYTES = 64 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def attached_loop(
+    directory: str, size_bytes: int = LOOP_SIZE_BYTES, sector_bytes: int = 512
+) -> Iterator[str]:
+    """A loop device over a sparse file in `directory`; skips the test when that is not possible."""
+    if os.geteuid() != 0 or shutil.which("losetup") is None:
+        pytest.skip("needs root and losetup")
+    image = os.path.join(directory, "loop.img")
+    with open(image, "wb") as handle:
+        handle.truncate(size_bytes)
+    argv = ["losetup", "--find", "--show", "--sector-size", str(sector_bytes), image]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"losetup failed: {done.stderr.strip()}")
+    device = done.stdout.strip()
+    try:
+        yield device
+    finally:  # drop partitions first: the kernel keeps partx-added ones after detaching
+        subprocess.run(["partx", "-d", device], capture_output=True, check=False)
+        subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
+
+
+@pytest.fixture
+def loop_device(tmp_path: object) -> Iterator[str]:
+    with attached_loop(str(tmp_path)) as device:
+        yield device
+

@@ -1,47 +1,16 @@
 """Destructive-write guard on real loop devices (root only; skipped cleanly otherwise)."""
 
-import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
 
 import pytest
 
+from conftest import LOOP_SIZE_BYTES
 from ptsbench.errors import UnsafeTargetError
 from ptsbench.target.guard import block_device_signatures, check_write_allowed, mounted_reasons
 from ptsbench.target.target import Target, resolve_target
-
-LOOP_SIZE_BYTES = 64 * 1024 * 1024
-
-
-@contextlib.contextmanager
-def attached_loop(
-    directory: str, size_bytes: int = LOOP_SIZE_BYTES, sector_bytes: int = 512
-) -> Iterator[str]:
-    """A loop device over a sparse file in `directory`; skips the test when that is not possible."""
-    if os.geteuid() != 0 or shutil.which("losetup") is None:
-        pytest.skip("needs root and losetup")
-    image = os.path.join(directory, "loop.img")
-    with open(image, "wb") as handle:
-        handle.truncate(size_bytes)
-    argv = ["losetup", "--find", "--show", "--sector-size", str(sector_bytes), image]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"losetup failed: {done.stderr.strip()}")
-    device = done.stdout.strip()
-    try:
-        yield device
-    finally:  # drop partitions first: the kernel keeps partx-added ones after detaching
-        subprocess.run(["partx", "-d", device], capture_output=True, check=False)
-        subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
-
-
-@pytest.fixture
-def loop_device(tmp_path: object) -> Iterator[str]:
-    with attached_loop(str(tmp_path)) as device:
-        yield device
 
 
 def _mkfs_ext4(device: str) -> None:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import LOOP_SIZE_BYTES, attached_loop
 from ptsbench.target.info import HOST_FACT_KEYS, TARGET_FACT_KEYS, device_facts, host_facts, target_facts
 from ptsbench.target.target import TESTFILE_NAME, Target, resolve_target
-from test_guard import LOOP_SIZE_BYTES, _write_mbr, attached_loop
+from test_guard import _write_mbr
 
 
 def _tool(argv: list[str]) -> str:

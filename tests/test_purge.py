@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import attached_loop
 from ptsbench.errors import PtsbenchError, TargetError, UnsafeTargetError
 from ptsbench.target import purge as purge_module
 from ptsbench.target.cache import read_write_cache, set_write_cache
@@ -25,7 +26,6 @@ from ptsbench.target.purge import (
     purge,
 )
 from ptsbench.target.target import Target, resolve_target
-from test_guard import attached_loop
 
 FAKEBIN = Path(__file__).parent / "fakebin"
 

@@ -253,3 +253,19 @@ def test_full_output_disk_keeps_finished_cases(tmp_path: Path, write_job) -> Non
         assert json.loads((out / "cases" / "001-1" / "result.json").read_text())["status"] == "ok"
     finally:
         subprocess.run(["umount", str(small)])
+
+
+def test_block_device_writes_are_guarded(tmp_path: Path, write_job, loop_device: str) -> None:  # type: ignore[no-untyped-def]
+    subprocess.run(["mkfs.ext4", "-q", "-F", loop_device], check=True, capture_output=True)
+    writer = write_job("w.fio", "[w]\nioengine=psync\nrw=randwrite\nsize=4m\ndirect=1\ntime_based\nruntime=1\n")
+    reader = write_job("r.fio", "[r]\nioengine=psync\nrw=randread\nsize=4m\ndirect=1\ntime_based\nruntime=1\n")
+    refused = run_cli("run", str(writer), "--target", loop_device, "--out", str(tmp_path / "refused"))
+    assert_one_line_error(refused, loop_device, "--destructive")
+    assert not (tmp_path / "refused").exists()  # refused before anything ran
+    assert rows_of(run_cli("run", str(reader), "--target", loop_device, "--out", str(tmp_path / "read"),
+                           "--format", "json"))[0]["iops"] > 0  # reading is allowed
+    rows = rows_of(run_cli("run", str(writer), "--target", loop_device, "--out", str(tmp_path / "ok"),
+                           "--destructive", "--format", "json"))
+    assert rows[0]["direction"] == "write" and rows[0]["iops"] > 0
+    manifest = json.loads((tmp_path / "ok" / "manifest.json").read_text())
+    assert manifest["targets"][0]["kind"] == "block" and manifest["targets"][0]["size_bytes"] == 64 * 1024 * 1024

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import LOOP_SIZE_BYTES, attached_loop
 from ptsbench.errors import TargetError
 from ptsbench.target.target import TESTFILE_NAME, block_sysfs_dir, resolve_target
-from test_guard import LOOP_SIZE_BYTES, attached_loop
 
 
 def test_missing_file_in_existing_directory(tmp_path: Path) -> None:

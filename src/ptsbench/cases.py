@@ -122,13 +122,13 @@ def block_device_paths(case: Case) -> list[str]:
     return devices
 
 
-def check_cases(cases: Sequence[Case], destructive: bool) -> None:
+def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = False) -> None:
     """Refuse, before any IO, cases that would write to a block device the guard does not clear."""
     for case in cases:
         if not case.writes():
             continue
         for device in block_device_paths(case):
-            check_write_allowed(resolve_target(device), destructive)
+            check_write_allowed(resolve_target(device), destructive, allow_mounted)
 
 
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:

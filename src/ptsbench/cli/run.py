@@ -22,7 +22,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
         click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
                      help="Results on stdout: table, json or csv."),
         click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...)."),
-        click.option("--destructive", is_flag=True, help="Allow writes to a block device that holds data."),
+        click.option("--destructive", is_flag=True, help="Allow writes to a block device (refused by default)."),
+        click.option("--allow-mounted", is_flag=True, help="With --destructive: allow writes to a mounted device."),
         click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1), default=1000,
                      show_default=True, help=LOG_INTERVAL_HELP),
         click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
@@ -44,7 +45,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 @_common_options
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
-        log_interval_ms: int, dry_run: bool) -> None:
+        allow_mounted: bool, log_interval_ms: int, dry_run: bool) -> None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -60,7 +61,8 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     paths = job_files(jobs)
     resolved = resolve_targets(targets, size)
     name = paths[0].stem if len(paths) == 1 else Path(jobs[0]).resolve().name
-    _execute(paths, resolved, overrides, parallel, name, output_format, out, destructive, log_interval_ms, dry_run)
+    _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
+             log_interval_ms, dry_run)
 
 
 @click.command()
@@ -70,7 +72,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
 @click.option("--size", default="1G", show_default=True, help="Test file size (or range on a device).")
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str, output_format: str, out: Path | None, destructive: bool,
-          log_interval_ms: int, dry_run: bool) -> None:
+          allow_mounted: bool, log_interval_ms: int, dry_run: bool) -> None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -100,8 +102,8 @@ def quick(target: str | None, runtime_s: float, size: str, output_format: str, o
     else:
         job_path = Path(_temporary_job(quick_job_text(runtime_s, size, engine)))
     try:
-        _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, destructive,
-                 log_interval_ms, dry_run)
+        _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir,
+                 (destructive, allow_mounted), log_interval_ms, dry_run)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -123,7 +125,8 @@ def _key_value(item: str) -> tuple[str, str]:
 
 
 def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides", parallel: bool, name: str,
-             output_format: str, out: Path | None, destructive: bool, log_interval_ms: int, dry_run: bool) -> None:
+             output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
+             dry_run: bool) -> None:
     from ptsbench.cases import (
         check_cases,
         expected_total_s,
@@ -140,7 +143,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     if dry_run:
         _print_dry_run(cases, run_dir, total_s)
         return
-    check_cases(cases, destructive)
+    check_cases(cases, *permission)
     from ptsbench.target.info import target_facts
 
     store = RunStore.create(run_dir, {
