@@ -269,3 +269,13 @@ def test_block_device_writes_are_guarded(tmp_path: Path, write_job, loop_device:
     assert rows[0]["direction"] == "write" and rows[0]["iops"] > 0
     manifest = json.loads((tmp_path / "ok" / "manifest.json").read_text())
     assert manifest["targets"][0]["kind"] == "block" and manifest["targets"][0]["size_bytes"] == 64 * 1024 * 1024
+
+
+def test_too_old_fio_is_refused(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    old = tmp_path / "fio"
+    old.write_text("#!/bin/sh\necho fio-2.1.4\n")  # only a stand-in can be an old fio on demand
+    old.chmod(0o755)
+    job = write_job("null.fio", NULL_JOB)
+    result = run_cli("run", str(job), "--out", str(tmp_path / "r"), env={"PTSBENCH_FIO": str(old)})
+    assert_one_line_error(result, "fio-2.1.4 is too old", "3.16")
+    assert not (tmp_path / "r").exists()

@@ -89,13 +89,6 @@ class RunStore:
         from ptsbench.fio.runner import fio_version
         from ptsbench.target.info import host_facts
 
-        root = Path(root)
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise StoreError(f"cannot create run directory {root}: {error.strerror}", _write_hint(error)) from error
-        if (root / MANIFEST).exists():
-            raise StoreError(f"{root} already holds a run", "choose another --out, or `ptsbench resume` it")
         full = {
             "schema_version": SCHEMA_VERSION,
             "ptsbench_version": __version__,
@@ -105,6 +98,13 @@ class RunStore:
             "host": host_facts(),
             **manifest,
         }
+        root = Path(root)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"cannot create run directory {root}: {error.strerror}", _write_hint(error)) from error
+        if (root / MANIFEST).exists():
+            raise StoreError(f"{root} already holds a run", "choose another --out, or `ptsbench resume` it")
         store = cls(root)
         atomic_write_json(root / MANIFEST, full)
         return store
