@@ -1,0 +1,185 @@
+"""`ptsbench pts` and `ptsbench resume`: parse options, call the PTS engine, print plan, progress and results."""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from ptsbench.pts.plan import Plan, TargetInfo
+    from ptsbench.pts.specs import Settings
+    from ptsbench.pts.store import PtsStore
+    from ptsbench.target.target import Target
+
+OVERRIDE_HELP = "A plain value applies to every selected test; TEST=VALUE (e.g. iops=4k,64k) to one. Repeatable."
+
+
+def _override(name: str, help_text: str) -> Callable[[Any], Any]:
+    return click.option(name, multiple=True, metavar="[TEST=]VALUE", help=f"{help_text} {OVERRIDE_HELP}")
+
+
+@click.command()
+@click.argument("target", required=False)
+@click.option("--profile", type=click.Choice(["enterprise", "client", "demo"]), default="enterprise",
+              show_default=True, help="PTS profile; demo: the same flow in about two minutes on a scratch file.")
+@click.option("--spec", type=click.Choice(["2.0", "1.1"]), default="2.0", show_default=True,
+              help="PTS 2.0.2 (three tracked IOPS cells) or PTS-E 1.1 (one).")
+@click.option("--tests", default="iops,tp,lat,wsat", show_default=True, help="Tests to run, in PTS order.")
+@click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...).")
+@click.option("--size", help="Size of a new target file or scratch file (e.g. 64G); default: the device size.")
+@click.option("--destructive", is_flag=True, help="Allow writing (and purging) a block device. All data is lost.")
+@click.option("--purge", "purge_method", default="auto", show_default=True,
+              help="auto, nvme-sanitize, nvme-format, ata-secure-erase, scsi, blkdiscard or none.")
+@_override("--round-time", "Seconds per cell (PTS: 60).")
+@_override("--max-rounds", "Maximum rounds (PTS: 25).")
+@_override("--numjobs", "Thread count TC.")
+@_override("--iodepth", "Queue depth QD per thread.")
+@_override("--block-sizes", "Comma-separated block sizes.")
+@_override("--mixes", "Comma-separated read percentages (100,65,0) or mixes (65/35).")
+@click.option("--active-range", type=click.FloatRange(0, 100, min_open=True), help="Active range in percent.")
+@click.option("--precondition-multiple", type=click.FloatRange(0, min_open=True),
+              help="Preconditioning writes this many times the active range (PTS: 2).")
+@click.option("--wsat-capacity", type=click.FloatRange(0, min_open=True),
+              help="Write saturation stops after this many times the capacity written (PTS: 4).")
+@click.option("--wsat-time", help="Write saturation time limit, e.g. 24h (PTS: 24h).")
+@click.option("--ramp-time", type=click.FloatRange(min=0), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
+@click.option("--dry-run", is_flag=True, help="Print the plan and every fio job file; run nothing.")
+def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
+        destructive: bool, purge_method: str, round_time: tuple[str, ...], max_rounds: tuple[str, ...],
+        numjobs: tuple[str, ...], iodepth: tuple[str, ...], block_sizes: tuple[str, ...], mixes: tuple[str, ...],
+        active_range: float | None, precondition_multiple: float | None, wsat_capacity: float | None,
+        wsat_time: str | None, ramp_time: float, dry_run: bool) -> None:
+    """Run the SNIA PTS tests (IOPS, throughput, latency, write saturation) on TARGET.
+
+    Each test: purge, preconditioning, rounds until steady state (or the maximum round count). Every finished round is
+    stored at once; `ptsbench resume RUN_DIR` continues an interrupted run. Without TARGET (demo profile), a scratch
+    file in the run directory is used.
+
+    \b
+    Examples:
+      ptsbench pts --profile demo
+      ptsbench pts /dev/nvme0n1 --destructive
+      ptsbench pts /dev/sdb --profile client --tests iops,lat --destructive
+      ptsbench pts /dev/nvme0n1 --spec 1.1 --round-time 30 --max-rounds 10 --dry-run
+      ptsbench pts /mnt/scratch/test.dat --size 64G --block-sizes iops=4k,64k,1m --mixes iops=100,65,0
+    """
+    from ptsbench.pts.specs import make_settings, parse_overrides, parse_tests
+    from ptsbench.store import default_run_dir
+    from ptsbench.units import parse_size_bytes
+
+    chosen = parse_tests(tests)
+    overrides = parse_overrides({"round_time_s": round_time, "max_rounds": max_rounds, "numjobs": numjobs,
+                                 "iodepth": iodepth, "block_sizes": block_sizes, "mixes": mixes}, chosen)
+    settings = make_settings(profile, spec, chosen, overrides, active_range, precondition_multiple, wsat_capacity,
+                             _seconds(wsat_time), ramp_time)
+    run_dir = out or default_run_dir(f"pts-{profile}")
+    size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
+    resolved, scratch = _target(target, run_dir, size_bytes)
+    plan, info, facts, note = _plan(settings, resolved)
+    if dry_run:
+        _print_dry_run(plan)
+        return
+    from ptsbench.pts.engine import create_run
+    from ptsbench.target.guard import check_write_allowed
+
+    check_write_allowed(resolved, destructive)
+    store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method=purge_method,
+                             scratch=scratch, name=f"pts-{profile}")
+    click.echo(f"ptsbench: run directory {run_dir}", err=True)
+    _print_plan(plan)
+    _run(store, resolved, destructive)
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--destructive", is_flag=True, help="Allow writing (and purging) a block device again.")
+def resume(run_dir: Path, destructive: bool) -> None:
+    """Continue an interrupted PTS run: keeps every stored round, runs only what is missing.
+
+    \b
+    Examples:
+      ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise --destructive
+    """
+    from ptsbench.pts.engine import resume_target
+    from ptsbench.pts.store import PtsStore
+    from ptsbench.store import RunStore
+
+    store = PtsStore(RunStore.open(run_dir))
+    target = resume_target(store)
+    click.echo(f"ptsbench: resuming {run_dir}", err=True)
+    _run(store, target, destructive)
+
+
+def _seconds(text: str | None) -> float | None:
+    if text is None:
+        return None
+    from ptsbench.pts.specs import OVERRIDE_PARSERS
+
+    value = OVERRIDE_PARSERS["round_time_s"](text)
+    assert isinstance(value, float)
+    return value
+
+
+def _target(target: str | None, run_dir: Path, size_bytes: int | None) -> "tuple[Target, bool]":
+    from ptsbench.errors import TargetError
+    from ptsbench.target.target import Target, resolve_target
+
+    if target is None:
+        if size_bytes is None:
+            raise TargetError("no target given", "pass a block device or file, or use --profile demo or --size")
+        scratch = str((run_dir / "scratch.dat").absolute())  # made by fio inside the new run directory
+        return Target(path=scratch, kind="file", size_bytes=size_bytes, requested="scratch file"), True
+    return resolve_target(target, size_bytes), False
+
+
+def _plan(settings: "Settings", resolved: "Target") -> "tuple[Plan, TargetInfo, dict[str, object], str]":
+    from ptsbench.errors import TargetError
+    from ptsbench.fio.runner import probe_engine
+    from ptsbench.pts.engine import target_info
+    from ptsbench.pts.plan import make_plan
+    from ptsbench.target.info import target_facts
+
+    if not resolved.size_bytes:
+        raise TargetError(f"{resolved.path} has no size yet", "pass --size for a new file, e.g. --size 64G")
+    facts = target_facts(resolved)
+    probe_at = resolved.path
+    while not Path(probe_at).exists():
+        probe_at = str(Path(probe_at).parent)
+    engine, note = probe_engine(probe_at)
+    info = target_info(resolved, facts, engine, resolved.size_bytes)
+    return make_plan(settings, info), info, facts, note
+
+
+def _print_plan(plan: "Plan") -> None:
+    from ptsbench.pts.plan import describe
+
+    for line in describe(plan):
+        click.echo(line, err=True)
+
+
+def _print_dry_run(plan: "Plan") -> None:
+    from ptsbench.pts.plan import describe, precondition_job, round_job, round_seed
+
+    for line in describe(plan):
+        click.echo(f"# {line}")
+    for phase in plan.phases:
+        if phase.phase.precondition is not None:
+            click.echo(f"\n# {phase.phase.title}: preconditioning job file")
+            click.echo(precondition_job(plan, phase), nl=False)
+        click.echo(f"\n# {phase.phase.title}: round 1 job file (later rounds: a new randseed; sequential cells carry "
+                   "on where the previous round stopped)")
+        click.echo(round_job(plan, phase, round_seed(0, phase.key, 1)).text, nl=False)
+
+
+def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
+    from rich.console import Console
+
+    from ptsbench.pts.engine import finish_scratch, run
+    from ptsbench.pts.live import LiveReporter
+    from ptsbench.pts.tables import render_pts
+
+    with LiveReporter() as reporter:
+        run(store, target, destructive=destructive, reporter=reporter)
+    render_pts(store.store, Console())
+    finish_scratch(store)

@@ -1,0 +1,573 @@
+"""The PTS engine: for each phase, purge -> preconditioning -> rounds (one fio process per round, cells as
+stonewalled jobs) -> steady-state check after every round -> stop. Every finished round is stored atomically, with
+its steady-state determination, before the next one starts; `run` also resumes: it skips what the store holds and
+re-runs only an interrupted round (or an interrupted purge + preconditioning).
+"""
+
+import random
+import shlex
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ptsbench.errors import FioRunError, PtsbenchError, StoreError
+from ptsbench.fio.output import DirectionResult, JobResult, merge_latency, parse_jobs
+from ptsbench.fio.runner import FioStatus, fio_command, run_fio
+from ptsbench.pts.plan import (
+    CELL_HANDOFF_S,
+    PROCESS_START_S,
+    PhasePlan,
+    Plan,
+    SeqStart,
+    TargetInfo,
+    describe,
+    make_plan,
+    next_seq_offset,
+    precondition_job,
+    round_job,
+    round_seed,
+)
+from ptsbench.pts.specs import CellSpec, Phase, Settings
+from ptsbench.pts.steady import steady_state
+from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
+from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, utc_now
+from ptsbench.target.target import Target
+
+DIRECTIONS = ("read", "write", "total")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where the run is, for live display."""
+
+    phase: PhasePlan
+    phase_index: int
+    phase_count: int
+    round_number: int
+    eta_to_max_s: float  # planned time left if every remaining phase runs to its maximum round count
+
+
+class Reporter(Protocol):
+    """Receives the engine's progress (the CLI shows it; tests record it)."""
+
+    def event(self, text: str) -> None: ...
+
+    def round_started(self, progress: Progress) -> None: ...
+
+    def fio_status(self, progress: Progress, cell: str | None, status: FioStatus) -> None: ...
+
+    def round_finished(self, progress: Progress, record: Mapping[str, Any]) -> None: ...
+
+
+class QuietReporter:
+    """A reporter that shows nothing."""
+
+    def event(self, text: str) -> None:
+        pass
+
+    def round_started(self, progress: Progress) -> None:
+        pass
+
+    def fio_status(self, progress: Progress, cell: str | None, status: FioStatus) -> None:
+        pass
+
+    def round_finished(self, progress: Progress, record: Mapping[str, Any]) -> None:
+        pass
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# creating a run
+
+
+def target_info(target: Target, facts: Mapping[str, object], ioengine: str, size_bytes: int) -> TargetInfo:
+    """The planning view of a target."""
+
+    def as_int(key: str) -> int | None:
+        value = facts.get(key)
+        return value if isinstance(value, int) else None
+
+    return TargetInfo(target.path, target.kind, size_bytes, as_int("logical_sector_bytes"),
+                      as_int("physical_sector_bytes"), ioengine)
+
+
+def create_run(
+    root: Path,
+    settings: Settings,
+    info: TargetInfo,
+    facts: Mapping[str, object],
+    *,
+    ioengine_note: str,
+    purge_method: str = "auto",
+    scratch: bool = False,
+    name: str = "pts",
+) -> tuple[PtsStore, Plan]:
+    """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet."""
+    plan = make_plan(settings, info)
+    manifest = {
+        "kind": "pts",
+        "name": name,
+        "settings": settings.to_dict(),
+        "target_info": info.__dict__,
+        "target": dict(facts),
+        "ioengine_note": ioengine_note,
+        "purge_method": purge_method,
+        "base_seed": random.SystemRandom().randrange(1, 2**31),
+        "scratch": scratch,
+        "compliance": {"compliant": not plan.deviations, "reasons": list(plan.deviations)},
+        "notes": list(plan.notes),
+        "write_cache": [],
+        "status": "created",
+    }
+    store = RunStore.create(root, manifest)
+    atomic_write_json(root / "plan.json", plan_record(plan))
+    atomic_write_text(root / "plan.txt", "\n".join(describe(plan)) + "\n")
+    return PtsStore(store), plan
+
+
+def plan_record(plan: Plan) -> dict[str, Any]:
+    """The plan as stored in plan.json."""
+    return {
+        "active_range_bytes": plan.active_range_bytes,
+        "align_bytes": plan.align_bytes,
+        "worst_case_s": plan.worst_case_s,
+        "deviations": list(plan.deviations),
+        "notes": list(plan.notes),
+        "phases": [
+            {
+                "key": p.key,
+                "test": p.phase.test,
+                "title": p.phase.title,
+                "purge": p.phase.purge,
+                "precondition": p.phase.precondition.__dict__ if p.phase.precondition else None,
+                "precondition_bytes": p.precondition_bytes,
+                "cells": [_cell_spec_record(cell) for cell in p.cells],
+                "skipped": list(p.skipped),
+                "tracked": [{"cell": t.cell, "metric": t.metric} for t in p.phase.tracked],
+                "stop": p.phase.stop.__dict__,
+                "max_rounds": p.max_rounds,
+                "round_s": p.round_s,
+                "worst_case_s": p.worst_case_s,
+            }
+            for p in plan.phases
+        ],
+    }
+
+
+def _cell_spec_record(cell: CellSpec) -> dict[str, Any]:
+    return {
+        "name": cell.name,
+        "pattern": cell.pattern,
+        "read_pct": cell.read_pct,
+        "bs_bytes": cell.bs_bytes,
+        "numjobs": cell.numjobs,
+        "iodepth": cell.iodepth,
+        "runtime_s": cell.runtime_s,
+        "fio_options": [list(option) for option in cell.fio_options],
+    }
+
+
+def load_plan(store: RunStore) -> Plan:
+    """Rebuild the plan of a stored run (planning is pure, so it is the same plan)."""
+    manifest = store.manifest
+    if manifest.get("kind") != "pts":
+        raise StoreError(f"{store.root} is not a PTS run (kind {manifest.get('kind')!r})", "pass a `ptsbench pts` run")
+    return make_plan(Settings.from_dict(manifest["settings"]), TargetInfo(**manifest["target_info"]))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# running
+
+
+@dataclass
+class _Context:
+    pts: PtsStore
+    plan: Plan
+    target: Target
+    facts: dict[str, object]
+    destructive: bool
+    reporter: Reporter
+    base_seed: int
+    purge_method: str
+
+
+def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter | None = None) -> None:
+    """Run (or resume) every phase of a stored PTS run on `target`."""
+    from ptsbench.target.guard import check_write_allowed
+
+    manifest = pts.store.manifest
+    plan = load_plan(pts.store)
+    check_write_allowed(target, destructive)
+    context = _Context(pts, plan, target, dict(manifest.get("target") or {}), destructive,
+                       reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")))
+    with pts.lock():
+        pts.store.update_manifest(status="running")
+        try:
+            _apply_write_cache(context)
+            for index, phase in enumerate(plan.phases):
+                if pts.phase_result(phase.key) is None:
+                    _run_phase(context, index, phase)
+        except KeyboardInterrupt:
+            pts.store.update_manifest(status="interrupted")
+            raise
+        except BaseException:
+            pts.store.update_manifest(status="failed")
+            raise
+        pts.store.update_manifest(status="done", finished_utc=utc_now())
+
+
+def _apply_write_cache(context: _Context) -> None:
+    """Set the device's volatile write cache as the profile requires (at every start: a power cycle resets it)."""
+    from ptsbench.target.cache import read_write_cache, set_write_cache
+
+    wanted = context.plan.settings.write_cache == "enabled"
+    before = read_write_cache(context.target, context.facts)
+    done, message = set_write_cache(context.target, context.facts, wanted)
+    after = read_write_cache(context.target, context.facts) if done else before
+    record = {"utc": utc_now(), "wanted": context.plan.settings.write_cache, "before": before, "after": after,
+              "set": done, "message": message}
+    store = context.pts.store
+    store.update_manifest(write_cache=[*store.manifest.get("write_cache", []), record])
+    context.reporter.event(f"write cache: {message}")
+    if after is not wanted:
+        context.pts.add_compliance_reason(f"write cache not {context.plan.settings.write_cache}: {message}")
+
+
+def _run_phase(context: _Context, index: int, phase: PhasePlan) -> None:
+    pts = context.pts
+    finished = pts.finished_rounds(phase.key)
+    started = bool(finished) and phase.phase.precondition is None
+    if pts.precondition_result(phase.key) is None and not started:
+        if phase.phase.purge:
+            _purge(context, phase)
+        if phase.phase.precondition is not None:
+            _precondition(context, phase)
+    moved = pts.set_aside_interrupted(phase.key, len(finished) + 1)
+    for path in moved:
+        context.reporter.event(f"{phase.phase.title}: interrupted round kept as {path.name}; running it again")
+    while True:
+        stop = stop_reason(context.plan, phase, finished)
+        if stop is not None:
+            break
+        finished.append(_run_round(context, index, phase, finished))
+    pts.write_phase_result(phase.key, phase_result(context, phase, finished, stop))
+    context.reporter.event(f"{phase.phase.title}: {stop}")
+
+
+def _purge(context: _Context, phase: PhasePlan) -> None:
+    from ptsbench.target.purge import purge
+
+    context.reporter.event(f"{phase.phase.title}: purge ({context.purge_method})")
+    started = utc_now()
+    outcome = purge(context.target, context.facts, context.destructive, context.purge_method)
+    attempt = {"method": outcome.method, "commands": [shlex.join(c) for c in outcome.commands], "ok": outcome.ok,
+               "message": outcome.message, "is_deviation": outcome.is_deviation, "started_utc": started,
+               "finished_utc": utc_now()}
+    context.pts.add_purge_attempt(phase.key, attempt)
+    context.reporter.event(f"{phase.phase.title}: {outcome.message}")
+    if not outcome.ok:
+        raise PtsbenchError(f"purge failed ({outcome.method}): {outcome.message}",
+                            "fix the cause, or choose --purge blkdiscard or none (recorded as a deviation)")
+    if outcome.is_deviation:
+        context.pts.add_compliance_reason(f"purge: {outcome.method} ({outcome.message})")
+
+
+def _precondition(context: _Context, phase: PhasePlan) -> None:
+    folder = context.pts.precondition_dir(phase.key)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / PRECONDITION_DONE).unlink(missing_ok=True)
+    job_path = folder / "job.fio"
+    atomic_write_text(job_path, precondition_job(context.plan, phase))
+    atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path)) + "\n")
+    context.reporter.event(f"{phase.phase.title}: preconditioning ({phase.precondition_bytes} bytes of writes)")
+    outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr")
+    if not outcome.ok or outcome.doc is None:
+        raise FioRunError(f"{phase.phase.title} preconditioning failed: {outcome.error_line()}",
+                          f"see {folder / 'fio.stderr'}")
+    writes = [write for job in parse_jobs(outcome.doc) if (write := job.get("write")) is not None]
+    written = sum(write.io_bytes for write in writes)
+    runtime_ms = max((write.runtime_ms for write in writes), default=0)
+    atomic_write_json(folder / PRECONDITION_DONE, {
+        "planned_bytes": phase.precondition_bytes, "written_bytes": written, "runtime_ms": runtime_ms,
+        "bw_bytes": written * 1000 / runtime_ms if runtime_ms else None, "finished_utc": utc_now()})
+
+
+def _progress(context: _Context, index: int, phase: PhasePlan, round_number: int) -> Progress:
+    plan = context.plan
+    rest = phase.max_rounds - round_number + 1
+    eta = rest * (phase.round_s + PROCESS_START_S + CELL_HANDOFF_S * (len(phase.cells) - 1))
+    eta += sum(later.worst_case_s + later.overhead_s for later in plan.phases[index + 1:])
+    return Progress(phase, index, len(plan.phases), round_number, eta)
+
+
+def _seq_starts(context: _Context, phase: PhasePlan, finished: Sequence[Mapping[str, Any]]) -> dict[str, SeqStart]:
+    """Where each sequential cell continues, from the last finished round (0 after preconditioning)."""
+    if not finished:
+        return {}
+    previous = finished[-1]["cells"]
+    starts = {}
+    for cell in phase.cells:
+        if cell.pattern == "seq" and cell.name in previous:
+            record = previous[cell.name]
+            runtime_s = record["total"]["runtime_ms"] / 1000 if record["total"] else 0
+            rate = record["total"]["io_bytes"] / runtime_s / cell.numjobs if runtime_s else None
+            starts[cell.name] = SeqStart(record["seq_end_bytes"], rate)
+    return starts
+
+
+def _run_round(
+    context: _Context, index: int, phase: PhasePlan, finished: list[dict[str, Any]]
+) -> dict[str, Any]:
+    number = len(finished) + 1
+    seed = round_seed(context.base_seed, phase.key, number)
+    job = round_job(context.plan, phase, seed, _seq_starts(context, phase, finished))
+    folder = context.pts.round_dir(phase.key, number)
+    folder.mkdir(parents=True, exist_ok=True)
+    job_path = folder / "job.fio"
+    atomic_write_text(job_path, job.text)
+    atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path)) + "\n")
+    progress = _progress(context, index, phase, number)
+    context.reporter.round_started(progress)
+    cell_of = dict(job.jobs)
+
+    def on_status(status: FioStatus) -> None:
+        context.reporter.fio_status(progress, cell_of.get(status.running_job or ""), status)
+
+    started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
+    outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr", on_status=on_status)
+    wall_s, cpu_s = time.monotonic() - wall_start, time.process_time() - cpu_start
+    if not outcome.ok or outcome.doc is None:
+        raise FioRunError(f"{phase.phase.title} round {number} failed: {outcome.error_line()}",
+                          f"see {folder / 'fio.stderr'}; `ptsbench resume {context.pts.root}` runs the round again")
+    results = {result.name: result for result in parse_jobs(outcome.doc)}
+    cells = {}
+    for cell in phase.cells:
+        parts = [results[name] for name, cell_name in job.jobs if cell_name == cell.name and name in results]
+        cells[cell.name] = cell_record(cell, [name for name, c in job.jobs if c == cell.name], parts)
+        if cell.pattern == "seq":
+            start = job.seq_starts.get(cell.name, 0)
+            cells[cell.name]["seq_start_bytes"] = start
+            cells[cell.name]["seq_end_bytes"] = next_seq_offset(
+                context.plan, cell, start, cells[cell.name]["total"]["io_bytes"] if cells[cell.name]["total"] else 0)
+    record: dict[str, Any] = {
+        "round": number, "phase": phase.key, "seed": seed, "started_utc": started_utc, "finished_utc": utc_now(),
+        "wall_s": wall_s, "ptsbench_cpu_s": cpu_s, "fio_version": outcome.doc.get("fio version"), "cells": cells,
+    }
+    if phase.phase.stop.kind == "written":
+        record["wsat"] = _wsat_totals(phase, finished, cells)
+    record["steady"] = determination(phase.phase, [*finished, record])
+    atomic_write_json(folder / ROUND_FILE, record)
+    context.reporter.round_finished(progress, record)
+    return record
+
+
+def _wsat_totals(phase: PhasePlan, finished: Sequence[Mapping[str, Any]], cells: Mapping[str, Any]) -> dict[str, Any]:
+    """Running totals of write saturation: bytes written and IO time so far, this round included."""
+    previous = finished[-1]["wsat"] if finished else {"written_bytes": 0, "io_time_s": 0.0}
+    written = sum((cell["write"] or {}).get("io_bytes", 0) for cell in cells.values())
+    io_time_s = sum((cell["total"] or {}).get("runtime_ms", 0) for cell in cells.values()) / 1000
+    return {"written_bytes": previous["written_bytes"] + written, "io_time_s": previous["io_time_s"] + io_time_s}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# results of one round
+
+
+def _in_sequence(direction: str, parts: Sequence[DirectionResult]) -> DirectionResult:
+    """Parts of one cell that ran one after another (sequential parts a and b): rates over the summed runtime."""
+    if len(parts) == 1:
+        return parts[0]
+    runtime_ms = sum(part.runtime_ms for part in parts)
+    io_bytes = sum(part.io_bytes for part in parts)
+    total_ios = sum(part.total_ios for part in parts)
+    return DirectionResult(
+        direction=direction,
+        iops=total_ios * 1000 / runtime_ms if runtime_ms else 0.0,
+        bw_bytes=io_bytes * 1000 / runtime_ms if runtime_ms else 0.0,
+        io_bytes=io_bytes,
+        total_ios=total_ios,
+        runtime_ms=runtime_ms,
+        lat=merge_latency([part.lat for part in parts]),
+    )
+
+
+def _direction(parts: Sequence[JobResult], name: str) -> DirectionResult | None:
+    found = [part.total() if name == "total" else part.get(name) for part in parts]
+    present = [d for d in found if d is not None]
+    return _in_sequence(name, present) if present else None
+
+
+def direction_record(result: DirectionResult | None) -> dict[str, Any] | None:
+    """One direction as stored: counts, rates, runtime and total latency (mean, min, max, percentiles)."""
+    if result is None:
+        return None
+    return {
+        "iops": result.iops,
+        "bw_bytes": result.bw_bytes,
+        "io_bytes": result.io_bytes,
+        "total_ios": result.total_ios,
+        "runtime_ms": result.runtime_ms,
+        "lat_n": result.lat.n,
+        "lat_mean_ns": result.lat.mean_ns,
+        "lat_min_ns": result.lat.min_ns,
+        "lat_max_ns": result.lat.max_ns,
+        "lat_percentiles_ns": result.lat.percentiles_ns,
+    }
+
+
+def cell_record(cell: CellSpec, job_names: Sequence[str], parts: Sequence[JobResult]) -> dict[str, Any]:
+    """One cell's results: read, write and total (read + write summed), and the tracked metrics at top level."""
+    if not parts:
+        raise FioRunError(f"fio reported nothing for cell {cell.name}", "see the round's fio.json")
+    record: dict[str, Any] = {
+        "name": cell.name, "pattern": cell.pattern, "read_pct": cell.read_pct, "bs_bytes": cell.bs_bytes,
+        "numjobs": cell.numjobs, "iodepth": cell.iodepth, "runtime_s": cell.runtime_s, "jobs": list(job_names),
+        "error": max(part.error for part in parts), "usr_cpu": sum(part.usr_cpu for part in parts) / len(parts),
+        "sys_cpu": sum(part.sys_cpu for part in parts) / len(parts),
+    }
+    for name in DIRECTIONS:
+        record[name] = direction_record(_direction(parts, name))
+    total = record["total"] or {}
+    for metric in ("iops", "bw_bytes", "lat_mean_ns", "lat_max_ns"):
+        record[metric] = total.get(metric, 0.0)
+    return record
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# steady state and stopping
+
+
+def determination(phase: Phase, rounds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The steady-state determination after the last of `rounds`, for every tracked variable of the phase."""
+    window = phase.stop.window
+    if not phase.tracked or phase.stop.kind != "steady":
+        return {"window_rounds": [], "variables": {}, "steady": None}
+    if len(rounds) < window:
+        return {"window_rounds": [], "variables": {t.label: None for t in phase.tracked}, "steady": False,
+                "rounds_needed": window - len(rounds)}
+    last = rounds[-window:]
+    numbers = [int(r["round"]) for r in last]
+    variables = {
+        t.label: {"cell": t.cell, "metric": t.metric,
+                  **steady_state([float(r["cells"][t.cell][t.metric]) for r in last], numbers).to_dict()}
+        for t in phase.tracked
+    }
+    return {"window_rounds": numbers, "variables": variables,
+            "steady": all(v["steady"] for v in variables.values())}
+
+
+def stop_reason(plan: Plan, phase: PhasePlan, rounds: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why the phase stops after these rounds, or None to run another round."""
+    if not rounds:
+        return None
+    stop = phase.phase.stop
+    last = rounds[-1]
+    if stop.kind == "steady" and last["steady"]["steady"]:
+        window = last["steady"]["window_rounds"]
+        return f"steady state reached in rounds {window[0]}-{window[-1]}"
+    if stop.kind == "written":
+        totals = last["wsat"]
+        if totals["written_bytes"] >= stop.capacity_multiple * plan.target.size_bytes:
+            return f"{stop.capacity_multiple:g} x capacity written"
+        if totals["io_time_s"] >= stop.max_time_s:
+            return f"time limit of {stop.max_time_s:g} s reached"
+    if len(rounds) >= phase.max_rounds:
+        steady = stop.kind == "steady" and phase.phase.tracked
+        return f"maximum of {phase.max_rounds} rounds reached" + ("; steady state NOT reached" if steady else "")
+    return None
+
+
+def phase_result(
+    context: _Context, phase: PhasePlan, rounds: Sequence[Mapping[str, Any]], stop: str | None
+) -> dict[str, Any]:
+    """The phase summary: stop reason, steady state, and each cell's values over the measurement window."""
+    last = rounds[-1]
+    window_numbers = last["steady"]["window_rounds"] or [int(r["round"]) for r in rounds[-phase.phase.stop.window:]]
+    window = [r for r in rounds if int(r["round"]) in window_numbers]
+    result: dict[str, Any] = {
+        "phase": phase.key, "test": phase.phase.test, "title": phase.phase.title, "stop_reason": stop,
+        "rounds": len(rounds), "steady": last["steady"]["steady"], "window_rounds": window_numbers,
+        "determination": last["steady"]["variables"],
+        "window": window_values(context.pts, phase, window),
+    }
+    if "wsat" in last:
+        result["wsat"] = last["wsat"]
+    return result
+
+
+def window_values(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per cell over the window rounds: the average of each round's value (as PTS reports), and the total latency
+    of all their IOs merged exactly from fio's json+ bins (max and percentiles over the whole window)."""
+    merged = _window_latency(pts, phase, window)
+    values: dict[str, Any] = {}
+    for cell in phase.cells:
+        records = [r["cells"][cell.name] for r in window]
+        cell_values: dict[str, Any] = {m: _average(records, "", m) for m in ("iops", "bw_bytes", "lat_mean_ns")}
+        for direction in ("read", "write"):
+            for metric in ("iops", "bw_bytes", "lat_mean_ns"):
+                cell_values[f"{direction}_{metric}"] = _average(records, direction, metric)
+        latency = merged.get(cell.name)
+        cell_values["lat_max_ns"] = max(float(rec["lat_max_ns"]) for rec in records)
+        cell_values["lat_percentiles_ns"] = latency.percentiles_ns if latency else {}
+        values[cell.name] = cell_values
+    return values
+
+
+def _average(records: Sequence[Mapping[str, Any]], direction: str, metric: str) -> float | None:
+    """The average of a metric over rounds (direction "" = the cell's top-level value); None when absent."""
+    sources = [rec[direction] if direction else rec for rec in records]
+    found = [float(source[metric]) for source in sources if source]
+    return sum(found) / len(found) if found else None
+
+
+def _window_latency(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    from ptsbench.store import read_json
+
+    per_cell: dict[str, list[Any]] = {}
+    for record in window:
+        path = pts.round_dir(phase.key, int(record["round"])) / "fio.json"
+        if not path.exists():
+            return {}
+        results = {result.name: result for result in parse_jobs(read_json(path))}
+        for cell_name, cell in record["cells"].items():
+            for job in cell["jobs"]:
+                total = results[job].total() if job in results else None
+                if total is not None:
+                    per_cell.setdefault(cell_name, []).append(total.lat)
+    return {name: merge_latency(parts) for name, parts in per_cell.items()}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# resuming and cleaning up
+
+
+def resume_target(pts: PtsStore) -> Target:
+    """The stored run's target, checked to be the same device (size, model, serial) as when the run started."""
+    from ptsbench.errors import TargetError
+    from ptsbench.target.info import target_facts
+    from ptsbench.target.target import resolve_target
+
+    manifest = pts.store.manifest
+    if manifest.get("kind") != "pts":
+        raise StoreError(f"{pts.root} is not a PTS run", "`ptsbench resume` continues runs made by `ptsbench pts`")
+    info = TargetInfo(**manifest["target_info"])
+    if info.kind == "file" and not Path(info.path).exists() and not manifest.get("scratch"):
+        raise TargetError(f"target file {info.path} is gone", "restore it, or start a new run")
+    target = resolve_target(info.path, info.size_bytes if info.kind == "file" else None)
+    if target.kind != info.kind or (info.kind == "block" and target.size_bytes != info.size_bytes):
+        raise TargetError(f"{info.path} is not the target this run started on (kind or size changed)",
+                          "resume on the same device, or start a new run")
+    stored, now = manifest.get("target") or {}, target_facts(target)
+    for key in ("model", "serial"):
+        if info.kind == "block" and stored.get(key) and stored.get(key) != now.get(key):
+            raise TargetError(f"{info.path} is now {key} {now.get(key)}, the run started on {stored.get(key)}",
+                              "resume on the same device")
+    return target
+
+
+def finish_scratch(pts: PtsStore) -> None:
+    """Remove the scratch file of a finished run (kept while the run can still be resumed)."""
+    manifest = pts.store.manifest
+    if manifest.get("scratch") and manifest.get("status") == "done":
+        Path(manifest["target_info"]["path"]).unlink(missing_ok=True)

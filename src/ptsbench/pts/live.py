@@ -1,0 +1,93 @@
+"""Live progress of a PTS run on stderr: test, round and cell with the ETA to the maximum round count, and after
+every round the steady-state status (rounds in the window, measured data and slope excursion against the limits)."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from ptsbench.fio.runner import FioStatus
+from ptsbench.pts.engine import Progress
+from ptsbench.units import format_duration
+
+
+def steady_line(record: Mapping[str, Any]) -> str:
+    """The steady-state status after one round, as one line."""
+    steady = record.get("steady") or {}
+    variables = steady.get("variables") or {}
+    if not variables:
+        wsat = record.get("wsat")
+        if wsat:
+            return f"written {wsat['written_bytes'] / 1e9:,.2f} GB in {format_duration(wsat['io_time_s'])} of IO"
+        return ""
+    if "rounds_needed" in steady:
+        return f"steady state: {steady['rounds_needed']} more round(s) before the first 5-round window"
+    window = steady["window_rounds"]
+    parts = []
+    for label, v in variables.items():
+        mean = v["average"] or 1.0
+        parts.append(
+            f"{label}: data {100 * v['data_excursion'] / abs(mean):.1f}% (<=20%), "
+            f"slope {100 * v['slope_excursion'] / abs(mean):.1f}% (<=10%) {'ok' if v['steady'] else 'not yet'}"
+        )
+    verdict = "STEADY" if steady["steady"] else "not steady"
+    return f"window {window[0]}-{window[-1]}: {verdict}; " + "; ".join(parts)
+
+
+def cell_value(record: Mapping[str, Any], cell: str, metric: str) -> str:
+    value = float(record["cells"][cell][metric])
+    if metric == "bw_bytes":
+        return f"{value / 1e6:,.1f} MB/s"
+    if metric.startswith("lat"):
+        return f"{value / 1e3:,.1f} us"
+    return f"{value:,.0f} IOPS"
+
+
+class LiveReporter:
+    """Shows progress with rich on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+            TextColumn("{task.fields[detail]}"), console=self.console, transient=True,
+        )
+        self.task: Any = None
+        self.cells_seen: list[str] = []
+
+    def __enter__(self) -> "LiveReporter":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def event(self, text: str) -> None:
+        self.console.print(text, highlight=False)
+
+    def round_started(self, progress: Progress) -> None:
+        phase = progress.phase
+        self.cells_seen = []
+        description = (f"[{progress.phase_index + 1}/{progress.phase_count}] {phase.phase.title} "
+                       f"round {progress.round_number}/{phase.max_rounds}")
+        eta = f"ETA to max rounds {format_duration(progress.eta_to_max_s)}"
+        if self.task is not None:
+            self.progress.remove_task(self.task)
+        self.task = self.progress.add_task(description, total=len(phase.cells), detail=eta)
+
+    def fio_status(self, progress: Progress, cell: str | None, status: FioStatus) -> None:
+        if cell and cell not in self.cells_seen:
+            self.cells_seen.append(cell)
+        done = max(len(self.cells_seen) - 1, 0)
+        eta = format_duration(max(progress.eta_to_max_s - status.elapsed_s, 0))
+        detail = f"{cell or '...'}: {status.iops:,.0f} IOPS {status.bw_bytes / 1e6:,.1f} MB/s; ETA to max rounds {eta}"
+        self.progress.update(self.task, completed=done, detail=detail)
+
+    def round_finished(self, progress: Progress, record: Mapping[str, Any]) -> None:
+        phase = progress.phase
+        shown = [(t.cell, t.metric) for t in phase.phase.tracked] or [(c.name, "iops") for c in phase.cells]
+        tracked = ", ".join(f"{cell} {cell_value(record, cell, metric)}" for cell, metric in shown)
+        line = f"{phase.phase.title} round {record['round']}: {tracked}".rstrip(": ")
+        status = steady_line(record)
+        self.console.print(f"{line}; {status}" if status else line, highlight=False)

@@ -1,0 +1,384 @@
+"""Planning, pure: settings + target facts -> phases of rounds of cells, their fio job text, durations and the
+reasons a run departs from the spec. Nothing here starts fio or touches the target.
+
+Active range: size x active-range % rounded down to a whole number of alignment units, where a unit is the largest
+block size (at least 1 MiB) times every thread count used, so each thread's slice of a sequential job (and of
+preconditioning) is a whole number of blocks and the slices add up to exactly the active range.
+
+Sequential cells do not restart at offset 0 each round: the engine carries, per cell, the position each thread's
+stream reached (`SeqStart`). A round then writes its slice from that position to the slice end (job part "a",
+size-bound, capped at the round time) and carries on from the slice start (part "b", time-based for the rest of
+the round time, predicted from the previous round's rate). fio has no "start here and wrap to 0" option: a
+time-based job at offset X wraps back to X, so the two parts are what keep the stream continuous.
+"""
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ptsbench.errors import PtsbenchError
+from ptsbench.fio.jobs import PERCENTILE_OPTIONS, render_job_file
+from ptsbench.pts.specs import (
+    PTS_MAX_ROUNDS,
+    PTS_ROUND_TIME_S,
+    TEST_DEFS,
+    WIPC_MULTIPLE,
+    WSAT_CAPACITY_MULTIPLE,
+    WSAT_MAX_TIME_S,
+    CellSpec,
+    Phase,
+    Settings,
+    build_phases,
+    mix_label,
+    pts_params,
+)
+from ptsbench.units import format_bs, format_bytes, format_duration
+
+MIB = 1024**2
+SMALL_BS_BYTES = 512
+# fio 3.33 starts a stonewalled job only on its next 100 ms scheduling pass plus a 100 ms start-up wait
+# (backend.c run_threads): measured 0.2-0.3 s between cells; a new fio process costs about 0.5 s.
+CELL_HANDOFF_S = 0.3
+PROCESS_START_S = 0.5
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """What planning needs to know about the target."""
+
+    path: str
+    kind: str  # "file" | "block"
+    size_bytes: int
+    logical_sector_bytes: int | None
+    physical_sector_bytes: int | None
+    ioengine: str
+
+
+@dataclass(frozen=True)
+class PhasePlan:
+    """One phase on this target: the cells that run (0.5 KiB ones dropped on 4 KiB-logical devices)."""
+
+    phase: Phase
+    cells: tuple[CellSpec, ...]
+    skipped: tuple[str, ...]
+    max_rounds: int
+    precondition_bytes: int  # bytes written by preconditioning (0: none)
+
+    @property
+    def key(self) -> str:
+        return self.phase.key
+
+    @property
+    def round_s(self) -> float:
+        """Planned IO time of one round (sum of its cells' runtimes)."""
+        return sum(cell.runtime_s for cell in self.cells)
+
+    @property
+    def worst_case_s(self) -> float:
+        """Planned IO time at the maximum round count."""
+        return self.round_s * self.max_rounds
+
+    @property
+    def overhead_s(self) -> float:
+        """Estimated fio start-up and hand-off time at the maximum round count."""
+        return self.max_rounds * (PROCESS_START_S + CELL_HANDOFF_S * max(len(self.cells) - 1, 0))
+
+
+@dataclass(frozen=True)
+class Plan:
+    settings: Settings
+    target: TargetInfo
+    active_range_bytes: int
+    align_bytes: int
+    phases: tuple[PhasePlan, ...]
+    deviations: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def worst_case_s(self) -> float:
+        return sum(phase.worst_case_s for phase in self.phases)
+
+    @property
+    def overhead_s(self) -> float:
+        return sum(phase.overhead_s for phase in self.phases)
+
+    def phase(self, key: str) -> PhasePlan:
+        return next(phase for phase in self.phases if phase.key == key)
+
+    def slice_bytes(self, numjobs: int) -> int:
+        """Each thread's share of the active range for sequential jobs."""
+        return self.active_range_bytes // numjobs
+
+
+@dataclass(frozen=True)
+class SeqStart:
+    """Where each thread's sequential stream of one cell continues, and the rate to predict part a's duration."""
+
+    offset_bytes: int = 0
+    rate_bytes_per_s: float | None = None  # per thread, from the previous round
+
+
+@dataclass(frozen=True)
+class RoundJob:
+    """A round's job file and which fio jobs measure which cell (a sequential cell can have parts a and b)."""
+
+    text: str
+    jobs: tuple[tuple[str, str], ...]  # (fio job name, cell name), in run order
+    seq_starts: Mapping[str, int] = field(default_factory=dict)  # cell name -> start offset within each slice
+
+
+def make_plan(settings: Settings, target: TargetInfo) -> Plan:
+    """The whole run on this target; PtsbenchError when the target is too small or a tracked cell is missing."""
+    phases = build_phases(settings)
+    align = _align_bytes(phases)
+    active = int(target.size_bytes * settings.active_range_pct / 100) // align * align
+    if active <= 0:
+        raise PtsbenchError(
+            f"target {target.path} is too small: {format_bytes(target.size_bytes)} at "
+            f"{settings.active_range_pct:g} % active range is under one {format_bytes(align)} unit",
+            "use a larger target or --size",
+        )
+    notes: list[str] = []
+    skip_small = (target.logical_sector_bytes or 512) > SMALL_BS_BYTES
+    if (target.logical_sector_bytes or 512) == 512 and (target.physical_sector_bytes or 512) > 512:
+        notes.append(f"{target.path} has 512-byte logical and {target.physical_sector_bytes}-byte physical sectors: "
+                     "0.5 KiB cells measure read-modify-write")
+    phase_plans = []
+    for phase in phases:
+        cells = tuple(c for c in phase.cells if not (skip_small and c.bs_bytes < (target.logical_sector_bytes or 0)))
+        skipped = tuple(c.name for c in phase.cells if c not in cells)
+        if skipped:
+            notes.append(f"{phase.title}: {len(skipped)} cell(s) below the {target.logical_sector_bytes}-byte logical "
+                         f"sector skipped: {', '.join(skipped)}")
+        if not cells:
+            raise PtsbenchError(f"{phase.title}: no cell can run on this target", "choose other block sizes")
+        _check_tracked(phase, cells)
+        pre = phase.precondition
+        pre_bytes = int(round(active * pre.multiple)) if pre else 0
+        phase_plans.append(PhasePlan(phase, cells, skipped, phase.stop.max_rounds, pre_bytes))
+    deviations = tuple(plan_deviations(settings))
+    return Plan(settings, target, active, align, tuple(phase_plans), deviations, tuple(notes))
+
+
+def _align_bytes(phases: tuple[Phase, ...]) -> int:
+    sizes = [cell.bs_bytes for phase in phases for cell in phase.cells]
+    sizes += [phase.precondition.bs_bytes for phase in phases if phase.precondition]
+    unit = max([MIB, *sizes])
+    unit = unit if all(unit % size == 0 for size in sizes) else math.lcm(*sizes, MIB)
+    jobs = [cell.numjobs for phase in phases for cell in phase.cells]
+    jobs += [phase.precondition.numjobs for phase in phases if phase.precondition]
+    return unit * math.lcm(*jobs)
+
+
+def _check_tracked(phase: Phase, cells: tuple[CellSpec, ...]) -> None:
+    names = {cell.name for cell in cells}
+    for tracked in phase.tracked:
+        if tracked.cell not in names:
+            raise PtsbenchError(
+                f"{phase.title}: tracked variable '{tracked.cell}' is not in the round",
+                "keep its block size and mix in --block-sizes / --mixes",
+            )
+
+
+def plan_deviations(settings: Settings) -> list[str]:
+    """Every way these settings depart from the PTS profile they follow (known before anything runs)."""
+    reasons = []
+    reference_ar = 100.0 if settings.kind == "enterprise" else 75.0
+    if settings.active_range_pct != reference_ar:
+        reasons.append(f"active range {settings.active_range_pct:g} % (PTS {settings.kind}: {reference_ar:g} %)")
+    if settings.wipc_multiple != WIPC_MULTIPLE:
+        reasons.append(f"preconditioning writes {settings.wipc_multiple:g} x the active range (PTS: 2 x)")
+    if settings.ramp_time_s:
+        reasons.append(f"ramp time {settings.ramp_time_s:g} s (PTS: 0)")
+    for test in settings.tests:
+        defn = TEST_DEFS[test]
+        ours, ref = settings.params[test], pts_params(defn, settings.kind, settings.spec)
+        if ours.round_time_s != PTS_ROUND_TIME_S:
+            reasons.append(f"{defn.title}: {ours.round_time_s:g} s per cell (PTS: 60 s)")
+        if defn.stop == "steady" and ours.max_rounds < PTS_MAX_ROUNDS:
+            reasons.append(f"{defn.title}: at most {ours.max_rounds} rounds (PTS: up to {PTS_MAX_ROUNDS})")
+        if ours.block_sizes != ref.block_sizes:
+            reasons.append(f"{defn.title}: block sizes {_sizes(ours.block_sizes)} (PTS: {_sizes(ref.block_sizes)})")
+        if ours.mixes != ref.mixes:
+            reasons.append(f"{defn.title}: mixes {_mixes(ours.mixes)} (PTS: {_mixes(ref.mixes)})")
+        if (ours.numjobs, ours.iodepth) != (ref.numjobs, ref.iodepth):
+            reasons.append(
+                f"{defn.title}: TC{ours.numjobs}/QD{ours.iodepth} "
+                f"(PTS {settings.kind}: TC{ref.numjobs}/QD{ref.iodepth})"
+            )
+        if defn.stop == "written":
+            if settings.wsat_capacity_multiple != WSAT_CAPACITY_MULTIPLE:
+                reasons.append(f"{defn.title}: stops at {settings.wsat_capacity_multiple:g} x capacity (PTS: 4 x)")
+            if settings.wsat_max_time_s != WSAT_MAX_TIME_S:
+                reasons.append(f"{defn.title}: time limit {format_duration(settings.wsat_max_time_s)} (PTS: 24 h)")
+    return reasons
+
+
+def _sizes(sizes: tuple[int, ...]) -> str:
+    return ",".join(format_bs(size) for size in sizes)
+
+
+def _mixes(mixes: tuple[int, ...]) -> str:
+    return ",".join(mix_label(mix) for mix in mixes)
+
+
+def round_seed(base_seed: int, phase_key: str, round_number: int) -> int:
+    """The recorded randseed of one round, derived from the run's base seed (so resume rebuilds the same job)."""
+    digest = hashlib.sha256(f"{base_seed}:{phase_key}:{round_number}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") or 1
+
+
+def job_name(index: int, cell: CellSpec, part: str = "") -> str:
+    """A fio job name for a cell: 'c07-rnd-4k-0-100' (part 'a'/'b' for split sequential cells)."""
+    return f"c{index:02d}-{re.sub(r'[^0-9A-Za-z]+', '-', cell.name)}" + (f"-{part}" if part else "")
+
+
+def _escape(path: str) -> str:
+    return path.replace(":", "\\:")
+
+
+def global_options(plan: Plan, seed: int | None) -> dict[str, str | None]:
+    """Options shared by every job ptsbench generates for a PTS run."""
+    options: dict[str, str | None] = {
+        "filename": _escape(plan.target.path),
+        "ioengine": plan.target.ioengine,
+        "direct": "1",
+        "refill_buffers": None,
+        "norandommap": None,
+        "randrepeat": "0",
+        "random_generator": "tausworthe64",
+        "ramp_time": _duration(plan.settings.ramp_time_s),
+    }
+    if seed is not None:
+        options["randseed"] = str(seed)
+    options.update(PERCENTILE_OPTIONS)
+    return options
+
+
+def _duration(seconds: float) -> str:
+    """A fio time value: whole seconds as '60s', anything finer in milliseconds."""
+    milliseconds = round(seconds * 1000)
+    return f"{milliseconds // 1000}s" if milliseconds % 1000 == 0 else f"{milliseconds}ms"
+
+
+def _rw(cell: CellSpec) -> dict[str, str | None]:
+    random = cell.pattern == "rnd"
+    if cell.read_pct == 100:
+        return {"rw": "randread" if random else "read"}
+    if cell.read_pct == 0:
+        return {"rw": "randwrite" if random else "write"}
+    return {"rw": "randrw" if random else "rw", "rwmixread": str(cell.read_pct)}
+
+
+def _cell_options(cell: CellSpec) -> dict[str, str | None]:
+    options: dict[str, str | None] = {"stonewall": None, **_rw(cell), "bs": format_bs(cell.bs_bytes),
+                                      "numjobs": str(cell.numjobs), "iodepth": str(cell.iodepth)}
+    options.update(dict(cell.fio_options))
+    return options
+
+
+def precondition_job(plan: Plan, phase: PhasePlan) -> str:
+    """The WIPC job file: sequential writes, each thread over its own slice, exactly `multiple` x the range."""
+    pre = phase.phase.precondition
+    if pre is None:
+        raise PtsbenchError(f"{phase.phase.title} has no preconditioning", "")
+    slice_bytes = plan.slice_bytes(pre.numjobs)
+    per_job_bytes = phase.precondition_bytes // pre.numjobs
+    options: dict[str, str | None] = {
+        "rw": "write",
+        "bs": format_bs(pre.bs_bytes),
+        "numjobs": str(pre.numjobs),
+        "iodepth": str(pre.iodepth),
+        "offset": "0",
+        "size": str(slice_bytes),
+        "io_size": str(per_job_bytes),
+    }
+    if pre.numjobs > 1:
+        options["offset_increment"] = str(slice_bytes)
+    return render_job_file(global_options(plan, None), [(f"wipc-{format_bs(pre.bs_bytes)}", options)])
+
+
+def round_job(
+    plan: Plan, phase: PhasePlan, seed: int, seq_starts: Mapping[str, SeqStart] | None = None
+) -> RoundJob:
+    """One round as one fio job file: every cell a stonewalled job, in the spec's order."""
+    jobs: list[tuple[str, dict[str, str | None]]] = []
+    names: list[tuple[str, str]] = []
+    starts: dict[str, int] = {}
+    for index, cell in enumerate(phase.cells):
+        options = _cell_options(cell)
+        runtime = _duration(cell.runtime_s)
+        if cell.pattern != "seq":
+            options.update({"offset": "0", "size": str(plan.active_range_bytes), "time_based": None,
+                            "runtime": runtime})
+            jobs.append((job_name(index, cell), options))
+            names.append((job_name(index, cell), cell.name))
+            continue
+        start = (seq_starts or {}).get(cell.name, SeqStart())
+        parts = _seq_parts(plan, cell, start)
+        starts[cell.name] = start.offset_bytes
+        for part, part_options in parts:
+            jobs.append((job_name(index, cell, part), {**options, **part_options}))
+            names.append((job_name(index, cell, part), cell.name))
+    text = render_job_file(global_options(plan, seed), jobs)
+    return RoundJob(text, tuple(names), starts)
+
+
+def _seq_parts(plan: Plan, cell: CellSpec, start: SeqStart) -> list[tuple[str, dict[str, str | None]]]:
+    """The job parts of a sequential cell continuing at `start` within each thread's slice."""
+    slice_bytes = plan.slice_bytes(cell.numjobs)
+    spread: dict[str, str | None] = {"offset_increment": str(slice_bytes)} if cell.numjobs > 1 else {}
+    offset = start.offset_bytes % slice_bytes
+    whole: dict[str, str | None] = {"offset": "0", "size": str(slice_bytes), **spread, "time_based": None,
+             "runtime": _duration(cell.runtime_s)}
+    if offset == 0:
+        return [("", whole)]
+    part_a: dict[str, str | None] = {"offset": str(offset), "size": str(slice_bytes - offset), **spread,
+              "runtime": _duration(cell.runtime_s)}
+    if not start.rate_bytes_per_s:
+        return [("a", part_a), ("b", {**whole, "runtime": _duration(cell.runtime_s)})]
+    rest_s = cell.runtime_s - (slice_bytes - offset) / start.rate_bytes_per_s
+    if rest_s * 1000 < 1:
+        return [("a", part_a)]
+    return [("a", part_a), ("b", {**whole, "runtime": _duration(rest_s)})]
+
+
+def next_seq_offset(plan: Plan, cell: CellSpec, start_offset: int, io_bytes: int) -> int:
+    """Where each thread's stream stops after a round that moved `io_bytes` in total from `start_offset`."""
+    slice_bytes = plan.slice_bytes(cell.numjobs)
+    per_thread = io_bytes // cell.numjobs // cell.bs_bytes * cell.bs_bytes
+    return (start_offset + per_thread) % slice_bytes
+
+
+def describe(plan: Plan) -> list[str]:
+    """The plan as lines for a person: tests, cells per round, rounds, durations, deviations."""
+    s = plan.settings
+    lines = [
+        f"PTS {s.spec} {s.profile} profile on {plan.target.path} ({plan.target.kind}, "
+        f"{format_bytes(plan.target.size_bytes)}), active range {s.active_range_pct:g} % = "
+        f"{format_bytes(plan.active_range_bytes)}, ioengine {plan.target.ioengine}, write cache wanted {s.write_cache}",
+    ]
+    for phase in plan.phases:
+        cells = phase.cells
+        depths = sorted({f"TC{c.numjobs}/QD{c.iodepth}" for c in cells})
+        pre = phase.phase.precondition
+        pre_text = (f"WIPC {format_bytes(phase.precondition_bytes)} of {format_bs(pre.bs_bytes)} seq writes"
+                    if pre else "no preconditioning")
+        stop = phase.phase.stop
+        stop_text = (f"until steady state or {stop.max_rounds} rounds" if stop.kind == "steady" else
+                     f"until {stop.capacity_multiple:g} x capacity written or {format_duration(stop.max_time_s)}")
+        tracked = ", ".join(t.label for t in phase.phase.tracked) or "none"
+        lines.append(
+            f"  {phase.phase.title}: purge, {pre_text}; {len(cells)} cells/round x {_duration(cells[0].runtime_s)} "
+            f"({', '.join(depths)}), {stop_text}; tracked: {tracked}; "
+            f"worst case {format_duration(phase.worst_case_s)}"
+        )
+    lines.append(f"Worst case: {format_duration(plan.worst_case_s)} of IO (+ about "
+                 f"{format_duration(plan.overhead_s)} fio start-up and hand-offs, + purge and preconditioning)")
+    lines.extend(f"Note: {note}" for note in plan.notes)
+    if plan.deviations:
+        lines.append("Not PTS-compliant:")
+        lines.extend(f"  - {reason}" for reason in plan.deviations)
+    return lines

@@ -1,0 +1,538 @@
+"""The SNIA PTS tests declared as data, the profiles, and the settings a run uses.
+
+A test is a row of `TEST_DEFS`: its loops (mixes outer, block sizes inner, in the order the spec requires), thread
+count and queue depth, the tracked variables NAMED BY WORKLOAD (e.g. "rnd 4k 0/100", never a list position),
+preconditioning and stop rule. `build_test` turns a row plus the run's `Settings` into `Phase`s - what the engine
+runs: purge -> precondition -> rounds of cells -> stop. Throughput has one phase per block size.
+
+Sources: PTS 2.0.2 (IOPS with three tracked cells, TP at TC1/QD32, LAT at TC1/QD1 with five-nines, WSAT) and
+PTS-E 1.1 (one tracked IOPS cell: 4 KiB random write; TP at the profile's TC/QD). Enterprise: active range 100 %,
+write cache disabled, TC4/QD32. Client: active range 75 %, write cache enabled, TC2/QD16, TP at 1024 KiB only.
+
+Adding a test (e.g. issue 7's HIR, XSR, CBW, DIRTH) is adding a row: `cells` lists heterogeneous cells with their
+own TC/QD, runtime and extra fio options (bssplit, random_distribution=zoned, thinktime...) when the mixes x block
+sizes matrix does not fit; several rows' phases chain when a test has stages.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from ptsbench.errors import PtsbenchError
+from ptsbench.units import format_bs, parse_size_bytes
+
+SPEC_VERSIONS = ("2.0", "1.1")
+PROFILES_NAMES = ("enterprise", "client", "demo")
+PTS_ROUND_TIME_S = 60.0
+PTS_MAX_ROUNDS = 25
+WINDOW_ROUNDS = 5
+WIPC_BS_BYTES = 128 * 1024
+WIPC_MULTIPLE = 2.0
+WSAT_CAPACITY_MULTIPLE = 4.0
+WSAT_MAX_TIME_S = 24 * 3600.0
+
+METRICS = ("iops", "bw_bytes", "lat_mean_ns", "lat_max_ns")
+
+
+def mix_label(read_pct: int) -> str:
+    """Read/write split as PTS writes it: 65 -> '65/35'."""
+    return f"{read_pct}/{100 - read_pct}"
+
+
+def cell_name(pattern: str, bs_bytes: int, read_pct: int) -> str:
+    """The workload's name, e.g. 'rnd 4k 0/100' (random 4 KiB, 100 % writes): how tracked variables refer to it."""
+    return f"{pattern} {format_bs(bs_bytes)} {mix_label(read_pct)}"
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """One workload of a round: a fio job run for `runtime_s`."""
+
+    name: str
+    pattern: str  # "rnd" | "seq"
+    read_pct: int  # 100 = all reads, 0 = all writes
+    bs_bytes: int
+    numjobs: int
+    iodepth: int
+    runtime_s: float
+    fio_options: tuple[tuple[str, str | None], ...] = ()  # extra options for tests beyond the matrix
+
+    @property
+    def mix(self) -> str:
+        return mix_label(self.read_pct)
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """A tracked (dependent) variable: a metric of one named cell."""
+
+    cell: str
+    metric: str  # one of METRICS
+
+    @property
+    def label(self) -> str:
+        return f"{self.cell} {self.metric}"
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """Workload-independent preconditioning: `multiple` x the active range of sequential writes at `bs_bytes`."""
+
+    bs_bytes: int
+    multiple: float
+    numjobs: int
+    iodepth: int
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When a phase stops: 'steady' (steady state or max_rounds), 'written' (capacity_multiple x capacity written or
+    max_time_s of IO), or 'rounds' (exactly max_rounds)."""
+
+    kind: str
+    max_rounds: int
+    window: int = WINDOW_ROUNDS
+    capacity_multiple: float = 0.0
+    max_time_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Phase:
+    """What the engine runs: purge, preconditioning, then rounds of `cells` until the stop rule says stop."""
+
+    key: str  # unique in a run, e.g. "iops", "tp-1m"; also its folder name in the store
+    test: str  # the TestDef key
+    title: str
+    purge: bool
+    precondition: Precondition | None
+    cells: tuple[CellSpec, ...]
+    tracked: tuple[Tracked, ...]
+    stop: StopRule
+
+
+@dataclass(frozen=True)
+class TestParams:
+    """The parameters of one test a profile sets and the command line may override."""
+
+    block_sizes: tuple[int, ...]
+    mixes: tuple[int, ...]
+    numjobs: int
+    iodepth: int
+    round_time_s: float
+    max_rounds: int
+
+
+@dataclass(frozen=True)
+class TestDef:
+    """One PTS test as data. `depth` None means the profile's TC/QD; `tracked` names cells per spec version
+    ('{bs}' stands for the phase's block size when `phase_per_block_size`)."""
+
+    key: str
+    title: str
+    pattern: str
+    mixes: tuple[int, ...]
+    block_sizes: Mapping[str, tuple[str, ...]]  # by profile kind ("enterprise", "client")
+    depth: Mapping[str, tuple[int, int] | None]  # by spec version
+    tracked: Mapping[str, tuple[str, ...]]  # by spec version
+    metric: str
+    precondition: str  # "wipc" (128 KiB) | "wipc-at-bs" (at the phase's block size) | "none"
+    stop: str  # "steady" | "written"
+    phase_per_block_size: bool = False
+    section: str = ""
+
+    def spec_block_sizes(self, kind: str) -> tuple[int, ...]:
+        return tuple(parse_size_bytes(bs) for bs in self.block_sizes.get(kind, self.block_sizes["enterprise"]))
+
+
+IOPS_MIXES = (100, 95, 65, 50, 35, 5, 0)
+IOPS_BLOCK_SIZES = ("1m", "128k", "64k", "32k", "16k", "8k", "4k", "512")
+
+TEST_DEFS: dict[str, TestDef] = {
+    "iops": TestDef(
+        key="iops",
+        title="IOPS",
+        pattern="rnd",
+        mixes=IOPS_MIXES,
+        block_sizes={"enterprise": IOPS_BLOCK_SIZES},
+        depth={"2.0": None, "1.1": None},
+        tracked={"2.0": ("rnd 4k 0/100", "rnd 64k 65/35", "rnd 1m 100/0"), "1.1": ("rnd 4k 0/100",)},
+        metric="iops",
+        precondition="wipc",
+        stop="steady",
+        section="PTS 2.0.2 section 7 (IOPS)",
+    ),
+    "tp": TestDef(
+        key="tp",
+        title="Throughput",
+        pattern="seq",
+        mixes=(100, 0),
+        block_sizes={"enterprise": ("1m", "128k"), "client": ("1m",)},
+        depth={"2.0": (1, 32), "1.1": None},
+        tracked={"2.0": ("seq {bs} 0/100",), "1.1": ("seq {bs} 0/100",)},
+        metric="bw_bytes",
+        precondition="wipc-at-bs",
+        stop="steady",
+        phase_per_block_size=True,
+        section="PTS 2.0.2 section 8 (Throughput)",
+    ),
+    "lat": TestDef(
+        key="lat",
+        title="Latency",
+        pattern="rnd",
+        mixes=(100, 65, 0),
+        block_sizes={"enterprise": ("8k", "4k", "512")},
+        depth={"2.0": (1, 1), "1.1": (1, 1)},
+        tracked={"2.0": ("rnd 4k 0/100",), "1.1": ("rnd 4k 0/100",)},
+        metric="lat_mean_ns",
+        precondition="wipc",
+        stop="steady",
+        section="PTS 2.0.2 section 9 (Latency)",
+    ),
+    "wsat": TestDef(
+        key="wsat",
+        title="Write saturation",
+        pattern="rnd",
+        mixes=(0,),
+        block_sizes={"enterprise": ("4k",)},
+        depth={"2.0": None, "1.1": None},
+        tracked={"2.0": (), "1.1": ()},
+        metric="iops",
+        precondition="none",
+        stop="written",
+        section="PTS 2.0.2 section 10 (Write saturation)",
+    ),
+}
+TEST_ORDER = ("iops", "tp", "lat", "wsat")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A profile: which spec parameters it follows and which it changes (demo)."""
+
+    name: str
+    kind: str  # the spec profile it follows: "enterprise" | "client"
+    active_range_pct: float
+    write_cache: str  # the state the spec requires: "disabled" | "enabled"
+    numjobs: int
+    iodepth: int
+    round_time_s: float = PTS_ROUND_TIME_S
+    max_rounds: int = PTS_MAX_ROUNDS
+    wipc_multiple: float = WIPC_MULTIPLE
+    wsat_capacity_multiple: float = WSAT_CAPACITY_MULTIPLE
+    wsat_max_time_s: float = WSAT_MAX_TIME_S
+    per_test: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # TestParams fields per test
+    scratch_size_bytes: int | None = None  # a scratch file in the run directory when no target is given
+    description: str = ""
+
+
+PROFILES: dict[str, Profile] = {
+    "enterprise": Profile(
+        "enterprise", "enterprise", 100.0, "disabled", 4, 32, description="PTS enterprise: AR 100 %, WCD, TC4/QD32"
+    ),
+    "client": Profile("client", "client", 75.0, "enabled", 2, 16, description="PTS client: AR 75 %, WCE, TC2/QD16"),
+    "demo": Profile(
+        "demo",
+        "enterprise",
+        100.0,
+        "disabled",
+        2,
+        8,
+        round_time_s=0.5,
+        max_rounds=WINDOW_ROUNDS,
+        wsat_max_time_s=20.0,
+        per_test={
+            # the three PTS 2.0 tracked IOPS cells sit in this reduced matrix
+            "iops": {"mixes": (100, 65, 0), "block_sizes": tuple(parse_size_bytes(b) for b in ("1m", "64k", "4k"))},
+            "wsat": {"round_time_s": 1.0},
+        },
+        scratch_size_bytes=256 * 1024**2,
+        description="the enterprise flow in about two minutes on a 256 MiB scratch file: 0.5 s cells, 5 rounds, "
+        "reduced IOPS matrix; not PTS-compliant",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides what a PTS run does: profile, spec version, tests and per-test parameters."""
+
+    profile: str
+    kind: str
+    spec: str
+    tests: tuple[str, ...]
+    active_range_pct: float
+    write_cache: str
+    wipc_multiple: float
+    wsat_capacity_multiple: float
+    wsat_max_time_s: float
+    ramp_time_s: float
+    params: Mapping[str, TestParams]
+    scratch_size_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "profile": self.profile,
+            "kind": self.kind,
+            "spec": self.spec,
+            "tests": list(self.tests),
+            "active_range_pct": self.active_range_pct,
+            "write_cache": self.write_cache,
+            "wipc_multiple": self.wipc_multiple,
+            "wsat_capacity_multiple": self.wsat_capacity_multiple,
+            "wsat_max_time_s": self.wsat_max_time_s,
+            "ramp_time_s": self.ramp_time_s,
+            "scratch_size_bytes": self.scratch_size_bytes,
+            "params": {
+                test: {
+                    "block_sizes": list(p.block_sizes),
+                    "mixes": list(p.mixes),
+                    "numjobs": p.numjobs,
+                    "iodepth": p.iodepth,
+                    "round_time_s": p.round_time_s,
+                    "max_rounds": p.max_rounds,
+                }
+                for test, p in self.params.items()
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> "Settings":
+        """The inverse of to_dict (what resume reads back from the store)."""
+        raw_params = data["params"]
+        assert isinstance(raw_params, dict)
+        params = {
+            test: TestParams(
+                block_sizes=tuple(p["block_sizes"]),
+                mixes=tuple(p["mixes"]),
+                numjobs=int(p["numjobs"]),
+                iodepth=int(p["iodepth"]),
+                round_time_s=float(p["round_time_s"]),
+                max_rounds=int(p["max_rounds"]),
+            )
+            for test, p in raw_params.items()
+        }
+        values = {key: data[key] for key in cls.__dataclass_fields__ if key != "params"}
+        values["tests"] = tuple(values["tests"])  # type: ignore[arg-type]
+        return cls(params=params, **values)  # type: ignore[arg-type]
+
+
+def spec_params(defn: TestDef, profile: Profile, spec: str) -> TestParams:
+    """What the spec (and the profile's own changes) say for one test, before command-line overrides."""
+    depth = defn.depth[spec]
+    numjobs, iodepth = depth if depth is not None else (profile.numjobs, profile.iodepth)
+    params = TestParams(
+        block_sizes=defn.spec_block_sizes(profile.kind),
+        mixes=defn.mixes,
+        numjobs=numjobs,
+        iodepth=iodepth,
+        round_time_s=profile.round_time_s,
+        max_rounds=profile.max_rounds,
+    )
+    return replace(params, **profile.per_test.get(defn.key, {}))  # type: ignore[arg-type]
+
+
+def pts_params(defn: TestDef, kind: str, spec: str) -> TestParams:
+    """The unmodified PTS parameters of a test for a spec profile kind (the compliance reference)."""
+    return spec_params(defn, PROFILES[kind], spec)
+
+
+def make_settings(
+    profile_name: str = "enterprise",
+    spec: str = "2.0",
+    tests: tuple[str, ...] = TEST_ORDER,
+    overrides: Mapping[str, Mapping[str, object]] | None = None,
+    active_range_pct: float | None = None,
+    wipc_multiple: float | None = None,
+    wsat_capacity_multiple: float | None = None,
+    wsat_max_time_s: float | None = None,
+    ramp_time_s: float = 0.0,
+) -> Settings:
+    """Settings from a profile, a spec version and overrides (`overrides[test][field]` replaces a TestParams field)."""
+    if profile_name not in PROFILES:
+        raise PtsbenchError(f"unknown profile {profile_name!r}", f"choose one of {', '.join(PROFILES)}")
+    if spec not in SPEC_VERSIONS:
+        raise PtsbenchError(f"unknown PTS version {spec!r}", f"choose one of {', '.join(SPEC_VERSIONS)}")
+    unknown = [test for test in tests if test not in TEST_DEFS]
+    if unknown or not tests:
+        raise PtsbenchError(f"unknown test {', '.join(unknown) or '(none)'}", f"choose from {','.join(TEST_ORDER)}")
+    profile = PROFILES[profile_name]
+    ordered = tuple(test for test in TEST_ORDER if test in tests)
+    params = {}
+    for test in ordered:
+        base = spec_params(TEST_DEFS[test], profile, spec)
+        params[test] = replace(base, **dict((overrides or {}).get(test, {})))  # type: ignore[arg-type]
+        _check_params(test, params[test])
+    settings = Settings(
+        profile=profile.name,
+        kind=profile.kind,
+        spec=spec,
+        tests=ordered,
+        active_range_pct=profile.active_range_pct if active_range_pct is None else active_range_pct,
+        write_cache=profile.write_cache,
+        wipc_multiple=profile.wipc_multiple if wipc_multiple is None else wipc_multiple,
+        wsat_capacity_multiple=(
+            profile.wsat_capacity_multiple if wsat_capacity_multiple is None else wsat_capacity_multiple
+        ),
+        wsat_max_time_s=profile.wsat_max_time_s if wsat_max_time_s is None else wsat_max_time_s,
+        ramp_time_s=ramp_time_s,
+        params=params,
+        scratch_size_bytes=profile.scratch_size_bytes,
+    )
+    _check_settings(settings)
+    return settings
+
+
+def _check_params(test: str, params: TestParams) -> None:
+    if not params.block_sizes or any(bs <= 0 or bs % 512 for bs in params.block_sizes):
+        raise PtsbenchError(f"{test}: block sizes must be multiples of 512 bytes", "e.g. --block-sizes 4k,64k,1m")
+    if not params.mixes or any(not 0 <= mix <= 100 for mix in params.mixes):
+        raise PtsbenchError(f"{test}: read percentages must be 0..100", "e.g. --mixes 100,65,0 (read %)")
+    if params.numjobs < 1 or params.iodepth < 1:
+        raise PtsbenchError(f"{test}: thread count and queue depth must be at least 1", "e.g. --numjobs 4")
+    if params.round_time_s <= 0 or params.max_rounds < 1:
+        raise PtsbenchError(f"{test}: round time and maximum rounds must be positive", "e.g. --round-time 60")
+
+
+def _check_settings(settings: Settings) -> None:
+    if not 0 < settings.active_range_pct <= 100:
+        raise PtsbenchError("active range must be in (0, 100] percent", "e.g. --active-range 75")
+    if settings.wipc_multiple <= 0 or settings.wsat_capacity_multiple <= 0 or settings.wsat_max_time_s <= 0:
+        raise PtsbenchError("preconditioning amount and WSAT limits must be positive", "check the overrides")
+    if settings.ramp_time_s < 0:
+        raise PtsbenchError("ramp time cannot be negative", "PTS uses 0")
+
+
+def _phase_block_sizes(defn: TestDef, params: TestParams) -> list[tuple[str, tuple[int, ...]]]:
+    """(phase key, block sizes) pairs: one phase with all sizes, or one phase per size (throughput)."""
+    if defn.phase_per_block_size:
+        return [(f"{defn.key}-{format_bs(bs)}", (bs,)) for bs in params.block_sizes]
+    return [(defn.key, params.block_sizes)]
+
+
+def build_test(test: str, settings: Settings) -> tuple[Phase, ...]:
+    """The phases of one test under `settings`, cells in the spec's nesting order (mix outer, block size inner)."""
+    defn = TEST_DEFS[test]
+    params = settings.params[test]
+    phases = []
+    for key, block_sizes in _phase_block_sizes(defn, params):
+        cells = tuple(
+            CellSpec(
+                name=cell_name(defn.pattern, bs, mix),
+                pattern=defn.pattern,
+                read_pct=mix,
+                bs_bytes=bs,
+                numjobs=params.numjobs,
+                iodepth=params.iodepth,
+                runtime_s=params.round_time_s,
+            )
+            for mix in params.mixes
+            for bs in block_sizes
+        )
+        tracked = tuple(
+            Tracked(name.format(bs=format_bs(block_sizes[0])), defn.metric) for name in defn.tracked[settings.spec]
+        )
+        phases.append(
+            Phase(
+                key=key,
+                test=test,
+                title=defn.title if len(block_sizes) > 1 or not defn.phase_per_block_size
+                else f"{defn.title} {format_bs(block_sizes[0])}",
+                purge=True,
+                precondition=_precondition(defn, block_sizes, params, settings),
+                cells=cells,
+                tracked=tracked,
+                stop=_stop_rule(defn, params, settings),
+            )
+        )
+    return tuple(phases)
+
+
+def _precondition(
+    defn: TestDef, block_sizes: tuple[int, ...], params: TestParams, settings: Settings
+) -> Precondition | None:
+    if defn.precondition == "none":
+        return None
+    bs = block_sizes[0] if defn.precondition == "wipc-at-bs" else WIPC_BS_BYTES
+    return Precondition(bs_bytes=bs, multiple=settings.wipc_multiple, numjobs=params.numjobs, iodepth=params.iodepth)
+
+
+def _stop_rule(defn: TestDef, params: TestParams, settings: Settings) -> StopRule:
+    if defn.stop == "written":
+        rounds = max(1, int(-(-settings.wsat_max_time_s // params.round_time_s)))
+        return StopRule(
+            "written",
+            max_rounds=rounds,
+            capacity_multiple=settings.wsat_capacity_multiple,
+            max_time_s=settings.wsat_max_time_s,
+        )
+    return StopRule("steady", max_rounds=params.max_rounds)
+
+
+def build_phases(settings: Settings) -> tuple[Phase, ...]:
+    """Every phase of the run, in test order."""
+    return tuple(phase for test in settings.tests for phase in build_test(test, settings))
+
+
+def _parse_list(text: str, parse_one: Callable[[str], int], what: str) -> tuple[int, ...]:
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise PtsbenchError(f"empty {what} list", "give a comma-separated list")
+    return tuple(parse_one(item) for item in items)
+
+
+def _parse_mix(text: str) -> int:
+    read = text.split("/")[0]
+    if not read.isdigit():
+        raise PtsbenchError(f"not a read/write mix: {text!r}", "use read percentages like 100,65,0 or 65/35")
+    return int(read)
+
+
+def _parse_positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise PtsbenchError(f"not a positive whole number: {text!r}", "e.g. 4")
+    return int(text)
+
+
+def _parse_seconds(text: str) -> float:
+    from ptsbench.fio.jobs import parse_duration_s
+
+    seconds = parse_duration_s(text)
+    if seconds is None or seconds <= 0:
+        raise PtsbenchError(f"not a duration: {text!r}", "use seconds, or a suffix: 500ms, 60s, 2m, 1h")
+    return seconds
+
+
+OVERRIDE_PARSERS: dict[str, Callable[[str], object]] = {
+    "block_sizes": lambda text: _parse_list(text, parse_size_bytes, "block size"),
+    "mixes": lambda text: _parse_list(text, _parse_mix, "mix"),
+    "numjobs": _parse_positive_int,
+    "iodepth": _parse_positive_int,
+    "round_time_s": _parse_seconds,
+    "max_rounds": _parse_positive_int,
+}
+
+
+def parse_overrides(raw: Mapping[str, Sequence[str]], tests: tuple[str, ...]) -> dict[str, dict[str, object]]:
+    """Command-line overrides '[TEST=]VALUE' per TestParams field -> overrides[test][field]. A plain VALUE applies to
+    every selected test, 'iops=VALUE' to one (later values win)."""
+    overrides: dict[str, dict[str, object]] = {test: {} for test in tests}
+    for field_name, values in raw.items():
+        parse = OVERRIDE_PARSERS[field_name]
+        for text in values:
+            test, sep, value = text.partition("=")
+            chosen = (test.strip(),) if sep else tests
+            if sep and test.strip() not in TEST_DEFS:
+                raise PtsbenchError(f"unknown test {test.strip()!r} in {text!r}", f"use one of {','.join(TEST_ORDER)}")
+            parsed = parse(value if sep else text)
+            for name in chosen:
+                if name in overrides:
+                    overrides[name][field_name] = parsed
+    return overrides
+
+
+def parse_tests(text: str) -> tuple[str, ...]:
+    """'iops,tp' -> ('iops', 'tp'), checked against the known tests."""
+    tests = tuple(item.strip().lower() for item in text.split(",") if item.strip())
+    unknown = [test for test in tests if test not in TEST_DEFS]
+    if unknown or not tests:
+        raise PtsbenchError(f"unknown test(s): {', '.join(unknown) or '(none)'}", f"choose from {','.join(TEST_ORDER)}")
+    return tests

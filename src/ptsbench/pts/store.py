@@ -1,0 +1,134 @@
+"""The PTS run directory: what a PTS run keeps, written so that a kill at any moment loses at most the current round.
+
+Layout (inside a RunStore whose manifest has kind "pts"):
+  manifest.json        kind "pts"; settings (profile, spec, tests, per-test parameters); target (facts, size,
+                       sector sizes, ioengine and how it was chosen); base_seed; write_cache (wanted, before,
+                       after, message, per start/resume); compliance {compliant, reasons}; notes; status
+                       ("running" | "interrupted" | "failed" | "done"); scratch (true when the target is a scratch
+                       file ptsbench made in the run directory)
+  plan.json            the plan: active range, alignment, and per phase its cells (name, pattern, read %, block
+                       size, TC, QD, runtime), skipped cells, tracked variables, preconditioning, stop rule
+  plan.txt             the plan as printed before the run
+  pts/PHASE/           one folder per phase, in run order: iops, tp-1m, tp-128k, lat, wsat
+    purge.json         list of purge attempts: method, command lines, ok, message, is_deviation, utc times
+    precondition/      job.fio, command.txt, fio.json (json+), fio.stderr of the preconditioning run;
+      result.json      written last: bytes written, runtime, bandwidth. Present = preconditioning completed
+    rounds/NNN/        job.fio, command.txt, fio.json, fio.stderr of round NNN (1-based);
+      round.json       written last, atomically: seed, utc times, wall and CPU time, per-cell results (see
+                       cell_record in engine.py), the sequential start/end offsets, WSAT running totals, and the
+                       steady-state determination after this round. Present = round finished
+    rounds/NNN.interrupted-K/   a round that was killed part-way (kept for the record, never used)
+    phase.json         written when the phase ends: stop reason, rounds run, steady state reached, window
+                       rounds, the determination per tracked variable, and the window averages of every cell
+Every file goes through atomic_write_* (temporary file, fsync, rename, fsync of the folder).
+"""
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ptsbench.errors import StoreError
+from ptsbench.store import RunStore, atomic_write_json, read_json, utc_now
+
+PTS_DIR = "pts"
+ROUND_FILE = "round.json"
+PHASE_FILE = "phase.json"
+PRECONDITION_DONE = "result.json"
+LOCK_FILE = ".lock"
+
+
+class PtsStore:
+    """The PTS part of a run directory."""
+
+    def __init__(self, store: RunStore) -> None:
+        self.store = store
+        self.root = store.root
+
+    def phase_dir(self, phase_key: str) -> Path:
+        return self.root / PTS_DIR / phase_key
+
+    def rounds_dir(self, phase_key: str) -> Path:
+        return self.phase_dir(phase_key) / "rounds"
+
+    def round_dir(self, phase_key: str, round_number: int) -> Path:
+        return self.rounds_dir(phase_key) / f"{round_number:03d}"
+
+    def precondition_dir(self, phase_key: str) -> Path:
+        return self.phase_dir(phase_key) / "precondition"
+
+    def finished_rounds(self, phase_key: str) -> list[dict[str, Any]]:
+        """Stored round records 1..n (stops at the first round without round.json)."""
+        rounds = []
+        number = 1
+        while (path := self.round_dir(phase_key, number) / ROUND_FILE).exists():
+            rounds.append(read_json(path))
+            number += 1
+        return rounds
+
+    def set_aside_interrupted(self, phase_key: str, next_round: int) -> list[Path]:
+        """Rename unfinished round folders (a kill mid-round) so the round can run again; nothing is deleted."""
+        moved: list[Path] = []
+        rounds_dir = self.rounds_dir(phase_key)
+        if not rounds_dir.is_dir():
+            return moved
+        for path in sorted(rounds_dir.iterdir()):
+            if not path.name.isdigit() or (path / ROUND_FILE).exists():
+                continue
+            number = 1
+            while (target := path.with_name(f"{path.name}.interrupted-{number}")).exists():
+                number += 1
+            os.replace(path, target)
+            moved.append(target)
+        if (self.round_dir(phase_key, next_round) / ROUND_FILE).exists():
+            raise StoreError(f"{rounds_dir}: round {next_round} exists after a gap", "the run directory was edited")
+        return moved
+
+    def precondition_result(self, phase_key: str) -> dict[str, Any] | None:
+        path = self.precondition_dir(phase_key) / PRECONDITION_DONE
+        return read_json(path) if path.exists() else None
+
+    def phase_result(self, phase_key: str) -> dict[str, Any] | None:
+        path = self.phase_dir(phase_key) / PHASE_FILE
+        return read_json(path) if path.exists() else None
+
+    def purge_attempts(self, phase_key: str) -> list[dict[str, Any]]:
+        path = self.phase_dir(phase_key) / "purge.json"
+        attempts: list[dict[str, Any]] = read_json(path) if path.exists() else []
+        return attempts
+
+    def add_purge_attempt(self, phase_key: str, attempt: dict[str, Any]) -> None:
+        self.phase_dir(phase_key).mkdir(parents=True, exist_ok=True)
+        atomic_write_json(self.phase_dir(phase_key) / "purge.json", [*self.purge_attempts(phase_key), attempt])
+
+    def write_phase_result(self, phase_key: str, result: dict[str, Any]) -> None:
+        atomic_write_json(self.phase_dir(phase_key) / PHASE_FILE, {**result, "finished_utc": utc_now()})
+
+    def add_compliance_reason(self, reason: str) -> None:
+        """Record one more way the run departs from the spec (idempotent)."""
+        compliance = dict(self.store.manifest.get("compliance") or {"compliant": True, "reasons": []})
+        if reason not in compliance["reasons"]:
+            compliance["reasons"] = [*compliance["reasons"], reason]
+            compliance["compliant"] = False
+            self.store.update_manifest(compliance=compliance)
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run directory for one process (released by the kernel even after kill -9)."""
+        handle = open(self.root / LOCK_FILE, "a+")  # noqa: SIM115 - held open for the whole run
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise StoreError(f"{self.root} is in use by another ptsbench process", "wait for it or stop it") from None
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"{os.getpid()}\n")
+            handle.flush()
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
