@@ -15,7 +15,6 @@ COMMANDS: dict[str, str] = {
     "show": "ptsbench.cli.show:show",
     "info": "ptsbench.cli.info:info",
     "server": "ptsbench.cli.server:server",
-    "server": "ptsbench.cli.server:server",
     "pts": "ptsbench.cli.pts:pts",
     "resume": "ptsbench.cli.pts:resume",
 }
@@ -25,7 +24,6 @@ SHORT_HELP: dict[str, str] = {
     "quick": "CrystalDiskMark-style preset: SEQ1M and RND4K, read and write.",
     "show": "Print a stored run's results again, from its run directory.",
     "info": "Print target and host facts.",
-    "server": "Start or stop a fio server for multi-host runs (--hosts).",
     "server": "Start or stop a fio server for multi-host runs (--hosts).",
     "pts": "SNIA PTS tests: IOPS, throughput, latency, write saturation (--profile demo: 2 minutes).",
     "resume": "Continue an interrupted PTS run from its run directory.",
