@@ -16,6 +16,7 @@ from ptsbench.errors import JobFileError
 from ptsbench.fio import jobs
 from ptsbench.fio.output import JobResult, parse_jobs
 from ptsbench.fio.runner import FioOutcome, FioStatus, fio_command, run_fio, shell_line
+from ptsbench.hosts import Host, host_outcome, write_host_list
 from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, read_json, utc_now
 from ptsbench.target.guard import check_write_allowed
 from ptsbench.target.target import Target, resolve_target
@@ -159,6 +160,7 @@ class CaseRecord:
     started_utc: str
     ended_utc: str
     jobs: list[dict[str, Any]]
+    hosts: list[dict[str, Any]] = field(default_factory=list)  # with --hosts: each host's status and fio's words
 
 
 def _expand_keyword(value: str) -> str:
@@ -196,10 +198,11 @@ def describe_groups(results: list[JobResult], sections: Sequence[jobs.JobSection
     return described
 
 
-def _record(case: Case, outcome: FioOutcome | None, started: str, message: str = "") -> CaseRecord:
+def _record(case: Case, outcome: FioOutcome | None, started: str, message: str = "",
+            hosts: Sequence[Host] = ()) -> CaseRecord:
     results = describe_groups(parse_jobs(outcome.doc), case.sections) if outcome and outcome.doc else []
     ok = outcome is not None and outcome.ok
-    return CaseRecord(
+    record = CaseRecord(
         index=case.index,
         name=case.name,
         source=case.source,
@@ -210,24 +213,40 @@ def _record(case: Case, outcome: FioOutcome | None, started: str, message: str =
         ended_utc=utc_now(),
         jobs=[job_result_dict(result) for result in results],
     )
+    if hosts:
+        _add_hosts(record, hosts, results, outcome)
+    return record
 
 
-def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None] | None) -> CaseRecord:
-    """Write the case's job file and command, run fio, persist the result before returning."""
+def _add_hosts(record: CaseRecord, hosts: Sequence[Host], results: list[JobResult], outcome: FioOutcome | None) -> None:
+    """Each host's status, and the all-hosts rows (rates summed, latency merged from the bins)."""
+    said = (outcome.stdout_text + "\n" + outcome.stderr_text) if outcome else ""
+    found = host_outcome(hosts, results, outcome.doc if outcome else None, said)
+    record.jobs += [job_result_dict(result) for result in found.aggregates]
+    record.hosts = [asdict(status) for status in found.statuses]
+    if found.problem:
+        record.status = "failed"
+        record.message = record.message if record.message.startswith("interrupted") else found.problem
+
+
+def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None] | None,
+             hosts: Sequence[Host] = ()) -> CaseRecord:
+    """Write the case's job file and command, run fio (on every host), persist the result before returning."""
     case_dir = store.root / "cases" / case.dir_name
     (case_dir / "logs").mkdir(parents=True, exist_ok=True)
     job_path = case_dir / "job.fio"
     atomic_write_text(job_path, case.job_text)
-    atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path)) + "\n")
+    clients = [str(write_host_list(store.root, hosts))] if hosts else []
+    atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path, hosts=clients)) + "\n")
     started = utc_now()
     try:
         outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
-                          on_status=on_status)
+                          on_status=on_status, hosts=clients)
     except KeyboardInterrupt:
-        record = _record(case, None, started, "interrupted by the user")
+        record = _record(case, None, started, "interrupted by the user", hosts)
         atomic_write_json(case_dir / RESULT, asdict(record))
         raise
-    record = _record(case, outcome, started)
+    record = _record(case, outcome, started, hosts=hosts)
     if outcome.doc is None:  # fio refused the job file or died before its first result: name the file
         record.message = f"{case.source}: {record.message}"
     atomic_write_json(case_dir / RESULT, asdict(record))
@@ -250,25 +269,29 @@ class CaseProgress(Protocol):
     def finish(self, case: Case, record: CaseRecord) -> None: ...
 
 
-def _run_and_report(store: RunStore, case: Case, progress: CaseProgress | None) -> CaseRecord:
-    record = run_case(store, case, progress.start(case) if progress else None)
+def _run_and_report(store: RunStore, case: Case, progress: CaseProgress | None, hosts: Sequence[Host]) -> CaseRecord:
+    record = run_case(store, case, progress.start(case) if progress else None, hosts)
     if progress:
         progress.finish(case, record)
     return record
 
 
 def run_cases(
-    store: RunStore, cases: Sequence[Case], parallel: bool, progress: CaseProgress | None = None
+    store: RunStore, cases: Sequence[Case], parallel: bool, progress: CaseProgress | None = None,
+    hosts: Sequence[Host] = (),
 ) -> list[CaseRecord]:
-    """Run cases one after another, or each in its own thread at once; every case is stored when it ends."""
+    """Run cases one after another, or each in its own thread at once; every case is stored when it ends.
+
+    With hosts, every case runs on all of them at once through fio's client (one fio server per host).
+    """
     if not parallel:
-        return [_run_and_report(store, case, progress) for case in cases]
+        return [_run_and_report(store, case, progress, hosts) for case in cases]
     records: dict[int, CaseRecord] = {}
     errors: list[BaseException] = []
 
     def worker(case: Case) -> None:
         try:
-            records[case.index] = _run_and_report(store, case, progress)
+            records[case.index] = _run_and_report(store, case, progress, hosts)
         except BaseException as error:  # re-raised in the main thread below
             errors.append(error)
 
