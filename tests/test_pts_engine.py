@@ -1,0 +1,195 @@
+"""The PTS engine end to end with real fio: the demo profile on a file, steady-state stop, stored numbers equal fio's,
+tables, sequential carry-over, loop devices (root only), and the destructive guard."""
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import attached_loop, run_cli
+from ptsbench.fio.output import parse_jobs
+from ptsbench.pts.engine import QuietReporter, create_run, determination, run, stop_reason, target_info
+from ptsbench.pts.plan import make_plan
+from ptsbench.pts.specs import make_settings, parse_overrides
+from ptsbench.pts.steady import steady_state
+from ptsbench.pts.tables import pts_tables
+from ptsbench.target.target import Target
+
+MIB = 1024**2
+
+
+def rounds_of(run_dir: Path, phase: str) -> list[dict[str, Any]]:
+    folder = run_dir / "pts" / phase / "rounds"
+    return [json.loads((d / "round.json").read_text()) for d in sorted(folder.iterdir()) if (d / "round.json").exists()]
+
+
+def fio_doc(run_dir: Path, phase: str, number: int) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((run_dir / "pts" / phase / "rounds" / f"{number:03d}" / "fio.json").read_text())
+    return data
+
+
+def test_demo_profile_runs_all_four_tests_on_a_scratch_file(tmp_path: Path) -> None:
+    run_dir = tmp_path / "demo"
+    done = run_cli("pts", "--profile", "demo", "--out", str(run_dir), "--size", "16M", "--round-time", "0.1",
+                   "--max-rounds", "1")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["kind"] == "pts" and manifest["status"] == "done"
+    assert [p.name for p in sorted((run_dir / "pts").iterdir())] == ["iops", "lat", "tp-128k", "tp-1m", "wsat"]
+    reasons = "\n".join(manifest["compliance"]["reasons"])
+    assert manifest["compliance"]["compliant"] is False
+    assert "purge: none" in reasons and "write cache not disabled" in reasons and "0.1 s per cell" in reasons
+    plan = json.loads((run_dir / "plan.json").read_text())
+    for phase in plan["phases"]:
+        summary = json.loads((run_dir / "pts" / phase["key"] / "phase.json").read_text())
+        assert summary["stop_reason"]
+        (record,) = rounds_of(run_dir, phase["key"]) if phase["test"] != "wsat" else rounds_of(run_dir, "wsat")[:1]
+        assert list(record["cells"]) == [cell["name"] for cell in phase["cells"]]
+        assert all(cell["iops"] > 0 and cell["error"] == 0 for cell in record["cells"].values())
+        job_text = (run_dir / "pts" / phase["key"] / "rounds" / "001" / "job.fio").read_text()
+        assert job_text.count("stonewall") == len(record["cells"]) + sum(len(c["jobs"]) - 1
+                                                                         for c in record["cells"].values())
+        if phase["precondition"]:
+            pre = json.loads((run_dir / "pts" / phase["key"] / "precondition" / "result.json").read_text())
+            assert pre["written_bytes"] == pre["planned_bytes"] == 2 * plan["active_range_bytes"]
+    wsat = rounds_of(run_dir, "wsat")
+    assert wsat[-1]["wsat"]["written_bytes"] >= 4 * 16 * MIB or wsat[-1]["wsat"]["io_time_s"] >= 20
+    assert not (run_dir / "scratch.dat").exists()
+    assert "NOT PTS-compliant" in done.stdout and "IOPS (block size x read/write mix)" in done.stdout
+    shown = run_cli("show", str(run_dir))
+    assert shown.returncode == 0 and "Throughput (MB/s, sequential)" in shown.stdout
+    assert "Write saturation" in shown.stdout and "Steady-state determination" in shown.stdout
+
+
+def test_stored_cell_numbers_are_fio_numbers(tmp_path: Path) -> None:
+    """Cells keep fio's own IOPS and bandwidth; mixed cells sum read and write."""
+    store, _ = _small_run(tmp_path, "iops", {"block_sizes": (4096,), "mixes": (65, 0), "max_rounds": 1}, spec="1.1")
+    (record,) = rounds_of(store.root, "iops")
+    jobs = {job.name: job for job in parse_jobs(fio_doc(store.root, "iops", 1))}
+    mixed = record["cells"]["rnd 4k 65/35"]
+    (job,) = [jobs[name] for name in mixed["jobs"]]
+    read, write = job.get("read"), job.get("write")
+    assert read is not None and write is not None
+    assert mixed["read"]["iops"] == read.iops and mixed["write"]["iops"] == write.iops
+    assert mixed["iops"] == pytest.approx(read.iops + write.iops)
+    assert mixed["total"]["lat_percentiles_ns"]["99.999"] > 0
+
+
+def _small_run(tmp_path: Path, test: str, params: dict[str, object], spec: str = "2.0",
+               ioengine: str | None = None, size: int = 16 * MIB) -> tuple[Any, Any]:
+    from ptsbench.fio.runner import probe_engine
+
+    settings = make_settings("demo", spec, (test,), {test: {"round_time_s": 0.1, **params}})
+    path = str(tmp_path / "target.dat")
+    target = Target(path, "file", size, path)
+    engine = ioengine or probe_engine(str(tmp_path))[0]
+    info = target_info(target, {"logical_sector_bytes": 512}, engine, size)
+    store, _plan = create_run(tmp_path / "run", settings, info, {}, ioengine_note=engine)
+    run(store, target, destructive=False, reporter=QuietReporter())
+    return store, settings
+
+
+def test_rounds_stop_at_steady_state_or_the_maximum(tmp_path: Path) -> None:
+    store, _ = _small_run(tmp_path, "iops", {"block_sizes": (4096,), "mixes": (0,), "max_rounds": 7}, spec="1.1",
+                          ioengine="null")
+    rounds = rounds_of(store.root, "iops")
+    summary = json.loads((store.root / "pts" / "iops" / "phase.json").read_text())
+    assert 5 <= len(rounds) <= 7 and summary["rounds"] == len(rounds)
+    for index, record in enumerate(rounds, start=1):
+        if index < 5:
+            assert record["steady"]["steady"] is False and record["steady"]["rounds_needed"] == 5 - index
+            continue
+        window = rounds[index - 5:index]
+        expected = steady_state([r["cells"]["rnd 4k 0/100"]["iops"] for r in window], list(range(index - 4, index + 1)))
+        stored = record["steady"]["variables"]["rnd 4k 0/100 iops"]
+        assert stored["steady"] == expected.steady and stored["slope"] == pytest.approx(expected.slope)
+        assert record["steady"]["steady"] == (index == len(rounds) and expected.steady)
+    assert summary["steady"] == rounds[-1]["steady"]["steady"]
+    assert ("steady state reached" in summary["stop_reason"]) == summary["steady"]
+    assert summary["window_rounds"] == list(range(len(rounds) - 4, len(rounds) + 1))
+    window_iops = [r["cells"]["rnd 4k 0/100"]["iops"] for r in rounds[-5:]]
+    assert summary["window"]["rnd 4k 0/100"]["iops"] == pytest.approx(sum(window_iops) / 5)
+    (iops_table, steady_table) = pts_tables(store.store)
+    assert iops_table.rows == (("4k", f"{sum(window_iops) / 5:,.1f}"),)
+    assert steady_table.rows[0][2] == f"{len(rounds) - 4}-{len(rounds)}"
+
+
+def test_stop_rule_is_decided_from_stored_rounds() -> None:
+    settings = make_settings("enterprise", "1.1", ("iops",), parse_overrides({"max_rounds": ["6"]}, ("iops",)))
+    from ptsbench.pts.plan import TargetInfo
+
+    plan = make_plan(settings, TargetInfo("/dev/x", "block", 10**11, 512, 512, "io_uring"))
+    phase = plan.phase("iops")
+    values = [100.0, 300.0, 100.0, 300.0, 100.0, 300.0]
+    rounds: list[dict[str, Any]] = []
+    for number, value in enumerate(values, start=1):
+        record: dict[str, Any] = {"round": number, "cells": {"rnd 4k 0/100": {"iops": value}}}
+        rounds.append(record)
+        record["steady"] = determination(phase.phase, rounds)
+    assert stop_reason(plan, phase, rounds[:5]) is None
+    assert stop_reason(plan, phase, rounds) == "maximum of 6 rounds reached; steady state NOT reached"
+    flat = [{"round": n, "cells": {"rnd 4k 0/100": {"iops": 1000.0}}} for n in range(1, 6)]
+    for index in range(5):
+        flat[index]["steady"] = determination(phase.phase, flat[: index + 1])
+    assert stop_reason(plan, phase, flat) == "steady state reached in rounds 1-5"
+
+
+def test_throughput_sequential_streams_continue_across_rounds(tmp_path: Path) -> None:
+    store, _ = _small_run(tmp_path, "tp", {"block_sizes": (128 * 1024,), "max_rounds": 3, "round_time_s": 0.2},
+                          size=512 * MIB)
+    rounds = rounds_of(store.root, "tp-128k")
+    assert len(rounds) >= 2
+    region = 512 * MIB
+    for previous, current in zip(rounds, rounds[1:], strict=False):
+        for name in ("seq 128k 100/0", "seq 128k 0/100"):
+            before, after = previous["cells"][name], current["cells"][name]
+            assert after["seq_start_bytes"] == before["seq_end_bytes"] != 0
+            moved = before["total"]["io_bytes"] // (128 * 1024) * (128 * 1024)
+            assert before["seq_end_bytes"] == (before["seq_start_bytes"] + moved) % region
+    second = (store.root / "pts" / "tp-128k" / "rounds" / "002" / "job.fio").read_text()
+    assert f"offset={rounds[1]['cells']['seq 128k 0/100']['seq_start_bytes']}" in second
+
+
+def test_block_device_needs_destructive(tmp_path: Path) -> None:
+    with attached_loop(str(tmp_path)) as device:
+        done = run_cli("pts", device, "--profile", "demo", "--out", str(tmp_path / "run"))
+    assert done.returncode != 0
+    assert done.stderr.count("\n") == 1 and "--destructive" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_demo_on_a_loop_device_with_purge(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    with attached_loop(str(tmp_path), size_bytes=16 * MIB) as device:
+        done = run_cli("pts", device, "--profile", "demo", "--tests", "iops,wsat", "--destructive", "--out",
+                       str(run_dir), "--round-time", "0.1", "--max-rounds", "1", "--wsat-capacity", "1")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "done" and manifest["target_info"]["kind"] == "block"
+    for phase in ("iops", "wsat"):  # a loop device supports discard: auto falls back to blkdiscard, a deviation
+        (attempt,) = json.loads((run_dir / "pts" / phase / "purge.json").read_text())
+        assert (attempt["method"], attempt["ok"], attempt["commands"]) == ("blkdiscard", True, [f"blkdiscard {device}"])
+    assert any(reason.startswith("purge: blkdiscard") for reason in manifest["compliance"]["reasons"])
+    wsat = rounds_of(run_dir, "wsat")
+    assert wsat[-1]["wsat"]["written_bytes"] >= 16 * MIB  # 1 x capacity: stops at the first round past it
+    assert all(record["wsat"]["written_bytes"] < 16 * MIB for record in wsat[:-1])
+
+
+def test_four_k_native_loop_device_skips_half_k_cells(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    with attached_loop(str(tmp_path), size_bytes=16 * MIB, sector_bytes=4096) as device:
+        done = run_cli("pts", device, "--profile", "demo", "--tests", "lat", "--destructive", "--out", str(run_dir),
+                       "--round-time", "0.1", "--max-rounds", "1", "--mixes", "0")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert any("skipped: rnd 512 0/100" in note for note in manifest["notes"])
+    (record,) = rounds_of(run_dir, "lat")
+    assert list(record["cells"]) == ["rnd 8k 0/100", "rnd 4k 0/100"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_output_is_one_line(tmp_path: Path) -> None:
+    done = run_cli("pts", "--profile", "demo", "--out", "/proc/ptsbench-run")
+    assert done.returncode != 0 and done.stderr.count("\n") == 1
