@@ -222,7 +222,7 @@ def _add_hosts(record: CaseRecord, hosts: Sequence[Host], results: list[JobResul
     """Each host's status, and the all-hosts rows (rates summed, latency merged from the bins)."""
     said = (outcome.stdout_text + "\n" + outcome.stderr_text) if outcome else ""
     found = host_outcome(hosts, results, outcome.doc if outcome else None, said)
-    record.jobs += [job_result_dict(result) for result in found.aggregates]
+    record.jobs = [job_result_dict(result) for result in found.jobs]
     record.hosts = [asdict(status) for status in found.statuses]
     if found.problem:
         record.status = "failed"

@@ -144,7 +144,7 @@ def write_host_list(directory: Path, hosts: Sequence[Host]) -> Path:
     """The host list file fio's `--client=FILE` reads: the same job goes to every host in it."""
     from ptsbench.store import atomic_write_text
 
-    path = Path(directory) / HOST_LIST
+    path = Path(directory).resolve() / HOST_LIST
     atomic_write_text(path, "".join(f"{host.fio_arg}\n" for host in hosts))
     return path
 
@@ -729,7 +729,7 @@ def all_clients_mismatches(doc: Mapping[str, Any], results: Sequence[JobResult])
 class HostOutcome:
     """What a multi-host case adds to its record."""
 
-    aggregates: list[JobResult]
+    jobs: list[JobResult]  # per job: each host in --hosts order, then the all-hosts merge
     statuses: list[HostStatus]
     problem: str  # empty when every host finished
 
@@ -748,4 +748,16 @@ def host_outcome(hosts: Sequence[Host], results: Sequence[JobResult], doc: Mappi
         mismatches = all_clients_mismatches(doc, kept)
         if mismatches:
             problem = "the all-hosts merge disagrees with fio's All clients: " + "; ".join(mismatches)
-    return HostOutcome(aggregates, statuses, problem)
+    host_order = {host.name: index for index, host in enumerate(hosts)}
+    job_order: dict[tuple[int, str], int] = {}
+    for result in results:
+        job_order.setdefault((result.groupid, result.name), len(job_order))
+    jobs = sorted([*results, *aggregates], key=lambda r: (job_order[(r.groupid, r.name)],
+                                                          host_order.get(r.hostname or "", len(host_order))))
+    return HostOutcome(jobs, statuses, problem)
+
+
+def unchecked_targets(paths: Sequence[str]) -> list[Target]:
+    """Target paths on the hosts as given (for a dry run, which asks no host anything)."""
+    return [Target(path=os.path.normpath(path), kind="block" if path.startswith("/dev/") else "file",
+                   size_bytes=None, requested=path) for path in paths]

@@ -1,6 +1,8 @@
 """`ptsbench run` and `ptsbench quick`: parse options, call the case runner, print the table."""
 
 import sys
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,11 +12,14 @@ from ptsbench.report.terminal import FORMATS
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case, Overrides
+    from ptsbench.hosts import Host, HostInfo
     from ptsbench.report.tables import ResultRow
     from ptsbench.store import RunStore
     from ptsbench.target.target import Target
 
 LOG_INTERVAL_HELP = "Interval of fio's bw/iops/lat logs in milliseconds."
+HOSTS_HELP = ("Run on these hosts at once (each runs `ptsbench server`): HOST[:PORT],... or a file with one per line. "
+              "Target paths are paths on the hosts.")
 
 
 def _common_options(function: click.decorators.FC) -> click.decorators.FC:
@@ -27,6 +32,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
         click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1), default=1000,
                      show_default=True, help=LOG_INTERVAL_HELP),
         click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
+        click.option("--hosts", "hosts_spec", metavar="HOSTS", help=HOSTS_HELP),
     ]
     for decorator in reversed(decorators):
         function = decorator(function)
@@ -45,7 +51,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 @_common_options
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
-        allow_mounted: bool, log_interval_ms: int, dry_run: bool) -> None:
+        allow_mounted: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None) -> None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -54,15 +60,33 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
       ptsbench run jobs/ --target /dev/nvme0n1 --target /dev/nvme1n1 --parallel --destructive
       ptsbench run mix.fio --target /mnt/test --runtime 30 --size 4G --set iodepth=32 --format json
       ptsbench run jobs/ --dry-run
+      ptsbench run randread.fio --target /dev/nvme0n1 --hosts node1,node2,node3 --destructive
     """
     from ptsbench.cases import Overrides, job_files, resolve_targets
 
     overrides = Overrides(runtime_s, size, ioengine, tuple(_key_value(item) for item in settings))
     paths = job_files(jobs)
-    resolved = resolve_targets(targets, size)
+    hosts, infos, resolved = _hosts_and_targets(hosts_spec, list(targets), dry_run)
+    if not hosts:
+        resolved = resolve_targets(targets, size)
     name = paths[0].stem if len(paths) == 1 else Path(jobs[0]).resolve().name
     _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
-             log_interval_ms, dry_run)
+             log_interval_ms, dry_run, hosts=hosts, host_infos=infos)
+
+
+def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
+                       ) -> "tuple[list[Host], list[HostInfo], list[Target]]":
+    """With --hosts: the hosts, and (unless a dry run) the pre-flight facts and targets as every host resolves them."""
+    if not hosts_spec:
+        return [], [], []
+    from ptsbench.hosts import parse_hosts, preflight, unchecked_targets
+
+    hosts = parse_hosts(hosts_spec)
+    if dry_run:
+        return hosts, [], unchecked_targets(targets)
+    click.echo(f"ptsbench: pre-flight on {len(hosts)} host(s)", err=True)
+    checked = preflight(hosts, targets)
+    return hosts, list(checked.hosts), list(checked.targets)
 
 
 @click.command()
@@ -72,7 +96,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
 @click.option("--size", default="1G", show_default=True, help="Test file size (or range on a device).")
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str, output_format: str, out: Path | None, destructive: bool,
-          allow_mounted: bool, log_interval_ms: int, dry_run: bool) -> None:
+          allow_mounted: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None) -> None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -82,7 +106,10 @@ def quick(target: str | None, runtime_s: float, size: str, output_format: str, o
       ptsbench quick
       ptsbench quick /mnt/data --runtime 10
       ptsbench quick /dev/sdb --destructive --format csv
+      ptsbench quick /mnt/data --hosts hosts.txt
     """
+    if hosts_spec and target is None:
+        raise click.UsageError("quick --hosts needs TARGET: a folder, file or device path that exists on every host")
     from ptsbench.cases import Overrides, resolve_targets
     from ptsbench.fio.runner import probe_engine
     from ptsbench.quick import quick_job_text
@@ -93,8 +120,14 @@ def quick(target: str | None, runtime_s: float, size: str, output_format: str, o
     target_path = str(run_dir / "scratch.dat") if scratch else str(target)
     if scratch:
         run_dir.mkdir(parents=True, exist_ok=True)
-    resolved = resolve_targets([target_path], size)
-    engine, _note = probe_engine(resolved[0].path)
+    hosts, infos, resolved = _hosts_and_targets(hosts_spec, [target_path], dry_run)
+    if not hosts:
+        resolved = resolve_targets([target_path], size)
+        engine, _note = probe_engine(resolved[0].path)
+    else:
+        from ptsbench.hosts import probe_remote_engine
+
+        engine, _note = ("libaio", "") if dry_run else probe_remote_engine(hosts, resolved[0])
     job_path = run_dir / "quick.fio"
     if not dry_run:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -103,7 +136,7 @@ def quick(target: str | None, runtime_s: float, size: str, output_format: str, o
         job_path = Path(_temporary_job(quick_job_text(runtime_s, size, engine)))
     try:
         _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir,
-                 (destructive, allow_mounted), log_interval_ms, dry_run)
+                 (destructive, allow_mounted), log_interval_ms, dry_run, hosts=hosts, host_infos=infos)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -126,7 +159,7 @@ def _key_value(item: str) -> tuple[str, str]:
 
 def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides", parallel: bool, name: str,
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
-             dry_run: bool) -> None:
+             dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = ()) -> None:
     from ptsbench.cases import (
         check_cases,
         expected_total_s,
@@ -141,21 +174,27 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms)
     total_s = expected_total_s(cases, parallel)
     if dry_run:
-        _print_dry_run(cases, run_dir, total_s)
+        _print_dry_run(cases, run_dir, total_s, hosts)
         return
-    check_cases(cases, *permission)
+    if hosts:
+        from ptsbench.hosts import check_remote_writes
+
+        check_remote_writes(cases, permission[0], hosts)
+    else:
+        check_cases(cases, *permission)
     from ptsbench.target.info import target_facts
 
     store = RunStore.create(run_dir, {
         "kind": "run", "name": name, "job_files": [str(p) for p in paths],
-        "targets": [target_facts(t) for t in resolved], **manifest_settings(overrides, log_interval_ms, parallel),
-        "expected_duration_s": total_s,
+        "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
+        **manifest_settings(overrides, log_interval_ms, parallel), "expected_duration_s": total_s,
+        **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
     })
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     from ptsbench.report.progress import TerminalProgress
 
     with TerminalProgress() as progress:
-        records = run_cases(store, cases, parallel, progress)
+        records = run_cases(store, cases, parallel, progress, hosts)
     _finish(store, result_rows(records), output_format)
     if any(record.status != "ok" for record in records):
         failed = ", ".join(record.name for record in records if record.status != "ok")
@@ -171,14 +210,18 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str) -> N
     print_rows(rows, output_format)
 
 
-def _print_dry_run(cases: "list[Case]", run_dir: Path, total_s: float | None) -> None:
+def _print_dry_run(cases: "list[Case]", run_dir: Path, total_s: float | None, hosts: "Sequence[Host]" = ()) -> None:
     from ptsbench.fio.runner import fio_command, shell_line
     from ptsbench.units import format_duration
 
+    clients = [str(run_dir / "hosts.list")] if hosts else []
+    if hosts:
+        click.echo(f"# hosts ({clients[0]}): {', '.join(host.label for host in hosts)}")
+        click.echo("# pre-flight and, for quick, the ioengine probe run on the hosts when the run starts")
     for case in cases:
         job_path = run_dir / "cases" / case.dir_name / "job.fio"
         click.echo(f"# case {case.index}: {case.name} ({case.source})")
-        click.echo(f"# fio command: {shell_line(fio_command(job_path))}")
+        click.echo(f"# fio command: {shell_line(fio_command(job_path, hosts=clients))}")
         click.echo(f"# job file {job_path}:")
         click.echo(case.job_text)
     expected = format_duration(total_s) if total_s is not None else "unknown (a job is size-based, not time-based)"

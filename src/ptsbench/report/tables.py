@@ -26,6 +26,7 @@ class ResultRow:
     lat_mean_ns: float | None
     lat_percentiles_ns: dict[str, float]
     message: str = ""
+    done_after_first_s: float | None = None  # multi-host: finished this long after the first host (all hosts: spread)
 
     @property
     def mb_s(self) -> float | None:
@@ -43,14 +44,45 @@ def _failed_row(record: Any, job: dict[str, Any] | None) -> ResultRow:
     )
 
 
+def done_after_first_s(jobs: Sequence[dict[str, Any]], hosts: Sequence[str]) -> dict[tuple[int, str, str], float]:
+    """Per host job, how long after the first host it finished (elbencho's first/last done); other rows: the spread.
+
+    From fio's runtime of the job on each host: the hosts start together (fio's client starts them at once).
+    """
+    runtime_ms: dict[tuple[int, str], dict[str, int]] = {}
+    for job in jobs:
+        if job.get("hostname") in hosts and job["directions"]:
+            runtime = max(direction["runtime_ms"] for direction in job["directions"])
+            runtime_ms.setdefault((job["groupid"], job["name"]), {})[job["hostname"]] = runtime
+    done: dict[tuple[int, str, str], float] = {}
+    for job in jobs:
+        per_host = runtime_ms.get((job["groupid"], job["name"]))
+        if per_host and job.get("hostname"):
+            first = min(per_host.values())
+            end = per_host.get(job["hostname"], max(per_host.values()))
+            done[(job["groupid"], job["name"], job["hostname"])] = (end - first) / 1000
+    return done
+
+
+def _host_row(record: Any, host: dict[str, Any]) -> ResultRow:
+    return ResultRow(
+        case=record.name, job="-", host=host["host"], target=record.target, rw="-", bs="-", iodepth=0, numjobs=0,
+        direction="-", status=host["status"], iops=None, bw_bytes=None, lat_mean_ns=None, lat_percentiles_ns={},
+        message=host["message"],
+    )
+
+
 def result_rows(records: Sequence[Any]) -> list[ResultRow]:
-    """Rows for every stored case (CaseRecord-like: name, target, status, message, jobs)."""
+    """Rows for every stored case (CaseRecord-like: name, target, status, message, jobs, hosts)."""
     rows: list[ResultRow] = []
     for record in records:
         if not record.jobs:
             rows.append(_failed_row(record, None))
             continue
+        hosts = {host["host"]: host for host in getattr(record, "hosts", [])}
+        done = done_after_first_s(record.jobs, list(hosts))
         for job in record.jobs:
+            host = hosts.get(job.get("hostname"))
             if not job["directions"]:
                 rows.append(_failed_row(record, job))
                 continue
@@ -58,10 +90,14 @@ def result_rows(records: Sequence[Any]) -> list[ResultRow]:
                 rows.append(ResultRow(
                     case=record.name, job=job["name"], host=job.get("hostname"), target=record.target,
                     rw=job["rw"], bs=job["bs"], iodepth=job["iodepth"], numjobs=job["numjobs"],
-                    direction=direction["direction"], status=record.status if not job["error"] else "failed",
+                    direction=direction["direction"],
+                    status="failed" if job["error"] else host["status"] if host else record.status,
                     iops=direction["iops"], bw_bytes=direction["bw_bytes"],
                     lat_mean_ns=direction["lat"]["mean_ns"],
                     lat_percentiles_ns=direction["lat"]["percentiles_ns"],
-                    message=record.message,
+                    message=host["message"] if host else record.message,
+                    done_after_first_s=done.get((job["groupid"], job["name"], job.get("hostname"))),
                 ))
+        reported = {job.get("hostname") for job in record.jobs}
+        rows += [_host_row(record, host) for name, host in hosts.items() if name not in reported]
     return rows
