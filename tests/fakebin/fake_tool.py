@@ -6,7 +6,8 @@ Every call appends its argv as one JSON line to $FAKEBIN_LOG. $FAKEBIN_FAIL list
 "tool:argument" entries that make matching calls fail (exit 5, message on stderr). Device state that the code
 reads back (write cache, sanitize progress) lives in $FAKEBIN_LOG.state.json. Knobs: FAKE_NVME_SANICAP,
 FAKE_NVME_FLBAS, FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT, FAKE_HDPARM_SECURITY, FAKE_WRITE_CACHE,
-FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes).
+FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG and FAKE_SMARTCTL_JSON (files
+whose text `nvme smart-log` and `smartctl` print; smartctl exits with the document's smartctl.exit_status).
 """
 
 import json
@@ -30,11 +31,11 @@ def main() -> int:
             return 5
     state_path = log + ".state.json"
     state = json.loads(Path(state_path).read_text(encoding="utf-8")) if os.path.exists(state_path) else {}
-    output = {"nvme": nvme, "hdparm": hdparm}.get(TOOL, lambda _state: "")(state)
+    output = {"nvme": nvme, "hdparm": hdparm, "smartctl": smartctl}.get(TOOL, lambda _state: "")(state)
     with open(state_path, "w", encoding="utf-8") as handle:
         json.dump(state, handle)
     sys.stdout.write(output)
-    return 0
+    return json.loads(output).get("smartctl", {}).get("exit_status", 0) if TOOL == "smartctl" else 0
 
 
 def nvme(state: dict) -> str:
@@ -48,6 +49,8 @@ def nvme(state: dict) -> str:
         busy = polls <= int(ENV.get("FAKE_SANITIZE_BUSY_POLLS", "1"))
         sstat = 0x2 if busy else int(ENV.get("FAKE_SANITIZE_SSTAT", "0x101"), 0)
         return json.dumps({"nvme0": {"sprog": 32768 if busy else 65535, "sstat": sstat, "cdw10_info": 2}})
+    if command == "smart-log":
+        return Path(ENV["FAKE_NVME_SMART_LOG"]).read_text(encoding="utf-8")
     if command == "get-feature":
         value = state.get("write_cache", int(ENV.get("FAKE_WRITE_CACHE", "1")))
         return f"get-feature:0x06 (Volatile Write Cache), Current value:{value:#010x}\n"
@@ -57,6 +60,10 @@ def nvme(state: dict) -> str:
             state["write_cache"] = value
         return f"set-feature:0x06 (Volatile Write Cache), value:{value:#010x}, cdw12:0, save:0\n"
     return "Success\n"
+
+
+def smartctl(_state: dict) -> str:
+    return Path(ENV["FAKE_SMARTCTL_JSON"]).read_text(encoding="utf-8")
 
 
 def hdparm(state: dict) -> str:

@@ -1,0 +1,304 @@
+"""Device and host telemetry per round: temperature, thermal throttling, media errors, data written, host CPU.
+
+Device values come from the tools that expose them, read as JSON:
+- NVMe: `nvme smart-log DEV -o json` (nvme-cli 2.x; 1.x prints the 128-bit counters as floats, also accepted).
+  `temperature` is in Kelvin; `warning_temp_time` / `critical_comp_time` are minutes above the warning / critical
+  composite temperature; `thm_temp{1,2}_trans_count` count transitions into host-controlled thermal management
+  (throttling) level 1 / 2 and `thm_temp{1,2}_total_time` are seconds spent there; `data_units_written` counts units
+  of 1000 x 512 bytes. Without nvme-cli, `smartctl -j -a` is used (it has no throttle counters).
+- SATA / SAS / USB: `smartctl -j -a DEV` (smartmontools 7.x): `temperature.current` (Celsius); ATA attributes by name:
+  Reported_Uncorrect (187) as media errors, Total_LBAs_Written (241, x logical sector size) or the Host_Writes_*
+  variants for data written; SCSI: `scsi_error_counter_log` uncorrected errors and write `gigabytes_processed`.
+  ATA and SCSI define no thermal-throttle counters: those keys stay None.
+Celsius is Kelvin - 273, the NVMe convention nvme-cli and smartctl both print.
+
+`read_telemetry` gives every key of TELEMETRY_KEYS (None when unknown), the `source`, the command run and a `note`
+("not available: ..." when nothing can be read). `telemetry_change` compares two readings (before and after a
+round). Host CPU: `cpu_snapshot` reads /proc/stat; `cpu_utilisation(before, after)` gives shares of all CPUs' time.
+"""
+
+import json
+import os
+import shlex
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ptsbench.target.purge import CommandLog, tool_message
+from ptsbench.target.target import Target
+
+NVME_DATA_UNIT_BYTES = 512_000  # NVMe data units: thousands of 512-byte units
+KELVIN_OFFSET = 273  # NVMe convention (nvme-cli, smartctl): Celsius = Kelvin - 273
+SMART_TRANSPORTS = ("sata", "scsi", "usb")
+SMARTCTL_FATAL_BITS = 0b11  # smartctl exit status bits 0-1: bad command line, device could not be opened
+
+COUNTER_KEYS = (
+    "warning_temp_time_min",
+    "critical_temp_time_min",
+    "thm_temp1_trans_count",
+    "thm_temp2_trans_count",
+    "thm_temp1_total_time_s",
+    "thm_temp2_total_time_s",
+    "media_errors",
+    "data_units_written",
+    "data_written_bytes",
+)
+TELEMETRY_KEYS = ("source", "device", "command", "note", "temperature_c", "temperature_k", "critical_warning",
+                  *COUNTER_KEYS)
+THROTTLE_KEYS = ("warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count", "thm_temp2_trans_count")
+
+# ATA attribute 241 names in smartctl's drive database -> bytes per raw unit (None: the logical sector size)
+_ATA_WRITTEN_UNITS: dict[str, int | None] = {
+    "Total_LBAs_Written": None,
+    "Host_Writes_MiB": 1024**2,
+    "Host_Writes_32MiB": 32 * 1024**2,
+    "Host_Writes_GiB": 1024**3,
+    "Lifetime_Writes_GiB": 1024**3,
+}
+_ATA_MEDIA_ERRORS = "Reported_Uncorrect"
+
+
+def empty_telemetry(note: str | None, source: str | None = None, device: str | None = None) -> dict[str, Any]:
+    """A reading with every key present and nothing known."""
+    reading: dict[str, Any] = dict.fromkeys(TELEMETRY_KEYS)
+    reading.update(source=source, device=device, note=note)
+    return reading
+
+
+def read_telemetry(target: Target, facts: Mapping[str, object], log: CommandLog | None = None) -> dict[str, Any]:
+    """One reading of the device under `target` (a file's backing disk counts); never raises for a tool problem."""
+    log = log if log is not None else CommandLog()
+    disk = facts.get("disk")
+    device = disk if isinstance(disk, str) else (target.path if target.kind == "block" else None)
+    transport = str(facts.get("transport") or "")
+    if device is None or not (transport.startswith("nvme") or transport in SMART_TRANSPORTS):
+        return empty_telemetry(f"not available: not an NVMe or SMART device ({device or target.path}, "
+                               f"transport {transport or 'unknown'})", device=device)
+    if transport.startswith("nvme"):
+        controller = facts.get("nvme_controller")
+        if shutil.which("nvme"):
+            return _read_nvme_cli(controller if isinstance(controller, str) else device, log)
+        if shutil.which("smartctl"):
+            reading = _read_smartctl(device, log)
+            reading["note"] = "; ".join(filter(None, ["nvme-cli not installed: read with smartctl, which has no "
+                                                      "thermal-throttle counters", reading["note"]]))
+            return reading
+        return empty_telemetry("not available: nvme-cli not installed (nor smartctl)", device=device)
+    if shutil.which("smartctl"):
+        return _read_smartctl(device, log)
+    return empty_telemetry("not available: smartctl not installed", device=device)
+
+
+def _run_json(argv: list[str], log: CommandLog) -> tuple[Any, str | None, int]:
+    """Run a tool and decode its JSON stdout: (document or None, problem or None, exit status)."""
+    done = log.run(argv)
+    text = done.stdout or ""
+    start = text.find("{")
+    try:
+        doc = json.loads(text[start:]) if start >= 0 else None
+    except json.JSONDecodeError:
+        doc = None
+    if done.returncode == 127:
+        return None, f"{argv[0]} not installed", done.returncode
+    if doc is None:
+        problem = tool_message(done) if done.returncode else f"{argv[0]} printed no JSON"
+        return None, problem, done.returncode
+    return doc, None, done.returncode
+
+
+def _read_nvme_cli(device: str, log: CommandLog) -> dict[str, Any]:
+    argv = ["nvme", "smart-log", device, "-o", "json"]
+    doc, problem, status = _run_json(argv, log)
+    if problem is None and status != 0:
+        problem = f"nvme exited with status {status}"
+    if problem is not None or not isinstance(doc, dict):
+        return {**empty_telemetry(f"not available: {problem}", "nvme-cli", device), "command": shlex.join(argv)}
+    return {**empty_telemetry(None, "nvme-cli", device), "command": shlex.join(argv), **parse_nvme_smart_log(doc)}
+
+
+def _read_smartctl(device: str, log: CommandLog) -> dict[str, Any]:
+    argv = ["smartctl", "-j", "-a", device]
+    doc, problem, status = _run_json(argv, log)
+    base = {**empty_telemetry(None, "smartctl", device), "command": shlex.join(argv)}
+    if problem is not None or not isinstance(doc, dict):
+        return {**base, "note": f"not available: {problem}"}
+    status = int((doc.get("smartctl") or {}).get("exit_status", status))
+    values = parse_smartctl(doc)
+    if status & SMARTCTL_FATAL_BITS or not any(value is not None for value in values.values()):
+        return {**base, "note": f"not available: not a SMART device as smartctl sees it ({_smartctl_message(doc)})"}
+    return {**base, **values}
+
+
+def _smartctl_message(doc: Mapping[str, Any]) -> str:
+    messages = (doc.get("smartctl") or {}).get("messages") or []
+    texts = [str(message.get("string", "")) for message in messages if isinstance(message, dict)]
+    return "; ".join(text for text in texts if text) or "no SMART data"
+
+
+def _number(value: object) -> int | None:
+    """A counter as nvme-cli / smartctl print it: int, float (nvme-cli 1.x 128-bit values) or digit string."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _celsius_from_kelvin(kelvin: int | None) -> int | None:
+    return kelvin - KELVIN_OFFSET if kelvin else None  # 0 K: the controller does not report it
+
+
+def parse_nvme_smart_log(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The telemetry values of an `nvme smart-log -o json` document (NVMe SMART / Health log, page 02h)."""
+    warning = doc.get("critical_warning")
+    kelvin = _number(doc.get("temperature"))
+    units = _number(doc.get("data_units_written"))
+    return {
+        "temperature_k": kelvin,
+        "temperature_c": _celsius_from_kelvin(kelvin),
+        "critical_warning": _number(warning.get("value") if isinstance(warning, dict) else warning),
+        "warning_temp_time_min": _number(doc.get("warning_temp_time")),
+        "critical_temp_time_min": _number(doc.get("critical_comp_time")),
+        "thm_temp1_trans_count": _number(doc.get("thm_temp1_trans_count")),
+        "thm_temp2_trans_count": _number(doc.get("thm_temp2_trans_count")),
+        "thm_temp1_total_time_s": _number(doc.get("thm_temp1_total_time")),
+        "thm_temp2_total_time_s": _number(doc.get("thm_temp2_total_time")),
+        "media_errors": _number(doc.get("media_errors")),
+        "data_units_written": units,
+        "data_written_bytes": units * NVME_DATA_UNIT_BYTES if units is not None else None,
+    }
+
+
+def parse_smartctl(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The telemetry values of a `smartctl -j -a` document (ATA, SCSI or NVMe device)."""
+    values: dict[str, Any] = dict.fromkeys(("temperature_c", "temperature_k", "critical_warning", *COUNTER_KEYS))
+    values["temperature_c"] = _number((doc.get("temperature") or {}).get("current"))
+    nvme = doc.get("nvme_smart_health_information_log")
+    if isinstance(nvme, dict):
+        units = _number(nvme.get("data_units_written"))
+        values.update(
+            critical_warning=_number(nvme.get("critical_warning")),
+            warning_temp_time_min=_number(nvme.get("warning_temp_time")),
+            critical_temp_time_min=_number(nvme.get("critical_comp_time")),
+            media_errors=_number(nvme.get("media_errors")),
+            data_units_written=units,
+            data_written_bytes=units * NVME_DATA_UNIT_BYTES if units is not None else None,
+        )
+        if values["temperature_c"] is None:
+            values["temperature_c"] = _number(nvme.get("temperature"))
+    table = (doc.get("ata_smart_attributes") or {}).get("table")
+    if isinstance(table, list):
+        values.update(_ata_values(table, _number(doc.get("logical_block_size")) or 512))
+    counters = doc.get("scsi_error_counter_log")
+    if isinstance(counters, dict):
+        values.update(_scsi_values(counters))
+    return values
+
+
+def _ata_values(table: list[Any], sector_bytes: int) -> dict[str, Any]:
+    raw = {str(row.get("name")): _number((row.get("raw") or {}).get("value")) for row in table if isinstance(row, dict)}
+    written = None
+    for name, unit in _ATA_WRITTEN_UNITS.items():
+        count = raw.get(name)
+        if count is not None:
+            written = count * (unit or sector_bytes)
+            break
+    return {"media_errors": raw.get(_ATA_MEDIA_ERRORS), "data_written_bytes": written}
+
+
+def _scsi_values(counters: Mapping[str, Any]) -> dict[str, Any]:
+    uncorrected = [_number((counters.get(kind) or {}).get("total_uncorrected_errors"))
+                   for kind in ("read", "write", "verify")]
+    known = [count for count in uncorrected if count is not None]
+    written_gb = (counters.get("write") or {}).get("gigabytes_processed")
+    try:
+        written = round(float(written_gb) * 1e9) if written_gb is not None else None  # decimal GB (10^9 bytes)
+    except (TypeError, ValueError):
+        written = None
+    return {"media_errors": sum(known) if known else None, "data_written_bytes": written}
+
+
+def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """What changed between two readings (before and after a round): counter increases (None when either side is
+    unknown), start and end temperature, and `throttled`: True when a thermal counter rose, False when all known
+    thermal counters stayed, None when none is known."""
+    change: dict[str, Any] = {"temperature_start_c": before.get("temperature_c"),
+                              "temperature_end_c": after.get("temperature_c")}
+    for key in COUNTER_KEYS:
+        start, end = before.get(key), after.get(key)
+        change[key] = end - start if isinstance(start, int) and isinstance(end, int) else None
+    thermal = [change[key] for key in THROTTLE_KEYS if change[key] is not None]
+    change["throttled"] = any(value > 0 for value in thermal) if thermal else None
+    return change
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# host CPU
+
+PROC_STAT = "/proc/stat"
+CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+@dataclass(frozen=True)
+class CpuSnapshot:
+    """The all-CPU line of /proc/stat (ticks of USER_HZ; guest time is already inside user and nice)."""
+
+    monotonic_s: float
+    ticks: Mapping[str, int]
+
+
+def parse_proc_stat(text: str) -> dict[str, int] | None:
+    """The aggregate 'cpu' line of /proc/stat as {field: ticks}; None when absent. Older kernels lack the last
+    fields (counted as 0)."""
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "cpu":
+            numbers = [int(value) for value in fields[1:] if value.isdigit()]
+            return {name: numbers[index] if index < len(numbers) else 0 for index, name in enumerate(CPU_FIELDS)}
+    return None
+
+
+def cpu_snapshot(path: str = PROC_STAT) -> CpuSnapshot | None:
+    """Read /proc/stat now; None when it cannot be read (not Linux)."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    ticks = parse_proc_stat(text)
+    return CpuSnapshot(time.monotonic(), ticks) if ticks is not None else None
+
+
+def cpu_utilisation(before: CpuSnapshot | None, after: CpuSnapshot | None) -> dict[str, Any]:
+    """Host CPU use between two snapshots, as percentages of all CPUs' time (100 = every CPU busy):
+    busy (everything but idle and iowait), user (+nice), system (+irq, softirq), iowait, steal, idle; plus the
+    interval and the CPU count. Values are None when a snapshot is missing or no tick passed."""
+    result: dict[str, Any] = dict.fromkeys(("busy_pct", "user_pct", "system_pct", "iowait_pct", "steal_pct",
+                                            "idle_pct", "interval_s"))
+    result["cpu_count"] = os.cpu_count()
+    if before is None or after is None:
+        return result
+    delta = {name: after.ticks[name] - before.ticks[name] for name in CPU_FIELDS}
+    total = sum(delta.values())
+    result["interval_s"] = after.monotonic_s - before.monotonic_s
+    if total <= 0:
+        return result
+
+    def pct(*names: str) -> float:
+        return 100.0 * sum(delta[name] for name in names) / total
+
+    result.update(
+        busy_pct=100.0 - pct("idle", "iowait"),
+        user_pct=pct("user", "nice"),
+        system_pct=pct("system", "irq", "softirq"),
+        iowait_pct=pct("iowait"),
+        steal_pct=pct("steal"),
+        idle_pct=pct("idle"),
+    )
+    return result
