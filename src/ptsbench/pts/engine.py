@@ -202,6 +202,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
     context = _Context(pts, plan, target, dict(manifest.get("target") or {}), destructive,
                        reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")))
     with pts.lock():
+        wait_for_orphan_fio(pts.root)
         pts.store.update_manifest(status="running")
         try:
             _apply_write_cache(context)
@@ -564,6 +565,34 @@ def resume_target(pts: PtsStore) -> Target:
             raise TargetError(f"{info.path} is now {key} {now.get(key)}, the run started on {stored.get(key)}",
                               "resume on the same device")
     return target
+
+
+def orphan_fio_pids(root: Path) -> list[int]:
+    """fio processes still running a job file of this run directory (left behind when ptsbench was killed)."""
+    marker = str(Path(root).absolute())
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [word.decode(errors="replace") for word in argv if word]
+        if words and Path(words[0]).name == "fio" and any(word.startswith(marker) for word in words[1:]):
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_for_orphan_fio(root: Path, timeout_s: float = 15.0) -> None:
+    """Wait for a fio left running by a killed ptsbench (it stops at its next status write); refuse to start a
+    second fio on the same target while it runs."""
+    deadline = time.monotonic() + timeout_s
+    while pids := orphan_fio_pids(root):
+        if time.monotonic() > deadline:
+            raise PtsbenchError(f"fio from an earlier attempt of this run is still running (pid {pids[0]})",
+                                f"wait for it to end or stop it (kill {pids[0]}), then resume")
+        time.sleep(0.2)
 
 
 def finish_scratch(pts: PtsStore) -> None:

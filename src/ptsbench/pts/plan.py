@@ -273,10 +273,8 @@ def _rw(cell: CellSpec) -> dict[str, str | None]:
 
 
 def _cell_options(cell: CellSpec) -> dict[str, str | None]:
-    options: dict[str, str | None] = {"stonewall": None, **_rw(cell), "bs": format_bs(cell.bs_bytes),
-                                      "numjobs": str(cell.numjobs), "iodepth": str(cell.iodepth)}
-    options.update(dict(cell.fio_options))
-    return options
+    return {"stonewall": None, **_rw(cell), "bs": format_bs(cell.bs_bytes), "numjobs": str(cell.numjobs),
+            "iodepth": str(cell.iodepth)}
 
 
 def precondition_job(plan: Plan, phase: PhasePlan) -> str:
@@ -313,6 +311,7 @@ def round_job(
         if cell.pattern != "seq":
             options.update({"offset": "0", "size": str(plan.active_range_bytes), "time_based": None,
                             "runtime": runtime})
+            options.update(dict(cell.fio_options))  # a test's own options win (zones, bssplit, startdelay...)
             jobs.append((job_name(index, cell), options))
             names.append((job_name(index, cell), cell.name))
             continue
@@ -320,7 +319,7 @@ def round_job(
         parts = _seq_parts(plan, cell, start)
         starts[cell.name] = start.offset_bytes
         for part, part_options in parts:
-            jobs.append((job_name(index, cell, part), {**options, **part_options}))
+            jobs.append((job_name(index, cell, part), {**options, **part_options, **dict(cell.fio_options)}))
             names.append((job_name(index, cell, part), cell.name))
     text = render_job_file(global_options(plan, seed), jobs)
     return RoundJob(text, tuple(names), starts)

@@ -45,7 +45,7 @@ class PtsStore:
 
     def __init__(self, store: RunStore) -> None:
         self.store = store
-        self.root = store.root
+        self.root = store.root.absolute()  # absolute job paths: orphan fio processes are found by them
 
     def phase_dir(self, phase_key: str) -> Path:
         return self.root / PTS_DIR / phase_key

@@ -1,0 +1,116 @@
+"""Resume after kill -9 at several moments: during preconditioning, mid-round, right after a round was stored, and
+between tests. Nothing stored is lost, only the interrupted round runs again, and the resumed run completes."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import run_cli
+from ptsbench.pts.engine import orphan_fio_pids
+
+SMALL = ["--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-time", "0.2", "--max-rounds", "3",
+         "--block-sizes", "iops=4k", "--mixes", "iops=0,100", "--block-sizes", "tp=128k"]
+
+
+def start(run_dir: Path, *args: str) -> subprocess.Popen[bytes]:
+    """`ptsbench pts --out RUN_DIR ARGS` (or `ptsbench resume RUN_DIR` without ARGS) in the background."""
+    argv = ["pts", "--out", str(run_dir), *args] if args else ["resume", str(run_dir)]
+    return subprocess.Popen([sys.executable, "-m", "ptsbench", *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def kill_when(process: subprocess.Popen[bytes], ready: Callable[[], bool], delay_s: float = 0.0) -> None:
+    """kill -9 the run as soon as `ready()` holds (plus `delay_s`)."""
+    deadline = time.monotonic() + 60
+    while not ready():
+        assert process.poll() is None, "the run ended before the moment to kill it"
+        assert time.monotonic() < deadline, "the moment to kill never came"
+        time.sleep(0.01)
+    time.sleep(delay_s)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def stored(run_dir: Path) -> dict[str, bytes]:
+    """Every finished-result file of the run: they must survive a resume unchanged."""
+    names = ("round.json", "phase.json", "result.json")
+    return {str(p.relative_to(run_dir)): p.read_bytes() for p in (run_dir / "pts").rglob("*.json") if p.name in names}
+
+
+def resume_and_check(run_dir: Path, before: dict[str, bytes]) -> dict[str, object]:
+    done = run_cli("resume", str(run_dir))
+    assert done.returncode == 0, done.stderr
+    after = stored(run_dir)
+    for name, content in before.items():
+        assert after.get(name) == content, f"{name} changed or vanished"
+    manifest: dict[str, object] = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "done"
+    plan = json.loads((run_dir / "plan.json").read_text())
+    for phase in plan["phases"]:
+        folder = run_dir / "pts" / phase["key"]
+        summary = json.loads((folder / "phase.json").read_text())
+        numbers = sorted(int(p.name) for p in (folder / "rounds").iterdir() if p.name.isdigit())
+        assert numbers == list(range(1, summary["rounds"] + 1))
+        assert all((folder / "rounds" / f"{n:03d}" / "round.json").exists() for n in numbers)
+    assert orphan_fio_pids(run_dir) == []
+    return manifest
+
+
+def test_kill_during_preconditioning(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    args = [*SMALL, "--tests", "iops", "--size", "256M", "--max-rounds", "1"]
+    folder = run_dir / "pts" / "iops" / "precondition"
+    kill_when(start(run_dir, *args), lambda: (folder / "job.fio").exists(), delay_s=0.1)
+    assert not (folder / "result.json").exists()
+    assert not (run_dir / "pts" / "iops" / "rounds").exists()
+    resume_and_check(run_dir, stored(run_dir))
+    attempts = json.loads((run_dir / "pts" / "iops" / "purge.json").read_text())
+    assert len(attempts) == 2  # an interrupted preconditioning starts again from the purge
+    result = json.loads((folder / "result.json").read_text())
+    assert result["written_bytes"] == result["planned_bytes"]
+
+
+def test_kill_right_after_a_round_is_stored_then_mid_round(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    rounds = run_dir / "pts" / "iops" / "rounds"
+    kill_when(start(run_dir, *SMALL, "--tests", "iops"), lambda: (rounds / "001" / "round.json").exists())
+    first = stored(run_dir)
+    assert "pts/iops/rounds/001/round.json" in first
+    # resumed, then killed again part-way through round 3 (only the resumed process can have started it)
+    kill_when(start(run_dir), lambda: (rounds / "003" / "job.fio").exists(), delay_s=0.3)
+    assert (rounds / "002" / "round.json").exists() and not (rounds / "003" / "round.json").exists()
+    interrupted_job = (rounds / "003" / "job.fio").read_text()
+    second = stored(run_dir)
+    assert first.items() <= second.items()
+    resume_and_check(run_dir, second)
+    assert (rounds / "003.interrupted-1" / "job.fio").read_text() == interrupted_job
+    assert (rounds / "003" / "job.fio").read_text() == interrupted_job  # same seed: the same round again
+    assert len(json.loads((run_dir / "pts" / "iops" / "purge.json").read_text())) == 1
+    assert json.loads((run_dir / "pts" / "iops" / "phase.json").read_text())["rounds"] == 3
+
+
+def test_kill_between_tests_then_in_a_sequential_round(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    tp_rounds = run_dir / "pts" / "tp-128k" / "rounds"
+    iops_done = (run_dir / "pts" / "iops" / "phase.json").exists
+    kill_when(start(run_dir, *SMALL, "--max-rounds", "iops=1", "--tests", "iops,tp"), iops_done)
+    first = stored(run_dir)
+    assert "pts/iops/phase.json" in first
+    kill_when(start(run_dir), (tp_rounds / "002" / "job.fio").exists, delay_s=0.3)
+    second = stored(run_dir)
+    assert first.items() <= second.items() and "pts/tp-128k/rounds/001/round.json" in second
+    resume_and_check(run_dir, second)
+    rounds = [json.loads((tp_rounds / f"{n:03d}" / "round.json").read_text()) for n in (1, 2, 3)]
+    for previous, current in zip(rounds, rounds[1:], strict=False):
+        for cell in ("seq 128k 100/0", "seq 128k 0/100"):
+            assert current["cells"][cell]["seq_start_bytes"] == previous["cells"][cell]["seq_end_bytes"]
+
+
+def test_resume_of_a_missing_directory_is_one_line(tmp_path: Path) -> None:
+    done = run_cli("resume", str(tmp_path / "nothing-here"))
+    assert done.returncode != 0 and done.stderr.count("\n") == 1 and "no such run directory" in done.stderr
