@@ -1,0 +1,143 @@
+"""PTS round overhead: idle gaps between cells, ptsbench's own CPU share, and wall time against planned cell time.
+
+1. Gaps: one demo-profile IOPS round (the job file the engine runs, on a scratch file) with per-millisecond latency
+   logs stamped in epoch time; a cell starts at its first log entry and ends at its last (over all its threads).
+   The gap is the next cell's start minus this cell's end. Goal: median <= 5 ms.
+2. CPU share and wall time: the engine runs the demo profile's IOPS test (purge, preconditioning, rounds); each
+   stored round keeps ptsbench's own CPU time (not fio's) and its wall time. Goal: CPU < 2 % of one core.
+   Overhead = rounds' wall time against the sum of their planned cell times, measured with the demo's short cells
+   and projected to 60 s cells from the measured fixed cost per cell and per round. Goal: <= 1 % with 60 s cells.
+
+Run from the repository root (about 1-2 minutes with the defaults):
+  .venv/bin/python bench/bench_pts.py
+  .venv/bin/python bench/bench_pts.py --cell-time 2 --rounds 3 --dir /mnt/scratch
+"""
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from ptsbench.fio.jobs import render_job_file
+from ptsbench.fio.runner import probe_engine, run_fio
+from ptsbench.pts.engine import QuietReporter, create_run, run, target_info
+from ptsbench.pts.plan import Plan, make_plan, round_job
+from ptsbench.pts.specs import make_settings
+from ptsbench.target.target import Target
+
+GAP_GOAL_MS = 5.0
+CPU_GOAL = 0.02
+OVERHEAD_GOAL = 0.01
+PTS_CELL_S = 60.0
+SIZE_BYTES = 256 * 1024**2
+
+
+def demo_plan(folder: Path, cell_s: float, rounds: int) -> tuple[Plan, Target]:
+    path = str(folder / "scratch.dat")
+    target = Target(path, "file", SIZE_BYTES, path)
+    engine, _ = probe_engine(str(folder))
+    overrides = {"iops": {"round_time_s": cell_s, "max_rounds": rounds}}
+    settings = make_settings("demo", "2.0", ("iops",), overrides)
+    return make_plan(settings, target_info(target, {"logical_sector_bytes": 512}, engine, SIZE_BYTES)), target
+
+
+def with_logs(text: str, log_dir: Path) -> tuple[str, list[str]]:
+    """The round's job file with epoch-stamped 1 ms latency logs per job (PREFIX_lat.N.log per thread)."""
+    from ptsbench.fio.jobs import parse_job_text
+
+    sections = parse_job_text(text, "round")
+    global_options = {k: v for k, v in sections[0].options.items() if k not in ("stonewall", "rw", "rwmixread", "bs",
+                                                                              "numjobs", "iodepth", "offset", "size",
+                                                                              "time_based", "runtime")}
+    jobs = []
+    for section in sections:
+        own = {k: v for k, v in section.options.items() if k not in global_options or global_options[k] != v}
+        own.update({"write_lat_log": str(log_dir / section.name), "log_avg_msec": "1", "log_unix_epoch": "1"})
+        jobs.append((section.name, own))
+    return render_job_file(global_options, jobs), [section.name for section in sections]
+
+
+def cell_span_ms(log_dir: Path, job: str) -> tuple[int, int]:
+    """(first, last) epoch ms over every thread's total-latency log of one job."""
+    starts, ends = [], []
+    for path in log_dir.glob(f"{job}_lat.*.log"):
+        lines = path.read_text().splitlines()
+        if lines:
+            starts.append(int(lines[0].split(",")[0]))
+            ends.append(int(lines[-1].split(",")[0]))
+    return min(starts), max(ends)
+
+
+def measure_gaps(folder: Path, cell_s: float) -> list[float]:
+    plan, _ = demo_plan(folder, cell_s, 1)
+    phase = plan.phase("iops")
+    log_dir = folder / "logs"
+    log_dir.mkdir()
+    text, jobs = with_logs(round_job(plan, phase, seed=1).text, log_dir)
+    job_path = folder / "round.fio"
+    job_path.write_text(text)
+    outcome = run_fio(job_path, json_path=folder / "round.json", stderr_path=folder / "round.stderr")
+    if not outcome.ok:
+        raise SystemExit(f"fio failed: {outcome.error_line()}")
+    spans = [cell_span_ms(log_dir, job) for job in jobs]
+    return [float(next_start - end) for (_, end), (next_start, _) in zip(spans, spans[1:], strict=False)]
+
+
+def measure_rounds(folder: Path, cell_s: float, rounds: int) -> dict[str, float]:
+    plan, target = demo_plan(folder, cell_s, rounds)
+    store, plan = create_run(folder / "run", plan.settings, plan.target, {}, ioengine_note=plan.target.ioengine)
+    started = time.monotonic()
+    run(store, target, destructive=False, reporter=QuietReporter())
+    run_wall_s = time.monotonic() - started
+    records = store.finished_rounds("iops")
+    phase = plan.phase("iops")
+    pre = json.loads((store.precondition_dir("iops") / "result.json").read_text())
+    rounds_wall_s = sum(r["wall_s"] for r in records)
+    planned_s = phase.round_s * len(records)
+    cells = len(phase.cells) * len(records)
+    return {
+        "rounds": len(records),
+        "cells": cells,
+        "cpu_share": sum(r["ptsbench_cpu_s"] for r in records) / rounds_wall_s,
+        "rounds_wall_s": rounds_wall_s,
+        "planned_s": planned_s,
+        "run_wall_s": run_wall_s,
+        "precondition_s": pre["runtime_ms"] / 1000,
+        "fixed_per_cell_s": (rounds_wall_s - planned_s) / cells,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cell-time", type=float, default=0.5, help="seconds per cell (demo: 0.5)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds for the CPU and wall-time part")
+    parser.add_argument("--dir", type=Path, default=None, help="folder for the scratch file (default: a temp dir)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-pts-") as scratch:
+        folder = Path(scratch)
+        (folder / "gaps").mkdir()
+        gaps_ms = measure_gaps(folder / "gaps", args.cell_time)
+        (folder / "rounds").mkdir()
+        measured = measure_rounds(folder / "rounds", args.cell_time, args.rounds)
+    median_gap = statistics.median(gaps_ms)
+    print(f"cell hand-off gap (demo IOPS round, {len(gaps_ms)} gaps): median {median_gap:.0f} ms, "
+          f"min {min(gaps_ms):.0f} ms, max {max(gaps_ms):.0f} ms   goal <= {GAP_GOAL_MS:.0f} ms: "
+          f"{'met' if median_gap <= GAP_GOAL_MS else 'NOT met'}")
+    share = measured["cpu_share"]
+    print(f"ptsbench CPU during rounds: {100 * share:.2f} % of one core   goal < {100 * CPU_GOAL:.0f} %: "
+          f"{'met' if share < CPU_GOAL else 'NOT met'}")
+    overhead = measured["rounds_wall_s"] / measured["planned_s"] - 1
+    per_cell = measured["fixed_per_cell_s"]
+    projected = per_cell / PTS_CELL_S
+    print(f"{measured['rounds']:.0f} rounds, {measured['cells']:.0f} cells of {args.cell_time:g} s: rounds took "
+          f"{measured['rounds_wall_s']:.2f} s for {measured['planned_s']:.2f} s planned (+{100 * overhead:.1f} %); "
+          f"whole run {measured['run_wall_s']:.2f} s incl. {measured['precondition_s']:.2f} s preconditioning")
+    print(f"fixed cost {1000 * per_cell:.0f} ms per cell (fio start-up shared by the round's cells) -> with "
+          f"{PTS_CELL_S:.0f} s cells: +{100 * projected:.2f} %   goal <= {100 * OVERHEAD_GOAL:.0f} %: "
+          f"{'met' if projected <= OVERHEAD_GOAL else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
