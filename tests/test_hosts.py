@@ -1,0 +1,372 @@
+"""Many hosts at once: real fio servers on 127.0.0.1, 127.0.0.2, ... started and always killed by the tests.
+
+The one stand-in is a copy of the real fio binary with another version string, for the version-mismatch fault
+(only one fio version is installed here).
+"""
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import fio_json, run_cli
+from ptsbench.fio.runner import fio_binary, fio_version
+from ptsbench.hosts import (
+    Host,
+    HostError,
+    check_port_free,
+    kill_tree,
+    parse_host,
+    parse_hosts,
+    process_tree,
+    server_argv,
+    wait_listening,
+    write_host_list,
+)
+from ptsbench.report.tables import done_after_first_s
+
+NULL_JOB = """[global]
+ioengine=null
+size=1g
+time_based
+runtime={runtime}
+
+[rr]
+rw=randread
+bs=4k
+
+[mix]
+stonewall
+rw=randrw
+bs=4k
+"""
+
+def free_port(addresses: list[str]) -> int:
+    """A port nothing listens on at any of the addresses."""
+    for _ in range(200):
+        port = random.randint(20000, 60000)
+        try:
+            for address in addresses:
+                check_port_free(address, port)
+        except HostError:
+            continue
+        return port
+    raise RuntimeError("no free port")
+
+
+class Servers:
+    """Real fio servers (foreground processes) on loopback addresses, killed with their jobs at teardown."""
+
+    def __init__(self) -> None:
+        self.processes: dict[Host, subprocess.Popen[bytes]] = {}
+
+    def __call__(self, count: int, first: int = 1, binary: str | None = None) -> list[Host]:
+        addresses = [f"127.0.0.{first + index}" for index in range(count)]
+        port = free_port(addresses)
+        hosts = [Host(address, port) for address in addresses]
+        for host in hosts:
+            self.processes[host] = subprocess.Popen(server_argv(host.name, port, binary=binary),
+                                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                                    stdin=subprocess.DEVNULL)
+        for host in hosts:
+            assert wait_listening(host.name, port, 10.0), f"fio server {host.label} did not start"
+        return hosts
+
+    def pid(self, host: Host) -> int:
+        return self.processes[host].pid
+
+    def stop_all(self) -> None:
+        for process in self.processes.values():
+            kill_tree(process.pid)
+            process.wait()
+
+
+@pytest.fixture
+def servers() -> Iterator[Servers]:
+    pool = Servers()
+    try:
+        yield pool
+    finally:
+        pool.stop_all()
+
+
+def hosts_arg(hosts: list[Host]) -> str:
+    return ",".join(host.label for host in hosts)
+
+
+def rows_of(result: subprocess.CompletedProcess[str]) -> list[dict]:  # type: ignore[type-arg]
+    rows: list[dict] = json.loads(result.stdout)  # type: ignore[type-arg]
+    return rows
+
+
+def fio_percentile(bins: dict[int, int], percent: float) -> int:
+    """fio's definition: the smallest latency bin whose cumulative count reaches percent% of all samples."""
+    total = sum(bins.values())
+    cumulative = 0
+    for value in sorted(bins):
+        cumulative += bins[value]
+        if cumulative >= percent / 100 * total:
+            return value
+    raise AssertionError("empty bins")
+
+
+def entries_of(doc: dict, job: str) -> list[dict]:  # type: ignore[type-arg]
+    return [entry for entry in doc["client_stats"] if entry["jobname"] == job]
+
+
+def check_aggregates(rows: list[dict], doc: dict, hosts: list[Host]) -> None:  # type: ignore[type-arg]
+    """Every all-hosts row: rates are the sums of the hosts' fio numbers, percentiles those of the merged bins."""
+    all_rows = [row for row in rows if row["host"] == "all hosts"]
+    assert all_rows
+    for row in all_rows:
+        entries = entries_of(doc, row["job"])
+        assert sorted(entry["hostname"] for entry in entries) == sorted(host.name for host in hosts)
+        directions = ["read", "write"] if row["direction"] == "total" else [row["direction"]]
+        assert row["iops"] == pytest.approx(sum(e[d]["iops"] for e in entries for d in directions), rel=1e-12)
+        assert row["bw_bytes"] == pytest.approx(sum(e[d]["bw_bytes"] for e in entries for d in directions), rel=1e-12)
+        merged: dict[int, int] = {}
+        for entry in entries:
+            for direction in directions:
+                for value, count in entry[direction]["lat_ns"]["bins"].items():
+                    merged[int(value)] = merged.get(int(value), 0) + count
+        for percent in ("90", "95", "99", "99.9"):
+            assert row[f"lat_p{percent}_ns"] == fio_percentile(merged, float(percent))
+    # the same bin arithmetic gives fio's own per-host percentiles: the merge follows fio's definition
+    for entry in doc["client_stats"]:
+        if entry["jobname"] != "All clients" and entry["read"]["total_ios"]:
+            bins = {int(v): c for v, c in entry["read"]["lat_ns"]["bins"].items()}
+            assert entry["read"]["lat_ns"]["percentile"]["99.000000"] == fio_percentile(bins, 99.0)
+    # fio's own "All clients" entry sums every job of every host: our merge of all host entries agrees with it
+    all_clients = entries_of(doc, "All clients")
+    host_entries = [entry for entry in doc["client_stats"] if entry["jobname"] != "All clients"]
+    for direction in ("read", "write"):
+        used = [entry[direction] for entry in host_entries if entry[direction]["total_ios"]]
+        if all_clients and used:
+            theirs = all_clients[0][direction]
+            assert theirs["total_ios"] == sum(part["total_ios"] for part in used)
+            assert theirs["lat_ns"]["N"] == sum(part["lat_ns"]["N"] for part in used)
+            assert theirs["lat_ns"]["max"] == max(part["lat_ns"]["max"] for part in used)
+            assert theirs["lat_ns"]["min"] == min(part["lat_ns"]["min"] for part in used)
+    assert all_clients or len(hosts) == 1
+
+
+def check_all_clients_check_can_fail(doc: dict) -> None:  # type: ignore[type-arg]
+    """The runtime check against fio's All clients entry reports a merge that disagrees with it."""
+    from ptsbench.fio.output import parse_jobs
+    from ptsbench.hosts import all_clients_mismatches
+
+    assert all_clients_mismatches(doc, parse_jobs(doc)) == []
+    entry = next(e for e in doc["client_stats"] if e["jobname"] != "All clients" and e["read"]["total_ios"])
+    entry["read"]["total_ios"] += 1
+    entry["read"]["lat_ns"]["max"] = 10**12  # above every host's max
+    problems = all_clients_mismatches(doc, parse_jobs(doc))
+    assert any("read total_ios" in p for p in problems) and any("read lat max" in p for p in problems)
+
+
+def test_host_lists_parse_and_reject_clearly(tmp_path: Path) -> None:
+    assert parse_hosts("node1,node2:9000,[::1]:8800,10.0.0.5") == [
+        Host("node1"), Host("node2", 9000), Host("::1", 8800), Host("10.0.0.5")]
+    listing = tmp_path / "fleet.txt"
+    listing.write_text("# rack 1\nnode1:9000\n\n  node2   # spare\n[fe80::1]\n")
+    assert parse_hosts(str(listing)) == [Host("node1", 9000), Host("node2"), Host("fe80::1")]
+    assert Host("::1", 8800).fio_arg == "ip6:::1,8800" and Host("node1").fio_arg == "node1,8765"
+    path = write_host_list(tmp_path, parse_hosts(str(listing)))
+    assert path.read_text() == "node1,9000\nnode2,8765\nip6:fe80::1,8765\n"
+    for bad, needle in [("node1:99999", "65535"), ("no de", "not a host"), ("node1,node1:9000", "listed twice"),
+                        ("[::1", "IPv6"), (",", "names no host"), ("-x", "not a host")]:
+        with pytest.raises(HostError, match=needle):
+            parse_hosts(bad)
+    assert parse_host("[::1]").port == 8765
+
+
+def test_done_after_first_is_the_runtime_difference() -> None:
+    jobs = [{"groupid": 0, "name": "j", "hostname": host, "directions": [{"runtime_ms": runtime}]}
+            for host, runtime in (("a", 2000), ("b", 2350), ("all hosts", 2350))]
+    done = done_after_first_s(jobs, ["a", "b"])
+    assert done == {(0, "j", "a"): 0.0, (0, "j", "b"): 0.35, (0, "j", "all hosts"): 0.35}
+
+
+def test_two_hosts_rows_sums_exact_percentiles_and_logs_apart(tmp_path: Path, servers: Servers,
+                                                              write_job) -> None:  # type: ignore[no-untyped-def]
+    hosts = servers(2)
+    job = write_job("null.fio", NULL_JOB.format(runtime=1))
+    out = tmp_path / "run"
+    result = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--out", str(out), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(result)
+    case_dir = out / "cases" / "001-null"
+    doc = fio_json(case_dir)
+    assert [(r["job"], r["host"], r["direction"]) for r in rows] == [
+        ("rr", "127.0.0.1", "read"), ("rr", "127.0.0.2", "read"), ("rr", "all hosts", "read"),
+        *[("mix", host, d) for host in ("127.0.0.1", "127.0.0.2", "all hosts") for d in ("read", "write", "total")]]
+    for row in rows:
+        if row["host"] != "all hosts":
+            entry = next(e for e in entries_of(doc, row["job"]) if e["hostname"] == row["host"])
+            if row["direction"] != "total":
+                assert row["iops"] == entry[row["direction"]]["iops"]
+                assert row["lat_p99_ns"] == entry[row["direction"]]["lat_ns"]["percentile"]["99.000000"]
+        assert row["status"] == "ok" and row["done_after_first_s"] is not None
+    check_aggregates(rows, doc, hosts)
+    record = json.loads((case_dir / "result.json").read_text())
+    assert record["hosts"] == [{"host": h.name, "status": "ok", "message": ""} for h in hosts]
+    logs = sorted(path.name for path in (case_dir / "logs").iterdir())
+    for host in hosts:  # fio's client appends the host to every log it writes for that host
+        assert f"rr_iops.1.log.{host.name}" in logs and f"mix_lat.2.log.{host.name}" in logs
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [(h["host"], h["port"], h["fio_version"]) for h in manifest["hosts"]] == [
+        (h.name, h.port, fio_version()) for h in hosts]
+    assert f"--client={out.resolve() / 'hosts.list'}" in (case_dir / "command.txt").read_text()
+    shown = run_cli("show", str(out), "--format", "json")
+    assert rows_of(shown) == rows
+    check_all_clients_check_can_fail(doc)
+
+
+def test_eight_hosts_at_once(tmp_path: Path, servers: Servers, write_job) -> None:  # type: ignore[no-untyped-def]
+    hosts = servers(8)
+    job = write_job("one.fio", "[one]\nioengine=null\nsize=1g\ntime_based\nruntime=1\nrw=randread\nbs=4k\n")
+    out = tmp_path / "run"
+    result = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--out", str(out), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(result)
+    assert [row["host"] for row in rows] == [host.name for host in hosts] + ["all hosts"]
+    doc = fio_json(out / "cases" / "001-one")
+    check_aggregates(rows, doc, hosts)
+    assert entries_of(doc, "All clients")[0]["read"]["total_ios"] == sum(
+        e["read"]["total_ios"] for e in entries_of(doc, "one"))
+    table = run_cli("show", str(out)).stdout
+    assert "all hosts" in table and "127.0.0.8" in table
+
+
+def mismatched_fio(tmp_path: Path) -> str:
+    """A copy of the real fio whose version string says another version (same length, so nothing else moves)."""
+    version = fio_version().encode()
+    data = Path(fio_binary()).read_bytes()
+    if data.count(version + b"\0") != 1:
+        pytest.skip(f"cannot find {version!r} once in the fio binary")
+    other = version[:-1] + (b"8" if version[-1:] == b"9" else b"9")
+    path = tmp_path / "fio-other"
+    path.write_bytes(data.replace(version + b"\0", other + b"\0"))
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_preflight_names_version_mismatch_unreachable_host_and_bad_target(
+        tmp_path: Path, servers: Servers, write_job) -> None:  # type: ignore[no-untyped-def]
+    good = servers(1, first=1)
+    other = servers(1, first=2, binary=mismatched_fio(tmp_path))
+    unreachable = Host("127.0.0.3", free_port(["127.0.0.3"]))
+    job = write_job("w.fio", "[w]\nioengine=psync\nrw=write\nsize=64k\nbs=4k\n")
+    out = tmp_path / "run"
+    target = tmp_path / "no-such-dir" / "file.dat"
+    result = run_cli("run", str(job), "--target", str(target), "--out", str(out),
+                     "--hosts", hosts_arg([*good, *other, unreachable]))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    other_version = subprocess.run([str(tmp_path / "fio-other"), "--version"], capture_output=True,
+                                   text=True).stdout.strip()
+    assert other_version != fio_version()
+    lines = result.stderr.splitlines()
+    assert any(other[0].label in line and other_version in line and fio_version() in line for line in lines)
+    assert any(unreachable.label in line and "cannot connect" in line for line in lines)
+    assert any(good[0].label in line and f"no such directory {target.parent}" in line for line in lines)
+    assert "pre-flight failed on 3 of 3 host(s)" in result.stderr
+    assert not out.exists() and not target.parent.exists()  # nothing ran, nothing was created
+
+
+def test_preflight_resolves_directories_and_new_files_like_a_local_run(
+        tmp_path: Path, servers: Servers) -> None:
+    from ptsbench.hosts import preflight
+
+    hosts = servers(2)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    existing = tmp_path / "existing.dat"
+    existing.write_bytes(b"x" * 8192)
+    checked = preflight(hosts, [str(folder), str(tmp_path / "new.dat"), str(existing)])
+    assert [t.path for t in checked.targets] == [str(folder / "ptsbench-testfile.dat"), str(tmp_path / "new.dat"),
+                                                str(existing)]
+    assert sorted(os.listdir(tmp_path)) == ["data", "existing.dat"] and not os.listdir(folder)  # scratch removed
+    assert existing.read_bytes() == b"x" * 8192
+    with pytest.raises(HostError, match=re.escape(f"{existing / 'inside.dat'}: {existing} is a file or device")):
+        preflight(hosts, [str(existing / "inside.dat")])
+
+
+def test_server_killed_mid_run_keeps_the_others(tmp_path: Path, servers: Servers,
+                                                write_job) -> None:  # type: ignore[no-untyped-def]
+    hosts = servers(2)
+    job = write_job("long.fio", "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=4\nrw=randread\nbs=4k\n")
+    out = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(job), "--hosts", hosts_arg(hosts),
+                                "--out", str(out), "--format", "json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    victim = servers.pid(hosts[1])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (
+            (out / "cases" / "001-long" / "job.fio").exists() and len(process_tree(victim)) >= 3):
+        time.sleep(0.05)  # the case started (pre-flight is over) and the server forked its job
+    time.sleep(1.0)  # the job runs on both hosts now
+    kill_tree(victim)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1, stderr
+    rows = json.loads(stdout)
+    record = json.loads((out / "cases" / "001-long" / "result.json").read_text())
+    assert record["status"] == "failed"
+    by_host = {h["host"]: h for h in record["hosts"]}
+    assert by_host["127.0.0.1"]["status"] == "ok"
+    assert by_host["127.0.0.2"]["status"] == "failed" and "disconnected" in by_host["127.0.0.2"]["message"]
+    kept = next(r for r in rows if r["host"] == "127.0.0.1")
+    entry = entries_of(fio_json(out / "cases" / "001-long"), "long")
+    assert [e["hostname"] for e in entry] == ["127.0.0.1"] and kept["iops"] == entry[0]["read"]["iops"]
+    assert kept["status"] == "ok"
+    dead = next(r for r in rows if r["host"] == "127.0.0.2")
+    assert dead["status"] == "failed" and dead["iops"] is None and "disconnected" in dead["message"]
+    assert any(r["host"] == "1 of 2 hosts" and r["iops"] == kept["iops"] for r in rows)
+    assert "failed cases: long" in stderr
+
+
+def test_quick_on_two_hosts(tmp_path: Path, servers: Servers) -> None:
+    hosts = servers(2)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    out = tmp_path / "run"
+    result = run_cli("quick", str(folder), "--hosts", hosts_arg(hosts), "--runtime", "1", "--size", "1M",
+                     "--out", str(out), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(result)
+    assert len(rows) == 8 * 3 and {r["host"] for r in rows} == {"127.0.0.1", "127.0.0.2", "all hosts"}
+    assert {r["target"] for r in rows} == {str(folder / "ptsbench-testfile.dat")}
+    check_aggregates(rows, fio_json(out / "cases" / "001-quick"), hosts)
+    assert "ioengine=" in (out / "quick.fio").read_text()
+
+
+def test_quick_hosts_needs_a_target() -> None:
+    result = run_cli("quick", "--hosts", "127.0.0.1")
+    assert result.returncode == 2 and "needs TARGET" in result.stderr
+
+
+def test_server_command_loopback_default_daemon_stop_and_open_bind_warning(tmp_path: Path) -> None:
+    port = free_port(["127.0.0.1", "0.0.0.0"])
+    pidfile = tmp_path / "fio.pid"
+    started = run_cli("server", "--port", str(port), "--daemon", "--pidfile", str(pidfile))
+    try:
+        assert started.returncode == 0, started.stderr
+        pid = int(pidfile.read_text())
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert f"--server=ip:127.0.0.1,{port}".encode() in argv and "warning" not in started.stderr
+        assert wait_listening("127.0.0.1", port, 1.0)
+        busy = run_cli("server", "--bind", "0.0.0.0", "--port", str(port))  # port taken: warns, then refuses
+        assert busy.returncode == 2 and "no authentication" in busy.stderr and f"port {port}" in busy.stderr
+        stopped = run_cli("server", "--stop", "--pidfile", str(pidfile))
+        assert stopped.returncode == 0 and not pidfile.exists()
+        assert not wait_listening("127.0.0.1", port, 0.5)
+    finally:
+        if pidfile.exists():
+            kill_tree(int(pidfile.read_text()))
+    again = run_cli("server", "--stop", "--pidfile", str(pidfile))
+    assert again.returncode == 2 and "is the server running" in again.stderr
