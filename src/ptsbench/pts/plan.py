@@ -129,9 +129,10 @@ class RoundJob:
     seq_starts: Mapping[str, int] = field(default_factory=dict)  # cell name -> start offset within each slice
 
 
-def make_plan(settings: Settings, target: TargetInfo) -> Plan:
-    """The whole run on this target; PtsbenchError when the target is too small or a tracked cell is missing."""
-    phases = build_phases(settings)
+def make_plan(settings: Settings, target: TargetInfo, phases: tuple[Phase, ...] | None = None) -> Plan:
+    """The whole run on this target (the settings' tests, or the `phases` given, e.g. tests defined elsewhere);
+    PtsbenchError when the target is too small or a tracked cell is missing."""
+    phases = build_phases(settings) if phases is None else phases
     align = _align_bytes(phases)
     active = int(target.size_bytes * settings.active_range_pct / 100) // align * align
     if active <= 0:

@@ -88,7 +88,8 @@ def _matrix(view: PhaseView, metric: str, fmt: Any, title: str) -> Table:
     values = view.values()
     by_key = {(cell["bs_bytes"], cell["read_pct"]): values.get(cell["name"], {}).get(metric) for cell in cells}
     rows = tuple((format_bs(bs), *(fmt(by_key.get((bs, mix))) for mix in mixes)) for bs in sizes)
-    notes = [view.source()] + [f"skipped: {name}" for name in view.plan["skipped"]]
+    source = view.source().replace("average over", "maximum over") if metric == "lat_max_ns" else view.source()
+    notes = [source] + [f"skipped: {name}" for name in view.plan["skipped"]]
     return Table(title, ("block size", *(mix_label(mix) for mix in mixes)), rows, tuple(notes))
 
 
@@ -130,6 +131,15 @@ def _wsat(view: PhaseView, capacity_bytes: int) -> Table:
                  ("round", "IO time s", "written GB", "drive fills", "IOPS", "mean lat us"), tuple(rows), (stop,))
 
 
+METRIC_UNITS = {"iops": ("IOPS", 1.0), "bw_bytes": ("MB/s", 1e6), "lat_mean_ns": ("us", 1e3), "lat_max_ns": ("us", 1e3)}
+
+
+def _scaled(metric: str, value: float, digits: int = 1) -> str:
+    """A tracked metric in the unit people read it in (IOPS, MB/s, us)."""
+    unit, scale = METRIC_UNITS.get(metric, ("", 1.0))
+    return f"{value / scale:,.{digits}f} {unit}".rstrip()
+
+
 def _steady(views: Sequence[PhaseView]) -> Table:
     rows = []
     for view in views:
@@ -137,17 +147,18 @@ def _steady(views: Sequence[PhaseView]) -> Table:
         variables = (view.result or {}).get("determination") or (last or {}).get("variables") or {}
         for label, v in variables.items():
             if v is None:
-                rows.append((view.plan["title"], label, "-", "-", "-", "-", "-", "need 5 rounds"))
+                rows.append((view.plan["title"], label, "-", "-", "-", "-", "-", "needs 5 rounds"))
                 continue
-            window = v["rounds"]
+            metric, window = v["metric"], v["rounds"]
             rows.append((
-                view.plan["title"], label, f"{window[0]}-{window[-1]}", f"{v['average']:,.1f}",
-                f"{v['data_excursion']:,.1f} <= {v['allowed_data_excursion']:,.1f}",
-                f"{v['slope_excursion']:,.1f} <= {v['allowed_slope_excursion']:,.1f}",
-                f"y = {v['slope']:,.3f} x + {v['intercept']:,.1f}", "reached" if v["steady"] else "NOT reached",
+                view.plan["title"], v["cell"], f"{window[0]}-{window[-1]}", _scaled(metric, v["average"]),
+                f"{_scaled(metric, v['data_excursion'])} (max {_scaled(metric, v['allowed_data_excursion'])})",
+                f"{_scaled(metric, v['slope_excursion'])} (max {_scaled(metric, v['allowed_slope_excursion'])})",
+                f"{_scaled(metric, v['slope'], 3)} x round + {_scaled(metric, v['intercept'])}",
+                "reached" if v["steady"] else "NOT reached",
             ))
-    return Table("Steady-state determination (PTS: data excursion <= 20 %, slope excursion <= 10 % of the average)",
-                 ("test", "tracked variable", "window", "average", "data excursion", "slope excursion", "fitted line",
+    return Table("Steady-state determination (data excursion <= 20 %, slope excursion <= 10 % of the average)",
+                 ("test", "tracked cell", "window", "average", "data excursion", "slope excursion", "fitted line",
                   "steady state"), tuple(rows))
 
 

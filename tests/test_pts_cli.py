@@ -1,0 +1,68 @@
+"""`ptsbench pts` command line: --dry-run prints the plan and every job file; bad input is one clear line."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+
+def test_dry_run_prints_plan_and_job_files_and_runs_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "t.dat"
+    run_dir = tmp_path / "run"
+    done = run_cli("pts", str(target), "--size", "1G", "--out", str(run_dir), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("# PTS 2.0 enterprise profile on ")
+    assert out.count("[global]") == 5 + 4  # a round per phase, preconditioning for all but write saturation
+    assert out.count("[wipc-128k]") == 3 and out.count("[wipc-1m]") == 1  # IOPS, TP 128k, LAT; TP 1m
+    assert "tracked: rnd 4k 0/100 iops, rnd 64k 65/35 iops, rnd 1m 100/0 iops" in out
+    assert "[c55-rnd-512-0-100]" in out and "# Write saturation: round 1 job file" in out
+    assert "Not PTS-compliant" not in out  # the enterprise profile as the spec says it
+    assert not run_dir.exists() and not target.exists()
+
+
+def test_dry_run_spec_1_1_client(tmp_path: Path) -> None:
+    done = run_cli("pts", str(tmp_path / "t.dat"), "--size", "1G", "--profile", "client", "--spec", "1.1",
+                   "--tests", "iops,tp", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "tracked: rnd 4k 0/100 iops;" in done.stdout and "(TC2/QD16)" in done.stdout
+    assert "Throughput 128k" not in done.stdout and "Throughput 1m" in done.stdout
+
+
+def test_help_lists_the_commands() -> None:
+    done = run_cli("--help")
+    assert " pts " in done.stdout and " resume " in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tests", "iops,foo"], "unknown test(s): foo"),
+        (["--block-sizes", "iops=3x"], "not a size"),
+        (["--mixes", "150"], "read percentages must be 0..100"),
+        (["--block-sizes", "iops=8k,64k,1m"], "tracked variable 'rnd 4k 0/100' is not in the round"),
+        (["--numjobs", "lat=0"], "not a positive whole number"),
+        (["--size", "1M"], "too small"),
+        (["--round-time", "soon"], "not a duration"),
+    ],
+)
+def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    done = run_cli("pts", "--profile", "demo", "--out", str(tmp_path / "run"), "--dry-run", *args)
+    assert done.returncode != 0
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_new_file_without_size_is_refused(tmp_path: Path) -> None:
+    done = run_cli("pts", str(tmp_path / "new.dat"), "--dry-run")
+    assert done.returncode != 0 and done.stderr.count("\n") == 1 and "--size" in done.stderr
+
+
+def test_resume_of_a_case_runner_directory_is_refused(tmp_path: Path) -> None:
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nioengine=null\nsize=1m\nrw=read\n")
+    run_dir = tmp_path / "run"
+    assert run_cli("run", str(job), "--out", str(run_dir)).returncode == 0
+    done = run_cli("resume", str(run_dir))
+    assert done.returncode != 0 and done.stderr.count("\n") == 1 and "not a PTS run" in done.stderr
