@@ -1,0 +1,256 @@
+"""The advanced test definitions (pts/advanced_specs.py) equal the spec: phases, cell counts and order, TC as fio
+numjobs and QD as fio iodepth, durations, wait states; and their rounds run as the engine renders them, on real fio."""
+
+import json
+import math
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from ptsbench.errors import PtsbenchError
+from ptsbench.fio.output import parse_jobs
+from ptsbench.fio.runner import run_fio
+from ptsbench.pts.advanced_specs import (
+    ADVANCED_DEFS,
+    ADVANCED_ORDER,
+    DEMO_PARAMS,
+    SPEC_PARAMS,
+    AdvancedParams,
+    ZonedCellSpec,
+    advanced_deviations,
+    build_advanced,
+    jesd219_bssplit,
+    jesd219_zones,
+    operating_point_phases,
+    parse_depths,
+    parse_dirth_workload,
+    round_duration_s,
+    start_delay_s,
+    zone_bounds,
+)
+from ptsbench.pts.plan import PhasePlan, Plan, TargetInfo, round_job
+from ptsbench.pts.specs import Phase, make_settings
+
+SWEEP = (32, 16, 8, 6, 4, 2, 1)
+
+
+def spec_of(test: str) -> str:
+    return "1.1" if test == "ecw" else "2.0"
+
+
+def test_every_test_builds_with_unique_keys_and_cell_names() -> None:
+    keys = []
+    for test in ADVANCED_ORDER:
+        for params in (SPEC_PARAMS, DEMO_PARAMS):
+            phases = build_advanced(test, params, spec_of(test))
+            assert all(phase.test == test for phase in phases)
+            # purge before the first phase only; HDD mode never purges
+            assert [phase.purge for phase in phases] == [i == 0 and not test.startswith("hdd")
+                                                         for i in range(len(phases))]
+            for phase in phases:
+                assert len({cell.name for cell in phase.cells}) == len(phase.cells)
+                assert all(t.cell in {cell.name for cell in phase.cells} for t in phase.tracked)
+        keys += [phase.key for phase in build_advanced(test, SPEC_PARAMS, spec_of(test))]
+    assert len(keys) == len(set(keys))
+
+
+def test_cbw_is_pts_20_and_ecw_pts_11() -> None:
+    with pytest.raises(PtsbenchError, match="use ecw with --spec 1.1"):
+        build_advanced("cbw", SPEC_PARAMS, "1.1")
+    with pytest.raises(PtsbenchError, match="use cbw with --spec 2.0"):
+        build_advanced("ecw", SPEC_PARAMS, "2.0")
+    with pytest.raises(PtsbenchError, match="unknown test"):
+        build_advanced("nope", SPEC_PARAMS)
+    assert ADVANCED_DEFS["ecw"].specs == ("1.1",) and ADVANCED_DEFS["cbw"].specs == ("2.0",)
+
+
+@pytest.mark.parametrize("test", ["cbw", "dirth", "ecw"])
+def test_demand_intensity_round(test: str) -> None:
+    wdpc, rounds = build_advanced(test, SPEC_PARAMS, spec_of(test))
+    # preconditioning: purge, writes at TC32/QD32 in 1-minute rounds until steady state (at most 25 rounds)
+    assert wdpc.key == f"{test}-wdpc" and wdpc.purge and wdpc.precondition is None
+    (writes,) = wdpc.cells
+    assert (writes.numjobs, writes.iodepth, writes.read_pct, writes.runtime_s) == (32, 32, 0, 60)
+    assert wdpc.tracked[0].cell == writes.name and wdpc.tracked[0].metric == "iops"
+    assert (wdpc.stop.kind, wdpc.stop.max_rounds) == ("steady", 25)
+    # each round: a 5-minute TC32/QD32 pre-write, then 49 cells, TC outer and QD inner, both 32 down to 1
+    assert not rounds.purge and len(rounds.cells) == 50
+    prewrite, sweep = rounds.cells[0], rounds.cells[1:]
+    assert (prewrite.numjobs, prewrite.iodepth, prewrite.read_pct, prewrite.runtime_s) == (32, 32, 0, 300)
+    assert [(c.numjobs, c.iodepth) for c in sweep] == [(tc, qd) for tc in SWEEP for qd in SWEEP]
+    assert all(c.name.endswith(f"tc{c.numjobs}/qd{c.iodepth}") for c in sweep)  # TC is numjobs, QD is iodepth
+    assert sweep[0].numjobs * sweep[0].iodepth == 1024 and sweep[-1].numjobs * sweep[-1].iodepth == 1
+    assert all(c.runtime_s == 60 for c in sweep)
+    assert [t.cell for t in rounds.tracked] == [sweep[0].name] and rounds.tracked[0].metric == "iops"
+    assert (rounds.stop.kind, rounds.stop.max_rounds) == ("steady", 25)
+    assert round_duration_s(rounds.cells) == 300 + 49 * 60
+
+
+def test_cbw_access_pattern_is_jesd219() -> None:
+    _, rounds = build_advanced("cbw", SPEC_PARAMS)
+    sweep = rounds.cells[1:]
+    assert all(c.read_pct == 40 and c.pattern == "rnd" for c in sweep)
+    options = dict(sweep[0].fio_options)
+    assert options["random_distribution"] == jesd219_zones() == "zoned:50/5:30/15:20/80"
+    split = [part.split("/") for part in options["bssplit"].split(":")]  # type: ignore[union-attr]
+    assert options["bssplit"] == jesd219_bssplit()
+    assert {int(size): int(pct) for size, pct in split} == {
+        512: 4, 1024: 1, 1536: 1, 2048: 1, 2560: 1, 3072: 1, 3584: 1, 4096: 67, 8192: 10, 16384: 7, 32768: 3, 65536: 3}
+    assert sum(int(pct) for _, pct in split) == 100
+    assert dict(rounds.cells[0].fio_options) == options  # the pre-write has the same sizes and zones
+
+
+def test_dirth_workload_is_the_operators() -> None:
+    _, rounds = build_advanced("dirth", SPEC_PARAMS)
+    assert rounds.cells[1].name == "rnd 8k 65/35 tc32/qd32" and rounds.cells[1].bs_bytes == 8192
+    assert rounds.cells[0].name == "rnd 8k 0/100 pre-write tc32/qd32"
+    chosen = AdvancedParams(dirth_bs_bytes=4096, dirth_read_pct=0)
+    _, rounds = build_advanced("dirth", chosen)
+    assert rounds.cells[1].name == "rnd 4k 0/100 tc32/qd32" and rounds.cells[1].fio_options == ()
+    assert advanced_deviations(["dirth"], chosen) == []  # the operator's choice is not a deviation
+    assert parse_dirth_workload("16k:70") == (16384, 70)
+    with pytest.raises(PtsbenchError, match="8k:65"):
+        parse_dirth_workload("16k")
+
+
+def test_operating_point_phases() -> None:
+    workload = ADVANCED_DEFS["dirth"].workload(SPEC_PARAMS)  # type: ignore[misc]
+    phases = operating_point_phases("dirth", "DIRTH", workload, SPEC_PARAMS,
+                                    {"max": (16, 32), "mid": (4, 6), "min": (1, 1)})
+    assert [p.key for p in phases] == ["dirth-max", "dirth-mid", "dirth-min"]
+    for phase, (tc, qd) in zip(phases, [(16, 32), (4, 6), (1, 1)], strict=True):
+        prewrite, capture = phase.cells
+        assert (prewrite.numjobs, prewrite.iodepth, prewrite.read_pct, prewrite.runtime_s) == (32, 32, 0, 3600)
+        assert (capture.numjobs, capture.iodepth, capture.read_pct, capture.runtime_s) == (tc, qd, 65, 600)
+        assert not phase.purge and (phase.stop.kind, phase.stop.max_rounds) == ("rounds", 1)
+
+
+def test_hir_schedule() -> None:
+    phases = build_advanced("hir", SPEC_PARAMS)
+    steady, waits = phases[0], phases[1:]
+    assert steady.key == "hir-ss" and steady.purge
+    (writes,) = steady.cells
+    assert (writes.name, writes.numjobs, writes.iodepth, writes.runtime_s) == ("rnd 4k 0/100", 4, 32, 60)
+    assert steady.tracked[0].cell == "rnd 4k 0/100" and steady.stop.kind == "steady"
+    assert [p.key for p in waits] == ["hir-w5s", "hir-w10s", "hir-w15s", "hir-w25s", "hir-w50s"]
+    for phase, wait_s in zip(waits, (5, 10, 15, 25, 50), strict=True):
+        assert not phase.purge and (phase.stop.kind, phase.stop.max_rounds) == ("rounds", 1)
+        bursts, recovery = phase.cells[:-1], phase.cells[-1]
+        assert len(bursts) == 360
+        assert all(c.runtime_s == 5 and c.read_pct == 0 and c.bs_bytes == 4096 for c in bursts)
+        assert [start_delay_s(c) for c in bursts] == [k * (5 + wait_s) for k in range(360)]
+        assert recovery.runtime_s == 1800 and start_delay_s(recovery) == 360 * (5 + wait_s)
+        assert round_duration_s(phase.cells) == 360 * (5 + wait_s) + 1800
+
+
+def test_xsr_groups() -> None:
+    phases = build_advanced("xsr", SPEC_PARAMS)
+    assert [(p.key, p.purge) for p in phases] == [("xsr-1", True), ("xsr-2", False), ("xsr-3", False)]
+    cells = [p.cells[0] for p in phases]
+    assert [(c.pattern, c.bs_bytes, c.read_pct) for c in cells] == [("seq", 1024**2, 0), ("rnd", 8192, 0),
+                                                                    ("seq", 1024**2, 0)]
+    assert all((c.numjobs, c.iodepth, c.runtime_s) == (1, 32, 60) for c in cells)  # one sample per minute
+    assert [p.stop.max_rounds for p in phases] == [8 * 60, 6 * 60, 8 * 60]  # 8 h, 6 h, 8 h
+    assert all(p.stop.kind == "rounds" and not p.tracked for p in phases)
+
+
+def test_hdd_zone_tests() -> None:
+    (iops,) = build_advanced("hdd-iops", SPEC_PARAMS)
+    assert len(iops.cells) == 128 * 9 and not iops.purge and iops.precondition is None
+    assert all(isinstance(c, ZonedCellSpec) and c.zones == 128 for c in iops.cells)
+    first_zone = iops.cells[:9]
+    assert [(c.bs_bytes // 1024, c.read_pct) for c in first_zone] == [
+        (64, 100), (64, 50), (64, 0), (16, 100), (16, 50), (16, 0), (4, 100), (4, 50), (4, 0)]
+    assert [c.zone for c in iops.cells] == [zone for zone in range(128) for _ in range(9)]  # outer to inner
+    assert all((c.numjobs, c.iodepth, c.pattern) == (1, 1, "rnd") for c in iops.cells)
+    (tp,) = build_advanced("hdd-tp", SPEC_PARAMS)
+    assert len(tp.cells) == 128 * 4
+    assert [(c.bs_bytes, c.read_pct, c.pattern) for c in tp.cells[:4]] == [
+        (1024**2, 100, "seq"), (1024**2, 0, "seq"), (4096, 100, "seq"), (4096, 0, "seq")]
+    assert (tp.stop.kind, tp.stop.max_rounds) == ("rounds", 1) and not tp.tracked
+
+
+def test_zone_bounds() -> None:
+    bounds = zone_bounds(128 * 2**20 + 12345, 128, 2**20)
+    assert bounds[0] == (0, 2**20) and bounds[-1] == (127 * 2**20, 2**20) and len(bounds) == 128
+    assert zone_bounds(10 * 2**20, 3, 2**20) == [(0, 3 * 2**20), (3 * 2**20, 3 * 2**20), (6 * 2**20, 3 * 2**20)]
+    with pytest.raises(PtsbenchError, match="too small"):
+        zone_bounds(2**20, 2, 2**20)
+
+
+def test_demo_params_are_short_and_flagged() -> None:
+    for test in ADVANCED_ORDER:
+        phases = build_advanced(test, DEMO_PARAMS, spec_of(test))
+        rounds = sum(p.stop.max_rounds * round_duration_s(p.cells) for p in phases)
+        assert rounds < 130, (test, rounds)  # worst-case IO time of the demo, before operating points
+    reasons = advanced_deviations(["hir", "xsr", "cbw"], DEMO_PARAMS)
+    assert any(r.startswith("Host idle recovery: hir_wait_states_s 0.5,1,1.5,2.5,5 (PTS: 5,10,15,25,50)")
+               for r in reasons)
+    assert any("xsr_group_s 8,6,8 (PTS: 28800,21600,28800)" in r for r in reasons)
+    assert not any("hdd" in r for r in reasons)
+    assert advanced_deviations(list(ADVANCED_ORDER), SPEC_PARAMS) == []
+    assert advanced_deviations(["xsr"], AdvancedParams(demand_tcs=(4, 1))) == []  # not XSR's parameter
+
+
+def test_bad_params_are_one_clear_error() -> None:
+    with pytest.raises(PtsbenchError, match="TC1/QD1"):
+        build_advanced("cbw", AdvancedParams(demand_tcs=(32, 16)))
+    with pytest.raises(PtsbenchError, match="positive"):
+        build_advanced("hir", AdvancedParams(hir_burst_s=0))
+    assert parse_depths("32, 16,1") == (32, 16, 1)
+    with pytest.raises(PtsbenchError, match="32,16,8"):
+        parse_depths("32,0")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# real fio: rounds rendered by the engine's round_job
+
+
+def _run_round(tmp_path: Path, phase: Phase) -> tuple[str, list, float]:  # type: ignore[type-arg]
+    size = 64 * 2**20
+    target = TargetInfo(str(tmp_path / "target.bin"), "file", size, 512, 512, "psync")
+    plan = Plan(make_settings("demo"), target, size, 2**20, (), (), ())
+    job = round_job(plan, PhasePlan(phase, phase.cells, (), 1, 0), seed=1234)
+    path = tmp_path / f"{phase.key}.fio"
+    path.write_text(job.text)
+    started = time.monotonic()
+    outcome = run_fio(path, json_path=tmp_path / f"{phase.key}.json", stderr_path=tmp_path / f"{phase.key}.stderr")
+    wall_s = time.monotonic() - started
+    assert outcome.ok, outcome.stderr_text
+    return job.text, parse_jobs(json.loads((tmp_path / f"{phase.key}.json").read_text())), wall_s
+
+
+def test_hir_wait_state_round_on_fio(tmp_path: Path) -> None:
+    """fio counts startdelay from its own start: bursts of 0.5 s at 0, 1 and 2 s and 2 s of recovery from 3 s take
+    about 5 s (counted after each previous job, the delays would take 0.5 + 1.5 + 2.5 + 5 = 9.5 s)."""
+    params = AdvancedParams(hir_wait_states_s=(0.5,), hir_bursts=3, hir_burst_s=0.5, hir_recovery_s=2.0,
+                            numjobs=1, iodepth=4)
+    phase = build_advanced("hir", params)[1]
+    text, results, wall_s = _run_round(tmp_path, phase)
+    assert text.count("startdelay=") == 3
+    assert len(results) == 4
+    assert all(abs(r.total().runtime_ms - 500) <= 150 for r in results[:3])  # type: ignore[union-attr]
+    assert abs(results[3].total().runtime_ms - 2000) <= 150  # type: ignore[union-attr]
+    assert round_duration_s(phase.cells) == 5.0
+    assert 5.0 <= wall_s < 5.0 + 2.0 < 9.5
+
+
+def test_demand_round_on_fio_keeps_tc_and_qd(tmp_path: Path) -> None:
+    params = AdvancedParams(round_time_s=0.3, prewrite_s=0.5, demand_tcs=(2, 1), demand_qds=(4, 1))
+    _, rounds = build_advanced("cbw", params)
+    text, results, _ = _run_round(tmp_path, rounds)
+    sections = re.split(r"\n(?=\[)", text)
+    for cell in rounds.cells:
+        section = next(s for s in sections if re.sub(r"[^0-9A-Za-z]+", "-", cell.name) in s.splitlines()[0])
+        assert f"numjobs={cell.numjobs}\n" in section and f"iodepth={cell.iodepth}\n" in section
+        assert f"bssplit={jesd219_bssplit()}\n" in section
+    assert [(r.numjobs, r.iodepth) for r in results] == [(2, 4), (2, 4), (2, 1), (1, 4), (1, 1)]
+    mixed = results[1].total()
+    assert mixed is not None and mixed.total_ios > 0
+    read, write = results[1].get("read"), results[1].get("write")
+    assert read is not None and write is not None
+    assert 0.25 < read.total_ios / (read.total_ios + write.total_ios) < 0.55  # 40/60
+    assert math.isclose(results[0].get("write").runtime_ms, 500, abs_tol=150)  # type: ignore[union-attr]
+    assert results[0].get("read") is None  # the pre-write only writes
