@@ -284,6 +284,8 @@ def run_cases(
 
     With hosts, every case runs on all of them at once through fio's client (one fio server per host).
     """
+    if hosts:
+        write_host_list(store.root, hosts)  # once, before parallel cases would race to write it
     if not parallel:
         return [_run_and_report(store, case, progress, hosts) for case in cases]
     records: dict[int, CaseRecord] = {}

@@ -145,7 +145,9 @@ def write_host_list(directory: Path, hosts: Sequence[Host]) -> Path:
     from ptsbench.store import atomic_write_text
 
     path = Path(directory).resolve() / HOST_LIST
-    atomic_write_text(path, "".join(f"{host.fio_arg}\n" for host in hosts))
+    text = "".join(f"{host.fio_arg}\n" for host in hosts)
+    if not path.is_file() or path.read_text() != text:
+        atomic_write_text(path, text)
     return path
 
 
