@@ -1,0 +1,50 @@
+"""`ptsbench report RUN_DIR` and `ptsbench compare RUN_DIR RUN_DIR [...]`: write reports from stored runs."""
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--no-static", is_flag=True, help="Only index.html and results.xlsx (skip report.pdf and figures/).")
+def report(run_dir: Path, no_static: bool) -> None:
+    """Write RUN_DIR/report/: index.html (self-contained, opens offline), report.pdf, results.xlsx and every
+    figure as PNG and SVG in figures/. Reads the run directory only (no fio, no device).
+
+    \b
+    Examples:
+      ptsbench report ptsbench-results/20261120T101500Z-quick
+      ptsbench report ptsbench-results/20261120T101500Z-pts --no-static
+    """
+    from ptsbench.report.build import HTML_NAME, build_report
+
+    out_dir = build_report(run_dir, static=not no_static)
+    click.echo(f"ptsbench: report written to {out_dir / HTML_NAME}", err=True)
+
+
+@click.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Report folder (default ./ptsbench-results/compare-<time>).")
+@click.option("--label", "labels", multiple=True, help="Name of each run in the report, in order (repeatable).")
+@click.option("--no-static", is_flag=True, help="Only index.html and results.xlsx (skip report.pdf and figures/).")
+def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...], no_static: bool) -> None:
+    """Put several runs side by side in one report: overlaid plots, and tables with each run's value and its
+    ratio to the first run.
+
+    \b
+    Examples:
+      ptsbench compare results/nvme0-pts results/nvme1-pts --out cmp-nvme
+      ptsbench compare run-a run-b run-c --label "fw 1.0" --label "fw 1.1" --label "fw 1.2"
+    """
+    from ptsbench.report.build import HTML_NAME, build_compare
+    from ptsbench.store import default_run_dir
+
+    if len(run_dirs) < 2:
+        raise click.UsageError("compare needs at least two run directories")
+    if labels and len(labels) != len(run_dirs):
+        raise click.UsageError(f"{len(labels)} --label for {len(run_dirs)} run directories: give one per run")
+    out_dir = build_compare(list(run_dirs), out or default_run_dir("compare"), list(labels) or None,
+                            static=not no_static)
+    click.echo(f"ptsbench: comparison written to {out_dir / HTML_NAME}", err=True)

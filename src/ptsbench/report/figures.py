@@ -1,0 +1,285 @@
+"""Plots: what each figure shows (as data), and its static drawing with matplotlib (PNG, SVG, PDF pages).
+
+A Figure names its title, axis labels with units, series, log axes and caption and nothing about drawing; html.py
+draws the same Figure with plotly and this module with matplotlib, so every format shows the same numbers.
+Builders below turn stored numbers into Figures; they never compute a result a table does not also show.
+"""
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Number = float | int
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line or set of markers; a None in y is a gap."""
+
+    name: str
+    x: tuple[Number, ...]
+    y: tuple[Number | None, ...]
+    mode: str = "lines+markers"  # "lines", "markers" or "lines+markers"
+    dash: str = "solid"  # "solid", "dash" or "dot"
+    color: int | None = None  # palette index; None takes the series' position
+    hover: tuple[str, ...] = ()  # per-point label shown on hover instead of x (e.g. the percentile)
+
+
+@dataclass(frozen=True)
+class Bars3D:
+    """A grid of bars: z[row][column] over column labels (x) and row labels (y); None leaves a cell empty."""
+
+    x_labels: tuple[str, ...]
+    y_labels: tuple[str, ...]
+    z: tuple[tuple[Number | None, ...], ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure as data. `key` names its files (figures/KEY.png, .svg) and its element in the HTML report."""
+
+    key: str
+    title: str
+    x_label: str
+    y_label: str
+    series: tuple[Series, ...] = ()
+    x_log: bool = False
+    y_log: bool = False
+    x_ticks: tuple[tuple[Number, str], ...] = ()  # (position, label); empty: automatic
+    bars3d: Bars3D | None = None
+    z_label: str = ""
+    caption: str = ""  # what it shows; the report adds the provenance
+    data_sheet: bool = False  # also give its series a sheet (with a native chart) in the workbook
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+    def point_count(self) -> int:
+        if self.bars3d is not None:
+            return sum(1 for row in self.bars3d.z for value in row if value is not None)
+        return sum(1 for series in self.series for value in series.y if value is not None)
+
+
+# --- builders --------------------------------------------------------------------------------------------------
+
+
+def nines(percentile: float, total: int) -> float:
+    """Position of a percentile on a 'nines' axis: 90 -> 1, 99 -> 2, 99.9 -> 3 (100 is capped at 1/total)."""
+    remaining = max(1.0 - percentile / 100.0, 0.5 / max(total, 1))
+    return -math.log10(remaining)
+
+
+def nines_ticks(max_position: float) -> tuple[tuple[float, str], ...]:
+    labels = ["0", "90", "99", "99.9", "99.99", "99.999", "99.9999", "99.99999"]
+    count = min(len(labels), max(2, math.ceil(max_position) + 1))
+    return tuple((float(position), labels[position]) for position in range(count))
+
+
+def percentile_points(bins: Mapping[int, int]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(percentile, latency_ns) at every json+ bin: the share of IOs at or below each bin's value, as fio counts."""
+    total = sum(bins.values())
+    percentiles: list[float] = []
+    values_ns: list[float] = []
+    cumulative = 0
+    for value_ns, count in sorted(bins.items()):
+        cumulative += count
+        percentiles.append(100.0 * cumulative / total)
+        values_ns.append(float(value_ns))
+    return tuple(percentiles), tuple(values_ns)
+
+
+def percentile_figure(key: str, title: str, curves: Sequence[tuple[str, Mapping[int, int]]], caption: str) -> Figure:
+    """Latency percentile curves (one per name, from json+ bins) on a nines axis, latency on a log axis."""
+    series = []
+    top = 1.0
+    for name, bins in curves:
+        if not bins:
+            continue
+        total = sum(bins.values())
+        percentiles, values_ns = percentile_points(bins)
+        x = tuple(nines(p, total) for p in percentiles)
+        top = max(top, max(x))
+        series.append(Series(name, x, tuple(v / 1000 for v in values_ns), mode="lines",
+                             hover=tuple(f"p{p:.6g}" for p in percentiles)))
+    return Figure(key, title, "percentile (%)", "total latency (µs)", tuple(series), y_log=True,
+                  x_ticks=nines_ticks(top), caption=caption)
+
+
+def measurement_window_figure(key: str, title: str, y_label: str, rounds: Sequence[int], values: Sequence[float],
+                              average: float, slope: float, intercept: float, caption: str) -> Figure:
+    """Tracked variable in the window with its average, the 110 % / 90 % band and the least-squares line."""
+    x = tuple(rounds)
+    ends = (x[0], x[-1])
+    series = (
+        Series("tracked value", x, tuple(values), mode="lines+markers", color=0),
+        Series("average", ends, (average, average), mode="lines", color=1),
+        Series("110 % of average", ends, (1.1 * average, 1.1 * average), mode="lines", dash="dash", color=2),
+        Series("90 % of average", ends, (0.9 * average, 0.9 * average), mode="lines", dash="dash", color=2),
+        Series("least-squares fit", ends, tuple(slope * r + intercept for r in ends), mode="lines", dash="dot",
+               color=3),
+    )
+    return Figure(key, title, "round", y_label, series, x_ticks=tuple((r, str(r)) for r in x), caption=caption)
+
+
+# --- drawing with matplotlib -------------------------------------------------------------------------------------
+
+_DASHES = {"solid": "-", "dash": "--", "dot": ":"}
+WIDTH_IN, HEIGHT_IN = 9.0, 5.0
+
+
+def _palette() -> tuple[str, ...]:
+    from ptsbench.report import style
+
+    return tuple(style.PALETTE)
+
+
+def color_of(series: Series, position: int, palette: Sequence[str]) -> str:
+    return palette[(series.color if series.color is not None else position) % len(palette)]
+
+
+def caption_text(figure: Figure, provenance: str, width_chars: int = 170) -> str:
+    """The caption under a drawn figure: what it shows, then what made it."""
+    import textwrap
+
+    return textwrap.fill(" ".join(part for part in (figure.caption, provenance) if part), width_chars)
+
+
+CAPTION_PT = 6.5
+LEGEND_PT = 7.0
+
+
+def _legend_in(figure: Figure) -> float:
+    """Width kept right of the axes for the legend (outside the plot, so it never hides data)."""
+    if figure.bars3d is not None:
+        return 0.9
+    longest = max((len(series.name) for series in figure.series), default=0)
+    return min(0.55 + longest * LEGEND_PT * 0.55 / 72, 3.2)
+
+
+def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
+         caption: str = "") -> Any:
+    """Draw the figure on `canvas` (a matplotlib Figure) inside `region` (left, bottom, width, height as figure
+    fractions): the plot, its legend on the right, the caption under it. Fixed margins: no layout engine."""
+    width_in, height_in = canvas.get_size_inches()
+    left, bottom, width, height = region
+    caption_in = (caption.count("\n") + 1) * CAPTION_PT * 1.3 / 72 + 0.06 if caption else 0.0
+    three_d = figure.bars3d is not None
+    margin_left_in, margin_bottom_in, margin_top_in = (0.1, 0.05, 0.3) if three_d else (0.8, 0.5, 0.35)
+    axes_left = left + margin_left_in / width_in
+    axes_bottom = bottom + (margin_bottom_in + caption_in) / height_in
+    axes_width = width - (margin_left_in + _legend_in(figure) + 0.1) / width_in
+    axes_height = height - (margin_bottom_in + caption_in + margin_top_in) / height_in
+    rect = (axes_left, axes_bottom, axes_width, axes_height)
+    if three_d:
+        import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3d projection)
+
+        axes = canvas.add_axes(rect, projection="3d")
+        _draw_bars3d(axes, figure)
+    else:
+        axes = canvas.add_axes(rect)
+        _draw_lines(axes, figure)
+    if caption:
+        canvas.text(left + 0.08 / width_in, bottom + 0.04 / height_in, caption, fontsize=CAPTION_PT,
+                    color="#444444", ha="left", va="bottom")
+    return axes
+
+
+def plain_number(value: float, _position: int | None = None) -> str:
+    """Tick labels on log axes as plain numbers (1,000 and 0.01, not 10^3 and 10^-2)."""
+    return f"{value:,.0f}" if abs(value) >= 1 else f"{value:.6g}"
+
+
+def _draw_lines(axes: Any, figure: Figure) -> None:
+    palette = _palette()
+    for position, series in enumerate(figure.series):
+        y = [math.nan if value is None else value for value in series.y]
+        marker = "o" if "markers" in series.mode else None
+        linestyle = _DASHES.get(series.dash, "-") if "lines" in series.mode else "none"
+        axes.plot(series.x, y, label=series.name, color=color_of(series, position, palette), marker=marker,
+                  markersize=3.5, linestyle=linestyle, linewidth=1.4)
+    from matplotlib.ticker import FuncFormatter
+
+    if figure.x_log:
+        axes.set_xscale("log")
+        axes.xaxis.set_major_formatter(FuncFormatter(plain_number))
+    if figure.y_log:
+        axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(FuncFormatter(plain_number))
+    if figure.x_ticks:
+        axes.set_xticks([position for position, _ in figure.x_ticks], [label for _, label in figure.x_ticks])
+        axes.set_xticks([], minor=True)
+    axes.set_title(figure.title, fontsize=11)
+    axes.set_xlabel(figure.x_label)
+    axes.set_ylabel(figure.y_label)
+    axes.grid(True, which="major", color="#dddddd", linewidth=0.6)
+    if figure.series:
+        axes.legend(fontsize=LEGEND_PT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+                    borderaxespad=0.0)
+
+
+def _draw_bars3d(axes: Any, figure: Figure) -> None:
+    from matplotlib.patches import Patch
+
+    assert figure.bars3d is not None
+    bars = figure.bars3d
+    palette = _palette()
+    for column, _label in enumerate(bars.x_labels):
+        cells = [(row, value) for row, values in enumerate(bars.z) if (value := values[column]) is not None]
+        if not cells:
+            continue
+        axes.bar3d([column - 0.35] * len(cells), [row - 0.35 for row, _ in cells], 0.0, 0.7, 0.7,
+                   [value for _, value in cells], color=palette[column % len(palette)], shade=True)
+    axes.set_xticks(range(len(bars.x_labels)), bars.x_labels, fontsize=7)
+    axes.set_yticks(range(len(bars.y_labels)), bars.y_labels, fontsize=7)
+    axes.set_xlabel(figure.x_label, fontsize=8)
+    axes.set_ylabel(figure.y_label, fontsize=8)
+    axes.set_zlabel(figure.z_label, fontsize=8)
+    axes.tick_params(axis="z", labelsize=7)
+    axes.set_title(figure.title, fontsize=11)
+    handles = [Patch(color=palette[column % len(palette)], label=label) for column, label in enumerate(bars.x_labels)]
+    axes.legend(handles=handles, fontsize=LEGEND_PT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def write_figure_files(figure: Figure, directory: Path, provenance: str, dpi: int = 100) -> list[Path]:
+    """figures/KEY.png and KEY.svg, each written to a temporary name and renamed; provenance also in metadata."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    drawn = MplFigure(figsize=(WIDTH_IN, HEIGHT_IN))
+    FigureCanvasAgg(drawn)
+    draw(figure, drawn, caption=caption_text(figure, provenance, width_chars=int(WIDTH_IN * 19)))
+    written = []
+    options: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("png", {"metadata": {"Title": figure.title, "Description": provenance, "Software": "ptsbench"},
+                 "pil_kwargs": {"compress_level": 1}}),
+        ("svg", {"metadata": {"Title": figure.title, "Description": provenance, "Creator": "ptsbench"}}),
+    )
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text stays text: smaller, faster, searchable
+        for suffix, kwargs in options:
+            path = directory / f"{figure.key}.{suffix}"
+            temporary = path.with_name(f".{path.name}.tmp")
+            drawn.savefig(temporary, format=suffix, dpi=dpi, **kwargs)
+            temporary.replace(path)
+            written.append(path)
+    return written
+
+
+def write_figure_batch(figures: Sequence[Figure], directory: Path, provenance: str) -> int:
+    """Several figures' files (what a worker process does); returns how many figures were written."""
+    for figure in figures:
+        write_figure_files(figure, directory, provenance)
+    return len(figures)
+
+
+def main() -> None:
+    """`python -m ptsbench.report.figures`: a worker that writes the figures pickled on stdin (see build.py)."""
+    import pickle
+    import sys
+
+    figures, directory, provenance = pickle.load(sys.stdin.buffer)
+    write_figure_batch(figures, Path(directory), provenance)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""The report as one self-contained HTML file: plotly.js inlined once, every figure interactive, no network access.
+
+Each Figure becomes a plotly spec (JSON in a script tag) drawn on page load; tables are plain HTML tables written
+with the same number formatting as the PDF. The file is written atomically, so a browser reloading a live report
+never reads half of it.
+"""
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ptsbench.report.build import (
+    FIGURES_DIR,
+    PDF_NAME,
+    XLSX_NAME,
+    Block,
+    Report,
+    Table,
+    Text,
+    format_value,
+)
+from ptsbench.report.figures import Bars3D, Figure, Series, color_of
+
+TEMPLATE = "report.html.j2"
+LIVE_REFRESH_S = 60
+_DASHES = {"solid": "solid", "dash": "dash", "dot": "dot"}
+_FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif"
+
+
+def _axis(title: str, log: bool, ticks: Sequence[tuple[float, str]] = ()) -> dict[str, Any]:
+    axis: dict[str, Any] = {"title": {"text": title}, "type": "log" if log else "linear", "showgrid": True,
+                            "gridcolor": "#e3e3e3", "zeroline": False, "linecolor": "#888", "ticks": "outside",
+                            "exponentformat": "SI" if log else "none"}
+    if ticks:
+        axis.update(tickmode="array", tickvals=[position for position, _ in ticks],
+                    ticktext=[label for _, label in ticks])
+    return axis
+
+
+def _line_trace(series: Series, position: int, palette: Sequence[str]) -> dict[str, Any]:
+    color = color_of(series, position, palette)
+    trace: dict[str, Any] = {
+        "type": "scatter", "mode": series.mode, "name": series.name, "x": list(series.x), "y": list(series.y),
+        "line": {"color": color, "dash": _DASHES.get(series.dash, "solid"), "width": 1.6},
+        "marker": {"color": color, "size": 5}, "connectgaps": False,
+    }
+    if series.hover:
+        trace.update(text=list(series.hover), hovertemplate="%{text}: %{y:,.6g}<extra>%{fullData.name}</extra>")
+    else:
+        trace["hovertemplate"] = "%{x:,.6g}: %{y:,.6g}<extra>%{fullData.name}</extra>"
+    return trace
+
+
+_CUBE_TRIANGLES = ((0, 1, 2), (0, 2, 3), (4, 5, 6), (4, 6, 7), (0, 1, 5), (0, 5, 4),
+                   (3, 2, 6), (3, 6, 7), (0, 3, 7), (0, 7, 4), (1, 2, 6), (1, 6, 5))
+
+
+def _bars_traces(bars: Bars3D, palette: Sequence[str], z_label: str) -> list[dict[str, Any]]:
+    """One mesh3d trace per column label: a cuboid per bar (plotly has no 3D bar type)."""
+    traces = []
+    for column, label in enumerate(bars.x_labels):
+        x: list[float] = []
+        y: list[float] = []
+        z: list[float] = []
+        text: list[str] = []
+        triangles: list[tuple[int, int, int]] = []
+        for row, values in enumerate(bars.z):
+            value = values[column]
+            if value is None:
+                continue
+            base = len(x)
+            for dx, dy, top in ((0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1),
+                                (0, 1, 1)):
+                x.append(column - 0.35 + 0.7 * dx)
+                y.append(row - 0.35 + 0.7 * dy)
+                z.append(float(value) * top)
+                text.append(f"{bars.y_labels[row]}: {value:,.6g} {z_label}")
+            triangles.extend((base + a, base + b, base + c) for a, b, c in _CUBE_TRIANGLES)
+        if not triangles:
+            continue
+        traces.append({
+            "type": "mesh3d", "name": label, "showlegend": True, "x": x, "y": y, "z": z,
+            "i": [t[0] for t in triangles], "j": [t[1] for t in triangles], "k": [t[2] for t in triangles],
+            "color": palette[column % len(palette)], "flatshading": True, "text": text,
+            "hovertemplate": f"{label}<br>%{{text}}<extra></extra>",
+        })
+    return traces
+
+
+def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
+    """A Figure as plotly's {data, layout, config}."""
+    layout: dict[str, Any] = {
+        "title": {"text": figure.title, "font": {"size": 15}}, "font": {"family": _FONT, "size": 12},
+        "paper_bgcolor": "white", "plot_bgcolor": "white", "hovermode": "closest", "colorway": list(palette),
+        "margin": {"l": 70, "r": 20, "t": 50, "b": 55}, "legend": {"font": {"size": 11}},
+    }
+    if figure.bars3d is not None:
+        bars = figure.bars3d
+        data = _bars_traces(bars, palette, figure.z_label)
+        layout["scene"] = {
+            "xaxis": {"title": {"text": figure.x_label}, "tickvals": list(range(len(bars.x_labels))),
+                      "ticktext": list(bars.x_labels)},
+            "yaxis": {"title": {"text": figure.y_label}, "tickvals": list(range(len(bars.y_labels))),
+                      "ticktext": list(bars.y_labels)},
+            "zaxis": {"title": {"text": figure.z_label}},
+            "camera": {"eye": {"x": 1.7, "y": -1.7, "z": 1.0}},
+        }
+        layout["margin"] = {"l": 0, "r": 0, "t": 50, "b": 0}
+    else:
+        data = [_line_trace(series, position, palette) for position, series in enumerate(figure.series)]
+        layout["xaxis"] = _axis(figure.x_label, figure.x_log, figure.x_ticks)
+        layout["yaxis"] = _axis(figure.y_label, figure.y_log)
+    config = {"responsive": True, "displaylogo": False,
+              "toImageButtonOptions": {"format": "svg", "filename": figure.key}}
+    return {"data": data, "layout": layout, "config": config, "gl": figure.bars3d is not None}
+
+
+def _script_json(obj: object) -> str:
+    """JSON safe inside a <script> element."""
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+
+
+def _clean(obj: Any) -> Any:
+    """NaN and infinity are not JSON: plotly draws None as a gap."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {key: _clean(value) for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(value) for value in obj]
+    return obj
+
+
+def _table_view(table: Table) -> dict[str, Any]:
+    kinds = [column.kind for column in table.columns]
+    return {
+        "key": table.key, "title": table.title,
+        "headers": [(column.name, column.kind != "text") for column in table.columns],
+        "rows": [[(format_value(value, kind), kind != "text") for value, kind in zip(row, kinds, strict=False)]
+                 for row in table.rows],
+    }
+
+
+def _block_view(block: Block, palette: Sequence[str], provenance: str) -> dict[str, Any]:
+    if isinstance(block, Text):
+        return {"type": "text", "kind": block.kind, "text": block.text}
+    if isinstance(block, Table):
+        return {"type": "table", **_table_view(block)}
+    spec = _clean(plotly_spec(block, palette))
+    return {"type": "figure", "key": block.key, "title": block.title, "caption": block.caption,
+            "provenance": provenance, "spec": _script_json(spec)}
+
+
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return str(get_plotlyjs()).replace("</script", "<\\/script")
+
+
+def render_html(report: Report, static: bool) -> str:
+    """The whole page as text."""
+    import importlib.resources
+
+    import jinja2
+
+    from ptsbench.report import style
+
+    palette = tuple(style.PALETTE)
+    template_text = (importlib.resources.files("ptsbench") / "data" / "templates" / TEMPLATE).read_text()
+    environment = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                                     undefined=jinja2.StrictUndefined)
+    sections = [{"key": section.key, "title": section.title, "facts": section.facts,
+                 "blocks": [_block_view(block, palette, report.provenance) for block in section.blocks]}
+                for section in report.sections]
+    return environment.from_string(template_text).render(
+        report=report, sections=sections, static=static, plotly_js=_plotly_js(), refresh_s=LIVE_REFRESH_S,
+        files={"pdf": PDF_NAME, "xlsx": XLSX_NAME, "figures": FIGURES_DIR},
+    )
+
+
+def write_html(report: Report, path: Path, static: bool = True) -> None:
+    """index.html, replaced atomically."""
+    from ptsbench.store import atomic_write_text
+
+    atomic_write_text(path, render_html(report, static))
