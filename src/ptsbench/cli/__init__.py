@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "server": "ptsbench.cli.server:server",
     "pts": "ptsbench.cli.pts:pts",
     "resume": "ptsbench.cli.pts:resume",
+    "plot": "ptsbench.cli.plot:plot",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -31,6 +32,7 @@ SHORT_HELP: dict[str, str] = {
     "server": "Start or stop a fio server for multi-host runs (--hosts).",
     "pts": "SNIA PTS tests: IOPS, throughput, latency, write saturation (--profile demo: 2 minutes).",
     "resume": "Continue an interrupted PTS run from its run directory.",
+    "plot": "Charts and a summary from fio bw/iops/lat/clat/slat/histogram logs.",
 }
 
 

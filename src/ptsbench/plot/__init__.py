@@ -1,0 +1,209 @@
+"""fio log analysis figures: what `ptsbench plot` draws from bw, iops, lat, clat, slat and histogram logs.
+
+sources finds the runs, fio.logs reads them, series turns them into traces, reduce keeps every spike at screen
+resolution, charts builds the figures and draw renders them (PNG/SVG with matplotlib, HTML with plotly).
+"""
+
+import csv
+import datetime
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptsbench.errors import PtsbenchError
+from ptsbench.fio.logs import FioLog, HistLog, read_hist_log, read_log
+from ptsbench.plot import charts
+from ptsbench.plot.draw import FORMATS, Chart, write_chart
+from ptsbench.plot.series import HistRun, Run, Summary, build_hist_run, build_run, summarize, summarize_hist
+from ptsbench.plot.sources import RunFiles, find_runs
+
+DIRECTIONS = ("read", "write", "trim", "total")
+
+
+@dataclass(frozen=True)
+class PlotOptions:
+    kind: str | None = None  # bw, iops, lat, clat, slat or hist; None: every fio log found
+    out_dir: Path = Path("ptsbench-plots")
+    formats: tuple[str, ...] = ("png",)
+    smooth_s: float | None = None
+    trend: bool = False
+    x_axis: str = "time"  # time or written
+    compare: bool = False
+    per_job: bool = False  # keep per-job logs apart instead of merging them
+    interval_ms: float | None = None  # merge / rate / histogram interval; None: from the logs
+    directions: tuple[str, ...] = ()  # read, write, trim, total; empty: all
+    percentiles: tuple[float, ...] = (50.0, 99.0, 99.9)
+    three_d: bool = False
+    bars: bool = False  # 3D view as bars instead of a surface
+    skip_bad_lines: bool = False
+    title: str | None = None
+    labels: tuple[str, ...] = ()
+    pattern: str | None = None  # regular expression the file names must match
+    columns: tuple[str, ...] | None = None  # column names when they cannot be told from the values
+    device: str | None = None  # for the caption, when the logs do not come from a ptsbench run
+
+
+@dataclass(frozen=True)
+class PlotResult:
+    files: tuple[Path, ...]
+    summaries: tuple[Summary, ...]
+    notes: tuple[str, ...]  # files left out, bad lines skipped
+
+
+def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
+    """Read the logs, draw the charts, write them and a summary.csv into options.out_dir."""
+    _check(options, FORMATS)
+    found = find_runs(inputs, options.kind, options.pattern, options.per_job, options.labels)
+    notes = list(found.left_out)
+    line_options = charts.LineOptions(options.smooth_s, options.trend, options.x_axis == "written",
+                                      options.directions)
+    written: list[Path] = []
+    summaries: list[Summary] = []
+    value_runs: list[Run] = []
+    hist_runs: list[HistRun] = []
+    keep_all = options.compare or options.three_d
+    for run in _read_runs(found.runs, options, notes):
+        provenance = provenance_of(run.paths, options.device)
+        if isinstance(run, Run):
+            summaries.extend(summarize(run))
+            if keep_all:
+                value_runs.append(run)
+            else:
+                written += _write(charts.run_chart(run, line_options, provenance, _safe(f"{run.label}_{run.kind}")),
+                                  options)
+        else:
+            summaries.extend(summarize_hist(run))
+            if keep_all:
+                hist_runs.append(run)
+            else:
+                written += _write(charts.hist_chart([run], options.directions, provenance,
+                                                    _safe(f"{run.label}_hist"), options.title), options)
+    if keep_all:
+        every = [path for run in value_runs for path in run.paths] + [p for run in hist_runs for p in run.paths]
+        provenance = provenance_of(tuple(every), options.device)
+        if options.three_d:
+            if hist_runs or not value_runs:
+                raise PtsbenchError("the 3D view needs bw or iops logs", "choose them with --kind bw|iops")
+            chart = charts.surface_chart(value_runs, options.bars, provenance, f"3d_{value_runs[0].kind}",
+                                         options.title)
+            written += _write(chart, options)
+        else:
+            for kind in dict.fromkeys(run.kind for run in value_runs):
+                same = [run for run in value_runs if run.kind == kind]
+                written += _write(charts.compare_chart(same, line_options, provenance, f"compare_{kind}",
+                                                       options.title), options)
+            if hist_runs:
+                written += _write(charts.hist_chart(hist_runs, options.directions, provenance, "compare_hist",
+                                                    options.title), options)
+    written.append(write_summary_csv(summaries, options.out_dir / "summary.csv"))
+    return PlotResult(tuple(written), tuple(summaries), tuple(notes))
+
+
+def _check(options: PlotOptions, formats: Sequence[str]) -> None:
+    for name in options.formats:
+        if name not in formats:
+            raise PtsbenchError(f"unknown format {name!r}", f"use {', '.join(formats)}")
+    for direction in options.directions:
+        if direction not in DIRECTIONS:
+            raise PtsbenchError(f"unknown direction {direction!r}", f"use {', '.join(DIRECTIONS)}")
+    if options.x_axis not in ("time", "written"):
+        raise PtsbenchError(f"unknown x axis {options.x_axis!r}", "use time or written")
+    if options.smooth_s is not None and options.smooth_s <= 0:
+        raise PtsbenchError("--smooth must be a positive number of seconds", "e.g. --smooth 5")
+    if options.interval_ms is not None and options.interval_ms <= 0:
+        raise PtsbenchError("--interval must be a positive number of milliseconds", "e.g. --interval 1000")
+
+
+def _read_runs(runs: Sequence[RunFiles], options: PlotOptions, notes: list[str]) -> Iterator[Run | HistRun]:
+    """Read each run's logs and turn them into traces (or histogram percentiles), one run at a time."""
+    for files in runs:
+        kind, paths, label = files.kind, files.paths, files.label
+        if kind == "hist":
+            hist_logs = [read_hist_log(path, options.skip_bad_lines) for path in paths]
+            notes.extend(_skip_notes(hist_logs))
+            yield build_hist_run(hist_logs, label, options.percentiles, options.interval_ms)
+        else:
+            logs = [read_log(path, kind, options.columns, options.skip_bad_lines) for path in paths]
+            notes.extend(_skip_notes(logs))
+            yield build_run(logs, label, options.interval_ms, need_written=options.x_axis == "written")
+
+
+def _skip_notes(logs: Sequence[FioLog] | Sequence[HistLog]) -> list[str]:
+    found = []
+    for log in logs:
+        if log.skipped_count:
+            shown = ", ".join(str(number) for number in log.skipped_lines[:5])
+            more = ", ..." if log.skipped_count > 5 else ""
+            found.append(f"{log.path}: skipped {log.skipped_count} bad line(s) (line {shown}{more})")
+    return found
+
+
+def _write(chart: Chart, options: PlotOptions) -> list[Path]:
+    return [write_chart(chart, options.out_dir, file_format) for file_format in options.formats]
+
+
+def _safe(text: str) -> str:
+    return "".join(char if char.isalnum() or char in "._-@" else "-" for char in text).strip("-") or "plot"
+
+
+def provenance_of(paths: Sequence[Path], device: str | None = None) -> str:
+    """'ptsbench X, fio Y, device, date': from the ptsbench run the logs belong to, else what is known."""
+    from ptsbench import __version__
+    from ptsbench.report import style
+
+    for folder in list(Path(paths[0]).resolve().parents)[:5]:
+        manifest_path = folder / "manifest.json"
+        if manifest_path.is_file():
+            try:
+                manifest = json.loads(manifest_path.read_text())
+            except (OSError, ValueError):
+                break
+            if device:
+                manifest = {**manifest, "targets": [{"model": device}]}
+            return style.provenance(manifest)
+    written = datetime.datetime.fromtimestamp(os.stat(paths[0]).st_mtime, datetime.UTC)
+    return style.provenance_caption(__version__, None, device, written)
+
+
+def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:
+    """One row per run and direction: count, min, mean, max, stddev, percentiles, in base units."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    percentiles = [p for p, _ in summaries[0].percentiles] if summaries else []
+    with open(partial, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["run", "kind", "direction", "unit", "count", "min", "mean", "max", "stddev",
+                         *(f"p{p:g}" for p in percentiles)])
+        for row in summaries:
+            writer.writerow([row.run, row.kind, row.direction, row.unit, row.count, repr(row.min), repr(row.mean),
+                             repr(row.max), repr(row.stddev), *(repr(value) for _, value in row.percentiles)])
+    os.replace(partial, path)
+    return path
+
+
+def summary_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str]]]:
+    """The summary as table cells for people: each row in the unit that suits its largest value."""
+    from ptsbench.report import style
+
+    percentiles = [p for p, _ in summaries[0].percentiles] if summaries else []
+    headers = ["run", "kind", "dir", "unit", "count", "min", "mean", "max", "stddev", *(f"p{p:g}" for p in percentiles)]
+    rows = []
+    for row in summaries:
+        if row.kind == "bw":  # the unit suits the mean; the extremes show more or fewer digits
+            divisor, unit = style.rate_unit(row.mean)
+        elif row.kind == "iops":
+            divisor, prefix = style.count_unit(row.mean)
+            unit = f"{prefix}IOPS"
+        else:
+            divisor, unit = style.ns_unit(row.mean)
+        numbers = [row.min, row.mean, row.max, row.stddev, *(value for _, value in row.percentiles)]
+        rows.append([row.run, row.kind, row.direction, unit, f"{row.count:,}",
+                     *(_number(value / divisor) for value in numbers)])
+    return headers, rows
+
+
+def _number(value: float) -> str:
+    size = abs(value)
+    return f"{value:,.0f}" if size >= 100 else f"{value:.1f}" if size >= 10 else f"{value:.2f}"

@@ -1,0 +1,282 @@
+"""From fio logs to what a chart shows: per run (one log, or the per-job logs of one run merged by time) a trace
+per direction (read, write, trim) and their total, at full resolution, in base units (bytes/s, IO/s, ns).
+
+- Windowed logs (log_avg_msec) are used as fio wrote them; several jobs are merged by time with interval-overlap
+  weighting (fio's tools/fiologparser.py): summed for bw and iops, averaged for latency.
+- Per-IO logs (no log_avg_msec) keep every IO for latency; bandwidth and IOPS become rates per interval from the
+  IOs' block sizes and completion times (fio's per-IO bandwidth value is one IO's size over its latency, not a rate).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ptsbench.errors import PtsbenchError
+from ptsbench.fio.logs import (
+    DDIR_NAMES,
+    FioLog,
+    HistLog,
+    hist_percentiles,
+    merge_events,
+    merge_windowed,
+    weighted_percentiles,
+)
+
+Array = npt.NDArray[Any]
+SUMMARY_PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+RATE_KINDS = ("bw", "iops")
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """One direction of one run: points in time order, values in base units, data written so far at each point."""
+
+    direction: str  # read, write, trim or total
+    time_s: Array  # where each point ends (a window's or interval's end, an IO's completion)
+    value: Array
+    written_bytes: Array | None = None
+    start_s: Array | None = None  # windowed points: where each window starts; None: at the previous point
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """What one run's logs show."""
+
+    label: str
+    kind: str  # bw, iops, lat, clat, slat
+    paths: tuple[Path, ...]
+    traces: tuple[Trace, ...]
+    note: str  # how the values were formed, for the caption
+    mean_total: float | None = None  # time-weighted mean of the total (bw, iops), for the 3D view
+    read_share: float | None = None  # reads' share of the IOs (or of the data, for windowed logs)
+    bs_bytes: int | None = None  # the most common block size of a per-IO log
+
+    def trace(self, direction: str) -> Trace | None:
+        return next((trace for trace in self.traces if trace.direction == direction), None)
+
+
+@dataclass(frozen=True, eq=False)
+class HistRun:
+    """Latency percentiles over time from histogram logs, per direction."""
+
+    label: str
+    paths: tuple[Path, ...]
+    percentiles: tuple[float, ...]
+    lines: tuple[Any, ...]  # HistPercentiles per direction
+    totals: tuple[tuple[str, Array, Array], ...]  # (direction, bin values ns, counts over the whole run)
+    note: str
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Statistics of the values a chart shows, in base units."""
+
+    run: str
+    kind: str
+    direction: str
+    unit: str
+    count: int
+    min: float
+    mean: float
+    max: float
+    stddev: float
+    percentiles: tuple[tuple[float, float], ...]
+
+
+BASE_UNITS = {"bw": "B/s", "iops": "IO/s", "lat": "ns", "clat": "ns", "slat": "ns", "hist": "ns"}
+
+
+# --- value logs -------------------------------------------------------------------------------------------------
+
+
+def build_run(logs: Sequence[FioLog], label: str, interval_ms: float | None = None,
+              need_written: bool = False) -> Run:
+    """The traces of one run from its logs (one file, or the per-job files of one run)."""
+    kinds = {log.kind for log in logs}
+    if len(kinds) != 1:
+        raise PtsbenchError(f"{label}: logs of different kinds ({', '.join(sorted(kinds))}) in one run",
+                            "plot each kind on its own with --kind")
+    windowed = {log.windowed for log in logs}
+    if len(windowed) != 1:
+        raise PtsbenchError(f"{label}: some logs are per IO and some averaged (log_avg_msec)",
+                            "plot them separately")
+    kind = kinds.pop()
+    paths = tuple(log.path for log in logs)
+    if windowed.pop():
+        return _windowed_run(logs, label, kind, paths, interval_ms, need_written)
+    return _per_io_run(logs, label, kind, paths, interval_ms, need_written)
+
+
+def _scale(kind: str) -> float:
+    return 1024.0 if kind == "bw" else 1.0  # bw logs are in KiB/s
+
+
+def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path, ...],
+                  interval_ms: float | None, need_written: bool) -> Run:
+    jobs = sum(len(log.segments()) for log in logs)
+    how = "sum" if kind in RATE_KINDS else "mean"
+    scale = _scale(kind)
+    traces: list[Trace] = []
+    if jobs == 1:
+        log = logs[0]
+        time_ms = log.time_ms.astype(np.int64)
+        value = log.value.astype(np.float64) * scale
+        for d in np.unique(log.ddir).tolist():
+            chosen = log.ddir == d
+            traces.append(_windowed_trace(DDIR_NAMES.get(d, str(d)), time_ms[chosen], value[chosen]))
+        if kind in RATE_KINDS:
+            stamps, inverse = np.unique(time_ms, return_inverse=True)
+            traces.append(_windowed_trace("total", stamps, np.bincount(inverse, weights=value)))
+        note = f"log_avg_msec samples as fio wrote them ({_step_ms(time_ms):g} ms)"
+    else:
+        step = float(interval_ms or _step_ms(logs[0].time_ms.astype(np.int64)[logs[0].segments()[0]]))
+        merged = merge_windowed(logs, step, how)
+        for series in merged:
+            traces.append(_windowed_trace(DDIR_NAMES.get(series.ddir, str(series.ddir)), series.end_ms,
+                                          series.value * scale, series.start_ms))
+        if kind in RATE_KINDS and merged:
+            size = min(len(series.value) for series in merged)
+            total = np.sum([series.value[:size] for series in merged], axis=0) * scale
+            traces.append(_windowed_trace("total", merged[0].end_ms[:size], total, merged[0].start_ms[:size]))
+        verb = "summed" if how == "sum" else "averaged"
+        note = f"{jobs} jobs merged by time in {step:g} ms intervals (interval-overlap weighted, {verb})"
+    if need_written:
+        traces = _with_written(traces, kind, label)
+    total_trace = next((t for t in traces if t.direction == "total"), None)
+    mean_total, read_share = None, None
+    if total_trace is not None and len(total_trace.time_s):
+        durations = _durations(total_trace)
+        mean_total = float(np.dot(total_trace.value, durations) / durations.sum())
+        read = next((t for t in traces if t.direction == "read"), None)
+        read_amount = float(np.dot(read.value, _durations(read))) if read is not None else 0.0
+        read_share = read_amount / float(np.dot(total_trace.value, durations))
+    return Run(label, kind, paths, tuple(traces), f"windowed log: {note}", mean_total, read_share)
+
+
+def _windowed_trace(direction: str, end_ms: Array, value: Array, start_ms: Array | None = None) -> Trace:
+    start = None if start_ms is None else np.asarray(start_ms, np.float64) / 1000.0
+    return Trace(direction, np.asarray(end_ms, np.float64) / 1000.0, np.asarray(value, np.float64), None, start)
+
+
+def _durations(trace: Trace) -> Array:
+    """Seconds each windowed sample stands for."""
+    start = trace.start_s
+    if start is None:
+        start = np.concatenate(([0.0], trace.time_s[:-1]))
+    return np.maximum(trace.time_s - start, 0.0)
+
+
+def _with_written(traces: list[Trace], kind: str, label: str) -> list[Trace]:
+    if kind != "bw":
+        raise PtsbenchError(f"{label}: averaged {kind} logs do not say how much data was written",
+                            "use --x written with a bw log, or with logs written without log_avg_msec")
+    write = next((t for t in traces if t.direction == "write"), None)
+    if write is None:
+        raise PtsbenchError(f"{label}: the log has no writes", "--x written needs a log with writes")
+    cumulative = np.cumsum(write.value * _durations(write))
+    return [Trace(t.direction, t.time_s, t.value, np.interp(t.time_s, write.time_s, cumulative, left=0.0), t.start_s)
+            for t in traces]
+
+
+def _step_ms(time_ms: Array) -> float:
+    steps = np.diff(np.unique(time_ms))
+    return float(np.median(steps)) if len(steps) else 1000.0
+
+
+def default_interval_ms(span_ms: float) -> float:
+    """Rate intervals for per-IO logs: 1 s, or a hundredth of a run shorter than 100 s (at least 1 ms)."""
+    return 1000.0 if span_ms >= 100_000 else max(1.0, float(round(span_ms / 100.0)))
+
+
+def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path, ...], interval_ms: float | None,
+                need_written: bool) -> Run:
+    events = merge_events(logs)
+    time_ms = events.time_ms
+    last_ms = float(time_ms[-1])
+    written = None
+    if need_written:
+        written = np.cumsum(np.where(events.ddir == 1, events.bs_bytes, 0), dtype=np.int64)
+    directions = [(DDIR_NAMES.get(d, str(d)), events.ddir == d) for d in np.unique(events.ddir).tolist()]
+    bs_values, bs_counts = np.unique(events.bs_bytes[:1_000_000], return_counts=True)
+    bs_mode = int(bs_values[bs_counts.argmax()])
+    read_share = float(np.count_nonzero(events.ddir == 0)) / len(events.ddir)
+    if kind in RATE_KINDS:
+        interval = float(interval_ms or default_interval_ms(last_ms))
+        slot = (time_ms // interval).astype(np.int64) if interval != 1 else time_ms.astype(np.int64)
+        slots = int(slot[-1]) + 1
+        end_ms = np.minimum((np.arange(slots) + 1) * interval, last_ms + 1)
+        width_s = (end_ms - np.arange(slots) * interval) / 1000.0
+        weights = events.bs_bytes if kind == "bw" else None
+        write_bytes = np.bincount(slot, weights=np.where(events.ddir == 1, events.bs_bytes, 0), minlength=slots)
+        written_at = np.cumsum(write_bytes) if need_written else None
+        traces = []
+        for name, chosen in [*directions, ("total", None)]:
+            picked = slot if chosen is None else slot[chosen]
+            picked_weights = None if weights is None else (weights if chosen is None else weights[chosen])
+            amount = np.bincount(picked, weights=picked_weights, minlength=slots)
+            traces.append(Trace(name, end_ms / 1000.0, amount / width_s, written_at))
+        total_amount = float(events.bs_bytes.sum(dtype=np.float64)) if kind == "bw" else float(len(time_ms))
+        mean_total = total_amount / ((last_ms + 1) / 1000.0)
+        note = f"per-IO log: {'data' if kind == 'bw' else 'IOs'} completed per {interval:g} ms"
+        return Run(label, kind, paths, tuple(traces), note, mean_total, read_share, bs_mode)
+    time_s = time_ms.astype(np.float64) / 1000.0
+    traces = [Trace(name, time_s[chosen], events.value[chosen], None if written is None else written[chosen])
+              for name, chosen in directions]
+    traces.append(Trace("total", time_s, events.value, written))
+    return Run(label, kind, paths, tuple(traces), f"per-IO log: every IO's {kind}", None, read_share, bs_mode)
+
+
+# --- histogram logs ---------------------------------------------------------------------------------------------
+
+
+def build_hist_run(logs: Sequence[HistLog], label: str, percentiles: Sequence[float],
+                   interval_ms: float | None = None) -> HistRun:
+    """Percentiles over time per direction, and each direction's histogram over the whole run."""
+    lines = hist_percentiles(logs, percentiles, interval_ms)
+    ddir = np.concatenate([log.ddir.astype(np.int64) for log in logs])
+    counts = np.concatenate([log.counts.astype(np.int64) for log in logs])
+    values_ns = logs[0].bin_values_ns
+    totals = tuple((DDIR_NAMES.get(d, str(d)), values_ns, counts[ddir == d].sum(axis=0))
+                   for d in np.unique(ddir).tolist())
+    jobs = f"{len(logs)} jobs' " if len(logs) > 1 else ""
+    note = f"{jobs}histogram log lines summed per interval; percentiles interpolated between fio's latency bins"
+    return HistRun(label, tuple(log.path for log in logs), tuple(percentiles), tuple(lines), totals, note)
+
+
+# --- summaries --------------------------------------------------------------------------------------------------
+
+
+def summarize(run: Run) -> list[Summary]:
+    """Min, mean, max, stddev and percentiles of each trace's values."""
+    rows = []
+    for trace in run.traces:
+        values = np.asarray(trace.value, np.float64)
+        values = values[np.isfinite(values)]
+        if not len(values):
+            continue
+        points = np.percentile(values, SUMMARY_PERCENTILES)
+        rows.append(Summary(run.label, run.kind, trace.direction, BASE_UNITS[run.kind], len(values),
+                            float(values.min()), float(values.mean()), float(values.max()), float(values.std()),
+                            tuple(zip(SUMMARY_PERCENTILES, points.tolist(), strict=True))))
+    return rows
+
+
+def summarize_hist(run: HistRun) -> list[Summary]:
+    """The same statistics from each direction's histogram over the whole run (bin values, weighted by counts)."""
+    rows = []
+    for direction, values_ns, counts in run.totals:
+        total = int(counts.sum())
+        if not total:
+            continue
+        used = np.flatnonzero(counts)
+        mean = float(np.dot(values_ns, counts) / total)
+        stddev = float(np.sqrt(np.dot(counts, (values_ns - mean) ** 2) / total))
+        points = weighted_percentiles(SUMMARY_PERCENTILES, values_ns, counts.astype(np.float64))
+        rows.append(Summary(run.label, "hist", direction, "ns", total, float(values_ns[used[0]]), mean,
+                            float(values_ns[used[-1]]), stddev,
+                            tuple(zip(SUMMARY_PERCENTILES, points.tolist(), strict=True))))
+    return rows
