@@ -34,6 +34,7 @@ from ptsbench.pts.steady import steady_state
 from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, utc_now
 from ptsbench.target.target import Target
+from ptsbench.units import format_bytes
 
 DIRECTIONS = ("read", "write", "total")
 
@@ -281,7 +282,8 @@ def _precondition(context: _Context, phase: PhasePlan) -> None:
     job_path = folder / "job.fio"
     atomic_write_text(job_path, precondition_job(context.plan, phase))
     atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path)) + "\n")
-    context.reporter.event(f"{phase.phase.title}: preconditioning ({phase.precondition_bytes} bytes of writes)")
+    context.reporter.event(f"{phase.phase.title}: preconditioning, {format_bytes(phase.precondition_bytes)} of "
+                           "sequential writes")
     outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr")
     if not outcome.ok or outcome.doc is None:
         raise FioRunError(f"{phase.phase.title} preconditioning failed: {outcome.error_line()}",

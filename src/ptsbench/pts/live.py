@@ -16,7 +16,7 @@ def steady_line(record: Mapping[str, Any]) -> str:
     if not variables:
         wsat = record.get("wsat")
         if wsat:
-            return f"written {wsat['written_bytes'] / 1e9:,.2f} GB in {format_duration(wsat['io_time_s'])} of IO"
+            return f"written {wsat['written_bytes'] / 1e6:,.1f} MB in {wsat['io_time_s']:,.1f} s of IO"
         return ""
     if "rounds_needed" in steady:
         return f"steady state: {steady['rounds_needed']} more round(s) before the first 5-round window"

@@ -143,7 +143,8 @@ def make_plan(settings: Settings, target: TargetInfo, phases: tuple[Phase, ...] 
         )
     notes: list[str] = []
     skip_small = (target.logical_sector_bytes or 512) > SMALL_BS_BYTES
-    if (target.logical_sector_bytes or 512) == 512 and (target.physical_sector_bytes or 512) > 512:
+    small_cells = any(cell.bs_bytes < 4096 for phase in phases for cell in phase.cells)
+    if small_cells and (target.logical_sector_bytes or 512) == 512 and (target.physical_sector_bytes or 512) > 512:
         notes.append(f"{target.path} has 512-byte logical and {target.physical_sector_bytes}-byte physical sectors: "
                      "0.5 KiB cells measure read-modify-write")
     phase_plans = []

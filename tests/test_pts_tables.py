@@ -1,0 +1,28 @@
+"""Terminal texts of a PTS run: compliance banner and the live steady-state status line."""
+
+from ptsbench.pts.live import steady_line
+from ptsbench.pts.steady import steady_state
+from ptsbench.pts.tables import compliance_lines
+
+
+def test_compliance_banner_lists_every_reason() -> None:
+    assert compliance_lines({"compliance": {"compliant": True, "reasons": []}}) == ["PTS-compliant"]
+    lines = compliance_lines({"compliance": {"compliant": False, "reasons": ["purge: none", "round time 1 s"]}})
+    assert lines == ["NOT PTS-compliant:", "  - purge: none", "  - round time 1 s"]
+
+
+def test_live_status_before_and_in_the_window() -> None:
+    early = {"steady": {"window_rounds": [], "variables": {"rnd 4k 0/100 iops": None}, "steady": False,
+                        "rounds_needed": 2}}
+    assert steady_line(early) == "steady state: 2 more round(s) before the first 5-round window"
+    window = steady_state([100, 110, 100, 90, 100], [3, 4, 5, 6, 7]).to_dict()
+    record = {"steady": {"window_rounds": [3, 4, 5, 6, 7], "steady": True,
+                         "variables": {"rnd 4k 0/100 iops": window}}}
+    assert steady_line(record) == ("window 3-7: STEADY; rnd 4k 0/100 iops: data 20.0% (<=20%), "
+                                   "slope 8.0% (<=10%) ok")
+
+
+def test_live_status_of_write_saturation() -> None:
+    record = {"steady": {"window_rounds": [], "variables": {}, "steady": None},
+              "wsat": {"written_bytes": 123_400_000, "io_time_s": 61.5}}
+    assert steady_line(record) == "written 123.4 MB in 61.5 s of IO"
