@@ -1,0 +1,354 @@
+"""fio log readers: real logs written by fio (null engine) checked against fio's own JSON, hand-made logs for the
+merge by time and for bad input, and random lines against a plain Python parser."""
+
+import json
+import random
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ptsbench.fio import logs
+from ptsbench.fio.logs import LogError
+
+JOBS = """
+[global]
+ioengine=null
+rw=randrw
+bs=4k
+numjobs=2
+
+[win]
+time_based
+runtime=1
+size=64m
+rate_iops=10000,10000
+log_avg_msec=100
+write_bw_log=win
+write_iops_log=win
+write_lat_log=win
+
+[io]
+size=8m
+log_offset=1
+write_bw_log=io
+write_lat_log=io
+
+[pj0]
+time_based
+runtime=1
+size=64m
+rate_iops=5000,5000
+per_job_logs=0
+log_avg_msec=100
+write_bw_log=pj0
+
+[pj0io]
+size=4m
+per_job_logs=0
+write_lat_log=pj0io
+
+[hist]
+time_based
+runtime=1
+size=64m
+write_hist_log=hist
+log_hist_msec=100
+"""
+
+
+@pytest.fixture(scope="module")
+def fio_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    """One fio run (about 1 s) writing windowed, per-IO, per_job_logs=0 and histogram logs, with json+ output."""
+    folder = tmp_path_factory.mktemp("fio-logs")
+    (folder / "jobs.fio").write_text(JOBS)
+    subprocess.run(["fio", "jobs.fio", "--output-format=json+", "--output=out.json"], cwd=folder, check=True,
+                   capture_output=True, timeout=120)
+    return folder, json.loads((folder / "out.json").read_text())["jobs"]
+
+
+def _jobs(jobs: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    return [job for job in jobs if job["jobname"] == name]
+
+
+def _files(folder: Path, pattern: str) -> list[Path]:
+    found = sorted(folder.glob(pattern), key=lambda p: logs.parse_log_name(p).job or 0)  # type: ignore[union-attr]
+    assert found, pattern
+    return found
+
+
+# --- real fio logs ----------------------------------------------------------------------------------------------
+
+
+def test_per_io_lat_log_holds_every_io_as_fio_counted_it(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
+    folder, jobs = fio_run
+    for path, job in zip(_files(folder, "io_lat.*.log"), _jobs(jobs, "io"), strict=True):
+        log = logs.read_log(path)
+        assert log.layout == ("time_ms", "value", "ddir", "bs_bytes", "offset_bytes", "prio")  # log_offset=1
+        assert not log.windowed
+        for ddir, name in ((0, "read"), (1, "write")):
+            values = log.value[log.ddir == ddir].astype(np.float64)
+            assert len(values) == job[name]["total_ios"]
+            assert values.min() == job[name]["lat_ns"]["min"]
+            assert values.max() == job[name]["lat_ns"]["max"]
+            assert values.mean() == pytest.approx(job[name]["lat_ns"]["mean"], rel=1e-6)
+        assert (log.bs_bytes == 4096).all()
+        assert int(log.bs_bytes.astype(np.int64).sum()) == job["read"]["io_bytes"] + job["write"]["io_bytes"]
+        offsets = log.columns["offset_bytes"].astype(np.int64)
+        assert (offsets % 4096 == 0).all() and offsets.max() < 8 * 1024 * 1024
+
+
+def test_windowed_bw_and_iops_logs_integrate_to_fio_totals(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
+    """Sum of value x window length over the logged time, per second, is fio's rate (rate_iops keeps it steady)."""
+    folder, jobs = fio_run
+    for kind, scale, total in (("bw", 1024, "io_bytes"), ("iops", 1, "total_ios")):
+        for path, job in zip(_files(folder, f"win_{kind}.*.log"), _jobs(jobs, "win"), strict=True):
+            log = logs.read_log(path)
+            assert log.windowed and log.layout[:4] == ("time_ms", "value", "ddir", "bs_bytes")
+            for ddir, name in ((0, "read"), (1, "write")):
+                time_ms = log.time_ms[log.ddir == ddir].astype(np.float64)
+                value = log.value[log.ddir == ddir].astype(np.float64) * scale
+                amount = float(np.sum(value * np.diff(time_ms, prepend=0.0) / 1000.0))
+                logged_rate = amount / (time_ms[-1] / 1000.0)
+                fio_rate = job[name][total] / (job[name]["runtime"] / 1000.0)
+                assert logged_rate == pytest.approx(fio_rate, rel=0.015), (path, name)
+
+
+def test_per_job_logs_0_holds_each_job_in_turn(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
+    folder, jobs = fio_run
+    windowed = logs.read_log(folder / "pj0_bw.log")
+    assert len(windowed.segments()) == 2  # job 2's samples follow job 1's, time starting again
+    per_io = logs.read_log(folder / "pj0io_lat.log")
+    assert per_io.lines == sum(job["read"]["total_ios"] + job["write"]["total_ios"] for job in _jobs(jobs, "pj0io"))
+    events = logs.merge_events([per_io])
+    assert (np.diff(events.time_ms.astype(np.int64)) >= 0).all()
+    assert sorted(events.value.tolist()) == sorted(per_io.value.tolist())
+
+
+def test_merged_jobs_add_up_to_both_jobs(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
+    folder, jobs = fio_run
+    for pattern, name in (("win_bw.*.log", "win"), ("pj0_bw.log", "pj0")):
+        merged = logs.merge_windowed([logs.read_log(p) for p in _files(folder, pattern)], 100.0, "sum")
+        for series, direction in zip(merged, ("read", "write"), strict=True):
+            amount = float(np.sum(series.value * 1024 * (series.end_ms - series.start_ms) / 1000.0))
+            rate = amount / (series.end_ms[-1] / 1000.0)
+            fio_rate = sum(job[direction]["io_bytes"] / (job[direction]["runtime"] / 1000.0)
+                           for job in _jobs(jobs, name))
+            assert rate == pytest.approx(fio_rate, rel=0.02), (pattern, direction)
+
+
+def test_hist_log_bins_are_fios_json_plus_bins(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
+    """Every bin value is fio's plat_idx_to_val: the json+ keys; counts never exceed fio's totals."""
+    folder, jobs = fio_run
+    values = logs.plat_idx_to_val(np.arange(1856))
+    for path, job in zip(_files(folder, "hist_clat_hist.*.log"), _jobs(jobs, "hist"), strict=True):
+        hist = logs.read_hist_log(path)
+        assert hist.counts.shape[1] == 1856 and hist.coarseness == 0
+        assert (hist.bin_values_ns == values).all()
+        logged = 0
+        for ddir, name in ((0, "read"), (1, "write")):
+            bins = {int(k): v for k, v in job[name]["clat_ns"]["bins"].items()}
+            assert set(bins) <= set(values.tolist())
+            counts = hist.counts[hist.ddir == ddir].sum(axis=0)
+            for index in np.flatnonzero(counts):
+                assert counts[index] <= bins[int(values[index])]
+            logged += int(counts.sum())
+        assert logged >= 0.5 * (job["read"]["total_ios"] + job["write"]["total_ios"])
+
+
+def test_hist_percentiles_over_time(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
+    folder, _ = fio_run
+    hists = [logs.read_hist_log(p) for p in _files(folder, "hist_clat_hist.*.log")]
+    lines = logs.hist_percentiles(hists, (50.0, 99.0, 99.9))
+    assert {line.direction for line in lines} == {"read", "write"}
+    for line in lines:
+        assert len(line.end_ms) >= 5 and (np.diff(line.end_ms) > 0).all()
+        p50, p99, p999 = (line.percentiles_ns[p] for p in (50.0, 99.0, 99.9))
+        assert (line.min_ns <= p50).all() and (p50 <= p99).all() and (p99 <= p999).all()
+        assert (p999 <= line.max_ns).all()
+
+
+# --- fio's bins, by hand ----------------------------------------------------------------------------------------
+
+
+def test_plat_idx_to_val_as_fio_computes_it() -> None:
+    # below 128 the index is the value; then groups of 64 bins, each twice as wide as the previous group's
+    assert logs.plat_idx_to_val(np.array([0, 1, 127])).tolist() == [0, 1, 127]
+    assert int(logs.plat_idx_to_val(128)) == 128 + 1  # error_bits 1: base 128 + 0.5 * 2
+    assert int(logs.plat_idx_to_val(191)) == 128 + 127  # k 63: base 128 + 63.5 * 2
+    assert int(logs.plat_idx_to_val(192)) == 256 + 2  # error_bits 2: base 256 + 0.5 * 4
+    assert int(logs.plat_idx_to_val(1855)) == 2**33 + int(63.5 * 2**27)  # the last bin of 29 groups
+
+
+def test_hist_coarseness_from_the_bin_count(tmp_path: Path) -> None:
+    path = tmp_path / "x_clat_hist.1.log"
+    path.write_text("100, 0, 4096, " + ", ".join(["0"] * 927) + ", 3\n")  # 1856 / 2 bins: coarseness 1
+    hist = logs.read_hist_log(path)
+    assert hist.coarseness == 1
+    lower, upper = 2**33 + 62 * 2**27, 2**33 + 64 * 2**27  # bins 1854 and 1855 merged
+    assert hist.bin_values_ns[-1] == (lower + upper) / 2
+
+
+def test_weighted_percentile_by_hand() -> None:
+    # two bins, 1 and 3 IOs: mid-weight CDF 12.5 % at 100 ns and 62.5 % at 200 ns
+    values, weights = np.array([100.0, 150.0, 200.0]), np.array([1.0, 0.0, 3.0])
+    result = logs.weighted_percentiles([12.5, 50.0, 62.5, 99.0], values, weights)
+    assert result.tolist() == [100.0, 175.0, 200.0, 200.0]
+
+
+# --- merging by time, by hand -----------------------------------------------------------------------------------
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_merge_by_time_weights_overlaps_like_fiologparser(tmp_path: Path) -> None:
+    """Job 1 logs at 1000 and 2000 ms, job 2 at 500, 1500 and 2500 ms (each sample covers the time since the
+    previous one). Per 1000 ms interval, job 2 contributes the overlap-weighted mean of its samples:
+      [0, 1000):    job 1: 100; job 2: (50 x 500 + 150 x 500) / 1000 = 100        -> 200
+      [1000, 2000): job 1: 200; job 2: (150 x 500 + 250 x 500) / 1000 = 200       -> 400
+    and the intervals end at 2000 ms, job 1's last sample (the earliest last sample)."""
+    one = _write(tmp_path / "m_bw.1.log", "1000, 100, 0, 0, 0\n2000, 200, 0, 0, 0\n")
+    two = _write(tmp_path / "m_bw.2.log", "500, 50, 0, 0, 0\n1500, 150, 0, 0, 0\n2500, 250, 0, 0, 0\n")
+    merged = logs.merge_windowed([logs.read_log(one), logs.read_log(two)], 1000.0, "sum")
+    assert len(merged) == 1 and merged[0].ddir == 0
+    assert merged[0].start_ms.tolist() == [0.0, 1000.0]
+    assert merged[0].end_ms.tolist() == [1000.0, 2000.0]
+    assert merged[0].value.tolist() == [200.0, 400.0]
+    by_line = [100 + 50, 200 + 150]  # what merging by line index would say
+    assert merged[0].value.tolist() != by_line
+    mean = logs.merge_windowed([logs.read_log(one), logs.read_log(two)], 1000.0, "mean")
+    assert mean[0].value.tolist() == [100.0, 200.0]
+
+
+def test_merge_by_time_partial_interval_and_directions(tmp_path: Path) -> None:
+    """A 400 ms interval grid over samples at 1000 ms: [0,400) and [400,800) take 100, [800,1000) takes the rest;
+    reads and writes are merged separately."""
+    path = _write(tmp_path / "d_iops.log", "1000, 100, 0, 0, 0\n1000, 30, 1, 0, 0\n")
+    read, write = logs.merge_windowed([logs.read_log(path)], 400.0)
+    assert read.end_ms.tolist() == [400.0, 800.0, 1000.0]
+    assert read.value.tolist() == [100.0, 100.0, 100.0]
+    assert (write.ddir, write.value.tolist()) == (1, [30.0, 30.0, 30.0])
+
+
+# --- layouts ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "layout", "expected"), [
+    ("1000, 5, 0, 4096\n", ("time_ms", "value", "ddir", "bs_bytes"), [1000, 5, 0, 4096]),
+    ("1000, 5, 9, 1, 0, 0\n", ("time_ms", "value", "value_max", "ddir", "bs_bytes", "prio"), [1000, 5, 9, 1, 0, 0]),
+    ("7, 80, 1, 4096, 8192, 0\n", ("time_ms", "value", "ddir", "bs_bytes", "offset_bytes", "prio"),
+     [7, 80, 1, 4096, 8192, 0]),
+    ("7, 80, 1, 4096, 0x2001, 123456\n", ("time_ms", "value", "ddir", "bs_bytes", "prio", "issue_time"),
+     [7, 80, 1, 4096, 0x2001, 123456]),
+    ("7, 80, 90, 1, 4096, 8192, 0x0001\n",
+     ("time_ms", "value", "value_max", "ddir", "bs_bytes", "offset_bytes", "prio"), [7, 80, 90, 1, 4096, 8192, 1]),
+    ("7,80,1,4096,0\r\n", ("time_ms", "value", "ddir", "bs_bytes", "prio"), [7, 80, 1, 4096, 0]),
+])
+def test_layouts_fio_writes(tmp_path: Path, text: str, layout: tuple[str, ...], expected: list[int]) -> None:
+    log = logs.read_log(_write(tmp_path / "a_lat.log", text * 3))
+    assert log.layout == layout
+    assert [int(log.columns[name][1]) for name in layout] == expected
+
+
+def test_client_server_and_hist_names() -> None:
+    name = logs.parse_log_name("/r/test_bw.2.log.127.0.0.1")
+    assert name == logs.LogName("/r/test", "bw", 2, "127.0.0.1")
+    assert logs.parse_log_name("x_clat_hist.3.log") == logs.LogName("x", "hist", 3, None)
+    assert logs.parse_log_name("my_lat_run_lat.log") == logs.LogName("my_lat_run", "lat", None, None)
+    assert logs.parse_log_name("notes.txt") is None
+
+
+# --- the fast parser against a plain one ------------------------------------------------------------------------
+
+
+def _random_lines(count: int, seed: int, spaced: str = ", ") -> tuple[str, list[list[int]]]:
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(count):
+        rows.append([rng.randrange(10 ** rng.randint(1, 12)), rng.randrange(10 ** rng.randint(1, 19)),
+                     rng.randrange(3), rng.choice([512, 4096, 131072, 1048576]), rng.randrange(2)])
+    return "".join(spaced.join(map(str, row)) + "\n" for row in rows), rows
+
+
+@pytest.mark.parametrize("separator", [", ", ","])
+def test_fast_parser_agrees_with_int(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, separator: str) -> None:
+    monkeypatch.setattr(logs, "_BLOCK_BYTES", 4096)  # many blocks: lines cross block edges, threads in use
+    text, rows = _random_lines(3000, seed=len(separator), spaced=separator)
+    log = logs.read_log(_write(tmp_path / "r_lat.log", text))
+    table = np.array(rows, dtype=np.uint64)
+    for index, name in enumerate(log.layout):
+        assert (log.columns[name].astype(np.uint64) == table[:, index]).all(), name
+
+
+# --- bad input --------------------------------------------------------------------------------------------------
+
+
+def _error(path: Path, **kwargs: Any) -> str:
+    with pytest.raises(LogError) as raised:
+        logs.read_any(path, **kwargs)
+    return str(raised.value)
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = _write(tmp_path / "e_bw.1.log", "")
+    assert f"{path}: empty file" in _error(path)
+
+
+def test_not_a_fio_log(tmp_path: Path) -> None:
+    path = _write(tmp_path / "o_bw.log", '{"fio version": "fio-3.33"}\n')
+    assert f"{path}: line 1: not a fio log line" in _error(path)
+    binary = tmp_path / "b_lat.log"
+    binary.write_bytes(b"\x00\x01\x02\x03 not text")
+    assert "binary" in _error(binary)
+    two_columns = _write(tmp_path / "c_lat.log", "1, 2\n")
+    assert "line 1" in _error(two_columns) and "2 columns" in _error(two_columns)
+
+
+def test_garbage_line_named_with_its_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(logs, "_BLOCK_BYTES", 4096)
+    text, _ = _random_lines(2000, seed=7)
+    lines = text.splitlines(keepends=True)
+    lines[1499] = "1500, oops, 0, 4096, 0\n"
+    path = _write(tmp_path / "g_lat.log", "".join(lines))
+    message = _error(path)
+    assert f"{path}: line 1500: not a fio log line" in message and "oops" in message
+    log = logs.read_log(path, skip_bad_lines=True)
+    assert log.lines == 1999 and log.skipped_count == 1 and log.skipped_lines == (1500,)
+
+
+@pytest.mark.parametrize("bad", ["1, 2, 0, 4096\n", "1, 2,, 4096, 0\n", "1, 2, 0, 4096, 0 \n", "1,  2, 0, 4096, 0\n",
+                                 "1, 2, 0, 4096, 0, 7\n", "1, -2, 0, 4096, 0\n", "1, 2\t, 0, 4096, 0\n"])
+def test_malformed_lines_are_refused(tmp_path: Path, bad: str) -> None:
+    path = _write(tmp_path / "m_lat.log", "1, 2, 0, 4096, 0\n" + bad + "3, 4, 1, 4096, 0\n")
+    assert f"{path}: line 2:" in _error(path)
+    assert logs.read_log(path, skip_bad_lines=True).value.tolist() == [2, 4]
+
+
+def test_truncated_last_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t_lat.log", "1, 2, 0, 4096, 0\n3, 4, 1, 40")
+    assert f"{path}: line 2: truncated last line" in _error(path)
+    assert logs.read_log(path, skip_bad_lines=True).lines == 1
+    complete = _write(tmp_path / "u_lat.log", "1, 2, 0, 4096, 0\n3, 4, 1, 4096, 0")  # only the newline missing
+    assert logs.read_log(complete).lines == 2
+
+
+def test_compressed_log_and_unknown_name(tmp_path: Path) -> None:
+    packed = tmp_path / "z_lat.log"
+    packed.write_bytes(b"\x78\x9c" + b"\x00" * 20)
+    assert "--inflate-log" in _error(packed)
+    unnamed = _write(tmp_path / "data.csv", "1, 2, 0, 4096, 0\n")
+    assert "--kind" in _error(unnamed)
+    assert logs.read_log(unnamed, kind="lat").lines == 1
+
+
+def test_all_lines_bad_even_when_skipping(tmp_path: Path) -> None:
+    path = _write(tmp_path / "n_lat.log", "1, 2, 0, 4096, 0\n" + "junk\n" * 3)
+    log = logs.read_log(path, skip_bad_lines=True)
+    assert (log.lines, log.skipped_count, log.skipped_lines) == (1, 3, (2, 3, 4))
+    only_junk = _write(tmp_path / "j_lat.log", "junk\n")
+    assert "no fio log line" in _error(only_junk, skip_bad_lines=True)
