@@ -3,6 +3,7 @@ tables, sequential carry-over, loop devices (root only), and the destructive gua
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +196,26 @@ def test_four_k_native_loop_device_skips_half_k_cells(tmp_path: Path) -> None:
 def test_unwritable_output_is_one_line(tmp_path: Path) -> None:
     done = run_cli("pts", "--profile", "demo", "--out", "/proc/ptsbench-run")
     assert done.returncode != 0 and done.stderr.count("\n") == 1
+
+
+def test_failed_purge_stops_the_run_and_resume_purges_again(tmp_path: Path) -> None:
+    """A stand-in blkdiscard (first on PATH) fails on demand: the attempt is stored, the run stops with one line."""
+    fakebin = Path(__file__).parent / "fakebin"
+    env = {"PATH": f"{fakebin}{os.pathsep}{os.environ['PATH']}", "FAKEBIN_LOG": str(tmp_path / "fake.log"),
+           "FAKEBIN_PYTHON": sys.executable}
+    run_dir = tmp_path / "run"
+    with attached_loop(str(tmp_path), size_bytes=16 * MIB) as device:
+        failed = run_cli("pts", device, "--profile", "demo", "--tests", "wsat", "--destructive", "--out", str(run_dir),
+                         "--round-time", "0.1", "--wsat-capacity", "0.5", env={**env, "FAKEBIN_FAIL": "blkdiscard"})
+        errors = [line for line in failed.stderr.splitlines() if line.startswith("ptsbench: error:")]
+        assert failed.returncode != 0 and len(errors) == 1 and "Traceback" not in failed.stderr
+        assert "purge failed (blkdiscard)" in errors[0] and "injected failure" in errors[0]
+        (attempt,) = json.loads((run_dir / "pts" / "wsat" / "purge.json").read_text())
+        assert (attempt["ok"], attempt["commands"]) == (False, [f"blkdiscard {device}"])
+        assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"
+        assert not (run_dir / "pts" / "wsat" / "rounds").exists()
+        resumed = run_cli("resume", str(run_dir), "--destructive", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    attempts = json.loads((run_dir / "pts" / "wsat" / "purge.json").read_text())
+    assert [a["ok"] for a in attempts] == [False, True]
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"

@@ -270,7 +270,8 @@ def _purge(context: _Context, phase: PhasePlan) -> None:
     context.reporter.event(f"{phase.phase.title}: {outcome.message}")
     if not outcome.ok:
         raise PtsbenchError(f"purge failed ({outcome.method}): {outcome.message}",
-                            "fix the cause, or choose --purge blkdiscard or none (recorded as a deviation)")
+                            f"fix the cause and `ptsbench resume {context.pts.root}`, or start again with another "
+                            "--purge method (blkdiscard and none are recorded as deviations)")
     if outcome.is_deviation:
         context.pts.add_compliance_reason(f"purge: {outcome.method} ({outcome.message})")
 
