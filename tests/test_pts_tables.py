@@ -26,3 +26,12 @@ def test_live_status_of_write_saturation() -> None:
     record = {"steady": {"window_rounds": [], "variables": {}, "steady": None},
               "wsat": {"written_bytes": 123_400_000, "io_time_s": 61.5}}
     assert steady_line(record) == "written 123.4 MB in 61.5 s of IO"
+
+
+def test_long_write_saturation_tables_show_evenly_spaced_rounds() -> None:
+    from ptsbench.pts.tables import _spread
+
+    assert _spread(4, 25) == [0, 1, 2, 3]
+    picked = _spread(1440, 25)
+    assert len(picked) == 25 and picked[0] == 0 and picked[-1] == 1439
+    assert {b - a for a, b in zip(picked, picked[1:], strict=False)} <= {59, 60}

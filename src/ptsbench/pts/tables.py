@@ -121,14 +121,28 @@ def _wsat(view: PhaseView, capacity_bytes: int) -> Table:
     if not rounds:
         return Table("Write saturation", ("round",), (), ("not started",))
     rows = []
-    for record in rounds:
+    shown = _spread(len(rounds), WSAT_ROWS)
+    for record in (rounds[index] for index in shown):
         cell = next(iter(record["cells"].values()))
         totals = record["wsat"]
         rows.append((str(record["round"]), f"{totals['io_time_s']:,.1f}", f"{totals['written_bytes'] / 1e9:,.3f}",
                      f"{totals['written_bytes'] / capacity_bytes:,.2f}", _iops(cell["iops"]), _us(cell["lat_mean_ns"])))
-    stop = view.result["stop_reason"] if view.result else "NOT FINISHED"
+    notes = [view.result["stop_reason"] if view.result else "NOT FINISHED"]
+    if len(shown) < len(rounds):
+        notes.append(f"{len(shown)} of {len(rounds)} rounds shown, evenly spaced; every round is in "
+                     f"pts/{view.key}/rounds/")
     return Table("Write saturation (4 KiB random writes)",
-                 ("round", "IO time s", "written GB", "drive fills", "IOPS", "mean lat us"), tuple(rows), (stop,))
+                 ("round", "IO time s", "written GB", "drive fills", "IOPS", "mean lat us"), tuple(rows), tuple(notes))
+
+
+WSAT_ROWS = 25
+
+
+def _spread(count: int, most: int) -> list[int]:
+    """Up to `most` indexes out of range(count), evenly spaced, always the first and the last."""
+    if count <= most:
+        return list(range(count))
+    return sorted({round(i * (count - 1) / (most - 1)) for i in range(most)})
 
 
 METRIC_UNITS = {"iops": ("IOPS", 1.0), "bw_bytes": ("MB/s", 1e6), "lat_mean_ns": ("us", 1e3), "lat_max_ns": ("us", 1e3)}
