@@ -182,7 +182,8 @@ def surface_chart(runs: Sequence[Run], bars: bool, provenance: str, key: str, ti
     for run in runs:
         if run.mean_total is None or run.read_share is None:
             raise PtsbenchError(f"{run.label}: no total to show", "its logs hold no IOs")
-        points.setdefault((block_size_of(run), round(run.read_share * 100)), []).append(run.mean_total)
+        mix = 5 * round(run.read_share * 20)  # mixes are set in whole percent, mostly multiples of 5
+        points.setdefault((block_size_of(run), mix), []).append(run.mean_total)
     sizes = sorted({size for size, _ in points})
     mixes = sorted({mix for _, mix in points})
     grid = np.full((len(mixes), len(sizes)), np.nan)
@@ -191,7 +192,8 @@ def surface_chart(runs: Sequence[Run], bars: bool, provenance: str, key: str, ti
     kind = kinds.pop()
     divisor, z_label = value_axis(kind, float(np.nanmax(grid)))
     holes = bool(np.isnan(grid).any()) or len(sizes) < 2 or len(mixes) < 2
-    note = (f"mean total {QUANTITIES[kind]} of {len(runs)} runs over block size and read share of the IOs"
+    note = (f"mean total {QUANTITIES[kind]} of {len(runs)} runs over block size and read share of the IOs (to the "
+            "nearest 5 %)"
             + ("; bars: the grid has holes or a single row" if holes and not bars else ""))
     surface = Surface(tuple(format_bs(size) for size in sizes), tuple(f"{mix}% read" for mix in mixes),
                       grid / divisor, bars or holes)

@@ -93,7 +93,7 @@ def _group(paths: list[Path], kind: str | None, per_job: bool) -> list[RunFiles]
         members.sort(key=lambda p: (job if (job := _job(p)) is not None else -1, str(p)))
         name = parse_log_name(members[0])
         run_kind = kind or (name.kind if name else None)
-        runs.append(RunFiles(_label(members[0], per_job or len(members) == 1), run_kind, tuple(members)))
+        runs.append(RunFiles(_label(members[0], per_job), run_kind, tuple(members)))
     runs.sort(key=lambda run: str(run.paths[0]))
     return _unique_labels(runs)
 
@@ -103,12 +103,12 @@ def _job(path: Path) -> int | None:
     return name.job if name else None
 
 
-def _label(path: Path, single: bool) -> str:
+def _label(path: Path, with_job: bool) -> str:
     name = parse_log_name(path)
     if name is None:
         return path.name
     label = Path(name.prefix).name
-    if single and name.job is not None:
+    if with_job and name.job is not None:
         label += f".{name.job}"
     return label + (f"@{name.host}" if name.host else "")
 

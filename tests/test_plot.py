@@ -1,0 +1,247 @@
+"""`ptsbench plot`: charts from real fio logs (PNG, SVG, HTML), the 3D view, reductions and series by hand, and
+bad input as a user meets it."""
+
+import csv
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ptsbench.fio import logs
+from ptsbench.plot import PlotOptions, make_plots
+from ptsbench.plot.charts import LineOptions, run_chart, surface_chart, value_axis
+from ptsbench.plot.reduce import linear_trend, minmax_per_column, window_mean
+from ptsbench.plot.series import build_run, summarize
+
+JOBS = """
+[global]
+ioengine=null
+rw=randrw
+bs=4k
+
+[win]
+numjobs=2
+time_based
+runtime=1
+size=64m
+rate_iops=5000,5000
+log_avg_msec=100
+write_bw_log=win
+write_iops_log=win
+write_lat_log=win
+
+[io]
+numjobs=2
+per_job_logs=0
+size=4m
+write_lat_log=io
+write_bw_log=io
+
+[hist]
+time_based
+runtime=1
+size=64m
+write_hist_log=hist
+log_hist_msec=100
+"""
+
+MIXES = "".join(f"""
+[m{bs}_{mix}]
+bs={bs}
+rwmixread={mix}
+size={64 if bs == '16k' else 16}m
+write_iops_log=m{bs}_{mix}
+per_job_logs=0
+""" for bs in ("4k", "16k") for mix in (25, 75))
+
+CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def _fio(folder: Path, text: str) -> list[dict[str, Any]]:
+    (folder / "jobs.fio").write_text(text)
+    subprocess.run(["fio", "jobs.fio", "--output-format=json", "--output=out.json"], cwd=folder, check=True,
+                   capture_output=True, timeout=120)
+    jobs: list[dict[str, Any]] = json.loads((folder / "out.json").read_text())["jobs"]
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def fio_logs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    folder = tmp_path_factory.mktemp("plot-logs")
+    return folder, _fio(folder, JOBS)
+
+
+def test_plot_command_in_every_format(fio_logs: tuple[Path, list[dict[str, Any]]], cli: CliRunner,
+                                      tmp_path: Path) -> None:
+    folder, _ = fio_logs
+    out = tmp_path / "charts"
+    done = cli("plot", str(folder), "--kind", "bw", "--out", str(out), "--format", "png", "--format", "svg",
+               "--format", "html", "--smooth", "0.2", "--trend")
+    assert done.returncode == 0, done.stderr
+    for stem in ("win_bw", "io_bw"):
+        png, svg, html = (out / f"{stem}.{suffix}" for suffix in ("png", "svg", "html"))
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000, stem
+        text = svg.read_text()
+        assert text.lstrip().startswith("<?xml") and "<svg" in text and "Time (s)" in text, stem
+        assert "mean over 0.2 s" in text and "trend" in text, stem
+        page = html.read_text()
+        assert html.stat().st_size > 1_000_000, stem  # plotly.js inside: works offline
+        assert '<script src="http' not in page and "Plotly.newPlot" in page, stem
+        assert str(png) in done.stdout
+    assert "Summary of the values drawn" in done.stdout and "win" in done.stdout
+
+
+def test_plot_folder_of_every_kind(fio_logs: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> None:
+    folder, _ = fio_logs
+    result = make_plots([str(folder)], PlotOptions(out_dir=tmp_path))
+    assert any("slat" in note and "empty" in note for note in result.notes)  # a null engine logs no slat
+    names = {path.name for path in result.files}
+    assert names == {f"{stem}.png" for stem in ("win_bw", "win_iops", "win_lat", "win_clat", "io_lat", "io_clat",
+                                                 "io_bw", "hist_hist")} | {"summary.csv"}
+    for path in result.files:
+        assert path.stat().st_size > (100 if path.suffix == ".csv" else 20_000), path
+    rows = list(csv.DictReader((tmp_path / "summary.csv").open()))
+    assert {(row["run"], row["kind"], row["direction"]) for row in rows} >= {
+        ("win", "bw", "read"), ("win", "bw", "write"), ("win", "bw", "total"), ("io", "lat", "total"),
+        ("hist", "hist", "read"), ("hist", "hist", "write")}
+
+
+def test_per_io_rows_count_every_io(fio_logs: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> None:
+    folder, jobs = fio_logs
+    result = make_plots([str(folder / "io_lat.log")], PlotOptions(out_dir=tmp_path))
+    total = {row.direction: row for row in result.summaries}
+    io_jobs = [job for job in jobs if job["jobname"] == "io"]
+    assert total["read"].count == sum(job["read"]["total_ios"] for job in io_jobs)
+    assert total["total"].count == sum(job["read"]["total_ios"] + job["write"]["total_ios"] for job in io_jobs)
+    assert total["read"].min == min(job["read"]["lat_ns"]["min"] for job in io_jobs)
+    assert total["write"].max == max(job["write"]["lat_ns"]["max"] for job in io_jobs)
+
+
+def test_compare_and_data_written(fio_logs: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> None:
+    folder, jobs = fio_logs
+    options = PlotOptions(out_dir=tmp_path, compare=True, x_axis="written", labels=("one", "two"),
+                          formats=("png", "html"), title="Two runs")
+    result = make_plots([str(folder / "win_bw.*.log"), str(folder / "io_bw.log")], options)
+    assert {path.name for path in result.files} == {"compare_bw.png", "compare_bw.html", "summary.csv"}
+    assert "Two runs" in (tmp_path / "compare_bw.html").read_text()
+    run = build_run([logs.read_log(p) for p in sorted(folder.glob("win_bw.*.log"))], "win", need_written=True)
+    write = run.trace("write")
+    assert write is not None and write.written_bytes is not None
+    assert (np.diff(write.written_bytes) >= 0).all()
+    written = sum(job["write"]["io_bytes"] for job in jobs if job["jobname"] == "win")
+    assert write.written_bytes[-1] == pytest.approx(written, rel=0.15)  # fio stops logging before the last IO
+
+
+def test_three_d_view_over_block_size_and_mix(tmp_path: Path) -> None:
+    jobs = _fio(tmp_path, "[global]\nioengine=null\nrw=randrw\n" + MIXES)
+    runs = [build_run([logs.read_log(tmp_path / f"m{bs}_{mix}_iops.log")], f"{bs} {mix}")
+            for bs in ("4k", "16k") for mix in (25, 75)]
+    chart = surface_chart(runs, bars=False, provenance="p", key="3d_iops", title=None)
+    surface = chart.surface
+    assert surface is not None and not surface.bars
+    assert surface.x_labels == ("4k", "16k")
+    mixes = [int(label.split("%")[0]) for label in surface.y_labels]
+    assert mixes == [25, 75]
+    by_name = {job["jobname"]: job for job in jobs}
+    divisor, _ = value_axis("iops", max(run.mean_total or 0.0 for run in runs))
+    for column, bs in enumerate(("4k", "16k")):
+        for row, mix in enumerate((25, 75)):
+            job, run = by_name[f"m{bs}_{mix}"], runs[column * 2 + row]
+            ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+            assert len(logs.read_log(tmp_path / f"m{bs}_{mix}_iops.log").value) == ios  # one line per IO
+            assert run.read_share == job["read"]["total_ios"] / ios
+            assert surface.z[row, column] == pytest.approx((run.mean_total or 0.0) / divisor, rel=1e-12)
+    result = make_plots([str(tmp_path / "m*_iops.log")], PlotOptions(out_dir=tmp_path / "out", three_d=True,
+                                                                       bars=True, formats=("png", "html")))
+    assert (tmp_path / "out" / "3d_iops.png").stat().st_size > 20_000
+    assert '"type":"mesh3d"' in (tmp_path / "out" / "3d_iops.html").read_text()
+    assert len(result.summaries) == 12  # 4 runs x read, write, total
+
+
+# --- reductions and series by hand ------------------------------------------------------------------------------
+
+
+def test_minmax_keeps_every_spike() -> None:
+    x = np.arange(1_000_000, dtype=np.float64)
+    y = np.ones(1_000_000)
+    y[123_457] = 50.0  # one IO out of a million
+    y[900_001] = 0.0
+    reduced = minmax_per_column(x, y, 1000)
+    assert reduced is not None
+    middle, low, high = reduced
+    assert len(middle) == 1000 and high.max() == 50.0 and low.min() == 0.0
+    assert middle[int(np.argmax(high))] == pytest.approx(123_500, abs=500)
+    assert minmax_per_column(x[:900], y[:900], 1000) is None  # few points: drawn as they are
+
+
+def test_window_mean_and_trend_by_hand() -> None:
+    x = np.array([0.0, 1.0, 2.0, 3.0, 10.0])
+    y = np.array([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert window_mean(x, y, np.array([1.0, 10.0, 6.0]), 2.0).tolist()[:2] == [2.0, 100.0]
+    assert np.isnan(window_mean(x, y, np.array([6.0]), 2.0)[0])
+    assert linear_trend(np.array([0.0, 1.0, 2.0]), np.array([1.0, 3.0, 5.0])) == pytest.approx((2.0, 1.0))
+
+
+def test_per_io_rates_by_hand(tmp_path: Path) -> None:
+    """IOs completing at 0, 0, 1 and 3 ms (reads of 4 KiB, one 8 KiB write at 1 ms), in 2 ms intervals:
+    [0, 2): 3 IOs -> 1500 IO/s, 16 KiB -> 8,192,000 B/s; [2, 4) ends at the last IO (3 ms + 1): 1 IO in 2 ms."""
+    text = "0, 10, 0, 4096, 0\n0, 10, 0, 4096, 0\n1, 10, 1, 8192, 0\n3, 10, 0, 4096, 0\n"
+    (tmp_path / "h_iops.log").write_text(text)
+    (tmp_path / "h_bw.log").write_text(text)
+    iops = build_run([logs.read_log(tmp_path / "h_iops.log")], "h", interval_ms=2)
+    total = iops.trace("total")
+    assert total is not None and total.time_s.tolist() == [0.002, 0.004] and total.value.tolist() == [1500.0, 500.0]
+    read = iops.trace("read")
+    assert read is not None and read.value.tolist() == [1000.0, 500.0]
+    bw = build_run([logs.read_log(tmp_path / "h_bw.log")], "h", interval_ms=2, need_written=True)
+    bw_total = bw.trace("total")
+    assert bw_total is not None and bw_total.value.tolist() == [16384 / 0.002, 4096 / 0.002]
+    assert bw_total.written_bytes is not None and bw_total.written_bytes.tolist() == [8192, 8192]
+    assert bw.bs_bytes == 4096 and bw.read_share == 0.75
+
+
+def test_windowed_single_job_total_and_summary(tmp_path: Path) -> None:
+    path = tmp_path / "w_bw.1.log"
+    path.write_text("100, 10, 0, 0, 0\n100, 30, 1, 0, 0\n200, 20, 0, 0, 0\n200, 40, 1, 0, 0\n")
+    run = build_run([logs.read_log(path)], "w")
+    total = run.trace("total")
+    assert total is not None and total.value.tolist() == [40 * 1024.0, 60 * 1024.0]  # KiB/s to B/s
+    assert run.read_share == pytest.approx(30 / 100)
+    rows = {row.direction: row for row in summarize(run)}
+    assert (rows["write"].min, rows["write"].max, rows["write"].mean) == (30 * 1024.0, 40 * 1024.0, 35 * 1024.0)
+    chart = run_chart(run, LineOptions(trend=True), "provenance", "k")
+    assert [line.name for line in chart.lines][:2] == ["read", "read trend (+102 kB/s per s)"]
+
+
+# --- what a user sees when something is wrong ---------------------------------------------------------------------
+
+
+def test_bad_logs_give_one_line(cli: CliRunner, tmp_path: Path) -> None:
+    empty = tmp_path / "e_bw.1.log"
+    empty.write_text("")
+    done = cli("plot", str(empty), "--out", str(tmp_path / "o"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == f"ptsbench: error: {empty}: empty file, no fio log lines: fio leaves a log " \
+                                  "empty when the job logged nothing of that kind (e.g. slat with a sync engine)"
+    bad = tmp_path / "g_lat.log"
+    bad.write_text("1, 20, 0, 4096, 0\n2, 30, 1, 4096, 0\n<html>\n3, 40, 0, 4096, 0\n")
+    done = cli("plot", str(bad), "--out", str(tmp_path / "o"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert f"{bad}: line 3: not a fio log line: '<html>'" in done.stderr and "--skip-bad-lines" in done.stderr
+    done = cli("plot", str(bad), "--out", str(tmp_path / "o"), "--skip-bad-lines")
+    assert done.returncode == 0, done.stderr
+    assert f"{bad}: skipped 1 bad line(s) (line 3)" in done.stderr
+    assert (tmp_path / "o" / "g_lat.png").is_file()
+    done = cli("plot", str(tmp_path / "nothing*.log"))
+    assert done.returncode == 2 and "no file matches" in done.stderr
+
+
+def test_help_does_not_load_numpy() -> None:
+    code = "import sys, ptsbench.cli, ptsbench.cli.plot; print('numpy' in sys.modules, 'matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
