@@ -219,3 +219,44 @@ def test_failed_purge_stops_the_run_and_resume_purges_again(tmp_path: Path) -> N
     attempts = json.loads((run_dir / "pts" / "wsat" / "purge.json").read_text())
     assert [a["ok"] for a in attempts] == [False, True]
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"
+
+
+class Recorder:
+    """A reporter that keeps what the engine told it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def event(self, text: str) -> None:
+        self.calls.append(("event", text))
+
+    def round_started(self, progress: Any) -> None:
+        self.calls.append(("round", (progress.phase.key, progress.round_number, progress.eta_to_max_s)))
+
+    def fio_status(self, progress: Any, cell: str | None, status: Any) -> None:
+        self.calls.append(("status", (progress.round_number, cell)))
+
+    def round_finished(self, progress: Any, record: Any) -> None:
+        self.calls.append(("finished", record["round"]))
+
+
+def test_progress_names_preconditioning_rounds_and_cells(tmp_path: Path) -> None:
+    from ptsbench.fio.runner import probe_engine
+
+    settings = make_settings("demo", "1.1", ("iops",), {"iops": {"round_time_s": 1.2, "max_rounds": 1,
+                                                                  "block_sizes": (4096,), "mixes": (100, 0)}})
+    path = str(tmp_path / "t.dat")
+    target = Target(path, "file", 64 * MIB, path)
+    info = target_info(target, {}, probe_engine(str(tmp_path))[0], 64 * MIB)
+    store, plan = create_run(tmp_path / "run", settings, info, {}, ioengine_note="")
+    recorder = Recorder()
+    run(store, target, destructive=False, reporter=recorder)
+    rounds = [value for kind, value in recorder.calls if kind == "round"]
+    assert [(key, number) for key, number, _ in rounds] == [("iops", 0), ("iops", 1)]
+    assert rounds[0][2] == pytest.approx(plan.phase("iops").worst_case_s + plan.phase("iops").overhead_s)
+    cells = {cell for kind, (number, cell) in ((k, v) for k, v in recorder.calls if k == "status") if number == 1}
+    assert cells and cells <= {"rnd 4k 100/0", "rnd 4k 0/100", None}
+    assert ("finished", 1) in recorder.calls
+    events = [value for kind, value in recorder.calls if kind == "event"]
+    assert events[0].startswith("write cache:") and any("preconditioning" in text for text in events)
+    assert events[-1] == "IOPS: maximum of 1 rounds reached; steady state NOT reached"

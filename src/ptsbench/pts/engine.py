@@ -46,7 +46,7 @@ class Progress:
     phase: PhasePlan
     phase_index: int
     phase_count: int
-    round_number: int
+    round_number: int  # 0 while preconditioning
     eta_to_max_s: float  # planned time left if every remaining phase runs to its maximum round count
 
 
@@ -244,7 +244,7 @@ def _run_phase(context: _Context, index: int, phase: PhasePlan) -> None:
         if phase.phase.purge:
             _purge(context, phase)
         if phase.phase.precondition is not None:
-            _precondition(context, phase)
+            _precondition(context, index, phase)
     moved = pts.set_aside_interrupted(phase.key, len(finished) + 1)
     for path in moved:
         context.reporter.event(f"{phase.phase.title}: interrupted round kept as {path.name}; running it again")
@@ -276,7 +276,7 @@ def _purge(context: _Context, phase: PhasePlan) -> None:
         context.pts.add_compliance_reason(f"purge: {outcome.method} ({outcome.message})")
 
 
-def _precondition(context: _Context, phase: PhasePlan) -> None:
+def _precondition(context: _Context, index: int, phase: PhasePlan) -> None:
     folder = context.pts.precondition_dir(phase.key)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / PRECONDITION_DONE).unlink(missing_ok=True)
@@ -285,7 +285,13 @@ def _precondition(context: _Context, phase: PhasePlan) -> None:
     atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path)) + "\n")
     context.reporter.event(f"{phase.phase.title}: preconditioning, {format_bytes(phase.precondition_bytes)} of "
                            "sequential writes")
-    outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr")
+    progress = _progress(context, index, phase, 0)
+    context.reporter.round_started(progress)
+
+    def on_status(status: FioStatus) -> None:
+        context.reporter.fio_status(progress, "preconditioning", status)
+
+    outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr", on_status=on_status)
     if not outcome.ok or outcome.doc is None:
         raise FioRunError(f"{phase.phase.title} preconditioning failed: {outcome.error_line()}",
                           f"see {folder / 'fio.stderr'}")
@@ -299,7 +305,7 @@ def _precondition(context: _Context, phase: PhasePlan) -> None:
 
 def _progress(context: _Context, index: int, phase: PhasePlan, round_number: int) -> Progress:
     plan = context.plan
-    rest = phase.max_rounds - round_number + 1
+    rest = phase.max_rounds - max(round_number, 1) + 1
     eta = rest * (phase.round_s + PROCESS_START_S + CELL_HANDOFF_S * (len(phase.cells) - 1))
     eta += sum(later.worst_case_s + later.overhead_s for later in plan.phases[index + 1:])
     return Progress(phase, index, len(plan.phases), round_number, eta)

@@ -69,14 +69,20 @@ class LiveReporter:
     def round_started(self, progress: Progress) -> None:
         phase = progress.phase
         self.cells_seen = []
-        description = (f"[{progress.phase_index + 1}/{progress.phase_count}] {phase.phase.title} "
-                       f"round {progress.round_number}/{phase.max_rounds}")
+        step = f"round {progress.round_number}/{phase.max_rounds}" if progress.round_number else "preconditioning"
+        description = f"[{progress.phase_index + 1}/{progress.phase_count}] {phase.phase.title} {step}"
         eta = f"ETA to max rounds {format_duration(progress.eta_to_max_s)}"
         if self.task is not None:
             self.progress.remove_task(self.task)
-        self.task = self.progress.add_task(description, total=len(phase.cells), detail=eta)
+        self.task = self.progress.add_task(description, total=len(phase.cells) if progress.round_number else None,
+                                           detail=eta)
 
     def fio_status(self, progress: Progress, cell: str | None, status: FioStatus) -> None:
+        if not progress.round_number:
+            fio_eta = format_duration(status.eta_s) if status.eta_s is not None else "?"
+            detail = f"{status.bw_bytes / 1e6:,.1f} MB/s, fio ETA {fio_eta}; then rounds"
+            self.progress.update(self.task, detail=detail)
+            return
         if cell and cell not in self.cells_seen:
             self.cells_seen.append(cell)
         done = max(len(self.cells_seen) - 1, 0)
