@@ -3,8 +3,10 @@ numjobs and QD as fio iodepth, durations, wait states; and their rounds run as t
 
 import json
 import math
+import os
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,11 +28,12 @@ from ptsbench.pts.advanced_specs import (
     operating_point_phases,
     parse_depths,
     parse_dirth_workload,
+    place_zones,
     round_duration_s,
     start_delay_s,
     zone_bounds,
 )
-from ptsbench.pts.plan import PhasePlan, Plan, TargetInfo, round_job
+from ptsbench.pts.plan import Plan, TargetInfo, make_plan, round_job
 from ptsbench.pts.specs import Phase, make_settings
 
 SWEEP = (32, 16, 8, 6, 4, 2, 1)
@@ -208,11 +211,17 @@ def test_bad_params_are_one_clear_error() -> None:
 # real fio: rounds rendered by the engine's round_job
 
 
+TARGET_BYTES = 64 * 2**20
+
+
+def _plan(tmp_path: Path, phases: tuple[Phase, ...]) -> Plan:
+    target = TargetInfo(str(tmp_path / "target.bin"), "file", TARGET_BYTES, 512, 512, "psync")
+    return make_plan(make_settings("demo"), target, phases)
+
+
 def _run_round(tmp_path: Path, phase: Phase) -> tuple[str, list, float]:  # type: ignore[type-arg]
-    size = 64 * 2**20
-    target = TargetInfo(str(tmp_path / "target.bin"), "file", size, 512, 512, "psync")
-    plan = Plan(make_settings("demo"), target, size, 2**20, (), (), ())
-    job = round_job(plan, PhasePlan(phase, phase.cells, (), 1, 0), seed=1234)
+    plan = _plan(tmp_path, (phase,))
+    job = round_job(plan, plan.phases[0], seed=1234)
     path = tmp_path / f"{phase.key}.fio"
     path.write_text(job.text)
     started = time.monotonic()
@@ -254,3 +263,27 @@ def test_demand_round_on_fio_keeps_tc_and_qd(tmp_path: Path) -> None:
     assert 0.25 < read.total_ios / (read.total_ios + write.total_ios) < 0.55  # 40/60
     assert math.isclose(results[0].get("write").runtime_ms, 500, abs_tol=150)  # type: ignore[union-attr]
     assert results[0].get("read") is None  # the pre-write only writes
+
+
+def test_zones_placed_through_the_engines_job(tmp_path: Path) -> None:
+    """Zone 3 of 4 of a sequential write touches only its quarter of the target (read back from the file)."""
+    params = AdvancedParams(hdd_zones=4, round_time_s=0.3)
+    (tp,) = build_advanced("hdd-tp", params)
+    plan = _plan(tmp_path, (tp,))
+    placed = place_zones((tp,), plan.active_range_bytes, plan.align_bytes)
+    quarter = TARGET_BYTES // 4
+    options = [dict(cell.fio_options) for cell in placed[0].cells]
+    assert [(int(o["offset"]), int(o["size"])) for o in options] == [(zone * quarter, quarter)
+                                                                    for zone in range(4) for _ in range(4)]
+    write = next(cell for cell in placed[0].cells if cell.name == "z003 seq 1m 0/100")
+    (tmp_path / "target.bin").write_bytes(b"")
+    os.truncate(tmp_path / "target.bin", TARGET_BYTES)
+    text, results, _ = _run_round(tmp_path, replace(tp, key="hdd-tp-z3", cells=(write,)))
+    assert f"offset={2 * quarter}\n" in text and f"size={quarter}\n" in text
+    assert results[0].get("write").io_bytes > 0  # type: ignore[union-attr]
+    data = (tmp_path / "target.bin").read_bytes()
+    touched = [index for index in range(0, TARGET_BYTES, 2**20) if any(data[index:index + 2**20:4096])]
+    assert touched and all(2 * quarter <= index < 3 * quarter for index in touched)
+    threads = dict(place_zones((replace(tp, cells=(replace(write, numjobs=2),)),), TARGET_BYTES, 2**20)[0]
+                   .cells[0].fio_options)
+    assert (threads["size"], threads["offset_increment"]) == (str(quarter // 2), str(quarter // 2))

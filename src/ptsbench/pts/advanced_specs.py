@@ -26,7 +26,8 @@ TC is fio numjobs and QD is fio iodepth everywhere (CellSpec.numjobs / .iodepth)
   LBA zones with 100 % writes, as PTS.md reads.
 - HDD zones (TKperf): the active range cut into 128 equal zones, outer (low LBAs) to inner; `hdd-iops`: per zone,
   RND 64k, 16k, 4k x 100/50/0 % read; `hdd-tp`: per zone, SEQ 1024k and 4k, read then write. No purge, no steady
-  state: one round. TC1/QD1 (overridable). Each cell is a ZonedCellSpec (a CellSpec with its zone).
+  state: one round. TC1/QD1 (overridable). Each cell is a ZonedCellSpec (a CellSpec with its zone);
+  `place_zones` turns zones into fio offset/size once the active range is known.
 
 Durations and sizes are AdvancedParams: SPEC_PARAMS are the spec's, DEMO_PARAMS run each test end to end in about a
 minute on a scratch file, and `advanced_deviations` lists every departure (for the "not PTS-compliant" banner).
@@ -35,7 +36,7 @@ minute on a scratch file, and `advanced_deviations` lists every departure (for t
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.pts.specs import PTS_MAX_ROUNDS, PTS_ROUND_TIME_S, CellSpec, Phase, StopRule, Tracked, cell_name
@@ -144,6 +145,28 @@ def zone_bounds(active_range_bytes: int, zones: int, align_bytes: int) -> list[t
         raise PtsbenchError(f"the active range is too small for {zones} zones of whole {align_bytes}-byte units",
                             "use fewer zones or a larger target")
     return [(index * size, size) for index in range(zones)]
+
+
+def place_zones(phases: Sequence[Phase], active_range_bytes: int, align_bytes: int) -> tuple[Phase, ...]:
+    """The phases with every ZonedCellSpec confined to its zone through fio `offset` and `size` (bytes), which
+    round_job applies after its own (a cell's fio options win). Run make_plan once to learn the active range and
+    alignment, place the zones, and plan again with the placed phases."""
+    placed = []
+    for phase in phases:
+        cells = tuple(_placed(cell, active_range_bytes, align_bytes) for cell in phase.cells)
+        placed.append(replace(phase, cells=cells) if cells != phase.cells else phase)
+    return tuple(placed)
+
+
+def _placed(cell: CellSpec, active_range_bytes: int, align_bytes: int) -> CellSpec:
+    if not isinstance(cell, ZonedCellSpec):
+        return cell
+    offset, size = zone_bounds(active_range_bytes, cell.zones, align_bytes)[cell.zone]
+    options = {**dict(cell.fio_options), "offset": str(offset), "size": str(size)}
+    if cell.pattern == "seq" and cell.numjobs > 1:  # each thread its own slice of the zone
+        share = size // cell.numjobs // cell.bs_bytes * cell.bs_bytes
+        options.update(size=str(share), offset_increment=str(share))
+    return replace(cell, fio_options=tuple(options.items()))
 
 
 # ---------------------------------------------------------------------------------------------------------------
