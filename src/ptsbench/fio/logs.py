@@ -125,7 +125,7 @@ class FioLog:
 
     def segments(self) -> list[slice]:
         """Runs of non-decreasing time: with per_job_logs=0 each job's samples follow the previous job's."""
-        time_ms = self.time_ms.astype(np.int64)
+        time_ms = self.time_ms
         starts = np.flatnonzero(time_ms[1:] < time_ms[:-1]) + 1
         edges = [0, *starts.tolist(), len(time_ms)]
         return [slice(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True)]

@@ -254,8 +254,9 @@ def summarize(run: Run) -> list[Summary]:
     """Min, mean, max, stddev and percentiles of each trace's values."""
     rows = []
     for trace in run.traces:
-        values = np.asarray(trace.value, np.float64)
-        values = values[np.isfinite(values)]
+        values = trace.value  # integers (per-IO latency) are summarised as they are: no float copy of millions
+        if values.dtype.kind == "f":
+            values = values[np.isfinite(values)]
         if not len(values):
             continue
         points = np.percentile(values, SUMMARY_PERCENTILES)
