@@ -365,6 +365,7 @@ def _text(data: bytes | str | None) -> str:
 
 def _split_json(text: str) -> tuple[dict[str, Any], str]:
     """fio's JSON document (the part from a line '{' to the matching last '}') and the other text."""
+    text = "\n" + text
     start = text.find("\n{\n")
     if start < 0:
         return {}, text
