@@ -1,0 +1,236 @@
+"""The report of a case-runner run (`ptsbench run`), from a real fio run with the null engine: files, xlsx read back
+against the store, PDF pages and text, figures from the interval logs and json+ bins, the live (atomic) rewrite,
+the command line, and an older run's store."""
+
+import json
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run_cli
+from ptsbench.errors import PtsbenchError
+from ptsbench.report import pdf
+from ptsbench.report.build import (
+    RESULT_COLUMNS,
+    RESULT_PERCENTILES,
+    build_report,
+    load_report,
+    write_report,
+)
+from ptsbench.report.figures import percentile_points
+from test_report_browser import Browser, assert_clean_report_page, shared_browser
+
+JOB_TEXT = """\
+[global]
+ioengine=null
+size=1G
+time_based
+runtime=2
+
+[randrw-4k]
+rw=randrw
+rwmixread=70
+bs=4k
+iodepth=4
+numjobs=2
+
+[seqread-128k]
+stonewall
+rw=read
+bs=128k
+"""
+
+
+@pytest.fixture(scope="module")
+def case_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real `ptsbench run`: one case, a mixed job with two threads and a sequential job, 500 ms logs."""
+    folder = tmp_path_factory.mktemp("case-run")
+    (folder / "mixed.fio").write_text(JOB_TEXT)
+    run_dir = folder / "run"
+    done = run_cli("run", str(folder / "mixed.fio"), "--out", str(run_dir), "--log-interval", "500")
+    assert done.returncode == 0, done.stderr
+    return run_dir
+
+
+@pytest.fixture
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    return shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
+
+
+@pytest.fixture(scope="module")
+def case_report(case_run: Path) -> Path:
+    return build_report(case_run)
+
+
+def stored_jobs(run_dir: Path) -> list[dict[str, Any]]:
+    return [job for path in sorted(run_dir.glob("cases/*/result.json")) for job in json.loads(path.read_text())["jobs"]]
+
+
+def sheet_rows(path: Path, name: str) -> list[tuple[Any, ...]]:
+    import openpyxl
+
+    workbook = openpyxl.load_workbook(path, read_only=True)
+    rows = [tuple(row) for row in workbook[name].iter_rows(values_only=True)]
+    workbook.close()
+    return rows
+
+
+def test_report_has_every_file_and_figure(case_run: Path, case_report: Path) -> None:
+    from PIL import Image
+
+    assert case_report == case_run / "report"
+    report = load_report(case_run)
+    keys = [figure.key for figure in report.figures()]
+    assert keys == ["case001-iops", "case001-mbs", "case001-lat", "case001-percentiles"]
+    for key in keys:
+        png, svg = case_report / "figures" / f"{key}.png", case_report / "figures" / f"{key}.svg"
+        assert Image.open(png).info["Description"] == report.provenance  # provenance in the PNG metadata
+        assert "<svg" in svg.read_text() and report.provenance in svg.read_text()
+    assert "ptsbench" in report.provenance and "fio 3" in report.provenance
+    assert not list(case_report.rglob(".*.tmp"))
+
+
+def test_xlsx_results_equal_the_store(case_run: Path, case_report: Path) -> None:
+    rows = sheet_rows(case_report / "results.xlsx", "results")
+    assert list(rows[0]) == [column.name for column in RESULT_COLUMNS]
+    by_key = {(row[1], row[6]): row for row in rows[1:]}
+    checked = 0
+    for job in stored_jobs(case_run):
+        for direction in job["directions"]:
+            row = by_key[(job["name"], direction["direction"])]
+            assert row[8] == pytest.approx(direction["iops"], rel=1e-15)
+            assert row[9] == pytest.approx(direction["bw_bytes"] / 1e6, rel=1e-15)
+            assert row[10] == pytest.approx(direction["lat"]["mean_ns"] / 1000, rel=1e-15)
+            for offset, percentile in enumerate(RESULT_PERCENTILES, start=11):
+                assert row[offset] == pytest.approx(direction["lat"]["percentiles_ns"][percentile] / 1000, rel=1e-15)
+            checked += 1
+    assert checked == len(rows) - 1 == 4  # randrw: read, write, total; seqread: read
+
+
+def test_xlsx_interval_data_is_fio_log_data(case_run: Path, case_report: Path) -> None:
+    """A one-thread job's series is its log as fio wrote it; a two-thread job's is both threads merged by time."""
+    rows = sheet_rows(case_report / "results.xlsx", "data case001-iops")
+    names = list(rows[0])
+    column = names.index("seqread-128k read")
+    logged = [line.split(",") for line in next(case_run.glob("cases/*/logs/seqread-128k_iops.*.log")).read_text()
+              .splitlines()]
+    series = [(row[column], row[column + 1]) for row in rows[2:] if row[column] is not None]
+    assert series == [(int(t) / 1000, float(v)) for t, v, *_ in logged]
+    merged = names.index("randrw-4k read")
+    threads = sorted(case_run.glob("cases/*/logs/randrw-4k_iops.*.log"))
+    assert len(threads) == 2
+    first_s = [int(line.split(",")[0]) / 1000 for line in threads[0].read_text().splitlines()]
+    merged_values = [row[merged + 1] for row in rows[2:] if row[merged] is not None]
+    assert len(merged_values) >= 3 and all(value > 0 for value in merged_values)
+    assert max(row[merged] for row in rows[2:] if row[merged] is not None) <= max(first_s) + 1e-9
+
+
+def test_percentile_curve_agrees_with_fio_percentiles(case_run: Path) -> None:
+    """The curve drawn from the json+ bins passes through every percentile fio reported for the job."""
+    from ptsbench.fio.output import parse_jobs
+
+    doc = json.loads(next(case_run.glob("cases/*/fio.json")).read_text())
+    for job in parse_jobs(doc):
+        for direction in job.directions:
+            percentiles, values_ns = percentile_points(direction.lat.bins)
+            assert percentiles[-1] == pytest.approx(100.0) and values_ns[-1] == max(direction.lat.bins)
+            for name, fio_value_ns in direction.lat.percentiles_ns.items():
+                first = next(index for index, p in enumerate(percentiles) if p >= float(name) - 1e-9)
+                assert values_ns[first] == fio_value_ns, (job.name, direction.direction, name)
+
+
+def test_pdf_pages_and_text(case_run: Path, case_report: Path) -> None:
+    report = load_report(case_run)
+    pdf_path = case_report / "report.pdf"
+    info = subprocess.run(["pdfinfo", str(pdf_path)], capture_output=True, text=True, check=True).stdout
+    assert f"Pages:           {1 + len(pdf.layout(report))}" in info
+    text = subprocess.run(["pdftotext", "-layout", str(pdf_path), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    for job in stored_jobs(case_run):
+        for direction in job["directions"]:
+            assert f"{direction['iops']:,.1f}" in text
+            assert f"{direction['bw_bytes'] / 1e6:,.2f}" in text
+    for needle in ("Results", "Case 1: mixed", "Environment", "IOPS over time", "total latency percentiles",
+                   report.provenance[:40]):
+        assert needle in text
+
+
+def test_html_in_a_real_browser(case_run: Path, case_report: Path, browser: Browser) -> None:
+    report = load_report(case_run)
+    page = browser.open_page(case_report / "index.html")
+    assert_clean_report_page(page, expected_plots=len(report.figures()))
+    assert page.title == report.title
+    html = (case_report / "index.html").read_text()
+    assert html.count("<script>") == 2 and "Plotly" in html and 'src="http' not in html
+    for job in stored_jobs(case_run):
+        assert f"{job['directions'][0]['iops']:,.1f}" in page.text
+
+
+def test_live_rewrite_is_atomic_and_marked_in_progress(case_run: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(case_run, run_dir, ignore=shutil.ignore_patterns("report"))
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        index = run_dir / "report" / "index.html"
+        while not stop.is_set():
+            if index.exists():
+                seen.append(index.read_text())
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for number in range(1, 4):
+            out = write_report(run_dir, in_progress=f"case {number} of 3")
+    finally:
+        stop.set()
+        thread.join()
+    assert out == run_dir / "report"
+    assert seen and all(text.rstrip().endswith("</html>") for text in seen)
+    html = (out / "index.html").read_text()
+    assert "In progress: case 3 of 3" in html and 'http-equiv="refresh"' in html
+    assert (out / "results.xlsx").exists() and not (out / "report.pdf").exists()  # live: no PDF, no figures
+    final = write_report(run_dir)
+    assert "In progress" not in (final / "index.html").read_text() and (final / "report.pdf").exists()
+
+
+def test_write_report_turns_a_damaged_store_into_one_error(case_run: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(case_run, run_dir, ignore=shutil.ignore_patterns("report"))
+    next(run_dir.glob("cases/*/result.json")).write_text("{ not json")
+    with pytest.raises(PtsbenchError, match="result.json is damaged"):
+        write_report(run_dir, in_progress="case 1")
+
+
+def test_report_of_an_older_run_without_newer_manifest_fields(case_run: Path, tmp_path: Path) -> None:
+    """A run written before host facts, targets and log intervals were recorded (same schema version)."""
+    run_dir = tmp_path / "old"
+    shutil.copytree(case_run, run_dir, ignore=shutil.ignore_patterns("report"))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    for key in ("host", "targets", "log_interval_ms", "command_line", "expected_duration_s", "overrides"):
+        manifest.pop(key, None)
+    manifest["ptsbench_version"] = "0.0.1"
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    out = build_report(run_dir, static=False)
+    html = (out / "index.html").read_text()
+    assert "ptsbench 0.0.1" in html and "Results" in html
+    manifest["schema_version"] = 99
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    done = run_cli("report", str(run_dir))
+    assert done.returncode == 2 and "store schema 99" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_report_command(case_run: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(case_run, run_dir, ignore=shutil.ignore_patterns("report"))
+    done = run_cli("report", str(run_dir), "--no-static")
+    assert done.returncode == 0, done.stderr
+    assert str(run_dir / "report" / "index.html") in done.stderr
+    assert not (run_dir / "report" / "report.pdf").exists()
+    missing = run_cli("report", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no such run directory" in missing.stderr
