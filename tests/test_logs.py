@@ -352,3 +352,13 @@ def test_all_lines_bad_even_when_skipping(tmp_path: Path) -> None:
     assert (log.lines, log.skipped_count, log.skipped_lines) == (1, 3, (2, 3, 4))
     only_junk = _write(tmp_path / "j_lat.log", "junk\n")
     assert "no fio log line" in _error(only_junk, skip_bad_lines=True)
+
+
+def test_column_names_given_by_the_user(tmp_path: Path) -> None:
+    path = _write(tmp_path / "k_iops.log", "1000, 1, 2, 1, 0, 0\n")  # mean 1, max 2 IOPS: fits two layouts
+    assert logs.read_log(path).layout[2] == "ddir"  # the more common log_offset layout is taken first
+    given = ("time_ms", "value", "value_max", "ddir", "bs_bytes", "prio")
+    log = logs.read_log(path, layout=given)
+    assert log.layout == given and int(log.ddir[0]) == 1 and int(log.columns["value_max"][0]) == 2
+    with pytest.raises(LogError, match="do not fit its 6 columns"):
+        logs.read_log(path, layout=("time_ms", "value", "ddir", "bs_bytes"))

@@ -245,3 +245,32 @@ def test_help_does_not_load_numpy() -> None:
     code = "import sys, ptsbench.cli, ptsbench.cli.plot; print('numpy' in sys.modules, 'matplotlib' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_runs_grouped_by_job_host_and_pattern(tmp_path: Path) -> None:
+    from ptsbench.plot.sources import find_runs
+
+    line = "100, 10, 0, 0, 0\n"
+    for name in ("c_bw.1.log.hostA", "c_bw.2.log.hostA", "c_bw.1.log.hostB", "c_iops.1.log.hostA", "notes.log"):
+        (tmp_path / name).write_text(line)
+    found = find_runs([str(tmp_path)])
+    assert [(run.label, run.kind, len(run.paths)) for run in found.runs] == [
+        ("c@hostA", "bw", 2), ("c@hostB", "bw", 1), ("c@hostA", "iops", 1)]
+    per_job = find_runs([str(tmp_path)], kind="bw", per_job=True)
+    assert [run.label for run in per_job.runs] == ["c.1@hostA", "c.1@hostB", "c.2@hostA"]  # by file name
+    picked = find_runs([str(tmp_path / "*.log*")], pattern=r"hostB$")
+    assert [run.label for run in picked.runs] == ["c@hostB"]
+    assert any("notes.log" in note for note in find_runs([str(tmp_path / "*")]).left_out)
+
+
+def test_wall_clock_time_stamps_start_at_zero(tmp_path: Path) -> None:
+    """log_unix_epoch logs: milliseconds since 1970, drawn from the first one on."""
+    start = 1_763_680_000_000
+    path = tmp_path / "u_bw.1.log"
+    path.write_text("".join(f"{start + 500 * i}, 100, 0, 0, 0\n" for i in range(1, 5)))
+    second = tmp_path / "u_bw.2.log"
+    second.write_text("".join(f"{start + 500 * i + 20}, 100, 0, 0, 0\n" for i in range(1, 5)))
+    run = build_run([logs.read_log(path), logs.read_log(second)], "u")
+    read = run.trace("read")
+    assert read is not None and read.time_s.tolist() == [0.5, 1.0, 1.5, 2.0]
+    assert read.value[1:].tolist() == [200 * 1024.0] * 3 and "time since 2025-11-20" in run.note

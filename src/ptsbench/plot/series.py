@@ -7,8 +7,9 @@ per direction (read, write, trim) and their total, at full resolution, in base u
   IOs' block sizes and completion times (fio's per-IO bandwidth value is one IO's size over its latency, not a rate).
 """
 
+import datetime
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +107,36 @@ def build_run(logs: Sequence[FioLog], label: str, interval_ms: float | None = No
                             "plot them separately")
     kind = kinds.pop()
     paths = tuple(log.path for log in logs)
+    logs, origin = _from_start(logs)
     if windowed.pop():
-        return _windowed_run(logs, label, kind, paths, interval_ms, need_written)
-    return _per_io_run(logs, label, kind, paths, interval_ms, need_written)
+        run = _windowed_run(logs, label, kind, paths, interval_ms, need_written)
+    else:
+        run = _per_io_run(logs, label, kind, paths, interval_ms, need_written)
+    return replace(run, note=f"{run.note}; time since {origin}") if origin else run
+
+
+EPOCH_MS = 10**11  # time stamps past this (1973) are wall-clock (log_unix_epoch, log_alternate_epoch)
+
+
+def _from_start(logs: Sequence[FioLog]) -> tuple[list[FioLog], str]:
+    """Logs whose time stamps are wall-clock milliseconds, moved to start at 0 (and that start, for the caption)."""
+    first = min(int(log.time_ms.min()) for log in logs)
+    if first < EPOCH_MS:
+        return list(logs), ""
+    origin = first - first % 1000
+    moved = [replace(log, columns={**log.columns, "time_ms": log.time_ms.astype(np.int64) - origin}) for log in logs]
+    stamp = datetime.datetime.fromtimestamp(origin / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moved, stamp
+
+
+def check_intervals(span_ms: float, interval_ms: float) -> None:
+    """Refuse interval grids too fine to hold in memory."""
+    if span_ms / interval_ms > MAX_INTERVALS:
+        raise PtsbenchError(f"{span_ms / interval_ms:,.0f} intervals of {interval_ms:g} ms is too many to draw",
+                            f"use a larger --interval (at least {span_ms / MAX_INTERVALS:,.0f} ms)")
+
+
+MAX_INTERVALS = 5_000_000
 
 
 def _scale(kind: str) -> float:
@@ -134,6 +162,7 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
         note = f"log_avg_msec samples as fio wrote them ({_step_ms(time_ms):g} ms)"
     else:
         step = float(interval_ms or _step_ms(logs[0].time_ms.astype(np.int64)[logs[0].segments()[0]]))
+        check_intervals(max(float(log.time_ms.max()) for log in logs), step)
         merged = merge_windowed(logs, step, how)
         for series in merged:
             traces.append(_windowed_trace(DDIR_NAMES.get(series.ddir, str(series.ddir)), series.end_ms,
@@ -206,6 +235,7 @@ def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path
     read_share = float(np.count_nonzero(events.ddir == 0)) / len(events.ddir)
     if kind in RATE_KINDS:
         interval = float(interval_ms or default_interval_ms(last_ms))
+        check_intervals(last_ms, interval)
         slot = (time_ms // interval).astype(np.int64) if interval != 1 else time_ms.astype(np.int64)
         slots = int(slot[-1]) + 1
         end_ms = np.minimum((np.arange(slots) + 1) * interval, last_ms + 1)
@@ -236,6 +266,10 @@ def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path
 def build_hist_run(logs: Sequence[HistLog], label: str, percentiles: Sequence[float],
                    interval_ms: float | None = None) -> HistRun:
     """Percentiles over time per direction, and each direction's histogram over the whole run."""
+    first = min(int(log.time_ms.min()) for log in logs)
+    if first >= EPOCH_MS:  # wall-clock stamps: from the first one on
+        origin = first - first % 1000
+        logs = [replace(log, time_ms=log.time_ms.astype(np.int64) - origin) for log in logs]
     lines = hist_percentiles(logs, percentiles, interval_ms)
     ddir = np.concatenate([log.ddir.astype(np.int64) for log in logs])
     counts = np.concatenate([log.counts.astype(np.int64) for log in logs])
