@@ -362,3 +362,9 @@ def test_column_names_given_by_the_user(tmp_path: Path) -> None:
     assert log.layout == given and int(log.ddir[0]) == 1 and int(log.columns["value_max"][0]) == 2
     with pytest.raises(LogError, match="do not fit its 6 columns"):
         logs.read_log(path, layout=("time_ms", "value", "ddir", "bs_bytes"))
+
+
+def test_blank_lines_are_ignored(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s_lat.log", "1, 2, 0, 4096, 0\n\n3, 4, 1, 4096, 0\n\n")
+    log = logs.read_log(path)
+    assert log.value.tolist() == [2, 4] and log.skipped_count == 0

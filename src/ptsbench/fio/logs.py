@@ -339,7 +339,8 @@ def _check_text(path: Path, first: bytes) -> None:
         raise LogError(f"{path}: a compressed fio log (log_store_compressed)",
                        f"decompress it first: fio --inflate-log={path} > {path.name}.txt")
     if b"\x00" in first:
-        raise LogError(f"{path}: line 1: binary data, not a fio log", "pass a text log written by fio")
+        line = first.count(b"\n", 0, first.index(b"\x00")) + 1
+        raise LogError(f"{path}: line {line}: binary data, not a fio log", "pass a text log written by fio")
 
 
 def _shape(path: Path, first: bytes, skip_bad_lines: bool) -> tuple[int, tuple[int, ...]]:
@@ -415,6 +416,8 @@ def _check_lines(path: Path, block: bytes, regex: re.Pattern[bytes], done_lines:
     for index, line in enumerate(lines):
         if regex.fullmatch(line):
             good.append(line)
+            continue
+        if not line.strip():  # a blank line holds nothing to misread
             continue
         number = done_lines + index + 1
         if not skip_bad_lines:

@@ -129,14 +129,14 @@ def _from_start(logs: Sequence[FioLog]) -> tuple[list[FioLog], str]:
     return moved, stamp
 
 
+MAX_INTERVALS = 5_000_000
+
+
 def check_intervals(span_ms: float, interval_ms: float) -> None:
     """Refuse interval grids too fine to hold in memory."""
     if span_ms / interval_ms > MAX_INTERVALS:
         raise PtsbenchError(f"{span_ms / interval_ms:,.0f} intervals of {interval_ms:g} ms is too many to draw",
                             f"use a larger --interval (at least {span_ms / MAX_INTERVALS:,.0f} ms)")
-
-
-MAX_INTERVALS = 5_000_000
 
 
 def _scale(kind: str) -> float:
@@ -149,7 +149,7 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
     how = "sum" if kind in RATE_KINDS else "mean"
     scale = _scale(kind)
     traces: list[Trace] = []
-    if jobs == 1:
+    if jobs == 1 and interval_ms is None:  # as fio wrote it; --interval re-bins it by time
         log = logs[0]
         time_ms = log.time_ms.astype(np.int64)
         value = log.value.astype(np.float64) * scale
@@ -172,7 +172,8 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
             total = np.sum([series.value[:size] for series in merged], axis=0) * scale
             traces.append(_windowed_trace("total", merged[0].end_ms[:size], total, merged[0].start_ms[:size]))
         verb = "summed" if how == "sum" else "averaged"
-        note = f"{jobs} jobs merged by time in {step:g} ms intervals (interval-overlap weighted, {verb})"
+        what = f"{jobs} jobs merged" if jobs > 1 else "samples re-binned"
+        note = f"{what} by time in {step:g} ms intervals (interval-overlap weighted, {verb})"
     if need_written:
         traces = _with_written(traces, kind, label)
     total_trace = next((t for t in traces if t.direction == "total"), None)
