@@ -21,6 +21,22 @@ Layout (inside a RunStore whose manifest has kind "pts"):
     phase.json         written when the phase ends: stop reason, rounds run, steady state reached, window
                        rounds, the determination per tracked variable, and the window averages of every cell
 Every file goes through atomic_write_* (temporary file, fsync, rename, fsync of the folder).
+
+round.json in detail:
+  round, phase, seed (fio randseed), started_utc, finished_utc, wall_s (fio process), ptsbench_cpu_s (our own CPU
+  during the round), fio_version,
+  cells: {cell name: {name, pattern ("rnd"|"seq"), read_pct, bs_bytes, numjobs (TC), iodepth (QD), runtime_s
+          (planned), jobs (fio job names; a sequential cell continuing mid-slice has parts "-a" and "-b"), error,
+          usr_cpu, sys_cpu, read / write / total: {iops, bw_bytes, io_bytes, total_ios, runtime_ms, lat_n,
+          lat_mean_ns, lat_min_ns, lat_max_ns, lat_percentiles_ns {"50" ... "99.999"}} or null, and the total's
+          iops, bw_bytes, lat_mean_ns, lat_max_ns at top level; sequential cells add seq_start_bytes and
+          seq_end_bytes (position within each thread's slice of the active range)}}
+          latency is fio's total latency (lat_ns), parts and threads merged exactly from json+ bins
+  wsat (write saturation only): {written_bytes, io_time_s} running totals including this round
+  steady: {window_rounds, steady, variables: {"CELL METRIC": steady.SteadyState.to_dict() + cell, metric, or null
+          before the 5th round}, rounds_needed (before the 5th round)}
+phase.json window: {cell name: {iops, bw_bytes, lat_mean_ns, read_/write_ iops, bw_bytes, lat_mean_ns (averages
+  over the window rounds), lat_max_ns (maximum), lat_percentiles_ns (all window IOs, merged from fio's bins)}}
 """
 
 import fcntl
