@@ -110,3 +110,12 @@ def test_to_dict_is_json_ready() -> None:
     data = steady_state([1, 2, 3, 4, 5]).to_dict()
     assert json.loads(json.dumps(data))["steady"] is False
     assert data["slope"] == 1
+
+
+def test_public_api_is_the_same_function() -> None:
+    import ptsbench
+    from ptsbench.pts.steady import steady_state
+
+    assert ptsbench.steady_state is steady_state
+    result = ptsbench.steady_state([13705, 14639, 14747, 14678, 13927], rounds=[7, 8, 9, 10, 11])
+    assert result.steady and result.average == 14339.2
