@@ -215,7 +215,8 @@ def test_windowed_single_job_total_and_summary(tmp_path: Path) -> None:
     rows = {row.direction: row for row in summarize(run)}
     assert (rows["write"].min, rows["write"].max, rows["write"].mean) == (30 * 1024.0, 40 * 1024.0, 35 * 1024.0)
     chart = run_chart(run, LineOptions(trend=True), "provenance", "k")
-    assert [line.name for line in chart.lines][:2] == ["read", "read trend (+102 kB/s per s)"]
+    names = [line.name for line in chart.lines]
+    assert names[0] == "total" and names[2:4] == ["read", "read trend (+102 kB/s per s)"]
 
 
 # --- what a user sees when something is wrong ---------------------------------------------------------------------

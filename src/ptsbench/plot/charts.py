@@ -108,8 +108,8 @@ def _unit_of(label: str) -> str:
 
 
 def run_chart(run: Run, options: LineOptions, provenance: str, key: str) -> Chart:
-    """One run: each direction and the total."""
-    traces = _chosen(run, options.directions)
+    """One run: the total (drawn first, behind) and each direction."""
+    traces = sorted(_chosen(run, options.directions), key=lambda trace: trace.direction != "total")
     y_divisor, y_label = value_axis(run.kind, _largest(traces))
     x_divisor, x_label = _x_axis(traces, options.x_written)
     lines = [line for trace in traces
