@@ -1,0 +1,135 @@
+"""`ptsbench compare`: several runs in one report, tables with each run's value and its ratio to the first run,
+overlaid figures; for case-runner runs (two real null-engine runs, one capped with rate_iops) and PTS runs."""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run_cli
+from ptsbench.errors import PtsbenchError
+from ptsbench.report.build import build_compare, compare_reports, load_report
+from test_report_browser import Browser, assert_clean_report_page, shared_browser
+from test_report_pts import sheet_rows, tiny_pts_run
+
+JOB_TEXT = """\
+[global]
+ioengine=null
+size=1G
+time_based
+runtime=1
+
+[randread-4k]
+rw=randread
+bs=4k
+
+[write-64k]
+stonewall
+rw=write
+bs=64k
+"""
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The same job file twice: as fast as the null engine goes, and capped at 20000 IOPS per job."""
+    folder = tmp_path_factory.mktemp("compare")
+    (folder / "jobs.fio").write_text(JOB_TEXT)
+    runs = []
+    for name, extra in (("fast", ()), ("capped", ("--set", "rate_iops=20000"))):
+        done = run_cli("run", str(folder / "jobs.fio"), "--out", str(folder / name), "--log-interval", "250", *extra)
+        assert done.returncode == 0, done.stderr
+        runs.append(folder / name)
+    return runs[0], runs[1]
+
+
+@pytest.fixture
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    return shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
+
+
+def iops_of(run_dir: Path) -> dict[str, float]:
+    (result,) = [json.loads(path.read_text()) for path in run_dir.glob("cases/*/result.json")]
+    return {job["name"]: job["directions"][0]["iops"] for job in result["jobs"]}
+
+
+def test_compare_case_runs(two_runs: tuple[Path, Path], tmp_path: Path, browser: Browser) -> None:
+    fast, capped = two_runs
+    out = build_compare([fast, capped], tmp_path / "cmp", ["fast", "capped"])
+    rows = sheet_rows(out / "results.xlsx", "results")
+    header = list(rows[0])
+    iops_fast, iops_capped = header.index("IOPS [fast]"), header.index("IOPS [capped]")
+    ratio = header.index("IOPS capped/fast")
+    fast_iops, capped_iops = iops_of(fast), iops_of(capped)
+    by_job = {row[1]: row for row in rows[1:]}
+    assert set(by_job) == set(fast_iops) == {"randread-4k", "write-64k"}
+    for job, row in by_job.items():
+        assert row[iops_fast] == pytest.approx(fast_iops[job], rel=1e-15)
+        assert row[iops_capped] == pytest.approx(capped_iops[job], rel=1e-15)
+        assert row[ratio] == pytest.approx(capped_iops[job] / fast_iops[job], rel=1e-12)
+        assert capped_iops[job] == pytest.approx(20000, rel=0.05) and row[ratio] < 0.5
+    report = compare_reports([load_report(fast), load_report(capped)], ["fast", "capped"], [fast, capped])
+    overlay = next(figure for figure in report.figures() if figure.key == "case001-iops")
+    names = [series.name for series in overlay.series]
+    assert names == ["fast: randread-4k read", "fast: write-64k write", "capped: randread-4k read",
+                     "capped: write-64k write"]
+    assert [series.dash for series in overlay.series] == ["solid", "solid", "dash", "dash"]
+    assert overlay.series[0].color == overlay.series[2].color  # the same job keeps its colour across runs
+    page = browser.open_page(out / "index.html")
+    assert_clean_report_page(page, expected_plots=len(report.figures()))
+    text = subprocess.run(["pdftotext", "-layout", str(out / "report.pdf"), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    for job in fast_iops:
+        assert f"{fast_iops[job]:,.1f}" in text and f"{capped_iops[job]:,.1f}" in text
+        assert f"{capped_iops[job] / fast_iops[job]:.3f}×" in text
+
+
+def _slower_copy(run_dir: Path, target: Path, factor: float) -> Path:
+    """The run with every window value of the IOPS phase scaled, as a slower device would have stored it."""
+    shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns("report"))
+    path = target / "pts" / "iops" / "phase.json"
+    phase: dict[str, Any] = json.loads(path.read_text())
+    for values in phase["window"].values():
+        values["iops"] *= factor
+    path.write_text(json.dumps(phase))
+    return target
+
+
+def test_compare_pts_runs(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    first = tiny_pts_run(tmp_path_factory.getbasetemp())
+    second = _slower_copy(first, tmp_path / "slower", 0.5)
+    out = build_compare([first, second], tmp_path / "cmp", ["a", "b"], static=False)
+    rows = sheet_rows(out / "results.xlsx", "iops")
+    assert rows[0] == ("block size", "100/0 (IOPS) [a]", "100/0 (IOPS) [b]", "100/0 (IOPS) b/a", "0/100 (IOPS) [a]",
+                       "0/100 (IOPS) [b]", "0/100 (IOPS) b/a")
+    window = json.loads((first / "pts" / "iops" / "phase.json").read_text())["window"]
+    for row in rows[1:]:
+        assert row[1] == pytest.approx(window[f"rnd {row[0]} 100/0"]["iops"], rel=1e-15)
+        assert row[2] == pytest.approx(window[f"rnd {row[0]} 100/0"]["iops"] * 0.5, rel=1e-15)
+        assert row[3] == pytest.approx(0.5, rel=1e-12) and row[6] == pytest.approx(0.5, rel=1e-12)
+    report = compare_reports([load_report(first), load_report(second)], ["a", "b"], [first, second])
+    keys = [figure.key for figure in report.figures()]
+    assert "iops-3d-run1" in keys and "iops-3d-run2" in keys  # 3D bars cannot overlay: one per run
+    convergence = next(figure for figure in report.figures() if figure.key == "iops-convergence-rnd-4k-0-100")
+    assert len(convergence.series) == 2 * len(load_report(first).figures()[0].series)
+
+
+def test_compare_command(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    fast, capped = two_runs
+    done = run_cli("compare", str(fast), str(capped), "--out", str(tmp_path / "cmp"), "--no-static")
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "cmp" / "index.html").read_text()
+    assert "ptsbench comparison: fast vs capped" in html
+    one = run_cli("compare", str(fast))
+    assert one.returncode == 2 and "at least two run directories" in one.stderr
+    labels = run_cli("compare", str(fast), str(capped), "--label", "x")
+    assert labels.returncode == 2 and "1 --label for 2 run directories" in labels.stderr
+
+
+def test_compare_refuses_runs_of_different_kinds(two_runs: tuple[Path, Path], tmp_path_factory:
+                                                 pytest.TempPathFactory, tmp_path: Path) -> None:
+    with pytest.raises(PtsbenchError, match="different kinds"):
+        build_compare([two_runs[0], tiny_pts_run(tmp_path_factory.getbasetemp())], tmp_path / "cmp")
