@@ -386,8 +386,8 @@ def _blocks(handle: BinaryIO, first: bytes) -> Iterator[tuple[bytes, bool]]:
 def _parsed_blocks(blocks: Iterator[tuple[bytes, bool]], count: int, hex_columns: tuple[int, ...]
                    ) -> Iterator[tuple[bytes, bool, list[Array] | None]]:
     """Parse blocks on a few threads (numpy releases the GIL), in order, with a bounded number in flight."""
-    workers = min(4, os.cpu_count() or 1)
-    if workers == 1:
+    workers = min(4, (os.cpu_count() or 1) // 2)  # logical CPUs are often hyperthreads: half of them
+    if workers <= 1:
         for block, unterminated in blocks:
             yield block, unterminated, _parse_block(block, count, hex_columns)
         return
@@ -466,12 +466,18 @@ def _parse_block(block: bytes, count: int, hex_columns: tuple[int, ...]) -> list
     if not hex_columns and int(data.max()) > 57:
         return None
     spaced = spaces == len(ends) - lines  # fio's ", " everywhere: one space before every field but a line's first
+    digits = np.empty_like(ends)  # characters between one separator and the next, then less the leading space
+    digits[0] = ends[0] - (len(_PAD) - 1)  # as if a separator stood just before the block
+    np.subtract(ends[1:], ends[:-1], out=digits[1:])
+    digits -= 1
+    grid = digits.reshape(lines, count)
+    if spaced:
+        grid[:, 1:] -= 1
+    elif spaces:
+        digits -= data[ends - digits] == 32
     if count > 8:  # histogram logs: all fields at once
         if not (data[ends[count - 1::count]] == 10).all():
             return None
-        digits = _digits(data, ends, np.concatenate(([len(_PAD) - 1], ends[:-1])), spaced, spaces)
-        if spaced:
-            digits.reshape(lines, count)[:, 0] += 1  # a line's first field has no space before it
         values = None if int(digits.min()) < 1 else _decimal(block, data, ends, digits)
         return None if values is None else list(values.reshape(lines, count).T)
     by_column = ends.reshape(lines, count).T  # row i: where column i's fields end (a strided view)
@@ -479,33 +485,22 @@ def _parse_block(block: bytes, count: int, hex_columns: tuple[int, ...]) -> list
         return None  # a line with another column count
     columns: list[Array] = []
     for index in range(count):
-        column_ends = by_column[index]
-        before = by_column[index - 1] if index else np.concatenate(([len(_PAD) - 1], by_column[-1][:-1]))
-        digits = _digits(data, column_ends, before, spaced and index > 0, spaces)
-        if int(digits.min()) < 1:
+        column_ends, column_digits = by_column[index], grid[:, index]
+        if int(column_digits.min()) < 1:
             return None  # an empty field
         if index in hex_columns:
-            parsed = _hexadecimal(data, column_ends, digits)
+            parsed = _hexadecimal(data, column_ends, column_digits)
             if parsed is None:
                 return None
             values, letters = parsed
             high -= letters
         else:
-            decimal = _decimal(block, data, column_ends, digits)
+            decimal = _decimal(block, data, column_ends, column_digits)
             if decimal is None:
                 return None
             values = decimal
         columns.append(values)
     return None if high else columns
-
-
-def _digits(data: Array, ends: Array, before: Array, spaced: bool, spaces: int) -> Array:
-    """Characters of each field between the separator before it and the one ending it, less a leading space."""
-    digits = ends - before
-    digits -= 2 if spaced else 1
-    if not spaced and spaces:
-        digits -= data[before + 1] == 32
-    return digits
 
 
 def _gather(block: bytes, width: int, ends: Array) -> Array:
