@@ -236,12 +236,12 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     (case_dir / "logs").mkdir(parents=True, exist_ok=True)
     job_path = case_dir / "job.fio"
     atomic_write_text(job_path, case.job_text)
-    clients = [str(write_host_list(store.root, hosts))] if hosts else []
-    atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path, hosts=clients)) + "\n")
+    client = str(write_host_list(store.root, hosts)) if hosts else None
+    atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path, client=client)) + "\n")
     started = utc_now()
     try:
         outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
-                          on_status=on_status, hosts=clients)
+                          on_status=on_status, client=client)
     except KeyboardInterrupt:
         record = _record(case, None, started, "interrupted by the user", hosts)
         atomic_write_json(case_dir / RESULT, asdict(record))

@@ -214,14 +214,14 @@ def _print_dry_run(cases: "list[Case]", run_dir: Path, total_s: float | None, ho
     from ptsbench.fio.runner import fio_command, shell_line
     from ptsbench.units import format_duration
 
-    clients = [str(run_dir / "hosts.list")] if hosts else []
+    client = str(run_dir / "hosts.list") if hosts else None
     if hosts:
-        click.echo(f"# hosts ({clients[0]}): {', '.join(host.label for host in hosts)}")
+        click.echo(f"# hosts ({client}): {', '.join(host.label for host in hosts)}")
         click.echo("# pre-flight and, for quick, the ioengine probe run on the hosts when the run starts")
     for case in cases:
         job_path = run_dir / "cases" / case.dir_name / "job.fio"
         click.echo(f"# case {case.index}: {case.name} ({case.source})")
-        click.echo(f"# fio command: {shell_line(fio_command(job_path, hosts=clients))}")
+        click.echo(f"# fio command: {shell_line(fio_command(job_path, client=client))}")
         click.echo(f"# job file {job_path}:")
         click.echo(case.job_text)
     expected = format_duration(total_s) if total_s is not None else "unknown (a job is size-based, not time-based)"

@@ -101,9 +101,10 @@ def fio_version(binary: str | None = None) -> str:
     return text
 
 
-def fio_command(job_path: Path, extra_args: Sequence[str] = (), hosts: Sequence[str] = ()) -> list[str]:
-    """The exact fio command line for a job file (with --client per host in client/server mode)."""
-    clients = [f"--client={host}" for host in hosts]
+def fio_command(job_path: Path, extra_args: Sequence[str] = (), client: str | None = None) -> list[str]:
+    """The exact fio command line for a job file; `client` (a host, or a file listing hosts) runs it through
+    fio's client/server mode, on every listed host at once."""
+    clients = [f"--client={client}"] if client else []
     return [fio_binary(), "--output-format=json+", "--status-interval=1", *extra_args, *clients, str(job_path)]
 
 
@@ -149,24 +150,34 @@ class _StatusTracker:
         )
 
 
-def _read_documents(
-    stream: IO[str], on_document: Callable[[str, dict[str, Any]], None]
-) -> str:
-    """Read fio's stdout line by line; call on_document for every JSON document; return the non-JSON text."""
+def _read_documents(stream: IO[str], on_document: Callable[[str, dict[str, Any]], None]) -> str:
+    """Read fio's stdout line by line; call on_document for every JSON document; return the non-JSON text.
+
+    fio pretty-prints its documents: a lone `{`, indented lines, a lone `}`. Text fio prints meanwhile (e.g. a
+    "note: ..." when a job starts) can land inside a document; such lines are set aside so the document still parses.
+    """
     other_text: list[str] = []
     pending: list[str] = []
     for line in stream:
-        if not pending and not line.startswith("{"):
+        if not pending:
+            (pending if line.rstrip("\n") == "{" else other_text).append(line)
+            continue
+        if line.rstrip("\n") == "{":  # a new document while one is unfinished: the old one was cut short
+            other_text.extend(pending)
+            pending = [line]
+            continue
+        if not line.startswith((" ", "\t", "}", "]")):
             other_text.append(line)
             continue
         pending.append(line)
-        if line.rstrip("\n") == "}":  # fio closes each top-level document with a lone brace
+        if line.rstrip("\n") == "}":
             text = "".join(pending)
+            pending = []
             try:
                 doc = json.loads(text)
             except json.JSONDecodeError:
-                continue  # a nested lone brace: keep reading
-            pending = []
+                other_text.append(text)
+                continue
             on_document(text, doc)
     other_text.extend(pending)  # an unfinished document: fio died mid-write
     return "".join(other_text)
@@ -179,10 +190,10 @@ def run_fio(
     stderr_path: Path,
     on_status: Callable[[FioStatus], None] | None = None,
     extra_args: Sequence[str] = (),
-    hosts: Sequence[str] = (),
+    client: str | None = None,
 ) -> FioOutcome:
     """Run fio on a job file; stream status to on_status; write the final JSON document atomically to json_path."""
-    argv = fio_command(job_path, extra_args, hosts)
+    argv = fio_command(job_path, extra_args, client)
     tracker = _StatusTracker()
     last: list[tuple[str, dict[str, Any]]] = []
 

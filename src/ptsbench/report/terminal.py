@@ -20,6 +20,10 @@ def _us(value_ns: float | None) -> str:
     return f"{value_us:,.{3 if value_us < 10 else 2 if value_us < 1000 else 0}f}"
 
 
+def _done(seconds: float | None) -> str:
+    return "-" if seconds is None else f"+{seconds:.3f}"
+
+
 def _number(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
@@ -32,8 +36,11 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None) -> Any:
     table = Table(title=title, header_style="bold", show_lines=False)
     columns = ["case", "job", *(["host"] if show_hosts else []), "target", "rw", "bs", "QDxT", "dir", "IOPS", "MB/s",
                "mean µs", *(f"p{p} µs" for p in TABLE_PERCENTILES)]
+    show_done = any(row.done_after_first_s is not None for row in rows)
+    if show_done:
+        columns.append("done +s")  # multi-host: how long after the first host this one finished
     for name in columns:
-        numeric = name in ("IOPS", "MB/s") or name.endswith("µs")
+        numeric = name in ("IOPS", "MB/s", "done +s") or name.endswith("µs")
         table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric)
     for row in rows:
         if row.status != "ok" and row.iops is None:
@@ -46,7 +53,7 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None) -> Any:
         table.add_row(
             row.case, row.job, *([row.host or ""] if show_hosts else []), row.target or "-", row.rw, row.bs,
             f"{row.iodepth}x{row.numjobs}", row.direction, _number(row.iops, 0), _number(row.mb_s, 2),
-            _us(row.lat_mean_ns), *percentiles, style=style,
+            _us(row.lat_mean_ns), *percentiles, *([_done(row.done_after_first_s)] if show_done else []), style=style,
         )
     return table
 

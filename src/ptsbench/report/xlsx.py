@@ -6,7 +6,7 @@ from pathlib import Path
 from ptsbench.report.tables import TABLE_PERCENTILES, ResultRow
 
 HEADERS = ["case", "job", "host", "target", "rw", "bs", "iodepth", "numjobs", "direction", "status", "IOPS", "MB/s",
-           "lat mean (µs)", *(f"lat p{p} (µs)" for p in TABLE_PERCENTILES), "message"]
+           "lat mean (µs)", *(f"lat p{p} (µs)" for p in TABLE_PERCENTILES), "done after first host (s)", "message"]
 
 
 def write_results_xlsx(path: Path, rows: Sequence[ResultRow]) -> None:
@@ -22,7 +22,7 @@ def write_results_xlsx(path: Path, rows: Sequence[ResultRow]) -> None:
     for index, row in enumerate(rows, start=1):
         values = [row.case, row.job, row.host or "", row.target or "", row.rw, row.bs, row.iodepth, row.numjobs,
                   row.direction, row.status, row.iops, row.mb_s, _us(row.lat_mean_ns),
-                  *(_us(row.lat_percentiles_ns.get(p)) for p in TABLE_PERCENTILES), row.message]
+                  *(_us(row.lat_percentiles_ns.get(p)) for p in TABLE_PERCENTILES), row.done_after_first_s, row.message]
         for column, value in enumerate(values):
             if isinstance(value, float):
                 sheet.write_number(index, column, value, numbers)
