@@ -331,6 +331,15 @@ METRIC_UNITS: dict[str, tuple[str, float, str]] = {
 METRIC_NAMES = {"iops": "IOPS", "bw_bytes": "throughput", "lat_mean_ns": "mean latency", "lat_max_ns": "max latency"}
 
 
+def metric_axis(metric: str) -> str:
+    """Axis label of a tracked metric with its unit: 'IOPS', 'throughput (MB/s)', 'mean latency (µs)'."""
+    from ptsbench.report.style import axis_label
+
+    unit = METRIC_UNITS.get(metric, ("", 1.0, ""))[0]
+    name = METRIC_NAMES.get(metric, metric)
+    return name if name == unit else axis_label(name, unit)
+
+
 @dataclass(frozen=True)
 class PtsContext:
     """What every PTS section reads: the manifest, the plan, and the store for per-phase files."""
@@ -415,7 +424,7 @@ def _convergence(view: Any, tracked: Mapping[str, Any]) -> Figure:
     """Every cell sharing the tracked cell's mix and pattern, per round (the block sizes converging)."""
     cell = next(c for c in _cells(view) if c["name"] == tracked["cell"])
     metric = tracked["metric"]
-    unit, factor, _kind = METRIC_UNITS.get(metric, (metric, 1.0, "number"))
+    factor = METRIC_UNITS.get(metric, (metric, 1.0, "number"))[1]
     series = []
     for other in _cells(view):
         if other["read_pct"] != cell["read_pct"] or other["pattern"] != cell["pattern"]:
@@ -425,8 +434,8 @@ def _convergence(view: Any, tracked: Mapping[str, Any]) -> Figure:
         series.append(Series(other["name"], rounds, values, dash="solid" if other is cell else "dash"))
     title = f"{view.plan['title']}: convergence of {METRIC_NAMES.get(metric, metric)}, {cell['pattern']} " \
             f"{_mix(cell)} (all block sizes)"
-    return Figure(_key(view.key, "convergence", tracked["cell"]), title, "round", unit, tuple(series),
-                  y_log=metric != "lat_mean_ns" and len(series) > 1,
+    return Figure(_key(view.key, "convergence", tracked["cell"]), title, "round", metric_axis(metric), tuple(series),
+                  y_log=metric != "lat_mean_ns" and len(series) > 1, data_sheet=True,
                   x_ticks=tuple((int(r["round"]), str(r["round"])) for r in view.rounds),
                   caption=f"Each round's value of every block size at mix {_mix(cell)}; the tracked variable "
                           f"({tracked['cell']}) is the solid line.")
@@ -455,7 +464,7 @@ def _determination_rows(view: Any) -> tuple[list[tuple[Value, ...]], list[Figure
     for label, v in _determination(view).items():
         tracked = next((t for t in view.plan["tracked"] if f"{t['cell']} {t['metric']}" == label), None)
         metric = tracked["metric"] if tracked else "iops"
-        unit, factor, _kind = METRIC_UNITS.get(metric, (metric, 1.0, "number"))
+        factor = METRIC_UNITS.get(metric, (metric, 1.0, "number"))[1]
         if v is None:
             rows.append((view.plan["title"], label, "-", *([None] * 7), "-", "not yet: fewer than 5 rounds"))
             continue
@@ -467,7 +476,7 @@ def _determination_rows(view: Any) -> tuple[list[tuple[Value, ...]], list[Figure
                      "reached" if v["steady"] else "NOT reached"))
         figures.append(measurement_window_figure(
             _key(view.key, "window", label), f"{view.plan['title']}: measurement window, {label}",
-            unit, v["rounds"], [value * factor for value in v["values"]], v["average"] * factor,
+            metric_axis(metric), v["rounds"], [value * factor for value in v["values"]], v["average"] * factor,
             v["slope"] * factor, v["intercept"] * factor,
             f"Tracked variable {label} in rounds {window} with its average, the 110 % / 90 % band around it and "
             f"the least-squares line ({fitted}); steady state {'reached' if v['steady'] else 'NOT reached'}."))
@@ -1017,7 +1026,8 @@ FIGURE_WORKERS_MIN_FIGURES = 8  # below this, starting worker processes costs mo
 
 
 def _figure_workers(count: int) -> int:
-    return 0 if count < FIGURE_WORKERS_MIN_FIGURES else max(1, min(os.cpu_count() or 1, 4))
+    """Worker processes for the figure files: one core stays with the PDF, the others draw figures."""
+    return 0 if count < FIGURE_WORKERS_MIN_FIGURES else max(1, min((os.cpu_count() or 1) - 1, 3))
 
 
 def write_static(report: Report, out_dir: Path) -> None:

@@ -118,7 +118,8 @@ def measurement_window_figure(key: str, title: str, y_label: str, rounds: Sequen
         Series("least-squares fit", ends, tuple(slope * r + intercept for r in ends), mode="lines", dash="dot",
                color=3),
     )
-    return Figure(key, title, "round", y_label, series, x_ticks=tuple((r, str(r)) for r in x), caption=caption)
+    return Figure(key, title, "round", y_label, series, x_ticks=tuple((r, str(r)) for r in x), caption=caption,
+                  data_sheet=True)
 
 
 # --- drawing with matplotlib -------------------------------------------------------------------------------------
@@ -182,6 +183,17 @@ def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] 
         canvas.text(left + 0.08 / width_in, bottom + 0.04 / height_in, caption, fontsize=CAPTION_PT,
                     color="#444444", ha="left", va="bottom")
     return axes
+
+
+def log_ticks(values: Sequence[Number | None]) -> tuple[tuple[float, str], ...]:
+    """Ticks at 1, 2 and 5 of every decade the positive values span, labelled as plain numbers."""
+    positive = [float(v) for v in values if v is not None and v > 0 and math.isfinite(v)]
+    if not positive:
+        return ()
+    low, high = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+    ticks = [m * 10.0**e for e in range(low, high + 1) for m in (1, 2, 5)]
+    chosen = [t for t in ticks if min(positive) / 1.5 <= t <= max(positive) * 1.5]
+    return tuple((t, plain_number(t)) for t in chosen)
 
 
 def plain_number(value: float, _position: int | None = None) -> str:

@@ -21,7 +21,7 @@ from ptsbench.report.build import (
     Text,
     format_value,
 )
-from ptsbench.report.figures import Bars3D, Figure, Series, color_of
+from ptsbench.report.figures import Bars3D, Figure, Series, color_of, log_ticks
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -32,7 +32,7 @@ _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif
 def _axis(title: str, log: bool, ticks: Sequence[tuple[float, str]] = ()) -> dict[str, Any]:
     axis: dict[str, Any] = {"title": {"text": title}, "type": "log" if log else "linear", "showgrid": True,
                             "gridcolor": "#e3e3e3", "zeroline": False, "linecolor": "#888", "ticks": "outside",
-                            "exponentformat": "SI" if log else "none"}
+                            "exponentformat": "none", "separatethousands": True}
     if ticks:
         axis.update(tickmode="array", tickvals=[position for position, _ in ticks],
                     ticktext=[label for _, label in ticks])
@@ -110,8 +110,10 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
         layout["margin"] = {"l": 0, "r": 0, "t": 50, "b": 0}
     else:
         data = [_line_trace(series, position, palette) for position, series in enumerate(figure.series)]
-        layout["xaxis"] = _axis(figure.x_label, figure.x_log, figure.x_ticks)
-        layout["yaxis"] = _axis(figure.y_label, figure.y_log)
+        xs = [x for series in figure.series for x in series.x]
+        ys = [y for series in figure.series for y in series.y]
+        layout["xaxis"] = _axis(figure.x_label, figure.x_log, figure.x_ticks or (log_ticks(xs) if figure.x_log else ()))
+        layout["yaxis"] = _axis(figure.y_label, figure.y_log, log_ticks(ys) if figure.y_log else ())
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "svg", "filename": figure.key}}
     return {"data": data, "layout": layout, "config": config, "gl": figure.bars3d is not None}
