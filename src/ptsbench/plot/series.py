@@ -222,6 +222,10 @@ def default_interval_ms(span_ms: float) -> float:
     return 1000.0 if span_ms >= 100_000 else max(1.0, float(round(span_ms / 100.0)))
 
 
+def _seconds(time_ms: Array) -> Array:
+    return np.multiply(time_ms, 0.001, dtype=np.float64)
+
+
 def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path, ...], interval_ms: float | None,
                 need_written: bool) -> Run:
     events = merge_events(logs)
@@ -230,7 +234,8 @@ def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path
     written = None
     if need_written:
         written = np.cumsum(np.where(events.ddir == 1, events.bs_bytes, 0), dtype=np.int64)
-    directions = [(DDIR_NAMES.get(d, str(d)), events.ddir == d) for d in np.unique(events.ddir).tolist()]
+    masks = [(DDIR_NAMES[d], events.ddir == d) for d in DDIR_NAMES]
+    directions = [(name, chosen) for name, chosen in masks if chosen.any()]
     bs_values, bs_counts = np.unique(events.bs_bytes[:1_000_000], return_counts=True)
     bs_mode = int(bs_values[bs_counts.argmax()])
     read_share = float(np.count_nonzero(events.ddir == 0)) / len(events.ddir)
@@ -254,10 +259,9 @@ def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path
         mean_total = total_amount / ((last_ms + 1) / 1000.0)
         note = f"per-IO log: {'data' if kind == 'bw' else 'IOs'} completed per {interval:g} ms"
         return Run(label, kind, paths, tuple(traces), note, mean_total, read_share, bs_mode)
-    time_s = time_ms.astype(np.float64) / 1000.0
-    traces = [Trace(name, time_s[chosen], events.value[chosen], None if written is None else written[chosen])
-              for name, chosen in directions]
-    traces.append(Trace("total", time_s, events.value, written))
+    traces = [Trace(name, _seconds(time_ms[chosen]), events.value[chosen],
+                    None if written is None else written[chosen]) for name, chosen in directions]
+    traces.append(Trace("total", _seconds(time_ms), events.value, written))
     return Run(label, kind, paths, tuple(traces), f"per-IO log: every IO's {kind}", None, read_share, bs_mode)
 
 
