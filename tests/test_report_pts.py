@@ -6,6 +6,7 @@ import json
 import math
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,14 @@ def test_real_pts_run_report(pts_report: Path) -> None:
     assert {row[0]: row[1:] for row in rows[1:]} == {
         bs: pytest.approx((window[f"rnd {bs} 100/0"]["iops"], window[f"rnd {bs} 0/100"]["iops"]), rel=1e-15)
         for bs in ("4k", "64k")}
+    # native Excel charts: one per charted table and per figure with a data sheet; IOPS vs block size on a log axis
+    with zipfile.ZipFile(out / "results.xlsx") as workbook:
+        charts = [workbook.read(name).decode() for name in workbook.namelist() if name.startswith("xl/charts/chart")]
+    expected = sum(1 for table in report.tables() if table.chart and table.rows)
+    expected += sum(1 for figure in report.figures() if figure.data_sheet and figure.series)
+    assert len(charts) == expected >= 10
+    iops_chart = next(chart for chart in charts if "<c:f>iops!$B$1</c:f>" in chart)
+    assert '<c:logBase val="10"/>' in iops_chart
     # the steady-state determination, as stored
     determination_rows = sheet_rows(out / "results.xlsx", "iops-steady-state")
     stored = phase_json(run_dir, "iops")["determination"]["rnd 4k 0/100 iops"]
