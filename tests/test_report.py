@@ -234,3 +234,20 @@ def test_report_command(case_run: Path, tmp_path: Path) -> None:
     assert not (run_dir / "report" / "report.pdf").exists()
     missing = run_cli("report", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no such run directory" in missing.stderr
+
+
+def test_report_of_a_run_with_a_failed_case(tmp_path: Path) -> None:
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "a.fio").write_text("[ok]\nioengine=null\nsize=1G\ntime_based\nruntime=1\nrw=read\n")
+    (tmp_path / "jobs" / "b.fio").write_text("[bad]\nioengine=null\nsize=1G\nrw=read\nbogus_option=1\n")
+    done = run_cli("run", str(tmp_path / "jobs"), "--out", str(tmp_path / "run"))
+    assert done.returncode == 1
+    report = load_report(tmp_path / "run")
+    assert report.warnings and "case b failed" in report.warnings[0] and "bogus_option" in report.warnings[0]
+    (ok_row, failed_row) = report.sections[0].tables()[0].rows
+    assert ok_row[7] == "ok" and isinstance(ok_row[8], float)
+    assert failed_row[7].startswith("failed:") and failed_row[8:] == (None,) * 10
+    case_b = next(section for section in report.sections if section.key == "case002")
+    assert case_b.figures() == [] and any("Case failed" in getattr(block, "text", "") for block in case_b.blocks)
+    out = build_report(tmp_path / "run", static=False)
+    assert "bogus_option" in (out / "index.html").read_text()

@@ -200,7 +200,8 @@ def results_table(records: Sequence[Any]) -> Table:
     from ptsbench.report.tables import result_rows
 
     rows = tuple(
-        (row.case, row.job, row.target or "-", row.rw, row.bs, f"{row.iodepth}x{row.numjobs}", row.direction,
+        (row.case, row.job, row.target or "-", row.rw, row.bs, f"{row.iodepth}x{row.numjobs}" if row.iodepth else "-",
+         row.direction,
          row.status if not row.message else f"{row.status}: {row.message}", row.iops, row.mb_s,
          _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES))
         for row in result_rows(records)
