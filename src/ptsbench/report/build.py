@@ -654,8 +654,9 @@ def _data_pattern(options: Mapping[str, str | None]) -> str:
 
 
 def _device(target: Mapping[str, Any]) -> str:
-    name = " ".join(str(target[k]) for k in ("vendor", "model") if target.get(k))
-    return name or f"{target.get('kind', '-')} {target.get('path', '')}".strip()
+    from ptsbench.report.style import device_name
+
+    return device_name(target)
 
 
 def _purge_fact(context: PtsContext, views: Sequence[Any]) -> str:
