@@ -251,3 +251,21 @@ def test_report_of_a_run_with_a_failed_case(tmp_path: Path) -> None:
     assert case_b.figures() == [] and any("Case failed" in getattr(block, "text", "") for block in case_b.blocks)
     out = build_report(tmp_path / "run", static=False)
     assert "bogus_option" in (out / "index.html").read_text()
+
+
+def test_markup_in_names_stays_text(tmp_path: Path, browser: Browser) -> None:
+    """Job names, messages and labels go into the page as text: no markup, no request, no script."""
+    from ptsbench.report.build import Column, Report, Section, Table, Text
+    from ptsbench.report.figures import Figure, Series
+    from ptsbench.report.html import write_html
+
+    hostile = "</script><img src='http://192.0.2.1/x.png'><!--"
+    figure = Figure("f", f"title {hostile}", "x (s)", "y", (Series(hostile, (1.0, 2.0), (3.0, 4.0)),),
+                    caption=hostile)
+    table = Table("t", hostile, (Column("name"), Column("IOPS", "iops")), ((hostile, 1.5),))
+    report = Report(hostile, "provenance", (("fact", hostile),),
+                    (Section("s", hostile, (("fact", hostile),), (Text(hostile, "warning"), table, figure)),))
+    write_html(report, tmp_path / "index.html", static=False)
+    page = browser.open_page(tmp_path / "index.html")
+    assert_clean_report_page(page, expected_plots=1)
+    assert page.text.count(hostile) >= 5

@@ -120,8 +120,9 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
 
 
 def _script_json(obj: object) -> str:
-    """JSON safe inside a <script> element."""
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    """JSON safe inside a <script> element: no <, > or & that the HTML parser could take for markup."""
+    text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _clean(obj: Any) -> Any:
