@@ -75,3 +75,22 @@ def loop_device(tmp_path: object) -> Iterator[str]:
     with attached_loop(str(tmp_path)) as device:
         yield device
 
+
+
+FAKEBIN = Path(__file__).parent / "fakebin"
+
+
+@pytest.fixture
+def fakebin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[list[str]]]:
+    """The stand-in tools of tests/fakebin first on PATH (they record their argv and fail on demand with
+    FAKEBIN_FAIL); returns a function giving the command lines they received."""
+    log = tmp_path / "fakebin.log"
+    monkeypatch.setenv("PATH", f"{FAKEBIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKEBIN_LOG", str(log))
+    monkeypatch.setenv("FAKEBIN_PYTHON", sys.executable)
+    monkeypatch.delenv("FAKEBIN_FAIL", raising=False)
+
+    def calls() -> list[list[str]]:
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    return calls

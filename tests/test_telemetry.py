@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import attached_loop
+from conftest import FAKEBIN, attached_loop
 from ptsbench.target.info import target_facts
 from ptsbench.target.target import Target, resolve_target
 from ptsbench.target.telemetry import (
@@ -29,8 +29,6 @@ from ptsbench.target.telemetry import (
 )
 
 DATA = Path(__file__).parent / "data" / "telemetry"
-FAKEBIN = Path(__file__).parent / "fakebin"
-
 NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/dev/nvme0n1")
 NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
 SATA = Target(path="/dev/sda", kind="block", size_bytes=500107862016, requested="/dev/sda")
@@ -39,21 +37,6 @@ SATA_FACTS: dict[str, object] = {"transport": "sata", "disk": "/dev/sda"}
 
 def recorded(name: str) -> dict:  # type: ignore[type-arg]
     return json.loads((DATA / name).read_text())
-
-
-@pytest.fixture
-def fakebin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[list[str]]]:
-    """The stand-ins of tests/fakebin first on PATH (as in test_purge); returns the command lines they received."""
-    log = tmp_path / "fakebin.log"
-    monkeypatch.setenv("PATH", f"{FAKEBIN}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKEBIN_LOG", str(log))
-    monkeypatch.setenv("FAKEBIN_PYTHON", sys.executable)
-    monkeypatch.delenv("FAKEBIN_FAIL", raising=False)
-
-    def calls() -> list[list[str]]:
-        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-    return calls
 
 
 def only_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *tools: str) -> None:
