@@ -59,8 +59,10 @@ def _chosen(run: Run, directions: tuple[str, ...], default: tuple[str, ...] = ()
     wanted = directions or default
     traces = [t for t in run.traces if not wanted or t.direction in wanted]
     if not traces:
+        why = "averaged latency logs have no read+write total (no IO counts to weight them); " \
+            if "total" in wanted and run.kind not in ("bw", "iops") else ""
         raise PtsbenchError(f"{run.label}: no {'/'.join(wanted)} values in its logs",
-                            f"choose from {', '.join(t.direction for t in run.traces)} with --dir")
+                            f"{why}choose from {', '.join(t.direction for t in run.traces)} with --dir")
     return traces
 
 
