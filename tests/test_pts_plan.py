@@ -139,7 +139,7 @@ def test_parse_overrides_plain_and_per_test() -> None:
     assert parsed["lat"]["block_sizes"] == (8192,)
     assert parsed["iops"]["mixes"] == (65, 0) and parsed["lat"]["round_time_s"] == 0.5
     with pytest.raises(PtsbenchError, match="unknown test"):
-        parse_overrides({"numjobs": ["hir=4"]}, ("iops",))
+        parse_overrides({"numjobs": ["nope=4"]}, ("iops",))
     with pytest.raises(PtsbenchError, match="positive whole number"):
         parse_overrides({"numjobs": ["0"]}, ("iops",))
 

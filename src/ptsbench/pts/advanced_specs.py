@@ -29,8 +29,15 @@ TC is fio numjobs and QD is fio iodepth everywhere (CellSpec.numjobs / .iodepth)
   state: one round. TC1/QD1 (overridable). Each cell is a ZonedCellSpec (a CellSpec with its zone);
   `place_zones` turns zones into fio offset/size once the active range is known.
 
-Durations and sizes are AdvancedParams: SPEC_PARAMS are the spec's, DEMO_PARAMS run each test end to end in about a
-minute on a scratch file, and `advanced_deviations` lists every departure (for the "not PTS-compliant" banner).
+Durations and sizes are AdvancedParams, one per selected test in Settings.advanced: SPEC_PARAMS are the spec's,
+`profile_params` adds a profile's TC/QD, round time, maximum rounds and own changes (DEMO_PARAMS: the demo profile's,
+each test end to end in about a minute on a scratch file), `apply_overrides` the command line's, and
+`advanced_deviations` lists every departure (for the "not PTS-compliant" banner).
+
+Roles (Phase.role, CellSpec.role) say what each phase and cell is, so the engine, tables and report need not parse
+keys or names: phases "baseline" / "wait-state" (meta wait_s) for HIR, "group" (meta group) for XSR,
+"precondition" / "sweep" / "point" (meta point, tc, qd) for CBW/DIRTH/ECW, "zones" (meta zones) for HDD; cells
+"burst" / "recovery" (HIR), "pre-write", "histogram" (CBW/DIRTH/ECW) and "" for every measured cell.
 """
 
 import math
@@ -39,7 +46,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.pts.specs import PTS_MAX_ROUNDS, PTS_ROUND_TIME_S, CellSpec, Phase, StopRule, Tracked, cell_name
+from ptsbench.pts.specs import (
+    PROFILES,
+    PTS_MAX_ROUNDS,
+    PTS_ROUND_TIME_S,
+    CellSpec,
+    Phase,
+    Profile,
+    StopRule,
+    Tracked,
+    cell_name,
+    parse_positive_int,
+    parse_seconds,
+)
 from ptsbench.units import format_bs, parse_size_bytes
 
 # HIR
@@ -111,23 +130,24 @@ class AdvancedParams:
 
 
 SPEC_PARAMS = AdvancedParams()
-DEMO_PARAMS = AdvancedParams(
-    round_time_s=0.5,
-    max_rounds=5,
-    numjobs=2,
-    iodepth=8,
-    hir_wait_states_s=(0.5, 1.0, 1.5, 2.5, 5.0),
-    hir_bursts=3,
-    hir_burst_s=0.5,
-    hir_recovery_s=2.0,
-    xsr_group_s=(8.0, 6.0, 8.0),
-    demand_tcs=(4, 2, 1),
-    demand_qds=(16, 4, 1),
-    prewrite_s=2.0,
-    point_prewrite_s=2.0,
-    point_capture_s=2.0,
-    hdd_zones=4,
-)
+
+
+def profile_params(profile: Profile) -> AdvancedParams:
+    """A profile's parameters: the spec's, with the profile's TC/QD (HIR), round time, maximum rounds and its own
+    changes (`Profile.advanced`)."""
+    return replace(SPEC_PARAMS, numjobs=profile.numjobs, iodepth=profile.iodepth, round_time_s=profile.round_time_s,
+                   max_rounds=profile.max_rounds, **profile.advanced)  # type: ignore[arg-type]
+
+
+DEMO_PARAMS = profile_params(PROFILES["demo"])
+
+
+def advanced_from_dict(data: Mapping[str, object]) -> AdvancedParams:
+    """The inverse of dataclasses.asdict after a JSON round trip (lists back to tuples); missing fields keep the
+    spec's value."""
+    values = {item.name: data[item.name] for item in fields(AdvancedParams) if item.name in data}
+    return AdvancedParams(**{name: tuple(v) if isinstance(v, list) else v  # type: ignore[arg-type]
+                             for name, v in values.items()})
 
 
 @dataclass(frozen=True)
@@ -213,7 +233,7 @@ class Workload:
 
     def cell(self, read_pct: int, numjobs: int, iodepth: int, runtime_s: float, role: str = "") -> CellSpec:
         return CellSpec(self.name(read_pct, numjobs, iodepth, role), "rnd", read_pct, self.bs_bytes, numjobs, iodepth,
-                        runtime_s, self.fio_options)
+                        runtime_s, self.fio_options, role=role)
 
 
 CBW_WORKLOAD = Workload("cbw", 4096, CBW_READ_PCT,
@@ -249,20 +269,21 @@ def hir_phases(params: AdvancedParams) -> tuple[Phase, ...]:
     steady = Phase(
         key="hir-ss", test="hir", title="Host idle recovery: steady state (baseline)", purge=True,
         precondition=None, cells=(CellSpec(workload, "rnd", 0, HIR_BLOCK_SIZE, tc, qd, params.round_time_s),),
-        tracked=(Tracked(workload, "iops"),), stop=StopRule("steady", params.max_rounds))
+        tracked=(Tracked(workload, "iops"),), stop=StopRule("steady", params.max_rounds), role="baseline")
     phases = [steady]
     for wait_s in params.hir_wait_states_s:
         label = wait_label(wait_s)
         cells = [
             CellSpec(f"{workload} {label} burst {index + 1:03d}", "rnd", 0, HIR_BLOCK_SIZE, tc, qd, params.hir_burst_s,
-                     (("startdelay", fio_ms(start_s)),) if start_s else ())
+                     (("startdelay", fio_ms(start_s)),) if start_s else (), role="burst")
             for index, start_s in enumerate(hir_burst_starts_s(params, wait_s))
         ]
         cells.append(CellSpec(f"{workload} {label} recovery", "rnd", 0, HIR_BLOCK_SIZE, tc, qd, params.hir_recovery_s,
-                              (("startdelay", fio_ms(hir_recovery_start_s(params, wait_s))),)))
+                              (("startdelay", fio_ms(hir_recovery_start_s(params, wait_s))),), role="recovery"))
         phases.append(Phase(
             key=f"hir-{label}", test="hir", title=f"Host idle recovery: wait state {wait_s:g} s", purge=False,
-            precondition=None, cells=tuple(cells), tracked=(), stop=StopRule("rounds", 1)))
+            precondition=None, cells=tuple(cells), tracked=(), stop=StopRule("rounds", 1), role="wait-state",
+            meta=(("wait_s", wait_s),)))
     return tuple(phases)
 
 
@@ -275,7 +296,8 @@ def xsr_phases(params: AdvancedParams) -> tuple[Phase, ...]:
             key=f"xsr-{number}", test="xsr", title=f"Cross stimulus recovery: group {number}, {name}",
             purge=number == 1, precondition=None,
             cells=(CellSpec(name, pattern, 0, bs, tc, qd, params.round_time_s),), tracked=(),
-            stop=StopRule("rounds", max(1, math.ceil(group_s / params.round_time_s - 1e-9)))))
+            stop=StopRule("rounds", max(1, math.ceil(group_s / params.round_time_s - 1e-9))), role="group",
+            meta=(("group", number),)))
     return tuple(phases)
 
 
@@ -285,29 +307,36 @@ def demand_phases(key: str, title: str, workload: Workload, params: AdvancedPara
     writes = workload.cell(0, top_tc, top_qd, params.round_time_s)
     wdpc = Phase(
         key=f"{key}-wdpc", test=key, title=f"{title}: preconditioning", purge=True, precondition=None,
-        cells=(writes,), tracked=(Tracked(writes.name, "iops"),), stop=StopRule("steady", params.max_rounds))
+        cells=(writes,), tracked=(Tracked(writes.name, "iops"),), stop=StopRule("steady", params.max_rounds),
+        role="precondition")
     prewrite = workload.cell(0, top_tc, top_qd, params.prewrite_s, role="pre-write")
     sweep = tuple(workload.cell(workload.read_pct, tc, qd, params.round_time_s)
                   for tc in sorted(params.demand_tcs, reverse=True) for qd in sorted(params.demand_qds, reverse=True))
     rounds = Phase(
         key=key, test=key, title=title, purge=False, precondition=None, cells=(prewrite, *sweep),
-        tracked=(Tracked(sweep[0].name, "iops"),), stop=StopRule("steady", params.max_rounds))
+        tracked=(Tracked(sweep[0].name, "iops"),), stop=StopRule("steady", params.max_rounds), role="sweep")
     return wdpc, rounds
+
+
+def sweep_cells(phase: Phase) -> tuple[CellSpec, ...]:
+    """The TC x QD cells of a demand-intensity round (not its pre-write)."""
+    return tuple(cell for cell in phase.cells if cell.role != "pre-write")
 
 
 def operating_point_phases(key: str, title: str, workload: Workload, params: AdvancedParams,
                            points: Mapping[str, tuple[int, int]]) -> tuple[Phase, ...]:
-    """One phase per chosen operating point ('max', 'mid', 'min' -> (TC, QD)): a TC/QD-top pre-write, then the
-    capture at the point's TC/QD whose latency bins make the response-time histogram."""
+    """One phase per chosen operating point ('max', 'mid', 'min' -> (TC, QD); a point left out is not run): a
+    TC/QD-top pre-write, then the capture at the point's TC/QD whose latency bins make the response-time histogram."""
     top_tc, top_qd = max(params.demand_tcs), max(params.demand_qds)
     phases = []
-    for point in OPERATING_POINTS:
+    for point in (point for point in OPERATING_POINTS if point in points):
         tc, qd = points[point]
         cells = (workload.cell(0, top_tc, top_qd, params.point_prewrite_s, role="pre-write"),
                  workload.cell(workload.read_pct, tc, qd, params.point_capture_s, role="histogram"))
         phases.append(Phase(
             key=f"{key}-{point}", test=key, title=f"{title}: {point.capitalize()}IOPS at TC{tc}/QD{qd}",
-            purge=False, precondition=None, cells=cells, tracked=(), stop=StopRule("rounds", 1)))
+            purge=False, precondition=None, cells=cells, tracked=(), stop=StopRule("rounds", 1), role="point",
+            meta=(("point", point), ("tc", tc), ("qd", qd))))
     return tuple(phases)
 
 
@@ -319,7 +348,8 @@ def hdd_iops_phases(params: AdvancedParams) -> tuple[Phase, ...]:
         for zone in range(params.hdd_zones) for bs in HDD_IOPS_BLOCK_SIZES for mix in HDD_IOPS_MIXES
     )
     return (Phase(key="hdd-iops", test="hdd-iops", title=f"HDD IOPS per zone ({params.hdd_zones} zones)",
-                  purge=False, precondition=None, cells=cells, tracked=(), stop=StopRule("rounds", 1)),)
+                  purge=False, precondition=None, cells=cells, tracked=(), stop=StopRule("rounds", 1), role="zones",
+                  meta=(("zones", params.hdd_zones),)),)
 
 
 def hdd_tp_phases(params: AdvancedParams) -> tuple[Phase, ...]:
@@ -330,7 +360,8 @@ def hdd_tp_phases(params: AdvancedParams) -> tuple[Phase, ...]:
         for zone in range(params.hdd_zones) for bs in HDD_TP_BLOCK_SIZES for mix in (100, 0)
     )
     return (Phase(key="hdd-tp", test="hdd-tp", title=f"HDD throughput per zone ({params.hdd_zones} zones)",
-                  purge=False, precondition=None, cells=cells, tracked=(), stop=StopRule("rounds", 1)),)
+                  purge=False, precondition=None, cells=cells, tracked=(), stop=StopRule("rounds", 1), role="zones",
+                  meta=(("zones", params.hdd_zones),)),)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -375,16 +406,38 @@ ADVANCED_DEFS: dict[str, AdvancedDef] = {
 ADVANCED_ORDER = ("hir", "xsr", "cbw", "ecw", "dirth", "hdd-iops", "hdd-tp")
 
 
-def build_advanced(test: str, params: AdvancedParams, spec: str = "2.0") -> tuple[Phase, ...]:
-    """The phases of one advanced test (operating-point phases come later, from `operating_point_phases`)."""
+def check_spec(test: str, spec: str) -> AdvancedDef:
+    """The test's row, or one clear error for an unknown test or one the spec version does not have."""
     defn = ADVANCED_DEFS.get(test)
     if defn is None:
         raise PtsbenchError(f"unknown test {test!r}", f"choose from {','.join(ADVANCED_ORDER)}")
     if spec not in defn.specs:
         other = "cbw with --spec 2.0" if test == "ecw" else "ecw with --spec 1.1" if test == "cbw" else "another test"
         raise PtsbenchError(f"{test} is not part of PTS {spec}", f"use {other}")
+    return defn
+
+
+def build_advanced(test: str, params: AdvancedParams, spec: str = "2.0") -> tuple[Phase, ...]:
+    """The phases of one advanced test (operating-point phases come later, from `point_phases`)."""
+    defn = check_spec(test, spec)
     check_params(params)
     return defn.build(params)
+
+
+def point_phases(test: str, params: AdvancedParams, points: Mapping[str, tuple[int, int]]) -> tuple[Phase, ...]:
+    """The operating-point phases of a demand-intensity test, from the points the engine chose and stored."""
+    defn = ADVANCED_DEFS[test]
+    if defn.workload is None:
+        raise PtsbenchError(f"{test} has no operating points", "only CBW, DIRTH and ECW have them")
+    return operating_point_phases(test, defn.title, defn.workload(params), params, points)
+
+
+def advanced_params(test: str, profile: Profile, spec: str, changes: Mapping[str, object]) -> AdvancedParams:
+    """One advanced test's parameters under a profile with the command line's changes, checked."""
+    check_spec(test, spec)
+    params = apply_overrides(test, profile_params(profile), changes)
+    check_params(params)
+    return params
 
 
 def check_params(params: AdvancedParams) -> None:
@@ -406,7 +459,8 @@ def check_params(params: AdvancedParams) -> None:
         raise PtsbenchError("XSR has three access groups", "give three durations")
 
 
-_PARAM_TESTS: dict[str, tuple[str, ...]] = {
+# Which tests use each parameter: what a command-line override may change and what a deviation concerns
+PARAM_TESTS: dict[str, tuple[str, ...]] = {
     "round_time_s": ("hir", "xsr", "cbw", "ecw", "dirth", "hdd-iops", "hdd-tp"),
     "max_rounds": ("hir", "cbw", "ecw", "dirth"),
     "numjobs": ("hir",),
@@ -422,11 +476,15 @@ _PARAM_TESTS: dict[str, tuple[str, ...]] = {
     "prewrite_s": ("cbw", "ecw", "dirth"),
     "point_prewrite_s": ("cbw", "ecw", "dirth"),
     "point_capture_s": ("cbw", "ecw", "dirth"),
-    "dirth_bs_bytes": (),  # the operator's choice: not a deviation
-    "dirth_read_pct": (),
-    "hdd_zones": (),  # TKperf's default, not a spec
-    "hdd_depth": (),
+    "dirth_bs_bytes": ("dirth",),
+    "dirth_read_pct": ("dirth",),
+    "hdd_zones": ("hdd-iops", "hdd-tp"),
+    "hdd_depth": ("hdd-iops", "hdd-tp"),
 }
+# The operator's choices (DIRTH's workload) and TKperf's defaults (HDD zones): not deviations from the spec
+OPERATOR_CHOICES = frozenset({"dirth_bs_bytes", "dirth_read_pct", "hdd_zones", "hdd_depth"})
+# Tests whose TC/QD is a pair of their own: --numjobs / --iodepth change it
+DEPTH_FIELDS = {"xsr": "xsr_depth", "hdd-iops": "hdd_depth", "hdd-tp": "hdd_depth"}
 
 
 def advanced_deviations(tests: Sequence[str], params: AdvancedParams,
@@ -435,8 +493,8 @@ def advanced_deviations(tests: Sequence[str], params: AdvancedParams,
     reasons = []
     for item in fields(AdvancedParams):
         ours, theirs = getattr(params, item.name), getattr(reference, item.name)
-        concerned = [ADVANCED_DEFS[test].title for test in tests if test in _PARAM_TESTS[item.name]]
-        if ours != theirs and concerned:
+        concerned = [ADVANCED_DEFS[test].title for test in tests if test in PARAM_TESTS[item.name]]
+        if ours != theirs and concerned and item.name not in OPERATOR_CHOICES:
             reasons.append(f"{', '.join(concerned)}: {item.name} {_show(ours)} (PTS: {_show(theirs)})")
     return reasons
 
@@ -461,3 +519,57 @@ def parse_dirth_workload(text: str) -> tuple[int, int]:
     if not sep or not read.strip().isdigit():
         raise PtsbenchError(f"not a DIRTH workload: {text!r}", "use BLOCK_SIZE:READ_PERCENT, e.g. 8k:65")
     return parse_size_bytes(size.strip()), int(read)
+
+
+def override_names(test: str) -> frozenset[str]:
+    """The command-line overrides an advanced test takes (see `apply_overrides`)."""
+    names = {name for name, tests in PARAM_TESTS.items() if test in tests}
+    if test in DEPTH_FIELDS:
+        names |= {"numjobs", "iodepth"}
+    if "dirth_bs_bytes" in names:
+        names.add("dirth_workload")
+    return frozenset(names)
+
+
+def apply_overrides(test: str, params: AdvancedParams, changes: Mapping[str, object]) -> AdvancedParams:
+    """`params` with the command line's changes: AdvancedParams fields, plus numjobs / iodepth for a test whose
+    TC/QD is its own pair (XSR, HDD) and dirth_workload (block size, read %)."""
+    values = dict(changes)
+    if "dirth_workload" in values:
+        values["dirth_bs_bytes"], values["dirth_read_pct"] = values.pop("dirth_workload")  # type: ignore[misc]
+    depth = DEPTH_FIELDS.get(test)
+    if depth and values.keys() & {"numjobs", "iodepth"}:
+        tc, qd = getattr(params, depth)
+        values[depth] = (values.pop("numjobs", tc), values.pop("iodepth", qd))
+    return replace(params, **values)  # type: ignore[arg-type]
+
+
+def _seconds_list(text: str) -> tuple[float, ...]:
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise PtsbenchError("empty list of durations", "e.g. 5,10,15,25,50")
+    return tuple(parse_seconds(item) for item in items)
+
+
+def _xsr_groups(text: str) -> tuple[float, ...]:
+    groups = _seconds_list(text)
+    if len(groups) != len(XSR_GROUPS):
+        raise PtsbenchError(f"XSR has three access groups, got {len(groups)} durations in {text!r}", "e.g. 8h,6h,8h")
+    return groups
+
+
+# Parsers of the advanced tests' command-line overrides (by parameter name; specs.OPTION_NAMES gives the options)
+ADVANCED_PARSERS: dict[str, Callable[[str], object]] = {
+    "hir_wait_states_s": _seconds_list,
+    "hir_bursts": parse_positive_int,
+    "hir_burst_s": parse_seconds,
+    "hir_recovery_s": parse_seconds,
+    "xsr_group_s": _xsr_groups,
+    "demand_tcs": parse_depths,
+    "demand_qds": parse_depths,
+    "prewrite_s": parse_seconds,
+    "point_prewrite_s": parse_seconds,
+    "point_capture_s": parse_seconds,
+    "dirth_workload": parse_dirth_workload,
+    "hdd_zones": parse_positive_int,
+}

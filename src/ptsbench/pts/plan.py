@@ -10,17 +10,32 @@ stream reached (`SeqStart`). A round then writes its slice from that position to
 size-bound, capped at the round time) and carries on from the slice start (part "b", time-based for the rest of
 the round time, predicted from the previous round's rate). fio has no "start here and wrap to 0" option: a
 time-based job at offset X wraps back to X, so the two parts are what keep the stream continuous.
+
+The advanced tests plan the same way: HDD zone cells are placed in their zone once the active range is known, a
+composite workload's sizes under the logical sector run at the sector size (a note and a deviation), a round lasts
+as its cells' startdelay schedule says (HIR), and a demand-intensity test's operating points, chosen only after its
+sweep, are planned when the engine has stored them (`operating_points`) and counted at their maximum until then.
 """
 
 import hashlib
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.jobs import PERCENTILE_OPTIONS, render_job_file
+from ptsbench.pts.advanced_specs import (
+    ADVANCED_DEFS,
+    OPERATING_POINTS,
+    advanced_deviations,
+    place_zones,
+    profile_params,
+    round_duration_s,
+    start_delay_s,
+)
 from ptsbench.pts.specs import (
+    PROFILES,
     PTS_MAX_ROUNDS,
     PTS_ROUND_TIME_S,
     TEST_DEFS,
@@ -34,7 +49,7 @@ from ptsbench.pts.specs import (
     mix_label,
     pts_params,
 )
-from ptsbench.units import format_bs, format_bytes, format_duration
+from ptsbench.units import format_bs, format_bytes, format_duration, parse_size_bytes
 
 MIB = 1024**2
 SMALL_BS_BYTES = 512
@@ -72,8 +87,9 @@ class PhasePlan:
 
     @property
     def round_s(self) -> float:
-        """Planned IO time of one round (sum of its cells' runtimes)."""
-        return sum(cell.runtime_s for cell in self.cells)
+        """Planned IO time of one round: its cells' runtimes one after another, startdelay counted from the round's
+        start (a HIR round lasts its whole burst schedule)."""
+        return round_duration_s(self.cells)
 
     @property
     def worst_case_s(self) -> float:
@@ -98,11 +114,25 @@ class Plan:
 
     @property
     def worst_case_s(self) -> float:
-        return sum(phase.worst_case_s for phase in self.phases)
+        return sum(phase.worst_case_s for phase in self.phases) + self.pending_s
 
     @property
     def overhead_s(self) -> float:
         return sum(phase.overhead_s for phase in self.phases)
+
+    @property
+    def pending_points(self) -> tuple[str, ...]:
+        """Demand-intensity tests whose operating points are not chosen yet (the engine chooses them after the
+        sweep and plans again)."""
+        sweeps = {p.phase.test for p in self.phases if p.phase.role == "sweep"}
+        chosen = {p.phase.test for p in self.phases if p.phase.role == "point"}
+        return tuple(test for test in self.settings.tests if test in sweeps - chosen)
+
+    @property
+    def pending_s(self) -> float:
+        """Planned IO time of the operating points not planned yet (all three of each test)."""
+        return sum(len(OPERATING_POINTS) * (params.point_prewrite_s + params.point_capture_s)
+                   for params in (self.settings.advanced[test] for test in self.pending_points))
 
     def phase(self, key: str) -> PhasePlan:
         return next(phase for phase in self.phases if phase.key == key)
@@ -129,10 +159,15 @@ class RoundJob:
     seq_starts: Mapping[str, int] = field(default_factory=dict)  # cell name -> start offset within each slice
 
 
-def make_plan(settings: Settings, target: TargetInfo, phases: tuple[Phase, ...] | None = None) -> Plan:
-    """The whole run on this target (the settings' tests, or the `phases` given, e.g. tests defined elsewhere);
-    PtsbenchError when the target is too small or a tracked cell is missing."""
-    phases = build_phases(settings) if phases is None else phases
+def make_plan(
+    settings: Settings,
+    target: TargetInfo,
+    phases: tuple[Phase, ...] | None = None,
+    operating_points: Mapping[str, Mapping[str, tuple[int, int]]] | None = None,
+) -> Plan:
+    """The whole run on this target (the settings' tests with the operating points chosen so far, or the `phases`
+    given); PtsbenchError when the target is too small or a tracked cell is missing."""
+    phases = build_phases(settings, operating_points) if phases is None else phases
     align = _align_bytes(phases)
     active = int(target.size_bytes * settings.active_range_pct / 100) // align * align
     if active <= 0:
@@ -141,16 +176,23 @@ def make_plan(settings: Settings, target: TargetInfo, phases: tuple[Phase, ...] 
             f"{settings.active_range_pct:g} % active range is under one {format_bytes(align)} unit",
             "use a larger target or --size",
         )
+    phases = place_zones(phases, active, align)
     notes: list[str] = []
-    skip_small = (target.logical_sector_bytes or 512) > SMALL_BS_BYTES
-    small_cells = any(cell.bs_bytes < 4096 for phase in phases for cell in phase.cells)
-    if small_cells and (target.logical_sector_bytes or 512) == 512 and (target.physical_sector_bytes or 512) > 512:
+    deviations = plan_deviations(settings)
+    sector = target.logical_sector_bytes or 512
+    skip_small = sector > SMALL_BS_BYTES
+    small_cells = any(_smallest_bs(cell) < 4096 for phase in phases for cell in phase.cells)
+    if small_cells and sector == 512 and (target.physical_sector_bytes or 512) > 512:
         notes.append(f"{target.path} has 512-byte logical and {target.physical_sector_bytes}-byte physical sectors: "
-                     "0.5 KiB cells measure read-modify-write")
+                     "IOs under 4 KiB measure read-modify-write")
+    fitted_tests: dict[str, str] = {}
     phase_plans = []
     for phase in phases:
-        cells = tuple(c for c in phase.cells if not (skip_small and c.bs_bytes < (target.logical_sector_bytes or 0)))
-        skipped = tuple(c.name for c in phase.cells if c not in cells)
+        kept = tuple(c for c in phase.cells if not (skip_small and c.bs_bytes < sector))
+        cells = tuple(_fit_to_sector(cell, sector) for cell in kept)
+        if cells != kept:
+            fitted_tests[phase.test] = next(dict(c.fio_options)["bssplit"] or "" for c in cells if c not in kept)
+        skipped = tuple(c.name for c in phase.cells if c not in kept)
         if skipped:
             notes.append(f"{phase.title}: {len(skipped)} cell(s) below the {target.logical_sector_bytes}-byte logical "
                          f"sector skipped: {', '.join(skipped)}")
@@ -160,8 +202,38 @@ def make_plan(settings: Settings, target: TargetInfo, phases: tuple[Phase, ...] 
         pre = phase.precondition
         pre_bytes = int(round(active * pre.multiple)) if pre else 0
         phase_plans.append(PhasePlan(phase, cells, skipped, phase.stop.max_rounds, pre_bytes))
-    deviations = tuple(plan_deviations(settings))
-    return Plan(settings, target, active, align, tuple(phase_plans), deviations, tuple(notes))
+    for test, bssplit in fitted_tests.items():
+        title = ADVANCED_DEFS[test].title if test in ADVANCED_DEFS else test
+        deviations.append(f"{title}: IOs under the {sector}-byte logical sector run as {sector}-byte IOs "
+                          f"(bssplit {bssplit})")
+    return Plan(settings, target, active, align, tuple(phase_plans), tuple(deviations), tuple(notes))
+
+
+def _bssplit_sizes(cell: CellSpec) -> list[tuple[int, int]]:
+    """(size bytes, percent) of a cell's fio bssplit; empty when it has none."""
+    text = dict(cell.fio_options).get("bssplit")
+    if not text:
+        return []
+    pairs = [part.partition("/") for part in text.split(":") if part]
+    return [(parse_size_bytes(size), int(pct or 0)) for size, _, pct in pairs]
+
+
+def _smallest_bs(cell: CellSpec) -> int:
+    return min([cell.bs_bytes, *(size for size, _ in _bssplit_sizes(cell))])
+
+
+def _fit_to_sector(cell: CellSpec, sector_bytes: int) -> CellSpec:
+    """The cell with every bssplit size under the logical sector issued at the sector size (their shares added to
+    it): direct IO smaller than the sector fails. Unchanged when nothing is under it."""
+    sizes = _bssplit_sizes(cell)
+    if not sizes or min(size for size, _ in sizes) >= sector_bytes:
+        return cell
+    shares: dict[int, int] = {}
+    for size, pct in sizes:
+        shares[max(size, sector_bytes)] = shares.get(max(size, sector_bytes), 0) + pct
+    bssplit = ":".join(f"{size}/{pct}" for size, pct in sorted(shares.items()))
+    options = {**dict(cell.fio_options), "bssplit": bssplit}
+    return replace(cell, fio_options=tuple(options.items()))
 
 
 def _align_bytes(phases: tuple[Phase, ...]) -> int:
@@ -195,6 +267,9 @@ def plan_deviations(settings: Settings) -> list[str]:
     if settings.ramp_time_s:
         reasons.append(f"ramp time {settings.ramp_time_s:g} s (PTS: 0)")
     for test in settings.tests:
+        if test not in TEST_DEFS:  # the advanced tests, against the spec at the profile's TC/QD
+            reasons += advanced_deviations([test], settings.advanced[test], profile_params(PROFILES[settings.kind]))
+            continue
         defn = TEST_DEFS[test]
         ours, ref = settings.params[test], pts_params(defn, settings.kind, settings.spec)
         if ours.round_time_s != PTS_ROUND_TIME_S:
@@ -216,6 +291,25 @@ def plan_deviations(settings: Settings) -> list[str]:
             if settings.wsat_max_time_s != WSAT_MAX_TIME_S:
                 reasons.append(f"{defn.title}: time limit {format_duration(settings.wsat_max_time_s)} (PTS: 24 h)")
     return reasons
+
+
+def _round_text(phase: PhasePlan) -> str:
+    """'56 cells/round x 60s (TC4/QD32)', or with a schedule or mixed cell times the round's length."""
+    cells = phase.cells
+    depths = sorted({f"TC{c.numjobs}/QD{c.iodepth}" for c in cells})
+    depth_text = ", ".join(depths) if len(depths) <= 4 else f"{len(depths)} TC/QD pairs"
+    if len({c.runtime_s for c in cells}) == 1 and not any(start_delay_s(c) for c in cells):
+        return f"{len(cells)} cell{'s' * (len(cells) != 1)}/round x {_duration(cells[0].runtime_s)} ({depth_text})"
+    return f"{len(cells)} cells/round, {format_duration(phase.round_s)} per round ({depth_text})"
+
+
+def _stop_text(phase: PhasePlan) -> str:
+    stop = phase.phase.stop
+    if stop.kind == "steady":
+        return f"until steady state or {stop.max_rounds} rounds"
+    if stop.kind == "written":
+        return f"until {stop.capacity_multiple:g} x capacity written or {format_duration(stop.max_time_s)}"
+    return f"{stop.max_rounds} round(s)"
 
 
 def _sizes(sizes: tuple[int, ...]) -> str:
@@ -362,20 +456,22 @@ def describe(plan: Plan) -> list[str]:
         f"{format_bytes(plan.active_range_bytes)}, ioengine {plan.target.ioengine}, write cache wanted {s.write_cache}",
     ]
     for phase in plan.phases:
-        cells = phase.cells
-        depths = sorted({f"TC{c.numjobs}/QD{c.iodepth}" for c in cells})
         pre = phase.phase.precondition
-        pre_text = (f"WIPC {format_bytes(phase.precondition_bytes)} of {format_bs(pre.bs_bytes)} seq writes"
-                    if pre else "no preconditioning")
-        stop = phase.phase.stop
-        stop_text = (f"until steady state or {stop.max_rounds} rounds" if stop.kind == "steady" else
-                     f"until {stop.capacity_multiple:g} x capacity written or {format_duration(stop.max_time_s)}")
+        steps = ["purge"] if phase.phase.purge else []
+        steps.append(f"WIPC {format_bytes(phase.precondition_bytes)} of {format_bs(pre.bs_bytes)} seq writes"
+                     if pre else "no WIPC")
         tracked = ", ".join(t.label for t in phase.phase.tracked) or "none"
         lines.append(
-            f"  {phase.phase.title}: purge, {pre_text}; {len(cells)} cells/round x {_duration(cells[0].runtime_s)} "
-            f"({', '.join(depths)}), {stop_text}; tracked: {tracked}; "
-            f"worst case {format_duration(phase.worst_case_s)}"
+            f"  {phase.phase.title}: {', '.join(steps)}; {_round_text(phase)}, {_stop_text(phase)}; "
+            f"tracked: {tracked}; worst case {format_duration(phase.worst_case_s)}"
         )
+        if phase.phase.role == "sweep" and phase.phase.test in plan.pending_points:
+            params = plan.settings.advanced[phase.phase.test]
+            point_s = params.point_prewrite_s + params.point_capture_s
+            lines.append(f"  {ADVANCED_DEFS[phase.phase.test].title}: then MaxIOPS, MidIOPS and MinIOPS, chosen "
+                         f"after steady state: each {format_duration(params.point_prewrite_s)} pre-write + "
+                         f"{format_duration(params.point_capture_s)} histogram capture; worst case "
+                         f"{format_duration(len(OPERATING_POINTS) * point_s)}")
     lines.append(f"Worst case: {format_duration(plan.worst_case_s)} of IO (+ about "
                  f"{format_duration(plan.overhead_s)} fio start-up and hand-offs, + purge and preconditioning)")
     lines.extend(f"Note: {note}" for note in plan.notes)

@@ -9,13 +9,19 @@ Sources: PTS 2.0.2 (IOPS with three tracked cells, TP at TC1/QD32, LAT at TC1/QD
 PTS-E 1.1 (one tracked IOPS cell: 4 KiB random write; TP at the profile's TC/QD). Enterprise: active range 100 %,
 write cache disabled, TC4/QD32. Client: active range 75 %, write cache enabled, TC2/QD16, TP at 1024 KiB only.
 
-Adding a test (e.g. issue 7's HIR, XSR, CBW, DIRTH) is adding a row: `cells` lists heterogeneous cells with their
-own TC/QD, runtime and extra fio options (bssplit, random_distribution=zoned, thinktime...) when the mixes x block
-sizes matrix does not fit; several rows' phases chain when a test has stages.
+The advanced tests (HIR, XSR, CBW, DIRTH, ECW, HDD zones) are rows of `advanced_specs.ADVANCED_DEFS` built from
+the same shapes: heterogeneous cells with their own TC/QD, runtime, role and extra fio options (bssplit,
+random_distribution=zoned, startdelay), and several phases chained when a test has stages. Their durations and
+counts are `AdvancedParams`, one per selected test in `Settings.advanced`. advanced_specs imports this module, so
+this module imports it only inside functions.
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ptsbench.pts.advanced_specs import AdvancedParams
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.units import format_bs, parse_size_bytes
@@ -55,6 +61,9 @@ class CellSpec:
     iodepth: int
     runtime_s: float
     fio_options: tuple[tuple[str, str | None], ...] = ()  # extra options for tests beyond the matrix
+    # "" for a measured cell of the test's loop; "pre-write" (writes that only prepare the next cells), "burst" and
+    # "recovery" (HIR), "histogram" (a CBW/DIRTH operating point's response-time capture)
+    role: str = ""
 
     @property
     def mix(self) -> str:
@@ -107,6 +116,11 @@ class Phase:
     cells: tuple[CellSpec, ...]
     tracked: tuple[Tracked, ...]
     stop: StopRule
+    # what the phase is within its test (so readers need not parse keys): "" (the four base tests), "baseline"
+    # (HIR steady state), "wait-state" (HIR), "group" (XSR), "precondition", "sweep", "point" (CBW/DIRTH/ECW),
+    # "zones" (HDD); `meta` adds the phase's own numbers: wait_s, group, point/tc/qd, zones
+    role: str = ""
+    meta: tuple[tuple[str, str | int | float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -222,6 +236,9 @@ class Profile:
     per_test: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # TestParams fields per test
     scratch_size_bytes: int | None = None  # a scratch file in the run directory when no target is given
     description: str = ""
+    # AdvancedParams fields the profile changes; the advanced tests take TC/QD, round time and maximum rounds from
+    # the profile's own fields (advanced_specs.profile_params)
+    advanced: Mapping[str, object] = field(default_factory=dict)
 
 
 PROFILES: dict[str, Profile] = {
@@ -246,7 +263,20 @@ PROFILES: dict[str, Profile] = {
         },
         scratch_size_bytes=256 * 1024**2,
         description="the enterprise flow in about two minutes on a 256 MiB scratch file: 0.5 s cells, 5 rounds, "
-        "reduced IOPS matrix; not PTS-compliant",
+        "reduced IOPS matrix; each advanced test in about a minute; not PTS-compliant",
+        advanced={
+            "hir_wait_states_s": (0.5, 1.0, 1.5, 2.5, 5.0),
+            "hir_bursts": 3,
+            "hir_burst_s": 0.5,
+            "hir_recovery_s": 2.0,
+            "xsr_group_s": (8.0, 6.0, 8.0),
+            "demand_tcs": (4, 2, 1),
+            "demand_qds": (16, 4, 1),
+            "prewrite_s": 2.0,
+            "point_prewrite_s": 2.0,
+            "point_capture_s": 2.0,
+            "hdd_zones": 4,
+        },
     ),
 }
 
@@ -267,6 +297,7 @@ class Settings:
     ramp_time_s: float
     params: Mapping[str, TestParams]
     scratch_size_bytes: int | None = None
+    advanced: Mapping[str, "AdvancedParams"] = field(default_factory=dict)  # per selected advanced test
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -292,6 +323,7 @@ class Settings:
                 }
                 for test, p in self.params.items()
             },
+            "advanced": {test: asdict(p) for test, p in self.advanced.items()},
         }
 
     @classmethod
@@ -310,9 +342,14 @@ class Settings:
             )
             for test, p in raw_params.items()
         }
-        values = {key: data[key] for key in cls.__dataclass_fields__ if key != "params"}
+        from ptsbench.pts.advanced_specs import advanced_from_dict
+
+        raw_advanced = data.get("advanced") or {}
+        assert isinstance(raw_advanced, dict)
+        advanced = {test: advanced_from_dict(p) for test, p in raw_advanced.items()}
+        values = {key: data[key] for key in cls.__dataclass_fields__ if key not in ("params", "advanced")}
         values["tests"] = tuple(values["tests"])  # type: ignore[arg-type]
-        return cls(params=params, **values)  # type: ignore[arg-type]
+        return cls(params=params, advanced=advanced, **values)  # type: ignore[arg-type]
 
 
 def spec_params(defn: TestDef, profile: Profile, spec: str) -> TestParams:
@@ -335,6 +372,13 @@ def pts_params(defn: TestDef, kind: str, spec: str) -> TestParams:
     return spec_params(defn, PROFILES[kind], spec)
 
 
+def all_tests() -> tuple[str, ...]:
+    """Every test ptsbench knows, in run order: the four base tests, then the advanced ones."""
+    from ptsbench.pts.advanced_specs import ADVANCED_ORDER
+
+    return (*TEST_ORDER, *ADVANCED_ORDER)
+
+
 def make_settings(
     profile_name: str = "enterprise",
     spec: str = "2.0",
@@ -351,15 +395,22 @@ def make_settings(
         raise PtsbenchError(f"unknown profile {profile_name!r}", f"choose one of {', '.join(PROFILES)}")
     if spec not in SPEC_VERSIONS:
         raise PtsbenchError(f"unknown PTS version {spec!r}", f"choose one of {', '.join(SPEC_VERSIONS)}")
-    unknown = [test for test in tests if test not in TEST_DEFS]
+    from ptsbench.pts.advanced_specs import advanced_params
+
+    known = all_tests()
+    unknown = [test for test in tests if test not in known]
     if unknown or not tests:
-        raise PtsbenchError(f"unknown test {', '.join(unknown) or '(none)'}", f"choose from {','.join(TEST_ORDER)}")
+        raise PtsbenchError(f"unknown test {', '.join(unknown) or '(none)'}", f"choose from {','.join(known)}")
     profile = PROFILES[profile_name]
-    ordered = tuple(test for test in TEST_ORDER if test in tests)
-    params = {}
+    ordered = tuple(test for test in known if test in tests)
+    params, advanced = {}, {}
     for test in ordered:
+        changes = dict((overrides or {}).get(test, {}))
+        if test not in TEST_DEFS:
+            advanced[test] = advanced_params(test, profile, spec, changes)
+            continue
         base = spec_params(TEST_DEFS[test], profile, spec)
-        params[test] = replace(base, **dict((overrides or {}).get(test, {})))  # type: ignore[arg-type]
+        params[test] = replace(base, **changes)  # type: ignore[arg-type]
         _check_params(test, params[test])
     settings = Settings(
         profile=profile.name,
@@ -376,6 +427,7 @@ def make_settings(
         ramp_time_s=ramp_time_s,
         params=params,
         scratch_size_bytes=profile.scratch_size_bytes,
+        advanced=advanced,
     )
     _check_settings(settings)
     return settings
@@ -467,12 +519,26 @@ def _stop_rule(defn: TestDef, params: TestParams, settings: Settings) -> StopRul
     return StopRule("steady", max_rounds=params.max_rounds)
 
 
-def build_phases(settings: Settings) -> tuple[Phase, ...]:
-    """Every phase of the run, in test order."""
-    return tuple(phase for test in settings.tests for phase in build_test(test, settings))
+def build_phases(
+    settings: Settings, operating_points: Mapping[str, Mapping[str, tuple[int, int]]] | None = None
+) -> tuple[Phase, ...]:
+    """Every phase of the run, in test order. A demand-intensity test (CBW, DIRTH, ECW) ends with its operating
+    points' phases once they are chosen: `operating_points[test]` = {'max': (TC, QD), ...} as stored by the engine."""
+    from ptsbench.pts.advanced_specs import build_advanced, point_phases
+
+    phases: list[Phase] = []
+    for test in settings.tests:
+        if test in TEST_DEFS:
+            phases += build_test(test, settings)
+            continue
+        phases += build_advanced(test, settings.advanced[test], settings.spec)
+        if operating_points and test in operating_points:
+            phases += point_phases(test, settings.advanced[test], operating_points[test])
+    return tuple(phases)
 
 
-def _parse_list(text: str, parse_one: Callable[[str], int], what: str) -> tuple[int, ...]:
+def parse_list(text: str, parse_one: Callable[[str], int], what: str) -> tuple[int, ...]:
+    """'a,b,c' parsed item by item; an empty list is an error."""
     items = [item.strip() for item in text.split(",") if item.strip()]
     if not items:
         raise PtsbenchError(f"empty {what} list", "give a comma-separated list")
@@ -486,13 +552,14 @@ def _parse_mix(text: str) -> int:
     return int(read)
 
 
-def _parse_positive_int(text: str) -> int:
+def parse_positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise PtsbenchError(f"not a positive whole number: {text!r}", "e.g. 4")
     return int(text)
 
 
-def _parse_seconds(text: str) -> float:
+def parse_seconds(text: str) -> float:
+    """'60', '500ms', '2m', '1h' -> seconds (positive)."""
     from ptsbench.fio.jobs import parse_duration_s
 
     seconds = parse_duration_s(text)
@@ -502,37 +569,66 @@ def _parse_seconds(text: str) -> float:
 
 
 OVERRIDE_PARSERS: dict[str, Callable[[str], object]] = {
-    "block_sizes": lambda text: _parse_list(text, parse_size_bytes, "block size"),
-    "mixes": lambda text: _parse_list(text, _parse_mix, "mix"),
-    "numjobs": _parse_positive_int,
-    "iodepth": _parse_positive_int,
-    "round_time_s": _parse_seconds,
-    "max_rounds": _parse_positive_int,
+    "block_sizes": lambda text: parse_list(text, parse_size_bytes, "block size"),
+    "mixes": lambda text: parse_list(text, _parse_mix, "mix"),
+    "numjobs": parse_positive_int,
+    "iodepth": parse_positive_int,
+    "round_time_s": parse_seconds,
+    "max_rounds": parse_positive_int,
+}
+TEST_PARAM_NAMES = frozenset(OVERRIDE_PARSERS)  # what a base test accepts: every TestParams field
+# The command-line option of each override (for messages)
+OPTION_NAMES = {
+    "block_sizes": "--block-sizes", "mixes": "--mixes", "numjobs": "--numjobs", "iodepth": "--iodepth",
+    "round_time_s": "--round-time", "max_rounds": "--max-rounds", "hir_wait_states_s": "--hir-wait-states",
+    "hir_bursts": "--hir-bursts", "hir_burst_s": "--hir-burst-time", "hir_recovery_s": "--hir-recovery-time",
+    "xsr_group_s": "--xsr-groups", "demand_tcs": "--demand-tcs", "demand_qds": "--demand-qds",
+    "prewrite_s": "--prewrite-time", "point_prewrite_s": "--point-prewrite-time",
+    "point_capture_s": "--point-capture-time", "dirth_workload": "--dirth-workload", "hdd_zones": "--zones",
 }
 
 
+def accepted_overrides(test: str) -> frozenset[str]:
+    """The override names a test takes: TestParams fields for the base tests, its parameters for the others."""
+    from ptsbench.pts.advanced_specs import override_names
+
+    return TEST_PARAM_NAMES if test in TEST_DEFS else override_names(test)
+
+
 def parse_overrides(raw: Mapping[str, Sequence[str]], tests: tuple[str, ...]) -> dict[str, dict[str, object]]:
-    """Command-line overrides '[TEST=]VALUE' per TestParams field -> overrides[test][field]. A plain VALUE applies to
-    every selected test, 'iops=VALUE' to one (later values win)."""
+    """Command-line overrides '[TEST=]VALUE' per parameter -> overrides[test][name]. A plain VALUE applies to every
+    selected test that has the parameter, 'iops=VALUE' to one (later values win); a value no test can take is an
+    error."""
+    from ptsbench.pts.advanced_specs import ADVANCED_PARSERS
+
+    parsers = {**OVERRIDE_PARSERS, **ADVANCED_PARSERS}
+    known = all_tests()
     overrides: dict[str, dict[str, object]] = {test: {} for test in tests}
-    for field_name, values in raw.items():
-        parse = OVERRIDE_PARSERS[field_name]
+    for name, values in raw.items():
+        option = OPTION_NAMES.get(name, name)
         for text in values:
             test, sep, value = text.partition("=")
-            chosen = (test.strip(),) if sep else tests
-            if sep and test.strip() not in TEST_DEFS:
-                raise PtsbenchError(f"unknown test {test.strip()!r} in {text!r}", f"use one of {','.join(TEST_ORDER)}")
-            parsed = parse(value if sep else text)
-            for name in chosen:
-                if name in overrides:
-                    overrides[name][field_name] = parsed
+            test = test.strip()
+            if sep and test not in known:
+                raise PtsbenchError(f"unknown test {test!r} in {option} {text}", f"use one of {','.join(known)}")
+            if sep and name not in accepted_overrides(test):
+                raise PtsbenchError(f"{option} does not apply to {test}", f"see `ptsbench pts --help` for {test}")
+            chosen = [test] if sep else [t for t in tests if name in accepted_overrides(t)]
+            if not chosen:
+                raise PtsbenchError(f"{option} applies to none of the selected tests ({','.join(tests)})",
+                                    "drop it or select a test that has it")
+            parsed = parsers[name](value if sep else text)
+            for selected in chosen:
+                if selected in overrides:
+                    overrides[selected][name] = parsed
     return overrides
 
 
 def parse_tests(text: str) -> tuple[str, ...]:
     """'iops,tp' -> ('iops', 'tp'), checked against the known tests."""
+    known = all_tests()
     tests = tuple(item.strip().lower() for item in text.split(",") if item.strip())
-    unknown = [test for test in tests if test not in TEST_DEFS]
+    unknown = [test for test in tests if test not in known]
     if unknown or not tests:
-        raise PtsbenchError(f"unknown test(s): {', '.join(unknown) or '(none)'}", f"choose from {','.join(TEST_ORDER)}")
+        raise PtsbenchError(f"unknown test(s): {', '.join(unknown) or '(none)'}", f"choose from {','.join(known)}")
     return tests
