@@ -6,6 +6,8 @@ import json
 import math
 import shutil
 import subprocess
+import sys
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from ptsbench.errors import PtsbenchError
 from ptsbench.pts.engine import create_run, determination, stop_reason
 from ptsbench.pts.plan import TargetInfo
 from ptsbench.pts.specs import make_settings
@@ -29,16 +31,31 @@ TINY_ARGS = ("--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-tim
              "--wsat-capacity", "1", "--mixes", "iops=100,0", "--block-sizes", "iops=4k,64k", "--block-sizes",
              "tp=1m", "--mixes", "lat=100,0", "--block-sizes", "lat=4k")
 _TINY: list[Path] = []
+LIVE: list[tuple[str, str]] = []  # (what the live report saw, error or "") for every rewrite during the real run
 
 
 def tiny_pts_run(base: Path) -> Path:
-    """A real `ptsbench pts` run (demo profile, four tests, 5 rounds of small cells), made once per session."""
-    if not _TINY:
-        run_dir = base / "tiny-pts"
-        done = run_cli("pts", *TINY_ARGS, "--out", str(run_dir))
-        assert done.returncode == 0, done.stderr
-        _TINY.append(run_dir)
-    return _TINY[0]
+    """A real `ptsbench pts` run (demo profile, four tests, 5 rounds of small cells), made once per session. While
+    it runs, its report is rewritten every half second, as a live report is (see test_live_report_during_a_real_run)."""
+    if _TINY:
+        return _TINY[0]
+    run_dir, log_path = base / "tiny-pts", base / "tiny-pts.log"
+    with open(log_path, "w") as log:  # a file, not a pipe: a full pipe would stall the run
+        process = subprocess.Popen([sys.executable, "-m", "ptsbench", "pts", *TINY_ARGS, "--out", str(run_dir)],
+                                   stdout=log, stderr=subprocess.STDOUT)
+        while process.poll() is None:
+            time.sleep(0.5)
+            if not (run_dir / "plan.json").exists():
+                continue
+            rounds = len(list(run_dir.glob("pts/*/rounds/*/round.json")))
+            try:
+                write_report(run_dir, in_progress=f"{rounds} rounds stored")
+                LIVE.append((f"{rounds} rounds", ""))
+            except PtsbenchError as error:
+                LIVE.append((f"{rounds} rounds", str(error)))
+    assert process.returncode == 0, log_path.read_text()[-2000:]
+    _TINY.append(run_dir)
+    return run_dir
 
 
 @pytest.fixture(scope="module")
@@ -239,6 +256,14 @@ def test_real_pts_report_in_a_browser(pts_report: Path, browser: Browser) -> Non
     assert "NOT PTS-compliant" in page.text
     window = phase_json(run_dir, "iops")["window"]
     assert f"{window['rnd 4k 0/100']['iops']:,.1f}" in page.text
+
+
+def test_live_report_during_a_real_run(pts_report: Path) -> None:
+    """Rewritten every half second while the real run went on: never an error, and it saw the run grow."""
+    assert [error for _seen, error in LIVE if error] == []
+    seen = [int(what.split()[0]) for what, _error in LIVE]
+    assert len(seen) >= 5 and seen == sorted(seen) and seen[0] < seen[-1]
+    assert not list(pts_report.parent.rglob(".*.tmp"))
 
 
 # --- stored runs -----------------------------------------------------------------------------------------------

@@ -5,8 +5,11 @@ draws the same Figure with plotly and this module with matplotlib, so every form
 Builders below turn stored numbers into Figures; they never compute a result a table does not also show.
 """
 
+import contextlib
 import math
-from collections.abc import Mapping, Sequence
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +61,18 @@ class Figure:
         if self.bars3d is not None:
             return sum(1 for row in self.bars3d.z for value in row if value is not None)
         return sum(1 for series in self.series for value in series.y if value is not None)
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[Path]:
+    """A temporary path next to `path`, renamed over it when the block succeeds and removed when it fails: readers
+    see the old or the new file, never part of one, and two writers never share a temporary file."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 # --- builders --------------------------------------------------------------------------------------------------
@@ -276,9 +291,8 @@ def write_figure_files(figure: Figure, directory: Path, provenance: str, dpi: in
     with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text stays text: smaller, faster, searchable
         for suffix, kwargs in options:
             path = directory / f"{figure.key}.{suffix}"
-            temporary = path.with_name(f".{path.name}.tmp")
-            drawn.savefig(temporary, format=suffix, dpi=dpi, **kwargs)
-            temporary.replace(path)
+            with atomic_file(path) as temporary:
+                drawn.savefig(temporary, format=suffix, dpi=dpi, **kwargs)
             written.append(path)
     return written
 

@@ -21,7 +21,7 @@ from ptsbench.report.build import (
     Text,
     format_value,
 )
-from ptsbench.report.figures import Bars3D, Figure, Series, color_of, log_ticks
+from ptsbench.report.figures import Bars3D, Figure, Series, atomic_file, color_of, log_ticks
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -185,6 +185,6 @@ def render_html(report: Report, static: bool) -> str:
 
 def write_html(report: Report, path: Path, static: bool = True) -> None:
     """index.html, replaced atomically."""
-    from ptsbench.store import atomic_write_text
-
-    atomic_write_text(path, render_html(report, static))
+    text = render_html(report, static)
+    with atomic_file(path) as temporary:
+        temporary.write_text(text)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.report.build import Block, Report, Section, Table, Text, format_value
-from ptsbench.report.figures import Figure, caption_text, draw
+from ptsbench.report.figures import Figure, atomic_file, caption_text, draw
 
 PAGE_W_IN, PAGE_H_IN = 11.69, 8.27  # A4 landscape
 MARGIN_IN = 0.45
@@ -297,7 +297,7 @@ def _fonts(report: Report) -> Any:
 
 
 def write_pdf(report: Report, path: Path) -> None:
-    """report.pdf: a title page with contents, then every section; written to a temporary name and renamed."""
+    """report.pdf: a title page with contents, then every section; replaced atomically."""
     import matplotlib
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure as MplFigure
@@ -307,13 +307,13 @@ def write_pdf(report: Report, path: Path) -> None:
     for number, page in enumerate(pages, start=2):
         if page.section is not None and (not contents or contents[-1][0] != page.section.title):
             contents.append((page.section.title, number))
-    temporary = path.with_name(f".{path.name}.tmp")
     metadata = {"Title": report.title, "Author": "ptsbench", "Subject": report.provenance, "Creator": "ptsbench"}
     font_log = logging.getLogger("matplotlib.font_manager")
     level = font_log.level
     font_log.setLevel(logging.ERROR)  # "failed to find font weight normal for Helvetica": the core fonts are meant
     try:
-        with matplotlib.rc_context(_fonts(report)), PdfPages(temporary, metadata=metadata) as document:
+        with atomic_file(path) as temporary, matplotlib.rc_context(_fonts(report)), \
+                PdfPages(temporary, metadata=metadata) as document:
             document.savefig(_title_page(report, contents))
             for number, page in enumerate(pages, start=2):
                 canvas = MplFigure(figsize=(PAGE_W_IN, PAGE_H_IN))
@@ -328,4 +328,3 @@ def write_pdf(report: Report, path: Path) -> None:
                 document.savefig(canvas)
     finally:
         font_log.setLevel(level)
-    temporary.replace(path)

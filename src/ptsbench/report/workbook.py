@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.report.build import NUMBER_FORMATS, Report, Table, Value
-from ptsbench.report.figures import Figure
+from ptsbench.report.figures import Figure, atomic_file
 
 ABOUT = "about"
 _SHEET_CHARS = re.compile(r"[\[\]:*?/\\']")
@@ -123,11 +123,14 @@ def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> N
 
 
 def write_workbook(report: Report, path: Path) -> None:
-    """results.xlsx of the report, written to a temporary name and renamed."""
+    """results.xlsx of the report, replaced atomically."""
     import xlsxwriter
 
-    temporary = path.with_name(f".{path.name}.tmp")
-    workbook = xlsxwriter.Workbook(str(temporary), {"nan_inf_to_errors": False})
+    with atomic_file(path) as temporary:
+        _write(xlsxwriter.Workbook(str(temporary), {"nan_inf_to_errors": False}), report)
+
+
+def _write(workbook: Any, report: Report) -> None:
     workbook.set_properties({"title": report.title, "comments": report.provenance, "author": "ptsbench"})
     bold = workbook.add_format({"bold": True})
     formats = {kind: workbook.add_format({"num_format": excel}) for kind, (_python, excel) in NUMBER_FORMATS.items()}
@@ -146,4 +149,3 @@ def write_workbook(report: Report, path: Path) -> None:
         else:
             _write_figure_data(workbook, name, item, bold)
     workbook.close()
-    temporary.replace(path)
