@@ -7,7 +7,7 @@ time (not fio's) is sampled from /proc/PID/stat, to show how much CPU the harnes
 
 Run from the repository root (about 2-3 minutes with the defaults):
   .venv/bin/python bench/bench_run.py
-  .venv/bin/python bench/bench_run.py --pairs 7 --runtime 5 --dir /mnt/scratch
+  .venv/bin/python bench/bench_run.py --pairs 15 --runtime 5 --dir /mnt/scratch
 """
 
 import argparse
@@ -63,8 +63,8 @@ class CaseResult:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", type=int, default=5, help="ptsbench/fio pairs per case (>= 5; default 5)")
-    parser.add_argument("--runtime", type=float, default=5.0, help="seconds per fio run (default 5)")
+    parser.add_argument("--pairs", type=int, default=9, help="ptsbench/fio pairs per case (>= 5; default 9)")
+    parser.add_argument("--runtime", type=float, default=3.0, help="seconds per fio run (default 3)")
     parser.add_argument("--startup-runs", type=int, default=9, help="timed start-ups of each command (default 9)")
     parser.add_argument("--dir", type=Path, default=Path("/var/tmp"),
                         help="folder for the 256 MiB test file, not tmpfs (default /var/tmp)")
@@ -293,8 +293,11 @@ def main() -> None:
     }
     steal_end, total_end = cpu_times()
     steal_pct = 100 * (steal_end - steal_start) / max(total_end - total_start, 1)
-    machine = (f"machine: {os.cpu_count()} CPUs, load average {load_start:.2f} at start and "
-               f"{os.getloadavg()[0]:.2f} at end, CPU steal {steal_pct:.1f}% during the bench")
+    load_end = os.getloadavg()[0]
+    machine = (f"machine: {os.cpu_count()} CPUs, load average {load_start:.2f} at start and {load_end:.2f} at end, "
+               f"CPU steal {steal_pct:.1f}% during the bench")
+    if max(load_start, load_end) > (os.cpu_count() or 1) / 2:
+        machine += "\nwarning: other processes were busy; the ratios measure them more than ptsbench: rerun when idle"
     print_report(results, startup, args, machine)
 
 
