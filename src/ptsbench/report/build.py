@@ -1033,12 +1033,15 @@ def _figure_workers(count: int) -> int:
 
 
 def write_static(report: Report, out_dir: Path) -> None:
-    """report.pdf here, and every figure's PNG and SVG at the same time in worker processes (matplotlib is
-    single-threaded and a PTS report has dozens of figures). Workers are plain `python -m ptsbench.report.figures`
-    processes: unlike multiprocessing they never re-run the caller's main script."""
+    """report.pdf, and every figure's PNG and SVG at the same time in worker processes (matplotlib is
+    single-threaded and a PTS report has dozens of figures). Workers take figures from the front of the list, this
+    process from the back once the PDF is done; a claim file per figure keeps each drawn once. Workers are plain
+    `python -m ptsbench.report.figures` processes: unlike multiprocessing they never re-run the caller's script."""
     import pickle
+    import shutil
     import subprocess
     import sys
+    import tempfile
 
     from ptsbench.report import pdf
     from ptsbench.report.figures import write_figure_batch
@@ -1046,25 +1049,34 @@ def write_static(report: Report, out_dir: Path) -> None:
     figures_dir = out_dir / FIGURES_DIR
     figures_dir.mkdir(exist_ok=True)
     figures = report.figures()
-    workers = _figure_workers(len(figures))
+    claims = Path(tempfile.mkdtemp(prefix=".claims-", dir=figures_dir))
     processes = []
-    for index in range(workers):
-        process = subprocess.Popen([sys.executable, "-m", "ptsbench.report.figures"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        assert process.stdin is not None
-        process.stdin.write(pickle.dumps((figures[index::workers], str(figures_dir), report.provenance)))
-        process.stdin.close()
-        processes.append(process)
-    if not workers:
-        write_figure_batch(figures, figures_dir, report.provenance)
-    pdf.write_pdf(report, out_dir / PDF_NAME)
-    for process in processes:
-        assert process.stderr is not None
-        stderr = process.stderr.read()
-        process.stderr.close()
-        if process.wait():
-            last = (stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
-            raise PtsbenchError(f"writing the figures failed: {last}", f"run `ptsbench report {out_dir.parent}`")
+    try:
+        for _ in range(_figure_workers(len(figures))):
+            process = subprocess.Popen([sys.executable, "-m", "ptsbench.report.figures"], stdin=subprocess.PIPE,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            assert process.stdin is not None
+            process.stdin.write(pickle.dumps((figures, str(figures_dir), report.provenance, str(claims))))
+            process.stdin.close()
+            processes.append(process)
+        pdf.write_pdf(report, out_dir / PDF_NAME)
+        write_figure_batch(figures[::-1], figures_dir, report.provenance, claims)
+        for process in processes:
+            _wait_worker(process, out_dir)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        shutil.rmtree(claims, ignore_errors=True)
+
+
+def _wait_worker(process: Any, out_dir: Path) -> None:
+    stderr = process.stderr.read()
+    process.stderr.close()
+    if process.wait():
+        last = (stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+        raise PtsbenchError(f"writing the figures failed: {last}", f"run `ptsbench report {out_dir.parent}`")
 
 
 def render(report: Report, out_dir: Path, static: bool = True) -> Path:

@@ -297,11 +297,27 @@ def write_figure_files(figure: Figure, directory: Path, provenance: str, dpi: in
     return written
 
 
-def write_figure_batch(figures: Sequence[Figure], directory: Path, provenance: str) -> int:
-    """Several figures' files (what a worker process does); returns how many figures were written."""
+def claim(claims: Path | None, key: str) -> bool:
+    """True for the first process that asks for a figure (its claim file is created exclusively); always True
+    without a claims folder."""
+    if claims is None:
+        return True
+    try:
+        os.close(os.open(claims / key, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+def write_figure_batch(figures: Sequence[Figure], directory: Path, provenance: str,
+                       claims: Path | None = None) -> int:
+    """The figures' files, skipping those another process has claimed; returns how many this call wrote."""
+    written = 0
     for figure in figures:
-        write_figure_files(figure, directory, provenance)
-    return len(figures)
+        if claim(claims, figure.key):
+            write_figure_files(figure, directory, provenance)
+            written += 1
+    return written
 
 
 def main() -> None:
@@ -309,8 +325,8 @@ def main() -> None:
     import pickle
     import sys
 
-    figures, directory, provenance = pickle.load(sys.stdin.buffer)
-    write_figure_batch(figures, Path(directory), provenance)
+    figures, directory, provenance, claims = pickle.load(sys.stdin.buffer)
+    write_figure_batch(figures, Path(directory), provenance, Path(claims))
 
 
 if __name__ == "__main__":
