@@ -3,7 +3,6 @@ overlaid figures; for case-runner runs (two real null-engine runs, one capped wi
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 from conftest import run_cli
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.build import build_compare, compare_reports, load_report
-from test_report_browser import Browser, assert_clean_report_page, shared_browser
+from test_report_browser import Browser, assert_clean_report_page, pdf_text, shared_browser
 from test_report_pts import sheet_rows, tiny_pts_run
 
 JOB_TEXT = """\
@@ -80,8 +79,7 @@ def test_compare_case_runs(two_runs: tuple[Path, Path], tmp_path: Path, browser:
     assert overlay.series[0].color == overlay.series[2].color  # the same job keeps its colour across runs
     page = browser.open_page(out / "index.html")
     assert_clean_report_page(page, expected_plots=len(report.figures()))
-    text = subprocess.run(["pdftotext", "-layout", str(out / "report.pdf"), "-"], capture_output=True, text=True,
-                          check=True).stdout
+    text = pdf_text(out / "report.pdf")
     for job in fast_iops:
         assert f"{fast_iops[job]:,.1f}" in text and f"{capped_iops[job]:,.1f}" in text
         assert f"{capped_iops[job] / fast_iops[job]:.3f}×" in text

@@ -4,7 +4,6 @@ the command line, and an older run's store."""
 
 import json
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from ptsbench.report.build import (
     write_report,
 )
 from ptsbench.report.figures import percentile_points
-from test_report_browser import Browser, assert_clean_report_page, shared_browser
+from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 
 JOB_TEXT = """\
 [global]
@@ -146,10 +145,8 @@ def test_percentile_curve_agrees_with_fio_percentiles(case_run: Path) -> None:
 def test_pdf_pages_and_text(case_run: Path, case_report: Path) -> None:
     report = load_report(case_run)
     pdf_path = case_report / "report.pdf"
-    info = subprocess.run(["pdfinfo", str(pdf_path)], capture_output=True, text=True, check=True).stdout
-    assert f"Pages:           {1 + len(pdf.layout(report))}" in info
-    text = subprocess.run(["pdftotext", "-layout", str(pdf_path), "-"], capture_output=True, text=True,
-                          check=True).stdout
+    assert pdf_pages(pdf_path) == 1 + len(pdf.layout(report))
+    text = pdf_text(pdf_path)
     for job in stored_jobs(case_run):
         for direction in job["directions"]:
             assert f"{direction['iops']:,.1f}" in text

@@ -1,4 +1,6 @@
-"""A real headless browser for the HTML report tests: Debian's chromium driven over the Chrome DevTools Protocol.
+"""Tools for the report tests - a real headless browser, and poppler for PDFs - and tests of those tools.
+
+The browser: Debian's chromium driven over the Chrome DevTools Protocol.
 
 The protocol runs over --remote-debugging-pipe (JSON messages separated by NUL on file descriptors 3 and 4), so no
 websocket client is needed. `open_page` loads a file, records console messages, exceptions, log entries and every
@@ -219,6 +221,22 @@ def image_colors(png: bytes) -> tuple[int, float]:
     total = image.width * image.height
     most = max((count for count, _ in colors), default=total)
     return len(colors), 1 - most / total
+
+
+def pdf_text(path: Path) -> str:
+    """The PDF's text as poppler's pdftotext lays it out (skips when poppler-utils is not installed)."""
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext is not installed (apt-get install poppler-utils)")
+    return subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def pdf_pages(path: Path) -> int:
+    """The PDF's page count as poppler's pdfinfo reads it."""
+    if shutil.which("pdfinfo") is None:
+        pytest.skip("pdfinfo is not installed (apt-get install poppler-utils)")
+    info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True).stdout
+    return int(next(line.split()[1] for line in info.splitlines() if line.startswith("Pages:")))
 
 
 def assert_clean_report_page(result: PageResult, expected_plots: int) -> None:

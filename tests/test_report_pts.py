@@ -22,7 +22,7 @@ from ptsbench.pts.specs import make_settings
 from ptsbench.report import pdf
 from ptsbench.report.build import build_report, load_report, write_report
 from ptsbench.store import atomic_write_json
-from test_report_browser import Browser, assert_clean_report_page, shared_browser
+from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 
 HEADER_FACTS = ("test", "specification", "test date (UTC)", "platform", "test software", "device",
                 "serial / firmware", "capacity", "interface / media", "purge", "write cache", "data pattern",
@@ -185,11 +185,6 @@ def sheet_rows(path: Path, name: str) -> list[tuple[Any, ...]]:
     return rows
 
 
-def pdf_text(path: Path) -> str:
-    return subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True,
-                          check=True).stdout
-
-
 def phase_json(run_dir: Path, key: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((run_dir / "pts" / key / "phase.json").read_text())
     return data
@@ -238,8 +233,7 @@ def test_real_pts_run_report(pts_report: Path) -> None:
         lat["rnd 4k 0/100"]["lat_percentiles_ns"]["99.999"] / 1e3)
     # PDF: pages and the table values
     text = pdf_text(out / "report.pdf")
-    info = subprocess.run(["pdfinfo", str(out / "report.pdf")], capture_output=True, text=True, check=True).stdout
-    assert f"Pages:           {1 + len(pdf.layout(report))}" in info
+    assert pdf_pages(out / "report.pdf") == 1 + len(pdf.layout(report))
     for name in ("rnd 4k 100/0", "rnd 64k 0/100"):
         assert f"{window[name]['iops']:,.1f}" in text
     assert "NOT PTS-compliant" in text and "Steady-state determination" in text and "Write saturation" in text

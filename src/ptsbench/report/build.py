@@ -206,7 +206,8 @@ def results_table(records: Sequence[Any]) -> Table:
          _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES))
         for row in result_rows(records)
     )
-    return Table("results", "Results", RESULT_COLUMNS, rows, Chart("IOPS per job", "job", "IOPS", columns=(8,)),
+    return Table("results", "One row per job and direction (total latency, as fio measures lat)", RESULT_COLUMNS, rows,
+                 Chart("IOPS per job", "job", "IOPS", columns=(8,)),
                  keys=(0, 1, 3, 4, 5, 6), compare=(8, 9, 10, 14, 17))
 
 
