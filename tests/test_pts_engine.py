@@ -113,9 +113,10 @@ def test_rounds_stop_at_steady_state_or_the_maximum(tmp_path: Path) -> None:
     assert summary["window_rounds"] == list(range(len(rounds) - 4, len(rounds) + 1))
     window_iops = [r["cells"]["rnd 4k 0/100"]["iops"] for r in rounds[-5:]]
     assert summary["window"]["rnd 4k 0/100"]["iops"] == pytest.approx(sum(window_iops) / 5)
-    (iops_table, steady_table) = pts_tables(store.store)
+    (iops_table, steady_table, telemetry_table) = pts_tables(store.store)
     assert iops_table.rows == (("4k", f"{sum(window_iops) / 5:,.1f}"),)
     assert steady_table.rows[0][2] == f"{len(rounds) - 4}-{len(rounds)}"
+    assert telemetry_table.rows[0][:2] == ("IOPS", str(len(rounds)))
 
 
 def test_stop_rule_is_decided_from_stored_rounds() -> None:

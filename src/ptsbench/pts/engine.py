@@ -1,20 +1,27 @@
 """The PTS engine: for each phase, purge -> preconditioning -> rounds (one fio process per round, cells as
 stonewalled jobs) -> steady-state check after every round -> stop. Every finished round is stored atomically, with
-its steady-state determination, before the next one starts; `run` also resumes: it skips what the store holds and
-re-runs only an interrupted round (or an interrupted purge + preconditioning).
+its steady-state determination and the device and host telemetry around it, before the next one starts; `run` also
+resumes: it skips what the store holds and re-runs only an interrupted round (or an interrupted purge +
+preconditioning).
+
+The advanced tests run through the same loop. The one step of their own: when a demand-intensity sweep (CBW, DIRTH,
+ECW) ends, its operating points are chosen from the sweep's window averages, stored in the manifest, and the plan is
+made again with their phases (so resume rebuilds the same plan from the manifest).
 """
 
 import random
 import shlex
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from ptsbench.errors import FioRunError, PtsbenchError, StoreError
 from ptsbench.fio.output import DirectionResult, JobResult, merge_latency, parse_jobs
 from ptsbench.fio.runner import FioStatus, fio_command, run_fio
+from ptsbench.pts.advanced import demand_cells, response_histogram, select_operating_points
+from ptsbench.pts.advanced_specs import ADVANCED_DEFS, ZonedCellSpec, sweep_cells
 from ptsbench.pts.plan import (
     CELL_HANDOFF_S,
     PROCESS_START_S,
@@ -34,6 +41,7 @@ from ptsbench.pts.steady import steady_state
 from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, utc_now
 from ptsbench.target.target import Target
+from ptsbench.target.telemetry import cpu_snapshot, cpu_utilisation, read_telemetry, telemetry_change
 from ptsbench.units import format_bytes
 
 DIRECTIONS = ("read", "write", "total")
@@ -122,9 +130,14 @@ def create_run(
         "status": "created",
     }
     store = RunStore.create(root, manifest)
+    write_plan(root, plan)
+    return PtsStore(store), plan
+
+
+def write_plan(root: Path, plan: Plan) -> None:
+    """plan.json and plan.txt (written again when operating points join the plan)."""
     atomic_write_json(root / "plan.json", plan_record(plan))
     atomic_write_text(root / "plan.txt", "\n".join(describe(plan)) + "\n")
-    return PtsStore(store), plan
 
 
 def plan_record(plan: Plan) -> dict[str, Any]:
@@ -133,6 +146,7 @@ def plan_record(plan: Plan) -> dict[str, Any]:
         "active_range_bytes": plan.active_range_bytes,
         "align_bytes": plan.align_bytes,
         "worst_case_s": plan.worst_case_s,
+        "pending_points": list(plan.pending_points),
         "deviations": list(plan.deviations),
         "notes": list(plan.notes),
         "phases": [
@@ -140,6 +154,8 @@ def plan_record(plan: Plan) -> dict[str, Any]:
                 "key": p.key,
                 "test": p.phase.test,
                 "title": p.phase.title,
+                "role": p.phase.role,
+                "meta": dict(p.phase.meta),
                 "purge": p.phase.purge,
                 "precondition": p.phase.precondition.__dict__ if p.phase.precondition else None,
                 "precondition_bytes": p.precondition_bytes,
@@ -159,6 +175,7 @@ def plan_record(plan: Plan) -> dict[str, Any]:
 def _cell_spec_record(cell: CellSpec) -> dict[str, Any]:
     return {
         "name": cell.name,
+        "role": cell.role,
         "pattern": cell.pattern,
         "read_pct": cell.read_pct,
         "bs_bytes": cell.bs_bytes,
@@ -166,7 +183,13 @@ def _cell_spec_record(cell: CellSpec) -> dict[str, Any]:
         "iodepth": cell.iodepth,
         "runtime_s": cell.runtime_s,
         "fio_options": [list(option) for option in cell.fio_options],
+        **_zone_record(cell),
     }
+
+
+def _zone_record(cell: CellSpec) -> dict[str, Any]:
+    """zone (0 = lowest LBAs) and zones of an HDD zone cell; nothing for other cells."""
+    return {"zone": cell.zone, "zones": cell.zones} if isinstance(cell, ZonedCellSpec) else {}
 
 
 def load_plan(store: RunStore) -> Plan:
@@ -174,7 +197,14 @@ def load_plan(store: RunStore) -> Plan:
     manifest = store.manifest
     if manifest.get("kind") != "pts":
         raise StoreError(f"{store.root} is not a PTS run (kind {manifest.get('kind')!r})", "pass a `ptsbench pts` run")
-    return make_plan(Settings.from_dict(manifest["settings"]), TargetInfo(**manifest["target_info"]))
+    return make_plan(Settings.from_dict(manifest["settings"]), TargetInfo(**manifest["target_info"]),
+                     operating_points=stored_operating_points(manifest))
+
+
+def stored_operating_points(manifest: Mapping[str, Any]) -> dict[str, dict[str, tuple[int, int]]]:
+    """{test: {'max': (TC, QD), ...}} of the operating points chosen so far (a point not chosen is left out)."""
+    return {test: {point: (int(cell["tc"]), int(cell["qd"])) for point, cell in record["points"].items() if cell}
+            for test, record in (manifest.get("operating_points") or {}).items()}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -191,6 +221,7 @@ class _Context:
     reporter: Reporter
     base_seed: int
     purge_method: str
+    telemetry: dict[str, Any] | None = None  # the last reading, still valid as the next round's "before"
 
 
 def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter | None = None) -> None:
@@ -207,9 +238,15 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
         pts.store.update_manifest(status="running")
         try:
             _apply_write_cache(context)
-            for index, phase in enumerate(plan.phases):
+            write_plan(pts.root, plan)
+            index = 0
+            while index < len(context.plan.phases):  # operating points add phases as the run goes
+                phase = context.plan.phases[index]
                 if pts.phase_result(phase.key) is None:
                     _run_phase(context, index, phase)
+                if phase.phase.role == "sweep":
+                    _choose_operating_points(context, phase)
+                index += 1
         except KeyboardInterrupt:
             pts.store.update_manifest(status="interrupted")
             raise
@@ -243,8 +280,10 @@ def _run_phase(context: _Context, index: int, phase: PhasePlan) -> None:
     if pts.precondition_result(phase.key) is None and not started:
         if phase.phase.purge:
             _purge(context, phase)
+            context.telemetry = None
         if phase.phase.precondition is not None:
             _precondition(context, index, phase)
+            context.telemetry = None
     moved = pts.set_aside_interrupted(phase.key, len(finished) + 1)
     for path in moved:
         context.reporter.event(f"{phase.phase.title}: interrupted round kept as {path.name}; running it again")
@@ -307,7 +346,7 @@ def _progress(context: _Context, index: int, phase: PhasePlan, round_number: int
     plan = context.plan
     rest = phase.max_rounds - max(round_number, 1) + 1
     eta = rest * (phase.round_s + PROCESS_START_S + CELL_HANDOFF_S * (len(phase.cells) - 1))
-    eta += sum(later.worst_case_s + later.overhead_s for later in plan.phases[index + 1:])
+    eta += sum(later.worst_case_s + later.overhead_s for later in plan.phases[index + 1:]) + plan.pending_s
     return Progress(phase, index, len(plan.phases), round_number, eta)
 
 
@@ -344,9 +383,13 @@ def _run_round(
     def on_status(status: FioStatus) -> None:
         context.reporter.fio_status(progress, cell_of.get(status.running_job or ""), status)
 
+    before = context.telemetry or read_telemetry(context.target, context.facts)
+    host_before = cpu_snapshot()
     started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
     outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr", on_status=on_status)
     wall_s, cpu_s = time.monotonic() - wall_start, time.process_time() - cpu_start
+    host_after = cpu_snapshot()
+    context.telemetry = after = read_telemetry(context.target, context.facts)
     if not outcome.ok or outcome.doc is None:
         raise FioRunError(f"{phase.phase.title} round {number} failed: {outcome.error_line()}",
                           f"see {folder / 'fio.stderr'}; `ptsbench resume {context.pts.root}` runs the round again")
@@ -363,6 +406,8 @@ def _run_round(
     record: dict[str, Any] = {
         "round": number, "phase": phase.key, "seed": seed, "started_utc": started_utc, "finished_utc": utc_now(),
         "wall_s": wall_s, "ptsbench_cpu_s": cpu_s, "fio_version": outcome.doc.get("fio version"), "cells": cells,
+        "telemetry": {"before": before, "after": after, "change": telemetry_change(before, after),
+                      "cpu": cpu_utilisation(host_before, host_after)},
     }
     if phase.phase.stop.kind == "written":
         record["wsat"] = _wsat_totals(phase, finished, cells)
@@ -427,20 +472,26 @@ def direction_record(result: DirectionResult | None) -> dict[str, Any] | None:
 
 
 def cell_record(cell: CellSpec, job_names: Sequence[str], parts: Sequence[JobResult]) -> dict[str, Any]:
-    """One cell's results: read, write and total (read + write summed), and the tracked metrics at top level."""
+    """One cell's results: read, write and total (read + write summed), and the tracked metrics at top level; a
+    histogram cell adds its response-time histogram."""
     if not parts:
         raise FioRunError(f"fio reported nothing for cell {cell.name}", "see the round's fio.json")
     record: dict[str, Any] = {
-        "name": cell.name, "pattern": cell.pattern, "read_pct": cell.read_pct, "bs_bytes": cell.bs_bytes,
-        "numjobs": cell.numjobs, "iodepth": cell.iodepth, "runtime_s": cell.runtime_s, "jobs": list(job_names),
-        "error": max(part.error for part in parts), "usr_cpu": sum(part.usr_cpu for part in parts) / len(parts),
+        "name": cell.name, "role": cell.role, **_zone_record(cell), "pattern": cell.pattern,
+        "read_pct": cell.read_pct, "bs_bytes": cell.bs_bytes, "numjobs": cell.numjobs, "iodepth": cell.iodepth,
+        "runtime_s": cell.runtime_s, "jobs": list(job_names), "error": max(part.error for part in parts),
+        "usr_cpu": sum(part.usr_cpu for part in parts) / len(parts),
         "sys_cpu": sum(part.sys_cpu for part in parts) / len(parts),
     }
-    for name in DIRECTIONS:
-        record[name] = direction_record(_direction(parts, name))
+    directions = {name: _direction(parts, name) for name in DIRECTIONS}
+    for name, result in directions.items():
+        record[name] = direction_record(result)
     total = record["total"] or {}
     for metric in ("iops", "bw_bytes", "lat_mean_ns", "lat_max_ns"):
         record[metric] = total.get(metric, 0.0)
+    if cell.role == "histogram":
+        found = directions["total"]
+        record["histogram"] = asdict(response_histogram(found.lat)) if found is not None else None
     return record
 
 
@@ -482,6 +533,8 @@ def stop_reason(plan: Plan, phase: PhasePlan, rounds: Sequence[Mapping[str, Any]
             return f"{stop.capacity_multiple:g} x capacity written"
         if totals["io_time_s"] >= stop.max_time_s:
             return f"time limit of {stop.max_time_s:g} s reached"
+    if stop.kind == "rounds" and len(rounds) >= phase.max_rounds:
+        return f"all {len(rounds)} round(s) run"
     if len(rounds) >= phase.max_rounds:
         steady = stop.kind == "steady" and phase.phase.tracked
         return f"maximum of {phase.max_rounds} rounds reached" + ("; steady state NOT reached" if steady else "")
@@ -493,7 +546,9 @@ def phase_result(
 ) -> dict[str, Any]:
     """The phase summary: stop reason, steady state, and each cell's values over the measurement window."""
     last = rounds[-1]
-    window_numbers = last["steady"]["window_rounds"] or [int(r["round"]) for r in rounds[-phase.phase.stop.window:]]
+    every = phase.phase.stop.kind == "rounds"  # a fixed schedule (HIR, XSR, HDD, operating points): all its rounds
+    window_numbers = last["steady"]["window_rounds"] or [
+        int(r["round"]) for r in (rounds if every else rounds[-phase.phase.stop.window:])]
     window = [r for r in rounds if int(r["round"]) in window_numbers]
     result: dict[str, Any] = {
         "phase": phase.key, "test": phase.phase.test, "title": phase.phase.title, "stop_reason": stop,
@@ -546,6 +601,51 @@ def _window_latency(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[st
                 if total is not None:
                     per_cell.setdefault(cell_name, []).append(total.lat)
     return {name: merge_latency(parts) for name, parts in per_cell.items()}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# operating points (CBW, DIRTH, ECW)
+
+
+def operating_points_record(phase: PhasePlan, result: Mapping[str, Any]) -> dict[str, Any]:
+    """MaxIOPS, MidIOPS and MinIOPS of a finished sweep phase, chosen from its window averages (advanced.py's
+    rules), as stored in the manifest."""
+    specs = [_cell_spec_record(cell) for cell in sweep_cells(phase.phase) if cell in phase.cells]
+    points = select_operating_points(demand_cells(specs, result["window"]))
+    chosen = {"max": points.max, "mid": points.mid, "min": points.min}
+    note = None
+    if points.max is None:
+        note = (f"{ADVANCED_DEFS[phase.phase.test].title}: no TC x QD cell has a mean response time under "
+                f"{points.limit_ns / 1e6:g} ms, so MaxIOPS and MidIOPS do not exist; only MinIOPS (TC1/QD1) runs")
+    return {
+        "phase": phase.key, "window_rounds": list(result["window_rounds"]), "limit_ns": points.limit_ns,
+        "middle_iops": points.middle_iops, "note": note,
+        "points": {name: None if cell is None else {"name": cell.name, "tc": cell.tc, "qd": cell.qd,
+                                                    "iops": cell.iops, "lat_mean_ns": cell.lat_mean_ns}
+                   for name, cell in chosen.items()},
+    }
+
+
+def _choose_operating_points(context: _Context, phase: PhasePlan) -> None:
+    """Once a sweep phase is stored: choose and store its operating points, then plan their phases (idempotent:
+    a kill between the phase result and the manifest update is mended at the next start)."""
+    store = context.pts.store
+    chosen = dict(store.manifest.get("operating_points") or {})
+    result = context.pts.phase_result(phase.key)
+    if phase.phase.test in chosen or result is None:
+        return
+    record = operating_points_record(phase, result)
+    notes = list(store.manifest.get("notes") or [])
+    if record["note"]:
+        notes.append(record["note"])
+    store.update_manifest(operating_points={**chosen, phase.phase.test: record}, notes=notes)
+    context.plan = load_plan(store)
+    write_plan(context.pts.root, context.plan)
+    points = ", ".join(f"{name.capitalize()}IOPS TC{cell['tc']}/QD{cell['qd']}"
+                       for name, cell in record["points"].items() if cell)
+    context.reporter.event(f"{phase.phase.title}: operating points {points}")
+    if record["note"]:
+        context.reporter.event(record["note"])
 
 
 # ---------------------------------------------------------------------------------------------------------------

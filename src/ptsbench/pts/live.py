@@ -1,5 +1,6 @@
 """Live progress of a PTS run on stderr: test, round and cell with the ETA to the maximum round count, and after
-every round the steady-state status (rounds in the window, measured data and slope excursion against the limits)."""
+every round the steady-state status (rounds in the window, measured data and slope excursion against the limits)
+and the device temperature, with a warning when the device throttled during the round."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +31,20 @@ def steady_line(record: Mapping[str, Any]) -> str:
         )
     verdict = "STEADY" if steady["steady"] else "not steady"
     return f"window {window[0]}-{window[-1]}: {verdict}; " + "; ".join(parts)
+
+
+def telemetry_line(record: Mapping[str, Any]) -> str:
+    """Device temperature at the round's end and whether it throttled, when the device says ('' otherwise)."""
+    change = (record.get("telemetry") or {}).get("change") or {}
+    parts = []
+    if change.get("temperature_end_c") is not None:
+        parts.append(f"device {change['temperature_end_c']} C")
+    if change.get("throttled"):
+        parts.append("THERMAL THROTTLING during the round")
+    return ", ".join(parts)
+
+
+SHOWN_CELLS = 4  # cells named after a round of a phase without tracked variables (HIR has 361)
 
 
 def cell_value(record: Mapping[str, Any], cell: str, metric: str) -> str:
@@ -93,7 +108,9 @@ class LiveReporter:
     def round_finished(self, progress: Progress, record: Mapping[str, Any]) -> None:
         phase = progress.phase
         shown = [(t.cell, t.metric) for t in phase.phase.tracked] or [(c.name, "iops") for c in phase.cells]
-        tracked = ", ".join(f"{cell} {cell_value(record, cell, metric)}" for cell, metric in shown)
+        tracked = ", ".join(f"{cell} {cell_value(record, cell, metric)}" for cell, metric in shown[:SHOWN_CELLS])
+        if len(shown) > SHOWN_CELLS:
+            tracked += f" and {len(shown) - SHOWN_CELLS} more cells"
         line = f"{phase.phase.title} round {record['round']}: {tracked}".rstrip(": ")
-        status = steady_line(record)
+        status = "; ".join(filter(None, [steady_line(record), telemetry_line(record)]))
         self.console.print(f"{line}; {status}" if status else line, highlight=False)

@@ -4,13 +4,18 @@ IOPS (block size rows x mix columns), throughput (read and write MB/s per block 
 five-nines percentiles of total latency), write saturation summary, and the steady-state determination of every
 tracked variable. Values are the averages over each phase's measurement window (the last 5 rounds); a phase that
 has not finished shows its latest round, labelled so.
+
+Advanced tests: HIR mean burst IOPS per wait state against the steady-state baseline; XSR per access group
+throughput and latency, and the recovery time; CBW / DIRTH / ECW IOPS, mean latency and fio CPU per TC x QD, the
+operating points with their response-time percentiles, and the three histograms; HDD zone x workload. Then the
+device and host telemetry per phase (temperature, throttling, media errors, data written, host CPU).
 """
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptsbench.pts.specs import mix_label
+from ptsbench.pts.specs import cell_name, mix_label
 from ptsbench.pts.store import PtsStore
 from ptsbench.store import RunStore, read_json
 from ptsbench.units import format_bs
@@ -176,15 +181,281 @@ def _steady(views: Sequence[PhaseView]) -> Table:
                   "steady state"), tuple(rows))
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# advanced tests
+
+
+def _role(views: Sequence[PhaseView], role: str) -> list[PhaseView]:
+    return [view for view in views if view.plan.get("role", "") == role]
+
+
+def _meta(view: PhaseView, key: str) -> Any:
+    return (view.plan.get("meta") or {}).get(key)
+
+
+def _total(cell: Mapping[str, Any], key: str) -> Any:
+    return (cell.get("total") or {}).get(key)
+
+
+def _hir(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]:
+    from ptsbench.pts.advanced import Burst, hir_summary
+
+    baseline_view = next(iter(_role(views, "baseline")), None)
+    tracked = baseline_view.plan["tracked"] if baseline_view else []
+    baseline = (baseline_view.values().get(tracked[0]["cell"], {}).get("iops") if baseline_view and tracked
+                else None)
+    bursts: dict[float, list[Burst]] = {}
+    recovery: dict[float, float | None] = {}
+    for view in _role(views, "wait-state"):
+        if not view.rounds:
+            continue
+        cells = view.rounds[0]["cells"].values()
+        wait_s = float(_meta(view, "wait_s"))
+        bursts[wait_s] = [Burst(int(_total(c, "total_ios") or 0), float(_total(c, "runtime_ms") or 0))
+                          for c in cells if c.get("role") == "burst"]
+        recovery[wait_s] = next((c["iops"] for c in cells if c.get("role") == "recovery"), None)
+    rows = tuple((f"{row.wait_s:g}", str(row.bursts), _iops(row.mean_iops), _iops(baseline),
+                  "-" if baseline is None else f"{row.mean_iops / baseline:,.2f}", _iops(recovery[row.wait_s]))
+                 for row in hir_summary(baseline or 0.0, bursts))
+    notes = [f"baseline: {baseline_view.source() if baseline_view else 'not run'}",
+             "mean burst IOPS: all IOs of the wait state's bursts over their summed runtime"]
+    return [Table("Host idle recovery (4 KiB random writes)",
+                  ("wait s", "bursts", "mean burst IOPS", "baseline IOPS", "burst / baseline", "recovery IOPS"),
+                  rows, tuple(notes))]
+
+
+def xsr_samples(view: PhaseView) -> tuple[list[float], list[float]]:
+    """One XSR group's throughput samples (bytes/s, one per round) and each sample's end in seconds from the
+    group's start (the rounds' wall times added up)."""
+    bandwidths = [float(next(iter(r["cells"].values()))["bw_bytes"]) for r in view.rounds]
+    ends, elapsed = [], 0.0
+    for record in view.rounds:
+        elapsed += float(record["wall_s"])
+        ends.append(elapsed)
+    return bandwidths, ends
+
+
+def _mean(records: Sequence[Mapping[str, Any]], key: str) -> float | None:
+    return sum(float(r[key]) for r in records) / len(records) if records else None
+
+
+def _xsr(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]:
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.pts.advanced import xsr_recovery
+
+    groups = _role(views, "group")
+    rows = []
+    for view in groups:
+        cells = [next(iter(r["cells"].values())) for r in view.rounds]
+        rows.append((str(_meta(view, "group")), view.plan["cells"][0]["name"], f"{len(cells)}",
+                     _mbps(_mean(cells, "bw_bytes")), _iops(_mean(cells, "iops")), _us(_mean(cells, "lat_mean_ns")),
+                     _us(max((float(c["lat_max_ns"]) for c in cells), default=None))))
+    tables = [Table("Cross stimulus recovery: access groups (1 sample per round)",
+                    ("group", "workload", "samples", "mean MB/s", "mean IOPS", "mean lat us", "max lat us"),
+                    tuple(rows), tuple(f"group {_meta(v, 'group')}: {v.source()}" for v in groups))]
+    if len(groups) == 3 and groups[0].rounds and groups[2].rounds:
+        group1, _ = xsr_samples(groups[0])
+        group3, ends = xsr_samples(groups[2])
+        try:
+            recovery = xsr_recovery(group1, group3, group3_ends_s=ends)
+        except PtsbenchError:
+            return tables
+        found = "not recovered" if recovery.recovery_s is None else f"{recovery.recovery_s / 60:,.2f}"
+        tables.append(Table("Cross stimulus recovery: recovery time",
+                            ("group 1 average MB/s", "recovery min", "group 3 samples"),
+                            ((_mbps(recovery.baseline_bw_bytes), found, str(len(group3))),),
+                            ("from the start of group 3 to the end of its first sample at or above group 1's "
+                             "average (sample ends from the rounds' wall times)",)))
+    return tables
+
+
+def _window_rounds(view: PhaseView) -> list[dict[str, Any]]:
+    """The rounds the shown values come from: the measurement window when finished, else the latest round."""
+    if view.result is not None:
+        numbers = set(view.result["window_rounds"])
+        return [r for r in view.rounds if int(r["round"]) in numbers]
+    return view.rounds[-1:]
+
+
+def _depth_matrix(view: PhaseView, title: str, value: Any, fmt: Any) -> Table:
+    """TC rows (high to low) x QD columns (high to low) of value(cell spec) for the sweep cells."""
+    cells = [c for c in view.plan["cells"] if c.get("role", "") == ""]
+    tcs = sorted({c["numjobs"] for c in cells}, reverse=True)
+    qds = sorted({c["iodepth"] for c in cells}, reverse=True)
+    by_depth = {(c["numjobs"], c["iodepth"]): c for c in cells}
+    rows = tuple((f"TC{tc}", *(fmt(value(by_depth[(tc, qd)])) if (tc, qd) in by_depth else "-" for qd in qds))
+                 for tc in tcs)
+    return Table(title, ("TC \\ QD", *(f"QD{qd}" for qd in qds)), rows, (view.source(),))
+
+
+def _demand(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]:
+    sweep = next(iter(_role(views, "sweep")), None)
+    if sweep is None or not sweep.rounds:
+        return []
+    values = sweep.values()
+    window = _window_rounds(sweep)
+
+    def cpu(spec: Mapping[str, Any]) -> float | None:
+        found = [r["cells"][spec["name"]] for r in window if spec["name"] in r["cells"]]
+        return sum(c["usr_cpu"] + c["sys_cpu"] for c in found) / len(found) if found else None
+
+    title = sweep.plan["title"]
+    tables = [
+        _depth_matrix(sweep, f"{title}: demand variation (IOPS)", lambda c: values.get(c["name"], {}).get("iops"),
+                      _iops),
+        _depth_matrix(sweep, f"{title}: demand intensity (mean latency us)",
+                      lambda c: values.get(c["name"], {}).get("lat_mean_ns"), _us),
+        _depth_matrix(sweep, f"{title}: fio CPU (usr + sys %)", cpu,
+                      lambda v: "-" if v is None else f"{v:,.1f}"),
+    ]
+    record = (manifest.get("operating_points") or {}).get(sweep.plan["test"])
+    if record:
+        tables += _operating_points(views, record)
+    return tables
+
+
+def _operating_points(views: Sequence[PhaseView], record: Mapping[str, Any]) -> list[Table]:
+    """The chosen points with their sweep values, then each point's capture: IOPS and response-time statistics."""
+    chosen_rows: list[tuple[str, ...]] = []
+    capture_rows: list[tuple[str, ...]] = []
+    histograms = {}
+    for name, chosen in record["points"].items():
+        label = f"{name.capitalize()}IOPS"
+        if chosen is None:
+            chosen_rows.append((label, f"none: no cell under {record['limit_ns'] / 1e6:g} ms", "-", "-"))
+            continue
+        chosen_rows.append((label, f"TC{chosen['tc']}/QD{chosen['qd']}", _iops(chosen["iops"]),
+                            _us(chosen["lat_mean_ns"])))
+        view = next((v for v in _role(views, "point") if _meta(v, "point") == name), None)
+        cells = view.rounds[0]["cells"].values() if view is not None and view.rounds else []
+        capture = next((c for c in cells if c.get("role") == "histogram"), None)
+        if capture is None:
+            capture_rows.append((label, "not run yet", "-", "-", "-", "-", "-", "-"))
+            continue
+        histogram = capture.get("histogram") or {}
+        histograms[name] = histogram
+        found = histogram.get("percentiles_ns", {})
+        capture_rows.append((label, _iops(capture["iops"]), _us(histogram.get("mean_ns")),
+                             *(_us(found.get(p)) for p in ("99", "99.9", "99.99", "99.999")),
+                             _us(histogram.get("max_ns"))))
+    tables = [
+        Table("Operating points (from the sweep)", ("point", "TC/QD", "IOPS", "mean lat us"), tuple(chosen_rows),
+              (f"MaxIOPS: highest IOPS with mean latency under {record['limit_ns'] / 1e6:g} ms; MidIOPS: nearest "
+               "to (MaxIOPS + MinIOPS) / 2; MinIOPS: TC1/QD1; from the averages of the sweep's rounds "
+               f"{_span(record['window_rounds'])}",)),
+        Table("Response time at the operating points (capture after the pre-write; total latency, us)",
+              ("point", "IOPS", "mean", "p99", "p99.9", "p99.99", "p99.999", "max"), tuple(capture_rows)),
+    ]
+    if any(histograms.values()):
+        tables.append(_histograms({name: h for name, h in histograms.items() if h}))
+    return tables
+
+
+def _span(numbers: Sequence[int]) -> str:
+    return f"{numbers[0]}-{numbers[-1]}" if numbers else "-"
+
+
+def _bucket(edges: Sequence[int], index: int) -> str:
+    low = edges[index]
+    if index + 1 == len(edges):
+        return f">= {_duration_label(low)}"
+    return f"{_duration_label(low)} - {_duration_label(edges[index + 1])}"
+
+
+def _duration_label(ns: float) -> str:
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:g} {unit}"
+    return f"{ns:g} ns"
+
+
+def _histograms(histograms: Mapping[str, Mapping[str, Any]]) -> Table:
+    """IOs per response-time bucket of each operating point's capture (buckets where some point has IOs)."""
+    edges = next(iter(histograms.values()))["edges_ns"]
+    rows = []
+    for index in range(len(edges)):
+        counts = [int(h["counts"][index]) for h in histograms.values()]
+        if any(counts):
+            rows.append((_bucket(edges, index), *(f"{count:,}" for count in counts)))
+    return Table("Response-time histograms (IOs per total-latency bucket)",
+                 ("latency", *(f"{name.capitalize()}IOPS" for name in histograms)), tuple(rows),
+                 tuple(f"{name.capitalize()}IOPS: {int(h['n']):,} IOs" for name, h in histograms.items()))
+
+
+def _zones(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]:
+    """Zone rows (outer to inner) x workload columns: IOPS for the random cells, MB/s for the sequential ones."""
+    tables = []
+    for view in views:
+        values = view.values()
+        cells = view.plan["cells"]
+        workloads = list(dict.fromkeys(cell_name(c["pattern"], c["bs_bytes"], c["read_pct"]) for c in cells))
+        sequential = all(c["pattern"] == "seq" for c in cells)
+        by_zone: dict[int, dict[str, float | None]] = {}
+        for cell in cells:
+            label = cell_name(cell["pattern"], cell["bs_bytes"], cell["read_pct"])
+            found = values.get(cell["name"], {})
+            by_zone.setdefault(int(cell["zone"]), {})[label] = found.get("bw_bytes" if sequential else "iops")
+        fmt = _mbps if sequential else _iops
+        rows = tuple((str(zone + 1), *(fmt(by_zone[zone].get(label)) for label in workloads))
+                     for zone in sorted(by_zone))
+        unit = "MB/s" if sequential else "IOPS"
+        tables.append(Table(f"{view.plan['title']}: {unit} per zone (zone 1 = lowest LBAs, the outer tracks)",
+                            ("zone", *workloads), rows, (view.source(),)))
+    return tables
+
+
+ADVANCED_TABLES = {"hir": _hir, "xsr": _xsr, "cbw": _demand, "ecw": _demand, "dirth": _demand,
+                   "hdd-iops": _zones, "hdd-tp": _zones}
+
+
+def telemetry_summary(view: PhaseView) -> tuple[str, ...] | None:
+    """One phase's telemetry over its rounds: rounds, temperature range, throttling, media errors, device data
+    written, host CPU busy (mean and max); None when its rounds have none (runs made before telemetry)."""
+    records = [r["telemetry"] for r in view.rounds if r.get("telemetry")]
+    if not records:
+        return None
+    changes = [t["change"] for t in records]
+    temperatures = [c[k] for c in changes for k in ("temperature_start_c", "temperature_end_c") if c[k] is not None]
+    throttled = [int(r["round"]) for r in view.rounds if r.get("telemetry") and r["telemetry"]["change"]["throttled"]]
+    known = any(c["throttled"] is not None for c in changes)
+    errors = [c["media_errors"] for c in changes if c["media_errors"] is not None]
+    written = [c["data_written_bytes"] for c in changes if c["data_written_bytes"] is not None]
+    busy = [t["cpu"]["busy_pct"] for t in records if t["cpu"]["busy_pct"] is not None]
+    return (
+        view.plan["title"], str(len(records)),
+        f"{min(temperatures)}-{max(temperatures)}" if temperatures else "-",
+        ("rounds " + ",".join(map(str, throttled))) if throttled else "no" if known else "-",
+        f"+{sum(errors)}" if errors else "-",
+        f"{sum(written) / 1e9:,.3f}" if written else "-",
+        f"{sum(busy) / len(busy):,.1f} ({max(busy):,.1f})" if busy else "-",
+    )
+
+
+def _telemetry(views: Sequence[PhaseView]) -> Table | None:
+    rows = tuple(row for view in views if (row := telemetry_summary(view)) is not None)
+    if not rows:
+        return None
+    readings = [r["telemetry"]["after"] for view in views for r in view.rounds if r.get("telemetry")]
+    notes = list(dict.fromkeys(f"device: {t['note']}" for t in readings if t.get("note")))
+    notes += list(dict.fromkeys(f"device read with: {t['command']}" for t in readings if t.get("command")))
+    notes.append("per round in pts/PHASE/rounds/NNN/round.json (telemetry: before, after, change, cpu)")
+    return Table("Telemetry per phase (device before/after each round; host CPU during it)",
+                 ("phase", "rounds", "temp C", "throttled", "media errors", "device written GB",
+                  "host CPU busy % mean (max)"), rows, tuple(notes))
+
+
 def pts_tables(store: RunStore) -> list[Table]:
     """Every PTS table of a run directory, in test order."""
     pts = PtsStore(store)
     views = load_views(pts)
-    capacity = int(store.manifest["target_info"]["size_bytes"])
+    manifest = store.manifest
+    capacity = int(manifest["target_info"]["size_bytes"])
     tables: list[Table] = []
     for test in dict.fromkeys(view.plan["test"] for view in views):
         mine = [view for view in views if view.plan["test"] == test]
-        if test == "iops":
+        if test in ADVANCED_TABLES:
+            tables += ADVANCED_TABLES[test](mine, manifest)
+        elif test == "iops":
             tables.append(_matrix(mine[0], "iops", _iops, "IOPS (block size x read/write mix)"))
         elif test == "tp":
             tables.append(_throughput(mine))
@@ -196,6 +467,9 @@ def pts_tables(store: RunStore) -> list[Table]:
             tables.append(_wsat(mine[0], capacity))
     if any(view.plan["tracked"] for view in views):
         tables.append(_steady([view for view in views if view.plan["tracked"]]))
+    telemetry = _telemetry(views)
+    if telemetry is not None:
+        tables.append(telemetry)
     return tables
 
 
