@@ -19,13 +19,21 @@ def _override(name: str, help_text: str) -> Callable[[Any], Any]:
     return click.option(name, multiple=True, metavar="[TEST=]VALUE", help=f"{help_text} {OVERRIDE_HELP}")
 
 
+def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
+    """An option of the advanced tests that have the parameter (TEST=VALUE also works, for one of them)."""
+    return click.option(name, multiple=True, metavar="VALUE", help=help_text)
+
+
 @click.command()
 @click.argument("target", required=False)
 @click.option("--profile", type=click.Choice(["enterprise", "client", "demo"]), default="enterprise",
               show_default=True, help="PTS profile; demo: the same flow in about two minutes on a scratch file.")
 @click.option("--spec", type=click.Choice(["2.0", "1.1"]), default="2.0", show_default=True,
               help="PTS 2.0.2 (three tracked IOPS cells) or PTS-E 1.1 (one).")
-@click.option("--tests", default="iops,tp,lat,wsat", show_default=True, help="Tests to run, in PTS order.")
+@click.option("--tests", default="iops,tp,lat,wsat", show_default=True,
+              help="Tests to run (any order; they run in this one): iops, tp, lat, wsat, hir (host idle recovery), "
+              "xsr (cross stimulus recovery), cbw (composite block size workload; ecw with --spec 1.1), dirth "
+              "(demand intensity / response time histogram), hdd-iops, hdd-tp (TKperf's HDD zones).")
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...).")
 @click.option("--size", help="Size of a new target file or scratch file (e.g. 64G); default: the device size.")
 @click.option("--destructive", is_flag=True, help="Allow writing (and purging) a block device. All data is lost.")
@@ -33,10 +41,22 @@ def _override(name: str, help_text: str) -> Callable[[Any], Any]:
               help="auto, nvme-sanitize, nvme-format, ata-secure-erase, scsi, blkdiscard or none.")
 @_override("--round-time", "Seconds per cell (PTS: 60).")
 @_override("--max-rounds", "Maximum rounds (PTS: 25).")
-@_override("--numjobs", "Thread count TC.")
-@_override("--iodepth", "Queue depth QD per thread.")
+@_override("--numjobs", "Thread count TC (CBW, DIRTH, ECW: --demand-tcs).")
+@_override("--iodepth", "Queue depth QD per thread (CBW, DIRTH, ECW: --demand-qds).")
 @_override("--block-sizes", "Comma-separated block sizes.")
 @_override("--mixes", "Comma-separated read percentages (100,65,0) or mixes (65/35).")
+@_advanced("--hir-wait-states", "HIR idle times after the bursts, e.g. 5,10,15,25,50 (PTS).")
+@_advanced("--hir-bursts", "HIR bursts per wait state (PTS: 360).")
+@_advanced("--hir-burst-time", "HIR burst length (PTS: 5s).")
+@_advanced("--hir-recovery-time", "HIR continuous writes after each wait state (PTS: 30m).")
+@_advanced("--xsr-groups", "XSR access group lengths, e.g. 8h,6h,8h (PTS).")
+@_advanced("--demand-tcs", "CBW/DIRTH/ECW thread counts, e.g. 32,16,8,6,4,2,1 (PTS).")
+@_advanced("--demand-qds", "CBW/DIRTH/ECW queue depths per thread, e.g. 32,16,8,6,4,2,1 (PTS).")
+@_advanced("--prewrite-time", "CBW/DIRTH/ECW pre-write before each sweep round (PTS: 5m).")
+@_advanced("--point-prewrite-time", "CBW/DIRTH/ECW pre-write before each operating point (PTS: 60m).")
+@_advanced("--point-capture-time", "CBW/DIRTH/ECW response-time capture at each operating point (PTS: 10m).")
+@_advanced("--dirth-workload", "DIRTH random workload as BLOCK_SIZE:READ_PERCENT (default 8k:65).")
+@_advanced("--zones", "HDD zones of the active range (TKperf: 128).")
 @click.option("--active-range", type=click.FloatRange(0, 100, min_open=True), help="Active range in percent.")
 @click.option("--precondition-multiple", type=click.FloatRange(0, min_open=True),
               help="Preconditioning writes this many times the active range (PTS: 2).")
@@ -46,15 +66,16 @@ def _override(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option("--ramp-time", type=click.FloatRange(min=0), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and every fio job file; run nothing.")
 def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
-        destructive: bool, purge_method: str, round_time: tuple[str, ...], max_rounds: tuple[str, ...],
-        numjobs: tuple[str, ...], iodepth: tuple[str, ...], block_sizes: tuple[str, ...], mixes: tuple[str, ...],
-        active_range: float | None, precondition_multiple: float | None, wsat_capacity: float | None,
-        wsat_time: str | None, ramp_time: float, dry_run: bool) -> None:
-    """Run the SNIA PTS tests (IOPS, throughput, latency, write saturation) on TARGET.
+        destructive: bool, purge_method: str, active_range: float | None, precondition_multiple: float | None,
+        wsat_capacity: float | None, wsat_time: str | None, ramp_time: float, dry_run: bool,
+        **overrides: tuple[str, ...]) -> None:
+    """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
+    recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
+    time histogram, and TKperf's HDD zone tests.
 
-    Each test: purge, preconditioning, rounds until steady state (or the maximum round count). Every finished round is
-    stored at once; `ptsbench resume RUN_DIR` continues an interrupted run. Without TARGET (demo profile), a scratch
-    file in the run directory is used.
+    Each test: purge, preconditioning, rounds until steady state (or the maximum round count, or its fixed schedule).
+    Every finished round is stored at once, with device telemetry and host CPU; `ptsbench resume RUN_DIR` continues
+    an interrupted run. Without TARGET (demo profile), a scratch file in the run directory is used.
 
     \b
     Examples:
@@ -63,15 +84,19 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
       ptsbench pts /dev/sdb --profile client --tests iops,lat --destructive
       ptsbench pts /dev/nvme0n1 --spec 1.1 --round-time 30 --max-rounds 10 --dry-run
       ptsbench pts /mnt/scratch/test.dat --size 64G --block-sizes iops=4k,64k,1m --mixes iops=100,65,0
+      ptsbench pts --profile demo --tests hir,xsr,cbw,dirth
+      ptsbench pts /dev/nvme0n1 --tests dirth --dirth-workload 4k:70 --destructive
+      ptsbench pts /dev/nvme0n1 --spec 1.1 --tests ecw --destructive
+      ptsbench pts /dev/sdc --tests hdd-iops,hdd-tp --zones 64 --destructive
     """
-    from ptsbench.pts.specs import make_settings, parse_overrides, parse_tests
+    from ptsbench.pts.specs import OPTION_NAMES, make_settings, parse_overrides, parse_tests
     from ptsbench.store import default_run_dir
     from ptsbench.units import parse_size_bytes
 
     chosen = parse_tests(tests)
-    overrides = parse_overrides({"round_time_s": round_time, "max_rounds": max_rounds, "numjobs": numjobs,
-                                 "iodepth": iodepth, "block_sizes": block_sizes, "mixes": mixes}, chosen)
-    settings = make_settings(profile, spec, chosen, overrides, active_range, precondition_multiple, wsat_capacity,
+    fields = {flag.lstrip("-").replace("-", "_"): name for name, flag in OPTION_NAMES.items()}
+    parsed = parse_overrides({fields[param]: values for param, values in overrides.items() if values}, chosen)
+    settings = make_settings(profile, spec, chosen, parsed, active_range, precondition_multiple, wsat_capacity,
                              _seconds(wsat_time), ramp_time)
     run_dir = out or default_run_dir(f"pts-{profile}")
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
@@ -170,6 +195,9 @@ def _print_dry_run(plan: "Plan") -> None:
         click.echo(f"\n# {phase.phase.title}: round 1 job file (later rounds: a new randseed; sequential cells carry "
                    "on where the previous round stopped)")
         click.echo(round_job(plan, phase, round_seed(0, phase.key, 1)).text, nl=False)
+        if phase.phase.role == "sweep" and phase.phase.test in plan.pending_points:
+            click.echo(f"\n# {phase.phase.title}: the operating points' job files are made once the sweep has chosen "
+                       "their TC/QD")
 
 
 def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:

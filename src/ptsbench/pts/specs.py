@@ -612,7 +612,8 @@ def parse_overrides(raw: Mapping[str, Sequence[str]], tests: tuple[str, ...]) ->
             if sep and test not in known:
                 raise PtsbenchError(f"unknown test {test!r} in {option} {text}", f"use one of {','.join(known)}")
             if sep and name not in accepted_overrides(test):
-                raise PtsbenchError(f"{option} does not apply to {test}", f"see `ptsbench pts --help` for {test}")
+                takes = ", ".join(sorted(OPTION_NAMES[n] for n in accepted_overrides(test) if n in OPTION_NAMES))
+                raise PtsbenchError(f"{option} does not apply to {test}", f"{test} takes {takes}")
             chosen = [test] if sep else [t for t in tests if name in accepted_overrides(t)]
             if not chosen:
                 raise PtsbenchError(f"{option} applies to none of the selected tests ({','.join(tests)})",
