@@ -1,15 +1,26 @@
 """The PTS run directory: what a PTS run keeps, written so that a kill at any moment loses at most the current round.
 
 Layout (inside a RunStore whose manifest has kind "pts"):
-  manifest.json        kind "pts"; settings (profile, spec, tests, per-test parameters); target (facts, size,
-                       sector sizes, ioengine and how it was chosen); base_seed; write_cache (wanted, before,
-                       after, message, per start/resume); compliance {compliant, reasons}; notes; status
-                       ("running" | "interrupted" | "failed" | "done"); scratch (true when the target is a scratch
-                       file ptsbench made in the run directory)
-  plan.json            the plan: active range, alignment, and per phase its cells (name, pattern, read %, block
-                       size, TC, QD, runtime), skipped cells, tracked variables, preconditioning, stop rule
+  manifest.json        kind "pts"; settings (profile, spec, tests, per-test parameters; `advanced`: per advanced
+                       test its AdvancedParams fields, see advanced_specs.py); target (facts, size, sector sizes,
+                       ioengine and how it was chosen); base_seed; write_cache (wanted, before, after, message,
+                       per start/resume); compliance {compliant, reasons}; notes; status ("running" |
+                       "interrupted" | "failed" | "done"); scratch (true when the target is a scratch file ptsbench
+                       made in the run directory); operating_points (CBW/DIRTH/ECW, written when the sweep phase
+                       ends, before the points run): {test: {phase (the sweep's key), window_rounds (the sweep
+                       rounds whose averages chose them), limit_ns (5 ms), middle_iops ((Max + Min) / 2, null
+                       without MaxIOPS), note (null, or why only MinIOPS runs), points: {max, mid, min: {name, tc,
+                       qd, iops, lat_mean_ns} (the sweep cell's window averages) or null}}}
+  plan.json            the plan: active range, alignment, pending_points (demand tests whose points are not chosen
+                       yet), and per phase its key, test, title, role and meta (see below), cells (name, role,
+                       pattern, read %, block size, TC, QD, runtime, extra fio options; HDD cells add zone
+                       (0 = lowest LBAs) and zones), skipped cells, tracked variables, preconditioning, stop rule
+                       (kind "steady" | "written" | "rounds"), max_rounds, round_s. Written again when operating
+                       points are chosen and at every start (so it always matches the manifest)
   plan.txt             the plan as printed before the run
-  pts/PHASE/           one folder per phase, in run order: iops, tp-1m, tp-128k, lat, wsat
+  pts/PHASE/           one folder per phase, in run order: iops, tp-1m, tp-128k, lat, wsat; hir-ss, hir-w5s ...
+                       hir-w50s; xsr-1, xsr-2, xsr-3; cbw-wdpc, cbw, cbw-max, cbw-mid, cbw-min (dirth-*, ecw-*
+                       alike); hdd-iops; hdd-tp
     purge.json         list of purge attempts: method, command lines, ok, message, is_deviation, utc times
     precondition/      job.fio, command.txt, fio.json (json+), fio.stderr of the preconditioning run;
       result.json      written last: bytes written, runtime, bandwidth. Present = preconditioning completed
@@ -35,8 +46,31 @@ round.json in detail:
   wsat (write saturation only): {written_bytes, io_time_s} running totals including this round
   steady: {window_rounds, steady, variables: {"CELL METRIC": steady.SteadyState.to_dict() + cell, metric, or null
           before the 5th round}, rounds_needed (before the 5th round)}
+  telemetry: {before, after: one reading each (target/telemetry.py TELEMETRY_KEYS: source, device, command, note
+          ("not available: ..." when the device or tools do not say), temperature_c, temperature_k,
+          critical_warning, warning_temp_time_min, critical_temp_time_min, thm_temp1/2_trans_count,
+          thm_temp1/2_total_time_s, media_errors, data_units_written, data_written_bytes; null = unknown),
+          change: telemetry_change (counter increases, temperature_start_c / _end_c, throttled true | false |
+          null), cpu: host CPU during the fio process (busy_pct, user_pct, system_pct, iowait_pct, steal_pct,
+          idle_pct of all CPUs, interval_s, cpu_count)}. "before" is the previous round's "after" when nothing
+          ran in between (no purge or preconditioning)
+  cells also carry role and, for HDD cells, zone and zones; a cell with role "histogram" (an operating point's
+  capture) adds histogram: {edges_ns (bucket lower edges, the last bucket open-ended), counts, n, mean_ns, max_ns,
+  percentiles_ns} of its total latency (pts/advanced.py response_histogram, from fio's json+ bins)
 phase.json window: {cell name: {iops, bw_bytes, lat_mean_ns, read_/write_ iops, bw_bytes, lat_mean_ns (averages
-  over the window rounds), lat_max_ns (maximum), lat_percentiles_ns (all window IOs, merged from fio's bins)}}
+  over the window rounds), lat_max_ns (maximum), lat_percentiles_ns (all window IOs, merged from fio's bins)}};
+  a fixed-schedule phase (stop kind "rounds": HIR wait states, XSR groups, operating points, HDD zones) averages
+  all its rounds and has steady null
+
+Phase roles and meta (plan.json), cell roles (plan.json and round.json) of the advanced tests:
+  HIR      hir-ss role "baseline" (1 cell, tracked IOPS = the baseline); hir-wN role "wait-state", meta {wait_s}:
+           one round of cells "burst" (k-th starting at k x (burst + wait) s, fio startdelay) and one "recovery"
+  XSR      xsr-N role "group", meta {group}: one cell, one round per throughput sample (round wall_s add up to
+           the time axis)
+  CBW, DIRTH, ECW   KEY-wdpc role "precondition"; KEY role "sweep": cell 1 "pre-write", then the TC x QD cells
+           (role "", numjobs = TC, iodepth = QD); KEY-max/-mid/-min role "point", meta {point, tc, qd}: a
+           "pre-write" cell and a "histogram" cell
+  HDD      hdd-iops, hdd-tp role "zones", meta {zones}: one round, cells with zone
 """
 
 import fcntl
