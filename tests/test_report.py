@@ -5,6 +5,7 @@ the command line, and an older run's store."""
 import json
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from ptsbench.report.build import (
     write_report,
 )
 from ptsbench.report.figures import percentile_points
+from test_hosts import NULL_JOB, Servers, hosts_arg
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 
 JOB_TEXT = """\
@@ -96,15 +98,15 @@ def test_report_has_every_file_and_figure(case_run: Path, case_report: Path) -> 
 def test_xlsx_results_equal_the_store(case_run: Path, case_report: Path) -> None:
     rows = sheet_rows(case_report / "results.xlsx", "results")
     assert list(rows[0]) == [column.name for column in RESULT_COLUMNS]
-    by_key = {(row[1], row[6]): row for row in rows[1:]}
+    by_key = {(row[1], row[7]): row for row in rows[1:]}
     checked = 0
     for job in stored_jobs(case_run):
         for direction in job["directions"]:
             row = by_key[(job["name"], direction["direction"])]
-            assert row[8] == pytest.approx(direction["iops"], rel=1e-15)
-            assert row[9] == pytest.approx(direction["bw_bytes"] / 1e6, rel=1e-15)
-            assert row[10] == pytest.approx(direction["lat"]["mean_ns"] / 1000, rel=1e-15)
-            for offset, percentile in enumerate(RESULT_PERCENTILES, start=11):
+            assert row[2] == "-" and row[9] == pytest.approx(direction["iops"], rel=1e-15)
+            assert row[10] == pytest.approx(direction["bw_bytes"] / 1e6, rel=1e-15)
+            assert row[11] == pytest.approx(direction["lat"]["mean_ns"] / 1000, rel=1e-15)
+            for offset, percentile in enumerate(RESULT_PERCENTILES, start=12):
                 assert row[offset] == pytest.approx(direction["lat"]["percentiles_ns"][percentile] / 1000, rel=1e-15)
             checked += 1
     assert checked == len(rows) - 1 == 4  # randrw: read, write, total; seqread: read
@@ -242,8 +244,8 @@ def test_report_of_a_run_with_a_failed_case(tmp_path: Path) -> None:
     report = load_report(tmp_path / "run")
     assert report.warnings and "case b failed" in report.warnings[0] and "bogus_option" in report.warnings[0]
     (ok_row, failed_row) = report.sections[0].tables()[0].rows
-    assert ok_row[7] == "ok" and isinstance(ok_row[8], float)
-    assert failed_row[7].startswith("failed:") and failed_row[8:] == (None,) * 10
+    assert ok_row[8] == "ok" and isinstance(ok_row[9], float)
+    assert failed_row[8].startswith("failed:") and failed_row[9:] == (None,) * 10
     case_b = next(section for section in report.sections if section.key == "case002")
     assert case_b.figures() == [] and any("Case failed" in getattr(block, "text", "") for block in case_b.blocks)
     out = build_report(tmp_path / "run", static=False)
@@ -285,3 +287,30 @@ def test_markup_in_names_stays_text(tmp_path: Path) -> None:
     assert "".join(page.text).count(hostile) >= 5
     (spec,) = [json.loads(script) for script in page.scripts if script.startswith('{"data"')]
     assert spec["data"][0]["name"] == hostile
+
+
+@pytest.fixture
+def fio_servers() -> Iterator[Servers]:
+    """Real fio servers on 127.0.0.x (test_hosts.Servers), killed at teardown."""
+    pool = Servers()
+    try:
+        yield pool
+    finally:
+        pool.stop_all()
+
+
+def test_report_of_a_run_on_two_hosts(fio_servers: Servers, tmp_path: Path) -> None:
+    """fio client/server: a row, a series and a percentile curve per host (logs carry the host in their name)."""
+    hosts = fio_servers(2)
+    (tmp_path / "null.fio").write_text(NULL_JOB.format(runtime=1.5))
+    done = run_cli("run", str(tmp_path / "null.fio"), "--hosts", hosts_arg(hosts), "--out", str(tmp_path / "run"),
+                   "--log-interval", "250")
+    assert done.returncode == 0, done.stderr
+    report = load_report(tmp_path / "run")
+    rows = report.sections[0].tables()[0].rows
+    assert {(row[1], row[2]) for row in rows if row[7] == "read"} == {
+        (job, host) for job in ("rr", "mix") for host in ("127.0.0.1", "127.0.0.2", "all hosts")}
+    figures = {figure.key: figure for figure in report.figures()}
+    for key in ("case001-iops", "case001-percentiles"):
+        names = {series.name for series in figures[key].series}
+        assert {"rr 127.0.0.1 read", "rr 127.0.0.2 read", "mix 127.0.0.2 write"} <= names, key

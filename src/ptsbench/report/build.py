@@ -185,7 +185,8 @@ def environment_section(manifest: Mapping[str, Any]) -> Section:
 
 RESULT_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")
 RESULT_COLUMNS = (
-    Column("case"), Column("job"), Column("target"), Column("rw"), Column("bs"), Column("QDxT"), Column("dir"),
+    Column("case"), Column("job"), Column("host"), Column("target"), Column("rw"), Column("bs"), Column("QDxT"),
+    Column("dir"),
     Column("status"), Column("IOPS", "iops"), Column("MB/s", "mbs"), Column("lat mean (µs)", "us"),
     *(Column(f"lat p{p} (µs)", "us") for p in RESULT_PERCENTILES),
 )
@@ -200,15 +201,21 @@ def results_table(records: Sequence[Any]) -> Table:
     from ptsbench.report.tables import result_rows
 
     rows = tuple(
-        (row.case, row.job, row.target or "-", row.rw, row.bs, f"{row.iodepth}x{row.numjobs}" if row.iodepth else "-",
-         row.direction,
+        (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs,
+         f"{row.iodepth}x{row.numjobs}" if row.iodepth else "-", row.direction,
          row.status if not row.message else f"{row.status}: {row.message}", row.iops, row.mb_s,
          _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES))
         for row in result_rows(records)
     )
     return Table("results", "One row per job and direction (total latency, as fio measures lat)", RESULT_COLUMNS, rows,
-                 Chart("IOPS per job", "job", "IOPS", columns=(8,)),
-                 keys=(0, 1, 3, 4, 5, 6), compare=(8, 9, 10, 14, 17))
+                 Chart("IOPS per job", "job", "IOPS", columns=_result_columns("IOPS")),
+                 keys=_result_columns("case", "job", "host", "rw", "bs", "QDxT", "dir"),
+                 compare=_result_columns("IOPS", "MB/s", "lat mean (µs)", "lat p99 (µs)", "lat p99.999 (µs)"))
+
+
+def _result_columns(*names: str) -> tuple[int, ...]:
+    index = {column.name: position for position, column in enumerate(RESULT_COLUMNS)}
+    return tuple(index[name] for name in names)
 
 
 _LOG_KINDS = (  # (log name, figure key suffix, title, y label, value -> plotted unit)
@@ -233,13 +240,15 @@ def _log_prefixes(case_dir: Path) -> dict[str, str]:
     return prefixes
 
 
-def interval_series(case_dir: Path, prefix: str, log: str, interval_ms: float
+def interval_series(case_dir: Path, prefix: str, log: str, interval_ms: float, host: str | None = None
                     ) -> dict[str, tuple[list[float], list[float]]]:
-    """direction -> (time_s, value) of one job's fio log. One thread: fio's samples as written. Several threads
-    (numjobs > 1): merged by time per interval (fio/logs.py), rates summed and latencies averaged."""
+    """direction -> (time_s, value) of one job's fio log (on one host in client/server runs). One thread: fio's
+    samples as written. Several threads (numjobs > 1): merged by time per interval (fio/logs.py), rates summed and
+    latencies averaged."""
     from ptsbench.fio import logs
 
-    paths = sorted((case_dir / "logs").glob(f"{prefix}_{log}.*.log"))
+    paths = [path for path in sorted((case_dir / "logs").glob(f"{prefix}_{log}.*"))
+             if (name := logs.parse_log_name(path)) is not None and name.kind == log and name.host == host]
     read = [logs.read_log(path, log) for path in paths if path.stat().st_size]
     result: dict[str, tuple[list[float], list[float]]] = {}
     if len(read) == 1:
@@ -255,6 +264,10 @@ def interval_series(case_dir: Path, prefix: str, log: str, interval_ms: float
     return result
 
 
+def _series_name(job: str, host: str | None, direction: str) -> str:
+    return f"{job} {host} {direction}" if host else f"{job} {direction}"
+
+
 def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> list[Figure]:
     """Per case: IOPS, MB/s and latency over time from the interval logs; the percentile curve from json+ bins."""
     from ptsbench.fio.output import parse_jobs
@@ -268,8 +281,10 @@ def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> l
             prefix = prefixes.get(job["name"])
             if prefix is None:
                 continue
-            for direction, (time_s, values) in interval_series(case_dir, prefix, log, interval_ms).items():
-                series.append(Series(f"{job['name']} {direction}", tuple(time_s), tuple(v * scale for v in values),
+            host = job.get("hostname")
+            for direction, (time_s, values) in interval_series(case_dir, prefix, log, interval_ms, host).items():
+                series.append(Series(_series_name(job["name"], host, direction), tuple(time_s),
+                                     tuple(v * scale for v in values),
                                      mode="lines+markers" if len(time_s) < 60 else "lines"))
         if series:
             figures.append(Figure(f"{key}-{suffix}", f"{record.name}: {title}", "time (s)", y_label, tuple(series),
@@ -277,7 +292,7 @@ def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> l
                                           "(the threads of a job merged by time).",
                                   data_sheet=True))
     if (case_dir / "fio.json").is_file():
-        curves = [(f"{job.name} {direction.direction}", direction.lat.bins)
+        curves = [(_series_name(job.name, job.hostname, direction.direction), direction.lat.bins)
                   for job in parse_jobs(read_json(case_dir / "fio.json"))
                   for direction in job.directions if direction.direction != "total"]
         if curves:
