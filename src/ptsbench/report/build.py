@@ -820,7 +820,7 @@ def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Se
             blocks.append(Text(f"{view.plan['title']}: {view.source()}", "warning"))
     blocks += steady_blocks(test, views)
     blocks += TEST_BLOCKS.get(test, cells_blocks)(views, context)
-    title = TEST_DEFS[test].title if test in TEST_DEFS else views[0].plan["title"]
+    title = TEST_DEFS[test].title if test in TEST_DEFS else str(views[0].plan["title"]).split(":")[0]
     return Section(_key("test", test), title, pts_test_facts(context, test, views), tuple(blocks))
 
 
