@@ -8,6 +8,9 @@ Layout (schema version 1):
     logs/                       fio's per-interval bw / iops / lat logs
     result.json                 parsed results and status; written last, so its presence means "case finished"
   results.xlsx                  the results table as a workbook
+  report/                       index.html, report.pdf, results.xlsx and figures/ (ptsbench report; made at the end
+                                of every run, rewritten after every round during a PTS run)
+PTS runs keep their rounds under pts/ (see ptsbench/pts/store.py).
 Every file is written atomically (temporary file, fsync, rename), so a kill at any moment leaves either the old or
 the new file, never half of one.
 """
@@ -16,6 +19,7 @@ import datetime
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +35,9 @@ def atomic_write_text(path: Path, text: str) -> None:
     path = Path(path)
     temporary = path.with_name(f".{path.name}.tmp")
     try:
-        with open(temporary, "w") as handle:
+        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        temporary = Path(name)  # a name of its own: two writers of one file never share a temporary
+        with os.fdopen(descriptor, "w") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

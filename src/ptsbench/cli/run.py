@@ -208,6 +208,18 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str) -> N
 
     write_results_xlsx(store.root / "results.xlsx", rows)
     print_rows(rows, output_format)
+    write_final_report(store.root)
+
+
+def write_final_report(run_dir: Path) -> None:
+    """The report at the end of every run; a failure to draw it is a warning, the results are already stored."""
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.report.build import HTML_NAME, write_report
+
+    try:
+        click.echo(f"ptsbench: report {write_report(run_dir) / HTML_NAME}", err=True)
+    except PtsbenchError as error:
+        click.echo(f"ptsbench: warning: report not written: {error}", err=True)
 
 
 def _print_dry_run(cases: "list[Case]", run_dir: Path, total_s: float | None, hosts: "Sequence[Host]" = ()) -> None:
