@@ -146,6 +146,8 @@ def test_file_targets_buffered_direct_sequential_and_parallel(tmp_path: Path, wr
     rows = rows_of(run_cli("run", str(job), "--target", str(first), "--target", str(second), "--out", str(out),
                            "--runtime", "1", "--format", "json"))
     assert {r["target"] for r in rows} == {str(first), str(second / "ptsbench-testfile.dat")}
+    assert {r["case"] for r in rows} == {"f@" + str(first).strip("/").replace("/", "_"),
+                                         "f@" + str(second).strip("/").replace("/", "_")}
     assert first.stat().st_size > 0  # created by fio
     records = [json.loads(p.read_text()) for p in sorted((out / "cases").glob("*/result.json"))]
     assert records[0]["ended_utc"] <= records[1]["started_utc"]

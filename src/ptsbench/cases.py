@@ -71,8 +71,8 @@ class Case:
 
 def _case_name(job_path: Path, target: Target | None, several_targets: bool) -> str:
     name = job_path.stem
-    if target is not None and several_targets:
-        name += "@" + Path(target.path).name
+    if target is not None and several_targets:  # what the user typed, so two folders' test files differ
+        name += "@" + target.requested.strip("/").replace("/", "_")
     return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in name)
 
 
