@@ -1,0 +1,267 @@
+"""The advanced tests end to end on real fio: a demo-profile run of HIR, XSR, CBW, DIRTH and HDD IOPS on a scratch
+file (durations shortened), the operating points stored and used, resume after kill -9 in an operating point and
+after a kill between the sweep's result and the points' choice, and telemetry per round (a clean "not available"
+on a file; a stand-in nvme-cli whose device starts throttling)."""
+
+import json
+import math
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run_cli
+from ptsbench.pts.advanced import LATENCY_LIMIT_NS
+from ptsbench.pts.engine import QuietReporter, create_run, run, target_info
+from ptsbench.pts.specs import make_settings
+from ptsbench.pts.tables import pts_tables
+from ptsbench.target.target import Target
+from ptsbench.target.telemetry import TELEMETRY_KEYS
+from test_pts_engine import Recorder, rounds_of
+from test_pts_resume import kill_when, resume_and_check, start, stored
+
+MIB = 1024**2
+DATA = Path(__file__).parent / "data" / "telemetry"
+DEMAND = ["--profile", "demo", "--size", "16M", "--round-time", "0.1", "--max-rounds", "1", "--demand-tcs", "2,1",
+          "--demand-qds", "2,1", "--prewrite-time", "0.1", "--point-prewrite-time", "0.1",
+          "--point-capture-time", "0.3"]
+SHORT = [*DEMAND, "--hir-wait-states", "0.1,0.3", "--hir-bursts", "2", "--hir-burst-time", "0.1",
+         "--hir-recovery-time", "0.2", "--xsr-groups", "0.2,0.1,0.2", "--zones", "2"]
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One shortened demo run of five advanced tests (about 30 s), shared by the checks below."""
+    run_dir = tmp_path_factory.mktemp("advanced") / "run"
+    done = run_cli("pts", "--out", str(run_dir), "--tests", "hir,xsr,cbw,dirth,hdd-iops", *SHORT)
+    assert done.returncode == 0, done.stderr
+    return run_dir, done.stdout
+
+
+def test_demo_run_stores_every_phase(demo_run: tuple[Path, str]) -> None:
+    run_dir, _ = demo_run
+    manifest, plan = read(run_dir / "manifest.json"), read(run_dir / "plan.json")
+    assert manifest["status"] == "done" and not (run_dir / "scratch.dat").exists()
+    points = {test: [p for p, cell in record["points"].items() if cell] for test, record in
+              manifest["operating_points"].items()}
+    assert [p["key"] for p in plan["phases"]] == [
+        "hir-ss", "hir-w0.1s", "hir-w0.3s", "xsr-1", "xsr-2", "xsr-3",
+        "cbw-wdpc", "cbw", *(f"cbw-{p}" for p in points["cbw"]),
+        "dirth-wdpc", "dirth", *(f"dirth-{p}" for p in points["dirth"]), "hdd-iops"]
+    assert plan["pending_points"] == []
+    for phase in plan["phases"]:
+        result = read(run_dir / "pts" / phase["key"] / "phase.json")
+        records = rounds_of(run_dir, phase["key"])
+        assert result["rounds"] == len(records) == phase["max_rounds"] if phase["stop"]["kind"] == "rounds" \
+            else 1 <= len(records) <= phase["max_rounds"]
+        for record in records:
+            assert list(record["cells"]) == [cell["name"] for cell in phase["cells"]]
+            assert all(cell["error"] == 0 and cell["total"]["total_ios"] > 0 for cell in record["cells"].values())
+    reasons = "\n".join(manifest["compliance"]["reasons"])
+    assert "Host idle recovery: hir_bursts 2 (PTS: 360)" in reasons and "purge: none" in reasons
+
+
+def test_hir_wait_states_follow_their_schedule(demo_run: tuple[Path, str]) -> None:
+    run_dir, _ = demo_run
+    for key, wait_s in (("hir-w0.1s", 0.1), ("hir-w0.3s", 0.3)):
+        (record,) = rounds_of(run_dir, key)
+        roles = [cell["role"] for cell in record["cells"].values()]
+        assert roles == ["burst", "burst", "recovery"]
+        delays = re.findall(r"startdelay=(\d+)ms", (run_dir / "pts" / key / "rounds" / "001" / "job.fio").read_text())
+        assert [int(d) for d in delays] == [round(1000 * (0.1 + wait_s)), round(2000 * (0.1 + wait_s))]
+        assert all(cell["write"]["io_bytes"] > 0 and cell["read"] is None for cell in record["cells"].values())
+    baseline = read(run_dir / "pts" / "hir-ss" / "phase.json")["window"]["rnd 4k 0/100"]["iops"]
+    (table,) = [t for t in pts_tables_of(run_dir) if t.title.startswith("Host idle recovery")]
+    assert [row[0] for row in table.rows] == ["0.1", "0.3"]
+    assert all(row[3] == f"{baseline:,.1f}" for row in table.rows)
+
+
+def pts_tables_of(run_dir: Path) -> list[Any]:
+    from ptsbench.store import RunStore
+
+    return pts_tables(RunStore.open(run_dir))
+
+
+def test_xsr_groups_and_recovery(demo_run: tuple[Path, str]) -> None:
+    run_dir, _ = demo_run
+    counts = [len(rounds_of(run_dir, f"xsr-{n}")) for n in (1, 2, 3)]
+    assert counts == [math.ceil(0.2 / 0.1), 1, 2]
+    first, second = rounds_of(run_dir, "xsr-1")
+    cell = "seq 1m 0/100"
+    assert second["cells"][cell]["seq_start_bytes"] == first["cells"][cell]["seq_end_bytes"]  # one stream
+    (group,) = rounds_of(run_dir, "xsr-2")
+    assert group["cells"]["rnd 8k 0/100"]["bs_bytes"] == 8192
+    group1 = [r["cells"][cell]["bw_bytes"] for r in rounds_of(run_dir, "xsr-1")]
+    group3 = [r["cells"][cell]["bw_bytes"] for r in rounds_of(run_dir, "xsr-3")]
+    baseline = sum(group1) / 2
+    recovered = next((index for index, bw in enumerate(group3) if bw >= baseline), None)
+    (table,) = [t for t in pts_tables_of(run_dir) if t.title == "Cross stimulus recovery: recovery time"]
+    ends = [sum(r["wall_s"] for r in rounds_of(run_dir, "xsr-3")[:n + 1]) for n in range(2)]
+    expected = "not recovered" if recovered is None else f"{ends[recovered] / 60:,.2f}"
+    assert table.rows == ((f"{baseline / 1e6:,.2f}", expected, "2"),)
+
+
+@pytest.mark.parametrize("test", ["cbw", "dirth"])
+def test_operating_points_are_chosen_stored_and_used(demo_run: tuple[Path, str], test: str) -> None:
+    run_dir, _ = demo_run
+    record = read(run_dir / "manifest.json")["operating_points"][test]
+    window = read(run_dir / "pts" / test / "phase.json")["window"]
+    plan = read(run_dir / "plan.json")
+    sweep = [c for c in next(p for p in plan["phases"] if p["key"] == test)["cells"] if c["role"] == ""]
+    assert [(c["numjobs"], c["iodepth"]) for c in sweep] == [(2, 2), (2, 1), (1, 2), (1, 1)]
+    under = [c for c in sweep if window[c["name"]]["lat_mean_ns"] < LATENCY_LIMIT_NS]
+    best = max(under, key=lambda c: window[c["name"]]["iops"]) if under else None
+    points = record["points"]
+    assert (points["min"]["tc"], points["min"]["qd"]) == (1, 1)
+    if best is None:
+        assert points["max"] is None and record["note"]
+    else:
+        assert points["max"]["name"] == best["name"] and points["max"]["iops"] == window[best["name"]]["iops"]
+    assert record["window_rounds"] == read(run_dir / "pts" / test / "phase.json")["window_rounds"]
+    for name, chosen in points.items():
+        if chosen is None:
+            assert not (run_dir / "pts" / f"{test}-{name}").exists()
+            continue
+        (done,) = rounds_of(run_dir, f"{test}-{name}")
+        prewrite, capture = done["cells"].values()
+        assert (prewrite["role"], prewrite["read_pct"], prewrite["numjobs"]) == ("pre-write", 0, 2)
+        assert (capture["role"], capture["numjobs"], capture["iodepth"]) == ("histogram", chosen["tc"], chosen["qd"])
+        job = (run_dir / "pts" / f"{test}-{name}" / "rounds" / "001" / "job.fio").read_text()
+        assert f"numjobs={chosen['tc']}\niodepth={chosen['qd']}\n" in job
+        histogram = capture["histogram"]
+        assert sum(histogram["counts"]) == histogram["n"] == capture["total"]["lat_n"] > 0
+        assert histogram["max_ns"] == capture["total"]["lat_max_ns"]
+    if test == "dirth":  # the default DIRTH workload: random 8 KiB 65/35
+        assert sweep[0]["name"] == "rnd 8k 65/35 tc2/qd2" and sweep[0]["read_pct"] == 65
+
+
+def test_hdd_zones_run_in_their_zone(demo_run: tuple[Path, str]) -> None:
+    run_dir, _ = demo_run
+    plan = read(run_dir / "plan.json")
+    (record,) = rounds_of(run_dir, "hdd-iops")
+    phase = next(p for p in plan["phases"] if p["key"] == "hdd-iops")
+    zone_bytes = plan["active_range_bytes"] // 2 // plan["align_bytes"] * plan["align_bytes"]
+    for cell in phase["cells"]:
+        options = dict(cell["fio_options"])
+        assert (int(options["offset"]), int(options["size"])) == (cell["zone"] * zone_bytes, zone_bytes)
+        assert record["cells"][cell["name"]]["zone"] == cell["zone"]
+    assert len(phase["cells"]) == 2 * 9 and {c["zone"] for c in phase["cells"]} == {0, 1}
+
+
+def test_show_prints_every_advanced_table_and_telemetry(demo_run: tuple[Path, str]) -> None:
+    run_dir, run_output = demo_run
+    shown = run_cli("show", str(run_dir), env={"COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    for title in ("Host idle recovery (4 KiB random writes)", "Cross stimulus recovery: access groups",
+                  "Cross stimulus recovery: recovery time", "Composite block size workload: demand variation",
+                  "Demand intensity / response time histogram: demand intensity (mean latency us)",
+                  "Operating points (from the sweep)", "Response time at the operating points",
+                  "Response-time histograms", "HDD IOPS per zone (2 zones): IOPS per zone",
+                  "Telemetry per phase"):
+        assert title in " ".join(shown.stdout.split()) and title in " ".join(run_output.split()), title
+    for phase in read(run_dir / "plan.json")["phases"]:
+        for record in rounds_of(run_dir, phase["key"]):
+            telemetry = record["telemetry"]
+            for reading in (telemetry["before"], telemetry["after"]):
+                assert set(reading) == set(TELEMETRY_KEYS)
+                assert reading["source"] is not None or reading["note"].startswith("not available: ")
+            assert telemetry["cpu"]["interval_s"] > 0 and telemetry["cpu"]["cpu_count"] >= 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# resume
+
+
+def test_kill_in_an_operating_point_then_between_sweep_and_points(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    point = run_dir / "pts" / "cbw-max" / "rounds" / "001"
+    args = [*DEMAND, "--tests", "cbw", "--point-prewrite-time", "0.5"]
+    kill_when(start(run_dir, *args), (point / "job.fio").exists, delay_s=0.2)
+    interrupted = not (point / "round.json").exists()
+    chosen = read(run_dir / "manifest.json")["operating_points"]
+    assert "cbw-max" in [p["key"] for p in read(run_dir / "plan.json")["phases"]]
+    resume_and_check(run_dir, stored(run_dir))
+    assert read(run_dir / "manifest.json")["operating_points"] == chosen
+    assert (point.parent / "001.interrupted-1").is_dir() == interrupted
+    # a kill after the sweep's phase.json but before the points were stored: resume chooses the same points
+    manifest = read(run_dir / "manifest.json")
+    del manifest["operating_points"]
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    for name in ("max", "mid", "min"):
+        shutil.rmtree(run_dir / "pts" / f"cbw-{name}", ignore_errors=True)
+    before = stored(run_dir)
+    resume_and_check(run_dir, before)
+    assert read(run_dir / "manifest.json")["operating_points"] == chosen
+    assert all((run_dir / "pts" / f"cbw-{p}" / "phase.json").exists() for p, c in chosen["cbw"]["points"].items()
+               if c)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# telemetry through the engine
+
+
+def _api_run(tmp_path: Path, facts: dict[str, object], reporter: Any = None) -> Path:
+    """Two 0.1 s rounds of HIR's steady-state phase on a file (null engine), with these target facts."""
+    settings = make_settings("demo", "2.0", ("hir",), {"hir": {"round_time_s": 0.1, "max_rounds": 2,
+                                                                "hir_wait_states_s": (0.1,), "hir_bursts": 1,
+                                                                "hir_burst_s": 0.1, "hir_recovery_s": 0.1}})
+    path = str(tmp_path / "target.dat")
+    target = Target(path, "file", 16 * MIB, path)
+    store, _ = create_run(tmp_path / "run", settings, target_info(target, facts, "null", 16 * MIB), facts,
+                          ioengine_note="null")
+    run(store, target, destructive=False, reporter=reporter or QuietReporter())
+    return store.root
+
+
+def test_telemetry_on_a_file_is_a_clean_not_available(tmp_path: Path) -> None:
+    root = _api_run(tmp_path, {})
+    for key in ("hir-ss", "hir-w0.1s"):
+        for record in rounds_of(root, key):
+            telemetry = record["telemetry"]
+            note = f"not available: not an NVMe or SMART device ({tmp_path / 'target.dat'}, transport unknown)"
+            assert telemetry["before"]["note"] == telemetry["after"]["note"] == note
+            assert all(telemetry["after"][k] is None for k in TELEMETRY_KEYS if k not in ("note",))
+            assert telemetry["change"]["throttled"] is None and telemetry["change"]["media_errors"] is None
+            assert telemetry["cpu"]["busy_pct"] is not None  # the host CPU is known even when the device says nothing
+
+
+class SwapAfterFirstRound(Recorder):
+    """After round 1 the stand-in device reports the throttled smart log."""
+
+    def __init__(self, smart_log: Path) -> None:
+        super().__init__()
+        self.smart_log = smart_log
+
+    def round_finished(self, progress: Any, record: Any) -> None:
+        super().round_finished(progress, record)
+        self.smart_log.write_text((DATA / "nvme-cli-2.x-smart-log-throttled.json").read_text())
+
+
+def test_telemetry_per_round_tells_throttling_apart(tmp_path: Path, fakebin: Callable[[], list[list[str]]],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    smart_log = tmp_path / "smart-log.json"
+    smart_log.write_text((DATA / "nvme-cli-2.x-smart-log.json").read_text())
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", str(smart_log))
+    facts: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
+    root = _api_run(tmp_path, facts, SwapAfterFirstRound(smart_log))
+    first, second = rounds_of(root, "hir-ss")
+    assert first["telemetry"]["change"]["throttled"] is False
+    assert (first["telemetry"]["before"]["temperature_c"], first["telemetry"]["after"]["temperature_c"]) == (37, 37)
+    assert second["telemetry"]["before"] == first["telemetry"]["after"]  # read once between two rounds
+    change = second["telemetry"]["change"]
+    assert change["throttled"] is True and change["thm_temp1_trans_count"] == 14
+    assert (change["temperature_start_c"], change["temperature_end_c"]) == (37, 83)
+    assert second["telemetry"]["after"]["command"] == "nvme smart-log /dev/nvme0 -o json"
+    reads = [argv for argv in fakebin() if argv[:2] == ["nvme", "smart-log"]]
+    assert len(reads) == 4  # before round 1, after rounds 1 and 2, after the wait state's round (no purge between)
+    from ptsbench.store import RunStore
+
+    (table,) = [t for t in pts_tables(RunStore.open(root)) if t.title.startswith("Telemetry")]
+    assert table.rows[0][:4] == ("Host idle recovery: steady state (baseline)", "2", "37-83", "rounds 2")
