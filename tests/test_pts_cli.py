@@ -30,6 +30,19 @@ def test_dry_run_spec_1_1_client(tmp_path: Path) -> None:
     assert "Throughput 128k" not in done.stdout and "Throughput 1m" in done.stdout
 
 
+def test_dry_run_of_advanced_tests(tmp_path: Path) -> None:
+    done = run_cli("pts", str(tmp_path / "t.dat"), "--size", "1G", "--spec", "1.1", "--tests", "ecw,hir", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Not PTS-compliant" not in out  # the spec's durations
+    assert "#   Enterprise composite workload: then MaxIOPS, MidIOPS and MinIOPS, chosen after steady state" in out
+    assert "bssplit=512/4:1024/1:1536/1:2048/1:2560/1:3072/1:3584/1:4096/67:8192/10:16384/7:32768/3:65536/3" in out
+    assert "random_distribution=zoned:50/5:30/15:20/80" in out
+    assert out.count("startdelay=") == 5 * 360  # 359 bursts and the recovery per wait state have a start time
+    assert "startdelay=19800000ms" in out  # the 50 s wait state's recovery: 360 x (5 + 50) s after its start
+    assert "# Enterprise composite workload: the operating points' job files are made once" in out
+
+
 def test_help_lists_the_commands() -> None:
     done = run_cli("--help")
     assert " pts " in done.stdout and " resume " in done.stdout
@@ -45,6 +58,10 @@ def test_help_lists_the_commands() -> None:
         (["--numjobs", "lat=0"], "not a positive whole number"),
         (["--size", "1M"], "too small"),
         (["--round-time", "soon"], "not a duration"),
+        (["--tests", "cbw", "--spec", "1.1"], "cbw is not part of PTS 1.1: use ecw with --spec 1.1"),
+        (["--tests", "hir", "--zones", "4"], "--zones applies to none of the selected tests (hir)"),
+        (["--tests", "dirth", "--dirth-workload", "8k:165"], "read share 0..100"),
+        (["--tests", "cbw", "--demand-tcs", "32,16"], "must include TC1/QD1"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
