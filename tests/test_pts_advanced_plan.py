@@ -135,8 +135,9 @@ def _window(lat_ms: float, min_lat_ms: float = 0.1) -> dict[str, dict[str, float
             for tc in (4, 2, 1) for qd in (16, 4, 1)}
 
 
-def test_operating_points_chosen_from_the_sweep_window() -> None:
-    plan = make_plan(settings_for("cbw", "demo"), device())
+@pytest.mark.parametrize("logical", [512, 4096])  # on 4 KiB sectors the cells ran with a fitted bssplit
+def test_operating_points_chosen_from_the_sweep_window(logical: int) -> None:
+    plan = make_plan(settings_for("cbw", "demo"), device(logical=logical, physical=logical))
     sweep = plan.phase("cbw")
     record = operating_points_record(sweep, {"window": _window(1.0), "window_rounds": [3, 4, 5, 6, 7]})
     points = record["points"]

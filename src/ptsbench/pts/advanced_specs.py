@@ -318,9 +318,9 @@ def demand_phases(key: str, title: str, workload: Workload, params: AdvancedPara
     return wdpc, rounds
 
 
-def sweep_cells(phase: Phase) -> tuple[CellSpec, ...]:
+def sweep_cells(cells: Sequence[CellSpec]) -> tuple[CellSpec, ...]:
     """The TC x QD cells of a demand-intensity round (not its pre-write)."""
-    return tuple(cell for cell in phase.cells if cell.role != "pre-write")
+    return tuple(cell for cell in cells if cell.role != "pre-write")
 
 
 def operating_point_phases(key: str, title: str, workload: Workload, params: AdvancedParams,

@@ -610,7 +610,7 @@ def _window_latency(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[st
 def operating_points_record(phase: PhasePlan, result: Mapping[str, Any]) -> dict[str, Any]:
     """MaxIOPS, MidIOPS and MinIOPS of a finished sweep phase, chosen from its window averages (advanced.py's
     rules), as stored in the manifest."""
-    specs = [_cell_spec_record(cell) for cell in sweep_cells(phase.phase) if cell in phase.cells]
+    specs = [_cell_spec_record(cell) for cell in sweep_cells(phase.cells)]  # the cells as they ran
     points = select_operating_points(demand_cells(specs, result["window"]))
     chosen = {"max": points.max, "mid": points.mid, "min": points.min}
     note = None
