@@ -1,6 +1,6 @@
 """Terminal texts of a PTS run: compliance banner and the live steady-state status line."""
 
-from ptsbench.pts.live import steady_line
+from ptsbench.pts.live import hir_line, steady_line, telemetry_line
 from ptsbench.pts.steady import steady_state
 from ptsbench.pts.tables import compliance_lines
 
@@ -35,3 +35,14 @@ def test_long_write_saturation_tables_show_evenly_spaced_rounds() -> None:
     picked = _spread(1440, 25)
     assert len(picked) == 25 and picked[0] == 0 and picked[-1] == 1439
     assert {b - a for a, b in zip(picked, picked[1:], strict=False)} <= {59, 60}
+
+
+def test_live_lines_of_hir_and_telemetry() -> None:
+    def cell(role: str, ios: int, runtime_ms: int) -> dict[str, object]:
+        return {"role": role, "iops": ios * 1000 / runtime_ms, "total": {"total_ios": ios, "runtime_ms": runtime_ms}}
+
+    record = {"cells": {"b1": cell("burst", 1000, 500), "b2": cell("burst", 3000, 500), "r": cell("recovery", 100, 50)},
+              "telemetry": {"change": {"temperature_end_c": 71, "throttled": True}}}
+    assert hir_line(record) == "2 bursts 4,000 IOPS, recovery 2,000 IOPS"  # 4000 IOs in 1 s
+    assert telemetry_line(record) == "device 71 C, THERMAL THROTTLING during the round"
+    assert telemetry_line({"telemetry": {"change": {"temperature_end_c": None, "throttled": None}}}) == ""

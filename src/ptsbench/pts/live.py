@@ -44,6 +44,18 @@ def telemetry_line(record: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def hir_line(record: Mapping[str, Any]) -> str:
+    """A HIR wait state's round: its bursts' IO-weighted mean IOPS and the recovery writes' IOPS."""
+    from ptsbench.pts.advanced import Burst, mean_iops
+
+    cells = record["cells"].values()
+    bursts = [Burst(c["total"]["total_ios"], c["total"]["runtime_ms"]) for c in cells
+              if c.get("role") == "burst" and c["total"]]
+    recovery = [c["iops"] for c in cells if c.get("role") == "recovery"]
+    text = f"{len(bursts)} bursts {mean_iops(bursts):,.0f} IOPS"
+    return text + (f", recovery {recovery[0]:,.0f} IOPS" if recovery else "")
+
+
 SHOWN_CELLS = 4  # cells named after a round of a phase without tracked variables (HIR has 361)
 
 
@@ -109,7 +121,9 @@ class LiveReporter:
         phase = progress.phase
         shown = [(t.cell, t.metric) for t in phase.phase.tracked] or [(c.name, "iops") for c in phase.cells]
         tracked = ", ".join(f"{cell} {cell_value(record, cell, metric)}" for cell, metric in shown[:SHOWN_CELLS])
-        if len(shown) > SHOWN_CELLS:
+        if phase.phase.role == "wait-state":
+            tracked = hir_line(record)
+        elif len(shown) > SHOWN_CELLS:
             tracked += f" and {len(shown) - SHOWN_CELLS} more cells"
         line = f"{phase.phase.title} round {record['round']}: {tracked}".rstrip(": ")
         status = "; ".join(filter(None, [steady_line(record), telemetry_line(record)]))
