@@ -162,12 +162,13 @@ def watch(process: subprocess.Popen[bytes]) -> tuple[float, float | None]:
 
 def run_ptsbench(ptsbench: str, job: Path, scratch: Path) -> Run:
     out = Path(tempfile.mkdtemp(prefix="ptsbench-run-", dir=scratch))
-    process = subprocess.Popen([ptsbench, "run", str(job), "--out", str(out), "--format", "json"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall_s, share = watch(process)
-    stderr = process.stderr.read().decode() if process.stderr else ""
-    if process.returncode != 0:
-        sys.exit(f"bench_run: ptsbench run failed ({process.returncode}): {stderr.strip()}")
+    with open(scratch / "ptsbench.stderr", "w+") as stderr:  # a file, not a pipe: a full pipe would stall ptsbench
+        process = subprocess.Popen([ptsbench, "run", str(job), "--out", str(out), "--format", "json"],
+                                   stdout=subprocess.DEVNULL, stderr=stderr)
+        wall_s, share = watch(process)
+        stderr.seek(0)
+        if process.returncode != 0:
+            sys.exit(f"bench_run: ptsbench run failed ({process.returncode}): {stderr.read().strip()}")
     results = list(out.glob("cases/*/result.json"))
     if len(results) != 1:
         sys.exit(f"bench_run: expected one result.json in {out}, found {len(results)}")
@@ -179,13 +180,14 @@ def run_ptsbench(ptsbench: str, job: Path, scratch: Path) -> Run:
 
 
 def run_fio(fio: str, job: Path) -> Run:
-    process = subprocess.Popen([fio, str(job), "--output-format=json"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
-    wall_s, _share = watch(process)  # sampled the same way as ptsbench, so both pay the same watching cost
-    stdout = process.stdout.read() if process.stdout else b""
+    with open(job.with_suffix(".json"), "w+") as stdout:  # a file, not a pipe: a full pipe would stall fio
+        process = subprocess.Popen([fio, str(job), "--output-format=json"], stdout=stdout, stderr=subprocess.STDOUT)
+        wall_s, _share = watch(process)  # sampled the same way as ptsbench, so both pay the same watching cost
+        stdout.seek(0)
+        text = stdout.read()
     if process.returncode != 0:
-        sys.exit(f"bench_run: fio failed ({process.returncode}) on {job}")
-    doc = json.loads(stdout[stdout.index(b"{"):])
+        sys.exit(f"bench_run: fio failed ({process.returncode}) on {job}: {text.strip()[-500:]}")
+    doc = json.loads(text[text.index("{"):])
     iops = sum(job_data[d]["iops"] for job_data in doc["jobs"] for d in ("read", "write", "trim"))
     job_cpu_pct = sum(job_data["usr_cpu"] + job_data["sys_cpu"] for job_data in doc["jobs"])
     return Run(iops, job_cpu_pct, wall_s, None)
@@ -270,8 +272,8 @@ def print_report(results: list[CaseResult], startup: dict[str, float], args: arg
 
 def main() -> None:
     args = parse_args()
-    args.dir.mkdir(parents=True, exist_ok=True)
     check_not_tmpfs(args.dir)
+    args.dir.mkdir(parents=True, exist_ok=True)
     interpreter = script_interpreter(args.ptsbench)
     load_start = os.getloadavg()[0]
     steal_start, total_start = cpu_times()
