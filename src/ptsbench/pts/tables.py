@@ -73,7 +73,8 @@ class PhaseView:
     def source(self) -> str:
         if self.result is not None:
             window = self.result["window_rounds"]
-            span = f"rounds {window[0]}-{window[-1]}" if window else "no window"
+            span = "no window" if not window else f"round {window[0]}" if len(window) == 1 else \
+                f"rounds {window[0]}-{window[-1]}"
             return f"average over {span}; {self.result['stop_reason']}"
         if self.rounds:
             return f"NOT FINISHED: latest round {len(self.rounds)} shown, not a measurement window"
