@@ -234,7 +234,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
     context = _Context(pts, plan, target, dict(manifest.get("target") or {}), destructive,
                        reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")))
     with pts.lock():
-        wait_for_orphan_fio(pts.root)
+        stop_orphan_fio(pts.root)
         pts.store.update_manifest(status="running")
         try:
             _apply_write_cache(context)
@@ -693,15 +693,24 @@ def orphan_fio_pids(root: Path) -> list[int]:
     return pids
 
 
-def wait_for_orphan_fio(root: Path, timeout_s: float = 15.0) -> None:
-    """Wait for a fio left running by a killed ptsbench (it stops at its next status write); refuse to start a
-    second fio on the same target while it runs."""
+def stop_orphan_fio(root: Path, timeout_s: float = 15.0) -> None:
+    """Stop the fio processes a killed ptsbench left running on this run's job files, and wait until they are gone;
+    refuse to start a second fio on the same target while one runs. Called with the run directory locked, so they
+    belong to no live ptsbench. (fio's main process ends at its next status write, but its job processes go on
+    for seconds, or to the end of the cell: SIGTERM ends them at once; their round is run again anyway.)"""
+    import contextlib
+    import os
+    import signal
+
+    for pid in orphan_fio_pids(root):
+        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to signal: waited for below
+            os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
     while pids := orphan_fio_pids(root):
         if time.monotonic() > deadline:
             raise PtsbenchError(f"fio from an earlier attempt of this run is still running (pid {pids[0]})",
                                 f"wait for it to end or stop it (kill {pids[0]}), then resume")
-        time.sleep(0.2)
+        time.sleep(0.05)
 
 
 def finish_scratch(pts: PtsStore) -> None:
