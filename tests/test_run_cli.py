@@ -77,7 +77,9 @@ def test_run_directory_holds_everything(tmp_path: Path, write_job) -> None:  # t
     result = json.loads((case / "result.json").read_text())
     assert result["status"] == "ok" and [j["name"] for j in result["jobs"]] == ["mixed", "seq"]
     logs = sorted(p.name for p in (case / "logs").iterdir())
-    assert "mixed_bw.1.log" in logs and "mixed_iops.1.log" in logs and "seq_lat.2.log" in logs
+    assert "mixed_bw.1.log" in logs and "mixed_iops.1.log" in logs and "seq_bw.2.log" in logs
+    assert "seq_lat.log" in logs and not any(".log" in name and "_lat." in name and name != "seq_lat.log"
+                                             and name != "mixed_lat.log" for name in logs)
     lines = [line.split(",") for line in (case / "logs" / "mixed_iops.1.log").read_text().splitlines()]
     read_times = [int(fields[0]) for fields in lines if fields[2].strip() == "0"]
     gaps = sorted(b - a for a, b in zip(read_times, read_times[1:], strict=False))
@@ -284,3 +286,22 @@ def test_too_old_fio_is_refused(tmp_path: Path, write_job) -> None:  # type: ign
     result = run_cli("run", str(job), "--out", str(tmp_path / "r"), env={"PTSBENCH_FIO": str(old)})
     assert_one_line_error(result, "fio-2.1.4 is too old", "3.16")
     assert not (tmp_path / "r").exists()
+
+
+def test_latency_over_time_is_derived_exactly_from_fio_status(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("r.fio", "[r]\nioengine=null\nsize=64m\ntime_based\nruntime=3\nrw=randrw\nrate_iops=20000\n")
+    out = tmp_path / "run"
+    assert run_cli("run", str(job), "--out", str(out)).returncode == 0
+    case = out / "cases" / "001-r"
+    fio_read = fio_json(case)["jobs"][0]["read"]["lat_ns"]
+    lines = [[int(v) for v in line.split(",")] for line in (case / "logs" / "r_lat.log").read_text().splitlines()]
+    read = [fields for fields in lines if fields[2] == 0]
+    assert 3 <= len(read) <= 4 and all(fields[3:] == [0, 0] for fields in lines)
+    assert all(fio_read["min"] <= fields[1] <= fio_read["max"] for fields in read)
+    assert [fields[0] for fields in read] == sorted(fields[0] for fields in read)
+    # at a steady rate the IO-weighted interval means add up to fio's overall mean
+    assert sum(fields[1] for fields in read) / len(read) == pytest.approx(fio_read["mean"], rel=0.35)
+    with_fio_log = tmp_path / "fio-log"
+    assert run_cli("run", str(job), "--out", str(with_fio_log), "--fio-lat-log").returncode == 0
+    logs = {p.name for p in (with_fio_log / "cases" / "001-r" / "logs").iterdir()}
+    assert "r_lat.1.log" in logs and "r_lat.log" not in logs

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ptsbench.errors import JobFileError
 from ptsbench.fio import jobs
+from ptsbench.fio.intervals import LatencyIntervals
 from ptsbench.fio.output import JobResult, parse_jobs
 from ptsbench.fio.runner import FioOutcome, FioStatus, fio_command, run_fio, shell_line
 from ptsbench.hosts import Host, host_outcome, write_host_list
@@ -56,6 +57,7 @@ class Case:
     target: Target | None
     job_text: str
     sections: tuple[jobs.JobSection, ...] = field(repr=False)
+    lat_log_prefixes: dict[str, Path] = field(default_factory=dict)  # job -> prefix of the derived latency log
 
     @property
     def dir_name(self) -> str:
@@ -82,8 +84,12 @@ def plan_cases(
     overrides: Overrides,
     run_dir: Path,
     log_interval_ms: int,
+    fio_lat_log: bool = False,
 ) -> list[Case]:
-    """Every (job file, target) pair as a case, job files outermost, with the exact job text fio will get."""
+    """Every (job file, target) pair as a case, job files outermost, with the exact job text fio will get.
+
+    Latency over time comes from fio's own latency log when `fio_lat_log`, else it is derived from fio's status
+    documents (fio/intervals.py), which costs fio nothing."""
     cases: list[Case] = []
     for job_path in job_paths:
         text = jobs.read_job_file(job_path)
@@ -92,16 +98,17 @@ def plan_cases(
             index = len(cases) + 1
             name = _case_name(job_path, target, len(targets) > 1)
             logs = run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
+            prefixes = {section.name: logs / _safe(section.name) for section in sections}
             per_section = {
-                section.name: jobs.log_options(str(logs / _safe(section.name)), log_interval_ms)
-                for section in sections
+                name: jobs.log_options(str(prefix), log_interval_ms, fio_lat_log) for name, prefix in prefixes.items()
             }
             common = {**jobs.PERCENTILE_OPTIONS, **overrides.as_options()}
             if target is not None:
                 common.update(jobs.target_options(target.path))
             job_text = jobs.add_overrides(text, per_section, common)
             effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
-            cases.append(Case(index, name, str(job_path), target, job_text, effective))
+            cases.append(Case(index, name, str(job_path), target, job_text, effective,
+                              {} if fio_lat_log else prefixes))
     return cases
 
 
@@ -239,13 +246,16 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     client = str(write_host_list(store.root, hosts)) if hosts else None
     atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path, client=client)) + "\n")
     started = utc_now()
+    latency = LatencyIntervals(case.lat_log_prefixes)
     try:
         outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
-                          on_status=on_status, client=client)
+                          on_status=on_status, on_document=latency.add, client=client)
     except KeyboardInterrupt:
         record = _record(case, None, started, "interrupted by the user", hosts)
         atomic_write_json(case_dir / RESULT, asdict(record))
         raise
+    finally:
+        latency.close()
     record = _record(case, outcome, started, hosts=hosts)
     if outcome.doc is None:  # fio refused the job file or died before its first result: name the file
         record.message = f"{case.source}: {record.message}"

@@ -1,5 +1,6 @@
 """Command-line entry point: a click group whose commands are imported only when used (fast --help)."""
 
+import errno
 import importlib
 import sys
 
@@ -94,4 +95,6 @@ def main() -> None:
         fail(f"permission denied: {error.filename or error}: run as a user allowed to access it (often root)")
     except OSError as error:
         where = f" ({error.filename})" if error.filename else ""
-        fail(f"{error.strerror or error}{where}")
+        hint = ": the disk is full: free space or pass --out on another filesystem; finished results are kept" \
+            if error.errno == errno.ENOSPC else ""
+        fail(f"{error.strerror or error}{where}{hint}")

@@ -29,6 +29,9 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
         click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...)."),
         click.option("--destructive", is_flag=True, help="Allow writes to a block device (refused by default)."),
         click.option("--allow-mounted", is_flag=True, help="With --destructive: allow writes to a mounted device."),
+        click.option("--fio-lat-log", is_flag=True,
+                     help="Also have fio write its own latency logs (costs fio a clock read per IO; without it, "
+                          "latency over time is derived per second from fio's status)."),
         click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1), default=1000,
                      show_default=True, help=LOG_INTERVAL_HELP),
         click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
@@ -51,7 +54,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 @_common_options
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
-        allow_mounted: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None) -> None:
+        allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None
+        ) -> None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -71,7 +75,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
         resolved = resolve_targets(targets, size)
     name = paths[0].stem if len(paths) == 1 else Path(jobs[0]).resolve().name
     _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
-             log_interval_ms, dry_run, hosts=hosts, host_infos=infos)
+             log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log)
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -96,7 +100,8 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 @click.option("--size", default="1G", show_default=True, help="Test file size (or range on a device).")
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str, output_format: str, out: Path | None, destructive: bool,
-          allow_mounted: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None) -> None:
+          allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None
+        ) -> None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -136,7 +141,8 @@ def quick(target: str | None, runtime_s: float, size: str, output_format: str, o
         job_path = Path(_temporary_job(quick_job_text(runtime_s, size, engine)))
     try:
         _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir,
-                 (destructive, allow_mounted), log_interval_ms, dry_run, hosts=hosts, host_infos=infos)
+                 (destructive, allow_mounted), log_interval_ms, dry_run, hosts=hosts, host_infos=infos,
+                 fio_lat_log=fio_lat_log)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -159,7 +165,8 @@ def _key_value(item: str) -> tuple[str, str]:
 
 def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides", parallel: bool, name: str,
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
-             dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = ()) -> None:
+             dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
+             fio_lat_log: bool = False) -> None:
     from ptsbench.cases import (
         check_cases,
         expected_total_s,
@@ -171,7 +178,8 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     from ptsbench.store import RunStore, default_run_dir
 
     run_dir = out or default_run_dir(name)
-    cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms)
+    # fio's client prints no status documents to derive latency from: there fio writes its own latency log
+    cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms, fio_lat_log=fio_lat_log or bool(hosts))
     total_s = expected_total_s(cases, parallel)
     if dry_run:
         _print_dry_run(cases, run_dir, total_s, hosts)

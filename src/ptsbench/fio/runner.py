@@ -189,16 +189,20 @@ def run_fio(
     json_path: Path,
     stderr_path: Path,
     on_status: Callable[[FioStatus], None] | None = None,
+    on_document: Callable[[dict[str, Any]], None] | None = None,
     extra_args: Sequence[str] = (),
     client: str | None = None,
 ) -> FioOutcome:
-    """Run fio on a job file; stream status to on_status; write the final JSON document atomically to json_path."""
+    """Run fio on a job file; stream status to on_status (and every document to on_document); write the final
+    JSON document atomically to json_path."""
     argv = fio_command(job_path, extra_args, client)
     tracker = _StatusTracker()
     last: list[tuple[str, dict[str, Any]]] = []
 
-    def on_document(text: str, doc: dict[str, Any]) -> None:
+    def each_document(text: str, doc: dict[str, Any]) -> None:
         last[:] = [(text, doc)]
+        if on_document is not None:
+            on_document(doc)
         if on_status is not None:
             on_status(tracker.sample(doc))
 
@@ -208,7 +212,7 @@ def run_fio(
         )
         assert process.stdout is not None
         try:
-            other_text = _read_documents(process.stdout, on_document)
+            other_text = _read_documents(process.stdout, each_document)
         except BaseException:
             _stop(process)
             raise
