@@ -203,11 +203,18 @@ def _print_dry_run(plan: "Plan") -> None:
 def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from rich.console import Console
 
+    from ptsbench.cli.run import write_final_report
     from ptsbench.pts.engine import finish_scratch, run
     from ptsbench.pts.live import LiveReporter
     from ptsbench.pts.tables import render_pts
+    from ptsbench.report.live import BackgroundReport
 
-    with LiveReporter() as reporter:
-        run(store, target, destructive=destructive, reporter=reporter)
+    try:
+        with LiveReporter() as shown, BackgroundReport(store.store.root, shown) as reporter:
+            run(store, target, destructive=destructive, reporter=reporter)
+    except Exception:  # a failed round: the report shows what was stored (Ctrl-C skips it: the user wants out)
+        write_final_report(store.store.root)
+        raise
     render_pts(store.store, Console())
+    write_final_report(store.store.root)
     finish_scratch(store)
