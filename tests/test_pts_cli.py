@@ -83,3 +83,28 @@ def test_resume_of_a_case_runner_directory_is_refused(tmp_path: Path) -> None:
     assert run_cli("run", str(job), "--out", str(run_dir)).returncode == 0
     done = run_cli("resume", str(run_dir))
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and "not a PTS run" in done.stderr
+
+
+def test_live_report_during_and_after_a_real_run(tmp_path: Path) -> None:
+    """`ptsbench pts` rewrites its report after every round (marked in progress) and writes the final one."""
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "pts", "--profile", "demo", "--tests", "lat",
+                                "--out", str(out), "--size", "32M", "--max-rounds", "5"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    index = out / "report" / "index.html"
+    seen_live = ""
+    deadline = time.monotonic() + 240
+    while process.poll() is None and time.monotonic() < deadline:
+        if index.exists() and not seen_live:
+            seen_live = index.read_text()
+        time.sleep(0.2)
+    _, stderr = process.communicate(timeout=240)
+    assert process.returncode == 0, stderr
+    assert 'id="in-progress"' in seen_live and "Latency round" in seen_live  # opened mid-run
+    final = index.read_text()
+    assert 'id="in-progress"' not in final and (out / "report" / "report.pdf").exists()
+    assert f"report {index}" in stderr
