@@ -1,10 +1,8 @@
 """Purge methods (target/purge.py) and the write-cache switch (target/cache.py), driven through stand-in tools
 (tests/fakebin) that record their argv and fail on demand; blkdiscard and sysfs also run for real on a loop device."""
 
-import json
 import os
 import shlex
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,29 +25,12 @@ from ptsbench.target.purge import (
 )
 from ptsbench.target.target import Target, resolve_target
 
-FAKEBIN = Path(__file__).parent / "fakebin"
-
 NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/dev/nvme0n1")
 NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
 SATA = Target(path="/dev/sda", kind="block", size_bytes=10**12, requested="/dev/sda")
 SATA_FACTS: dict[str, object] = {"transport": "sata", "disk": "/dev/sda"}
 SAS = Target(path="/dev/sdb", kind="block", size_bytes=10**12, requested="/dev/sdb")
 SAS_FACTS: dict[str, object] = {"transport": "scsi", "disk": "/dev/sdb"}
-
-
-@pytest.fixture
-def fakebin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[list[str]]]:
-    """Put the stand-ins first on PATH; returns a function giving the command lines they received."""
-    log = tmp_path / "fakebin.log"
-    monkeypatch.setenv("PATH", f"{FAKEBIN}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKEBIN_LOG", str(log))
-    monkeypatch.setenv("FAKEBIN_PYTHON", sys.executable)
-    monkeypatch.delenv("FAKEBIN_FAIL", raising=False)
-
-    def calls() -> list[list[str]]:
-        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-    return calls
 
 
 def test_nvme_sanitize_polls_until_done(fakebin: Callable[[], list[list[str]]],
