@@ -113,6 +113,7 @@ NUMBER_FORMATS: dict[str, tuple[str, str]] = {  # kind -> (Python format, xlsx n
     "iops": ("{:,.1f}", "#,##0.0"),
     "mbs": ("{:,.2f}", "#,##0.00"),
     "number": ("{:,.3f}", "#,##0.000"),
+    "pct": ("{:,.1f}", "#,##0.0"),
     "ratio": ("{:.3f}×", '0.000"×"'),
     "us": ("", "[<10]0.000;[<1000]0.00;#,##0"),
 }
@@ -736,27 +737,84 @@ def _dates_fact(views: Sequence[Any]) -> str:
     return f"{rounds[0].get('started_utc', '-')} to {rounds[-1].get('finished_utc', '-')}"
 
 
+def test_title(test: str, views: Sequence[Any]) -> tuple[str, str]:
+    """(title, spec section) of a test: the basic tests' and the advanced ones' rows; else its phases' name."""
+    from ptsbench.pts.advanced_specs import ADVANCED_DEFS
+    from ptsbench.pts.specs import TEST_DEFS
+
+    definition = TEST_DEFS.get(test) or ADVANCED_DEFS.get(test)
+    if definition is not None:
+        return definition.title, definition.section
+    return str(views[0].plan["title"]).split(":")[0], ""
+
+
+def _option(cell: Mapping[str, Any], name: str) -> str | None:
+    return next((str(value) for key, value in cell.get("fio_options") or () if key == name), None)
+
+
+def _workload(cells: Sequence[Mapping[str, Any]]) -> str:
+    """Block sizes of cells as run: a bssplit (CBW's JESD219 mix) and LBA zones when the cells have them."""
+    bssplit = _option(cells[0], "bssplit") if cells else None
+    if bssplit is None:
+        return f"block sizes {', '.join(dict.fromkeys(_bs_label(c['bs_bytes']) for c in cells))}"
+    sizes = ", ".join(f"{_bs_label(int(size))} {share} %" for size, share in
+                      (part.split("/") for part in bssplit.split(":")))
+    zones = _option(cells[0], "random_distribution")
+    return f"JESD219 block-size mix (fio bssplit: {sizes})" + (f", LBA zones {zones}" if zones else "")
+
+
+def test_loop(test: str, views: Sequence[Any]) -> str:
+    """What a test's rounds run, as PTS's 'test loop parameters'."""
+    from ptsbench.pts.specs import mix_label
+
+    cells = [c for view in views for c in _cells(view)]
+    measured = [c for c in cells if c.get("role", "") in ("", "burst", "histogram")] or cells
+    mixes = ", ".join(dict.fromkeys(mix_label(c["read_pct"]) for c in measured))
+    roles = {view.plan.get("role", "") for view in views}
+    if "wait-state" in roles:
+        waits = [view for view in views if view.plan.get("role") == "wait-state"]
+        bursts = [c for c in _cells(waits[0]) if c.get("role") == "burst"]
+        recovery = next((c for c in _cells(waits[0]) if c.get("role") == "recovery"), None)
+        seconds = ", ".join(f"{float((view.plan.get('meta') or {}).get('wait_s', 0)):g}" for view in waits)
+        return (f"{mixes} random {_bs_label(bursts[0]['bs_bytes'])} writes: steady state (baseline), then per wait "
+                f"state ({seconds} s) "
+                f"{len(bursts)} x ({bursts[0]['runtime_s']:g} s of writes + the wait state), then "
+                f"{recovery['runtime_s'] if recovery else 0:g} s of continuous writes")
+    if "group" in roles:
+        return "; ".join(f"{view.plan['title'].split(': ', 1)[-1]}: {view.plan['max_rounds']} samples of "
+                         f"{_cells(view)[0]['runtime_s']:g} s" for view in views)
+    if "sweep" in roles:
+        sweep = next(view for view in views if view.plan.get("role") == "sweep")
+        grid = [c for c in _cells(sweep) if c.get("role", "") == ""]
+        tcs = ",".join(str(tc) for tc in dict.fromkeys(c["numjobs"] for c in grid))
+        qds = ",".join(str(qd) for qd in dict.fromkeys(c["iodepth"] for c in grid))
+        prewrite = next((c for c in _cells(sweep) if c.get("role") == "pre-write"), None)
+        return (f"random, read/write {mix_label(grid[0]['read_pct'])}, {_workload(grid)}; each round a "
+                f"{prewrite['runtime_s'] if prewrite else 0:g} s pre-write, then TC {tcs} x QD {qds} (from the "
+                "highest outstanding IO down); then MaxIOPS, MidIOPS, MinIOPS: pre-write and histogram capture")
+    if "zones" in roles:
+        zones = max(int(c.get("zones") or 1) for c in cells)
+        return f"{zones} zones (outer to inner) x mixes {mixes} x {_workload(cells)}"
+    return f"mixes (read/write) {mixes} x {_workload(cells)}"
+
+
 def pts_test_facts(context: PtsContext, test: str, views: Sequence[Any]) -> tuple[tuple[str, str], ...]:
     """The header facts PTS asks for on every page of a test."""
-    from ptsbench.pts.specs import TEST_DEFS, mix_label
     from ptsbench.units import format_bytes
 
     manifest, settings = context.manifest, context.manifest.get("settings") or {}
     host, target = manifest.get("host") or {}, manifest.get("target") or {}
     info = manifest.get("target_info") or {}
-    definition = TEST_DEFS.get(test)
+    title, section = test_title(test, views)
     cells = [c for view in views for c in _cells(view)]
     depths = ", ".join(dict.fromkeys(f"TC{c['numjobs']}/QD{c['iodepth']}" for c in cells))
-    sizes = ", ".join(dict.fromkeys(_bs_label(c["bs_bytes"]) for c in cells))
-    mixes = ", ".join(dict.fromkeys(mix_label(c["read_pct"]) for c in cells))
     round_times = ", ".join(dict.fromkeys(f"{c['runtime_s']:g} s" for c in cells))
     options = _job_options(context, views[0].key)
     rotational = target.get("rotational")
     capacity = int(info.get("size_bytes") or target.get("size_bytes") or 0)
     active = context.plan.get("active_range_bytes")
     return (
-        ("test", (definition.title if definition else views[0].plan["title"])
-                 + (f"; {definition.section}" if definition and definition.section else "")),
+        ("test", title + (f"; {section}" if section else "")),
         ("specification", f"{SPEC_NAMES.get(str(settings.get('spec')), settings.get('spec'))}, "
                           f"{settings.get('profile')} profile ({settings.get('kind')})"),
         ("test date (UTC)", _dates_fact(views)),
@@ -782,7 +840,7 @@ def pts_test_facts(context: PtsContext, test: str, views: Sequence[Any]) -> tupl
         ("preconditioning", _precondition_fact(context, views)),
         ("TC / QD", depths),
         ("round time", f"{round_times} per cell"),
-        ("test loop", f"mixes (read/write) {mixes} x block sizes {sizes}"),
+        ("test loop", test_loop(test, views)),
         ("rounds", _rounds_fact(views)),
         ("steady state", _steady_fact(views)),
         ("stop", "; ".join(f"{v.plan['title']}: {v.result['stop_reason']}" for v in views if v.result) or
@@ -790,27 +848,31 @@ def pts_test_facts(context: PtsContext, test: str, views: Sequence[Any]) -> tupl
     )
 
 
-def _reasons_for(reasons: Sequence[str], title: str, context: PtsContext) -> list[str]:
-    """The compliance reasons that concern one test: its own ("IOPS: ...") and the run-wide ones."""
-    titles = {str(phase["title"]).split(" ")[0] for phase in context.plan.get("phases", [])}
-    titles |= {str(phase["title"]) for phase in context.plan.get("phases", [])}
-    own = title.split(" ")[0]
+def _reasons_for(reasons: Sequence[str], test: str, views: Sequence[Any], context: PtsContext) -> list[str]:
+    """The compliance reasons that concern one test: its own ("IOPS: ...", "Host idle recovery, Cross stimulus
+    recovery: ...", "Throughput 1m: ...") and the run-wide ones (no test named before the colon)."""
+    from ptsbench.pts.advanced_specs import ADVANCED_DEFS
+    from ptsbench.pts.specs import TEST_DEFS
+
+    known = {d.title for d in TEST_DEFS.values()} | {d.title for d in ADVANCED_DEFS.values()}
+    known |= {str(phase["title"]).split(":")[0] for phase in context.plan.get("phases", [])}
+    own = {test_title(test, views)[0]} | {str(view.plan["title"]).split(":")[0] for view in views}
     found = []
     for reason in reasons:
-        prefix = reason.split(":", 1)[0]
-        if prefix in titles and prefix not in (title, own):
+        names = {name.strip() for name in reason.split(":", 1)[0].split(",")} if ":" in reason else set()
+        if names and names <= known and not names & own:
             continue
         found.append(reason)
     return found
 
 
 def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Section:
-    from ptsbench.pts.specs import TEST_DEFS
+    from ptsbench.report.advanced import ADVANCED_BLOCKS, telemetry_blocks
 
     blocks: list[Block] = []
     compliance = context.manifest.get("compliance") or {}
     if not compliance.get("compliant", False):
-        reasons = _reasons_for(compliance.get("reasons") or [], views[0].plan["title"], context)
+        reasons = _reasons_for(compliance.get("reasons") or [], test, views, context)
         blocks.append(Text(f"NOT PTS-compliant: {'; '.join(reasons) or 'see the summary'}", "warning"))
     for view in views:
         if view.result is not None and view.plan["tracked"] and not view.result.get("steady"):
@@ -819,9 +881,10 @@ def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Se
         if view.result is None:
             blocks.append(Text(f"{view.plan['title']}: {view.source()}", "warning"))
     blocks += steady_blocks(test, views)
-    blocks += TEST_BLOCKS.get(test, cells_blocks)(views, context)
-    title = TEST_DEFS[test].title if test in TEST_DEFS else str(views[0].plan["title"]).split(":")[0]
-    return Section(_key("test", test), title, pts_test_facts(context, test, views), tuple(blocks))
+    blocks += TEST_BLOCKS.get(test, ADVANCED_BLOCKS.get(test, cells_blocks))(views, context)
+    blocks += telemetry_blocks(test, views)
+    return Section(_key("test", test), test_title(test, views)[0], pts_test_facts(context, test, views),
+                   tuple(blocks))
 
 
 def pts_summary_section(context: PtsContext, groups: Sequence[tuple[str, Sequence[Any]]]) -> Section:

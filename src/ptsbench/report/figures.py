@@ -24,7 +24,7 @@ class Series:
     name: str
     x: tuple[Number, ...]
     y: tuple[Number | None, ...]
-    mode: str = "lines+markers"  # "lines", "markers" or "lines+markers"
+    mode: str = "lines+markers"  # "lines", "markers", "lines+markers" or "bars" (grouped with the figure's others)
     dash: str = "solid"  # "solid", "dash" or "dot"
     color: int | None = None  # palette index; None takes the series' position
     hover: tuple[str, ...] = ()  # per-point label shown on hover instead of x (e.g. the percentile)
@@ -227,10 +227,26 @@ def _log_axis(axes: Any, axis: Any) -> None:
     axis.set_major_formatter(FuncFormatter(plain_number))
 
 
+BAR_GROUP_WIDTH = 0.8  # bar series share this much of the distance 1 between categories
+
+
+def bar_offsets(figure: Figure) -> dict[int, tuple[float, float]]:
+    """Series position -> (x offset, width) of each bar series: the bars of one x side by side, centred on x."""
+    bars = [position for position, series in enumerate(figure.series) if series.mode == "bars"]
+    width = BAR_GROUP_WIDTH / max(len(bars), 1)
+    return {position: ((index - (len(bars) - 1) / 2) * width, width) for index, position in enumerate(bars)}
+
+
 def _draw_lines(axes: Any, figure: Figure) -> None:
     palette = _palette()
+    offsets = bar_offsets(figure)
     for position, series in enumerate(figure.series):
         y = [math.nan if value is None else value for value in series.y]
+        if position in offsets:
+            offset, width = offsets[position]
+            axes.bar([x + offset for x in series.x], y, width, label=series.name,
+                     color=color_of(series, position, palette), log=figure.y_log)
+            continue
         marker = "o" if "markers" in series.mode else None
         linestyle = _DASHES.get(series.dash, "-") if "lines" in series.mode else "none"
         axes.plot(series.x, y, label=series.name, color=color_of(series, position, palette), marker=marker,

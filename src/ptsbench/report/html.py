@@ -21,7 +21,7 @@ from ptsbench.report.build import (
     Text,
     format_value,
 )
-from ptsbench.report.figures import Bars3D, Figure, Series, atomic_file, color_of, log_ticks
+from ptsbench.report.figures import BAR_GROUP_WIDTH, Bars3D, Figure, Series, atomic_file, color_of, log_ticks
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -39,7 +39,15 @@ def _axis(title: str, log: bool, ticks: Sequence[tuple[float, str]] = ()) -> dic
     return axis
 
 
+def _bar_trace(series: Series, position: int, palette: Sequence[str]) -> dict[str, Any]:
+    return {"type": "bar", "name": series.name, "x": list(series.x), "y": list(series.y),
+            "marker": {"color": color_of(series, position, palette)},
+            "hovertemplate": "%{x:,.6g}: %{y:,.6g}<extra>%{fullData.name}</extra>"}
+
+
 def _line_trace(series: Series, position: int, palette: Sequence[str]) -> dict[str, Any]:
+    if series.mode == "bars":
+        return _bar_trace(series, position, palette)
     color = color_of(series, position, palette)
     trace: dict[str, Any] = {
         "type": "scatter", "mode": series.mode, "name": series.name, "x": list(series.x), "y": list(series.y),
@@ -114,6 +122,8 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
         ys = [y for series in figure.series for y in series.y]
         layout["xaxis"] = _axis(figure.x_label, figure.x_log, figure.x_ticks or (log_ticks(xs) if figure.x_log else ()))
         layout["yaxis"] = _axis(figure.y_label, figure.y_log, log_ticks(ys) if figure.y_log else ())
+        if any(series.mode == "bars" for series in figure.series):
+            layout.update(barmode="group", bargap=1 - BAR_GROUP_WIDTH, bargroupgap=0.0)
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "svg", "filename": figure.key}}
     return {"data": data, "layout": layout, "config": config, "gl": figure.bars3d is not None}
