@@ -1,0 +1,56 @@
+"""Benchmark (issue 4): time to write the full report (HTML, PDF, xlsx, figures) of a stored PTS run with all four
+tests at 25 rounds each (the full enterprise matrix, a synthetic store in the engine's format, made by the tests'
+own builder); goal < 10 s, index.html < 10 MB. Also the live (in-progress) rewrite, which runs after every round.
+
+    .venv/bin/python bench/bench_report.py [--repeat N]
+"""
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from ptsbench.report.build import build_report, write_report  # noqa: E402
+from test_report_pts import stored_pts_run  # noqa: E402  (the synthetic 25-round store the report tests use)
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and its finished children (the figure workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="reports to time (the median is printed)")
+    args = parser.parse_args()
+    full, cpu, live = [], [], []
+    with tempfile.TemporaryDirectory() as folder:
+        run_dir = stored_pts_run(Path(folder) / "run")
+        for _ in range(args.repeat):
+            started, cpu_before = time.perf_counter(), _cpu_s()
+            out = build_report(run_dir)
+            full.append(time.perf_counter() - started)
+            cpu.append(_cpu_s() - cpu_before)
+            started = time.perf_counter()
+            write_report(run_dir, in_progress="IOPS round 25 of at most 25")
+            live.append(time.perf_counter() - started)
+        size_mb = (out / "index.html").stat().st_size / 1e6
+        figures = len(list((out / "figures").glob("*.png")))
+    full_s = statistics.median(full)
+    print(f"full report (HTML, PDF, xlsx, {figures} figures as PNG+SVG): median {full_s:.1f} s of {args.repeat} "
+          f"({min(full):.1f}..{max(full):.1f}), {statistics.median(cpu):.1f} CPU-s; goal < 10 s: "
+          f"{'met' if full_s < 10 else 'MISSED'}")
+    print(f"index.html {size_mb:.1f} MB; goal < 10 MB: {'met' if size_mb < 10 else 'MISSED'}")
+    print(f"live rewrite (HTML + xlsx): median {statistics.median(live):.2f} s")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()
