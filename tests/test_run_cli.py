@@ -305,3 +305,25 @@ def test_latency_over_time_is_derived_exactly_from_fio_status(tmp_path: Path, wr
     assert run_cli("run", str(job), "--out", str(with_fio_log), "--fio-lat-log").returncode == 0
     logs = {p.name for p in (with_fio_log / "cases" / "001-r" / "logs").iterdir()}
     assert "r_lat.1.log" in logs and "r_lat.log" not in logs
+
+
+def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    write_job("g/1.fio", "[first]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
+    write_job("g/2.fio", "[second]\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n")
+    write_job("g/3.fio", "[third]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
+    out = tmp_path / "r"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not (out / "cases" / "002-2" / "job.fio").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130 and "Traceback" not in stderr and "ptsbench: error: interrupted" in stderr
+    first = json.loads((out / "cases" / "001-1" / "result.json").read_text())
+    second = json.loads((out / "cases" / "002-2" / "result.json").read_text())
+    assert first["status"] == "ok" and second["status"] == "failed" and "interrupted" in second["message"]
+    assert not (out / "cases" / "003-3").exists()
+    found = subprocess.run(["pgrep", "-f", f"{out}/cases/002-2/job.fio"], capture_output=True, text=True)
+    assert found.stdout.strip() == ""  # fio was stopped, not left running
