@@ -38,7 +38,8 @@ PLOTS_JS = """
       id: element.id,
       traces: (element._fullData || []).length,
       svg: !!element.querySelector('svg.main-svg'),
-      drawn: element.querySelectorAll('.scatterlayer .trace path.js-line, .scatterlayer .trace path.point').length,
+      drawn: element.querySelectorAll('.scatterlayer .trace path.js-line, .scatterlayer .trace path.point, ' +
+                                       '.barlayer .trace .point path').length,
       canvas: Array.from(element.querySelectorAll('canvas')).some(c => c.width > 0 && c.height > 0),
       gl: element.classList.contains('gl'),
       nogl: !!element.querySelector('.nogl'),
