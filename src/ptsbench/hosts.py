@@ -617,20 +617,23 @@ def probe_remote_engine(hosts: Sequence[Host], target: Target, timeout_s: float 
 
 def check_remote_writes(cases: Sequence[Any], destructive: bool, hosts: Sequence[Host]) -> None:
     """Refuse writing cases on device paths without --destructive: remote mounts cannot be inspected from here."""
-    if destructive:
-        return
     for case in cases:
         if not case.writes():
             continue
         for section in case.sections:
             for raw in (section.get("filename") or "").replace("\\:", "\0").split(":"):
-                path = os.path.expandvars(raw.replace("\0", ":"))
-                if path.startswith("/dev/"):
-                    raise UnsafeTargetError(
-                        f"case {case.name} writes to {path} on {len(hosts)} host(s), whose mounts and data "
-                        "ptsbench cannot inspect from the controller",
-                        "check every host yourself, then add --destructive",
-                    )
+                check_remote_path(os.path.expandvars(raw.replace("\0", ":")), destructive, hosts,
+                                  f"case {case.name}")
+
+
+def check_remote_path(path: str, destructive: bool, hosts: Sequence[Host], what: str) -> None:
+    """Refuse writing a device path on the hosts without --destructive (`what` writes there: a case, a test)."""
+    if not destructive and path.startswith("/dev/"):
+        raise UnsafeTargetError(
+            f"{what} writes to {path} on {len(hosts)} host(s), whose mounts and data ptsbench cannot inspect "
+            "from the controller",
+            "check every host yourself, then add --destructive",
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------

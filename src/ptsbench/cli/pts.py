@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from ptsbench.hosts import Host, HostInfo
     from ptsbench.pts.plan import Plan, TargetInfo
     from ptsbench.pts.specs import Settings
     from ptsbench.pts.store import PtsStore
@@ -65,9 +66,13 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option("--wsat-time", help="Write saturation time limit, e.g. 24h (PTS: 24h).")
 @click.option("--ramp-time", type=click.FloatRange(min=0), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and every fio job file; run nothing.")
+@click.option("--hosts", "hosts_spec", metavar="HOSTS",
+              help="Run on the same TARGET path on these hosts at once, rounds in lockstep (each runs `ptsbench "
+              "server`): HOST[:PORT],... or a file with one per line. Needs --size (the smallest device's); purge "
+              "is not run on the hosts (a deviation).")
 def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
         destructive: bool, purge_method: str, active_range: float | None, precondition_multiple: float | None,
-        wsat_capacity: float | None, wsat_time: str | None, ramp_time: float, dry_run: bool,
+        wsat_capacity: float | None, wsat_time: str | None, ramp_time: float, dry_run: bool, hosts_spec: str | None,
         **overrides: tuple[str, ...]) -> None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
@@ -88,6 +93,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
       ptsbench pts /dev/nvme0n1 --tests dirth --dirth-workload 4k:70 --destructive
       ptsbench pts /dev/nvme0n1 --spec 1.1 --tests ecw --destructive
       ptsbench pts /dev/sdc --tests hdd-iops,hdd-tp --zones 64 --destructive
+      ptsbench pts /dev/nvme0n1 --hosts node1,node2 --size 1T --destructive
     """
     from ptsbench.pts.specs import OPTION_NAMES, make_settings, parse_overrides, parse_tests
     from ptsbench.store import default_run_dir
@@ -99,6 +105,10 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     settings = make_settings(profile, spec, chosen, parsed, active_range, precondition_multiple, wsat_capacity,
                              _seconds(wsat_time), ramp_time)
     run_dir = out or default_run_dir(f"pts-{profile}")
+    if hosts_spec:
+        _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
+                      f"pts-{profile}")
+        return
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
     resolved, scratch = _target(target, run_dir, size_bytes)
     plan, info, facts, note = _plan(settings, resolved)
@@ -114,6 +124,56 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     _print_plan(plan)
     _run(store, resolved, destructive)
+
+
+def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, size: str | None, run_dir: Path,
+                  destructive: bool, purge_method: str, dry_run: bool, name: str) -> None:
+    """`pts TARGET --hosts HOSTS --size SIZE`: pre-flight, plan on the given size, run on every host at once."""
+    from dataclasses import asdict
+
+    from ptsbench.hosts import check_remote_path, parse_hosts
+    from ptsbench.pts.engine import create_run
+    from ptsbench.units import parse_size_bytes
+
+    if target is None or size is None:
+        raise click.UsageError("pts --hosts needs TARGET (a path that exists on every host) and --size (the "
+                               "capacity to test: the smallest device's, as the controller cannot read theirs)")
+    if purge_method not in ("auto", "none"):
+        raise click.UsageError(f"--purge {purge_method} runs on this machine only: with --hosts the hosts are not "
+                               "purged (recorded as a deviation); leave --purge out")
+    hosts = parse_hosts(hosts_spec)
+    resolved, infos, engine, note = _remote_target(hosts, target, parse_size_bytes(size), dry_run)
+    from ptsbench.pts.engine import target_info
+    from ptsbench.pts.plan import make_plan
+
+    info = target_info(resolved, {}, engine, parse_size_bytes(size))
+    if dry_run:
+        click.echo(f"# hosts: {', '.join(host.label for host in hosts)} (one fio client per round; pre-flight and "
+                   "the ioengine probe run on the hosts when the run starts)")
+        _print_dry_run(make_plan(settings, info))
+        return
+    check_remote_path(resolved.path, destructive, hosts, "the PTS run")
+    store, plan = create_run(run_dir, settings, info, {}, ioengine_note=note, purge_method="none",
+                             name=name, hosts=[asdict(found) for found in infos])
+    click.echo(f"ptsbench: run directory {run_dir}", err=True)
+    _print_plan(plan)
+    _run(store, resolved, destructive)
+
+
+def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: bool,
+                   ) -> "tuple[Target, list[HostInfo], str, str]":
+    """The target as every host resolves it (pre-flight), their facts, and the ioengine that works on all."""
+    from dataclasses import replace
+
+    from ptsbench.hosts import preflight, probe_remote_engine, unchecked_targets
+
+    if dry_run:
+        return replace(unchecked_targets([target])[0], size_bytes=size_bytes), [], "libaio", ""
+    click.echo(f"ptsbench: pre-flight on {len(hosts)} host(s)", err=True)
+    checked = preflight(hosts, [target])
+    resolved = replace(checked.targets[0], size_bytes=size_bytes)
+    engine, note = probe_remote_engine(hosts, resolved)
+    return resolved, list(checked.hosts), engine, note
 
 
 @click.command()

@@ -108,6 +108,14 @@ def fio_command(job_path: Path, extra_args: Sequence[str] = (), client: str | No
     return [fio_binary(), "--output-format=json+", "--status-interval=1", *extra_args, *clients, str(job_path)]
 
 
+def client_pairs(pairs: Sequence[tuple[str, Path]]) -> tuple[Path, list[str], str]:
+    """A job file of its own for each host in one fio client process (`--client=H1 j1 --client=H2 j2`), as the
+    job_path, extra_args and client of run_fio and fio_command: the last pair is the job and client, the others
+    come before them."""
+    *first, (client, job_path) = pairs
+    return Path(job_path), [arg for host, path in first for arg in (f"--client={host}", str(path))], client
+
+
 def _sum_io(doc: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
     """Cumulative IOs and bytes per job name in one status document."""
     ios: dict[str, int] = {}

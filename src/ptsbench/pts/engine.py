@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ptsbench.errors import FioRunError, PtsbenchError, StoreError
-from ptsbench.fio.output import DirectionResult, JobResult, merge_latency, parse_jobs
-from ptsbench.fio.runner import FioStatus, fio_command, run_fio
+from ptsbench.fio.output import DirectionResult, JobResult, merge_directions, merge_latency, parse_jobs
+from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
+from ptsbench.hosts import Host, HostStatus
 from ptsbench.pts.advanced import demand_cells, response_histogram, select_operating_points
 from ptsbench.pts.advanced_specs import ADVANCED_DEFS, ZonedCellSpec, sweep_cells
 from ptsbench.pts.plan import (
@@ -27,6 +28,7 @@ from ptsbench.pts.plan import (
     PROCESS_START_S,
     PhasePlan,
     Plan,
+    RoundJob,
     SeqStart,
     TargetInfo,
     describe,
@@ -38,10 +40,16 @@ from ptsbench.pts.plan import (
 )
 from ptsbench.pts.specs import CellSpec, Phase, Settings
 from ptsbench.pts.steady import steady_state
-from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
+from ptsbench.pts.store import FAILED_FILE, PRECONDITION_DONE, ROUND_FILE, PtsStore, host_round
 from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, utc_now
 from ptsbench.target.target import Target
-from ptsbench.target.telemetry import cpu_snapshot, cpu_utilisation, read_telemetry, telemetry_change
+from ptsbench.target.telemetry import (
+    cpu_snapshot,
+    cpu_utilisation,
+    empty_telemetry,
+    read_telemetry,
+    telemetry_change,
+)
 from ptsbench.units import format_bytes
 
 DIRECTIONS = ("read", "write", "total")
@@ -111,8 +119,10 @@ def create_run(
     purge_method: str = "auto",
     scratch: bool = False,
     name: str = "pts",
+    hosts: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[PtsStore, Plan]:
-    """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet."""
+    """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet. `hosts`: the
+    pre-flight facts of every host (hosts.HostInfo as a dict) for a run on fio servers."""
     plan = make_plan(settings, info)
     manifest = {
         "kind": "pts",
@@ -128,6 +138,7 @@ def create_run(
         "notes": list(plan.notes),
         "write_cache": [],
         "status": "created",
+        **({"hosts": [dict(host) for host in hosts]} if hosts else {}),
     }
     store = RunStore.create(root, manifest)
     write_plan(root, plan)
@@ -222,17 +233,29 @@ class _Context:
     base_seed: int
     purge_method: str
     telemetry: dict[str, Any] | None = None  # the last reading, still valid as the next round's "before"
+    hosts: tuple[Host, ...] = ()  # fio servers that run every round together; () = this machine
+
+
+def stored_hosts(manifest: Mapping[str, Any]) -> tuple[Host, ...]:
+    """The fio servers of a run on hosts, in --hosts order (() for a local run)."""
+    return tuple(Host(str(host["host"]), int(host["port"])) for host in manifest.get("hosts") or ())
 
 
 def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter | None = None) -> None:
-    """Run (or resume) every phase of a stored PTS run on `target`."""
+    """Run (or resume) every phase of a stored PTS run on `target` (on every host of a run on hosts)."""
+    from ptsbench.hosts import check_remote_path
     from ptsbench.target.guard import check_write_allowed
 
     manifest = pts.store.manifest
     plan = load_plan(pts.store)
-    check_write_allowed(target, destructive)
+    hosts = stored_hosts(manifest)
+    if hosts:
+        check_remote_path(target.path, destructive, hosts, "the PTS run")
+    else:
+        check_write_allowed(target, destructive)
     context = _Context(pts, plan, target, dict(manifest.get("target") or {}), destructive,
-                       reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")))
+                       reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")),
+                       hosts=hosts)
     with pts.lock():
         stop_orphan_fio(pts.root)
         pts.store.update_manifest(status="running")
@@ -261,9 +284,12 @@ def _apply_write_cache(context: _Context) -> None:
     from ptsbench.target.cache import read_write_cache, set_write_cache
 
     wanted = context.plan.settings.write_cache == "enabled"
-    before = read_write_cache(context.target, context.facts)
-    done, message = set_write_cache(context.target, context.facts, wanted)
-    after = read_write_cache(context.target, context.facts) if done else before
+    if context.hosts:  # the local tools would read (and set) the controller's device of the same name
+        before, after, done, message = None, None, False, "not read or set on the remote hosts"
+    else:
+        before = read_write_cache(context.target, context.facts)
+        done, message = set_write_cache(context.target, context.facts, wanted)
+        after = read_write_cache(context.target, context.facts) if done else before
     record = {"utc": utc_now(), "wanted": context.plan.settings.write_cache, "before": before, "after": after,
               "set": done, "message": message}
     store = context.pts.store
@@ -301,7 +327,10 @@ def _purge(context: _Context, phase: PhasePlan) -> None:
 
     context.reporter.event(f"{phase.phase.title}: purge ({context.purge_method})")
     started = utc_now()
-    outcome = purge(context.target, context.facts, context.destructive, context.purge_method)
+    if context.hosts:
+        outcome = remote_purge(len(context.hosts))
+    else:
+        outcome = purge(context.target, context.facts, context.destructive, context.purge_method)
     attempt = {"method": outcome.method, "commands": [shlex.join(c) for c in outcome.commands], "ok": outcome.ok,
                "message": outcome.message, "is_deviation": outcome.is_deviation, "started_utc": started,
                "finished_utc": utc_now()}
@@ -315,13 +344,20 @@ def _purge(context: _Context, phase: PhasePlan) -> None:
         context.pts.add_compliance_reason(f"purge: {outcome.method} ({outcome.message})")
 
 
+def remote_purge(host_count: int) -> Any:
+    """The purge of a run on hosts: none, recorded as a deviation (purge tools run only on this machine; run on
+    a remote path they would purge the controller's device of that name)."""
+    from ptsbench.target.purge import PurgeOutcome
+
+    return PurgeOutcome("none (remote hosts)", [], True, f"not purged: the device is on {host_count} remote "
+                        "host(s) and ptsbench runs purge tools only on this machine", True)
+
+
 def _precondition(context: _Context, index: int, phase: PhasePlan) -> None:
     folder = context.pts.precondition_dir(phase.key)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / PRECONDITION_DONE).unlink(missing_ok=True)
-    job_path = folder / "job.fio"
-    atomic_write_text(job_path, precondition_job(context.plan, phase))
-    atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path)) + "\n")
+    text = precondition_job(context.plan, phase)
     context.reporter.event(f"{phase.phase.title}: preconditioning, {format_bytes(phase.precondition_bytes)} of "
                            "sequential writes")
     progress = _progress(context, index, phase, 0)
@@ -330,16 +366,76 @@ def _precondition(context: _Context, index: int, phase: PhasePlan) -> None:
     def on_status(status: FioStatus) -> None:
         context.reporter.fio_status(progress, "preconditioning", status)
 
-    outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr", on_status=on_status)
+    outcome = _start_fio(context, folder, dict.fromkeys(_host_keys(context), text), on_status)
+    if context.hosts:
+        _fail_hosts(context, _host_statuses(context, outcome), f"{phase.phase.title} preconditioning", folder, {})
     if not outcome.ok or outcome.doc is None:
         raise FioRunError(f"{phase.phase.title} preconditioning failed: {outcome.error_line()}",
                           f"see {folder / 'fio.stderr'}")
-    writes = [write for job in parse_jobs(outcome.doc) if (write := job.get("write")) is not None]
+    results = parse_jobs(outcome.doc)
+    writes = [write for job in results if (write := job.get("write")) is not None]
     written = sum(write.io_bytes for write in writes)
     runtime_ms = max((write.runtime_ms for write in writes), default=0)
-    atomic_write_json(folder / PRECONDITION_DONE, {
+    record: dict[str, Any] = {
         "planned_bytes": phase.precondition_bytes, "written_bytes": written, "runtime_ms": runtime_ms,
-        "bw_bytes": written * 1000 / runtime_ms if runtime_ms else None, "finished_utc": utc_now()})
+        "bw_bytes": written * 1000 / runtime_ms if runtime_ms else None, "finished_utc": utc_now()}
+    if context.hosts:
+        record["hosts"] = {host.name: sum(write.io_bytes for job in results if job.hostname == host.name
+                                          if (write := job.get("write")) is not None) for host in context.hosts}
+    atomic_write_json(folder / PRECONDITION_DONE, record)
+
+
+def _host_keys(context: _Context) -> list[str]:
+    """Whom a job file is for: each host's name, or "" for this machine."""
+    return [host.name for host in context.hosts] or [""]
+
+
+def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
+               on_status: Any) -> FioOutcome:
+    """Write the job file(s) and the command line, then run fio: here, or as one fio client that starts the job
+    on every host at once and returns when the last host is done (rounds in lockstep). Hosts with the same job
+    share job.fio; otherwise each host has job-HOST.fio."""
+    if len(set(texts.values())) == 1:
+        paths = dict.fromkeys(texts, folder / "job.fio")
+        atomic_write_text(folder / "job.fio", next(iter(texts.values())))
+    else:
+        paths = {key: folder / f"job-{key}.fio" for key in texts}
+        for key, text in texts.items():
+            atomic_write_text(paths[key], text)
+    if context.hosts:
+        job_path, extra, client = client_pairs([(host.fio_arg, paths[host.name]) for host in context.hosts])
+    else:
+        job_path, extra, client = paths[""], [], None
+    atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path, extra, client)) + "\n")
+    return run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr", on_status=on_status,
+                   extra_args=extra, client=client)
+
+
+def _host_statuses(context: _Context, outcome: FioOutcome) -> list[HostStatus]:
+    """Each host's status after a fio client run: failed when it dropped off (hosts.host_statuses, with fio's
+    words) or one of its jobs ended with an error."""
+    from ptsbench.hosts import host_statuses
+
+    results = parse_jobs(outcome.doc) if outcome.doc is not None else []
+    statuses = host_statuses(context.hosts, results, outcome.stdout_text + "\n" + outcome.stderr_text)
+    errors = {result.hostname: result.error for result in results if result.error}
+    return [HostStatus(s.host, "failed", f"{s.host}: fio job error {errors[s.host]} ({outcome.error_line()})")
+            if s.status == "ok" and s.host in errors else s for s in statuses]
+
+
+def _fail_hosts(context: _Context, statuses: Sequence[HostStatus], what: str, folder: Path,
+                kept: Mapping[str, Any]) -> None:
+    """FioRunError with fio's words when a host failed; the statuses and what the other hosts measured (`kept`)
+    go to failed.json in `folder` first."""
+    failed = [status for status in statuses if status.status != "ok"]
+    if failed:
+        atomic_write_json(folder / FAILED_FILE, {
+            "what": what, "finished_utc": utc_now(), "hosts": [asdict(status) for status in statuses],
+            "kept": dict(kept)})
+        raise FioRunError(f"{what} failed on {len(failed)} of {len(statuses)} host(s): "
+                          + "; ".join(status.message for status in failed),
+                          f"the other hosts' results are kept in {folder / FAILED_FILE}; once every host is back, "
+                          f"`ptsbench resume {context.pts.root}` runs it again")
 
 
 def _progress(context: _Context, index: int, phase: PhasePlan, round_number: int) -> Progress:
@@ -350,7 +446,7 @@ def _progress(context: _Context, index: int, phase: PhasePlan, round_number: int
     return Progress(phase, index, len(plan.phases), round_number, eta)
 
 
-def _seq_starts(context: _Context, phase: PhasePlan, finished: Sequence[Mapping[str, Any]]) -> dict[str, SeqStart]:
+def _seq_starts(phase: PhasePlan, finished: Sequence[Mapping[str, Any]]) -> dict[str, SeqStart]:
     """Where each sequential cell continues, from the last finished round (0 after preconditioning)."""
     if not finished:
         return {}
@@ -370,51 +466,127 @@ def _run_round(
 ) -> dict[str, Any]:
     number = len(finished) + 1
     seed = round_seed(context.base_seed, phase.key, number)
-    job = round_job(context.plan, phase, seed, _seq_starts(context, phase, finished))
+    jobs = {key: round_job(context.plan, phase, seed, _seq_starts(phase, _view(finished, key)))
+            for key in _host_keys(context)}  # hosts carry on their own sequential streams
     folder = context.pts.round_dir(phase.key, number)
     folder.mkdir(parents=True, exist_ok=True)
-    job_path = folder / "job.fio"
-    atomic_write_text(job_path, job.text)
-    atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path)) + "\n")
     progress = _progress(context, index, phase, number)
     context.reporter.round_started(progress)
-    cell_of = dict(job.jobs)
+    cell_of = dict(next(iter(jobs.values())).jobs)
 
     def on_status(status: FioStatus) -> None:
         context.reporter.fio_status(progress, cell_of.get(status.running_job or ""), status)
 
-    before = context.telemetry or read_telemetry(context.target, context.facts)
+    before = context.telemetry or _telemetry(context)
     host_before = cpu_snapshot()
     started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
-    outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr", on_status=on_status)
+    outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status)
     wall_s, cpu_s = time.monotonic() - wall_start, time.process_time() - cpu_start
     host_after = cpu_snapshot()
-    context.telemetry = after = read_telemetry(context.target, context.facts)
+    context.telemetry = after = _telemetry(context)
+    what = f"{phase.phase.title} round {number}"
+    hint = f"see {folder / 'fio.stderr'}; `ptsbench resume {context.pts.root}` runs the round again"
+    results = parse_jobs(outcome.doc) if outcome.doc is not None else []
+    if context.hosts:
+        statuses = _host_statuses(context, outcome)
+        per_host = {s.host: _round_cells(context.plan, phase, jobs[s.host],
+                                         [r for r in results if r.hostname == s.host])
+                    for s in statuses if s.status == "ok"}
+        _fail_hosts(context, statuses, what, folder, per_host)
     if not outcome.ok or outcome.doc is None:
-        raise FioRunError(f"{phase.phase.title} round {number} failed: {outcome.error_line()}",
-                          f"see {folder / 'fio.stderr'}; `ptsbench resume {context.pts.root}` runs the round again")
-    results = {result.name: result for result in parse_jobs(outcome.doc)}
+        raise FioRunError(f"{what} failed: {outcome.error_line()}", hint)
+    if not context.hosts:
+        per_host = {"": _round_cells(context.plan, phase, jobs[""], results)}
+    record: dict[str, Any] = {
+        "round": number, "phase": phase.key, "seed": seed, "started_utc": started_utc, "finished_utc": utc_now(),
+        "wall_s": wall_s, "ptsbench_cpu_s": cpu_s, "fio_version": outcome.doc.get("fio version"), "cells": {},
+        "telemetry": {"before": before, "after": after, "change": telemetry_change(before, after),
+                      "cpu": cpu_utilisation(host_before, host_after)},
+    }
+    if context.hosts:
+        record["cells"] = aggregate_cells(phase, jobs, results)
+        record["hosts"] = {name: _host_part(phase, cells, _view(finished, name), number)
+                           for name, cells in per_host.items()}
+        record["steady"] = combined_determination(phase.phase, {h: p["steady"] for h, p in record["hosts"].items()})
+    else:
+        record["cells"] = per_host[""]
+        record["steady"] = determination(phase.phase, [*finished, record])
+    if phase.phase.stop.kind == "written":
+        record["wsat"] = _wsat_totals(phase, finished, record["cells"])
+    atomic_write_json(folder / ROUND_FILE, record)
+    context.reporter.round_finished(progress, record)
+    return record
+
+
+def _telemetry(context: _Context) -> dict[str, Any]:
+    """A reading of the target device; none for a run on hosts (local tools would read the controller's disk)."""
+    if context.hosts:
+        return empty_telemetry(f"not available: the device is on {len(context.hosts)} remote host(s)")
+    return read_telemetry(context.target, context.facts)
+
+
+def _view(rounds: Sequence[Mapping[str, Any]], host: str) -> list[dict[str, Any]]:
+    """Rounds as one host saw them (host ""): the rounds themselves."""
+    return [host_round(record, host) if host else dict(record) for record in rounds]
+
+
+def _round_cells(plan: Plan, phase: PhasePlan, job: RoundJob, results: Sequence[JobResult]) -> dict[str, Any]:
+    """Every cell's record from one host's (or this machine's) job results of a round."""
+    by_name = {result.name: result for result in results}
     cells = {}
     for cell in phase.cells:
-        parts = [results[name] for name, cell_name in job.jobs if cell_name == cell.name and name in results]
+        parts = [by_name[name] for name, cell_name in job.jobs if cell_name == cell.name and name in by_name]
         cells[cell.name] = cell_record(cell, [name for name, c in job.jobs if c == cell.name], parts)
         if cell.pattern == "seq":
             start = job.seq_starts.get(cell.name, 0)
             cells[cell.name]["seq_start_bytes"] = start
             cells[cell.name]["seq_end_bytes"] = next_seq_offset(
-                context.plan, cell, start, cells[cell.name]["total"]["io_bytes"] if cells[cell.name]["total"] else 0)
-    record: dict[str, Any] = {
-        "round": number, "phase": phase.key, "seed": seed, "started_utc": started_utc, "finished_utc": utc_now(),
-        "wall_s": wall_s, "ptsbench_cpu_s": cpu_s, "fio_version": outcome.doc.get("fio version"), "cells": cells,
-        "telemetry": {"before": before, "after": after, "change": telemetry_change(before, after),
-                      "cpu": cpu_utilisation(host_before, host_after)},
-    }
+                plan, cell, start, cells[cell.name]["total"]["io_bytes"] if cells[cell.name]["total"] else 0)
+    return cells
+
+
+def _host_part(phase: PhasePlan, cells: dict[str, Any], finished: Sequence[Mapping[str, Any]],
+               number: int) -> dict[str, Any]:
+    """One host's part of a round record: its cells, its own steady-state determination and WSAT totals."""
+    part: dict[str, Any] = {"cells": cells,
+                            "steady": determination(phase.phase, [*finished, {"round": number, "cells": cells}])}
     if phase.phase.stop.kind == "written":
-        record["wsat"] = _wsat_totals(phase, finished, cells)
-    record["steady"] = determination(phase.phase, [*finished, record])
-    atomic_write_json(folder / ROUND_FILE, record)
-    context.reporter.round_finished(progress, record)
-    return record
+        part["wsat"] = _wsat_totals(phase, finished, cells)
+    return part
+
+
+def aggregate_cells(phase: PhasePlan, jobs: Mapping[str, RoundJob], results: Sequence[JobResult]) -> dict[str, Any]:
+    """The all-hosts cells of a round: per direction, each host's cell (its parts in sequence) merged: IOPS, MB/s
+    and IO counts summed, latency merged exactly from the bins."""
+    cells = {}
+    for cell in phase.cells:
+        names: dict[str, None] = {}
+        per_host = []
+        for host, job in jobs.items():
+            mine = [name for name, cell_name in job.jobs if cell_name == cell.name]
+            names.update(dict.fromkeys(mine))
+            per_host.append([r for r in results if r.hostname == host and r.name in mine])
+        directions = {}
+        for direction in DIRECTIONS:
+            found = [d for parts in per_host if (d := _direction(parts, direction)) is not None]
+            directions[direction] = merge_directions(direction, found) if found else None
+        cells[cell.name] = _cell_values(cell, list(names), directions, [p for parts in per_host for p in parts])
+    return cells
+
+
+def combined_determination(phase: Phase, per_host: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The steady state of a run on hosts: steady when every host is; its variables are every host's, labelled
+    'HOST CELL METRIC' and carrying the host (the window is the same on every host: the rounds ran together)."""
+    first = next(iter(per_host.values()))
+    combined: dict[str, Any] = {
+        "window_rounds": first["window_rounds"],
+        "variables": {f"{host} {label}": None if value is None else {**value, "host": host}
+                      for host, found in per_host.items() for label, value in found["variables"].items()},
+        "steady": None if first["steady"] is None else all(found["steady"] for found in per_host.values()),
+    }
+    if "rounds_needed" in first:
+        combined["rounds_needed"] = first["rounds_needed"]
+    return combined
 
 
 def _wsat_totals(phase: PhasePlan, finished: Sequence[Mapping[str, Any]], cells: Mapping[str, Any]) -> dict[str, Any]:
@@ -476,6 +648,11 @@ def cell_record(cell: CellSpec, job_names: Sequence[str], parts: Sequence[JobRes
     histogram cell adds its response-time histogram."""
     if not parts:
         raise FioRunError(f"fio reported nothing for cell {cell.name}", "see the round's fio.json")
+    return _cell_values(cell, job_names, {name: _direction(parts, name) for name in DIRECTIONS}, parts)
+
+
+def _cell_values(cell: CellSpec, job_names: Sequence[str], directions: Mapping[str, DirectionResult | None],
+                 parts: Sequence[JobResult]) -> dict[str, Any]:
     record: dict[str, Any] = {
         "name": cell.name, "role": cell.role, **_zone_record(cell), "pattern": cell.pattern,
         "read_pct": cell.read_pct, "bs_bytes": cell.bs_bytes, "numjobs": cell.numjobs, "iodepth": cell.iodepth,
@@ -483,7 +660,6 @@ def cell_record(cell: CellSpec, job_names: Sequence[str], parts: Sequence[JobRes
         "usr_cpu": sum(part.usr_cpu for part in parts) / len(parts),
         "sys_cpu": sum(part.sys_cpu for part in parts) / len(parts),
     }
-    directions = {name: _direction(parts, name) for name in DIRECTIONS}
     for name, result in directions.items():
         record[name] = direction_record(result)
     total = record["total"] or {}
@@ -528,7 +704,7 @@ def stop_reason(plan: Plan, phase: PhasePlan, rounds: Sequence[Mapping[str, Any]
         window = last["steady"]["window_rounds"]
         return f"steady state reached in rounds {window[0]}-{window[-1]}"
     if stop.kind == "written":
-        totals = last["wsat"]
+        totals = _wsat_progress(last)
         if totals["written_bytes"] >= stop.capacity_multiple * plan.target.size_bytes:
             return f"{stop.capacity_multiple:g} x capacity written"
         if totals["io_time_s"] >= stop.max_time_s:
@@ -541,10 +717,32 @@ def stop_reason(plan: Plan, phase: PhasePlan, rounds: Sequence[Mapping[str, Any]
     return None
 
 
+def _wsat_progress(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Write saturation totals to stop on: the round's, or on hosts each host against its own capacity (the
+    least written) and the longest IO time."""
+    if "hosts" not in record:
+        return dict(record["wsat"])
+    totals = [part["wsat"] for part in record["hosts"].values()]
+    return {"written_bytes": min(t["written_bytes"] for t in totals), "io_time_s": max(t["io_time_s"] for t in totals)}
+
+
 def phase_result(
     context: _Context, phase: PhasePlan, rounds: Sequence[Mapping[str, Any]], stop: str | None
 ) -> dict[str, Any]:
-    """The phase summary: stop reason, steady state, and each cell's values over the measurement window."""
+    """The phase summary: stop reason, steady state, and each cell's values over the measurement window (on
+    hosts: all hosts together, and under "hosts" each host's own)."""
+    result = _phase_summary(context.pts, phase, rounds, stop)
+    if "hosts" in rounds[-1]:
+        keys = ("steady", "determination", "window", "wsat")
+        result["hosts"] = {host: {key: value for key, value in
+                                  _phase_summary(context.pts, phase, _view(rounds, host), stop, host).items()
+                                  if key in keys}
+                           for host in rounds[-1]["hosts"]}
+    return result
+
+
+def _phase_summary(pts: PtsStore, phase: PhasePlan, rounds: Sequence[Mapping[str, Any]], stop: str | None,
+                   host: str | None = None) -> dict[str, Any]:
     last = rounds[-1]
     every = phase.phase.stop.kind == "rounds"  # a fixed schedule (HIR, XSR, HDD, operating points): all its rounds
     window_numbers = last["steady"]["window_rounds"] or [
@@ -554,17 +752,19 @@ def phase_result(
         "phase": phase.key, "test": phase.phase.test, "title": phase.phase.title, "stop_reason": stop,
         "rounds": len(rounds), "steady": last["steady"]["steady"], "window_rounds": window_numbers,
         "determination": last["steady"]["variables"],
-        "window": window_values(context.pts, phase, window),
+        "window": window_values(pts, phase, window, host),
     }
     if "wsat" in last:
         result["wsat"] = last["wsat"]
     return result
 
 
-def window_values(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def window_values(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[str, Any]],
+                  host: str | None = None) -> dict[str, Any]:
     """Per cell over the window rounds: the average of each round's value (as PTS reports), and the total latency
-    of all their IOs merged exactly from fio's json+ bins (max and percentiles over the whole window)."""
-    merged = _window_latency(pts, phase, window)
+    of all their IOs merged exactly from fio's json+ bins (max and percentiles over the whole window). On hosts,
+    `host` None: every host's IOs, else that host's (its rounds as _view gives them)."""
+    merged = _window_latency(pts, phase, window, host)
     values: dict[str, Any] = {}
     for cell in phase.cells:
         records = [r["cells"][cell.name] for r in window]
@@ -586,7 +786,8 @@ def _average(records: Sequence[Mapping[str, Any]], direction: str, metric: str) 
     return sum(found) / len(found) if found else None
 
 
-def _window_latency(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _window_latency(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[str, Any]],
+                    host: str | None) -> dict[str, Any]:
     from ptsbench.store import read_json
 
     per_cell: dict[str, list[Any]] = {}
@@ -594,12 +795,15 @@ def _window_latency(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[st
         path = pts.round_dir(phase.key, int(record["round"])) / "fio.json"
         if not path.exists():
             return {}
-        results = {result.name: result for result in parse_jobs(read_json(path))}
+        results: dict[str, list[JobResult]] = {}
+        for result in parse_jobs(read_json(path)):
+            if host is None or result.hostname == host:
+                results.setdefault(result.name, []).append(result)
         for cell_name, cell in record["cells"].items():
             for job in cell["jobs"]:
-                total = results[job].total() if job in results else None
-                if total is not None:
-                    per_cell.setdefault(cell_name, []).append(total.lat)
+                totals = [total.lat for result in results.get(job, []) if (total := result.total()) is not None]
+                if totals:
+                    per_cell.setdefault(cell_name, []).extend(totals)
     return {name: merge_latency(parts) for name, parts in per_cell.items()}
 
 
@@ -662,6 +866,8 @@ def resume_target(pts: PtsStore) -> Target:
     if manifest.get("kind") != "pts":
         raise StoreError(f"{pts.root} is not a PTS run", "`ptsbench resume` continues runs made by `ptsbench pts`")
     info = TargetInfo(**manifest["target_info"])
+    if manifest.get("hosts"):
+        return _remote_target(info, stored_hosts(manifest))
     if info.kind == "file" and not Path(info.path).exists() and not manifest.get("scratch"):
         raise TargetError(f"target file {info.path} is gone", "restore it, or start a new run")
     target = resolve_target(info.path, info.size_bytes if info.kind == "file" else None)
@@ -674,6 +880,18 @@ def resume_target(pts: PtsStore) -> Target:
             raise TargetError(f"{info.path} is now {key} {now.get(key)}, the run started on {stored.get(key)}",
                               "resume on the same device")
     return target
+
+
+def _remote_target(info: TargetInfo, hosts: Sequence[Host]) -> Target:
+    """The target of a run on hosts, after the pre-flight again: every host back, same fio, path usable."""
+    from ptsbench.errors import TargetError
+    from ptsbench.hosts import preflight
+
+    checked = preflight(hosts, [info.path]).targets[0]
+    if checked.path != info.path or checked.kind != info.kind:
+        raise TargetError(f"{info.path} is now a {checked.kind} at {checked.path} on the hosts, the run started on "
+                          f"a {info.kind}", "resume on the same device or file")
+    return Target(path=info.path, kind=info.kind, size_bytes=info.size_bytes, requested=info.path)
 
 
 def orphan_fio_pids(root: Path) -> list[int]:

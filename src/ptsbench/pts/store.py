@@ -75,7 +75,7 @@ Phase roles and meta (plan.json), cell roles (plan.json and round.json) of the a
 
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -87,7 +87,18 @@ PTS_DIR = "pts"
 ROUND_FILE = "round.json"
 PHASE_FILE = "phase.json"
 PRECONDITION_DONE = "result.json"
+FAILED_FILE = "failed.json"
 LOCK_FILE = ".lock"
+
+
+def host_round(record: Mapping[str, Any], host: str) -> dict[str, Any]:
+    """A round record of a run on hosts as one host saw it: its own cells, steady state and WSAT totals."""
+    return {**record, **record["hosts"][host]}
+
+
+def host_phase_result(result: Mapping[str, Any], host: str) -> dict[str, Any]:
+    """A phase summary of a run on hosts as one host saw it: its own steady state, determination and window."""
+    return {**result, **result["hosts"][host]}
 
 
 class PtsStore:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptsbench.pts.specs import cell_name, mix_label
-from ptsbench.pts.store import PtsStore
+from ptsbench.pts.store import PtsStore, host_phase_result, host_round
 from ptsbench.store import RunStore, read_json
 from ptsbench.units import format_bs
 
@@ -81,9 +81,14 @@ class PhaseView:
         return "not started"
 
 
-def load_views(pts: PtsStore) -> list[PhaseView]:
+def load_views(pts: PtsStore, host: str | None = None) -> list[PhaseView]:
+    """Every phase as stored; for a run on hosts, `host` None: all hosts together, else as that host saw it."""
     plan = read_json(pts.root / "plan.json")
-    return [PhaseView(p, pts.finished_rounds(p["key"]), pts.phase_result(p["key"])) for p in plan["phases"]]
+    views = [PhaseView(p, pts.finished_rounds(p["key"]), pts.phase_result(p["key"])) for p in plan["phases"]]
+    if host is None:
+        return views
+    return [PhaseView(view.plan, [host_round(r, host) for r in view.rounds],
+                      None if view.result is None else host_phase_result(view.result, host)) for view in views]
 
 
 def _matrix(view: PhaseView, metric: str, fmt: Any, title: str) -> Table:
@@ -170,8 +175,9 @@ def _steady(views: Sequence[PhaseView]) -> Table:
                 rows.append((view.plan["title"], label, "-", "-", "-", "-", "-", "needs 5 rounds"))
                 continue
             metric, window = v["metric"], v["rounds"]
+            cell = f"{v['host']} {v['cell']}" if v.get("host") else v["cell"]  # all hosts: every host's variables
             rows.append((
-                view.plan["title"], v["cell"], f"{window[0]}-{window[-1]}", _scaled(metric, v["average"]),
+                view.plan["title"], cell, f"{window[0]}-{window[-1]}", _scaled(metric, v["average"]),
                 f"{_scaled(metric, v['data_excursion'])} (max {_scaled(metric, v['allowed_data_excursion'])})",
                 f"{_scaled(metric, v['slope_excursion'])} (max {_scaled(metric, v['allowed_slope_excursion'])})",
                 f"{_scaled(metric, v['slope'], 3)} x round + {_scaled(metric, v['intercept'])}",
@@ -445,10 +451,11 @@ def _telemetry(views: Sequence[PhaseView]) -> Table | None:
                   "host CPU busy % mean (max)"), rows, tuple(notes))
 
 
-def pts_tables(store: RunStore) -> list[Table]:
-    """Every PTS table of a run directory, in test order."""
+def pts_tables(store: RunStore, host: str | None = None) -> list[Table]:
+    """Every PTS table of a run directory, in test order; for a run on hosts, `host` None: all hosts together
+    (IOPS and MB/s summed, latency merged from every host's bins, steady state of every host), else one host's."""
     pts = PtsStore(store)
-    views = load_views(pts)
+    views = load_views(pts, host)
     manifest = store.manifest
     capacity = int(manifest["target_info"]["size_bytes"])
     tables: list[Table] = []
@@ -468,7 +475,7 @@ def pts_tables(store: RunStore) -> list[Table]:
             tables.append(_wsat(mine[0], capacity))
     if any(view.plan["tracked"] for view in views):
         tables.append(_steady([view for view in views if view.plan["tracked"]]))
-    telemetry = _telemetry(views)
+    telemetry = _telemetry(views) if host is None else None
     if telemetry is not None:
         tables.append(telemetry)
     return tables
@@ -491,13 +498,15 @@ def header_lines(manifest: Mapping[str, Any]) -> list[str]:
         f"target {info['path']} ({info['kind']}, {info['size_bytes'] / 1e9:,.2f} GB{', ' + device if device else ''}), "
         f"ioengine {info['ioengine']}, active range {settings['active_range_pct']:g} %, "
         f"fio {manifest.get('fio_version')}",
+        *([f"on {len(manifest['hosts'])} hosts at once (rounds in lockstep): "
+           + ", ".join(f"{h['host']}:{h['port']} ({h['hostname']}, {h['fio_version']})" for h in manifest["hosts"])]
+          if manifest.get("hosts") else []),
     ]
 
 
 def render_pts(store: RunStore, console: Any) -> None:
-    """Print a PTS run's results with rich: header, compliance banner, tables, notes."""
-    from rich.table import Table as RichTable
-
+    """Print a PTS run's results with rich: header, compliance banner, tables, notes (on hosts: all hosts, then
+    each host)."""
     manifest = store.manifest
     for line in header_lines(manifest):
         console.print(line, highlight=False)
@@ -508,7 +517,21 @@ def render_pts(store: RunStore, console: Any) -> None:
         console.print(line, highlight=False)
     for note in manifest.get("notes", []):
         console.print(f"note: {note}", highlight=False)
-    for table in pts_tables(store):
+    hosts = [str(h["host"]) for h in manifest.get("hosts") or ()]
+    sections: list[tuple[str | None, str]] = [(None, "")]
+    if hosts:
+        sections = [(None, f"All {len(hosts)} hosts: IOPS and MB/s summed, latency merged from every host's fio "
+                           "bins; steady state judged per host"), *((h, f"Host {h}") for h in hosts)]
+    for host, heading in sections:
+        if heading:
+            console.rule(heading)
+        _print_tables(pts_tables(store, host), console)
+
+
+def _print_tables(tables: Sequence[Table], console: Any) -> None:
+    from rich.table import Table as RichTable
+
+    for table in tables:
         rich_table = RichTable(title=table.title, title_justify="left")
         for index, column in enumerate(table.columns):
             rich_table.add_column(column, justify="left" if index == 0 else "right")
