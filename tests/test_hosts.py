@@ -82,6 +82,14 @@ class Servers:
     def pid(self, host: Host) -> int:
         return self.processes[host].pid
 
+    def restart(self, host: Host) -> None:
+        """Start a host's server again on its address and port (after the test killed it)."""
+        kill_tree(self.processes[host].pid)
+        self.processes[host].wait()
+        self.processes[host] = subprocess.Popen(server_argv(host.name, host.port), stdout=subprocess.DEVNULL,
+                                                stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        assert wait_listening(host.name, host.port, 10.0), f"fio server {host.label} did not start again"
+
     def stop_all(self) -> None:
         for process in self.processes.values():
             kill_tree(process.pid)

@@ -1,0 +1,144 @@
+"""`ptsbench pts --hosts`: the PTS engine on real fio servers on 127.0.0.1 and 127.0.0.2, rounds in lockstep,
+per-host results and steady state, the all-hosts aggregate, a server killed mid-round, then resume.
+
+On one machine every host's "same path" is the same file: both servers run their jobs on one test file in the
+test's folder (fine for fio; the numbers are then two hosts sharing one disk)."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import run_cli
+from ptsbench.hosts import kill_tree, process_tree
+from ptsbench.target.target import TESTFILE_NAME
+from test_hosts import Servers, fio_percentile, hosts_arg
+from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
+
+SMALL = ["--profile", "demo", "--spec", "1.1", "--tests", "iops", "--block-sizes", "iops=4k", "--size", "16M"]
+
+
+def rounds_of(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(path.read_text()) for path in sorted(run_dir.glob("pts/iops/rounds/[0-9][0-9][0-9]/round.json"))]
+
+
+def host_entries(round_dir: Path, jobs: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """fio's own entries of a cell's jobs in the round's fio.json, by host."""
+    doc = json.loads((round_dir / "fio.json").read_text())
+    found: dict[str, list[dict[str, Any]]] = {}
+    for entry in doc["client_stats"]:
+        if entry["jobname"] in jobs:
+            found.setdefault(entry["hostname"], []).append(entry)
+    return found
+
+
+def check_round(run_dir: Path, record: dict[str, Any], hosts: list[str]) -> None:
+    """Per host: fio's numbers; all hosts: rates summed, percentiles those of every host's merged bins."""
+    folder = run_dir / "pts" / "iops" / "rounds" / f"{record['round']:03d}"
+    command = (folder / "command.txt").read_text()
+    assert all(f"--client={host}," in command for host in hosts) and command.count("/usr/bin/fio") <= 1
+    assert sorted(record["hosts"]) == sorted(hosts)
+    for name, cell in record["cells"].items():
+        entries = host_entries(folder, cell["jobs"])
+        assert sorted(entries) == sorted(hosts)  # one fio process ran the round on both hosts
+        used = [d for d in ("read", "write") if cell[d]]
+        for host in hosts:
+            mine = record["hosts"][host]["cells"][name]
+            for direction in used:
+                assert mine[direction]["iops"] == sum(e[direction]["iops"] for e in entries[host])
+        assert cell["iops"] == sum(record["hosts"][host]["cells"][name]["iops"] for host in hosts)
+        for direction in used:
+            assert cell[direction]["bw_bytes"] == sum(e[direction]["bw_bytes"] for h in hosts for e in entries[h])
+        merged: dict[int, int] = {}
+        for host_parts in entries.values():
+            for entry in host_parts:
+                for direction in used:
+                    for value, count in entry[direction]["lat_ns"]["bins"].items():
+                        merged[int(value)] = merged.get(int(value), 0) + count
+        for percent in ("50", "99", "99.9"):
+            assert cell["total"]["lat_percentiles_ns"][percent] == fio_percentile(merged, float(percent))
+
+
+def test_pts_on_two_hosts_lockstep_per_host_and_aggregate(tmp_path: Path, servers: Servers) -> None:
+    hosts = servers(2)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    run_dir = tmp_path / "run"
+    done = run_cli("pts", str(folder), "--hosts", hosts_arg(hosts), *SMALL, "--mixes", "iops=0,65",
+                   "--round-time", "0.3", "--out", str(run_dir))
+    assert done.returncode == 0, done.stderr
+    names = [host.name for host in hosts]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert [h["host"] for h in manifest["hosts"]] == names
+    assert manifest["target_info"]["path"] == str(folder / TESTFILE_NAME)
+    assert any("purge: none (remote hosts)" in r for r in manifest["compliance"]["reasons"])
+    precondition = json.loads((run_dir / "pts/iops/precondition/result.json").read_text())
+    assert sorted(precondition["hosts"]) == names and all(v > 0 for v in precondition["hosts"].values())
+    rounds = rounds_of(run_dir)
+    assert len(rounds) == 5
+    for record in rounds:
+        check_round(run_dir, record, names)
+        per_host = [record["hosts"][h]["steady"]["steady"] for h in names]
+        assert record["steady"]["steady"] == (None if None in per_host else all(per_host))
+    last = rounds[-1]
+    assert sorted(v["host"] for v in last["steady"]["variables"].values()) == names
+    for host in names:  # each host judged on its own numbers
+        value = last["hosts"][host]["steady"]["variables"]["rnd 4k 0/100 iops"]
+        assert value["values"] == [r["hosts"][host]["cells"]["rnd 4k 0/100"]["iops"] for r in rounds]
+    phase = json.loads((run_dir / "pts/iops/phase.json").read_text())
+    for host in names:
+        window = phase["hosts"][host]["window"]["rnd 4k 0/100"]["iops"]
+        assert window == sum(r["hosts"][host]["cells"]["rnd 4k 0/100"]["iops"] for r in rounds) / 5
+    assert phase["window"]["rnd 4k 0/100"]["iops"] == sum(r["cells"]["rnd 4k 0/100"]["iops"] for r in rounds) / 5
+    shown = run_cli("show", str(run_dir), env={"COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    assert "All 2 hosts" in text and all(f"Host {host}" in text for host in names)
+    assert f"{phase['window']['rnd 4k 0/100']['iops']:,.1f}" in text
+    for host in names:
+        assert f"{phase['hosts'][host]['window']['rnd 4k 0/100']['iops']:,.1f}" in text
+        assert f"{host} rnd 4k 0/100" in text  # the all-hosts steady-state table lists every host's variable
+
+
+def test_host_killed_mid_round_then_resume(tmp_path: Path, servers: Servers) -> None:
+    hosts = servers(2)
+    victim = hosts[1]
+    run_dir = tmp_path / "run"
+    target = tmp_path / "test.dat"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "pts", str(target), "--hosts", hosts_arg(hosts),
+                                *SMALL, "--mixes", "iops=0", "--round-time", "1.5", "--max-rounds", "3",
+                                "--out", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = run_dir / "pts/iops/rounds/002"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not ((second / "job.fio").exists()
+                                               and len(process_tree(servers.pid(victim))) >= 2):
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.02)
+    time.sleep(0.5)  # round 2 runs on both hosts
+    kill_tree(servers.pid(victim))
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert "round 2 failed on 1 of 2 host(s)" in stderr and "disconnected" in stderr and "Traceback" not in stderr
+    failed = json.loads((second / "failed.json").read_text())
+    by_host = {h["host"]: h for h in failed["hosts"]}
+    assert by_host[hosts[0].name]["status"] == "ok" and by_host[victim.name]["status"] == "failed"
+    kept = failed["kept"][hosts[0].name]["rnd 4k 0/100"]
+    entries = host_entries(second, kept["jobs"])
+    assert list(entries) == [hosts[0].name]  # fio's results of the surviving host, kept with fio's own numbers
+    assert kept["iops"] == sum(entry["write"]["iops"] for entry in entries[hosts[0].name])
+    assert not (second / "round.json").exists() and len(rounds_of(run_dir)) == 1
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"
+
+    down = run_cli("resume", str(run_dir))  # the host is still down: pre-flight says so, nothing runs
+    assert down.returncode != 0 and "pre-flight failed on 1 of 2 host(s)" in down.stderr
+    assert victim.label in down.stderr and "Traceback" not in down.stderr
+    servers.restart(victim)
+    resumed = run_cli("resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    rounds = rounds_of(run_dir)
+    assert [r["round"] for r in rounds] == [1, 2, 3]
+    assert all(sorted(r["hosts"]) == sorted(h.name for h in hosts) for r in rounds)
+    assert (run_dir / "pts/iops/rounds/002.interrupted-1/failed.json").exists()
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"
