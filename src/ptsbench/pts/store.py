@@ -33,6 +33,31 @@ Layout (inside a RunStore whose manifest has kind "pts"):
                        rounds, the determination per tracked variable, and the window averages of every cell
 Every file goes through atomic_write_* (temporary file, fsync, rename, fsync of the folder).
 
+A run on hosts (`ptsbench pts TARGET --hosts HOSTS --size SIZE`) keeps the same layout, with:
+  manifest.json        hosts: every host's pre-flight facts in --hosts order ({host, port, fio_version, hostname,
+                       os, arch}, hosts.HostInfo); target_info.size_bytes is --size; purge_method "none"
+  purge.json           method "none (remote hosts)", is_deviation true (no purge tool runs on a remote path)
+  precondition/result.json   adds hosts: {host: bytes written there}; written_bytes is the sum
+  rounds/NNN/          one fio client process per round (command.txt: --client=HOST JOB for every host, so every
+                       host starts together and the round ends when the last host is done); job.fio when every
+                       host runs the same job, else job-HOST.fio each (sequential cells carry on per host);
+                       fio.json holds one entry per host job (client_stats, `hostname` = the host as given)
+    round.json         cells: ALL HOSTS: per cell and direction the hosts' results merged (IOPS, bw_bytes,
+                       io_bytes, total_ios summed; runtime_ms the longest; latency merged exactly from every host's
+                       json+ bins, never averaged); no seq_start/end_bytes. hosts: {host: {cells (as a local
+                       run's, seq offsets included), steady (that host's own determination), wsat (its own
+                       totals)}}. steady: every host's variables, labelled "HOST CELL METRIC" and carrying host;
+                       steady true when every host is steady. wsat: the all-hosts totals (the phase stops when
+                       every host has written its multiple of the capacity). telemetry before/after "not
+                       available" (the device is remote); cpu is the controller's
+    failed.json        a round (or preconditioning) a host dropped out of: what, finished_utc, hosts: [{host,
+                       status "ok" | "failed", message (fio's words)}], kept: {host: cells} of the hosts that
+                       finished. No round.json: resume sets the folder aside as NNN.interrupted-K and runs the
+                       round again
+  phase.json           steady, determination, window: all hosts (as in round.json); hosts: {host: {steady,
+                       determination, window (that host's averages, percentiles from its own bins), wsat}}
+  store.host_round and store.host_phase_result give a round or phase as one host saw it.
+
 round.json in detail:
   round, phase, seed (fio randseed), started_utc, finished_utc, wall_s (fio process), ptsbench_cpu_s (our own CPU
   during the round), fio_version,
