@@ -319,19 +319,19 @@ def test_live_report_of_a_run_in_progress(tmp_path: Path) -> None:
 
 
 def test_a_test_type_the_report_does_not_know_gets_the_common_sections(tmp_path: Path) -> None:
-    """Tests added later (HIR, XSR, CBW, DIRTH) get header facts, steady state and a table of every cell."""
+    """Tests added later get header facts, steady state and a table of every cell."""
     run_dir = stored_pts_run(tmp_path / "run", rounds=6)
     plan = json.loads((run_dir / "plan.json").read_text())
     for phase in plan["phases"]:
         if phase["test"] == "lat":
-            phase["test"], phase["title"] = "cbw", "Composite block size workload"
+            phase["test"], phase["title"] = "future", "Composite block size workload"
     (run_dir / "plan.json").write_text(json.dumps(plan))
     report = load_report(run_dir)
-    section = next(section for section in report.sections if section.key == "test-cbw")
+    section = next(section for section in report.sections if section.key == "test-future")
     assert section.title == "Composite block size workload"
     assert all(label in dict(section.facts) for label in HEADER_FACTS)
     tables = {table.key: table for table in section.tables()}
-    assert set(tables) == {"cbw-steady-state", "lat-cells"}
+    assert set(tables) == {"future-steady-state", "lat-cells"}
     window = phase_json(run_dir, "lat")["window"]
     rows = {row[0]: row for row in tables["lat-cells"].rows}
     assert rows["rnd 8k 65/35"][2] == window["rnd 8k 65/35"]["iops"]

@@ -384,10 +384,11 @@ def _histogram_figure(key: str, title: str, name: str, histogram: Mapping[str, A
     counts = [int(count) for count in histogram["counts"]]
     used = [index for index, count in enumerate(counts) if count]
     low, high = (used[0], used[-1]) if used else (0, 0)
-    labels = bucket_labels(list(histogram["edges_ns"]))[low:high + 1]
+    labels = [duration_label(edge) for edge in list(histogram["edges_ns"])[low:high + 1]]
     found = histogram.get("percentiles_ns") or {}
     stats = ", ".join(f"p{p} {found[p] / 1e3:,.2f} µs" for p in PERCENTILES if found.get(p) is not None)
-    return Figure(key, f"{title}: response-time histogram, {name}", "total latency", "IOs",
+    return Figure(key, f"{title}: response-time histogram, {name}", "total latency (bucket from its lower edge)",
+                  "IOs",
                   (Series(name, tuple(float(i) for i in range(len(labels))), tuple(counts[low:high + 1]),
                           mode="bars"),),
                   y_log=True, x_ticks=_ticks(labels),
@@ -427,6 +428,7 @@ def zones_blocks(views: Views, context: PtsContext) -> list[Block]:
             Figure(_key(view.key, "vs-zone"), f"{title}, outer to inner", "zone (1 = outer)", unit,
                    tuple(Series(w, tuple(float(z + 1) for z in zones), tuple(by_zone[z].get(w) for z in zones))
                          for w in workloads),
+                   x_ticks=tuple((float(z + 1), str(z + 1)) for z in zones) if len(zones) <= 16 else (),
                    caption=f"{unit} of every workload in every zone of the LBA range, from the outer tracks (low "
                            "LBAs) to the inner ones."),
         ]
