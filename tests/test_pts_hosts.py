@@ -142,3 +142,18 @@ def test_host_killed_mid_round_then_resume(tmp_path: Path, servers: Servers) -> 
     assert all(sorted(r["hosts"]) == sorted(h.name for h in hosts) for r in rounds)
     assert (run_dir / "pts/iops/rounds/002.interrupted-1/failed.json").exists()
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"
+
+
+def test_hosts_dry_run_and_refusals_are_one_line(tmp_path: Path) -> None:
+    hosts = "127.0.0.1:8001,127.0.0.2:8001"
+    dry = run_cli("pts", "/data/test.dat", "--hosts", hosts, *SMALL, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "# hosts: 127.0.0.1:8001, 127.0.0.2:8001" in dry.stdout and "filename=/data/test.dat" in dry.stdout
+    for args, message in (
+        (["/data/test.dat", "--hosts", hosts], "pts --hosts needs TARGET"),
+        (["/data/test.dat", "--hosts", hosts, "--size", "1G", "--purge", "nvme-format"], "--purge nvme-format runs"),
+        (["/dev/nvme0n1", "--hosts", "127.0.0.1:1", "--size", "1G"], "pre-flight failed on 1 of 1 host(s)"),
+    ):
+        done = run_cli("pts", *args, "--out", str(tmp_path / "run"))
+        assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "run").exists()
