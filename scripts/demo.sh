@@ -6,5 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 out="ptsbench-results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
 .venv/bin/ptsbench pts --profile demo --out "$out"
-.venv/bin/ptsbench report "$out" >/dev/null
 echo "report: $out/report/index.html (also report.pdf, results.xlsx, figures/); tables again: .venv/bin/ptsbench show $out"
