@@ -12,10 +12,10 @@ made again with their phases (so resume rebuilds the same plan from the manifest
 import random
 import shlex
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ptsbench.errors import FioRunError, PtsbenchError, StoreError
 from ptsbench.fio.output import DirectionResult, JobResult, merge_directions, merge_latency, parse_jobs
@@ -51,6 +51,9 @@ from ptsbench.target.telemetry import (
     telemetry_change,
 )
 from ptsbench.units import format_bytes
+
+if TYPE_CHECKING:
+    from ptsbench.target.purge import PurgeOutcome
 
 DIRECTIONS = ("read", "write", "total")
 
@@ -344,7 +347,7 @@ def _purge(context: _Context, phase: PhasePlan) -> None:
         context.pts.add_compliance_reason(f"purge: {outcome.method} ({outcome.message})")
 
 
-def remote_purge(host_count: int) -> Any:
+def remote_purge(host_count: int) -> "PurgeOutcome":
     """The purge of a run on hosts: none, recorded as a deviation (purge tools run only on this machine; run on
     a remote path they would purge the controller's device of that name)."""
     from ptsbench.target.purge import PurgeOutcome
@@ -391,7 +394,7 @@ def _host_keys(context: _Context) -> list[str]:
 
 
 def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
-               on_status: Any) -> FioOutcome:
+               on_status: Callable[[FioStatus], None]) -> FioOutcome:
     """Write the job file(s) and the command line, then run fio: here, or as one fio client that starts the job
     on every host at once and returns when the last host is done (rounds in lockstep). Hosts with the same job
     share job.fio; otherwise each host has job-HOST.fio."""
