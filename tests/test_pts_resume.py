@@ -82,13 +82,18 @@ def test_kill_right_after_a_round_is_stored_then_mid_round(tmp_path: Path) -> No
     first = stored(run_dir)
     assert "pts/iops/rounds/001/round.json" in first
     # resumed, then killed again part-way through round 3 (only the resumed process can have started it)
-    kill_when(start(run_dir), lambda: (rounds / "003" / "job.fio").exists(), delay_s=0.3)
+    kill_when(start(run_dir), lambda: (rounds / "003" / "cells.partial.json").exists())  # after its first cell
     assert (rounds / "002" / "round.json").exists() and not (rounds / "003" / "round.json").exists()
     interrupted_job = (rounds / "003" / "job.fio").read_text()
     second = stored(run_dir)
     assert first.items() <= second.items()
     resume_and_check(run_dir, second)
     assert (rounds / "003.interrupted-1" / "job.fio").read_text() == interrupted_job
+    partial = json.loads((rounds / "003.interrupted-1" / "cells.partial.json").read_text())
+    job_names = [line[1:-1] for line in interrupted_job.splitlines() if line.startswith("[") and line != "[global]"]
+    kept = list(dict.fromkeys(entry["jobname"] for entry in partial["jobs"]))  # one entry per thread
+    assert kept and kept == job_names[:len(kept)] and len(kept) < len(job_names)  # the finished cells, in order
+    assert all(entry["read"]["total_ios"] + entry["write"]["total_ios"] > 0 for entry in partial["jobs"])
     assert (rounds / "003" / "job.fio").read_text() == interrupted_job  # same seed: the same round again
     assert len(json.loads((run_dir / "pts" / "iops" / "purge.json").read_text())) == 1
     assert json.loads((run_dir / "pts" / "iops" / "phase.json").read_text())["rounds"] == 3

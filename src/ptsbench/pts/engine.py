@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ptsbench.errors import FioRunError, PtsbenchError, StoreError
-from ptsbench.fio.output import DirectionResult, JobResult, merge_directions, merge_latency, parse_jobs
+from ptsbench.fio.output import DIRECTIONS as FIO_DIRECTIONS
+from ptsbench.fio.output import (
+    DirectionResult,
+    JobResult,
+    job_entries,
+    merge_directions,
+    merge_latency,
+    parse_jobs,
+)
 from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
 from ptsbench.hosts import Host, HostStatus
 from ptsbench.pts.advanced import demand_cells, response_histogram, select_operating_points
@@ -40,7 +48,7 @@ from ptsbench.pts.plan import (
 )
 from ptsbench.pts.specs import CellSpec, Phase, Settings
 from ptsbench.pts.steady import steady_state
-from ptsbench.pts.store import FAILED_FILE, PRECONDITION_DONE, ROUND_FILE, PtsStore, host_round
+from ptsbench.pts.store import FAILED_FILE, PARTIAL_FILE, PRECONDITION_DONE, ROUND_FILE, PtsStore, host_round
 from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, utc_now
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import (
@@ -410,8 +418,31 @@ def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
     else:
         job_path, extra, client = paths[""], [], None
     atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path, extra, client)) + "\n")
+    finished = None if context.hosts else FinishedCells(folder / PARTIAL_FILE)  # fio's client streams no status
     return run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr", on_status=on_status,
-                   extra_args=extra, client=client)
+                   on_document=finished, extra_args=extra, client=client)
+
+
+class FinishedCells:
+    """Keeps fio's own numbers of every finished cell of a round as soon as it finishes, from fio's status
+    documents: a crash mid-round then loses only the cell under way (resume still re-runs the whole round, whose
+    cells run in one fio process; the kept numbers stay in the interrupted round's folder for the record)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.kept = 0
+
+    def __call__(self, doc: Mapping[str, Any]) -> None:
+        entries = job_entries(doc)
+        started = [i for i, entry in enumerate(entries)
+                   if any((entry.get(direction) or {}).get("total_ios") for direction in FIO_DIRECTIONS)]
+        if not started:
+            return
+        running = entries[started[-1]].get("jobname")  # stonewalled: every job before the running one is done
+        done = entries[:next(i for i, entry in enumerate(entries) if entry.get("jobname") == running)]
+        if len(done) > self.kept:
+            self.kept = len(done)
+            atomic_write_json(self.path, {"fio version": doc.get("fio version"), "jobs": done})
 
 
 def _host_statuses(context: _Context, outcome: FioOutcome) -> list[HostStatus]:

@@ -28,6 +28,8 @@ Layout (inside a RunStore whose manifest has kind "pts"):
       round.json       written last, atomically: seed, utc times, wall and CPU time, per-cell results (see
                        cell_record in engine.py), the sequential start/end offsets, WSAT running totals, and the
                        steady-state determination after this round. Present = round finished
+      cells.partial.json   while the round runs (local runs): fio's own entries of every cell finished so far, as
+                       its status documents reported them the moment the next cell started, rewritten per cell
     rounds/NNN.interrupted-K/   a round that was killed part-way (kept for the record, never used)
     phase.json         written when the phase ends: stop reason, rounds run, steady state reached, window
                        rounds, the determination per tracked variable, and the window averages of every cell
@@ -110,6 +112,7 @@ from ptsbench.store import RunStore, atomic_write_json, read_json, utc_now
 
 PTS_DIR = "pts"
 ROUND_FILE = "round.json"
+PARTIAL_FILE = "cells.partial.json"
 PHASE_FILE = "phase.json"
 PRECONDITION_DONE = "result.json"
 FAILED_FILE = "failed.json"
