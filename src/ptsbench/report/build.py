@@ -365,6 +365,7 @@ class PtsContext:
     manifest: Mapping[str, Any]
     plan: Mapping[str, Any]
     pts: Any  # PtsStore
+    hosts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # run on hosts: host -> phase key -> view
 
     @property
     def capacity_bytes(self) -> int:
@@ -480,8 +481,7 @@ def _determination_rows(view: Any) -> tuple[list[tuple[Value, ...]], list[Figure
     rows: list[tuple[Value, ...]] = []
     figures = []
     for label, v in _determination(view).items():
-        tracked = next((t for t in view.plan["tracked"] if f"{t['cell']} {t['metric']}" == label), None)
-        metric = tracked["metric"] if tracked else "iops"
+        metric = _tracked_metric(view, label, v)
         factor = METRIC_UNITS.get(metric, (metric, 1.0, "number"))[1]
         if v is None:
             rows.append((view.plan["title"], label, "-", *([None] * 7), "-", "not yet: fewer than 5 rounds"))
@@ -499,6 +499,14 @@ def _determination_rows(view: Any) -> tuple[list[tuple[Value, ...]], list[Figure
             f"Tracked variable {label} in rounds {window} with its average, the 110 % / 90 % band around it and "
             f"the least-squares line ({fitted}); steady state {'reached' if v['steady'] else 'NOT reached'}."))
     return rows, figures
+
+
+def _tracked_metric(view: Any, label: str, determined: Mapping[str, Any] | None) -> str:
+    """A tracked variable's metric: as determined (a run on hosts labels it "HOST CELL METRIC"), else the plan's."""
+    if determined and determined.get("metric"):
+        return str(determined["metric"])
+    tracked = next((t for t in view.plan["tracked"] if f"{t['cell']} {t['metric']}" == label), None)
+    return str(tracked["metric"]) if tracked else "iops"
 
 
 DETERMINATION_COLUMNS = (
@@ -533,6 +541,74 @@ def steady_blocks(test: str, views: Sequence[Any]) -> list[Block]:
                             "variable's unit: IOPS, MB/s or µs)", DETERMINATION_COLUMNS, tuple(rows), keys=(0, 1),
                             compare=(2, 3, 4, 6, 11)))
     return blocks
+
+
+def _phase_metric(view: Any) -> str:
+    """The metric a phase is judged on: its first tracked variable's, else IOPS."""
+    return str(view.plan["tracked"][0]["metric"]) if view.plan["tracked"] else "iops"
+
+
+def host_blocks(test: str, views: Sequence[Any], context: PtsContext) -> list[Block]:
+    """A run on hosts: each host's own numbers next to the all-hosts ones - every cell's value of the phase's
+    tracked metric per host, each host's steady state per tracked variable, and each tracked variable round by round
+    with one line per host."""
+    if not context.hosts:
+        return []
+    hosts = list(context.hosts)
+    started = [view for view in views if view.rounds]
+    blocks: list[Block] = [Text(f"Per host ({', '.join(hosts)}): the tables and figures above are all hosts "
+                                "together (IOPS and MB/s summed, latency merged from every host's fio bins); below, "
+                                "each host's own numbers.")]
+    for metric in dict.fromkeys(_phase_metric(view) for view in started):
+        unit, factor, kind = METRIC_UNITS.get(metric, (metric, 1.0, "number"))
+        rows = []
+        for view in (view for view in started if _phase_metric(view) == metric):
+            per_host = [context.hosts[host][view.key].values() for host in hosts]
+            for cell in _cells(view):
+                found = [values.get(cell["name"]) or {} for values in (*per_host, view.values())]
+                if any(found):
+                    rows.append((view.plan["title"], cell["name"],
+                                 *(_scaled(one.get(metric), factor) for one in found)))
+        columns = (Column("phase"), Column("cell"), *(Column(f"{host} ({unit})", kind) for host in hosts),
+                   Column(f"all hosts ({unit})", kind))
+        blocks.append(Table(_key(test, "hosts", metric), f"Per host: {METRIC_NAMES.get(metric, metric)} of every "
+                            f"cell ({unit}; window averages, or the latest round while running)", columns,
+                            tuple(rows), keys=(0, 1)))
+    rows = []
+    figures: list[Block] = []
+    for view in started:
+        for tracked in view.plan["tracked"]:
+            label = f"{tracked['cell']} {tracked['metric']}"
+            unit, factor, _ = METRIC_UNITS.get(tracked["metric"], (tracked["metric"], 1.0, "number"))
+            for host in hosts:
+                v = _determination(context.hosts[host][view.key]).get(label)
+                rows.append((view.plan["title"], label, host, f"{v['rounds'][0]}-{v['rounds'][-1]}" if v else "-",
+                             v["average"] * factor if v else None, unit,
+                             ("reached" if v["steady"] else "NOT reached") if v else "not yet: fewer than 5 rounds"))
+            figures.append(_host_convergence(view, tracked, context))
+    if rows:
+        blocks.append(Table(_key(test, "hosts-steady"), "Per host: steady state of every tracked variable (each host "
+                            "judged on its own rounds)",
+                            (Column("phase"), Column("tracked variable"), Column("host"), Column("window rounds"),
+                             Column("average", "number"), Column("unit"), Column("steady state")), tuple(rows),
+                            keys=(0, 1, 2), compare=(3, 4, 6)))
+    return blocks + figures
+
+
+def _host_convergence(view: Any, tracked: Mapping[str, Any], context: PtsContext) -> Figure:
+    """A tracked variable round by round, one line per host."""
+    metric = tracked["metric"]
+    factor = METRIC_UNITS.get(metric, (metric, 1.0, "number"))[1]
+    series = []
+    for host, views in context.hosts.items():
+        rounds = views[view.key].rounds
+        series.append(Series(host, tuple(int(r["round"]) for r in rounds),
+                             tuple(_scaled(r["cells"].get(tracked["cell"], {}).get(metric), factor) for r in rounds)))
+    return Figure(_key(view.key, "hosts", tracked["cell"], metric),
+                  f"{view.plan['title']}: {METRIC_NAMES.get(metric, metric)} of {tracked['cell']} per host", "round",
+                  metric_axis(metric), tuple(series), data_sheet=True,
+                  x_ticks=tuple((int(r["round"]), str(r["round"])) for r in view.rounds),
+                  caption=f"The tracked variable ({tracked['cell']}) in every round as each host measured it.")
 
 
 def iops_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
@@ -882,6 +958,7 @@ def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Se
             blocks.append(Text(f"{view.plan['title']}: {view.source()}", "warning"))
     blocks += steady_blocks(test, views)
     blocks += TEST_BLOCKS.get(test, ADVANCED_BLOCKS.get(test, cells_blocks))(views, context)
+    blocks += host_blocks(test, views, context)
     blocks += telemetry_blocks(test, views)
     return Section(_key("test", test), test_title(test, views)[0], pts_test_facts(context, test, views),
                    tuple(blocks))
@@ -920,7 +997,9 @@ def pts_report(store: Any, in_progress: str | None = None) -> Report:
 
     manifest = store.manifest
     pts = PtsStore(store)
-    context = PtsContext(manifest, read_json(store.root / "plan.json"), pts)
+    hosts = [str(host["host"]) for host in manifest.get("hosts") or ()]
+    context = PtsContext(manifest, read_json(store.root / "plan.json"), pts,
+                         {host: {view.key: view for view in load_views(pts, host)} for host in hosts})
     views = [view for view in load_views(pts)]
     groups: dict[str, list[Any]] = {}
     for view in views:
