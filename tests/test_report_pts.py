@@ -337,3 +337,13 @@ def test_a_test_type_the_report_does_not_know_gets_the_common_sections(tmp_path:
     assert rows["rnd 8k 65/35"][2] == window["rnd 8k 65/35"]["iops"]
     out = build_report(run_dir, static=False)
     assert "Composite block size workload" in (out / "index.html").read_text()
+
+
+def test_data_pattern_is_read_from_per_host_job_files(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Hosts with their own sequential offsets get job-HOST.fio instead of job.fio; the header fact still reads."""
+    run_dir = tmp_path_factory.mktemp("per-host-jobs") / "run"
+    shutil.copytree(tiny_pts_run(tmp_path_factory.getbasetemp()), run_dir, ignore=shutil.ignore_patterns("report"))
+    first_round = run_dir / "pts" / "tp-1m" / "rounds" / "001"
+    (first_round / "job.fio").rename(first_round / "job-127.0.0.2.fio")
+    sections = {section.key: dict(section.facts) for section in load_report(run_dir).sections}
+    assert sections["test-tp"]["data pattern"].startswith("random data")

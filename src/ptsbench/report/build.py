@@ -731,9 +731,11 @@ TEST_BLOCKS: dict[str, Any] = {"iops": iops_blocks, "tp": tp_blocks, "lat": lat_
 def _job_options(context: PtsContext, phase_key: str) -> dict[str, str | None]:
     from ptsbench.fio.jobs import parse_job_text
 
-    path = context.pts.round_dir(phase_key, 1) / "job.fio"
-    if not path.is_file():
+    # job.fio, or job-HOST.fio per host when hosts carry their own sequential offsets (same options otherwise)
+    paths = sorted(context.pts.round_dir(phase_key, 1).glob("job*.fio"))
+    if not paths:
         return {}
+    path = paths[0]
     sections = parse_job_text(path.read_text(), str(path))
     return dict(sections[0].options) if sections else {}
 
