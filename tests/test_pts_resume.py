@@ -82,18 +82,13 @@ def test_kill_right_after_a_round_is_stored_then_mid_round(tmp_path: Path) -> No
     first = stored(run_dir)
     assert "pts/iops/rounds/001/round.json" in first
     # resumed, then killed again part-way through round 3 (only the resumed process can have started it)
-    kill_when(start(run_dir), lambda: (rounds / "003" / "cells.partial.json").exists())  # after its first cell
+    kill_when(start(run_dir), lambda: (rounds / "003" / "job.fio").exists(), delay_s=0.3)
     assert (rounds / "002" / "round.json").exists() and not (rounds / "003" / "round.json").exists()
     interrupted_job = (rounds / "003" / "job.fio").read_text()
     second = stored(run_dir)
     assert first.items() <= second.items()
     resume_and_check(run_dir, second)
     assert (rounds / "003.interrupted-1" / "job.fio").read_text() == interrupted_job
-    partial = json.loads((rounds / "003.interrupted-1" / "cells.partial.json").read_text())
-    job_names = [line[1:-1] for line in interrupted_job.splitlines() if line.startswith("[") and line != "[global]"]
-    kept = list(dict.fromkeys(entry["jobname"] for entry in partial["jobs"]))  # one entry per thread
-    assert kept and kept == job_names[:len(kept)] and len(kept) < len(job_names)  # the finished cells, in order
-    assert all(entry["read"]["total_ios"] + entry["write"]["total_ios"] > 0 for entry in partial["jobs"])
     assert (rounds / "003" / "job.fio").read_text() == interrupted_job  # same seed: the same round again
     assert len(json.loads((run_dir / "pts" / "iops" / "purge.json").read_text())) == 1
     assert json.loads((run_dir / "pts" / "iops" / "phase.json").read_text())["rounds"] == 3
@@ -119,3 +114,22 @@ def test_kill_between_tests_then_in_a_sequential_round(tmp_path: Path) -> None:
 def test_resume_of_a_missing_directory_is_one_line(tmp_path: Path) -> None:
     done = run_cli("resume", str(tmp_path / "nothing-here"))
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and "no such run directory" in done.stderr
+
+
+def test_cells_finished_before_a_kill_are_kept(tmp_path: Path) -> None:
+    """A round's cells run in one fio process; each finished cell's numbers are stored as the next one starts."""
+    run_dir = tmp_path / "run"
+    args = ["--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-time", "2", "--max-rounds", "1",
+            "--block-sizes", "iops=4k", "--mixes", "iops=0,100", "--tests", "iops"]
+    folder = run_dir / "pts" / "iops" / "rounds" / "001"
+    # status documents come every second and the second cell runs 2 s: the kill lands inside it
+    kill_when(start(run_dir, *args), lambda: (folder / "cells.partial.json").exists())
+    assert not (folder / "round.json").exists()
+    job_text = (folder / "job.fio").read_text()
+    partial = json.loads((folder / "cells.partial.json").read_text())
+    job_names = [line[1:-1] for line in job_text.splitlines() if line.startswith("[") and line != "[global]"]
+    kept = list(dict.fromkeys(entry["jobname"] for entry in partial["jobs"]))  # one entry per thread
+    assert kept == job_names[:1]  # the first cell, finished; the second was running
+    assert all(entry["read"]["total_ios"] + entry["write"]["total_ios"] > 0 for entry in partial["jobs"])
+    resume_and_check(run_dir, stored(run_dir))
+    assert (folder.parent / "001.interrupted-1" / "cells.partial.json").exists()
