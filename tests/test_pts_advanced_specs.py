@@ -240,10 +240,10 @@ def test_hir_wait_state_round_on_fio(tmp_path: Path) -> None:
     text, results, wall_s = _run_round(tmp_path, phase)
     assert text.count("startdelay=") == 3
     assert len(results) == 4
-    assert all(abs(r.total().runtime_ms - 500) <= 150 for r in results[:3])  # type: ignore[union-attr]
-    assert abs(results[3].total().runtime_ms - 2000) <= 150  # type: ignore[union-attr]
+    assert all(abs(r.total().runtime_ms - 500) <= 250 for r in results[:3])  # type: ignore[union-attr]
+    assert abs(results[3].total().runtime_ms - 2000) <= 250  # type: ignore[union-attr]
     assert round_duration_s(phase.cells) == 5.0
-    assert 5.0 <= wall_s < 8.5 < 9.5
+    assert 5.0 <= wall_s < 9.5  # chained delays would need 9.5 s of delays plus fio's start-up
 
 
 def test_demand_round_on_fio_keeps_tc_and_qd(tmp_path: Path) -> None:
