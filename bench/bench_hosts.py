@@ -21,7 +21,6 @@ Run from the repository root (about 2 minutes with the defaults):
 import argparse
 import json
 import os
-import random
 import resource
 import statistics
 import subprocess
@@ -32,13 +31,13 @@ import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptsbench.cases import Overrides, plan_cases
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from ptsbench.cases import Overrides, plan_cases  # noqa: E402
 from ptsbench.fio.output import parse_jobs
 from ptsbench.fio.runner import fio_binary
 from ptsbench.hosts import (
     Host,
-    HostError,
-    check_port_free,
     host_outcome,
     kill_tree,
     preflight,
@@ -46,6 +45,7 @@ from ptsbench.hosts import (
     wait_listening,
     write_host_list,
 )
+from test_hosts import free_port  # noqa: E402  (the tests' loopback port picker)
 
 
 @dataclass(frozen=True)
@@ -73,18 +73,6 @@ def parse_args() -> argparse.Namespace:
     if not all(1 <= c <= 250 for c in args.counts) or args.reps < 1 or args.runtime <= 0:
         parser.error("host counts 1..250, --reps >= 1, --runtime > 0")
     return args
-
-
-def free_port(addresses: list[str]) -> int:
-    for _ in range(200):
-        port = random.randint(20000, 60000)
-        try:
-            for address in addresses:
-                check_port_free(address, port)
-        except HostError:
-            continue
-        return port
-    sys.exit("bench_hosts: no free port on the loopback addresses")
 
 
 def start_servers(count: int) -> tuple[list[Host], list[subprocess.Popen[bytes]]]:
