@@ -4,6 +4,7 @@ merge by time and for bad input, and random lines against a plain Python parser.
 import json
 import random
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from ptsbench.fio import logs
+from ptsbench.fio._logparse import parse_lines
 from ptsbench.fio.logs import LogError
 
 JOBS = """
@@ -285,6 +287,32 @@ def test_fast_parser_agrees_with_int(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert (log.columns[name].astype(np.uint64) == table[:, index]).all(), name
 
 
+@pytest.mark.parametrize(("text", "hex_columns", "expected"), [
+    (b"9999999999999999999, 0x00ff\n", (0, 1), [[9999999999999999999], [255]]),
+    (b"18446744073709551615, 1\n", (0, 0), None),  # 20 digits: more than a fio log holds, even below 2**64
+    (b"1, 0xffffffffffffffff\n", (0, 1), [[1], [2**64 - 1]]),
+    (b"1, 0x1ffffffffffffffff\n", (0, 1), None),
+    (b"1, 0x00FF\n", (0, 1), None),  # fio prints lower case
+    (b"1, 255\n", (0, 1), None),  # a decimal where the first line had a hex number
+    (b"1, 0x\n", (0, 1), None),
+    (b"1, 2", (0, 0), None),  # no newline
+])
+def test_compiled_parser_limits(text: bytes, hex_columns: tuple[int, ...], expected: list[list[int]] | None) -> None:
+    out = np.zeros((len(hex_columns), 4), np.uint64)
+    lines = parse_lines(text, bytes(hex_columns), out)
+    if expected is None:
+        assert lines == -1
+    else:
+        assert lines == 1 and out[:, :1].tolist() == expected
+
+
+def test_compiled_parser_stops_at_its_capacity() -> None:
+    out = np.zeros((2, 1), np.uint64)
+    assert parse_lines(b"1,2\n3,4\n", bytes(2), out) == -1
+    with pytest.raises(ValueError):
+        parse_lines(b"1,2\n", bytes(2), np.zeros(3, np.uint64))
+
+
 # --- bad input --------------------------------------------------------------------------------------------------
 
 
@@ -368,3 +396,12 @@ def test_blank_lines_are_ignored(tmp_path: Path) -> None:
     path = _write(tmp_path / "s_lat.log", "1, 2, 0, 4096, 0\n\n3, 4, 1, 4096, 0\n\n")
     log = logs.read_log(path)
     assert log.value.tolist() == [2, 4] and log.skipped_count == 0
+
+
+def test_unbuilt_parser_is_a_one_line_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "u_lat.log", "1, 2, 0, 4096, 0\n")
+    script = ("import sys; sys.modules['ptsbench.fio._logparse'] = None; from ptsbench.cli import main; "
+              f"sys.argv = ['ptsbench', 'plot', {str(path)!r}, '--out', {str(tmp_path)!r}]; main()")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "compiled fio log parser is not built" in done.stderr

@@ -9,9 +9,9 @@ Lines fio writes (the column count comes from the first line, the meaning of opt
 Without log_avg_msec every IO is a line (bs_bytes > 0); with it each line is a window's mean (or max) and bs_bytes is 0.
 Latency values are in ns, bandwidth in KiB/s, IOPS in IO/s.
 
-Speed: a log is read in 1 MiB blocks of whole lines, each parsed with a few vectorised passes: find the separators,
-then turn each field's last 8 bytes into a number with SWAR arithmetic (integer multiply-and-shift on 8 digits at
-once). Columns are kept in the smallest unsigned type that holds them. Lines that are not well formed make a block
+Speed: a log is read in 1 MiB blocks of whole lines, each parsed by one compiled loop (_logparse.c) that releases the
+GIL, so blocks are parsed on other threads while the next is read. Columns are kept in the smallest unsigned type that
+holds them, so a log costs little more memory than its numbers. Lines that are not well formed make a block
 fall back to a line-by-line check that names the first bad line (or drops bad lines with skip_bad_lines).
 """
 
@@ -28,6 +28,12 @@ import numpy.typing as npt
 
 from ptsbench.errors import PtsbenchError
 
+try:
+    from ptsbench.fio._logparse import parse_lines
+except ImportError as missing:  # a source checkout used without `pip install -e .`, which compiles it
+    raise PtsbenchError("ptsbench's compiled fio log parser is not built",
+                        "install ptsbench with bash scripts/install.sh (or pip install -e .)") from missing
+
 Array = npt.NDArray[Any]
 
 VALUE_KINDS = ("bw", "iops", "lat", "clat", "slat")
@@ -39,8 +45,6 @@ FIO_IO_U_PLAT_VAL = 1 << FIO_IO_U_PLAT_BITS
 HIST_GROUPS = (29, 19)  # FIO_IO_U_PLAT_GROUP_NR: 29 since fio 3.x (1856 bins), 19 before (1216 bins)
 
 _BLOCK_BYTES = 1 << 20
-_PAD = b"0" * 8  # before every block, so an 8-byte window never starts before the buffer
-_MAX_DIGITS = 19  # below 2**64
 _SKIPPED_KEPT = 100  # line numbers of skipped lines kept for messages
 _BAD_HINT = "fix or remove the line, or pass --skip-bad-lines to use the readable lines"
 _NAME_RE = re.compile(
@@ -278,8 +282,10 @@ class _Column:
             self.array.resize(max(end, len(self.array) * 3 // 2 + 1024), refcheck=False)
         if len(values) and values.dtype.itemsize > self.array.dtype.itemsize:
             dtype = np.promote_types(self.array.dtype, np.min_scalar_type(int(values.max())))
-            if dtype != self.array.dtype:
-                self.array = self.array.astype(dtype)
+            if dtype != self.array.dtype:  # copy only the filled part: it is small when a column first widens
+                wider = np.empty(len(self.array), dtype)
+                wider[:self.size] = self.array[:self.size]
+                self.array = wider
         self.array[self.size:end] = values
         self.size = end
 
@@ -307,8 +313,8 @@ def _read_table(path: Path, skip_bad_lines: bool) -> _Table:
                                                               skip_bad_lines)
                 skipped += len(bad_numbers)
                 kept.extend(bad_numbers[: max(0, _SKIPPED_KEPT - len(kept))])
-                parsed = _parse_block(good, count, hex_columns) if len(good) > len(_PAD) else None
-                if parsed is None and len(good) > len(_PAD):  # the regex and the fast path disagree: be explicit
+                parsed = _parse_block(good, count, hex_columns) if good else None
+                if parsed is None and good:  # the regex and the fast path disagree: be explicit
                     raise LogError(f"{path}: lines {done_lines + 1} to {done_lines + block_lines}: not readable",
                                    _BAD_HINT)
                 done_lines += block_lines
@@ -367,26 +373,26 @@ def _show(line: bytes, limit: int = 60) -> str:
 
 
 def _blocks(handle: BinaryIO, first: bytes) -> Iterator[tuple[bytes, bool]]:
-    """Padded blocks of whole lines; True with the last one when the file does not end with a newline."""
+    """Blocks of whole lines; True with the last one when the file does not end with a newline."""
     carry = b""
     data = first
     while data:
         cut = data.rfind(b"\n") + 1
         if cut:
-            block = b"".join((_PAD, carry, memoryview(data)[:cut]))
+            block = b"".join((carry, memoryview(data)[:cut]))
             yield (block.replace(b"\r\n", b"\n") if b"\r" in block else block), False
             carry = data[cut:]
         else:
             carry += data
         data = handle.read(_BLOCK_BYTES)
     if carry.strip():
-        yield _PAD + carry.rstrip(b"\r") + b"\n", True
+        yield carry.rstrip(b"\r") + b"\n", True
 
 
 def _parsed_blocks(blocks: Iterator[tuple[bytes, bool]], count: int, hex_columns: tuple[int, ...]
                    ) -> Iterator[tuple[bytes, bool, list[Array] | None]]:
-    """Parse blocks on a few threads (numpy releases the GIL), in order, with a bounded number in flight."""
-    workers = min(4, (os.cpu_count() or 1) // 2)  # logical CPUs are often hyperthreads: half of them
+    """Parse blocks on a few threads (the compiled parser releases the GIL), in order, with few in flight."""
+    workers = min(4, os.cpu_count() or 1)
     if workers <= 1:
         for block, unterminated in blocks:
             yield block, unterminated, _parse_block(block, count, hex_columns)
@@ -409,8 +415,8 @@ def _line_regex(count: int, hex_columns: tuple[int, ...]) -> re.Pattern[bytes]:
 
 def _check_lines(path: Path, block: bytes, regex: re.Pattern[bytes], done_lines: int, unterminated: bool,
                  skip_bad_lines: bool) -> tuple[bytes, list[int], int]:
-    """Check a block line by line: the padded block of its good lines, the numbers of bad ones, its line count."""
-    lines = block[len(_PAD):].split(b"\n")[:-1]
+    """Check a block line by line: the block of its good lines, the numbers of bad ones, its line count."""
+    lines = block.split(b"\n")[:-1]
     good: list[bytes] = []
     bad: list[int] = []
     for index, line in enumerate(lines):
@@ -424,153 +430,19 @@ def _check_lines(path: Path, block: bytes, regex: re.Pattern[bytes], done_lines:
             what = "truncated last line" if unterminated and index == len(lines) - 1 else "not a fio log line"
             raise LogError(f"{path}: line {number}: {what}: {_show(line)}", _BAD_HINT)
         bad.append(number)
-    return _PAD + b"".join(line + b"\n" for line in good), bad, len(lines)
+    return b"".join(line + b"\n" for line in good), bad, len(lines)
 
 
-# --- the vectorised block parser --------------------------------------------------------------------------------
-
-
-def _masks(width: int) -> Array:
-    """Per field length L (0..19): keep the low nibble of the last min(L, width) bytes of a little-endian word."""
-    masks = np.zeros(20, np.uint64)
-    for length in range(20):
-        keep = 0
-        for byte in range(width - min(length, width), width):
-            keep |= 0x0F << (8 * byte)
-        masks[length] = keep
-    return masks
-
-
-_MASK64 = _masks(8)
-_MASK32 = _masks(4).astype(np.uint32)
-_HEX = np.full(256, 255, np.uint8)
-_HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16)  # fio prints 0x%04x: lower case
+# --- the block parser -------------------------------------------------------------------------------------------
 
 
 def _parse_block(block: bytes, count: int, hex_columns: tuple[int, ...]) -> list[Array] | None:
-    """Columns of a padded block of whole lines, or None when a line is not `count` well-formed integers."""
-    data = np.frombuffer(block, np.uint8)
-    newline = data == 10
-    comma = data == 44
-    space = data == 32
-    ends = np.flatnonzero(newline | comma)  # each field ends at a separator
-    lines = int(np.count_nonzero(newline))
-    if not lines or len(ends) != lines * count:
-        return None
-    spaces = int(np.count_nonzero(space))
-    if int(np.count_nonzero(data < 48)) != len(ends) + spaces:
-        return None  # a character below '0' other than ',', ' ' and newline
-    if np.count_nonzero(space[1:] > comma[:-1]):
-        return None  # a space that does not follow a comma
-    high = int(np.count_nonzero(data > 57)) if hex_columns else 0
-    if not hex_columns and int(data.max()) > 57:
-        return None
-    spaced = spaces == len(ends) - lines  # fio's ", " everywhere: one space before every field but a line's first
-    digits = np.empty_like(ends)  # characters between one separator and the next, then less the leading space
-    digits[0] = ends[0] - (len(_PAD) - 1)  # as if a separator stood just before the block
-    np.subtract(ends[1:], ends[:-1], out=digits[1:])
-    digits -= 1
-    grid = digits.reshape(lines, count)
-    if spaced:
-        grid[:, 1:] -= 1
-    elif spaces:
-        digits -= data[ends - digits] == 32
-    if count > 8:  # histogram logs: all fields at once
-        if not (data[ends[count - 1::count]] == 10).all():
-            return None
-        values = None if int(digits.min()) < 1 else _decimal(block, data, ends, digits)
-        return None if values is None else list(values.reshape(lines, count).T)
-    by_column = ends.reshape(lines, count).T  # row i: where column i's fields end (a strided view)
-    if not (data[by_column[-1]] == 10).all():
-        return None  # a line with another column count
-    columns: list[Array] = []
-    for index in range(count):
-        column_ends, column_digits = by_column[index], grid[:, index]
-        if int(column_digits.min()) < 1:
-            return None  # an empty field
-        if index in hex_columns:
-            parsed = _hexadecimal(data, column_ends, column_digits)
-            if parsed is None:
-                return None
-            values, letters = parsed
-            high -= letters
-        else:
-            decimal = _decimal(block, data, column_ends, column_digits)
-            if decimal is None:
-                return None
-            values = decimal
-        columns.append(values)
-    return None if high else columns
-
-
-def _gather(block: bytes, width: int, ends: Array) -> Array:
-    """The `width` bytes before each of `ends`, as little-endian integers. Windows are gathered as opaque V4/V8
-    items (byte-aligned, so numpy copies them fast) and only then seen as integers."""
-    windows = np.ndarray(shape=(len(block) - width + 1,), dtype=f"V{width}", buffer=block, strides=(1,))
-    return windows[ends - width].view(f"<u{width}")
-
-
-def _decimal(block: bytes, data: Array, ends: Array, digits: Array) -> Array | None:
-    """Decimal fields of `digits` digits ending just before `ends`, as unsigned integers."""
-    width = int(digits.max())
-    if width == 1:
-        return data[ends - 1] - 48
-    if width <= 4:
-        return _swar4(_gather(block, 4, ends) & _MASK32[digits])
-    if width > _MAX_DIGITS:
-        return None
-    values = _swar8(_gather(block, 8, ends) & _MASK64[digits])
-    for shift in (8, 16):  # more than 8 digits: the next 8 to the left
-        longer = np.flatnonzero(digits > shift)
-        if not len(longer):
-            break
-        upper = _swar8(_gather(block, 8, ends[longer] - shift) & _MASK64[digits[longer] - shift])
-        values[longer] += upper * np.uint64(10**shift)
-    return values
-
-
-def _swar4(words: Array) -> Array:
-    """Four digit nibbles (most significant in the lowest byte) to their value."""
-    words *= np.uint32(10 * 256 + 1)
-    words >>= np.uint32(8)
-    words &= np.uint32(0x00FF00FF)
-    words *= np.uint32(100 * 65536 + 1)
-    words >>= np.uint32(16)
-    return words
-
-
-def _swar8(words: Array) -> Array:
-    """Eight digit nibbles (most significant in the lowest byte) to their value."""
-    words *= np.uint64(10 * 256 + 1)
-    words >>= np.uint64(8)
-    words &= np.uint64(0x00FF00FF00FF00FF)
-    words *= np.uint64(100 * 65536 + 1)
-    words >>= np.uint64(16)
-    words &= np.uint64(0x0000FFFF0000FFFF)
-    words *= np.uint64(10000 * 2**32 + 1)
-    words >>= np.uint64(32)
-    return words
-
-
-def _hexadecimal(data: Array, ends: Array, digits: Array) -> tuple[Array, int] | None:
-    """Fields like 0x00ff: their values and how many characters above '9' they hold."""
-    starts = ends - digits
-    nibbles_count = digits - 2
-    if int(nibbles_count.min()) < 1 or int(nibbles_count.max()) > 16:
-        return None
-    if not ((data[starts] == 48) & (data[starts + 1] == 120)).all():
-        return None
-    values = np.zeros(len(ends), np.uint64)
-    letters = len(ends)  # the x of each field
-    for position in range(int(nibbles_count.max())):
-        rows = np.flatnonzero(nibbles_count > position)
-        chars = data[ends[rows] - 1 - position]
-        nibbles = _HEX[chars]
-        if int(nibbles.max()) > 15:
-            return None
-        values[rows] |= nibbles.astype(np.uint64) << np.uint64(4 * position)
-        letters += int(np.count_nonzero(chars > 57))
-    return values, letters
+    """Columns of a block of whole lines, or None when a line is not `count` well-formed integers."""
+    most_lines = len(block) // (2 * count)  # the shortest line: one digit per field, its separators and "\n"
+    out = np.empty((count, most_lines), np.uint64)  # untouched slots cost no memory
+    hex_flags = bytes(index in hex_columns for index in range(count))
+    lines = parse_lines(block, hex_flags, out)
+    return list(out[:, :lines]) if lines > 0 else None
 
 
 # --- histogram bins and percentiles -----------------------------------------------------------------------------
