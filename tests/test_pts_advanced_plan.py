@@ -42,7 +42,7 @@ def test_profiles_set_the_advanced_parameters() -> None:
     client = settings_for("hir", "client").advanced["hir"]
     assert (client.numjobs, client.iodepth) == (2, 16)  # HIR at the profile's TC/QD
     assert plan_for("hir,xsr,cbw,dirth,hdd-iops", "client").deviations == ()
-    assert plan_for("hir,xsr,ecw,hdd-tp", "enterprise", "1.1").deviations == ()
+    assert plan_for("hir,xsr,ecw,dirth,hdd-tp", "enterprise", "1.1").deviations == ()
     with pytest.raises(PtsbenchError, match="use ecw with --spec 1.1"):
         settings_for("cbw", spec="1.1")
     with pytest.raises(PtsbenchError, match="use cbw with --spec 2.0"):

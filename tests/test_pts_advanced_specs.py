@@ -67,6 +67,8 @@ def test_cbw_is_pts_20_and_ecw_pts_11() -> None:
     with pytest.raises(PtsbenchError, match="unknown test"):
         build_advanced("nope", SPEC_PARAMS)
     assert ADVANCED_DEFS["ecw"].specs == ("1.1",) and ADVANCED_DEFS["cbw"].specs == ("2.0",)
+    # DIRTH is one of PTS-E 1.1's eight tests as well, the same test under both versions
+    assert build_advanced("dirth", SPEC_PARAMS, "1.1") == build_advanced("dirth", SPEC_PARAMS, "2.0")
 
 
 @pytest.mark.parametrize("test", ["cbw", "dirth", "ecw"])
@@ -163,15 +165,19 @@ def test_hdd_zone_tests() -> None:
     (iops,) = build_advanced("hdd-iops", SPEC_PARAMS)
     assert len(iops.cells) == 128 * 9 and not iops.purge and iops.precondition is None
     assert all(isinstance(c, ZonedCellSpec) and c.zones == 128 for c in iops.cells)
-    first_zone = iops.cells[:9]
+    first_zone = iops.cells[:9]  # TKperf's HddIopsTest: mixes outer, block sizes inner
     assert [(c.bs_bytes // 1024, c.read_pct) for c in first_zone] == [
-        (64, 100), (64, 50), (64, 0), (16, 100), (16, 50), (16, 0), (4, 100), (4, 50), (4, 0)]
+        (64, 100), (16, 100), (4, 100), (64, 50), (16, 50), (4, 50), (64, 0), (16, 0), (4, 0)]
     assert [c.zone for c in iops.cells] == [zone for zone in range(128) for _ in range(9)]  # outer to inner
     assert all((c.numjobs, c.iodepth, c.pattern) == (1, 1, "rnd") for c in iops.cells)
     (tp,) = build_advanced("hdd-tp", SPEC_PARAMS)
     assert len(tp.cells) == 128 * 4
-    assert [(c.bs_bytes, c.read_pct, c.pattern) for c in tp.cells[:4]] == [
-        (1024**2, 100, "seq"), (1024**2, 0, "seq"), (4096, 100, "seq"), (4096, 0, "seq")]
+    # TKperf's HddTPTest: per block size every zone in turn, read then write
+    assert [(c.zone, c.bs_bytes, c.read_pct, c.pattern) for c in tp.cells[:4]] == [
+        (0, 1024**2, 100, "seq"), (0, 1024**2, 0, "seq"), (1, 1024**2, 100, "seq"), (1, 1024**2, 0, "seq")]
+    assert [(c.zone, c.bs_bytes) for c in tp.cells[::2]] == [(zone, bs) for bs in (1024**2, 4096)
+                                                             for zone in range(128)]
+    assert all((c.runtime_s, c.numjobs, c.iodepth) == (60, 1, 1) for c in (*iops.cells, *tp.cells))
     assert (tp.stop.kind, tp.stop.max_rounds) == ("rounds", 1) and not tp.tracked
 
 
@@ -277,7 +283,8 @@ def test_zones_placed_through_the_engines_job(tmp_path: Path) -> None:
     quarter = TARGET_BYTES // 4
     options = [dict(cell.fio_options) for cell in placed[0].cells]
     assert [(int(o["offset"]), int(o["size"])) for o in options] == [(zone * quarter, quarter)
-                                                                    for zone in range(4) for _ in range(4)]
+                                                                    for _ in range(2) for zone in range(4)
+                                                                    for _ in range(2)]
     write = next(cell for cell in placed[0].cells if cell.name == "z003 seq 1m 0/100")
     (tmp_path / "target.bin").write_bytes(b"")
     os.truncate(tmp_path / "target.bin", TARGET_BYTES)

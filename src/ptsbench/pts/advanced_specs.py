@@ -4,8 +4,9 @@ Every test is built from the shapes of pts/specs.py - CellSpec, Phase, StopRule,
 run it: a test is a chain of phases (purge only in the first), each phase rounds of cells run as one fio process.
 TC is fio numjobs and QD is fio iodepth everywhere (CellSpec.numjobs / .iodepth); cell names say both ("tc16/qd4").
 
-- HIR (host idle recovery): phase `hir-ss`: purge, 1-minute rounds of RND 4 KiB writes until steady state (its
-  IOPS is the baseline). Then one phase per wait state W (5, 10, 15, 25, 50 s), one round each: 360 burst cells of
+- HIR (host idle recovery): phase `hir-ss`: purge (no WIPC, as cloudharmony/block-storage and a PTS 2.0.2
+  Python suite do), 1-minute rounds of RND 4 KiB writes at the profile's TC/QD until steady state (its IOPS is the
+  baseline). Then one phase per wait state W (5, 10, 15, 25, 50 s), one round each: 360 burst cells of
   5 s RND 4 KiB writes, burst k starting at k x (5 + W) s, and one 1800 s recovery cell starting at 360 x (5 + W) s
   (so W s of idle follow every burst, the last one included). The start times are fio `startdelay`, which fio counts
   from its own start (measured with fio 3.33: stonewalled jobs with startdelay 2 s and 4 s start 2 s apart, not
@@ -13,20 +14,24 @@ TC is fio numjobs and QD is fio iodepth everywhere (CellSpec.numjobs / .iodepth)
   (fio's thinktime_iotime looked simpler, but in fio 3.33 its first burst lasts iotime + thinktime, measured.)
 - XSR (cross stimulus recovery): three phases of 1-minute rounds, no tracked variable: SEQ 1024 KiB writes for 8 h
   (purge first), RND 8 KiB writes for 6 h, SEQ 1024 KiB writes for 8 h; each round is one throughput sample.
-  TC1/QD32 as PTS 2.0.1's throughput test (an assumption to confirm against the PDF).
+  TC1/QD32 and no WIPC as in the public PTS implementations (cloudharmony/block-storage's ADATA fork,
+  lib/BlockStorageTestXsr.php; a PTS 2.0.2 Python suite's 06_XSR); group lengths 8/6/8 h as in the ADATA fork
+  (the Python suite has 6/8/6 h): see docs/pts-spec-sources.md.
 - CBW / DIRTH / ECW (demand intensity): phase `KEY-wdpc`: purge, 1-minute rounds of the workload's writes at
   TC32/QD32 until steady state; phase `KEY`: rounds of a 5-minute TC32/QD32 pre-write then the 49 cells
   for TC in 32,16,8,6,4,2,1 (outer) and QD in 32,16,8,6,4,2,1 (inner) - from the highest outstanding IO down to
   TC1/QD1 - tracked on the TC32/QD32 IOPS; then, once MaxIOPS / MidIOPS / MinIOPS are chosen (pts/advanced.py),
   phases `KEY-max`, `KEY-mid`, `KEY-min`: a 60-minute TC32/QD32 pre-write and a 10-minute capture at the point's
   TC/QD whose json+ bins give the response-time histogram. CBW's access pattern is JEDEC JESD219 (fio bssplit and
-  random_distribution=zoned), read/write 40/60 as the PTS 2.0 implementations use (to confirm against the PDF);
-  DIRTH's is the operator's random workload (default 8 KiB 65/35); ECW is PTS-E 1.1's counterpart of CBW, same
-  pattern and sweep here (to confirm against the PTS-E 1.1 PDF). Pre-writes use the workload's block sizes and
-  LBA zones with 100 % writes, as PTS.md reads.
-- HDD zones (TKperf): the active range cut into 128 equal zones, outer (low LBAs) to inner; `hdd-iops`: per zone,
-  RND 64k, 16k, 4k x 100/50/0 % read; `hdd-tp`: per zone, SEQ 1024k and 4k, read then write. No purge, no steady
-  state: one round. TC1/QD1 (overridable). Each cell is a ZonedCellSpec (a CellSpec with its zone);
+  random_distribution=zoned), read/write 40/60 as JESD219 itself (fio's examples/jesd219.fio: rwmixread=40);
+  DIRTH's is the operator's random workload (default 8 KiB 65/35, the ADATA fork's default); ECW is PTS-E 1.1's
+  counterpart of CBW with the same pattern, 40/60 mix and 7 x 7 sweep (a public PTS-E ECW script, 07_ECW).
+  Pre-writes use the workload's block sizes and LBA zones with 100 % writes at TC32/QD32, as those scripts do.
+  DIRTH is in PTS-E 1.1 too (cloudharmony/block-storage README lists it among the spec's eight tests).
+- HDD zones (TKperf, src/perfTest/DeviceTests.py): the active range cut into 128 equal zones, outer (low LBAs) to
+  inner; `hdd-iops`: per zone, RND mixes 100/50/0 % read (outer) x 64k, 16k, 4k (inner); `hdd-tp`: per block size
+  1024k then 4k, every zone in turn, SEQ read then write. No purge, no steady state: one round of 60 s cells.
+  TC1/QD1 (TKperf's defaults, overridable). Each cell is a ZonedCellSpec (a CellSpec with its zone);
   `place_zones` turns zones into fio offset/size once the active range is known.
 
 Durations and sizes are AdvancedParams, one per selected test in Settings.advanced: SPEC_PARAMS are the spec's,
@@ -61,7 +66,7 @@ from ptsbench.pts.specs import (
 )
 from ptsbench.units import format_bs, parse_size_bytes
 
-# HIR
+# HIR (wait states, bursts and the 1800 s return to baseline: cloudharmony/block-storage lib/BlockStorageTestHir.php)
 HIR_WAIT_STATES_S = (5.0, 10.0, 15.0, 25.0, 50.0)
 HIR_BURSTS = 360
 HIR_BURST_S = 5.0
@@ -71,7 +76,7 @@ HIR_BLOCK_SIZE = 4096
 XSR_GROUPS = (("seq", 1024**2), ("rnd", 8192), ("seq", 1024**2))
 XSR_GROUP_S = (8 * 3600.0, 6 * 3600.0, 8 * 3600.0)
 XSR_DEPTH = (1, 32)
-# CBW, DIRTH, ECW
+# CBW, DIRTH, ECW (sweep, pre-writes and capture: the ADATA fork's BlockStorageTestDirth.php, a PTS-E 07_ECW script)
 DEMAND_TCS = (32, 16, 8, 6, 4, 2, 1)
 DEMAND_QDS = (32, 16, 8, 6, 4, 2, 1)
 PREWRITE_S = 300.0
@@ -83,10 +88,10 @@ JESD219_BLOCK_SIZES = (  # (bytes, % of IOs)
     (4096, 67), (8192, 10), (16384, 7), (32768, 3), (65536, 3),
 )
 JESD219_ZONES = ((50, 5), (30, 15), (20, 80))  # (% of IOs, % of LBAs), from the first LBA on
-CBW_READ_PCT = 40
+CBW_READ_PCT = 40  # JESD219's read share (fio examples/jesd219.fio: rwmixread=40, rwmixwrite=60)
 DIRTH_BLOCK_SIZE = 8192
 DIRTH_READ_PCT = 65
-# HDD zones
+# HDD zones (TKperf src/perfTest/DeviceTests.py: HddIopsTest, HddTPTest; Options: TC1/QD1, 60 s)
 HDD_ZONES = 128
 HDD_IOPS_BLOCK_SIZES = (64 * 1024, 16 * 1024, 4096)
 HDD_IOPS_MIXES = (100, 50, 0)
@@ -345,7 +350,7 @@ def hdd_iops_phases(params: AdvancedParams) -> tuple[Phase, ...]:
     cells = tuple(
         ZonedCellSpec(f"z{zone + 1:03d} {cell_name('rnd', bs, mix)}", "rnd", mix, bs, tc, qd, params.round_time_s,
                       zone=zone, zones=params.hdd_zones)
-        for zone in range(params.hdd_zones) for bs in HDD_IOPS_BLOCK_SIZES for mix in HDD_IOPS_MIXES
+        for zone in range(params.hdd_zones) for mix in HDD_IOPS_MIXES for bs in HDD_IOPS_BLOCK_SIZES
     )
     return (Phase(key="hdd-iops", test="hdd-iops", title=f"HDD IOPS per zone ({params.hdd_zones} zones)",
                   purge=False, precondition=None, cells=cells, tracked=(), stop=StopRule("rounds", 1), role="zones",
@@ -357,7 +362,7 @@ def hdd_tp_phases(params: AdvancedParams) -> tuple[Phase, ...]:
     cells = tuple(
         ZonedCellSpec(f"z{zone + 1:03d} {cell_name('seq', bs, mix)}", "seq", mix, bs, tc, qd, params.round_time_s,
                       zone=zone, zones=params.hdd_zones)
-        for zone in range(params.hdd_zones) for bs in HDD_TP_BLOCK_SIZES for mix in (100, 0)
+        for bs in HDD_TP_BLOCK_SIZES for zone in range(params.hdd_zones) for mix in (100, 0)
     )
     return (Phase(key="hdd-tp", test="hdd-tp", title=f"HDD throughput per zone ({params.hdd_zones} zones)",
                   purge=False, precondition=None, cells=cells, tracked=(), stop=StopRule("rounds", 1), role="zones",
@@ -394,7 +399,7 @@ ADVANCED_DEFS: dict[str, AdvancedDef] = {
     "xsr": AdvancedDef("xsr", "Cross stimulus recovery", ("2.0", "1.1"), "PTS 2.0.2 section 12 (XSR)", xsr_phases),
     "cbw": AdvancedDef("cbw", "Composite block size workload", ("2.0",), "PTS 2.0.2 section 13 (CBW)",
                        _demand("cbw", "Composite block size workload", _cbw), _cbw),
-    "dirth": AdvancedDef("dirth", "Demand intensity / response time histogram", ("2.0",),
+    "dirth": AdvancedDef("dirth", "Demand intensity / response time histogram", ("2.0", "1.1"),
                          "PTS 2.0.2 section 14 (DIRTH)",
                          _demand("dirth", "Demand intensity / response time histogram", dirth_workload),
                          dirth_workload),
