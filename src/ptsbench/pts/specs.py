@@ -8,6 +8,10 @@ runs: purge -> precondition -> rounds of cells -> stop. Throughput has one phase
 Sources: PTS 2.0.2 (IOPS with three tracked cells, TP at TC1/QD32, LAT at TC1/QD1 with five-nines, WSAT) and
 PTS-E 1.1 (one tracked IOPS cell: 4 KiB random write; TP at the profile's TC/QD). Enterprise: active range 100 %,
 write cache disabled, TC4/QD32. Client: active range 75 %, write cache enabled, TC2/QD16, TP at 1024 KiB only.
+The spec PDFs were not readable here; each value was checked against public implementations instead (TKperf's
+DeviceTests.py and StdyState.py for the matrices, nesting, tracked cells and the 20 %/10 % steady-state rule;
+cloudharmony/block-storage and a PTS 2.0.2 Python suite for WIPC, TP at TC1/QD32 and the profiles' TC/QD): the
+table with every parameter, its source and confidence is docs/pts-spec-sources.md.
 
 The advanced tests (HIR, XSR, CBW, DIRTH, ECW, HDD zones) are rows of `advanced_specs.ADVANCED_DEFS` built from
 the same shapes: heterogeneous cells with their own TC/QD, runtime, role and extra fio options (bssplit,
