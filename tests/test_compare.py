@@ -10,7 +10,8 @@ import pytest
 
 from conftest import run_cli
 from ptsbench.errors import PtsbenchError
-from ptsbench.report.build import build_compare, compare_reports, load_report
+from ptsbench.report.build import build_compare, load_report
+from ptsbench.report.compare import compare_reports
 from test_report_browser import Browser, assert_clean_report_page, pdf_text, shared_browser
 from test_report_pts import sheet_rows, tiny_pts_run
 

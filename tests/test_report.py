@@ -14,13 +14,8 @@ import pytest
 from conftest import run_cli
 from ptsbench.errors import PtsbenchError
 from ptsbench.report import pdf
-from ptsbench.report.build import (
-    RESULT_COLUMNS,
-    RESULT_PERCENTILES,
-    build_report,
-    load_report,
-    write_report,
-)
+from ptsbench.report.build import build_report, load_report, write_report
+from ptsbench.report.cases import RESULT_COLUMNS, RESULT_PERCENTILES
 from ptsbench.report.figures import percentile_points
 from test_hosts import NULL_JOB, Servers, hosts_arg
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
@@ -256,9 +251,9 @@ def test_markup_in_names_stays_text(tmp_path: Path) -> None:
     """Job names, messages and labels go into the page as text: no element, request or script comes from them."""
     from html.parser import HTMLParser
 
-    from ptsbench.report.build import Column, Report, Section, Table, Text
     from ptsbench.report.figures import Figure, Series
     from ptsbench.report.html import write_html
+    from ptsbench.report.model import Column, Report, Section, Table, Text
 
     hostile = "</script><img src='http://192.0.2.1/x.png'><!--"
     figure = Figure("f", f"title {hostile}", "x (s)", "y", (Series(hostile, (1.0, 2.0), (3.0, 4.0)),),

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
-from ptsbench.report.build import Report, build_compare, build_report, load_report
+from ptsbench.report.build import build_compare, build_report, load_report
+from ptsbench.report.model import Report
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 from test_report_pts import HEADER_FACTS, sheet_rows
 

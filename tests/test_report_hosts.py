@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
-from ptsbench.report.build import Figure, Table, format_value, load_report
+from ptsbench.report.build import load_report
+from ptsbench.report.figures import Figure
+from ptsbench.report.model import Table, format_value
 from ptsbench.report.workbook import sheet_name
 from test_hosts import Servers, hosts_arg
 from test_hosts import servers as servers  # noqa: PLC0414 - the fixture

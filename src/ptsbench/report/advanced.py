@@ -9,18 +9,9 @@ IOPS against time is `hir_timeline`, XSR's recovery `xsr_recovery` on `xsr_sampl
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ptsbench.report.build import (
-    Block,
-    Chart,
-    Column,
-    PtsContext,
-    Table,
-    Text,
-    Value,
-    _key,
-    _scaled,
-)
 from ptsbench.report.figures import Bars3D, Figure, Series
+from ptsbench.report.model import Block, Chart, Column, Table, Text, Value
+from ptsbench.report.pts_views import PtsContext, scaled, slug
 
 Views = Sequence[Any]  # pts/tables.py PhaseView
 
@@ -171,7 +162,7 @@ def xsr_blocks(views: Views, context: PtsContext) -> list[Block]:
         offset_s += ends[-1] if ends else 0.0
         rows.append((str(_meta(view, "group")), view.plan["cells"][0]["name"], len(cells),
                      _mean(cells, "bw_bytes", 1e-6), _mean(cells, "iops"), _mean(cells, "lat_mean_ns", 1e-3),
-                     _scaled(max((c["lat_max_ns"] for c in cells), default=None), 1e-3)))
+                     scaled(max((c["lat_max_ns"] for c in cells), default=None), 1e-3)))
     blocks: list[Block] = [Table(
         "xsr-groups", "Cross stimulus recovery: access groups (one sample per round)",
         (Column("group"), Column("workload"), Column("samples", "int"), Column("mean MB/s", "mbs"),
@@ -179,7 +170,7 @@ def xsr_blocks(views: Views, context: PtsContext) -> list[Block]:
         tuple(rows))]
     blocks += _xsr_recovery(groups)
     for key, metric, title, axis, factor in _XSR_METRICS:
-        series = tuple(Series(name, tuple(x), tuple(_scaled(c[metric], factor) for c in cells))
+        series = tuple(Series(name, tuple(x), tuple(scaled(c[metric], factor) for c in cells))
                        for name, x, cells in timeline if x)
         blocks.append(Figure(f"xsr-{key}-vs-time", f"Cross stimulus recovery: {title} vs time", "time (min)", axis,
                              series, data_sheet=True,
@@ -251,7 +242,7 @@ def demand_blocks(views: Views, context: PtsContext) -> list[Block]:
     iops = _depth_table(f"{test}-iops", f"{title}: demand variation, IOPS per TC x QD", specs,
                         lambda c: values.get(c["name"], {}).get("iops"), "iops")
     latency = _depth_table(f"{test}-lat-mean", f"{title}: demand intensity, mean latency (µs) per TC x QD", specs,
-                           lambda c: _scaled(values.get(c["name"], {}).get("lat_mean_ns"), 1e-3), "us")
+                           lambda c: scaled(values.get(c["name"], {}).get("lat_mean_ns"), 1e-3), "us")
     cpu_table = _depth_table(f"{test}-cpu", f"{title}: fio CPU utilisation (usr + sys %) per TC x QD", specs, cpu,
                              "pct")
     cells = demand_cells(specs, values)
@@ -311,16 +302,16 @@ def operating_point_blocks(views: Views, record: Mapping[str, Any], title: str, 
             chosen_rows.append((name, f"none: no cell under {limit_ms:g} ms", None, None))
             continue
         depth = f"TC{chosen['tc']}/QD{chosen['qd']}"
-        chosen_rows.append((name, depth, chosen["iops"], _scaled(chosen.get("lat_mean_ns"), 1e-3)))
+        chosen_rows.append((name, depth, chosen["iops"], scaled(chosen.get("lat_mean_ns"), 1e-3)))
         capture = _capture(views, point)
         histogram = (capture or {}).get("histogram") or {}
         if histogram:
             histograms[point] = histogram
         found = histogram.get("percentiles_ns") or {}
         capture_rows.append((name, depth, capture["iops"] if capture else None,
-                             histogram.get("n"), _scaled(histogram.get("mean_ns"), 1e-3),
-                             *(_scaled(found.get(p), 1e-3) for p in PERCENTILES),
-                             _scaled(histogram.get("max_ns"), 1e-3)))
+                             histogram.get("n"), scaled(histogram.get("mean_ns"), 1e-3),
+                             *(scaled(found.get(p), 1e-3) for p in PERCENTILES),
+                             scaled(histogram.get("max_ns"), 1e-3)))
     middle = record.get("middle_iops")
     notes = [f"MaxIOPS: the highest IOPS with mean latency under {limit_ms:g} ms; MidIOPS: the nearest to "
              f"(MaxIOPS + MinIOPS) / 2 = {'-' if middle is None else f'{middle:,.1f}'} IOPS; MinIOPS: TC1/QD1; "
@@ -416,16 +407,16 @@ def zones_blocks(views: Views, context: PtsContext) -> list[Block]:
         for cell in cells:
             found = values.get(cell["name"], {})
             by_zone.setdefault(int(cell["zone"]), {})[cell_name(cell["pattern"], cell["bs_bytes"], cell["read_pct"])] \
-                = _scaled(found.get(metric), factor)
+                = scaled(found.get(metric), factor)
         zones = sorted(by_zone)
         rows = tuple((str(zone + 1), *(by_zone[zone].get(w) for w in workloads)) for zone in zones)
         title = f"{view.plan['title']}: {unit} per zone"
         blocks += [
-            Table(_key(view.key, "zones"), f"{title} (zone 1 = the lowest LBAs, the outer tracks)",
+            Table(slug(view.key, "zones"), f"{title} (zone 1 = the lowest LBAs, the outer tracks)",
                   (Column("zone"), *(Column(f"{w} ({unit})", kind) for w in workloads)), rows,
                   Chart(title, "zone", unit)),
             Text(f"{view.plan['title']}: {view.source()}."),
-            Figure(_key(view.key, "vs-zone"), f"{title}, outer to inner", "zone (1 = outer)", unit,
+            Figure(slug(view.key, "vs-zone"), f"{title}, outer to inner", "zone (1 = outer)", unit,
                    tuple(Series(w, tuple(float(z + 1) for z in zones), tuple(by_zone[z].get(w) for z in zones))
                          for w in workloads),
                    x_ticks=tuple((float(z + 1), str(z + 1)) for z in zones) if len(zones) <= 16 else (),
@@ -473,7 +464,7 @@ def telemetry_blocks(test: str, views: Views) -> list[Block]:
                      sum(errors) if errors else None, sum(written) / 1e9 if written else None,
                      sum(busy) / len(busy) if busy else None, max(busy, default=None)))
     blocks: list[Block] = [Table(
-        _key(test, "telemetry"), "Telemetry per phase (device before / after each round; host CPU during it)",
+        slug(test, "telemetry"), "Telemetry per phase (device before / after each round; host CPU during it)",
         (Column("phase"), Column("rounds", "int"), Column("min temperature (°C)", "int"),
          Column("max temperature (°C)", "int"), Column("throttled"), Column("media errors (increase)", "int"),
          Column("device data written (GB)", "number"), Column("host CPU busy, mean (%)", "pct"),
@@ -493,7 +484,7 @@ def _telemetry_figures(test: str, recorded: Sequence[tuple[Any, Any, Any]]) -> l
     temperature = tuple((t.get("after") or {}).get("temperature_c") for _v, _r, t in recorded)
     caption = "Rounds numbered in run order across the test's phases; pts/PHASE/rounds/NNN/round.json holds each."
     if any(value is not None for value in busy):
-        figures.append(Figure(_key(test, "cpu-per-round"), "Host CPU busy per round", "round (run order)",
+        figures.append(Figure(slug(test, "cpu-per-round"), "Host CPU busy per round", "round (run order)",
                               "CPU busy (%)", (Series("host CPU busy", x, busy),), data_sheet=True,
                               caption=f"Share of all CPUs busy during each round's fio process. {caption}"))
     if any(value is not None for value in temperature):
@@ -503,7 +494,7 @@ def _telemetry_figures(test: str, recorded: Sequence[tuple[Any, Any, Any]]) -> l
         if throttled:
             series.append(Series("throttled", throttled, tuple(temperature[int(i) - 1] for i in throttled),
                                  mode="markers", color=1))
-        figures.append(Figure(_key(test, "temperature-per-round"), "Device temperature per round",
+        figures.append(Figure(slug(test, "temperature-per-round"), "Device temperature per round",
                               "round (run order)", "temperature (°C)", tuple(series), data_sheet=True,
                               caption=f"The device's temperature after each round; rounds with thermal throttling "
                                       f"marked. {caption}"))

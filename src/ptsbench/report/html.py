@@ -11,17 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.build import (
-    FIGURES_DIR,
-    PDF_NAME,
-    XLSX_NAME,
-    Block,
-    Report,
-    Table,
-    Text,
-    format_value,
-)
+from ptsbench.report.build import FIGURES_DIR, PDF_NAME, XLSX_NAME
 from ptsbench.report.figures import BAR_GROUP_WIDTH, Bars3D, Figure, Series, atomic_file, color_of, log_ticks
+from ptsbench.report.model import Block, Report, Table, Text, format_value
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60

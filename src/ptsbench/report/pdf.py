@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.build import Block, Report, Section, Table, Text, format_value
 from ptsbench.report.figures import Figure, atomic_file, caption_text, draw
+from ptsbench.report.model import Block, Report, Section, Table, Text, format_value
 
 PAGE_W_IN, PAGE_H_IN = 11.69, 8.27  # A4 landscape
 MARGIN_IN = 0.45

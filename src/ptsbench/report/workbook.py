@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.build import NUMBER_FORMATS, Report, Table, Value
 from ptsbench.report.figures import Figure, atomic_file
+from ptsbench.report.model import NUMBER_FORMATS, Report, Table, Value
 
 ABOUT = "about"
 _SHEET_CHARS = re.compile(r"[\[\]:*?/\\']")

@@ -1,0 +1,176 @@
+"""Report blocks of PTS's basic tests - IOPS, throughput, latency, write saturation - and of a test without blocks
+of its own (a table of every cell), built from the phases' views (pts_views.py)."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from ptsbench.report.figures import Bars3D, Figure, Series
+from ptsbench.report.model import Block, Chart, Column, Table, Text
+from ptsbench.report.pts_views import PtsContext, axes_of, bs_label, cells_of, matrix_of, scaled, slug
+
+
+def source_note(view: Any) -> Text:
+    """Where a phase's values come from: its measurement window, or the latest round while running."""
+    return Text(f"{view.plan['title']}: {view.source()}.")
+
+
+def _matrix_table(key: str, title: str, view: Any, value_of: Any, kind: str, unit: str, chart: bool) -> Table:
+    """A block size x mix table of value_of(cell values)."""
+    from ptsbench.pts.specs import mix_label
+
+    sizes, mixes = axes_of(view)
+    matrix = matrix_of(view, value_of)
+    columns = (Column("block size"), *(Column(f"{mix_label(mix)} ({unit})", kind) for mix in mixes))
+    rows = tuple((bs_label(bs), *row) for bs, row in zip(sizes, matrix, strict=True))
+    return Table(key, title, columns, rows,
+                 Chart(title, "block size", unit, y_log=True) if chart else None)
+
+
+def _bars(key: str, title: str, view: Any, value_of: Any, unit: str, caption: str) -> Figure:
+    """3D bars of value_of(cell values) over mixes and block sizes."""
+    from ptsbench.pts.specs import mix_label
+
+    sizes, mixes = axes_of(view)
+    matrix = matrix_of(view, value_of)
+    bars = Bars3D(tuple(mix_label(m) for m in mixes), tuple(bs_label(bs) for bs in sizes),
+                  tuple(tuple(row) for row in matrix))
+    return Figure(key, title, "read/write mix", "block size", bars3d=bars, z_label=unit, caption=caption)
+
+
+def _percentile(p: str) -> Any:
+    """value_of for a total latency percentile in µs."""
+    return lambda cell: scaled((cell.get("lat_percentiles_ns") or {}).get(p), 1e-3)
+
+
+def _metric(metric: str, factor: float = 1.0) -> Any:
+    """value_of for a stored metric, scaled by factor."""
+    return lambda cell: scaled(cell.get(metric), factor)
+
+
+def iops_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
+    """IOPS: the block size x mix table, IOPS against block size per mix, and 3D bars."""
+    from ptsbench.pts.specs import mix_label
+
+    view = views[0]
+    sizes, mixes = axes_of(view)
+    matrix = matrix_of(view, _metric("iops"))
+    series = tuple(Series(mix_label(mix), tuple(bs / 1024 for bs in sizes), tuple(row[column] for row in matrix))
+                   for column, mix in enumerate(mixes))
+    return [
+        _matrix_table("iops", "IOPS: block size x read/write mix (read + write IOPS)", view, _metric("iops"), "iops",
+                      "IOPS", chart=True),
+        source_note(view),
+        Figure("iops-vs-bs", "IOPS vs block size per read/write mix", "block size (KiB)", "IOPS", series,
+               x_log=True, y_log=True, x_ticks=tuple((bs / 1024, bs_label(bs)) for bs in sizes),
+               caption="Average IOPS (read + write) over the measurement window, per mix."),
+        _bars("iops-3d", "IOPS by block size and read/write mix", view, _metric("iops"), "IOPS",
+              "Average IOPS over the measurement window."),
+    ]
+
+
+def tp_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
+    """Throughput: sequential read and write MB/s per block size, and their convergence."""
+    rows = []
+    for view in views:
+        values = view.values()
+        for cell in cells_of(view)[:1]:
+            read = next((values.get(c["name"]) or {} for c in cells_of(view) if c["read_pct"] == 100), {})
+            write = next((values.get(c["name"]) or {} for c in cells_of(view) if c["read_pct"] == 0), {})
+            rows.append((bs_label(cell["bs_bytes"]), scaled(read.get("bw_bytes"), 1e-6),
+                         scaled(write.get("bw_bytes"), 1e-6)))
+    blocks: list[Block] = [
+        Table("tp", "Throughput: sequential MB/s per block size", (Column("block size"), Column("read (MB/s)", "mbs"),
+              Column("write (MB/s)", "mbs")), tuple(rows), Chart("Throughput", "block size", "MB/s")),
+        *(source_note(view) for view in views),
+    ]
+    blocks += [_tp_convergence(views, read_pct, name) for read_pct, name in ((100, "read"), (0, "write"))]
+    return blocks
+
+
+def _tp_convergence(views: Sequence[Any], read_pct: int, name: str) -> Figure:
+    """Sequential reads or writes: MB/s of every round, a line per block size."""
+    series = []
+    for view in views:
+        for cell in cells_of(view):
+            if cell["read_pct"] != read_pct:
+                continue
+            rounds = tuple(int(r["round"]) for r in view.rounds)
+            values = tuple(scaled(r["cells"][cell["name"]].get("bw_bytes"), 1e-6) for r in view.rounds)
+            series.append(Series(bs_label(cell["bs_bytes"]), rounds, values))
+    return Figure(f"tp-{name}-convergence", f"Throughput: {name} convergence (sequential {name}s)",
+                  "round", "MB/s", tuple(series), caption=f"Sequential {name} MB/s of every round, per block size.")
+
+
+def lat_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
+    """Latency: mean, maximum and five-nines tables with 3D bars."""
+    view = views[0]
+    blocks: list[Block] = []
+    for key, title, value_of in (
+        ("lat-mean", "Mean total latency", _metric("lat_mean_ns", 1e-3)),
+        ("lat-max", "Maximum total latency", _metric("lat_max_ns", 1e-3)),
+        ("lat-p99999", "99.999th percentile total latency (five nines)", _percentile("99.999")),
+    ):
+        blocks.append(_matrix_table(key, f"{title} (µs): block size x read/write mix", view, value_of, "us", "µs",
+                                    chart=False))
+        blocks.append(_bars(f"{key}-3d", f"{title} by block size and read/write mix", view, value_of, "µs",
+                            f"{title} over the measurement window (the maximum and the percentile over all of its "
+                            "IOs, merged from fio's json+ bins)."))
+    blocks.insert(3, source_note(view))
+    return blocks
+
+
+def wsat_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
+    """Write saturation: every round's IO time, data written, IOPS and latency."""
+    view = views[0]
+    rows = []
+    for record in view.rounds:
+        cell = next(iter(record["cells"].values()))
+        totals = record.get("wsat") or {}
+        written = totals.get("written_bytes")
+        rows.append((str(record["round"]), scaled(totals.get("io_time_s"), 1 / 60), scaled(written, 1e-9),
+                     scaled(written, 1 / context.capacity_bytes), cell.get("iops"),
+                     scaled(cell.get("lat_mean_ns"), 1e-3), scaled(cell.get("lat_max_ns"), 1e-3)))
+    columns = (Column("round"), Column("IO time (min)", "number"), Column("written (GB)", "number"),
+               Column("drive fills", "number"), Column("IOPS", "iops"), Column("mean latency (µs)", "us"),
+               Column("max latency (µs)", "us"))
+    table = Table("wsat", "Write saturation: every round (4 KiB random writes)", columns, tuple(rows),
+                  Chart("Write saturation IOPS per round", "round", "IOPS", columns=(4,)))
+    return [table, source_note(view), *_wsat_figures(rows)]
+
+
+def _wsat_figures(rows: Sequence[tuple[Any, ...]]) -> list[Block]:
+    """IOPS against IO time, data written and drive fills; mean latency against IO time."""
+    iops = tuple(row[4] for row in rows)
+    blocks: list[Block] = []
+    for index, (name, label) in enumerate((("time", "IO time (min)"), ("gb", "total written (GB)"),
+                                           ("fills", "drive fills (written / capacity)")), start=1):
+        x = tuple(float(row[index] or 0.0) for row in rows)
+        blocks.append(Figure(f"wsat-iops-vs-{name}", f"Write saturation: IOPS vs {label.split(' (')[0]}", label,
+                             "IOPS", (Series("4k random write", x, iops),), data_sheet=True,
+                             caption="IOPS of each 4 KiB random-write round, from fresh-out-of-box."))
+    blocks.append(Figure("wsat-lat-vs-time", "Write saturation: mean latency vs time", "IO time (min)",
+                         "mean latency (µs)", (Series("4k random write", tuple(float(r[1] or 0) for r in rows),
+                                                      tuple(r[5] for r in rows)),),
+                         caption="Mean total latency of each round."))
+    return blocks
+
+
+def cells_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
+    """Any test: every cell's values (window averages, or the latest round while running)."""
+    blocks: list[Block] = []
+    for view in views:
+        values = view.values()
+        rows = tuple((c["name"], f"TC{c['numjobs']}/QD{c['iodepth']}", values.get(c["name"], {}).get("iops"),
+                      scaled(values.get(c["name"], {}).get("bw_bytes"), 1e-6),
+                      scaled(values.get(c["name"], {}).get("lat_mean_ns"), 1e-3),
+                      scaled(values.get(c["name"], {}).get("lat_max_ns"), 1e-3),
+                      _percentile("99.999")(values.get(c["name"], {})))
+                     for c in cells_of(view))
+        columns = (Column("cell"), Column("TC/QD"), Column("IOPS", "iops"), Column("MB/s", "mbs"),
+                   Column("mean latency (µs)", "us"), Column("max latency (µs)", "us"), Column("p99.999 (µs)", "us"))
+        blocks += [Table(slug(view.key, "cells"), f"{view.plan['title']}: every cell", columns, rows, keys=(0, 1)),
+                   source_note(view)]
+    return blocks
+
+
+TEST_BLOCKS: dict[str, Any] = {"iops": iops_blocks, "tp": tp_blocks, "lat": lat_blocks, "wsat": wsat_blocks}

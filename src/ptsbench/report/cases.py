@@ -1,0 +1,172 @@
+"""The report of a case-runner run (`ptsbench run` / `quick`): the results table, then a section per case with
+IOPS, MB/s and latency over time from fio's interval logs and the percentile curve from its json+ bins."""
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ptsbench.report.common import environment_section, fact, provenance_line, run_facts
+from ptsbench.report.figures import Figure, Series, percentile_figure
+from ptsbench.report.model import Block, Chart, Column, Report, Section, Table, Text
+
+RESULT_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")
+RESULT_COLUMNS = (
+    Column("case"), Column("job"), Column("host"), Column("target"), Column("rw"), Column("bs"), Column("QDxT"),
+    Column("dir"),
+    Column("status"), Column("IOPS", "iops"), Column("MB/s", "mbs"), Column("lat mean (µs)", "us"),
+    *(Column(f"lat p{p} (µs)", "us") for p in RESULT_PERCENTILES),
+)
+
+
+def _us(value_ns: float | None) -> float | None:
+    return None if value_ns is None else value_ns / 1000
+
+
+def results_table(records: Sequence[Any]) -> Table:
+    """The case runner's results: one row per job and direction, latencies in µs."""
+    from ptsbench.report.tables import result_rows
+
+    rows = tuple(
+        (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs,
+         f"{row.iodepth}x{row.numjobs}" if row.iodepth else "-", row.direction,
+         row.status if not row.message else f"{row.status}: {row.message}", row.iops, row.mb_s,
+         _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES))
+        for row in result_rows(records)
+    )
+    return Table("results", "One row per job and direction (total latency, as fio measures lat)", RESULT_COLUMNS, rows,
+                 Chart("IOPS per job", "job", "IOPS", columns=_result_columns("IOPS")),
+                 keys=_result_columns("case", "job", "host", "rw", "bs", "QDxT", "dir"),
+                 compare=_result_columns("IOPS", "MB/s", "lat mean (µs)", "lat p99 (µs)", "lat p99.999 (µs)"))
+
+
+def _result_columns(*names: str) -> tuple[int, ...]:
+    index = {column.name: position for position, column in enumerate(RESULT_COLUMNS)}
+    return tuple(index[name] for name in names)
+
+
+_LOG_KINDS = (  # (log name, figure key suffix, title, y label, value -> plotted unit)
+    ("iops", "iops", "IOPS over time", "IOPS", 1.0),
+    ("bw", "mbs", "MB/s over time", "MB/s", 1024 / 1e6),  # fio bw logs are in KiB/s
+    ("lat", "lat", "Mean total latency over time", "latency (µs)", 1 / 1000),  # lat logs are in ns
+)
+
+
+def _log_prefixes(case_dir: Path) -> dict[str, str]:
+    """Job name -> the file name prefix of its logs, from the job file fio ran."""
+    from ptsbench.fio.jobs import parse_job_text
+
+    job_path = case_dir / "job.fio"
+    if not job_path.is_file():
+        return {}
+    prefixes = {}
+    for section in parse_job_text(job_path.read_text(), str(job_path)):
+        prefix = section.get("write_iops_log")
+        if prefix:
+            prefixes[section.name] = Path(prefix).name
+    return prefixes
+
+
+def interval_series(case_dir: Path, prefix: str, log: str, interval_ms: float, host: str | None = None
+                    ) -> dict[str, tuple[list[float], list[float]]]:
+    """direction -> (time_s, value) of one job's fio log (on one host in client/server runs). One thread: fio's
+    samples as written. Several threads (numjobs > 1): merged by time per interval (fio/logs.py), rates summed and
+    latencies averaged."""
+    from ptsbench.fio import logs
+
+    paths = [path for path in sorted((case_dir / "logs").glob(f"{prefix}_{log}.*"))
+             if (name := logs.parse_log_name(path)) is not None and name.kind == log and name.host == host]
+    read = [logs.read_log(path, log) for path in paths if path.stat().st_size]
+    result: dict[str, tuple[list[float], list[float]]] = {}
+    if len(read) == 1:
+        only = read[0]
+        for direction in sorted(set(only.ddir.tolist())):
+            chosen = only.ddir == direction
+            result[logs.DDIR_NAMES.get(direction, str(direction))] = (
+                (only.time_ms[chosen] / 1000).tolist(), only.value[chosen].astype(float).tolist())
+        return result
+    for merged in logs.merge_windowed(read, interval_ms, "mean" if log == "lat" else "sum"):
+        result[logs.DDIR_NAMES.get(merged.ddir, str(merged.ddir))] = ((merged.end_ms / 1000).tolist(),
+                                                                      merged.value.tolist())
+    return result
+
+
+def _series_name(job: str, host: str | None, direction: str) -> str:
+    return f"{job} {host} {direction}" if host else f"{job} {direction}"
+
+
+def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> list[Figure]:
+    """Per case: IOPS, MB/s and latency over time from the interval logs; the percentile curve from json+ bins."""
+    figures = _log_figures(case_dir, record, key, interval_ms)
+    percentiles = _percentile_figure(case_dir, record, key)
+    return figures + [percentiles] if percentiles is not None else figures
+
+
+def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> list[Figure]:
+    """One figure per log kind (IOPS, MB/s, latency) with a line per job and direction."""
+    figures = []
+    prefixes = _log_prefixes(case_dir)
+    for log, suffix, title, y_label, scale in _LOG_KINDS:
+        series = []
+        for job in record.jobs:
+            prefix = prefixes.get(job["name"])
+            if prefix is None:
+                continue
+            host = job.get("hostname")
+            for direction, (time_s, values) in interval_series(case_dir, prefix, log, interval_ms, host).items():
+                series.append(Series(_series_name(job["name"], host, direction), tuple(time_s),
+                                     tuple(v * scale for v in values),
+                                     mode="lines+markers" if len(time_s) < 60 else "lines"))
+        if series:
+            figures.append(Figure(f"{key}-{suffix}", f"{record.name}: {title}", "time (s)", y_label, tuple(series),
+                                  caption=f"From fio's {log} logs of case {record.name}, per job and direction "
+                                          "(the threads of a job merged by time).",
+                                  data_sheet=True))
+    return figures
+
+
+def _percentile_figure(case_dir: Path, record: Any, key: str) -> Figure | None:
+    """The total latency percentile curve of every job and direction, from fio.json's json+ bins."""
+    from ptsbench.fio.output import parse_jobs
+    from ptsbench.store import read_json
+
+    if not (case_dir / "fio.json").is_file():
+        return None
+    curves = [(_series_name(job.name, job.hostname, direction.direction), direction.lat.bins)
+              for job in parse_jobs(read_json(case_dir / "fio.json"))
+              for direction in job.directions if direction.direction != "total"]
+    if not curves:
+        return None
+    return percentile_figure(
+        f"{key}-percentiles", f"{record.name}: total latency percentiles", curves,
+        f"Computed from fio's json+ latency bins of case {record.name}: the share of IOs at or below each "
+        "latency.")
+
+
+def case_section(store_root: Path, record: Any, interval_ms: float) -> Section:
+    case_dir = store_root / "cases" / f"{record.index:03d}-{record.name}"
+    facts = (("case", record.name), ("job file", record.source), ("target", fact(record.target)),
+             ("status", record.status), ("started (UTC)", record.started_utc), ("ended (UTC)", record.ended_utc))
+    blocks: list[Block] = []
+    if record.status != "ok":
+        blocks.append(Text(f"Case failed: {record.message or 'see fio.stderr'}", "warning"))
+    command = case_dir / "command.txt"
+    if command.is_file():
+        blocks.append(Text(command.read_text().strip(), "code"))
+    blocks.extend(case_figures(case_dir, record, f"case{record.index:03d}", interval_ms))
+    return Section(f"case{record.index:03d}", f"Case {record.index}: {record.name}", facts, tuple(blocks))
+
+
+def case_run_report(store: Any, in_progress: str | None = None) -> Report:
+    """Report of a `ptsbench run` / `quick` directory."""
+    from ptsbench.cases import load_records
+
+    manifest = store.manifest
+    records = load_records(store)
+    warnings = tuple(f"case {record.name} failed: {record.message}" for record in records if record.status != "ok")
+    sections = [Section("results", "Results", blocks=(results_table(records),))]
+    interval_ms = float(manifest.get("log_interval_ms") or 1000)
+    sections += [case_section(store.root, record, interval_ms) for record in records]
+    sections.append(environment_section(manifest))
+    return Report(f"ptsbench run: {manifest.get('name', store.root.name)}", provenance_line(manifest),
+                  run_facts(manifest), tuple(sections), in_progress, warnings)
+

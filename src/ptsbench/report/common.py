@@ -1,0 +1,55 @@
+"""What every report has, whatever made the run: the run's facts, its provenance line and the environment."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from ptsbench.report.model import Block, Column, Section, Table
+
+
+def provenance_line(manifest: Mapping[str, Any]) -> str:
+    """What made the numbers: ptsbench and fio versions, device(s), date."""
+    from ptsbench.report import style
+
+    return str(style.provenance(manifest))
+
+
+def fact(value: Any) -> str:
+    """A recorded value as shown: '-' when missing, yes / no, lists space-separated."""
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return " ".join(str(item) for item in value)
+    return str(value)
+
+
+def run_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Facts every report starts with."""
+    return (
+        ("run", fact(manifest.get("name"))),
+        ("kind", fact(manifest.get("kind"))),
+        ("started (UTC)", fact(manifest.get("created_utc"))),
+        ("ptsbench", fact(manifest.get("ptsbench_version"))),
+        ("fio", fact(manifest.get("fio_version"))),
+        ("command line", fact(manifest.get("command_line"))),
+        ("store schema", fact(manifest.get("schema_version"))),
+    )
+
+
+def environment_section(manifest: Mapping[str, Any]) -> Section:
+    """Host and target facts as recorded in the manifest."""
+    from ptsbench.units import format_bytes
+
+    host = manifest.get("host") or {}
+    host_rows = tuple((key, fact(format_bytes(value) if key == "memory_bytes" and value else value))
+                      for key, value in host.items())
+    blocks: list[Block] = [Table("host", "Host", (Column("fact"), Column("value")), host_rows)]
+    targets = manifest.get("targets") or []
+    if targets:
+        keys = list(dict.fromkeys(key for target in targets for key in target))
+        columns = (Column("fact"), *(Column(f"target {number}") for number in range(1, len(targets) + 1)))
+        rows = tuple((key, *(fact(target.get(key)) for target in targets)) for key in keys)
+        blocks.append(Table("targets", "Targets", columns, rows))
+    return Section("environment", "Environment", blocks=tuple(blocks))
+

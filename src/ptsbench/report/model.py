@@ -1,0 +1,118 @@
+"""The report as data - Report -> Sections -> Text / Table / Figure blocks - and the one rule that writes numbers
+for people. html.py, pdf.py, workbook.py and figures.py only draw this data, so every format shows the same numbers,
+and a new kind of section (a new PTS test) appears in every format at once.
+"""
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ptsbench.report.figures import Figure
+
+Value = str | float | int | None
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: its header (with unit) and how its numbers are written (see format_value)."""
+
+    name: str
+    kind: str = "text"  # text, int, iops, mbs, us, number, ratio
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A native xlsx chart of a table: the first column as categories, the chosen numeric columns as series."""
+
+    title: str
+    x_label: str
+    y_label: str
+    y_log: bool = False
+    columns: tuple[int, ...] = ()  # empty: every numeric column
+
+
+@dataclass(frozen=True)
+class Table:
+    key: str  # stable across runs (compare matches tables by it); the xlsx sheet name is derived from it
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Value, ...], ...]
+    chart: Chart | None = None
+    keys: tuple[int, ...] = (0,)  # columns that identify a row (compare matches rows by them)
+    compare: tuple[int, ...] | None = None  # columns a comparison shows per run (default: all but the keys)
+
+    def label_count(self) -> int:
+        """Leading text columns that identify a row."""
+        count = 0
+        for column in self.columns:
+            if column.kind != "text":
+                break
+            count += 1
+        return count
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+    kind: str = "p"  # "p", "warning" (a visible banner) or "code"
+
+
+Block = Text | Table | Figure
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+    facts: tuple[tuple[str, str], ...] = ()  # shown at the top of the section, and on every PDF page of it
+    blocks: tuple[Block, ...] = ()
+
+    def tables(self) -> list[Table]:
+        return [block for block in self.blocks if isinstance(block, Table)]
+
+    def figures(self) -> list[Figure]:
+        return [block for block in self.blocks if isinstance(block, Figure)]
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str
+    provenance: str  # ptsbench and fio version, device, date: in every figure's caption and metadata
+    facts: tuple[tuple[str, str], ...]
+    sections: tuple[Section, ...]
+    in_progress: str | None = None
+    warnings: tuple[str, ...] = ()
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+    def tables(self) -> list[Table]:
+        return [table for section in self.sections for table in section.tables()]
+
+    def figures(self) -> list[Figure]:
+        return [figure for section in self.sections for figure in section.figures()]
+
+
+# --- numbers for people (the one formatting rule of every report format) -------------------------------------
+
+NUMBER_FORMATS: dict[str, tuple[str, str]] = {  # kind -> (Python format, xlsx num_format)
+    "int": ("{:,.0f}", "#,##0"),
+    "iops": ("{:,.1f}", "#,##0.0"),
+    "mbs": ("{:,.2f}", "#,##0.00"),
+    "number": ("{:,.3f}", "#,##0.000"),
+    "pct": ("{:,.1f}", "#,##0.0"),
+    "ratio": ("{:.3f}×", '0.000"×"'),
+    "us": ("", "[<10]0.000;[<1000]0.00;#,##0"),
+}
+
+
+def format_value(value: Value, kind: str) -> str:
+    """A cell as text: '-' for no value; µs with 3 decimals under 10, 2 under 1000, none above (as the terminal)."""
+    if value is None:
+        return "-"
+    if kind == "text" or isinstance(value, str):
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "-"
+    if kind == "us":
+        return f"{value:,.{3 if abs(value) < 10 else 2 if abs(value) < 1000 else 0}f}"
+    return NUMBER_FORMATS.get(kind, NUMBER_FORMATS["number"])[0].format(value)
+

@@ -1,0 +1,118 @@
+"""The report of a `ptsbench pts` directory: a summary, a section per test that ran (in run order), the environment.
+
+A section per test, built from data: the common part (header facts, banners, convergence, measurement window,
+steady-state determination) for every test, then the blocks TEST_BLOCKS (basic.py) or ADVANCED_BLOCKS
+(advanced.py) name for the test. A test without an entry still gets the common part and a table of every cell.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ptsbench.report.advanced import ADVANCED_BLOCKS, telemetry_blocks
+from ptsbench.report.basic import cells_blocks, iops_blocks, lat_blocks, tp_blocks, wsat_blocks
+from ptsbench.report.common import environment_section, fact, provenance_line, run_facts
+from ptsbench.report.model import Block, Column, Report, Section, Table, Text
+from ptsbench.report.pts_facts import pts_test_facts, reasons_for, test_title
+from ptsbench.report.pts_steady import host_blocks, steady_blocks
+from ptsbench.report.pts_views import SPEC_NAMES, PtsContext, load_context, slug
+from ptsbench.report.style import device_name
+
+TestBlocks = Callable[[Sequence[Any], PtsContext], list[Block]]
+TEST_BLOCKS: dict[str, TestBlocks] = {"iops": iops_blocks, "tp": tp_blocks, "lat": lat_blocks, "wsat": wsat_blocks}
+STEADY_STATE_RULE = (
+    "Steady state (PTS 2.0.2 section 2.1.24): over the measurement window (the last 5 rounds) the tracked variable's "
+    "range (max - min) is at most 20 % of its average, and the least-squares line through the window changes by at "
+    "most 10 % of the average across the window. 'At most' is read as <=. Reported values are averages over the "
+    "window rounds.")
+
+
+def _banners(context: PtsContext, test: str, views: Sequence[Any]) -> list[Block]:
+    """Warnings at the top of a test: its compliance deviations, steady state not reached, phases not finished."""
+    blocks: list[Block] = []
+    compliance = context.manifest.get("compliance") or {}
+    if not compliance.get("compliant", False):
+        reasons = reasons_for(compliance.get("reasons") or [], test, views, context)
+        blocks.append(Text(f"NOT PTS-compliant: {'; '.join(reasons) or 'see the summary'}", "warning"))
+    for view in views:
+        if view.result is not None and view.plan["tracked"] and not view.result.get("steady"):
+            blocks.append(Text(f"{view.plan['title']}: steady state not reached ({view.result['stop_reason']}); "
+                               f"values are the last {len(view.result['window_rounds'])} rounds.", "warning"))
+        if view.result is None:
+            blocks.append(Text(f"{view.plan['title']}: {view.source()}", "warning"))
+    return blocks
+
+
+def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Section:
+    """One test: banners, the steady-state part, the test's own blocks, per-host numbers, telemetry."""
+    blocks = _banners(context, test, views)
+    blocks += steady_blocks(test, views)
+    blocks += TEST_BLOCKS.get(test, ADVANCED_BLOCKS.get(test, cells_blocks))(views, context)
+    blocks += host_blocks(test, views, context)
+    blocks += telemetry_blocks(test, views)
+    return Section(slug("test", test), test_title(test, views)[0], pts_test_facts(context, test, views),
+                   tuple(blocks))
+
+
+def _steady_status(view: Any) -> str:
+    if not view.plan["tracked"]:
+        return "n/a"
+    if view.result is None:
+        return "in progress"
+    return "reached" if view.result.get("steady") else "NOT reached"
+
+
+def pts_summary_section(context: PtsContext, groups: Sequence[tuple[str, Sequence[Any]]]) -> Section:
+    """Every phase's rounds and steady state, the run's deviations and notes, and the steady-state rule."""
+    manifest = context.manifest
+    rows = tuple((view.plan["title"], str(len(view.rounds)), str(view.plan["max_rounds"]), _steady_status(view),
+                  view.result["stop_reason"] if view.result else view.source())
+                 for _test, views in groups for view in views)
+    blocks: list[Block] = [Table("summary", "Tests", (Column("phase"), Column("rounds"), Column("max rounds"),
+                                                        Column("steady state"), Column("stop")), rows,
+                                 compare=(1, 3, 4))]
+    reasons = (manifest.get("compliance") or {}).get("reasons") or []
+    if reasons:
+        blocks.append(Table("deviations", "Why this run is not PTS-compliant", (Column("deviation"),),
+                            tuple((reason,) for reason in reasons)))
+    notes = manifest.get("notes") or []
+    if notes:
+        blocks.append(Table("notes", "Notes", (Column("note"),), tuple((note,) for note in notes)))
+    blocks.append(Text(STEADY_STATE_RULE))
+    return Section("summary", "Summary", blocks=tuple(blocks))
+
+
+def _run_warnings(manifest: Mapping[str, Any], root: Any) -> tuple[str, ...]:
+    """The report's banners: not compliant, and a run that stopped before its end."""
+    warnings = []
+    compliance = manifest.get("compliance") or {}
+    if not compliance.get("compliant", False):
+        reasons = compliance.get("reasons") or []
+        warnings.append(f"NOT PTS-compliant: {len(reasons)} deviation(s) from the specification, listed in the "
+                        "summary; each test says which concern it.")
+    status = manifest.get("status")
+    if status in ("interrupted", "failed"):
+        warnings.append(f"The run {status}: `ptsbench resume {root}` continues it.")
+    return tuple(warnings)
+
+
+def pts_report(store: Any, in_progress: str | None = None) -> Report:
+    """Report of a `ptsbench pts` directory: a summary, a section per test that ran (in run order), the environment."""
+    manifest = store.manifest
+    context, views = load_context(store)
+    groups: dict[str, list[Any]] = {}
+    for view in views:
+        groups.setdefault(view.plan["test"], []).append(view)
+    started = [(test, mine) for test, mine in groups.items() if any(view.rounds for view in mine)]
+    sections = [pts_summary_section(context, list(groups.items()))]
+    sections += [pts_test_section(context, test, mine) for test, mine in started]
+    sections.append(environment_section({**manifest, "targets": [manifest.get("target") or {}]}))
+    settings = manifest.get("settings") or {}
+    status = manifest.get("status")
+    if in_progress is None and status == "running":
+        in_progress = "the run was still running when this report was made"
+    device = device_name(manifest.get("target") or {})
+    facts = (("specification", f"{SPEC_NAMES.get(str(settings.get('spec')), settings.get('spec'))}, "
+                               f"{settings.get('profile')} profile"),
+             ("device", device), ("status", fact(status)), *run_facts(manifest))
+    return Report(f"ptsbench PTS report: {device}", provenance_line(manifest), facts, tuple(sections), in_progress,
+                  _run_warnings(manifest, store.root))
