@@ -17,7 +17,7 @@ from ptsbench.units import format_bs
 DIRECTION_COLORS = {"read": style.PALETTE[0], "write": style.PALETTE[1], "trim": style.PALETTE[2],
                     "total": style.BLACK}
 DIRECTION_DASHES = {"total": "solid", "read": "dash", "write": "dot", "trim": "dash"}
-PERCENTILE_DASHES = ("solid", "dash", "dot")
+PERCENTILE_DASHES = style.DASHES
 QUANTITIES = {"bw": "Bandwidth", "iops": "IOPS", "lat": "Total latency", "clat": "Completion latency",
               "slat": "Submission latency", "hist": "Completion latency"}
 

@@ -10,12 +10,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ptsbench.report import style
+from ptsbench.report.lines import draw_line, finish_axes, line_trace
 
 Array = npt.NDArray[Any]
 FORMATS = ("png", "svg", "html")
 WIDTH_IN, HEIGHT_IN, DPI = 12.0, 6.0, 100
 PLOT_COLUMNS = 1200  # pixel columns of the plot area at WIDTH_IN x DPI: what min/max reduction keeps
-_DASH_MPL = {"solid": "-", "dash": "--", "dot": ":"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,7 +82,7 @@ def _write_static(chart: Chart, path: Path, file_format: str) -> None:
     else:
         axes = figure.add_axes((0.07, 0.14, 0.72, 0.78))
         _lines_mpl(axes, chart)
-    figure.text(0.01, 0.01, chart.caption, fontsize=7, color="#444444", ha="left", va="bottom", wrap=True)
+    figure.text(0.01, 0.01, chart.caption, fontsize=7, color=style.CAPTION, ha="left", va="bottom", wrap=True)
     with matplotlib.rc_context({"svg.fonttype": "none", "agg.path.chunksize": 20000}):
         metadata = {"Title": chart.title, "Description": chart.caption}
         if file_format == "png":  # light compression: much faster, a little larger
@@ -94,22 +94,17 @@ def _write_static(chart: Chart, path: Path, file_format: str) -> None:
 def _lines_mpl(axes: Any, chart: Chart) -> None:
     for line in chart.lines:
         if line.low is None:
-            axes.plot(line.x, line.y, label=line.name, color=line.color, linestyle=_DASH_MPL[line.dash],
-                      linewidth=line.width, alpha=line.opacity)
+            draw_line(axes, line.x, line.y, line.name, line.color, dash=line.dash, width=line.width,
+                      opacity=line.opacity)
             continue
         axes.fill_between(line.x, line.low, line.y, step="mid", color=line.color, alpha=0.35 * line.opacity,
                           linewidth=0, label=line.name)
         for edge in (line.low, line.y):  # the edges keep one-point columns visible
             axes.step(line.x, edge, where="mid", color=line.color, linewidth=0.6, alpha=line.opacity)
-    axes.set_title(chart.title, fontsize=12)
-    axes.set_xlabel(chart.x_label)
-    axes.set_ylabel(chart.y_label)
-    axes.grid(True, color="#dddddd", linewidth=0.6)
+    finish_axes(axes, chart.title, chart.x_label, chart.y_label, legend=bool(chart.lines))
     if chart.y_from_zero:
         axes.set_ylim(bottom=0)
     axes.set_xlim(left=min((float(np.nanmin(line.x)) for line in chart.lines if len(line.x)), default=0.0))
-    if chart.lines:
-        axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
 def _surface_mpl(axes: Any, chart: Chart) -> None:
@@ -149,9 +144,11 @@ def _write_html(chart: Chart, path: Path) -> None:
                 figure.add_trace(go.Scatter(x=line.x, y=line.low, mode="lines", opacity=line.opacity,
                                             line={**style_of, "shape": "hvh"}, legendgroup=line.name,
                                             showlegend=False, hoverinfo="skip"))
-            figure.add_trace(go.Scatter(x=line.x, y=line.y, name=line.name, mode="lines", opacity=line.opacity,
-                                        line={**style_of, "shape": "hvh" if line.low is not None else "linear"},
-                                        fill="tonexty" if line.low is not None else None, legendgroup=line.name))
+                figure.add_trace(go.Scatter(x=line.x, y=line.y, name=line.name, mode="lines", opacity=line.opacity,
+                                            line={**style_of, "shape": "hvh"}, fill="tonexty", legendgroup=line.name))
+            else:
+                figure.add_trace({**line_trace(line.x, line.y, line.name, line.color, dash=line.dash,
+                                               width=line.width), "opacity": line.opacity, "legendgroup": line.name})
         figure.update_xaxes(title_text=chart.x_label, gridcolor="#dddddd")
         figure.update_yaxes(title_text=chart.y_label, gridcolor="#dddddd", rangemode="tozero" if chart.y_from_zero
                             else "normal")

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from ptsbench.report import style
 from ptsbench.report.figures import Figure
 from ptsbench.report.model import Block, Column, Report, Section, Table, Text, Value
 
-RUN_DASHES = ("solid", "dash", "dot")
+RUN_DASHES = style.DASHES
 
 
 def _row_key(table: Table, row: Sequence[Value]) -> tuple[Value, ...]:

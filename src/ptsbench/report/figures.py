@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ptsbench.report import style
+from ptsbench.report.lines import draw_line, finish_axes
+
 Number = float | int
 
 
@@ -139,13 +142,10 @@ def measurement_window_figure(key: str, title: str, y_label: str, rounds: Sequen
 
 # --- drawing with matplotlib -------------------------------------------------------------------------------------
 
-_DASHES = {"solid": "-", "dash": "--", "dot": ":"}
 WIDTH_IN, HEIGHT_IN = 9.0, 5.0
 
 
 def _palette() -> tuple[str, ...]:
-    from ptsbench.report import style
-
     return tuple(style.PALETTE)
 
 
@@ -160,16 +160,12 @@ def caption_text(figure: Figure, provenance: str, width_chars: int = 170) -> str
     return textwrap.fill(" ".join(part for part in (figure.caption, provenance) if part), width_chars)
 
 
-CAPTION_PT = 6.5
-LEGEND_PT = 7.0
-
-
 def _legend_in(figure: Figure) -> float:
     """Width kept right of the axes for the legend (outside the plot, so it never hides data)."""
     if figure.bars3d is not None:
         return 0.9
     longest = max((len(series.name) for series in figure.series), default=0)
-    return min(0.55 + longest * LEGEND_PT * 0.55 / 72, 3.2)
+    return min(0.55 + longest * style.LEGEND_PT * 0.55 / 72, 3.2)
 
 
 def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
@@ -178,7 +174,7 @@ def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] 
     fractions): the plot, its legend on the right, the caption under it. Fixed margins: no layout engine."""
     width_in, height_in = canvas.get_size_inches()
     left, bottom, width, height = region
-    caption_in = (caption.count("\n") + 1) * CAPTION_PT * 1.3 / 72 + 0.06 if caption else 0.0
+    caption_in = (caption.count("\n") + 1) * style.CAPTION_PT * 1.3 / 72 + 0.06 if caption else 0.0
     three_d = figure.bars3d is not None
     margin_left_in, margin_bottom_in, margin_top_in = (0.1, 0.05, 0.3) if three_d else (1.05, 0.5, 0.35)
     axes_left = left + margin_left_in / width_in
@@ -195,8 +191,8 @@ def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] 
         axes = canvas.add_axes(rect)
         _draw_lines(axes, figure)
     if caption:
-        canvas.text(left + 0.08 / width_in, bottom + 0.04 / height_in, caption, fontsize=CAPTION_PT,
-                    color="#444444", ha="left", va="bottom")
+        canvas.text(left + 0.08 / width_in, bottom + 0.04 / height_in, caption, fontsize=style.CAPTION_PT,
+                    color=style.CAPTION, ha="left", va="bottom")
     return axes
 
 
@@ -247,23 +243,14 @@ def _draw_lines(axes: Any, figure: Figure) -> None:
             axes.bar([x + offset for x in series.x], y, width, label=series.name,
                      color=color_of(series, position, palette), log=figure.y_log)
             continue
-        marker = "o" if "markers" in series.mode else None
-        linestyle = _DASHES.get(series.dash, "-") if "lines" in series.mode else "none"
-        axes.plot(series.x, y, label=series.name, color=color_of(series, position, palette), marker=marker,
-                  markersize=3.5, linestyle=linestyle, linewidth=1.4)
+        draw_line(axes, series.x, y, series.name, color_of(series, position, palette), series.mode, series.dash)
     for axis, log in ((axes.xaxis, figure.x_log), (axes.yaxis, figure.y_log)):
         if log:
             _log_axis(axes, axis)
     if figure.x_ticks:
         axes.set_xticks([position for position, _ in figure.x_ticks], [label for _, label in figure.x_ticks])
         axes.set_xticks([], minor=True)
-    axes.set_title(figure.title, fontsize=11, y=1.01)  # a fixed place: finding one costs a layout pass per save
-    axes.set_xlabel(figure.x_label)
-    axes.set_ylabel(figure.y_label)
-    axes.grid(True, which="major", color="#dddddd", linewidth=0.6)
-    if figure.series:
-        axes.legend(fontsize=LEGEND_PT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
-                    borderaxespad=0.0)
+    finish_axes(axes, figure.title, figure.x_label, figure.y_label, legend=bool(figure.series))
 
 
 def _draw_bars3d(axes: Any, figure: Figure) -> None:
@@ -286,7 +273,7 @@ def _draw_bars3d(axes: Any, figure: Figure) -> None:
     axes.tick_params(axis="z", labelsize=7)
     axes.set_title(figure.title, fontsize=11, y=1.0)
     handles = [Patch(color=palette[column % len(palette)], label=label) for column, label in enumerate(bars.x_labels)]
-    axes.legend(handles=handles, fontsize=LEGEND_PT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    axes.legend(handles=handles, fontsize=style.LEGEND_PT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
 
 
 def write_figure_files(figure: Figure, directory: Path, provenance: str, dpi: int = 100) -> list[Path]:

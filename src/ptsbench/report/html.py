@@ -13,11 +13,11 @@ from typing import Any
 
 from ptsbench.report.build import FIGURES_DIR, PDF_NAME, XLSX_NAME
 from ptsbench.report.figures import BAR_GROUP_WIDTH, Bars3D, Figure, Series, atomic_file, color_of, log_ticks
+from ptsbench.report.lines import line_trace
 from ptsbench.report.model import Block, Report, Table, Text, format_value
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
-_DASHES = {"solid": "solid", "dash": "dash", "dot": "dot"}
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif"
 
 
@@ -40,12 +40,8 @@ def _bar_trace(series: Series, position: int, palette: Sequence[str]) -> dict[st
 def _line_trace(series: Series, position: int, palette: Sequence[str]) -> dict[str, Any]:
     if series.mode == "bars":
         return _bar_trace(series, position, palette)
-    color = color_of(series, position, palette)
-    trace: dict[str, Any] = {
-        "type": "scatter", "mode": series.mode, "name": series.name, "x": list(series.x), "y": list(series.y),
-        "line": {"color": color, "dash": _DASHES.get(series.dash, "solid"), "width": 1.6},
-        "marker": {"color": color, "size": 5}, "connectgaps": False,
-    }
+    trace = line_trace(series.x, series.y, series.name, color_of(series, position, palette), series.mode,
+                       series.dash)
     if series.hover:
         trace.update(text=list(series.hover), hovertemplate="%{text}: %{y:,.6g}<extra>%{fullData.name}</extra>")
     else:

@@ -14,6 +14,14 @@ PALETTE: tuple[str, ...] = (
 )
 BLACK = "#000000"
 GREY = "#999999"
+GRID = "#dddddd"  # grid lines of static figures
+CAPTION = "#444444"  # caption text under static figures
+DASHES = ("solid", "dash", "dot")  # line styles by name, as Series and plot Lines give them
+TITLE_PT = 11  # static figures: title, legend and caption font sizes
+LEGEND_PT = 7.0
+CAPTION_PT = 6.5
+LINE_WIDTH = 1.4  # static figures; the interactive ones draw slightly wider lines
+LINE_WIDTH_HTML = 1.6
 
 _NS_UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
 _RATE_UNITS = ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s"))
