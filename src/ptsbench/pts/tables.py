@@ -80,6 +80,23 @@ class PhaseView:
             return f"NOT FINISHED: latest round {len(self.rounds)} shown, not a measurement window"
         return "not started"
 
+    def axes(self) -> tuple[list[int], list[int]]:
+        """Block sizes and mixes (read %) of the phase's cells, in the order the spec runs them."""
+        cells = self.plan["cells"]
+        return list(dict.fromkeys(c["bs_bytes"] for c in cells)), list(dict.fromkeys(c["read_pct"] for c in cells))
+
+    def window_rounds(self) -> list[dict[str, Any]]:
+        """The rounds the shown values come from: the measurement window when finished, else the latest round."""
+        if self.result is not None:
+            numbers = set(self.result["window_rounds"])
+            return [r for r in self.rounds if int(r["round"]) in numbers]
+        return self.rounds[-1:]
+
+    def cpu_pct(self, cell: str) -> float | None:
+        """fio's CPU use (usr + sys %) of a cell, averaged over the window rounds that ran it."""
+        found = [r["cells"][cell] for r in self.window_rounds() if cell in r["cells"]]
+        return sum(c["usr_cpu"] + c["sys_cpu"] for c in found) / len(found) if found else None
+
 
 def load_views(pts: PtsStore, host: str | None = None) -> list[PhaseView]:
     """Every phase as stored; for a run on hosts, `host` None: all hosts together, else as that host saw it."""
@@ -94,8 +111,7 @@ def load_views(pts: PtsStore, host: str | None = None) -> list[PhaseView]:
 def _matrix(view: PhaseView, metric: str, fmt: Any, title: str) -> Table:
     """Block size rows (spec order) x mix columns of one metric."""
     cells = view.plan["cells"]
-    sizes = list(dict.fromkeys(cell["bs_bytes"] for cell in cells))
-    mixes = list(dict.fromkeys(cell["read_pct"] for cell in cells))
+    sizes, mixes = view.axes()
     values = view.values()
     by_key = {(cell["bs_bytes"], cell["read_pct"]): values.get(cell["name"], {}).get(metric) for cell in cells}
     rows = tuple((format_bs(bs), *(fmt(by_key.get((bs, mix))) for mix in mixes)) for bs in sizes)
@@ -276,14 +292,6 @@ def _xsr(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]
     return tables
 
 
-def _window_rounds(view: PhaseView) -> list[dict[str, Any]]:
-    """The rounds the shown values come from: the measurement window when finished, else the latest round."""
-    if view.result is not None:
-        numbers = set(view.result["window_rounds"])
-        return [r for r in view.rounds if int(r["round"]) in numbers]
-    return view.rounds[-1:]
-
-
 def _depth_matrix(view: PhaseView, title: str, value: Any, fmt: Any) -> Table:
     """TC rows (high to low) x QD columns (high to low) of value(cell spec) for the sweep cells."""
     cells = [c for c in view.plan["cells"] if c.get("role", "") == ""]
@@ -300,19 +308,13 @@ def _demand(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Tab
     if sweep is None or not sweep.rounds:
         return []
     values = sweep.values()
-    window = _window_rounds(sweep)
-
-    def cpu(spec: Mapping[str, Any]) -> float | None:
-        found = [r["cells"][spec["name"]] for r in window if spec["name"] in r["cells"]]
-        return sum(c["usr_cpu"] + c["sys_cpu"] for c in found) / len(found) if found else None
-
     title = sweep.plan["title"]
     tables = [
         _depth_matrix(sweep, f"{title}: demand variation (IOPS)", lambda c: values.get(c["name"], {}).get("iops"),
                       _iops),
         _depth_matrix(sweep, f"{title}: demand intensity (mean latency us)",
                       lambda c: values.get(c["name"], {}).get("lat_mean_ns"), _us),
-        _depth_matrix(sweep, f"{title}: fio CPU (usr + sys %)", cpu,
+        _depth_matrix(sweep, f"{title}: fio CPU (usr + sys %)", lambda c: sweep.cpu_pct(c["name"]),
                       lambda v: "-" if v is None else f"{v:,.1f}"),
     ]
     record = (manifest.get("operating_points") or {}).get(sweep.plan["test"])

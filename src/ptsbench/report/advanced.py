@@ -225,7 +225,6 @@ def _depth_table(key: str, title: str, cells: Sequence[Mapping[str, Any]], value
 
 def demand_blocks(views: Views, context: PtsContext) -> list[Block]:
     from ptsbench.pts.advanced import demand_cells, demand_intensity, demand_variation
-    from ptsbench.pts.tables import _window_rounds
 
     sweep = next(iter(_role(views, "sweep")), None)
     if sweep is None or not sweep.rounds:
@@ -233,18 +232,12 @@ def demand_blocks(views: Views, context: PtsContext) -> list[Block]:
     test, title = sweep.plan["test"], sweep.plan["title"]
     values = sweep.values()
     specs = [cell for cell in sweep.plan["cells"] if cell.get("role", "") == ""]
-    window = _window_rounds(sweep)
-
-    def cpu(spec: Mapping[str, Any]) -> float | None:
-        found = [r["cells"][spec["name"]] for r in window if spec["name"] in r["cells"]]
-        return sum(c["usr_cpu"] + c["sys_cpu"] for c in found) / len(found) if found else None
-
     iops = _depth_table(f"{test}-iops", f"{title}: demand variation, IOPS per TC x QD", specs,
                         lambda c: values.get(c["name"], {}).get("iops"), "iops")
     latency = _depth_table(f"{test}-lat-mean", f"{title}: demand intensity, mean latency (µs) per TC x QD", specs,
                            lambda c: scaled(values.get(c["name"], {}).get("lat_mean_ns"), 1e-3), "us")
-    cpu_table = _depth_table(f"{test}-cpu", f"{title}: fio CPU utilisation (usr + sys %) per TC x QD", specs, cpu,
-                             "pct")
+    cpu_table = _depth_table(f"{test}-cpu", f"{title}: fio CPU utilisation (usr + sys %) per TC x QD", specs,
+                             lambda c: sweep.cpu_pct(c["name"]), "pct")
     cells = demand_cells(specs, values)
     qds = sorted({cell.qd for cell in cells})
     variation = tuple(Series(f"TC{tc}", tuple(float(qd) for qd, _ in points), tuple(v for _, v in points))

@@ -67,8 +67,8 @@ def cells_of(view: Any) -> list[dict[str, Any]]:
 
 def axes_of(view: Any) -> tuple[list[int], list[int]]:
     """Block sizes and mixes (read %) of a phase, in the order the spec runs them."""
-    cells = cells_of(view)
-    return list(dict.fromkeys(c["bs_bytes"] for c in cells)), list(dict.fromkeys(c["read_pct"] for c in cells))
+    sizes, mixes = view.axes()
+    return sizes, mixes
 
 
 def matrix_of(view: Any, value_of: Any) -> list[list[float | None]]:
