@@ -351,7 +351,7 @@ def _operating_points(views: Sequence[PhaseView], record: Mapping[str, Any]) -> 
         Table("Operating points (from the sweep)", ("point", "TC/QD", "IOPS", "mean lat us"), tuple(chosen_rows),
               (f"MaxIOPS: highest IOPS with mean latency under {record['limit_ns'] / 1e6:g} ms; MidIOPS: nearest "
                "to (MaxIOPS + MinIOPS) / 2; MinIOPS: TC1/QD1; from the averages of the sweep's rounds "
-               f"{_span(record['window_rounds'])}",)),
+               f"{span(record['window_rounds'])}",)),
         Table("Response time at the operating points (capture after the pre-write; total latency, us)",
               ("point", "IOPS", "mean", "p99", "p99.9", "p99.99", "p99.999", "max"), tuple(capture_rows)),
     ]
@@ -360,32 +360,34 @@ def _operating_points(views: Sequence[PhaseView], record: Mapping[str, Any]) -> 
     return tables
 
 
-def _span(numbers: Sequence[int]) -> str:
+def span(numbers: Sequence[int]) -> str:
+    """Round numbers as 'first-last'; '-' for none."""
     return f"{numbers[0]}-{numbers[-1]}" if numbers else "-"
 
 
-def _bucket(edges: Sequence[int], index: int) -> str:
-    low = edges[index]
-    if index + 1 == len(edges):
-        return f">= {_duration_label(low)}"
-    return f"{_duration_label(low)} - {_duration_label(edges[index + 1])}"
-
-
-def _duration_label(ns: float) -> str:
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+def duration_label(ns: float, micro: str = "us") -> str:
+    """A bucket edge as people read it: '200 us', '1 ms' (micro: how microseconds are spelled, 'us' or 'µs')."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), (micro, 1e3)):
         if ns >= scale:
             return f"{ns / scale:g} {unit}"
     return f"{ns:g} ns"
+
+
+def bucket_labels(edges_ns: Sequence[float], micro: str = "us") -> list[str]:
+    """'1 us - 2 us' per bucket, the last one open-ended ('>= 10 s')."""
+    return [f"{duration_label(low, micro)} - {duration_label(edges_ns[index + 1], micro)}"
+            if index + 1 < len(edges_ns) else f">= {duration_label(low, micro)}" for index, low in enumerate(edges_ns)]
 
 
 def _histograms(histograms: Mapping[str, Mapping[str, Any]]) -> Table:
     """IOs per response-time bucket of each operating point's capture (buckets where some point has IOs)."""
     edges = next(iter(histograms.values()))["edges_ns"]
     rows = []
+    labels = bucket_labels(edges)
     for index in range(len(edges)):
         counts = [int(h["counts"][index]) for h in histograms.values()]
         if any(counts):
-            rows.append((_bucket(edges, index), *(f"{count:,}" for count in counts)))
+            rows.append((labels[index], *(f"{count:,}" for count in counts)))
     return Table("Response-time histograms (IOs per total-latency bucket)",
                  ("latency", *(f"{name.capitalize()}IOPS" for name in histograms)), tuple(rows),
                  tuple(f"{name.capitalize()}IOPS: {int(h['n']):,} IOs" for name, h in histograms.items()))

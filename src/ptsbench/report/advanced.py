@@ -9,6 +9,7 @@ IOPS against time is `hir_timeline`, XSR's recovery `xsr_recovery` on `xsr_sampl
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ptsbench.pts.tables import bucket_labels, duration_label, span
 from ptsbench.report.figures import Bars3D, Figure, Series
 from ptsbench.report.model import Block, Chart, Column, Table, Text, Value
 from ptsbench.report.pts_views import PtsContext, scaled, slug
@@ -308,7 +309,7 @@ def operating_point_blocks(views: Views, record: Mapping[str, Any], title: str, 
     middle = record.get("middle_iops")
     notes = [f"MaxIOPS: the highest IOPS with mean latency under {limit_ms:g} ms; MidIOPS: the nearest to "
              f"(MaxIOPS + MinIOPS) / 2 = {'-' if middle is None else f'{middle:,.1f}'} IOPS; MinIOPS: TC1/QD1; "
-             f"from the sweep's averages over rounds {_span(record.get('window_rounds') or [])}."]
+             f"from the sweep's averages over rounds {span(record.get('window_rounds') or [])}."]
     if record.get("note"):
         notes.append(str(record["note"]))
     blocks: list[Block] = [
@@ -331,28 +332,10 @@ def operating_point_blocks(views: Views, record: Mapping[str, Any], title: str, 
     return blocks
 
 
-def _span(numbers: Sequence[int]) -> str:
-    return f"{numbers[0]}-{numbers[-1]}" if numbers else "-"
-
-
-def duration_label(ns: float) -> str:
-    """A bucket edge as people read it: '200 µs', '1 ms'."""
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if ns >= scale:
-            return f"{ns / scale:g} {unit}"
-    return f"{ns:g} ns"
-
-
-def bucket_labels(edges_ns: Sequence[float]) -> list[str]:
-    """'1 µs - 2 µs' per bucket, the last one open-ended ('>= 10 s')."""
-    return [f"{duration_label(low)} - {duration_label(edges_ns[index + 1])}" if index + 1 < len(edges_ns)
-            else f">= {duration_label(low)}" for index, low in enumerate(edges_ns)]
-
-
 def _histogram_table(key: str, title: str, histograms: Mapping[str, Mapping[str, Any]]) -> Table:
     """IOs per total-latency bucket of each point's capture: the buckets where some point has IOs."""
     edges = list(next(iter(histograms.values()))["edges_ns"])
-    labels = bucket_labels(edges)
+    labels = bucket_labels(edges, "µs")
     rows: list[tuple[Value, ...]] = []
     for index, label in enumerate(labels):
         counts = [int(h["counts"][index]) for h in histograms.values()]
@@ -368,7 +351,7 @@ def _histogram_figure(key: str, title: str, name: str, histogram: Mapping[str, A
     counts = [int(count) for count in histogram["counts"]]
     used = [index for index, count in enumerate(counts) if count]
     low, high = (used[0], used[-1]) if used else (0, 0)
-    labels = [duration_label(edge) for edge in list(histogram["edges_ns"])[low:high + 1]]
+    labels = [duration_label(edge, "µs") for edge in list(histogram["edges_ns"])[low:high + 1]]
     found = histogram.get("percentiles_ns") or {}
     stats = ", ".join(f"p{p} {found[p] / 1e3:,.2f} µs" for p in PERCENTILES if found.get(p) is not None)
     return Figure(key, f"{title}: response-time histogram, {name}", "total latency (bucket from its lower edge)",
