@@ -56,9 +56,11 @@ def provenance(manifest: Mapping[str, Any]) -> str:
 
 
 def device_name(target: Mapping[str, Any]) -> str:
-    """A target as people name it: vendor and model when known, else its kind and path."""
+    """A target as people name it: vendor and model when known, else its kind and path; on hosts, what fio said
+    about it on each host."""
     name = " ".join(str(target[key]) for key in ("vendor", "model") if target.get(key))
-    return name or " ".join(str(target[key]) for key in ("kind", "path") if target.get(key)) or "device unknown"
+    name = name or " ".join(str(target[key]) for key in ("kind", "path") if target.get(key)) or "device unknown"
+    return f"{name} ({target['hosts']})" if target.get("hosts") else name
 
 
 def axis_label(quantity: str, unit: str = "") -> str:
