@@ -19,7 +19,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -309,6 +309,7 @@ class HostRun:
     probe: dict[str, str]
     entries: dict[str, Mapping[str, Any]]
     lines: tuple[str, ...]
+    disks: tuple[str, ...] = ()  # the disks fio reported IO on (its disk_util), e.g. ('nvme0n1',)
 
     def said(self, limit: int = 3) -> str:
         """fio's own words about this run (errors first), for messages."""
@@ -354,7 +355,8 @@ def run_checks(host: Host, jobs: Sequence[tuple[str, Mapping[str, str | None]]],
             probe = match.groupdict()
         elif line.strip():
             lines.append(re.sub(r"^<[^>]*>\s*", "", line.strip()))  # fio prefixes server text with <hostname>
-    return HostRun(host, returncode, probe, entries, tuple(lines))
+    disks = tuple(dict.fromkeys(str(disk["name"]) for disk in document.get("disk_util", []) if disk.get("name")))
+    return HostRun(host, returncode, probe, entries, tuple(lines), disks)
 
 
 def _text(data: bytes | str | None) -> str:
@@ -377,8 +379,18 @@ def _split_json(text: str) -> tuple[dict[str, Any], str]:
 
 
 @dataclass(frozen=True)
+class HostTarget:
+    """A target path as fio found it on one host in pre-flight."""
+
+    path: str  # the path fio uses (a test file inside a directory target)
+    kind: str  # "block" or "file"
+    disks: tuple[str, ...]  # the disks fio reported the check's IO on (disk_util); () when it named none
+    size_checked_bytes: int | None  # a block device: fio read its byte at this size - 1 (--size); else None
+
+
+@dataclass(frozen=True)
 class HostInfo:
-    """A host that passed pre-flight: what its fio said about itself."""
+    """A host that passed pre-flight: what its fio said about itself and about each target path."""
 
     host: str
     port: int
@@ -386,6 +398,7 @@ class HostInfo:
     hostname: str
     os: str
     arch: str
+    targets: tuple[HostTarget, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -466,10 +479,13 @@ class _TargetCheck:
     (fio creates missing parent directories of every job's file before it runs any job)."""
 
     path: str
+    size_bytes: int | None = None  # a block device must hold this much: fio reads its byte at size - 1
     step: str = "parent"  # parent -> path -> create -> done
     used: str = ""  # the path fio will use (a test file inside a directory target)
     new_in: str = ""  # directory that must take a new file
     problem: str = ""
+    disks: tuple[str, ...] = ()
+    size_checked_bytes: int | None = None
 
     def __post_init__(self) -> None:
         self.used = self.path
@@ -486,8 +502,23 @@ class _TargetCheck:
             return _read_check(self.path)
         return _write_check(self.new_in)
 
-    def advance(self, run: HostRun, job: str) -> None:
-        """Move to the next step from this round's answer."""
+    def jobs(self, name: str) -> list[tuple[str, dict[str, str | None]]]:
+        """The current step's check job as `name`, and on a device with a size to hold, its end check."""
+        job = self.job()
+        if job is None:
+            return []
+        if self.step == "path" and self.size_bytes and self.path.startswith("/dev/"):
+            return [(name, job), (f"{name}-end", {**job, "offset": str(self.size_bytes - 1)})]
+        return [(name, job)]
+
+    def advance(self, run: HostRun, job: str, sole: bool = True) -> None:
+        """Move to the next step from this round's answer (`sole`: the run checked no other target, so the disks
+        fio reported are this target's)."""
+        self._advance(run, job)
+        if self.step == "done" and not self.problem and sole and not self.disks:
+            self.disks = run.disks
+
+    def _advance(self, run: HostRun, job: str) -> None:
         state = _entry_state(run, job)
         parent = os.path.dirname(self.path)
         if self.step == "parent":
@@ -500,7 +531,9 @@ class _TargetCheck:
             else:
                 self.problem = f"{self.path}: {parent} is not a usable directory: {_entry_error(run, job, parent)}"
         elif self.step == "path":
-            if state == "ok":
+            if state == "ok" and self.size_bytes and self.path.startswith("/dev/"):
+                self._check_end(run, f"{job}-end")
+            elif state == "ok":
                 self.step = "done"
             elif state == "missing" and self.path.startswith("/dev/"):
                 self.problem = f"{self.path}: no such device, or its size is 0"
@@ -515,6 +548,17 @@ class _TargetCheck:
         else:
             self.problem = f"{self.path}: cannot create a file in {self.new_in}: {_entry_error(run, job, self.new_in)}"
 
+    def _check_end(self, run: HostRun, job: str) -> None:
+        from ptsbench.units import format_bytes
+
+        assert self.size_bytes
+        if _entry_state(run, job) == "ok":
+            self.step, self.size_checked_bytes = "done", self.size_bytes
+        else:
+            self.problem = (f"{self.path} is smaller than --size {format_bytes(self.size_bytes)} ({self.size_bytes} "
+                            f"bytes): fio cannot read its byte at offset {self.size_bytes - 1} (give the smallest "
+                            "device's size)")
+
 
 def _parallel_checks(hosts: Sequence[Host], jobs: Mapping[Host, Sequence[tuple[str, Mapping[str, str | None]]]],
                      timeout_s: float) -> dict[Host, HostRun]:
@@ -523,12 +567,14 @@ def _parallel_checks(hosts: Sequence[Host], jobs: Mapping[Host, Sequence[tuple[s
         return {host: future.result() for host, future in futures.items()}
 
 
-def preflight(hosts: Sequence[Host], target_paths: Sequence[str], timeout_s: float = PREFLIGHT_TIMEOUT_S) -> Preflight:
+def preflight(hosts: Sequence[Host], target_paths: Sequence[str], timeout_s: float = PREFLIGHT_TIMEOUT_S, *,
+              size_bytes: int | None = None) -> Preflight:
     """Check every host before any IO; HostError listing every problem, host by host, when one is not usable.
 
     A target path may be an existing file or block device, a directory (a test file is used inside it, as locally)
     or a new file in an existing directory; it must resolve to the same path on every host. Nothing is created
-    but a 4 KiB scratch file, removed again.
+    but a 4 KiB scratch file, removed again. With `size_bytes`, a block device must hold that much (fio reads its
+    last byte). Each host's HostInfo.targets says what fio found there.
     """
     from ptsbench.fio.runner import fio_version
 
@@ -539,12 +585,12 @@ def preflight(hosts: Sequence[Host], target_paths: Sequence[str], timeout_s: flo
     if relative:
         raise HostError(f"target {relative[0]!r} is a relative path", "with --hosts give absolute paths, valid on "
                         "every host (a remote fio server does not share the controller's working directory)")
-    checks = {host: [_TargetCheck(os.path.normpath(path)) for path in target_paths] for host in hosts}
+    checks = {host: [_TargetCheck(os.path.normpath(path), size_bytes) for path in target_paths] for host in hosts}
     problems: dict[Host, list[str]] = {}
     first_runs: dict[Host, HostRun] = {}
     pending = list(hosts)
     while pending:
-        jobs = {host: [(f"t{i}", job) for i, check in enumerate(checks[host]) if (job := check.job()) is not None]
+        jobs = {host: [item for i, check in enumerate(checks[host]) for item in check.jobs(f"t{i}")]
                 for host in pending}
         runs = _parallel_checks(pending, jobs, timeout_s)
         for host, run in runs.items():
@@ -554,8 +600,9 @@ def preflight(hosts: Sequence[Host], target_paths: Sequence[str], timeout_s: flo
                 if problem:
                     problems[host] = [problem]
                     continue
-            for name, _job in jobs[host]:
-                checks[host][int(name[1:])].advance(run, name)
+            names = [name for name, _job in jobs[host] if not name.endswith("-end")]
+            for name in names:
+                checks[host][int(name[1:])].advance(run, name, sole=len(names) == 1)
         pending = [host for host in pending if host not in problems and any(c.job() for c in checks[host])]
     for host in hosts:
         problems_here = [check.problem for check in checks[host] if check.problem]
@@ -565,7 +612,7 @@ def preflight(hosts: Sequence[Host], target_paths: Sequence[str], timeout_s: flo
     if problems:
         raise HostError(_problem_text(problems, len(hosts)),
                         "fix these hosts (or leave them out of --hosts); nothing was run")
-    infos = tuple(_host_info(host, first_runs[host]) for host in hosts)
+    infos = tuple(_host_info(host, first_runs[host], checks[host]) for host in hosts)
     targets = tuple(Target(path=check.used, kind="block" if check.used.startswith("/dev/") else "file",
                            size_bytes=None, requested=requested)
                     for check, requested in zip(checks[hosts[0]], target_paths, strict=True))
@@ -590,9 +637,30 @@ def _problem_text(problems: Mapping[Host, Sequence[str]], total: int) -> str:
     return "\n".join(lines)
 
 
-def _host_info(host: Host, run: HostRun) -> HostInfo:
+def _host_info(host: Host, run: HostRun, checks: Sequence[_TargetCheck]) -> HostInfo:
     probe = run.probe
-    return HostInfo(host.name, host.port, probe["version"], probe["name"], probe["os"], probe["arch"])
+    targets = tuple(HostTarget(check.used, "block" if check.used.startswith("/dev/") else "file", check.disks,
+                               check.size_checked_bytes) for check in checks)
+    return HostInfo(host.name, host.port, probe["version"], probe["name"], probe["os"], probe["arch"], targets)
+
+
+def remote_target_facts(infos: Sequence[HostInfo], size_bytes: int) -> dict[str, object]:
+    """The facts of a run's first target on hosts (the manifest's `target`), all from fio or the user: its kind
+    and path, the size to test (--size), and per host the disks fio reported IO on and whether fio read the
+    device's byte at --size."""
+    from ptsbench.units import format_bytes
+
+    first = [info.targets[0] for info in infos if info.targets]
+    if not first:
+        return {}
+    described = []
+    for info, target in zip(infos, first, strict=True):
+        disks = f"disk {', '.join(target.disks)}" if target.disks else "disk not named by fio"
+        holds = (f", holds {format_bytes(target.size_checked_bytes)}" if target.size_checked_bytes else "")
+        described.append(f"{info.host}: {disks}{holds}")
+    return {"kind": first[0].kind, "path": first[0].path, "size_bytes": size_bytes,
+            "size_source": "--size (the capacity tested; the controller cannot read the hosts' devices)",
+            "hosts": "; ".join(described)}
 
 
 def probe_remote_engine(hosts: Sequence[Host], target: Target, timeout_s: float = PREFLIGHT_TIMEOUT_S,
@@ -656,16 +724,20 @@ def host_lines(text: str, host: Host) -> list[str]:
             if pattern.search(line) and not line.lstrip().startswith(("{", '"')) and _is_problem_line(line)]
 
 
-def host_statuses(hosts: Sequence[Host], results: Sequence[JobResult], fio_text: str) -> list[HostStatus]:
-    """A host is failed when it returned fewer job results than the others, or fio reported a problem with it."""
-    names_per_host: dict[str, set[tuple[int, str]]] = {}
+def host_statuses(hosts: Sequence[Host], results: Sequence[JobResult], fio_text: str,
+                  jobs: Mapping[str, Collection[str]] | None = None) -> list[HostStatus]:
+    """A host is failed when it returned fewer job results than the others (or than its own job file's `jobs`,
+    by host name, when hosts ran different job files), or fio reported a problem with it."""
+    names_per_host: dict[str, set[tuple[int, str] | str]] = {}
     for result in results:
-        names_per_host.setdefault(result.hostname or "", set()).add((result.groupid, result.name))
-    expected = set().union(*names_per_host.values()) if names_per_host else set()
+        names_per_host.setdefault(result.hostname or "", set()).add(
+            result.name if jobs is not None else (result.groupid, result.name))
+    every = set().union(*names_per_host.values()) if names_per_host else set()
     statuses = []
     for host in hosts:
         said = host_lines(fio_text, host)
         got = names_per_host.get(host.name, set())
+        expected: set[tuple[int, str] | str] = set(jobs[host.name]) if jobs is not None else every
         if said or got != expected or not expected:
             missing = "" if got == expected and got else "no results; " if not got else \
                 f"results for {len(got)} of {len(expected)} jobs; "

@@ -131,7 +131,7 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     """`pts TARGET --hosts HOSTS --size SIZE`: pre-flight, plan on the given size, run on every host at once."""
     from dataclasses import asdict
 
-    from ptsbench.hosts import check_remote_path, parse_hosts
+    from ptsbench.hosts import check_remote_path, parse_hosts, remote_target_facts
     from ptsbench.pts.engine import create_run
     from ptsbench.units import parse_size_bytes
 
@@ -153,7 +153,8 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
         _print_dry_run(make_plan(settings, info))
         return
     check_remote_path(resolved.path, destructive, hosts, "the PTS run")
-    store, plan = create_run(run_dir, settings, info, {}, ioengine_note=note, purge_method="none",
+    facts = remote_target_facts(infos, parse_size_bytes(size))
+    store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method="none",
                              name=name, hosts=[asdict(found) for found in infos])
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     _print_plan(plan)
@@ -170,7 +171,7 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
     if dry_run:
         return replace(unchecked_targets([target])[0], size_bytes=size_bytes), [], "libaio", ""
     click.echo(f"ptsbench: pre-flight on {len(hosts)} host(s)", err=True)
-    checked = preflight(hosts, [target])
+    checked = preflight(hosts, [target], size_bytes=size_bytes)
     resolved = replace(checked.targets[0], size_bytes=size_bytes)
     engine, note = probe_remote_engine(hosts, resolved)
     return resolved, list(checked.hosts), engine, note

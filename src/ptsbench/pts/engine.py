@@ -445,13 +445,16 @@ class FinishedCells:
             atomic_write_json(self.path, {"fio version": doc.get("fio version"), "jobs": done})
 
 
-def _host_statuses(context: _Context, outcome: FioOutcome) -> list[HostStatus]:
+def _host_statuses(context: _Context, outcome: FioOutcome,
+                   jobs: Mapping[str, RoundJob] | None = None) -> list[HostStatus]:
     """Each host's status after a fio client run: failed when it dropped off (hosts.host_statuses, with fio's
-    words) or one of its jobs ended with an error."""
+    words; `jobs`: each host's own round job, as sequential cells split differently per host) or one of its jobs
+    ended with an error."""
     from ptsbench.hosts import host_statuses
 
     results = parse_jobs(outcome.doc) if outcome.doc is not None else []
-    statuses = host_statuses(context.hosts, results, outcome.stdout_text + "\n" + outcome.stderr_text)
+    names = None if jobs is None else {host: [name for name, _cell in job.jobs] for host, job in jobs.items()}
+    statuses = host_statuses(context.hosts, results, outcome.stdout_text + "\n" + outcome.stderr_text, names)
     errors = {result.hostname: result.error for result in results if result.error}
     return [HostStatus(s.host, "failed", f"{s.host}: fio job error {errors[s.host]} ({outcome.error_line()})")
             if s.status == "ok" and s.host in errors else s for s in statuses]
@@ -522,7 +525,7 @@ def _run_round(
     hint = f"see {folder / 'fio.stderr'}; `ptsbench resume {context.pts.root}` runs the round again"
     results = parse_jobs(outcome.doc) if outcome.doc is not None else []
     if context.hosts:
-        statuses = _host_statuses(context, outcome)
+        statuses = _host_statuses(context, outcome, jobs)
         per_host = {s.host: _round_cells(context.plan, phase, jobs[s.host],
                                          [r for r in results if r.hostname == s.host])
                     for s in statuses if s.status == "ok"}
@@ -921,7 +924,7 @@ def _remote_target(info: TargetInfo, hosts: Sequence[Host]) -> Target:
     from ptsbench.errors import TargetError
     from ptsbench.hosts import preflight
 
-    checked = preflight(hosts, [info.path]).targets[0]
+    checked = preflight(hosts, [info.path], size_bytes=info.size_bytes).targets[0]
     if checked.path != info.path or checked.kind != info.kind:
         raise TargetError(f"{info.path} is now a {checked.kind} at {checked.path} on the hosts, the run started on "
                           f"a {info.kind}", "resume on the same device or file")
