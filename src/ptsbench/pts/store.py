@@ -37,7 +37,10 @@ Every file goes through atomic_write_* (temporary file, fsync, rename, fsync of 
 
 A run on hosts (`ptsbench pts TARGET --hosts HOSTS --size SIZE`) keeps the same layout, with:
   manifest.json        hosts: every host's pre-flight facts in --hosts order ({host, port, fio_version, hostname,
-                       os, arch}, hosts.HostInfo); target_info.size_bytes is --size; purge_method "none"
+                       os, arch, targets: [{path, kind, disks (fio's disk_util names), size_checked_bytes (a block
+                       device: fio read its byte at --size - 1)}]}, hosts.HostInfo); target: hosts.remote_target_facts
+                       (kind, path, size_bytes = --size, size_source, hosts: what fio said per host, for the report);
+                       target_info.size_bytes is --size; purge_method "none"
   purge.json           method "none (remote hosts)", is_deviation true (no purge tool runs on a remote path)
   precondition/result.json   adds hosts: {host: bytes written there}; written_bytes is the sum
   rounds/NNN/          one fio client process per round (command.txt: --client=HOST JOB for every host, so every
