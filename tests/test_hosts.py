@@ -378,3 +378,45 @@ def test_server_command_loopback_default_daemon_stop_and_open_bind_warning(tmp_p
             kill_tree(int(pidfile.read_text()))
     again = run_cli("server", "--stop", "--pidfile", str(pidfile))
     assert again.returncode == 2 and "is the server running" in again.stderr
+
+
+def test_preflight_names_the_disk_fio_used_and_checks_a_device_holds_size(tmp_path: Path, servers: Servers) -> None:
+    from conftest import attached_loop
+    from ptsbench.hosts import preflight, remote_target_facts
+
+    hosts = servers(1)
+    size_bytes = 4 * 1024**2
+    with attached_loop(str(tmp_path), size_bytes) as device:
+        checked = preflight(hosts, [device], size_bytes=size_bytes)
+        target = checked.hosts[0].targets[0]
+        assert (target.path, target.kind, target.size_checked_bytes) == (device, "block", size_bytes)
+        assert target.disks == (os.path.basename(device),)  # fio's disk_util names the loop device itself
+        facts = remote_target_facts(checked.hosts, size_bytes)
+        assert facts["path"] == device and facts["size_bytes"] == size_bytes
+        assert f"{hosts[0].name}: disk {os.path.basename(device)}, holds 4.0 MiB" == facts["hosts"]
+        said = f"{device} is smaller than --size 4.0 MiB ({size_bytes + 512} bytes): fio cannot read its byte at " \
+            f"offset {size_bytes + 511}"
+        with pytest.raises(HostError, match=re.escape(said)):
+            preflight(hosts, [device], size_bytes=size_bytes + 512)
+
+
+def test_host_statuses_judge_each_host_by_its_own_job_file(tmp_path: Path) -> None:
+    """Hosts that ran different job files (a sequential cell in two parts on one host only) are each complete."""
+    from dataclasses import replace
+
+    from ptsbench.fio.output import parse_jobs
+    from ptsbench.hosts import host_statuses
+
+    job = tmp_path / "parts.fio"
+    job.write_text("[global]\nioengine=null\nsize=64k\nbs=4k\n[s-a]\n[s-b]\n[s]\n")
+    done = subprocess.run([fio_binary(), "--output-format=json+", str(job)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    first, second = Host("10.0.0.1"), Host("10.0.0.2")
+    owner = {"s-a": first.name, "s-b": first.name, "s": second.name}
+    results = [replace(result, hostname=owner[result.name]) for result in parse_jobs(json.loads(done.stdout))]
+    jobs = {first.name: ["s-a", "s-b"], second.name: ["s"]}
+    assert [s.status for s in host_statuses([first, second], results, "", jobs)] == ["ok", "ok"]
+    assert [s.status for s in host_statuses([first, second], results, "")] == ["failed", "failed"]  # one job file
+    missing = host_statuses([first, second], [r for r in results if r.name != "s-b"], "", jobs)
+    assert missing[0].status == "failed" and "results for 1 of 2 jobs" in missing[0].message
+    assert missing[1].status == "ok"

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import run_cli
 from ptsbench.hosts import kill_tree, process_tree
 from ptsbench.target.target import TESTFILE_NAME
@@ -20,8 +22,9 @@ from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
 SMALL = ["--profile", "demo", "--spec", "1.1", "--tests", "iops", "--block-sizes", "iops=4k", "--size", "16M"]
 
 
-def rounds_of(run_dir: Path) -> list[dict[str, Any]]:
-    return [json.loads(path.read_text()) for path in sorted(run_dir.glob("pts/iops/rounds/[0-9][0-9][0-9]/round.json"))]
+def rounds_of(run_dir: Path, phase: str = "iops") -> list[dict[str, Any]]:
+    return [json.loads(path.read_text())
+            for path in sorted(run_dir.glob(f"pts/{phase}/rounds/[0-9][0-9][0-9]/round.json"))]
 
 
 def host_entries(round_dir: Path, jobs: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -35,8 +38,9 @@ def host_entries(round_dir: Path, jobs: list[str]) -> dict[str, list[dict[str, A
 
 
 def check_round(run_dir: Path, record: dict[str, Any], hosts: list[str]) -> None:
-    """Per host: fio's numbers; all hosts: rates summed, percentiles those of every host's merged bins."""
-    folder = run_dir / "pts" / "iops" / "rounds" / f"{record['round']:03d}"
+    """Per host: fio's numbers; all hosts: rates summed, percentiles those of every host's merged bins. (A
+    sequential cell a host ran in two parts, -a and -b, has its rates over both parts' runtime: counts are checked.)"""
+    folder = run_dir / "pts" / record["phase"] / "rounds" / f"{record['round']:03d}"
     command = (folder / "command.txt").read_text()
     assert all(f"--client={host}," in command for host in hosts) and command.count("/usr/bin/fio") <= 1
     assert sorted(record["hosts"]) == sorted(hosts)
@@ -44,13 +48,19 @@ def check_round(run_dir: Path, record: dict[str, Any], hosts: list[str]) -> None
         entries = host_entries(folder, cell["jobs"])
         assert sorted(entries) == sorted(hosts)  # one fio process ran the round on both hosts
         used = [d for d in ("read", "write") if cell[d]]
+        whole = not any(job.endswith(("-a", "-b")) for job in cell["jobs"])
         for host in hosts:
             mine = record["hosts"][host]["cells"][name]
             for direction in used:
-                assert mine[direction]["iops"] == sum(e[direction]["iops"] for e in entries[host])
-        assert cell["iops"] == sum(record["hosts"][host]["cells"][name]["iops"] for host in hosts)
+                for count in ("io_bytes", "total_ios"):
+                    assert mine[direction][count] == sum(e[direction][count] for e in entries[host])
+                if whole:
+                    assert mine[direction]["iops"] == sum(e[direction]["iops"] for e in entries[host])
+        assert cell["iops"] == pytest.approx(sum(record["hosts"][host]["cells"][name]["iops"] for host in hosts))
         for direction in used:
-            assert cell[direction]["bw_bytes"] == sum(e[direction]["bw_bytes"] for h in hosts for e in entries[h])
+            assert cell[direction]["io_bytes"] == sum(e[direction]["io_bytes"] for h in hosts for e in entries[h])
+            if whole:
+                assert cell[direction]["bw_bytes"] == sum(e[direction]["bw_bytes"] for h in hosts for e in entries[h])
         merged: dict[int, int] = {}
         for host_parts in entries.values():
             for entry in host_parts:
@@ -157,3 +167,63 @@ def test_hosts_dry_run_and_refusals_are_one_line(tmp_path: Path) -> None:
         done = run_cli("pts", *args, "--out", str(tmp_path / "run"))
         assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_pts_on_two_hosts_throughput_write_saturation_and_xsr(tmp_path: Path, servers: Servers) -> None:
+    """TP, WSAT and an advanced test (XSR) in one short run: per-host cells, steady state and WSAT totals stored,
+    each host's target named from fio in the manifest and the report."""
+    from ptsbench.report.style import device_name
+
+    hosts = servers(2)
+    names = [host.name for host in hosts]
+    folder = tmp_path / "data"
+    folder.mkdir()
+    run_dir = tmp_path / "run"
+    size_bytes = 16 * 1024**2
+    done = run_cli("pts", str(folder), "--hosts", hosts_arg(hosts), "--profile", "demo", "--tests", "tp,wsat,xsr",
+                   "--block-sizes", "tp=1m", "--mixes", "tp=0", "--wsat-capacity", "1", "--size", "16M",
+                   "--round-time", "0.3", "--xsr-groups", "0.3s,0.3s,0.3s", "--out", str(run_dir))
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "done"
+
+    tp = rounds_of(run_dir, "tp-1m")
+    assert len(tp) == 5
+    for record in tp:
+        check_round(run_dir, record, names)
+    phase = json.loads((run_dir / "pts/tp-1m/phase.json").read_text())
+    verdicts = [phase["hosts"][host]["steady"] for host in names]
+    assert all(isinstance(verdict, bool) for verdict in verdicts) and phase["steady"] == all(verdicts)
+    for host in names:  # each host judged on its own bandwidth, round by round
+        variable = phase["hosts"][host]["determination"]["seq 1m 0/100 bw_bytes"]
+        assert variable["values"] == [r["hosts"][host]["cells"]["seq 1m 0/100"]["bw_bytes"] for r in tp]
+
+    wsat = rounds_of(run_dir, "wsat")
+    for record in wsat:
+        check_round(run_dir, record, names)
+    result = json.loads((run_dir / "pts/wsat/phase.json").read_text())
+    assert result["stop_reason"] == "1 x capacity written"
+    for host in names:  # every host wrote its own capacity; totals are its own fio write bytes
+        written = result["hosts"][host]["wsat"]["written_bytes"]
+        assert written == sum(r["hosts"][host]["cells"]["rnd 4k 0/100"]["write"]["io_bytes"] for r in wsat)
+        assert written >= size_bytes
+    assert result["wsat"]["written_bytes"] == sum(result["hosts"][host]["wsat"]["written_bytes"] for host in names)
+
+    for key in ("xsr-1", "xsr-2", "xsr-3"):
+        (record,) = rounds_of(run_dir, key)
+        check_round(run_dir, record, names)
+        assert sorted(json.loads((run_dir / f"pts/{key}/phase.json").read_text())["hosts"]) == sorted(names)
+
+    doc = json.loads((run_dir / "pts/tp-1m/rounds/001/fio.json").read_text())
+    for info in manifest["hosts"]:  # the disks fio named in pre-flight are those it reports IO on in the rounds
+        fio_disks = [disk["name"] for disk in doc["disk_util"] if disk["hostname"] == info["host"]]
+        assert info["targets"] == [{"path": str(folder / TESTFILE_NAME), "kind": "file", "disks": fio_disks,
+                                    "size_checked_bytes": None}] and fio_disks
+    target = manifest["target"]
+    assert target["size_bytes"] == size_bytes and target["path"] == str(folder / TESTFILE_NAME)
+    assert all(f"{info['host']}: disk {', '.join(info['targets'][0]['disks'])}" in target["hosts"]
+               for info in manifest["hosts"])
+    html = (run_dir / "report" / "index.html").read_text()
+    shown = html.count(f"<dt>device</dt><dd>{device_name(target)}</dd>")  # the summary's and every test's
+    assert shown == html.count("<dt>device</dt>") >= 4 and f"({size_bytes:,} bytes)" in html
+    assert "Cross stimulus recovery" in html and "Write saturation" in html
