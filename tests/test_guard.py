@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,22 @@ def test_unknown_block_kind_target_is_checked_by_path() -> None:
     assert block_device_signatures(target.path) == []
     with pytest.raises(UnsafeTargetError):
         check_write_allowed(target, destructive=False)
+
+
+@pytest.mark.root
+def test_job_files_cannot_slip_a_device_past_the_guard(tmp_path: Path, loop_device: str) -> None:
+    from ptsbench.cases import Overrides, check_cases, plan_cases
+
+    folder, name = os.path.split(loop_device)
+    texts = [
+        f"[w]\nrw=write:4k\nsize=1m\nfilename={loop_device}\n",  # rw with an offset modifier still writes
+        f"[w]\nrw=randwrite\nsize=1m\ndirectory={folder}\nfilename={name}\n",  # fio joins directory and filename
+        f"[w]\nrw=randwrite\nsize=1m\ndirectory=/tmp:{folder}\nfilename={name}\n",
+        f"[{name}]\nrw=randwrite\nsize=1m\nfilename_format={folder}/$jobname\n",  # fio names the file itself
+    ]
+    for number, text in enumerate(texts):
+        job = tmp_path / f"{number}.fio"
+        job.write_text(text)
+        cases = plan_cases([job], [], Overrides(), tmp_path / "run", 1000)
+        with pytest.raises(UnsafeTargetError, match="--destructive"):
+            check_cases(cases, destructive=False)

@@ -68,7 +68,8 @@ class Case:
         return jobs.expected_duration_s(self.sections)
 
     def writes(self) -> bool:
-        return any(jobs.rw_text(section.options) in WRITING_RW for section in self.sections)
+        # `rw=write:4k` (an offset modifier after the colon) writes as much as `rw=write`
+        return any(jobs.rw_text(section.options).partition(":")[0] in WRITING_RW for section in self.sections)
 
 
 def _case_name(job_path: Path, target: Target | None, several_targets: bool) -> str:
@@ -116,14 +117,47 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
+def _fio_list(value: str | None) -> list[str]:
+    """A ':'-separated fio option value (filename, directory) as its parts; '\\:' is a literal colon."""
+    parts = (value or "").replace("\\:", "\0").split(":")
+    return [os.path.expandvars(part.replace("\0", ":")) for part in parts if part]
+
+
+def _formatted_names(section: jobs.JobSection) -> list[str]:
+    """The file names fio makes from filename_format ($jobname, $jobnum, $filenum) when no filename is given."""
+    pattern = section.get("filename_format")
+    if not pattern:
+        return []
+    numjobs = _count(section.get("numjobs"))
+    nrfiles = _count(section.get("nrfiles"))
+    return [os.path.expandvars(pattern).replace("$jobname", section.name).replace("$jobnum", str(job))
+            .replace("$filenum", str(number)) for job in range(numjobs) for number in range(nrfiles)]
+
+
+def _count(value: str | None, limit: int = 256) -> int:
+    """numjobs / nrfiles as a count of names to check (1 when not a plain number)."""
+    try:
+        return max(1, min(int(_expand_keyword(value or "1")), limit))
+    except ValueError:
+        return 1
+
+
+def section_paths(section: jobs.JobSection) -> list[str]:
+    """Every path a job may open, as fio builds it: each filename (or filename_format name) under each directory.
+
+    fio puts `directory` in front of every name, even an absolute one."""
+    names = _fio_list(section.get("filename")) or _formatted_names(section)
+    directories = _fio_list(section.get("directory"))
+    return [f"{folder}/{name}" for folder in directories for name in names] if directories else names
+
+
 def block_device_paths(case: Case) -> list[str]:
-    """Block devices a case's jobs name in `filename` (after environment expansion, as fio will see them)."""
+    """Block devices a case's jobs open (after environment expansion, as fio will see them)."""
     devices = []
     for section in case.sections:
-        for raw in (section.get("filename") or "").replace("\\:", "\0").split(":"):
-            path = os.path.expandvars(raw.replace("\0", ":"))
+        for path in section_paths(section):
             try:
-                if path and stat.S_ISBLK(os.stat(path).st_mode):
+                if stat.S_ISBLK(os.stat(path).st_mode):
                     devices.append(path)
             except OSError:
                 continue
