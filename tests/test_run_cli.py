@@ -327,3 +327,15 @@ def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, wri
     assert not (out / "cases" / "003-3").exists()
     found = subprocess.run(["pgrep", "-f", f"{out}/cases/002-2/job.fio"], capture_output=True, text=True)
     assert found.stdout.strip() == ""  # fio was stopped, not left running
+
+
+def test_target_is_what_fio_writes_even_when_the_job_names_a_directory(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    job = write_job("d.fio", f"[global]\ndirectory={elsewhere}\n[w]\nioengine=psync\nrw=write\nbs=64k\nsize=1m\n")
+    target = tmp_path / "target.dat"
+    rows = rows_of(run_cli("run", str(job), "--target", str(target), "--out", str(tmp_path / "r"), "--format",
+                           "json"))
+    assert rows[0]["target"] == str(target)
+    assert target.stat().st_size == 1024 * 1024  # fio would otherwise write ELSEWHERE/TARGET
+    assert list(elsewhere.iterdir()) == []

@@ -105,7 +105,7 @@ def plan_cases(
             }
             common = {**jobs.PERCENTILE_OPTIONS, **overrides.as_options()}
             if target is not None:
-                common.update(jobs.target_options(target.path))
+                common.update(jobs.target_options(target.path, any(s.has("directory") for s in sections)))
             job_text = jobs.add_overrides(text, per_section, common)
             effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
             cases.append(Case(index, name, str(job_path), target, job_text, effective,

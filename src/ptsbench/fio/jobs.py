@@ -131,9 +131,13 @@ def add_overrides(
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def target_options(path: str) -> dict[str, str | None]:
-    """Options that point a job at one target path."""
-    return {"filename": _escape_fio_value(path)}
+def target_options(path: str, job_sets_directory: bool = False) -> dict[str, str | None]:
+    """Options that point a job at one target path. fio puts `directory` in front of every filename, even an
+    absolute one: when the job sets a directory, it becomes `/` so that fio opens the target itself."""
+    options: dict[str, str | None] = {"filename": _escape_fio_value(path)}
+    if job_sets_directory:
+        options["directory"] = "/"
+    return options
 
 
 def log_options(prefix: str, interval_ms: int, fio_lat_log: bool = False) -> dict[str, str | None]:
