@@ -309,21 +309,28 @@ def test_latency_over_time_is_derived_exactly_from_fio_status(tmp_path: Path, wr
 
 def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     write_job("g/1.fio", "[first]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
-    write_job("g/2.fio", "[second]\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n")
+    write_job("g/2.fio", "[done]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n"
+                         "[second]\nstonewall\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n")
     write_job("g/3.fio", "[third]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
     out = tmp_path / "r"
-    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),
+                                "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while not (out / "cases" / "002-2" / "job.fio").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
-    time.sleep(1.5)
+    time.sleep(2.5)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=30)
+    stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 130 and "Traceback" not in stderr and "ptsbench: error: interrupted" in stderr
     first = json.loads((out / "cases" / "001-1" / "result.json").read_text())
     second = json.loads((out / "cases" / "002-2" / "result.json").read_text())
     assert first["status"] == "ok" and second["status"] == "failed" and "interrupted" in second["message"]
+    # what fio measured before the Ctrl-C is kept: its final document, the finished job and the partial one
+    done = fio_json(out / "cases" / "002-2")["jobs"][0]["read"]
+    assert [job["name"] for job in second["jobs"]] == ["done", "second"]
+    assert second["jobs"][0]["directions"][0]["total_ios"] == done["total_ios"] > 0
+    rows = json.loads(stdout)  # and the table of what finished is printed
+    assert [(row["case"], row["job"]) for row in rows] == [("1", "first"), ("2", "done"), ("2", "second")]
     assert not (out / "cases" / "003-3").exists()
     found = subprocess.run(["pgrep", "-f", f"{out}/cases/002-2/job.fio"], capture_output=True, text=True)
     assert found.stdout.strip() == ""  # fio was stopped, not left running

@@ -16,7 +16,7 @@ from ptsbench.errors import JobFileError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals
 from ptsbench.fio.output import JobResult, parse_jobs
-from ptsbench.fio.runner import FioOutcome, FioStatus, fio_command, run_fio, shell_line
+from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
 from ptsbench.hosts import Host, host_outcome, write_host_list
 from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, read_json, utc_now
 from ptsbench.target.guard import check_write_allowed
@@ -284,8 +284,9 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     try:
         outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
                           on_status=on_status, on_document=latency.add, client=client)
-    except KeyboardInterrupt:
-        record = _record(case, None, started, "interrupted by the user", hosts)
+    except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
+        partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
+        record = _record(case, partial, started, "interrupted by the user", hosts)
         atomic_write_json(case_dir / RESULT, asdict(record))
         raise
     finally:
@@ -344,8 +345,14 @@ def run_cases(
     threads = [threading.Thread(target=worker, args=(case,), daemon=True) for case in cases]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:  # only this thread hears Ctrl-C: stop every fio, let each case store what it has
+        stop_all()
+        for thread in threads:
+            thread.join()
+        raise
     if errors:
         raise errors[0]
     return [records[index] for index in sorted(records)]

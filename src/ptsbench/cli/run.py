@@ -201,8 +201,12 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     from ptsbench.report.progress import TerminalProgress
 
-    with TerminalProgress() as progress:
-        records = run_cases(store, cases, parallel, progress, hosts)
+    try:
+        with TerminalProgress() as progress:
+            records = run_cases(store, cases, parallel, progress, hosts)
+    except KeyboardInterrupt:
+        _finish_interrupted(store, output_format)
+        raise
     _finish(store, result_rows(records), output_format)
     if any(record.status != "ok" for record in records):
         failed = ", ".join(record.name for record in records if record.status != "ok")
@@ -217,6 +221,20 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str) -> N
     write_results_xlsx(store.root / "results.xlsx", rows)
     print_rows(rows, output_format)
     write_final_report(store.root)
+
+
+def _finish_interrupted(store: "RunStore", output_format: str) -> None:
+    """Ctrl-C: print and save what finished (fio's numbers up to the interrupt); the report is left for later."""
+    from ptsbench.cases import load_records
+    from ptsbench.report.tables import result_rows
+    from ptsbench.report.terminal import print_rows
+    from ptsbench.report.xlsx import write_results_xlsx
+
+    rows = result_rows(load_records(store))
+    write_results_xlsx(store.root / "results.xlsx", rows)
+    print_rows(rows, output_format)
+    click.echo(f"ptsbench: results until the interrupt are kept in {store.root}; "
+               f"`ptsbench report {store.root}` writes their report", err=True)
 
 
 def write_final_report(run_dir: Path) -> None:

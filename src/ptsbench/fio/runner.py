@@ -13,6 +13,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,9 @@ from ptsbench.store import atomic_write_text
 MIN_FIO_VERSION = (3, 16)
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"
 _UNKNOWN_ETA = 2**31 - 1
+STOP_TIMEOUT_S = 10.0
+_running: set["subprocess.Popen[str]"] = set()  # fio processes of this program, for stop_all()
+_stopped: set[int] = set()  # pids of those stop_all() asked to stop
 
 
 @dataclass(frozen=True)
@@ -214,20 +218,63 @@ def run_fio(
         if on_status is not None:
             on_status(tracker.sample(doc))
 
+    interrupted = False
     with open(stderr_path, "w") as stderr_file:
         process = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True
         )
         assert process.stdout is not None
+        _running.add(process)
         try:
             other_text = _read_documents(process.stdout, each_document)
+        except KeyboardInterrupt:
+            interrupted = True
+            other_text = _final_document(process, each_document)
         except BaseException:
             _stop(process)
             raise
+        finally:
+            _running.discard(process)
         returncode = process.wait()
     if last:
         atomic_write_text(json_path, last[0][0])
-    return FioOutcome(returncode, last[0][1] if last else None, other_text, Path(stderr_path).read_text())
+    outcome = FioOutcome(returncode, last[0][1] if last else None, other_text, Path(stderr_path).read_text())
+    if interrupted or process.pid in _stopped:
+        raise FioInterrupted(outcome)
+    return outcome
+
+
+class FioInterrupted(KeyboardInterrupt):
+    """Ctrl-C while fio ran: fio was stopped; `outcome` holds what it measured until then (its final document)."""
+
+    def __init__(self, outcome: FioOutcome) -> None:
+        super().__init__("interrupted")
+        self.outcome = outcome
+
+
+def _final_document(process: "subprocess.Popen[str]", on_document: Callable[[str, dict[str, Any]], None]) -> str:
+    """After a Ctrl-C: ask fio to stop and read the final document it prints (killed if it takes too long, or on a
+    second Ctrl-C)."""
+    assert process.stdout is not None
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+    killer = threading.Timer(STOP_TIMEOUT_S, process.kill)
+    killer.start()
+    try:
+        return _read_documents(process.stdout, on_document)
+    except KeyboardInterrupt:
+        process.kill()
+        return ""
+    finally:
+        killer.cancel()
+
+
+def stop_all() -> None:
+    """Ask every fio this program started to stop (SIGINT); each run_fio then raises FioInterrupted."""
+    for process in list(_running):
+        _stopped.add(process.pid)
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
@@ -235,7 +282,7 @@ def _stop(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
