@@ -86,3 +86,17 @@ def test_percentiles_from_bins_by_hand() -> None:
     assert percentiles_from_bins(bins, ["50", "90", "99", "99.9"]) == {"50": 100.0, "90": 200.0, "99": 300.0,
                                                                         "99.9": 400.0}
     assert percentiles_from_bins({}, ["50"]) == {}
+
+
+def test_verify_reads_are_not_added_to_the_writes(tmp_path: Path) -> None:
+    # fio verifies after writing: the read and write rates are of different periods and must not be summed
+    job_path = tmp_path / "verify.fio"
+    job_path.write_text(f"[v]\nioengine=psync\nfilename={tmp_path / 'v.dat'}\nsize=1m\nrw=randwrite\nbs=4k\n"
+                        "verify=crc32c\n")
+    outcome = run_fio(job_path, json_path=tmp_path / "fio.json", stderr_path=tmp_path / "fio.stderr")
+    assert outcome.ok and outcome.doc is not None, outcome.error_line()
+    (result,) = parse_jobs(outcome.doc)
+    fio_job = outcome.doc["jobs"][0]
+    assert [d.direction for d in result.directions] == ["read", "write"]  # fio's own two entries, no sum
+    assert result.get("read").iops == fio_job["read"]["iops"] > 0  # type: ignore[union-attr]
+    assert result.total() is result.get("write")  # the job's workload is its writes

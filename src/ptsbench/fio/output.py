@@ -11,6 +11,8 @@ from typing import Any
 from ptsbench.fio.jobs import PERCENTILES, block_size_text, rw_text
 
 DIRECTIONS = ("read", "write", "trim")
+WORKLOAD_DIRECTIONS = {"read": "read", "randread": "read", "write": "write", "randwrite": "write", "trim": "trim",
+                       "randtrim": "trim"}
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,10 @@ class JobResult:
         return next((d for d in self.directions if d.direction == direction), None)
 
     def total(self) -> DirectionResult | None:
-        """The read+write total for mixed workloads, else the one direction that did IO (None when none did)."""
-        return self.get("total") or (self.directions[0] if self.directions else None)
+        """The read+write total for mixed workloads, else the direction of the job's workload (its writes when it
+        also verified them), else the one direction that did IO (None when none did)."""
+        workload = self.get(WORKLOAD_DIRECTIONS.get(self.rw.partition(":")[0], "total"))
+        return self.get("total") or workload or (self.directions[0] if self.directions else None)
 
 
 def percentile_key(fio_key: str) -> str:
@@ -147,6 +151,11 @@ def _int_option(options: Mapping[str, Any], key: str, fallback: int) -> int:
         return fallback
 
 
+def _verifies(options: Mapping[str, Any]) -> bool:
+    """Whether fio reads back what the job wrote to verify it (then its reads are not part of its workload)."""
+    return str(options.get("verify") or "0") != "0" and str(options.get("do_verify", "1")) != "0"
+
+
 def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[str, str]) -> JobResult:
     first = entries[0]
     options = {**global_options, **first.get("job options", {})}
@@ -155,7 +164,7 @@ def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[st
         parts = [_direction(name, entry[name]) for entry in entries if entry.get(name, {}).get("total_ios")]
         if parts:
             directions.append(merge_directions(name, parts))
-    if len(directions) > 1:
+    if len(directions) > 1 and not _verifies(options):  # verify reads come after the writes: not a mix to add up
         directions.append(merge_directions("total", directions))
     return JobResult(
         name=str(first.get("jobname", "")),
