@@ -10,7 +10,7 @@ import pytest
 
 from conftest import LOOP_SIZE_BYTES
 from ptsbench.errors import UnsafeTargetError
-from ptsbench.target.guard import block_device_signatures, check_write_allowed, mounted_reasons
+from ptsbench.target.guard import block_device_signatures, check_write_allowed, in_use_reasons, mounted_reasons
 from ptsbench.target.target import Target, resolve_target
 
 
@@ -103,10 +103,10 @@ def test_holder_reported(loop_device: str) -> None:
     if done.returncode != 0:
         pytest.skip(f"dmsetup failed: {done.stderr.strip()}")
     try:
-        reasons = block_device_signatures(loop_device)
+        reasons = in_use_reasons(loop_device)
         assert any("held by dm-" in reason for reason in reasons)
-        with pytest.raises(UnsafeTargetError):
-            check_write_allowed(resolve_target(loop_device), destructive=False)
+        with pytest.raises(UnsafeTargetError, match="held by"):
+            check_write_allowed(resolve_target(loop_device), destructive=True)
     finally:
         subprocess.run(["dmsetup", "remove", name], capture_output=True, check=False)
 
@@ -136,3 +136,20 @@ def test_job_files_cannot_slip_a_device_past_the_guard(tmp_path: Path, loop_devi
         cases = plan_cases([job], [], Overrides(), tmp_path / "run", 1000)
         with pytest.raises(UnsafeTargetError, match="--destructive"):
             check_cases(cases, destructive=False)
+
+
+@pytest.mark.root
+def test_active_swap_is_in_use_even_with_destructive(loop_device: str) -> None:
+    if shutil.which("mkswap") is None or shutil.which("swapon") is None:
+        pytest.skip("mkswap/swapon not installed")
+    subprocess.run(["mkswap", "-q", loop_device], check=True, capture_output=True)
+    done = subprocess.run(["swapon", loop_device], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"swapon failed: {done.stderr.strip()}")
+    try:
+        with pytest.raises(UnsafeTargetError, match="active swap") as caught:
+            check_write_allowed(resolve_target(loop_device), destructive=True)
+        assert "--allow-mounted" in caught.value.hint
+        check_write_allowed(resolve_target(loop_device), destructive=True, allow_mounted=True)
+    finally:
+        subprocess.run(["swapoff", loop_device], capture_output=True, check=False)

@@ -28,7 +28,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
                      help="Results on stdout: table, json or csv."),
         click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...)."),
         click.option("--destructive", is_flag=True, help="Allow writes to a block device (refused by default)."),
-        click.option("--allow-mounted", is_flag=True, help="With --destructive: allow writes to a mounted device."),
+        click.option("--allow-mounted", is_flag=True,
+                     help="With --destructive: allow writes to a device in use (mounted, md/dm/LVM member, swap)."),
         click.option("--fio-lat-log", is_flag=True,
                      help="Also have fio write its own latency logs (costs fio a clock read per IO; without it, "
                           "latency over time is derived per second from fio's status)."),

@@ -13,20 +13,22 @@ TOOL_TIMEOUT_S = 10
 
 
 def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool = False) -> None:
-    """Raise UnsafeTargetError unless writing to `target` was explicitly allowed; files are always allowed."""
+    """Raise UnsafeTargetError unless writing to `target` was explicitly allowed; files are always allowed.
+
+    A device in use (mounted, held by md/dm/LVM, active swap) is refused even with --destructive."""
     if target.kind != "block":
         return
-    mounted = mounted_reasons(target.path)
-    if mounted and not allow_mounted:
-        reasons = mounted + block_device_signatures(target.path)
+    in_use = in_use_reasons(target.path)
+    if in_use and not allow_mounted:
+        reasons = in_use + block_device_signatures(target.path)
         raise UnsafeTargetError(
             f"refusing to write to {target.path}: " + "; ".join(reasons),
-            "writing destroys the live filesystem: unmount it first (or, knowingly, pass --destructive "
-            "--allow-mounted)",
+            "it is in use and writing destroys its live data: unmount it or stop what uses it first (or, "
+            "knowingly, pass --destructive --allow-mounted)",
         )
     if destructive:
         return
-    reasons = mounted + block_device_signatures(target.path)
+    reasons = in_use + block_device_signatures(target.path)
     if not reasons:
         reasons = ["it is a block device: the test overwrites its contents"]
     raise UnsafeTargetError(
@@ -36,19 +38,23 @@ def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool =
 
 
 def block_device_signatures(dev_path: str) -> list[str]:
-    """Human reasons the device holds data (filesystem/partition table/RAID/LVM signatures, partitions,
-    holders, active swap); empty when it looks clean."""
-    names = [os.path.basename(dev_path)] + [os.path.basename(p) for p in partition_dirs(dev_path)]
+    """Human reasons the device holds data (filesystem/partition table/RAID/LVM signatures, partitions); empty when
+    it looks clean."""
     reasons = [f"carries a {sig} signature" for sig in signature_types(dev_path)]
-    partitions = names[1:]
+    partitions = [os.path.basename(p) for p in partition_dirs(dev_path)]
     if partitions:
         reasons.append("has partitions: " + ", ".join(partitions))
+    return reasons
+
+
+def in_use_reasons(dev_path: str) -> list[str]:
+    """Human reasons the system uses the device or one of its partitions now: mounted, held (md/dm/LVM), swap."""
+    reasons = mounted_reasons(dev_path)
     for name, holders in _holders(dev_path).items():
         reasons.append(f"{name} is held by {', '.join(holders)} (md/dm/LVM)")
+    names = [os.path.basename(dev_path)] + [os.path.basename(p) for p in partition_dirs(dev_path)]
     swaps = _active_swaps()
-    for name in names:
-        if f"/dev/{name}" in swaps:
-            reasons.append(f"/dev/{name} is an active swap device")
+    reasons += [f"/dev/{name} is an active swap device" for name in names if f"/dev/{name}" in swaps]
     return reasons
 
 
