@@ -76,3 +76,6 @@ def test_bad_job_paths_and_text_give_clear_errors(tmp_path: Path) -> None:
         jobs.parse_job_text("rw=read\n[j]\n", "x.fio")
     with pytest.raises(JobFileError, match="no job section"):
         jobs.parse_job_text("[global]\nrw=read\n", "x.fio")
+    with pytest.raises(JobFileError, match=r"x.fio:2: '\[seq' is not a \[section\] header"):
+        jobs.parse_job_text("[j]\n[seq\nrw=read\n", "x.fio")
+    assert [section.name for section in jobs.parse_job_text("[j] # a comment\nrw=read\n", "x.fio")] == ["j"]

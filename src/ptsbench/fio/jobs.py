@@ -20,7 +20,7 @@ PERCENTILE_OPTIONS: dict[str, str | None] = {
 OVERRIDE_MARK = "# added by ptsbench"
 JOB_FILE_SUFFIXES = (".fio", ".ini")
 
-_SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]\s*$")
+_SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]\s*([#;].*)?$")  # fio allows a comment after the header
 _DURATION_UNITS_S = {"": 1.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|us|s|m|h|d)?\s*$", re.IGNORECASE)
 
@@ -75,6 +75,9 @@ def parse_job_text(text: str, source: str) -> list[JobSection]:
                 current = dict(global_options)
                 sections.append(JobSection(name, current))
             continue
+        if line.strip().startswith("["):
+            raise JobFileError(f"{source}:{number}: {line.strip()!r} is not a [section] header",
+                               "write section names as [name]")
         option = _option(line)
         if option is None:
             continue
