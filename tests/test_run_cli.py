@@ -346,3 +346,13 @@ def test_target_is_what_fio_writes_even_when_the_job_names_a_directory(tmp_path:
     assert rows[0]["target"] == str(target)
     assert target.stat().st_size == 1024 * 1024  # fio would otherwise write ELSEWHERE/TARGET
     assert list(elsewhere.iterdir()) == []
+
+
+def test_an_used_run_directory_is_refused_without_a_wrong_hint(tmp_path: Path) -> None:
+    from ptsbench.errors import StoreError
+    from ptsbench.store import RunStore
+
+    RunStore.create(tmp_path / "r", {"kind": "run"})
+    with pytest.raises(StoreError, match="already holds a run") as caught:
+        RunStore.create(tmp_path / "r", {"kind": "run"})
+    assert "resume" not in caught.value.hint  # only a PTS run can be resumed

@@ -112,7 +112,9 @@ class RunStore:
         except OSError as error:
             raise StoreError(f"cannot create run directory {root}: {error.strerror}", _write_hint(error)) from error
         if (root / MANIFEST).exists():
-            raise StoreError(f"{root} already holds a run", "choose another --out, or `ptsbench resume` it")
+            resumable = cls(root).kind == "pts"
+            raise StoreError(f"{root} already holds a run",
+                             "choose another --out" + (", or `ptsbench resume` it" if resumable else ""))
         store = cls(root)
         atomic_write_json(root / MANIFEST, full)
         return store
