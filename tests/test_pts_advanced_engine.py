@@ -22,14 +22,11 @@ from ptsbench.target.target import Target
 from ptsbench.target.telemetry import TELEMETRY_KEYS
 from test_pts_engine import Recorder, rounds_of
 from test_pts_resume import kill_when, resume_and_check, start, stored
+from test_report_advanced import TINY, tiny_advanced_run
 
 MIB = 1024**2
 DATA = Path(__file__).parent / "data" / "telemetry"
-DEMAND = ["--profile", "demo", "--size", "16M", "--round-time", "0.1", "--max-rounds", "1", "--demand-tcs", "2,1",
-          "--demand-qds", "2,1", "--prewrite-time", "0.1", "--point-prewrite-time", "0.1",
-          "--point-capture-time", "0.3"]
-SHORT = [*DEMAND, "--hir-wait-states", "0.1,0.3", "--hir-bursts", "2", "--hir-burst-time", "0.1",
-         "--hir-recovery-time", "0.2", "--xsr-groups", "0.2,0.1,0.2", "--zones", "2"]
+DEMAND = TINY[:TINY.index("--hir-wait-states")]  # the shared run's arguments for the demand tests (CBW, DIRTH)
 
 
 def read(path: Path) -> Any:
@@ -38,11 +35,8 @@ def read(path: Path) -> Any:
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """One shortened demo run of five advanced tests (about 30 s), shared by the checks below."""
-    run_dir = tmp_path_factory.mktemp("advanced") / "run"
-    done = run_cli("pts", "--out", str(run_dir), "--tests", "hir,xsr,cbw,dirth,hdd-iops", *SHORT)
-    assert done.returncode == 0, done.stderr
-    return run_dir, done.stdout
+    """One shortened demo run of five advanced tests (about 30 s), shared with the report's tests."""
+    return tiny_advanced_run(tmp_path_factory.getbasetemp())
 
 
 def test_demo_run_stores_every_phase(demo_run: tuple[Path, str]) -> None:
@@ -91,21 +85,23 @@ def pts_tables_of(run_dir: Path) -> list[Any]:
 
 def test_xsr_groups_and_recovery(demo_run: tuple[Path, str]) -> None:
     run_dir, _ = demo_run
+    groups_s = [float(value) for value in TINY[TINY.index("--xsr-groups") + 1].split(",")]
+    round_s = float(TINY[TINY.index("--round-time") + 1])
     counts = [len(rounds_of(run_dir, f"xsr-{n}")) for n in (1, 2, 3)]
-    assert counts == [math.ceil(0.2 / 0.1), 1, 2]
-    first, second = rounds_of(run_dir, "xsr-1")
+    assert counts[:2] == [math.ceil(group_s / round_s - 1e-9) for group_s in groups_s[:2]]
+    assert 1 <= counts[2] <= math.ceil(groups_s[2] / round_s - 1e-9)  # group 3 may stop once recovered
+    first, second = rounds_of(run_dir, "xsr-1")[:2]
     cell = "seq 1m 0/100"
     assert second["cells"][cell]["seq_start_bytes"] == first["cells"][cell]["seq_end_bytes"]  # one stream
-    (group,) = rounds_of(run_dir, "xsr-2")
-    assert group["cells"]["rnd 8k 0/100"]["bs_bytes"] == 8192
+    assert all(r["cells"]["rnd 8k 0/100"]["bs_bytes"] == 8192 for r in rounds_of(run_dir, "xsr-2"))
     group1 = [r["cells"][cell]["bw_bytes"] for r in rounds_of(run_dir, "xsr-1")]
     group3 = [r["cells"][cell]["bw_bytes"] for r in rounds_of(run_dir, "xsr-3")]
-    baseline = sum(group1) / 2
+    baseline = sum(group1) / len(group1)
     recovered = next((index for index, bw in enumerate(group3) if bw >= baseline), None)
     (table,) = [t for t in pts_tables_of(run_dir) if t.title == "Cross stimulus recovery: recovery time"]
-    ends = [sum(r["wall_s"] for r in rounds_of(run_dir, "xsr-3")[:n + 1]) for n in range(2)]
+    ends = [sum(r["wall_s"] for r in rounds_of(run_dir, "xsr-3")[:n + 1]) for n in range(len(group3))]
     expected = "not recovered" if recovered is None else f"{ends[recovered] / 60:,.2f}"
-    assert table.rows == ((f"{baseline / 1e6:,.2f}", expected, "2"),)
+    assert table.rows == ((f"{baseline / 1e6:,.2f}", expected, str(len(group3))),)
 
 
 @pytest.mark.parametrize("test", ["cbw", "dirth"])

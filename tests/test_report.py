@@ -15,8 +15,9 @@ from conftest import run_cli
 from ptsbench.errors import PtsbenchError
 from ptsbench.report import pdf
 from ptsbench.report.build import build_report, load_report, write_report
-from ptsbench.report.cases import RESULT_COLUMNS, RESULT_PERCENTILES
+from ptsbench.report.cases import RESULT_COLUMNS
 from ptsbench.report.figures import percentile_points
+from ptsbench.report.tables import RESULT_PERCENTILES
 from test_hosts import NULL_JOB, Servers, hosts_arg
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 

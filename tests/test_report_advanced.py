@@ -20,17 +20,18 @@ TINY = ["--profile", "demo", "--size", "16M", "--round-time", "0.1", "--max-roun
         "--demand-qds", "2,1", "--prewrite-time", "0.1", "--point-prewrite-time", "0.1", "--point-capture-time", "0.3",
         "--hir-wait-states", "0.1,0.3", "--hir-bursts", "2", "--hir-burst-time", "0.1", "--hir-recovery-time", "0.2",
         "--xsr-groups", "0.3,0.2,0.3", "--zones", "2"]
-TESTS = "hir,xsr,cbw,hdd-iops"
-_RUN: list[Path] = []
+TESTS = "hir,xsr,cbw,dirth,hdd-iops"
+_RUN: list[tuple[Path, str]] = []
 
 
-def tiny_advanced_run(base: Path) -> Path:
-    """A real `ptsbench pts` run of four advanced tests with tiny durations, made once per session."""
+def tiny_advanced_run(base: Path) -> tuple[Path, str]:
+    """A real `ptsbench pts` run of the advanced tests with tiny durations, made once per session (also for
+    test_pts_advanced_engine.py): its folder and what it printed. Read it; copy it before changing anything."""
     if not _RUN:
         run_dir = base / "tiny-advanced"
         done = run_cli("pts", "--out", str(run_dir), "--tests", TESTS, *TINY)
         assert done.returncode == 0, done.stderr[-2000:]
-        _RUN.append(run_dir)
+        _RUN.append((run_dir, done.stdout))
     return _RUN[0]
 
 
@@ -38,7 +39,7 @@ def tiny_advanced_run(base: Path) -> Path:
 def advanced_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Report]:
     """The full report (HTML, PDF, xlsx, figures) of a copy of the tiny run, and the report as data."""
     run_dir = tmp_path_factory.mktemp("advanced-report") / "run"
-    shutil.copytree(tiny_advanced_run(tmp_path_factory.getbasetemp()), run_dir,
+    shutil.copytree(tiny_advanced_run(tmp_path_factory.getbasetemp())[0], run_dir,
                     ignore=shutil.ignore_patterns("report"))
     return build_report(run_dir), load_report(run_dir)
 
@@ -66,10 +67,11 @@ def banner(report: Report, key: str) -> str:
 
 def test_sections_titles_facts_and_their_own_reasons(advanced_report: tuple[Path, Report]) -> None:
     _out, report = advanced_report
-    assert [s.key for s in report.sections] == ["summary", "test-hir", "test-xsr", "test-cbw", "test-hdd-iops",
-                                                 "environment"]
+    assert [s.key for s in report.sections] == ["summary", "test-hir", "test-xsr", "test-cbw", "test-dirth",
+                                                 "test-hdd-iops", "environment"]
     titles = {"test-hir": "Host idle recovery", "test-xsr": "Cross stimulus recovery",
-              "test-cbw": "Composite block size workload", "test-hdd-iops": "HDD IOPS per zone"}
+              "test-cbw": "Composite block size workload",
+              "test-dirth": "Demand intensity / response time histogram", "test-hdd-iops": "HDD IOPS per zone"}
     for key, title in titles.items():
         facts = dict(section(report, key).facts)
         assert all(label in facts for label in HEADER_FACTS), key
