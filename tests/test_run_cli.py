@@ -52,6 +52,7 @@ def test_run_table_values_equal_fio_json_and_show_reprints_them(tmp_path: Path, 
     assert rows[2]["iops"] == mixed["read"]["iops"] + mixed["write"]["iops"]
     assert rows[3]["bw_bytes"] == seq["write"]["bw_bytes"]
     assert rows[3]["lat_p99.9_ns"] == seq["write"]["lat_ns"]["percentile"]["99.900000"]
+    assert rows[3]["lat_p50_ns"] == seq["write"]["lat_ns"]["percentile"]["50.000000"]
     assert rows[0]["lat_mean_ns"] == mixed["read"]["lat_ns"]["mean"]
     assert (rows[0]["rw"], rows[0]["bs"], rows[0]["iodepth"], rows[0]["numjobs"]) == ("randrw", "4k", 2, 1)
     # the store alone reproduces the same numbers, in every format

@@ -8,8 +8,8 @@ from typing import Any
 from ptsbench.report.common import environment_section, fact, provenance_line, run_facts
 from ptsbench.report.figures import Figure, Series, percentile_figure
 from ptsbench.report.model import Block, Chart, Column, Report, Section, Table, Text
+from ptsbench.report.tables import RESULT_PERCENTILES
 
-RESULT_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")
 RESULT_COLUMNS = (
     Column("case"), Column("job"), Column("host"), Column("target"), Column("rw"), Column("bs"), Column("QDxT"),
     Column("dir"),

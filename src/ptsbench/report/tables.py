@@ -4,7 +4,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-TABLE_PERCENTILES = ("90", "95", "99", "99.9")
+TABLE_PERCENTILES = ("90", "95", "99", "99.9")  # the terminal table's columns
+RESULT_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")  # every one ptsbench asks fio for
 
 
 @dataclass(frozen=True)

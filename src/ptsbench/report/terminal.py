@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from ptsbench.report.tables import TABLE_PERCENTILES, ResultRow
+from ptsbench.report.tables import RESULT_PERCENTILES, TABLE_PERCENTILES, ResultRow
 
 FORMATS = ("table", "json", "csv")
 
@@ -62,7 +62,7 @@ def _flat(row: ResultRow) -> dict[str, Any]:
     data = asdict(row)
     percentiles = data.pop("lat_percentiles_ns")
     data["mb_s"] = row.mb_s
-    for key in TABLE_PERCENTILES + ("99.99", "99.999"):
+    for key in RESULT_PERCENTILES:
         data[f"lat_p{key}_ns"] = percentiles.get(key)
     return data
 
