@@ -130,7 +130,9 @@ def test_host_killed_mid_round_then_resume(tmp_path: Path, servers: Servers) -> 
     kill_tree(servers.pid(victim))
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 1
-    assert "round 2 failed on 1 of 2 host(s)" in stderr and "disconnected" in stderr and "Traceback" not in stderr
+    assert "round 2 failed on 1 of 2 host(s)" in stderr and victim.label in stderr and "Traceback" not in stderr
+    # fio's client usually reports the lost connection; on a loaded machine it can exit before it prints that
+    assert "disconnected" in stderr or "fio: no message about this host" in stderr
     failed = json.loads((second / "failed.json").read_text())
     by_host = {h["host"]: h for h in failed["hosts"]}
     assert by_host[hosts[0].name]["status"] == "ok" and by_host[victim.name]["status"] == "failed"
