@@ -2,15 +2,23 @@
 
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import LOOP_SIZE_BYTES
+from conftest import LOOP_SIZE_BYTES, run_cli
 from ptsbench.errors import UnsafeTargetError
-from ptsbench.target.guard import block_device_signatures, check_write_allowed, in_use_reasons, mounted_reasons
+from ptsbench.target.guard import (
+    block_device_of_char,
+    block_device_signatures,
+    check_device_write_allowed,
+    check_write_allowed,
+    in_use_reasons,
+    mounted_reasons,
+)
 from ptsbench.target.target import Target, resolve_target
 
 
@@ -153,3 +161,20 @@ def test_active_swap_is_in_use_even_with_destructive(loop_device: str) -> None:
         check_write_allowed(resolve_target(loop_device), destructive=True, allow_mounted=True)
     finally:
         subprocess.run(["swapoff", loop_device], capture_output=True, check=False)
+
+
+@pytest.mark.root
+def test_character_devices_in_job_files_need_destructive(tmp_path: Path) -> None:
+    """A generic character device (/dev/ngXnY, /dev/sgN) writes to a disk with raw commands; one whose disk ptsbench
+    cannot find is refused without --destructive. Memory devices (/dev/null) store nothing and are allowed."""
+    node = tmp_path / "ng9n1"  # an NVMe generic name with no /dev/nvme9n1 behind it
+    os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(4, 64))  # a tty's numbers: nothing is written in this test
+    assert block_device_of_char(str(node)) is None
+    job = tmp_path / "raw.fio"
+    job.write_text(f"[raw]\nrw=randwrite\nbs=4k\nsize=1m\nfilename={node}\n")
+    refused = run_cli("run", str(job), "--out", str(tmp_path / "run"))
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert f"refusing to write to {node}: a character device" in refused.stderr
+    assert not (tmp_path / "run" / "cases").exists()  # refused before any IO
+    check_device_write_allowed(str(node), destructive=True)
+    check_device_write_allowed("/dev/null", destructive=False)

@@ -19,7 +19,7 @@ from ptsbench.fio.output import JobResult, parse_jobs
 from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
 from ptsbench.hosts import Host, host_outcome, write_host_list
 from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, read_json, utc_now
-from ptsbench.target.guard import check_write_allowed
+from ptsbench.target.guard import check_device_write_allowed
 from ptsbench.target.target import Target, resolve_target
 
 WRITING_RW = {"write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite", "randtrimwrite"}
@@ -151,26 +151,27 @@ def section_paths(section: jobs.JobSection) -> list[str]:
     return [f"{folder}/{name}" for folder in directories for name in names] if directories else names
 
 
-def block_device_paths(case: Case) -> list[str]:
-    """Block devices a case's jobs open (after environment expansion, as fio will see them)."""
+def device_paths(case: Case) -> list[str]:
+    """Block and character devices a case's jobs open (after environment expansion, as fio will see them)."""
     devices = []
     for section in case.sections:
         for path in section_paths(section):
             try:
-                if stat.S_ISBLK(os.stat(path).st_mode):
-                    devices.append(path)
+                mode = os.stat(path).st_mode
             except OSError:
                 continue
+            if stat.S_ISBLK(mode) or stat.S_ISCHR(mode):
+                devices.append(path)
     return devices
 
 
 def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = False) -> None:
-    """Refuse, before any IO, cases that would write to a block device the guard does not clear."""
+    """Refuse, before any IO, cases that would write to a device the guard does not clear."""
     for case in cases:
         if not case.writes():
             continue
-        for device in block_device_paths(case):
-            check_write_allowed(resolve_target(device), destructive, allow_mounted)
+        for device in device_paths(case):
+            check_device_write_allowed(device, destructive, allow_mounted)
 
 
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:

@@ -2,14 +2,19 @@
 
 import json
 import os
+import re
 import shutil
+import stat
 import subprocess
 
 from ptsbench.errors import UnsafeTargetError
-from ptsbench.target.target import Target, block_sysfs_dir, read_mounts, read_sysfs, unescape_proc
+from ptsbench.target.target import Target, block_sysfs_dir, read_mounts, read_sysfs, resolve_target, unescape_proc
 
 SWAPS = "/proc/swaps"
+SYSFS_DEV_CHAR = "/sys/dev/char"
 TOOL_TIMEOUT_S = 10
+MEMORY_DEVICES_MAJOR = 1  # /dev/null, /dev/zero, /dev/full: nothing is stored
+_NVME_GENERIC = re.compile(r"ng(\d+)n(\d+)")
 
 
 def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool = False) -> None:
@@ -35,6 +40,35 @@ def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool =
         f"refusing to write to {target.path}: " + "; ".join(reasons),
         "pass --destructive to overwrite it (all data on it is lost)",
     )
+
+
+def check_device_write_allowed(path: str, destructive: bool, allow_mounted: bool = False) -> None:
+    """The guard for a device a job file names: a block device, or a character device that reaches a disk as raw
+    commands (NVMe generic /dev/ngXnY, SCSI generic /dev/sgN), guarded like the block device it stands for."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISBLK(mode):
+        check_write_allowed(resolve_target(path), destructive, allow_mounted)
+        return
+    if not stat.S_ISCHR(mode) or os.major(os.stat(path).st_rdev) == MEMORY_DEVICES_MAJOR:
+        return
+    block = block_device_of_char(path)
+    if block is not None:
+        check_write_allowed(resolve_target(block), destructive, allow_mounted)
+    elif not destructive:
+        raise UnsafeTargetError(f"refusing to write to {path}: a character device (raw access to a device)",
+                                "pass --destructive to write to it (all data on what it reaches is lost)")
+
+
+def block_device_of_char(path: str) -> str | None:
+    """The block device a generic character device stands for: /dev/ngXnY -> /dev/nvmeXnY, /dev/sgN -> /dev/sdX."""
+    real = os.path.realpath(path)
+    nvme = _NVME_GENERIC.fullmatch(os.path.basename(real))
+    candidates = [f"/dev/nvme{nvme[1]}n{nvme[2]}"] if nvme else []
+    rdev = os.stat(real).st_rdev
+    scsi_block = os.path.join(SYSFS_DEV_CHAR, f"{os.major(rdev)}:{os.minor(rdev)}", "device", "block")
+    if os.path.isdir(scsi_block):
+        candidates += [f"/dev/{name}" for name in sorted(os.listdir(scsi_block))]
+    return next((c for c in candidates if os.path.exists(c) and stat.S_ISBLK(os.stat(c).st_mode)), None)
 
 
 def block_device_signatures(dev_path: str) -> list[str]:
