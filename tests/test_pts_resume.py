@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import run_cli
-from ptsbench.pts.engine import orphan_fio_pids
+from ptsbench.pts.engine import orphan_fio_pids, stop_orphan_fio
 
 SMALL = ["--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-time", "0.2", "--max-rounds", "3",
          "--block-sizes", "iops=4k", "--mixes", "iops=0,100", "--block-sizes", "tp=128k"]
@@ -133,3 +133,18 @@ def test_cells_finished_before_a_kill_are_kept(tmp_path: Path) -> None:
     assert all(entry["read"]["total_ios"] + entry["write"]["total_ios"] > 0 for entry in partial["jobs"])
     resume_and_check(run_dir, stored(run_dir))
     assert (folder.parent / "001.interrupted-1" / "cells.partial.json").exists()
+
+
+def test_an_orphan_fio_deaf_to_sigterm_is_killed_before_a_resume(tmp_path: Path) -> None:
+    """A stand-in for an fio a killed run left behind that does not end on SIGTERM (real fio cannot be made to
+    hang on demand): named fio, running a job file of the run, with SIGTERM ignored."""
+    job = tmp_path / "pts" / "iops" / "rounds" / "003" / "job.fio"
+    job.parent.mkdir(parents=True)
+    job.write_text("[cell]\n")
+    deaf = subprocess.Popen(["bash", "-c", f"trap '' TERM; exec -a fio tail -f {job}"])
+    deadline = time.monotonic() + 10
+    while orphan_fio_pids(tmp_path) != [deaf.pid]:
+        assert time.monotonic() < deadline, "the stand-in fio never showed up"
+        time.sleep(0.02)
+    stop_orphan_fio(tmp_path, term_timeout_s=0.3, kill_timeout_s=10)
+    assert deaf.wait(timeout=5) == -signal.SIGKILL and orphan_fio_pids(tmp_path) == []

@@ -314,8 +314,10 @@ def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, wri
                          "[second]\nstonewall\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n")
     write_job("g/3.fio", "[third]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
     out = tmp_path / "r"
+    # Ctrl-C as a terminal sends it, even when this suite runs in the background (where SIGINT is inherited ignored)
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),
-                                "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
     while not (out / "cases" / "002-2" / "job.fio").exists() and time.monotonic() < deadline:
         time.sleep(0.2)

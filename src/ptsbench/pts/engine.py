@@ -948,24 +948,31 @@ def orphan_fio_pids(root: Path) -> list[int]:
     return pids
 
 
-def stop_orphan_fio(root: Path, timeout_s: float = 15.0) -> None:
+def stop_orphan_fio(root: Path, term_timeout_s: float = 5.0, kill_timeout_s: float = 10.0) -> None:
     """Stop the fio processes a killed ptsbench left running on this run's job files, and wait until they are gone;
     refuse to start a second fio on the same target while one runs. Called with the run directory locked, so they
     belong to no live ptsbench. (fio's main process ends at its next status write, but its job processes go on
-    for seconds, or to the end of the cell: SIGTERM ends them at once; their round is run again anyway.)"""
-    import contextlib
-    import os
+    for seconds, or to the end of the cell.) SIGTERM first, so fio ends cleanly; SIGKILL for any still there after
+    `term_timeout_s`: their round is run again anyway."""
     import signal
 
-    for pid in orphan_fio_pids(root):
-        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to signal: waited for below
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while pids := orphan_fio_pids(root):
-        if time.monotonic() > deadline:
-            raise PtsbenchError(f"fio from an earlier attempt of this run is still running (pid {pids[0]})",
-                                f"wait for it to end or stop it (kill {pids[0]}), then resume")
-        time.sleep(0.05)
+    for signal_number, timeout_s in ((signal.SIGTERM, term_timeout_s), (signal.SIGKILL, kill_timeout_s)):
+        _signal_all(orphan_fio_pids(root), signal_number)
+        deadline = time.monotonic() + timeout_s
+        while orphan_fio_pids(root) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    if pids := orphan_fio_pids(root):
+        raise PtsbenchError(f"fio from an earlier attempt of this run is still running (pid {pids[0]})",
+                            f"wait for it to end or stop it (kill -9 {pids[0]}), then resume")
+
+
+def _signal_all(pids: Sequence[int], signal_number: int) -> None:
+    import contextlib
+    import os
+
+    for pid in pids:
+        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to signal: waited for by the caller
+            os.kill(pid, signal_number)
 
 
 def finish_scratch(pts: PtsStore) -> None:
