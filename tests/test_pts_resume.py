@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import run_cli
-from ptsbench.pts.engine import orphan_fio_pids, stop_orphan_fio
+from ptsbench.fio.runner import fio_pids
+from ptsbench.pts.engine import stop_orphan_fio
 
 SMALL = ["--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-time", "0.2", "--max-rounds", "3",
          "--block-sizes", "iops=4k", "--mixes", "iops=0,100", "--block-sizes", "tp=128k"]
@@ -57,7 +58,7 @@ def resume_and_check(run_dir: Path, before: dict[str, bytes]) -> dict[str, objec
         numbers = sorted(int(p.name) for p in (folder / "rounds").iterdir() if p.name.isdigit())
         assert numbers == list(range(1, summary["rounds"] + 1))
         assert all((folder / "rounds" / f"{n:03d}" / "round.json").exists() for n in numbers)
-    assert orphan_fio_pids(run_dir) == []
+    assert fio_pids(run_dir) == []
     return manifest
 
 
@@ -143,8 +144,8 @@ def test_an_orphan_fio_deaf_to_sigterm_is_killed_before_a_resume(tmp_path: Path)
     job.write_text("[cell]\n")
     deaf = subprocess.Popen(["bash", "-c", f"trap '' TERM; exec -a fio tail -f {job}"])
     deadline = time.monotonic() + 10
-    while orphan_fio_pids(tmp_path) != [deaf.pid]:
+    while fio_pids(tmp_path) != [deaf.pid]:
         assert time.monotonic() < deadline, "the stand-in fio never showed up"
         time.sleep(0.02)
     stop_orphan_fio(tmp_path, term_timeout_s=0.3, kill_timeout_s=10)
-    assert deaf.wait(timeout=5) == -signal.SIGKILL and orphan_fio_pids(tmp_path) == []
+    assert deaf.wait(timeout=5) == -signal.SIGKILL and fio_pids(tmp_path) == []

@@ -211,7 +211,7 @@ def test_text_before_json_is_tolerated(tmp_path: Path, write_job) -> None:  # ty
 
 
 def test_fio_killed_mid_case_is_recorded_and_the_rest_runs(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
-    write_job("g/1-long.fio", "[long]\nioengine=null\nsize=1m\ntime_based\nruntime=30\nrw=read\n")
+    write_job("g/1-long.fio", "[long]\nioengine=null\nsize=1m\ntime_based\nruntime=120\nrw=read\n")
     write_job("g/2-short.fio", "[short]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
     out = tmp_path / "r"
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),
@@ -225,8 +225,8 @@ def test_fio_killed_mid_case_is_recorded_and_the_rest_runs(tmp_path: Path, write
         fio_pid = pids[0] if pids else None
     assert fio_pid is not None
     time.sleep(1.5)
-    os.kill(fio_pid, signal.SIGKILL)
-    stdout, stderr = process.communicate(timeout=60)
+    os.kill(fio_pid, signal.SIGKILL)  # fio's main process: its job process, left alone, would run 120 s
+    stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 1 and "Traceback" not in stderr
     rows = json.loads(stdout)
     assert rows[0]["status"] == "failed" and "SIGKILL" in rows[0]["message"]

@@ -5,6 +5,7 @@ to stdout. We read stdout with blocking line reads (no polling, no CPU taken fro
 closing brace arrives, turn it into a FioStatus for progress, and keep the last one as the result.
 """
 
+import contextlib
 import json
 import os
 import shlex
@@ -225,6 +226,7 @@ def run_fio(
         )
         assert process.stdout is not None
         _running.add(process)
+        threading.Thread(target=_stop_jobs_of_killed_fio, args=(process, job_path), daemon=True).start()
         try:
             other_text = _read_documents(process.stdout, each_document)
         except KeyboardInterrupt:
@@ -267,6 +269,38 @@ def _final_document(process: "subprocess.Popen[str]", on_document: Callable[[str
         return ""
     finally:
         killer.cancel()
+
+
+def _stop_jobs_of_killed_fio(process: "subprocess.Popen[str]", job_path: Path) -> None:
+    """When fio itself is killed (the OOM killer, kill -9), its job processes (each in a session of its own) run on
+    to the end of their runtime, or hang, and keep its output open, so the run would wait for them: kill them as soon
+    as fio is gone."""
+    if process.wait() < 0:
+        kill_fio_processes(job_path)
+
+
+def fio_pids(path: Path) -> list[int]:
+    """fio processes whose arguments name `path` or a path under it (a job file, or a run directory)."""
+    marker = str(Path(path).absolute())
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [word.decode(errors="replace") for word in argv if word]
+        if words and Path(words[0]).name == "fio" and any(word.startswith(marker) for word in words[1:]):
+            pids.append(int(entry.name))
+    return pids
+
+
+def kill_fio_processes(path: Path, signal_number: int = signal.SIGKILL) -> None:
+    """Send `signal_number` to every fio process of `path` (see fio_pids)."""
+    for pid in fio_pids(path):
+        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to signal
+            os.kill(pid, signal_number)
 
 
 def stop_all() -> None:

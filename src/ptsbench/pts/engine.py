@@ -931,48 +931,24 @@ def _remote_target(info: TargetInfo, hosts: Sequence[Host]) -> Target:
     return Target(path=info.path, kind=info.kind, size_bytes=info.size_bytes, requested=info.path)
 
 
-def orphan_fio_pids(root: Path) -> list[int]:
-    """fio processes still running a job file of this run directory (left behind when ptsbench was killed)."""
-    marker = str(Path(root).absolute())
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        words = [word.decode(errors="replace") for word in argv if word]
-        if words and Path(words[0]).name == "fio" and any(word.startswith(marker) for word in words[1:]):
-            pids.append(int(entry.name))
-    return pids
-
-
 def stop_orphan_fio(root: Path, term_timeout_s: float = 5.0, kill_timeout_s: float = 10.0) -> None:
     """Stop the fio processes a killed ptsbench left running on this run's job files, and wait until they are gone;
     refuse to start a second fio on the same target while one runs. Called with the run directory locked, so they
     belong to no live ptsbench. (fio's main process ends at its next status write, but its job processes go on
-    for seconds, or to the end of the cell.) SIGTERM first, so fio ends cleanly; SIGKILL for any still there after
-    `term_timeout_s`: their round is run again anyway."""
+    for seconds, to the end of the cell, or hang on a lock the dead main process held.) SIGTERM first, so fio ends
+    cleanly; SIGKILL for any still there after `term_timeout_s`: their round is run again anyway."""
     import signal
 
+    from ptsbench.fio.runner import fio_pids, kill_fio_processes
+
     for signal_number, timeout_s in ((signal.SIGTERM, term_timeout_s), (signal.SIGKILL, kill_timeout_s)):
-        _signal_all(orphan_fio_pids(root), signal_number)
+        kill_fio_processes(root, signal_number)
         deadline = time.monotonic() + timeout_s
-        while orphan_fio_pids(root) and time.monotonic() < deadline:
+        while fio_pids(root) and time.monotonic() < deadline:
             time.sleep(0.05)
-    if pids := orphan_fio_pids(root):
+    if pids := fio_pids(root):
         raise PtsbenchError(f"fio from an earlier attempt of this run is still running (pid {pids[0]})",
                             f"wait for it to end or stop it (kill -9 {pids[0]}), then resume")
-
-
-def _signal_all(pids: Sequence[int], signal_number: int) -> None:
-    import contextlib
-    import os
-
-    for pid in pids:
-        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to signal: waited for by the caller
-            os.kill(pid, signal_number)
 
 
 def finish_scratch(pts: PtsStore) -> None:
