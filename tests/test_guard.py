@@ -11,6 +11,7 @@ import pytest
 
 from conftest import LOOP_SIZE_BYTES, run_cli
 from ptsbench.errors import UnsafeTargetError
+from ptsbench.target import guard
 from ptsbench.target.guard import (
     block_device_of_char,
     block_device_signatures,
@@ -178,3 +179,20 @@ def test_character_devices_in_job_files_need_destructive(tmp_path: Path) -> None
     assert not (tmp_path / "run" / "cases").exists()  # refused before any IO
     check_device_write_allowed(str(node), destructive=True)
     check_device_write_allowed("/dev/null", destructive=False)
+
+
+@pytest.mark.root
+def test_scsi_generic_device_is_guarded_as_its_disk(tmp_path: Path, loop_device: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """/dev/sgN reaches the disk sysfs names under /sys/dev/char/MAJ:MIN/device/block/. No SCSI device exists here,
+    so a sysfs folder made in the test points a character node at a real loop device carrying ext4."""
+    _mkfs_ext4(loop_device)
+    node = tmp_path / "sg7"
+    os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(4, 65))
+    sysfs = tmp_path / "sys-dev-char"
+    (sysfs / "4:65" / "device" / "block" / os.path.basename(loop_device)).mkdir(parents=True)
+    monkeypatch.setattr(guard, "SYSFS_DEV_CHAR", str(sysfs))
+    assert block_device_of_char(str(node)) == loop_device
+    with pytest.raises(UnsafeTargetError, match=f"refusing to write to {loop_device}: carries a ext4 signature"):
+        check_device_write_allowed(str(node), destructive=False)
+    check_device_write_allowed(str(node), destructive=True)
