@@ -42,10 +42,13 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None) -> Any:
     for name in columns:
         numeric = name in ("IOPS", "MB/s", "done +s") or name.endswith("µs")
         table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric)
+    failures = []
     for row in rows:
         if row.status != "ok" and row.iops is None:
+            # fio's message goes under the table, where it wraps: in a cell it squeezed every other column away
+            failures.append(f"{row.case} {row.job}: {row.message or row.status}")
             cells = [row.case, row.job, *([row.host or ""] if show_hosts else []), row.target or "-",
-                     row.rw, row.bs, "-", "FAILED", f"[red]{row.message}[/red]"]
+                     row.rw, row.bs, "-", "[red]FAILED[/red]", f"[red]see ({len(failures)})[/red]"]
             table.add_row(*cells, *[""] * (len(columns) - len(cells)))
             continue
         percentiles = [_us(row.lat_percentiles_ns.get(p)) for p in TABLE_PERCENTILES]
@@ -55,6 +58,12 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None) -> Any:
             f"{row.iodepth}x{row.numjobs}", row.direction, _number(row.iops, 0), _number(row.mb_s, 2),
             _us(row.lat_mean_ns), *percentiles, *([_done(row.done_after_first_s)] if show_done else []), style=style,
         )
+    if failures:
+        from rich.markup import escape
+
+        table.caption = "\n".join(f"({index}) {escape(text)}" for index, text in enumerate(failures, 1))
+        table.caption_justify = "left"
+        table.caption_style = "red"
     return table
 
 
