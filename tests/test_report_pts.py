@@ -237,6 +237,11 @@ def test_real_pts_run_report(pts_report: Path) -> None:
     for name in ("rnd 4k 100/0", "rnd 64k 0/100"):
         assert f"{window[name]['iops']:,.1f}" in text
     assert "NOT PTS-compliant" in text and "Steady-state determination" in text and "Write saturation" in text
+    # the summary's text (every deviation, note and stop reason) is printed whole, not shortened in the middle
+    summary_text = [cell for table in sections["summary"].tables() for row in table.rows for cell in row
+                    if isinstance(cell, str)]
+    assert any(len(cell) > 44 for cell in summary_text)
+    assert [cell for cell in summary_text if cell not in text] == []
     for figure in report.figures():
         assert (out / "figures" / f"{figure.key}.png").exists() and (out / "figures" / f"{figure.key}.svg").exists()
 

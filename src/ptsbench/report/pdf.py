@@ -28,7 +28,8 @@ TABLE_TITLE_IN = 0.25
 FIGURE_IN = 4.9
 GAP_IN = 0.12
 TABLE_FONT_PT = 7.0
-TABLE_MAX_TEXT = 44  # characters of a text cell; longer ones are shortened in the middle (numbers never are)
+TABLE_MAX_TEXT = 44  # a text cell is shortened in the middle to no fewer characters than this, and only when the
+#                      table would not fit the page at TABLE_FONT_PT otherwise (numbers are never shortened)
 
 
 @dataclass
@@ -181,11 +182,27 @@ def _draw_text(canvas: Any, placed: Placed) -> None:
     canvas.text(_x(MARGIN_IN + 0.05), _y(placed.top_in + 0.04), "\n".join(_text_lines(block)), va="top", **style)
 
 
-def _shorten(text: str) -> str:
-    if len(text) <= TABLE_MAX_TEXT:
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
         return text
-    half = (TABLE_MAX_TEXT - 1) // 2
+    half = (limit - 1) // 2
     return f"{text[:half]}…{text[-half:]}"
+
+
+def _text_limit(widths: Sequence[int], text_columns: Sequence[bool], capacity: int) -> int:
+    """The longest text cell (characters) that lets the table fit `capacity` characters of the page; never below
+    TABLE_MAX_TEXT (the font shrinks instead)."""
+    limit = max((width for width, text in zip(widths, text_columns, strict=True) if text), default=TABLE_MAX_TEXT)
+    while limit > TABLE_MAX_TEXT and sum(
+            (min(width, limit) if text else width) + 2 for width, text in zip(widths, text_columns, strict=True)
+    ) > capacity:
+        limit -= 1
+    return max(limit, TABLE_MAX_TEXT)
+
+
+def _column_widths(header: Sequence[str], cells: Sequence[Sequence[str]]) -> list[int]:
+    return [max(len(text) for text in [name, *(row[i] for row in cells if i < len(row))])
+            for i, name in enumerate(header)]
 
 
 def _draw_table(canvas: Any, placed: Placed) -> None:
@@ -196,11 +213,15 @@ def _draw_table(canvas: Any, placed: Placed) -> None:
     title = f"{table.title} (continued)" if placed.continued else table.title
     canvas.text(_x(MARGIN_IN), _y(placed.top_in), title, fontsize=9.5, weight="bold", va="top")
     header = [column.name for column in table.columns]
-    cells = [[_shorten(format_value(value, column.kind)) if column.kind == "text" else format_value(value, column.kind)
-              for value, column in zip(table.rows[index], table.columns, strict=False)] for index in placed.rows]
-    widths = [max(len(text) for text in [name, *(row[i] for row in cells if i < len(row))])
-              for i, name in enumerate(header)]
+    cells = [[format_value(value, column.kind) for value, column in zip(table.rows[index], table.columns, strict=False)]
+             for index in placed.rows]
     available_in = PAGE_W_IN - 2 * MARGIN_IN
+    text_columns = [column.kind == "text" for column in table.columns]
+    limit = _text_limit(_column_widths(header, cells), text_columns,
+                        int(available_in / (TABLE_FONT_PT * 0.55 / 72)))
+    cells = [[_shorten(text, limit) if index < len(text_columns) and text_columns[index] else text
+              for index, text in enumerate(row)] for row in cells]
+    widths = _column_widths(header, cells)
     font_pt = min(TABLE_FONT_PT, available_in / max(sum(w + 2 for w in widths) * 0.55 / 72, 1e-9))
     char_in = font_pt * 0.55 / 72
     lefts = [MARGIN_IN]
