@@ -2,7 +2,9 @@
 against the store, PDF pages and text, figures from the interval logs and json+ bins, the live (atomic) rewrite,
 the command line, and an older run's store."""
 
+import html
 import json
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -89,6 +91,24 @@ def test_report_has_every_file_and_figure(case_run: Path, case_report: Path) -> 
         assert "<svg" in svg.read_text() and report.provenance in svg.read_text()
     assert "ptsbench" in report.provenance and "fio 3" in report.provenance
     assert not list(case_report.rglob(".*.tmp"))
+
+
+def svg_texts(path: Path) -> list[str]:
+    import re
+
+    return [html.unescape(text) for text in re.findall(r"<text[^>]*>([^<]*)</text>", path.read_text())]
+
+
+def test_figure_ticks_are_the_plotted_numbers(case_run: Path, case_report: Path) -> None:
+    """Linear axes are labelled with the values themselves (1,500,000), never scaled by an offset or a factor
+    written apart ('1e6', '+1.5e6') that a reader misses."""
+    report = load_report(case_run)
+    figure = next(figure for figure in report.figures() if figure.key == "case001-iops")
+    top = max(value for series in figure.series for value in series.y if value is not None)
+    texts = svg_texts(case_report / "figures" / "case001-iops.svg")
+    assert not [text for text in texts if "e+" in text or re.fullmatch(r"[+−-]?[0-9.]+e[+−-]?[0-9]+", text)]
+    ticks = [float(text.replace(",", "")) for text in texts if re.fullmatch(r"[0-9][0-9,]*(\.[0-9]+)?", text)]
+    assert max(ticks) >= top / 2 and all("," in text for text in texts if re.fullmatch(r"[0-9]{4,}", text))
 
 
 def test_xlsx_results_equal_the_store(case_run: Path, case_report: Path) -> None:

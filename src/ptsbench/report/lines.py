@@ -20,8 +20,35 @@ def draw_line(axes: Any, x: Any, y: Any, name: str, color: str, mode: str = "lin
               linestyle=_MPL_DASHES.get(dash, "-") if "lines" in mode else "none", linewidth=width, alpha=opacity)
 
 
+def plain_ticks(axes: Any) -> None:
+    """Linear axes labelled with the values themselves (1,500,000), as many decimals as the tick step needs:
+    matplotlib's default writes a factor or an offset apart ('1e6', '+1.5e6'), which a reader easily misses."""
+    import math
+
+    from matplotlib.ticker import Formatter, ScalarFormatter
+
+    class PlainTicks(Formatter):
+        ticks: list[float] = []
+
+        def set_locs(self, locs: Any) -> None:
+            self.ticks = sorted(float(loc) for loc in locs)
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            locs = self.ticks
+            steps = [b - a for a, b in zip(locs, locs[1:], strict=False) if b > a]
+            step = min(steps) if steps else abs(x) or 1.0
+            digits = max(0, -math.floor(math.log10(step) + 1e-9))
+            return f"{0.0 if abs(x) < step / 1e6 else x:,.{digits}f}"
+
+    for axis in (axes.xaxis, axes.yaxis):
+        if axis.get_scale() == "linear" and type(axis.get_major_formatter()) is ScalarFormatter:
+            axis.set_major_formatter(PlainTicks())
+
+
 def finish_axes(axes: Any, title: str, x_label: str, y_label: str, legend: bool) -> None:
-    """Title, axis labels, a light grid, and the legend outside on the right, so it never hides data."""
+    """Title, axis labels with the plotted numbers as ticks, a light grid, and the legend outside on the right, so
+    it never hides data."""
+    plain_ticks(axes)
     axes.set_title(title, fontsize=style.TITLE_PT, y=1.01)  # a fixed place: finding one costs a layout pass per save
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
