@@ -43,6 +43,14 @@ PLOTS_JS = """
       canvas: Array.from(element.querySelectorAll('canvas')).some(c => c.width > 0 && c.height > 0),
       gl: element.classList.contains('gl'),
       nogl: !!element.querySelector('.nogl'),
+      // the y axis title left of every y tick label (not written over them)
+      yTitleClear: (() => {
+        const title = element.querySelector('.ytitle');
+        const ticks = Array.from(element.querySelectorAll('.yaxislayer-above .ytick text'));
+        if (!title || !ticks.length) { return true; }
+        const right = title.getBoundingClientRect().right;
+        return ticks.every(tick => tick.getBoundingClientRect().left >= right - 0.5);
+      })(),
       x: box.left + window.scrollX, y: box.top + window.scrollY, width: box.width, height: box.height,
     };
   }));
@@ -245,6 +253,7 @@ def assert_clean_report_page(result: PageResult, expected_plots: int) -> None:
     assert result.errors == [], result.errors
     assert result.network_requests == [], result.network_requests
     assert len(result.plots) == expected_plots
+    assert [plot["id"] for plot in result.plots if not plot["yTitleClear"]] == []
     for plot in result.plots:
         assert plot["traces"] > 0 and plot["svg"], plot
         assert plot["canvas"] if plot["gl"] else plot["drawn"] > 0, plot

@@ -22,7 +22,10 @@ _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif
 
 
 def _axis(title: str, log: bool, ticks: Sequence[tuple[float, str]] = ()) -> dict[str, Any]:
-    axis: dict[str, Any] = {"title": {"text": title}, "type": "log" if log else "linear", "showgrid": True,
+    # automargin with a set standoff: the margin grows to hold the tick labels and the title beside them (the
+    # title was written over wide tick labels such as 1,800,000)
+    axis: dict[str, Any] = {"title": {"text": title, "standoff": 8}, "automargin": True,
+                            "type": "log" if log else "linear", "showgrid": True,
                             "gridcolor": "#e3e3e3", "zeroline": False, "linecolor": "#888", "ticks": "outside",
                             "exponentformat": "none", "separatethousands": True}
     if ticks:
