@@ -90,6 +90,10 @@ def test_report_has_every_file_and_figure(case_run: Path, case_report: Path) -> 
         assert Image.open(png).info["Description"] == report.provenance  # provenance in the PNG metadata
         assert "<svg" in svg.read_text() and report.provenance in svg.read_text()
     assert "ptsbench" in report.provenance and "fio 3" in report.provenance
+    # without --fio-lat-log, latency over time is derived from fio's status output, and its caption says so
+    captions = {figure.key: figure.caption for figure in report.figures()}
+    assert "status" in captions["case001-lat"] and "lat logs" not in captions["case001-lat"]
+    assert "From fio's iops logs" in captions["case001-iops"]
     assert not list(case_report.rglob(".*.tmp"))
 
 

@@ -51,19 +51,22 @@ _LOG_KINDS = (  # (log name, figure key suffix, title, y label, value -> plotted
 )
 
 
-def _log_prefixes(case_dir: Path) -> dict[str, str]:
-    """Job name -> the file name prefix of its logs, from the job file fio ran."""
+def _log_prefixes(case_dir: Path) -> tuple[dict[str, str], bool]:
+    """Job name -> the file name prefix of its logs, from the job file fio ran; and whether fio wrote latency logs
+    itself (else ptsbench derived JOB_lat.log from fio's status output)."""
     from ptsbench.fio.jobs import parse_job_text
 
     job_path = case_dir / "job.fio"
     if not job_path.is_file():
-        return {}
+        return {}, False
     prefixes = {}
+    fio_lat_logs = False
     for section in parse_job_text(job_path.read_text(), str(job_path)):
         prefix = section.get("write_iops_log")
         if prefix:
             prefixes[section.name] = Path(prefix).name
-    return prefixes
+        fio_lat_logs = fio_lat_logs or bool(section.get("write_lat_log"))
+    return prefixes, fio_lat_logs
 
 
 def interval_series(case_dir: Path, prefix: str, log: str, interval_ms: float, host: str | None = None
@@ -104,7 +107,7 @@ def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> l
 def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> list[Figure]:
     """One figure per log kind (IOPS, MB/s, latency) with a line per job and direction."""
     figures = []
-    prefixes = _log_prefixes(case_dir)
+    prefixes, fio_lat_logs = _log_prefixes(case_dir)
     for log, suffix, title, y_label, scale in _LOG_KINDS:
         series = []
         for job in record.jobs:
@@ -117,8 +120,11 @@ def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> l
                                      tuple(v * scale for v in values),
                                      mode="lines+markers" if len(time_s) < 60 else "lines"))
         if series:
+            source = (f"From fio's {log} logs" if log != "lat" or fio_lat_logs else
+                      "Derived from fio's periodic status output (--status-interval; the mean total latency of the "
+                      "IOs completed between two status reports, all threads of a job together)")
             figures.append(Figure(f"{key}-{suffix}", f"{record.name}: {title}", "time (s)", y_label, tuple(series),
-                                  caption=f"From fio's {log} logs of case {record.name}, per job and direction "
+                                  caption=f"{source} of case {record.name}, per job and direction "
                                           "(the threads of a job merged by time).",
                                   data_sheet=True))
     return figures
