@@ -277,3 +277,13 @@ def test_wall_clock_time_stamps_start_at_zero(tmp_path: Path) -> None:
     read = run.trace("read")
     assert read is not None and read.time_s.tolist() == [0.5, 1.0, 1.5, 2.0]
     assert read.value[1:].tolist() == [200 * 1024.0] * 3 and "time since 2025-11-20" in run.note
+
+
+def test_summary_holds_only_the_directions_drawn(fio_logs: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> None:
+    """--dir read draws reads only: the summary of 'the values drawn' (terminal and summary.csv) has no write or
+    total rows either."""
+    folder, _ = fio_logs
+    result = make_plots([str(folder / "win_iops.*.log"), str(folder / "hist_clat_hist.*.log")],
+                        PlotOptions(out_dir=tmp_path, directions=("read",)))
+    assert {row.direction for row in result.summaries} == {"read"}
+    assert {row["direction"] for row in csv.DictReader((tmp_path / "summary.csv").open())} == {"read"}

@@ -67,14 +67,14 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
     for run in _read_runs(found.runs, options, notes):
         provenance = provenance_of(run.paths, options.device)
         if isinstance(run, Run):
-            summaries.extend(summarize(run))
+            summaries.extend(_drawn(summarize(run), options.directions))
             if keep_all:
                 value_runs.append(run)
             else:
                 written += _write(charts.run_chart(run, line_options, provenance, _safe(f"{run.label}_{run.kind}")),
                                   options)
         else:
-            summaries.extend(summarize_hist(run))
+            summaries.extend(_drawn(summarize_hist(run), options.directions))
             if keep_all:
                 hist_runs.append(run)
             else:
@@ -99,6 +99,11 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
                                                     options.title), options)
     written.append(write_summary_csv(summaries, options.out_dir / "summary.csv"))
     return PlotResult(tuple(written), tuple(summaries), tuple(notes))
+
+
+def _drawn(rows: Sequence[Summary], directions: Sequence[str]) -> list[Summary]:
+    """The summary rows of the directions drawn (--dir; every direction without it)."""
+    return [row for row in rows if not directions or row.direction in directions]
 
 
 def _check(options: PlotOptions, formats: Sequence[str]) -> None:
