@@ -197,6 +197,7 @@ def test_missing_and_rejected_job_files(tmp_path: Path, write_job) -> None:  # t
     rows = json.loads(result.stdout)
     assert rows[0]["status"] == "failed" and str(bad) in rows[0]["message"] and "sideways" in rows[0]["message"]
     assert rows[1]["status"] == "ok" and rows[1]["iops"] > 0  # the other case still ran
+    assert json.loads((out / "manifest.json").read_text())["name"] == "bad.fio-and-1-more"  # not just the first
 
 
 def test_text_before_json_is_tolerated(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]

@@ -74,7 +74,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, list(targets), dry_run)
     if not hosts:
         resolved = resolve_targets(targets, size)
-    name = paths[0].stem if len(paths) == 1 else Path(jobs[0]).resolve().name
+    name = _run_name(jobs, paths)
     _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
              log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log)
 
@@ -162,6 +162,15 @@ def _key_value(item: str) -> tuple[str, str]:
     if not sep or not key.strip():
         raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
     return key.strip(), value.strip()
+
+
+def _run_name(jobs: Sequence[str], paths: Sequence[Path]) -> str:
+    """What the run is called (its folder and its report's title): the job file, the folder, or the first of several
+    and how many more."""
+    if len(paths) == 1:
+        return paths[0].stem
+    first = Path(jobs[0]).resolve().name
+    return first if len(jobs) == 1 else f"{first}-and-{len(jobs) - 1}-more"
 
 
 def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides", parallel: bool, name: str,
