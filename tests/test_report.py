@@ -93,6 +93,7 @@ def test_report_has_every_file_and_figure(case_run: Path, case_report: Path) -> 
     # without --fio-lat-log, latency over time is derived from fio's status output, and its caption says so
     captions = {figure.key: figure.caption for figure in report.figures()}
     assert "status" in captions["case001-lat"] and "lat logs" not in captions["case001-lat"]
+    assert "IO-weighted" in captions["case001-lat"] and "not IO-weighted" not in captions["case001-lat"]
     assert "From fio's iops logs" in captions["case001-iops"]
     assert not list(case_report.rglob(".*.tmp"))
 

@@ -120,12 +120,17 @@ def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> l
                                      tuple(v * scale for v in values),
                                      mode="lines+markers" if len(time_s) < 60 else "lines"))
         if series:
-            source = (f"From fio's {log} logs" if log != "lat" or fio_lat_logs else
-                      "Derived from fio's periodic status output (--status-interval; the mean total latency of the "
-                      "IOs completed between two status reports, all threads of a job together)")
+            if log != "lat":
+                source, merge = f"From fio's {log} logs", "the threads of a job merged by time, summed"
+            elif fio_lat_logs:
+                source, merge = "From fio's lat logs", ("the threads of a job merged by time: the plain mean of "
+                                                        "their means, as fio's fiologparser.py does, not IO-weighted")
+            else:
+                source, merge = ("Derived from fio's periodic status output (--status-interval; the mean total "
+                                 "latency of the IOs completed between two status reports)", "all threads of a job "
+                                 "together, IO-weighted")
             figures.append(Figure(f"{key}-{suffix}", f"{record.name}: {title}", "time (s)", y_label, tuple(series),
-                                  caption=f"{source} of case {record.name}, per job and direction "
-                                          "(the threads of a job merged by time).",
+                                  caption=f"{source} of case {record.name}, per job and direction ({merge}).",
                                   data_sheet=True))
     return figures
 
