@@ -236,3 +236,16 @@ def test_sequential_cell_carries_on_where_the_previous_round_stopped() -> None:
 def test_settings_survive_the_store_round_trip() -> None:
     settings = make_settings("demo", "1.1", ("iops", "wsat"), parse_overrides({"numjobs": ["iops=3"]}, ("iops",)))
     assert Settings.from_dict(settings.to_dict()) == settings
+
+
+def test_overridden_matrix_runs_in_spec_order_without_duplicates() -> None:
+    """A reduced or reordered matrix still nests as the spec requires (mixes from all reads to all writes, block
+    sizes from largest to smallest); a value given twice is one cell (or one throughput phase), not two."""
+    overrides = parse_overrides({"block_sizes": ["iops=4k,1m,64k,4k", "tp=128k,1m,1m"], "mixes": ["iops=0,100,65,0"]},
+                                ("iops", "tp"))
+    plan = plan_for(tests=("iops", "tp"), overrides=overrides)
+    expected = [("rnd", mix, bs, 4, 32) for mix in (100, 65, 0) for bs in (1024**2, 64 * 1024, 4096)]
+    assert cells(plan, "iops") == expected
+    assert [phase.key for phase in plan.phases] == ["iops", "tp-1m", "tp-128k"]
+    full = parse_overrides({"block_sizes": ["iops=" + ",".join(str(bs) for bs in reversed(IOPS_BS))]}, ("iops",))
+    assert not any("block sizes" in reason for reason in plan_for(tests=("iops",), overrides=full).deviations)

@@ -414,7 +414,7 @@ def make_settings(
             advanced[test] = advanced_params(test, profile, spec, changes)
             continue
         base = spec_params(TEST_DEFS[test], profile, spec)
-        params[test] = replace(base, **changes)  # type: ignore[arg-type]
+        params[test] = _in_spec_order(replace(base, **changes))  # type: ignore[arg-type]
         _check_params(test, params[test])
     settings = Settings(
         profile=profile.name,
@@ -435,6 +435,13 @@ def make_settings(
     )
     _check_settings(settings)
     return settings
+
+
+def _in_spec_order(params: TestParams) -> TestParams:
+    """Block sizes and mixes as the spec nests them, whatever order they were given in: mixes from all reads to all
+    writes, block sizes from largest to smallest (IOPS, throughput and latency alike); each value once."""
+    return replace(params, block_sizes=tuple(sorted(set(params.block_sizes), reverse=True)),
+                   mixes=tuple(sorted(set(params.mixes), reverse=True)))
 
 
 def _check_params(test: str, params: TestParams) -> None:
