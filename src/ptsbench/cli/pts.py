@@ -44,8 +44,9 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @_override("--max-rounds", "Maximum rounds (PTS: 25).")
 @_override("--numjobs", "Thread count TC (CBW, DIRTH, ECW: --demand-tcs).")
 @_override("--iodepth", "Queue depth QD per thread (CBW, DIRTH, ECW: --demand-qds).")
-@_override("--block-sizes", "Comma-separated block sizes.")
-@_override("--mixes", "Comma-separated read percentages (100,65,0) or mixes (65/35).")
+@_override("--block-sizes", "Comma-separated block sizes (they run largest first, as the spec nests them).")
+@_override("--mixes", "Comma-separated read percentages (100,65,0) or mixes (65/35); they run from all reads to "
+           "all writes, as the spec nests them.")
 @_advanced("--hir-wait-states", "HIR idle times after the bursts, e.g. 5,10,15,25,50 (PTS).")
 @_advanced("--hir-bursts", "HIR bursts per wait state (PTS: 360).")
 @_advanced("--hir-burst-time", "HIR burst length (PTS: 5s).")
