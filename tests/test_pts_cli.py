@@ -108,3 +108,15 @@ def test_live_report_during_and_after_a_real_run(tmp_path: Path) -> None:
     final = index.read_text()
     assert 'id="in-progress"' not in final and (out / "report" / "report.pdf").exists()
     assert f"report {index}" in stderr
+
+
+@pytest.mark.parametrize(("purge", "message"), [("blkdiscard", "purge method blkdiscard cannot be used"),
+                                                ("shred", "unknown purge method: 'shred'")])
+def test_unusable_purge_method_is_refused_before_the_run_exists(tmp_path: Path, purge: str, message: str) -> None:
+    """A --purge the target cannot take is refused up front (resume keeps the stored method, so a run directory
+    made with it could never finish)."""
+    run_dir = tmp_path / "run"
+    done = run_cli("pts", "--profile", "demo", "--size", "16M", "--tests", "lat", "--purge", purge, "--out",
+                   str(run_dir))
+    assert done.returncode != 0 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert not run_dir.exists()

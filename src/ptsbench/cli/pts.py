@@ -113,6 +113,10 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
     resolved, scratch = _target(target, run_dir, size_bytes)
     plan, info, facts, note = _plan(settings, resolved)
+    if purge_method != "auto":  # resume keeps the method: refuse one the target cannot take before the run exists
+        from ptsbench.target.purge import choose_purge
+
+        choose_purge(resolved, facts, purge_method)
     if dry_run:
         _print_dry_run(plan)
         return
