@@ -162,3 +162,12 @@ def test_advanced_params_default_to_the_spec_for_old_stores() -> None:
     del data["advanced"]  # a run directory made before the advanced tests
     assert Settings.from_dict(data) == settings
     assert AdvancedParams() == SPEC_PARAMS
+
+
+def test_repeated_wait_states_and_depths_run_once() -> None:
+    """A wait state or a TC/QD given twice is one phase / one sweep cell (two would share a folder or a name)."""
+    plan = plan_for("hir,cbw", hir_wait_states_s=["5,5,10"], demand_tcs=["1,4,4"], demand_qds=["2,1,2"])
+    keys = [phase.key for phase in plan.phases]
+    assert keys == ["hir-ss", "hir-w5s", "hir-w10s", "cbw-wdpc", "cbw"]
+    sweep = [(cell.numjobs, cell.iodepth) for cell in plan.phase("cbw").cells if cell.role != "pre-write"]
+    assert sweep == [(4, 2), (4, 1), (1, 2), (1, 1)]

@@ -515,7 +515,7 @@ def parse_depths(text: str) -> tuple[int, ...]:
     items = [item.strip() for item in text.split(",") if item.strip()]
     if not items or not all(item.isdigit() and int(item) >= 1 for item in items):
         raise PtsbenchError(f"not a list of whole numbers >= 1: {text!r}", "e.g. 32,16,8,6,4,2,1")
-    return tuple(int(item) for item in items)
+    return tuple(dict.fromkeys(int(item) for item in items))  # each depth once: a repeat would be a second cell
 
 
 def parse_dirth_workload(text: str) -> tuple[int, int]:
@@ -556,6 +556,11 @@ def _seconds_list(text: str) -> tuple[float, ...]:
     return tuple(parse_seconds(item) for item in items)
 
 
+def _wait_states(text: str) -> tuple[float, ...]:
+    """--hir-wait-states: each wait state once (a repeat would be a second phase in the same folder)."""
+    return tuple(dict.fromkeys(_seconds_list(text)))
+
+
 def _xsr_groups(text: str) -> tuple[float, ...]:
     groups = _seconds_list(text)
     if len(groups) != len(XSR_GROUPS):
@@ -565,7 +570,7 @@ def _xsr_groups(text: str) -> tuple[float, ...]:
 
 # Parsers of the advanced tests' command-line overrides (by parameter name; specs.OPTION_NAMES gives the options)
 ADVANCED_PARSERS: dict[str, Callable[[str], object]] = {
-    "hir_wait_states_s": _seconds_list,
+    "hir_wait_states_s": _wait_states,
     "hir_bursts": parse_positive_int,
     "hir_burst_s": parse_seconds,
     "hir_recovery_s": parse_seconds,
