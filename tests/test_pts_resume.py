@@ -86,6 +86,8 @@ def test_kill_right_after_a_round_is_stored_then_mid_round(tmp_path: Path) -> No
     kill_when(start(run_dir), lambda: (rounds / "003" / "job.fio").exists(), delay_s=0.3)
     assert (rounds / "002" / "round.json").exists() and not (rounds / "003" / "round.json").exists()
     interrupted_job = (rounds / "003" / "job.fio").read_text()
+    shown = run_cli("show", str(run_dir))  # the manifest still says running: nothing holds the run any more
+    assert shown.returncode == 0 and "status interrupted (killed" in " ".join(shown.stdout.split()), shown.stdout
     second = stored(run_dir)
     assert first.items() <= second.items()
     resume_and_check(run_dir, second)
@@ -110,6 +112,18 @@ def test_kill_between_tests_then_in_a_sequential_round(tmp_path: Path) -> None:
     for previous, current in zip(rounds, rounds[1:], strict=False):
         for cell in ("seq 128k 100/0", "seq 128k 0/100"):
             assert current["cells"][cell]["seq_start_bytes"] == previous["cells"][cell]["seq_end_bytes"]
+
+
+def test_a_run_is_running_only_while_a_process_holds_it(tmp_path: Path) -> None:
+    from ptsbench.pts.store import PtsStore
+    from ptsbench.store import RunStore
+
+    pts = PtsStore(RunStore.create(tmp_path / "run", {"kind": "pts", "status": "running"}))
+    assert pts.run_status() == "interrupted"
+    with pts.lock():
+        assert pts.run_status() == "running"
+    pts.store.update_manifest(status="done")
+    assert pts.run_status() == "done"
 
 
 def test_resume_of_a_missing_directory_is_one_line(tmp_path: Path) -> None:

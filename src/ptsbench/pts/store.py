@@ -206,6 +206,28 @@ class PtsStore:
             compliance["compliant"] = False
             self.store.update_manifest(compliance=compliance)
 
+    def run_status(self) -> str:
+        """The run's status as it is now: the manifest's, except that a run it calls "running" (or "created") that
+        no process holds was killed (kill -9, power loss) without a chance to say so: "interrupted"."""
+        status = str(self.store.manifest.get("status"))
+        if status in ("running", "created") and not self.held():
+            return "interrupted"
+        return status
+
+    def held(self) -> bool:
+        """True while a ptsbench process runs this run (holds its lock)."""
+        try:
+            handle = open(self.root / LOCK_FILE)  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            handle.close()  # closing releases a lock taken here
+        return False
+
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the run directory for one process (released by the kernel even after kill -9)."""

@@ -493,12 +493,16 @@ def compliance_lines(manifest: Mapping[str, Any]) -> list[str]:
     return ["NOT PTS-compliant:", *(f"  - {reason}" for reason in compliance.get("reasons", []))]
 
 
-def header_lines(manifest: Mapping[str, Any]) -> list[str]:
+def header_lines(manifest: Mapping[str, Any], status: str | None = None) -> list[str]:
+    """The run and its target; `status` the run's status now (PtsStore.run_status), else the manifest's."""
     settings, target, info = manifest["settings"], manifest.get("target") or {}, manifest["target_info"]
     device = " ".join(str(target[k]) for k in ("vendor", "model", "serial", "firmware") if target.get(k))
+    status = status or str(manifest.get("status"))
+    if status == "interrupted" and manifest.get("status") in ("running", "created"):
+        status = "interrupted (killed while running: `ptsbench resume` continues it)"
     return [
         f"PTS {settings['spec']} {settings['profile']} profile, run {manifest.get('name')} created "
-        f"{manifest.get('created_utc')}, status {manifest.get('status')}",
+        f"{manifest.get('created_utc')}, status {status}",
         f"target {info['path']} ({info['kind']}, {info['size_bytes'] / 1e9:,.2f} GB{', ' + device if device else ''}), "
         f"ioengine {info['ioengine']}, active range {settings['active_range_pct']:g} %, "
         f"fio {manifest.get('fio_version')}",
@@ -512,7 +516,7 @@ def render_pts(store: RunStore, console: Any) -> None:
     """Print a PTS run's results with rich: header, compliance banner, tables, notes (on hosts: all hosts, then
     each host)."""
     manifest = store.manifest
-    for line in header_lines(manifest):
+    for line in header_lines(manifest, PtsStore(store).run_status()):
         console.print(line, highlight=False)
     banner = compliance_lines(manifest)
     style = "bold green" if manifest.get("compliance", {}).get("compliant") else "bold yellow"
