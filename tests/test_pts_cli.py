@@ -120,3 +120,10 @@ def test_unusable_purge_method_is_refused_before_the_run_exists(tmp_path: Path, 
                    str(run_dir))
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
     assert not run_dir.exists()
+
+
+def test_size_on_a_block_device_is_refused_not_ignored(loop_device: str) -> None:
+    """--size makes a new file; a device is tested whole (its capacity is the spec's), so a smaller --size would
+    silently not apply."""
+    done = run_cli("pts", loop_device, "--size", "16M", "--tests", "iops", "--dry-run")
+    assert done.returncode != 0 and done.stderr.count("\n") == 1 and "--active-range" in done.stderr, done.stderr

@@ -36,7 +36,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
               "xsr (cross stimulus recovery), cbw (composite block size workload; ecw with --spec 1.1), dirth "
               "(demand intensity / response time histogram), hdd-iops, hdd-tp (TKperf's HDD zones).")
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...).")
-@click.option("--size", help="Size of a new target file or scratch file (e.g. 64G); default: the device size.")
+@click.option("--size", help="Size of a new target file or scratch file (e.g. 64G); a device is tested whole.")
 @click.option("--destructive", is_flag=True, help="Allow writing (and purging) a block device. All data is lost.")
 @click.option("--purge", "purge_method", default="auto", show_default=True,
               help="auto, nvme-sanitize, nvme-format, ata-secure-erase, scsi, blkdiscard or none.")
@@ -112,6 +112,11 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
         return
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
     resolved, scratch = _target(target, run_dir, size_bytes)
+    if size and resolved.kind == "block":
+        from ptsbench.errors import TargetError
+
+        raise TargetError(f"--size {size} does not apply to the block device {resolved.path}: it is tested whole "
+                          f"({resolved.size_bytes:,} bytes)", "leave --size out; --active-range limits the LBAs used")
     plan, info, facts, note = _plan(settings, resolved)
     if purge_method != "auto":  # resume keeps the method: refuse one the target cannot take before the run exists
         from ptsbench.target.purge import choose_purge
