@@ -58,6 +58,8 @@ def test_help_lists_the_commands() -> None:
         (["--numjobs", "lat=0"], "not a positive whole number"),
         (["--size", "1M"], "too small"),
         (["--round-time", "soon"], "not a duration"),
+        (["--round-time", "0.0004"], "under fio's 1 ms resolution"),  # would be fio's runtime=0: no time limit
+        (["--tests", "hir", "--hir-burst-time", "0.0002"], "under fio's 1 ms resolution"),
         (["--tests", "cbw", "--spec", "1.1"], "cbw is not part of PTS 1.1: use ecw with --spec 1.1"),
         (["--tests", "hir", "--zones", "4"], "--zones applies to none of the selected tests (hir)"),
         (["--tests", "dirth", "--dirth-workload", "8k:165"], "read share 0..100"),

@@ -576,6 +576,8 @@ def parse_seconds(text: str) -> float:
     seconds = parse_duration_s(text)
     if seconds is None or seconds <= 0:
         raise PtsbenchError(f"not a duration: {text!r}", "use seconds, or a suffix: 500ms, 60s, 2m, 1h")
+    if seconds < 0.001:  # fio counts whole milliseconds, and its runtime=0 means "no limit"
+        raise PtsbenchError(f"duration {text!r} is under fio's 1 ms resolution", "use at least 1ms")
     return seconds
 
 
