@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import attached_loop, run_cli
+from ptsbench.errors import StoreError
 from ptsbench.fio.output import parse_jobs
 from ptsbench.pts.engine import QuietReporter, create_run, determination, run, stop_reason, target_info
 from ptsbench.pts.plan import make_plan
@@ -261,3 +262,22 @@ def test_progress_names_preconditioning_rounds_and_cells(tmp_path: Path) -> None
     events = [value for kind, value in recorder.calls if kind == "event"]
     assert events[0].startswith("write cache:") and any("preconditioning" in text for text in events)
     assert events[-1] == "IOPS: maximum of 1 rounds reached; steady state NOT reached"
+
+
+def test_resume_refuses_a_plan_that_differs_from_the_stored_one(tmp_path: Path) -> None:
+    """A resume re-plans from the stored settings; if that plan is not the one the stored rounds ran (the run was
+    started by a ptsbench that planned differently), the run stops before anything runs rather than mixing the two."""
+    settings = make_settings("demo", "1.1", ("iops", "lat"), {"iops": {"round_time_s": 0.1, "max_rounds": 1}})
+    path = str(tmp_path / "target.dat")
+    target = Target(path, "file", 16 * MIB, path)
+    store, _plan = create_run(tmp_path / "run", settings, target_info(target, {}, "null", 16 * MIB), {},
+                              ioengine_note="null")
+    stored_plan = json.loads((store.root / "plan.json").read_text())
+    stored_plan["phases"][0]["cells"][0]["runtime_s"] = 60.0  # as another planner made it
+    stored_plan["phases"][1]["cells"][0]["runtime_s"] = 60.0  # no data yet: free to be planned again
+    (store.root / "plan.json").write_text(json.dumps(stored_plan))
+    store.add_purge_attempt("iops", {"method": "none", "ok": True})  # the iops phase has begun
+    with pytest.raises(StoreError, match="IOPS was planned differently"):
+        run(store, target, destructive=False, reporter=QuietReporter())
+    assert not (store.root / "pts" / "iops" / "rounds").exists()
+    assert json.loads((store.root / "plan.json").read_text()) == stored_plan

@@ -9,6 +9,7 @@ ECW) ends, its operating points are chosen from the sweep's window averages, sto
 made again with their phases (so resume rebuilds the same plan from the manifest).
 """
 
+import json
 import random
 import shlex
 import time
@@ -259,6 +260,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
 
     manifest = pts.store.manifest
     plan = load_plan(pts.store)
+    check_stored_plan(pts, plan)
     hosts = stored_hosts(manifest)
     if hosts:
         check_remote_path(target.path, destructive, hosts, "the PTS run")
@@ -288,6 +290,32 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
             pts.store.update_manifest(status="failed")
             raise
         pts.store.update_manifest(status="done", finished_utc=utc_now())
+
+
+def check_stored_plan(pts: PtsStore, plan: Plan) -> None:
+    """StoreError when a phase that has begun (its folder exists) is planned differently now than in plan.json,
+    or the active range differs: the stored rounds ran another plan (made by another ptsbench version), and going on
+    would mix the two in one phase."""
+    from ptsbench.store import read_json
+
+    path = pts.root / "plan.json"
+    if not path.exists():
+        return
+    stored, now = read_json(path), json.loads(json.dumps(plan_record(plan)))  # as JSON has it: lists, not tuples
+    before = {phase["key"]: phase for phase in stored.get("phases", [])}
+    begun = [phase for phase in now["phases"] if phase["key"] in before and pts.phase_dir(phase["key"]).exists()]
+    changed = [phase["title"] for phase in begun if _planned(phase) != _planned(before[phase["key"]])]
+    if stored.get("active_range_bytes") != now["active_range_bytes"] and begun:
+        changed.insert(0, "the active range")
+    if changed:
+        raise StoreError(f"{pts.root}: {', '.join(changed)} was planned differently when the run started",
+                         "finish it with the ptsbench version that started it "
+                         f"({pts.store.manifest.get('ptsbench_version')}), or start a new run")
+
+
+def _planned(phase: Mapping[str, Any]) -> dict[str, Any]:
+    """What a phase runs, as plan.json keeps it (its estimates left out)."""
+    return {key: value for key, value in phase.items() if key not in ("worst_case_s",)}
 
 
 def _apply_write_cache(context: _Context) -> None:
