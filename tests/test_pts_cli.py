@@ -129,3 +129,22 @@ def test_size_on_a_block_device_is_refused_not_ignored(loop_device: str) -> None
     silently not apply."""
     done = run_cli("pts", loop_device, "--size", "16M", "--tests", "iops", "--dry-run")
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and "--active-range" in done.stderr, done.stderr
+
+
+def test_resume_of_a_run_in_use_leaves_its_report_alone(tmp_path: Path) -> None:
+    """A second `resume` while the run is held by another process is refused in one line and does not write the
+    run's report (the running process owns it)."""
+    from ptsbench.pts.engine import create_run, target_info
+    from ptsbench.pts.specs import make_settings
+    from ptsbench.target.target import Target
+
+    path = tmp_path / "target.dat"
+    path.write_bytes(b"\0" * 4096)
+    target = Target(str(path), "file", 16 * 1024**2, str(path))
+    store, _ = create_run(tmp_path / "run", make_settings("demo", "1.1", ("lat",)),
+                          target_info(target, {}, "null", 16 * 1024**2), {}, ioengine_note="null")
+    with store.lock():
+        done = run_cli("resume", str(store.root))
+    assert done.returncode != 0 and "Traceback" not in done.stderr and "report" not in done.stderr, done.stderr
+    assert done.stderr.splitlines()[-1].endswith("is in use by another ptsbench process: wait for it or stop it")
+    assert not (store.root / "report").exists()

@@ -284,7 +284,8 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
         with LiveReporter() as shown, BackgroundReport(store.store.root, shown) as reporter:
             run(store, target, destructive=destructive, reporter=reporter)
     except Exception:  # a failed round: the report shows what was stored (Ctrl-C skips it: the user wants out)
-        write_final_report(store.store.root)
+        if store.store.manifest.get("status") == "failed":  # not a refusal before the run began (in use, guard)
+            write_final_report(store.store.root)
         raise
     render_pts(store.store, Console())
     write_final_report(store.store.root)
