@@ -54,6 +54,7 @@ def test_help_lists_the_commands() -> None:
         (["--tests", "iops,foo"], "unknown test(s): foo"),
         (["--block-sizes", "iops=3x"], "not a size"),
         (["--mixes", "150"], "read percentages must be 0..100"),
+        (["--mixes", "iops=100/0,65/30"], "not a read/write mix: '65/30'"),  # its write share was ignored
         (["--block-sizes", "iops=8k,64k,1m"], "tracked variable 'rnd 4k 0/100' is not in the round"),
         (["--numjobs", "lat=0"], "not a positive whole number"),
         (["--size", "1M"], "too small"),

@@ -557,9 +557,11 @@ def parse_list(text: str, parse_one: Callable[[str], int], what: str) -> tuple[i
 
 
 def _parse_mix(text: str) -> int:
-    read = text.split("/")[0]
-    if not read.isdigit():
-        raise PtsbenchError(f"not a read/write mix: {text!r}", "use read percentages like 100,65,0 or 65/35")
+    """'65' or '65/35' -> 65 (read %); the two parts of a mix must add up to 100."""
+    read, sep, write = text.partition("/")
+    if not read.isdigit() or (sep and not (write.isdigit() and int(read) + int(write) == 100)):
+        raise PtsbenchError(f"not a read/write mix: {text!r}", "use read percentages like 100,65,0 or mixes like "
+                            "65/35 (read/write, adding up to 100)")
     return int(read)
 
 
