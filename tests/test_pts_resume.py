@@ -163,3 +163,21 @@ def test_an_orphan_fio_deaf_to_sigterm_is_killed_before_a_resume(tmp_path: Path)
         time.sleep(0.02)
     stop_orphan_fio(tmp_path, term_timeout_s=0.3, kill_timeout_s=10)
     assert deaf.wait(timeout=5) == -signal.SIGKILL and fio_pids(tmp_path) == []
+
+
+def test_resume_refuses_a_file_target_that_shrank_or_vanished(tmp_path: Path) -> None:
+    """The stored rounds ran on a preconditioned file; a file now shorter than the run's size (or gone) lost that
+    state, and fio would silently lay out a fresh one: resume says so instead of going on."""
+    run_dir, target = tmp_path / "run", tmp_path / "t.dat"
+    rounds = run_dir / "pts" / "iops" / "rounds"
+    kill_when(start(run_dir, str(target), *SMALL, "--size", "16M", "--tests", "iops"),
+              lambda: (rounds / "001" / "round.json").exists())
+    os.truncate(target, 4096)
+    done = run_cli("resume", str(run_dir))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"ptsbench: error: {target} is 4,096 bytes, the run started on "
+                                                   "16,777,216"), done.stderr
+    target.unlink()
+    done = run_cli("resume", str(run_dir))
+    assert done.returncode != 0 and f"target file {target} is gone" in done.stderr
+    assert not (rounds / "002" / "round.json").exists() and not list(rounds.glob("*.interrupted-*"))  # nothing ran

@@ -933,8 +933,8 @@ def resume_target(pts: PtsStore) -> Target:
     info = TargetInfo(**manifest["target_info"])
     if manifest.get("hosts"):
         return _remote_target(info, stored_hosts(manifest))
-    if info.kind == "file" and not Path(info.path).exists() and not manifest.get("scratch"):
-        raise TargetError(f"target file {info.path} is gone", "restore it, or start a new run")
+    if info.kind == "file" and manifest.get("status") != "done":
+        _check_file_kept(pts, info, bool(manifest.get("scratch")))
     target = resolve_target(info.path, info.size_bytes if info.kind == "file" else None)
     if target.kind != info.kind or (info.kind == "block" and target.size_bytes != info.size_bytes):
         raise TargetError(f"{info.path} is not the target this run started on (kind or size changed)",
@@ -945,6 +945,24 @@ def resume_target(pts: PtsStore) -> Target:
             raise TargetError(f"{info.path} is now {key} {now.get(key)}, the run started on {stored.get(key)}",
                               "resume on the same device")
     return target
+
+
+def _check_file_kept(pts: PtsStore, info: TargetInfo, scratch: bool) -> None:
+    """TargetError when a file target lost what the stored rounds left on it: gone, or shorter than the run's size
+    (fio would lay out a fresh file and the next rounds would run on it unpreconditioned). A scratch file fio has
+    not written yet may be missing."""
+    from ptsbench.errors import TargetError
+
+    path = Path(info.path)
+    written = any(p.name in (ROUND_FILE, PRECONDITION_DONE) for p in (pts.root / "pts").rglob("*.json"))
+    if not path.exists():
+        if scratch and not written:
+            return
+        raise TargetError(f"target file {info.path} is gone", "restore it, or start a new run")
+    size_bytes = path.stat().st_size
+    if written and size_bytes < info.size_bytes:
+        raise TargetError(f"{info.path} is {size_bytes:,} bytes, the run started on {info.size_bytes:,}: what the "
+                          "stored rounds wrote is gone", "restore the file, or start a new run")
 
 
 def _remote_target(info: TargetInfo, hosts: Sequence[Host]) -> Target:
