@@ -304,7 +304,7 @@ def check_stored_plan(pts: PtsStore, plan: Plan) -> None:
     stored, now = read_json(path), json.loads(json.dumps(plan_record(plan)))  # as JSON has it: lists, not tuples
     before = {phase["key"]: phase for phase in stored.get("phases", [])}
     begun = [phase for phase in now["phases"] if phase["key"] in before and pts.phase_dir(phase["key"]).exists()]
-    changed = [phase["title"] for phase in begun if _planned(phase) != _planned(before[phase["key"]])]
+    changed = [phase["title"] for phase in begun if not _same_plan(before[phase["key"]], phase)]
     if stored.get("active_range_bytes") != now["active_range_bytes"] and begun:
         changed.insert(0, "the active range")
     if changed:
@@ -313,9 +313,14 @@ def check_stored_plan(pts: PtsStore, plan: Plan) -> None:
                          f"({pts.store.manifest.get('ptsbench_version')}), or start a new run")
 
 
-def _planned(phase: Mapping[str, Any]) -> dict[str, Any]:
-    """What a phase runs, as plan.json keeps it (its estimates left out)."""
-    return {key: value for key, value in phase.items() if key not in ("worst_case_s",)}
+def _same_plan(stored: Any, now: Any) -> bool:
+    """Two plan.json records plan the same: equal on every key both have (a key only one version of ptsbench
+    writes is not a difference), estimates left out."""
+    if isinstance(stored, dict) and isinstance(now, dict):
+        return all(_same_plan(stored[key], now[key]) for key in stored.keys() & now.keys() if key != "worst_case_s")
+    if isinstance(stored, list) and isinstance(now, list):
+        return len(stored) == len(now) and all(map(_same_plan, stored, now))
+    return bool(stored == now)
 
 
 def _apply_write_cache(context: _Context) -> None:
