@@ -13,6 +13,7 @@ from pathlib import Path
 from conftest import run_cli
 from ptsbench.fio.runner import fio_pids
 from ptsbench.pts.engine import stop_orphan_fio
+from ptsbench.report.build import load_report
 
 SMALL = ["--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-time", "0.2", "--max-rounds", "3",
          "--block-sizes", "iops=4k", "--mixes", "iops=0,100", "--block-sizes", "tp=128k"]
@@ -82,6 +83,9 @@ def test_kill_right_after_a_round_is_stored_then_mid_round(tmp_path: Path) -> No
     kill_when(start(run_dir, *SMALL, "--tests", "iops"), lambda: (rounds / "001" / "round.json").exists())
     first = stored(run_dir)
     assert "pts/iops/rounds/001/round.json" in first
+    killed = load_report(run_dir)  # the manifest still says running; nothing holds the run: it was interrupted
+    assert killed.in_progress is None and f"The run interrupted: `ptsbench resume {run_dir}` continues it." in \
+        killed.warnings and ("status", "interrupted") in killed.facts
     # resumed, then killed again part-way through round 3 (only the resumed process can have started it)
     kill_when(start(run_dir), lambda: (rounds / "003" / "job.fio").exists(), delay_s=0.3)
     assert (rounds / "002" / "round.json").exists() and not (rounds / "003" / "round.json").exists()

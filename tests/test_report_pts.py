@@ -21,6 +21,7 @@ from ptsbench.pts.plan import TargetInfo
 from ptsbench.pts.specs import make_settings
 from ptsbench.report import pdf
 from ptsbench.report.build import build_report, load_report, write_report
+from ptsbench.report.model import Text
 from ptsbench.store import atomic_write_json
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 
@@ -231,6 +232,16 @@ def test_real_pts_run_report(pts_report: Path) -> None:
     assert sheet_rows(out / "results.xlsx", "lat-mean")[1][2] == pytest.approx(lat["rnd 4k 0/100"]["lat_mean_ns"] / 1e3)
     assert sheet_rows(out / "results.xlsx", "lat-p99999")[1][2] == pytest.approx(
         lat["rnd 4k 0/100"]["lat_percentiles_ns"]["99.999"] / 1e3)
+    # each latency table says how its window value is made: a mean of round means, a maximum, a merged percentile
+    window_rounds = phase_json(run_dir, "lat")["window_rounds"]
+    span = f"rounds {window_rounds[0]}-{window_rounds[-1]}"
+    lat_texts = [block.text for section in report.sections if section.key == "test-lat" for block in section.blocks
+                 if isinstance(block, Text)]
+    for how in ("average over", "maximum over", "over all IOs of"):
+        assert any(f"Latency: {how} {span};" in text for text in lat_texts), how
+    captions = {figure.key: figure.caption for figure in report.figures()}
+    assert "longest total latency of any IO" in captions["lat-max-3d"]
+    assert "json+ bins" in captions["lat-p99999-3d"] and "json+" not in captions["lat-mean-3d"]
     # PDF: pages and the table values
     text = pdf_text(out / "report.pdf")
     assert pdf_pages(out / "report.pdf") == 1 + len(pdf.layout(report))

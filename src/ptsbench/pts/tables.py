@@ -70,12 +70,13 @@ class PhaseView:
                        "lat_percentiles_ns": (cell["total"] or {}).get("lat_percentiles_ns", {})}
                 for name, cell in cells.items()}
 
-    def source(self) -> str:
+    def source(self, how: str = "average over") -> str:
+        """Where the phase's values come from: `how` (e.g. "maximum over") its measurement window's rounds."""
         if self.result is not None:
             window = self.result["window_rounds"]
             span = "no window" if not window else f"round {window[0]}" if len(window) == 1 else \
                 f"rounds {window[0]}-{window[-1]}"
-            return f"average over {span}; {self.result['stop_reason']}"
+            return f"{how} {span}; {self.result['stop_reason']}"
         if self.rounds:
             return f"NOT FINISHED: latest round {len(self.rounds)} shown, not a measurement window"
         return "not started"
@@ -115,7 +116,7 @@ def _matrix(view: PhaseView, metric: str, fmt: Any, title: str) -> Table:
     values = view.values()
     by_key = {(cell["bs_bytes"], cell["read_pct"]): values.get(cell["name"], {}).get(metric) for cell in cells}
     rows = tuple((format_bs(bs), *(fmt(by_key.get((bs, mix))) for mix in mixes)) for bs in sizes)
-    source = view.source().replace("average over", "maximum over") if metric == "lat_max_ns" else view.source()
+    source = view.source("maximum over" if metric == "lat_max_ns" else "average over")
     notes = [source] + [f"skipped: {name}" for name in view.plan["skipped"]]
     return Table(title, ("block size", *(mix_label(mix) for mix in mixes)), rows, tuple(notes))
 

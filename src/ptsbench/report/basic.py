@@ -9,9 +9,9 @@ from ptsbench.report.model import Block, Chart, Column, Table, Text
 from ptsbench.report.pts_views import PtsContext, axes_of, bs_label, cells_of, matrix_of, scaled, slug
 
 
-def source_note(view: Any) -> Text:
+def source_note(view: Any, how: str = "average over") -> Text:
     """Where a phase's values come from: its measurement window, or the latest round while running."""
-    return Text(f"{view.plan['title']}: {view.source()}.")
+    return Text(f"{view.plan['title']}: {view.source(how)}.")
 
 
 def _matrix_table(key: str, title: str, view: Any, value_of: Any, kind: str, unit: str, chart: bool) -> Table:
@@ -105,17 +105,19 @@ def lat_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
     """Latency: mean, maximum and five-nines tables with 3D bars."""
     view = views[0]
     blocks: list[Block] = []
-    for key, title, value_of in (
-        ("lat-mean", "Mean total latency", _metric("lat_mean_ns", 1e-3)),
-        ("lat-max", "Maximum total latency", _metric("lat_max_ns", 1e-3)),
-        ("lat-p99999", "99.999th percentile total latency (five nines)", _percentile("99.999")),
+    for key, title, value_of, how, caption in (
+        ("lat-mean", "Mean total latency", _metric("lat_mean_ns", 1e-3), "average over",
+         "the average of the rounds' mean total latency over the measurement window"),
+        ("lat-max", "Maximum total latency", _metric("lat_max_ns", 1e-3), "maximum over",
+         "the longest total latency of any IO in the measurement window"),
+        ("lat-p99999", "99.999th percentile total latency (five nines)", _percentile("99.999"),
+         "over all IOs of", "the percentile over all IOs of the measurement window, merged from fio's json+ bins"),
     ):
         blocks.append(_matrix_table(key, f"{title} (µs): block size x read/write mix", view, value_of, "us", "µs",
                                     chart=False))
+        blocks.append(source_note(view, how))
         blocks.append(_bars(f"{key}-3d", f"{title} by block size and read/write mix", view, value_of, "µs",
-                            f"{title} over the measurement window (the maximum and the percentile over all of its "
-                            "IOs, merged from fio's json+ bins)."))
-    blocks.insert(3, source_note(view))
+                            f"{title}: {caption}."))
     return blocks
 
 

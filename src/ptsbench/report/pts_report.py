@@ -81,7 +81,7 @@ def pts_summary_section(context: PtsContext, groups: Sequence[tuple[str, Sequenc
     return Section("summary", "Summary", blocks=tuple(blocks))
 
 
-def _run_warnings(manifest: Mapping[str, Any], root: Any) -> tuple[str, ...]:
+def _run_warnings(manifest: Mapping[str, Any], status: str, root: Any) -> tuple[str, ...]:
     """The report's banners: not compliant, and a run that stopped before its end."""
     warnings = []
     compliance = manifest.get("compliance") or {}
@@ -89,7 +89,6 @@ def _run_warnings(manifest: Mapping[str, Any], root: Any) -> tuple[str, ...]:
         reasons = compliance.get("reasons") or []
         warnings.append(f"NOT PTS-compliant: {len(reasons)} deviation(s) from the specification, listed in the "
                         "summary; each test says which concern it.")
-    status = manifest.get("status")
     if status in ("interrupted", "failed"):
         warnings.append(f"The run {status}: `ptsbench resume {root}` continues it.")
     return tuple(warnings)
@@ -107,7 +106,7 @@ def pts_report(store: Any, in_progress: str | None = None) -> Report:
     sections += [pts_test_section(context, test, mine) for test, mine in started]
     sections.append(environment_section({**manifest, "targets": [manifest.get("target") or {}]}))
     settings = manifest.get("settings") or {}
-    status = manifest.get("status")
+    status = context.pts.run_status()  # a run killed with kill -9 is "interrupted", though its manifest says running
     if in_progress is None and status == "running":
         in_progress = "the run was still running when this report was made"
     device = device_name(manifest.get("target") or {})
@@ -115,4 +114,4 @@ def pts_report(store: Any, in_progress: str | None = None) -> Report:
                                f"{settings.get('profile')} profile"),
              ("device", device), ("status", fact(status)), *run_facts(manifest))
     return Report(f"ptsbench PTS report: {device}", provenance_line(manifest), facts, tuple(sections), in_progress,
-                  _run_warnings(manifest, store.root))
+                  _run_warnings(manifest, status, store.root))
