@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conftest import run_cli
 from ptsbench.errors import PtsbenchError
 from ptsbench.pts.engine import create_run, determination, stop_reason
 from ptsbench.pts.plan import TargetInfo
@@ -363,3 +364,14 @@ def test_data_pattern_is_read_from_per_host_job_files(tmp_path_factory: pytest.T
     (first_round / "job.fio").rename(first_round / "job-127.0.0.2.fio")
     sections = {section.key: dict(section.facts) for section in load_report(run_dir).sections}
     assert sections["test-tp"]["data pattern"].startswith("random data")
+
+
+def test_a_round_edited_by_hand_is_one_line_error(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(tiny_pts_run(tmp_path_factory.getbasetemp()), run_dir, ignore=shutil.ignore_patterns("report"))
+    damaged = run_dir / "pts" / "iops" / "rounds" / "002" / "round.json"
+    damaged.write_text("{}")
+    for command in ("report", "show"):
+        done = run_cli(command, str(run_dir))
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (command, done.stderr)
+        assert f"ptsbench: error: {damaged} is damaged: not round 2" in done.stderr

@@ -156,7 +156,7 @@ class PtsStore:
         rounds = []
         number = 1
         while (path := self.round_dir(phase_key, number) / ROUND_FILE).exists():
-            rounds.append(read_json(path))
+            rounds.append(_round_record(path, number))
             number += 1
         return rounds
 
@@ -246,3 +246,17 @@ class PtsStore:
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
             handle.close()
+
+
+_ROUND_KEYS = ("round", "cells", "steady")
+
+
+def _round_record(path: Path, number: int) -> dict[str, Any]:
+    """A stored round, refused in one line when it is not one ptsbench wrote (edited or damaged by hand)."""
+    record = read_json(path)
+    if not isinstance(record, dict) or any(key not in record for key in _ROUND_KEYS) or record["round"] != number:
+        raise StoreError(f"{path} is damaged: not round {number} as ptsbench wrote it (it needs "
+                         f"{', '.join(_ROUND_KEYS)})", "restore it from a copy; without it the test cannot be reported "
+                         "or resumed")
+    return record
+
