@@ -19,6 +19,8 @@ def test_dry_run_prints_plan_and_job_files_and_runs_nothing(tmp_path: Path) -> N
     assert "tracked: rnd 4k 0/100 iops, rnd 64k 65/35 iops, rnd 1m 100/0 iops" in out
     assert "[c55-rnd-512-0-100]" in out and "# Write saturation: round 1 job file" in out
     assert "Not PTS-compliant" not in out  # the enterprise profile as the spec says it
+    # but a file cannot be purged: the dry run says what the run will then record
+    assert "# Purge at run time: none (not a PTS purge: the run will not be PTS-compliant)" in out
     assert not run_dir.exists() and not target.exists()
 
 
@@ -130,6 +132,9 @@ def test_size_on_a_block_device_is_refused_not_ignored(loop_device: str) -> None
     silently not apply."""
     done = run_cli("pts", loop_device, "--size", "16M", "--tests", "iops", "--dry-run")
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and "--active-range" in done.stderr, done.stderr
+    whole = run_cli("pts", loop_device, "--tests", "iops", "--dry-run")  # a loop device takes only a discard
+    assert whole.returncode == 0, whole.stderr
+    assert "# Purge at run time: blkdiscard (not a PTS purge: the run will not be PTS-compliant)" in whole.stdout
 
 
 def test_resume_of_a_run_in_use_leaves_its_report_alone(tmp_path: Path) -> None:

@@ -118,12 +118,16 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
         raise TargetError(f"--size {size} does not apply to the block device {resolved.path}: it is tested whole "
                           f"({resolved.size_bytes:,} bytes)", "leave --size out; --active-range limits the LBAs used")
     plan, info, facts, note = _plan(settings, resolved)
-    if purge_method != "auto":  # resume keeps the method: refuse one the target cannot take before the run exists
-        from ptsbench.target.purge import choose_purge
+    from ptsbench.target.purge import choose_purge
 
+    if purge_method != "auto":  # resume keeps the method: refuse one the target cannot take before the run exists
         choose_purge(resolved, facts, purge_method)
     if dry_run:
         _print_dry_run(plan)
+        method = choose_purge(resolved, facts, purge_method)
+        deviation = "" if method.pts_purge else " (not a PTS purge: the run will not be PTS-compliant)"
+        click.echo(f"# Purge at run time: {method.name}{deviation}; write cache set to "
+                   f"{settings.write_cache} (a deviation if the device does not allow it)")
         return
     from ptsbench.pts.engine import create_run
     from ptsbench.target.guard import check_write_allowed

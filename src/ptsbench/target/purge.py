@@ -34,6 +34,7 @@ class PurgeMethod(Protocol):
     """One way to purge a device."""
 
     name: str
+    pts_purge: bool  # a purge the PTS accepts; discard and nothing at all are deviations
 
     def applies(self, target: Target, facts: dict[str, object]) -> str | None:
         """None if this method can be used on the target, else why not."""
@@ -103,6 +104,7 @@ class NvmeSanitize:
     """NVMe Sanitize (block erase, else crypto erase, else overwrite), polled through the sanitize log."""
 
     name = "nvme-sanitize"
+    pts_purge = True
     # SANICAP bit -> nvme-cli --sanact value, preferred first: block erase, crypto erase, overwrite.
     ACTIONS = ((1, 2, "block erase"), (0, 4, "crypto erase"), (2, 3, "overwrite"))
 
@@ -181,6 +183,7 @@ class NvmeFormat:
     """NVMe Format with Secure Erase Settings = 1 (user data erase), keeping the LBA format in use."""
 
     name = "nvme-format"
+    pts_purge = True
 
     def applies(self, target: Target, facts: dict[str, object]) -> str | None:
         if not _is_nvme(facts):
@@ -205,6 +208,7 @@ class AtaSecureErase:
     """ATA SECURITY ERASE UNIT with a temporary password, which is always removed again if the erase fails."""
 
     name = "ata-secure-erase"
+    pts_purge = True
 
     def applies(self, target: Target, facts: dict[str, object]) -> str | None:
         if facts.get("transport") != "sata":
@@ -270,6 +274,7 @@ class ScsiFormat:
     """SCSI FORMAT UNIT (sg_format --format), else SANITIZE block erase (sg_sanitize --block)."""
 
     name = "scsi"
+    pts_purge = True
 
     def applies(self, target: Target, facts: dict[str, object]) -> str | None:
         if facts.get("transport") not in ("scsi", "sas"):
@@ -296,6 +301,7 @@ class Blkdiscard:
     """Discard (TRIM/UNMAP/Deallocate) every LBA: a fallback, not a PTS purge."""
 
     name = "blkdiscard"
+    pts_purge = False  # recorded as a deviation
 
     def applies(self, target: Target, facts: dict[str, object]) -> str | None:
         if target.kind != "block":
@@ -312,14 +318,16 @@ class Blkdiscard:
         log = CommandLog()
         done = log.run(["blkdiscard", target.path], LONG_TIMEOUT_S)
         if done.returncode != 0:
-            return log.outcome(self.name, False, tool_message(done), is_deviation=True)
-        return log.outcome(self.name, True, f"discarded all of {target.path} (not a PTS purge)", is_deviation=True)
+            return log.outcome(self.name, False, tool_message(done), is_deviation=not self.pts_purge)
+        return log.outcome(self.name, True, f"discarded all of {target.path} (not a PTS purge)",
+                           is_deviation=not self.pts_purge)
 
 
 class NoPurge:
     """Nothing is done: files cannot be purged, and some devices offer no method."""
 
     name = "none"
+    pts_purge = False  # recorded as a deviation
 
     def __init__(self, reason: str = "") -> None:
         self.reason = reason
@@ -329,7 +337,7 @@ class NoPurge:
 
     def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
         why = self.reason or ("a file cannot be purged" if target.kind == "file" else "purge not requested")
-        return PurgeOutcome(self.name, [], True, f"no purge of {target.path}: {why}", True)
+        return PurgeOutcome(self.name, [], True, f"no purge of {target.path}: {why}", not self.pts_purge)
 
 
 def purge_methods() -> list[PurgeMethod]:
