@@ -39,12 +39,23 @@ def test_nvme_sanitize_polls_until_done(fakebin: Callable[[], list[list[str]]],
     outcome = NvmeSanitize(poll_interval_s=0.01).run(NVME, NVME_FACTS)
     expected = [
         ["nvme", "id-ctrl", "/dev/nvme0", "-o", "json"],
+        ["nvme", "sanitize-log", "/dev/nvme0", "-o", "json"],  # none in progress (SSTAT 0)
         ["nvme", "sanitize", "/dev/nvme0", "--sanact=2"],
         *[["nvme", "sanitize-log", "/dev/nvme0", "-o", "json"]] * 3,
     ]
     assert outcome.commands == expected == fakebin()
     assert outcome.ok and not outcome.is_deviation
     assert "block erase" in outcome.message
+
+
+def test_nvme_sanitize_already_running_is_waited_for_not_started_again(
+        fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run killed during its sanitize leaves it running on the drive, which refuses a second one: resume waits."""
+    monkeypatch.setenv("FAKE_SANITIZE_IN_PROGRESS", "1")
+    outcome = NvmeSanitize(poll_interval_s=0.01).run(NVME, NVME_FACTS)
+    assert outcome.ok and "started earlier" in outcome.message and "completed" in outcome.message
+    assert not any(command[:2] == ["nvme", "sanitize"] for command in fakebin())
+    assert fakebin()[1:] == [["nvme", "sanitize-log", "/dev/nvme0", "-o", "json"]] * 2
 
 
 def test_nvme_sanitize_picks_crypto_erase_and_reports_failure(fakebin: Callable[[], list[list[str]]],

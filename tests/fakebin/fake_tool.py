@@ -5,7 +5,8 @@ The sh scripts of those names run `$FAKEBIN_PYTHON fake_tool.py TOOL ARGS...`.
 Every call appends its argv as one JSON line to $FAKEBIN_LOG. $FAKEBIN_FAIL lists comma-separated "tool" or
 "tool:argument" entries that make matching calls fail (exit 5, message on stderr). Device state that the code
 reads back (write cache, sanitize progress) lives in $FAKEBIN_LOG.state.json. Knobs: FAKE_NVME_SANICAP,
-FAKE_NVME_FLBAS, FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT, FAKE_HDPARM_SECURITY, FAKE_WRITE_CACHE,
+FAKE_NVME_FLBAS, FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT,
+FAKE_SANITIZE_IN_PROGRESS (a sanitize already runs), FAKE_HDPARM_SECURITY, FAKE_WRITE_CACHE,
 FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG and FAKE_SMARTCTL_JSON (files
 whose text `nvme smart-log` and `smartctl` print; smartctl exits with the document's smartctl.exit_status).
 """
@@ -44,7 +45,11 @@ def nvme(state: dict) -> str:
         return json.dumps({"mn": "FAKE NVME", "sanicap": int(ENV.get("FAKE_NVME_SANICAP", "3"), 0)})
     if command == "id-ns":
         return json.dumps({"nsze": 1000, "flbas": int(ENV.get("FAKE_NVME_FLBAS", "0"), 0)})
+    if command == "sanitize":
+        state["sanitizing"], state["sanitize_polls"] = True, 0
     if command == "sanitize-log":
+        if not state.get("sanitizing", bool(ENV.get("FAKE_SANITIZE_IN_PROGRESS"))):  # never sanitized
+            return json.dumps({"nvme0": {"sprog": 65535, "sstat": 0, "cdw10_info": 0}})
         polls = state["sanitize_polls"] = state.get("sanitize_polls", 0) + 1
         busy = polls <= int(ENV.get("FAKE_SANITIZE_BUSY_POLLS", "1"))
         sstat = 0x2 if busy else int(ENV.get("FAKE_SANITIZE_SSTAT", "0x101"), 0)

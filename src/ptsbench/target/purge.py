@@ -17,6 +17,7 @@ ATA_TEMP_PASSWORD = "ptsbench"  # set only for the erase; the drive clears it wh
 LONG_TIMEOUT_S = 12 * 3600.0  # an erase of a large hard disk can take hours
 PROBE_TIMEOUT_S = 30.0
 SANITIZE_START_POLLS = 3  # polls allowed to still show "never sanitized" right after the command
+SSTAT_IN_PROGRESS = 2
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,8 @@ class NvmeSanitize:
         if action is None:
             return log.outcome(self.name, False, f"{device} reports no sanitize support (SANICAP)")
         sanact, label = action
+        if self._state(log, device)[0] == SSTAT_IN_PROGRESS:  # started by a run killed mid-purge: a drive takes one
+            return self._wait(log, device, "started earlier, still running when this run began")
         done = log.run(["nvme", "sanitize", device, f"--sanact={sanact}"])
         if done.returncode != 0:
             return log.outcome(self.name, False, tool_message(done))
@@ -148,16 +151,14 @@ class NvmeSanitize:
         deadline = time.monotonic() + self.timeout_s
         not_started = 0
         while True:
-            done = log.run(["nvme", "sanitize-log", device, "-o", "json"])
+            state, done = self._state(log, device)
             if done.returncode != 0:
                 return log.outcome(self.name, False, tool_message(done))
-            sstat = _find_key(_json(done.stdout), "sstat")
-            state = sstat & 0x7 if isinstance(sstat, int) else None
             if state in (1, 4):
                 return log.outcome(self.name, True, f"NVMe sanitize ({label}) of {device} completed")
             if state == 3:
                 return log.outcome(self.name, False, f"NVMe sanitize ({label}) of {device} failed (SSTAT=3)")
-            if state not in (0, 2):
+            if state not in (0, SSTAT_IN_PROGRESS):
                 return log.outcome(self.name, False, f"unreadable sanitize log of {device}: {done.stdout[:200]}")
             not_started = not_started + 1 if state == 0 else 0
             if not_started > SANITIZE_START_POLLS:
@@ -165,6 +166,15 @@ class NvmeSanitize:
             if time.monotonic() > deadline:
                 return log.outcome(self.name, False, f"sanitize of {device} still running after {self.timeout_s} s")
             time.sleep(self.poll_interval_s)
+
+
+    @staticmethod
+    def _state(log: CommandLog, device: str) -> tuple[int | None, subprocess.CompletedProcess[str]]:
+        """The sanitize log's SSTAT status (0 never, 1 done, 2 in progress, 3 failed, 4 done without
+        deallocation), and the tool's run."""
+        done = log.run(["nvme", "sanitize-log", device, "-o", "json"])
+        sstat = _find_key(_json(done.stdout), "sstat") if done.returncode == 0 else None
+        return (sstat & 0x7 if isinstance(sstat, int) else None), done
 
 
 def _find_key(value: object, key: str) -> object:
