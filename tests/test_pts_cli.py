@@ -154,3 +154,12 @@ def test_resume_of_a_run_in_use_leaves_its_report_alone(tmp_path: Path) -> None:
     assert done.returncode != 0 and "Traceback" not in done.stderr and "report" not in done.stderr, done.stderr
     assert done.stderr.splitlines()[-1].endswith("is in use by another ptsbench process: wait for it or stop it")
     assert not (store.root / "report").exists()
+
+
+def test_a_value_click_refuses_is_one_line(tmp_path: Path) -> None:
+    done = run_cli("pts", str(tmp_path / "t.dat"), "--active-range", "0", "--dry-run")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("ptsbench: error: Invalid value for '--active-range'")
+    assert done.stderr.rstrip().endswith("ptsbench pts --help`")  # `python -m ptsbench pts` here
+    unknown = run_cli("run", "--bogus")
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1 and "No such option" in unknown.stderr

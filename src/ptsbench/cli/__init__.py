@@ -84,9 +84,11 @@ def main() -> None:
         fail("interrupted", 130)
     except KeyboardInterrupt:
         fail("interrupted", 130)
+    except click.UsageError as error:  # a wrong option or value: one line, like every other error
+        command = error.ctx.command_path if error.ctx else "ptsbench"
+        fail(f"{error.format_message().rstrip('.')}: see `{command} --help`", error.exit_code)
     except click.ClickException as error:
-        error.show()
-        sys.exit(error.exit_code)
+        fail(error.format_message(), error.exit_code)
     except click.exceptions.Exit as error:
         sys.exit(error.exit_code)
     except PtsbenchError as error:
