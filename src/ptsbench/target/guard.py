@@ -45,11 +45,11 @@ def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool =
 def check_device_write_allowed(path: str, destructive: bool, allow_mounted: bool = False) -> None:
     """The guard for a device a job file names: a block device, or a character device that reaches a disk as raw
     commands (NVMe generic /dev/ngXnY, SCSI generic /dev/sgN), guarded like the block device it stands for."""
-    mode = os.stat(path).st_mode
-    if stat.S_ISBLK(mode):
+    found = os.stat(path)
+    if stat.S_ISBLK(found.st_mode):
         check_write_allowed(resolve_target(path), destructive, allow_mounted)
         return
-    if not stat.S_ISCHR(mode) or os.major(os.stat(path).st_rdev) == MEMORY_DEVICES_MAJOR:
+    if not stat.S_ISCHR(found.st_mode) or os.major(found.st_rdev) == MEMORY_DEVICES_MAJOR:
         return
     block = block_device_of_char(path)
     if block is not None:
