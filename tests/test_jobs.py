@@ -34,7 +34,7 @@ def test_parse_merges_global_into_each_job() -> None:
 
 
 def test_overrides_are_appended_per_job_section_and_leave_the_text_as_written() -> None:
-    text = jobs.add_overrides(TEXT, {"first": {"write_bw_log": "/x/first"}}, {"runtime": "9", "time_based": None})
+    text = jobs.add_overrides(TEXT, [{"write_bw_log": "/x/first"}], {"runtime": "9", "time_based": None})
     assert text.startswith(TEXT.split("[first]")[0])  # everything before the first job is untouched
     assert "size=${SIZE}" in text and "numjobs=$ncpus" in text
     first, second = jobs.parse_job_text(text, "t.fio")

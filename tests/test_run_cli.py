@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fio_json, run_cli
+from ptsbench.fio import jobs
 
 NULL_JOB = """[global]
 ioengine=null
@@ -49,7 +50,9 @@ def test_run_table_values_equal_fio_json_and_show_reprints_them(tmp_path: Path, 
     assert [(r["job"], r["direction"]) for r in rows] == [("mixed", "read"), ("mixed", "write"), ("mixed", "total"),
                                                           ("seq", "write")]
     assert rows[0]["iops"] == mixed["read"]["iops"] and rows[1]["iops"] == mixed["write"]["iops"]
-    assert rows[2]["iops"] == mixed["read"]["iops"] + mixed["write"]["iops"]
+    # the total as fio's group arithmetic (unified_rw_reporting) has it: all IOs over the longest runtime
+    assert rows[2]["iops"] == 1000 * (mixed["read"]["total_ios"] + mixed["write"]["total_ios"]) / max(
+        mixed["read"]["runtime"], mixed["write"]["runtime"])
     assert rows[3]["bw_bytes"] == seq["write"]["bw_bytes"]
     assert rows[3]["lat_p99.9_ns"] == seq["write"]["lat_ns"]["percentile"]["99.900000"]
     assert rows[3]["lat_p50_ns"] == seq["write"]["lat_ns"]["percentile"]["50.000000"]
@@ -137,7 +140,8 @@ def test_env_variables_keywords_and_group_reporting_reach_fio(tmp_path: Path, wr
     assert rows[0]["numjobs"] == (os.cpu_count() or 1) + 1 and rows[0]["rw"] == "randread+randwrite"
     assert rows[0]["bs"] == "4k+4k-16k" and rows[3]["bs"] == "4k/50:64k/50"
     assert doc["global options"]["size"] == "8m"
-    assert rows[2]["iops"] == doc["jobs"][0]["read"]["iops"] + doc["jobs"][0]["write"]["iops"]
+    read, write = doc["jobs"][0]["read"], doc["jobs"][0]["write"]
+    assert rows[2]["iops"] == 1000 * (read["total_ios"] + write["total_ios"]) / max(read["runtime"], write["runtime"])
 
 
 def test_file_targets_buffered_direct_sequential_and_parallel(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
@@ -360,3 +364,22 @@ def test_an_used_run_directory_is_refused_without_a_wrong_hint(tmp_path: Path) -
     with pytest.raises(StoreError, match="already holds a run") as caught:
         RunStore.create(tmp_path / "r", {"kind": "run"})
     assert "resume" not in caught.value.hint  # only a PTS run can be resumed
+
+
+def test_a_jobs_own_logs_are_written_where_it_asked_and_never_averaged(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("own.fio", "[global]\nioengine=null\nsize=1m\nbs=4k\n\n"
+                               "[perio]\nrw=write\nwrite_bw_log=mine\nlog_avg_msec=0\n\n"
+                               "[averaged]\nstonewall\nrw=read\nwrite_iops_log=theirs\nlog_avg_msec=500\n"
+                               "runtime=1\ntime_based\n")
+    out = tmp_path / "run"
+    rows = rows_of(run_cli("run", str(job), "--out", str(out), "--format", "json", cwd=tmp_path))
+    assert [row["job"] for row in rows] == ["perio", "averaged"]
+    perio, averaged = jobs.parse_job_text((out / "cases" / "001-own" / "job.fio").read_text(), "job.fio")
+    assert perio.get("write_bw_log") == "mine" and perio.get("log_avg_msec") == "0" and not perio.has("write_iops_log")
+    assert averaged.get("write_iops_log") == "theirs" and averaged.get("log_avg_msec") == "500"
+    assert str(averaged.get("write_bw_log")).endswith("/logs/averaged")  # ptsbench's own, alongside
+    # the per-IO log the job asked for: one line per 4 KiB IO of its 1 MiB, where fio's working directory is
+    assert len((tmp_path / "mine_bw.1.log").read_text().splitlines()) == 256
+    theirs = [line.split(",")[0] for line in (tmp_path / "theirs_iops.2.log").read_text().splitlines()]
+    assert 1 <= len(theirs) <= 4  # averaged over the job's own 500 ms in its 1 s (per IO: millions of lines)
+    assert list((out / "cases" / "001-own" / "logs").glob("averaged_bw.*.log"))

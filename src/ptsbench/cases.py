@@ -8,7 +8,7 @@ import os
 import stat
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -99,10 +99,13 @@ def plan_cases(
             index = len(cases) + 1
             name = _case_name(job_path, target, len(targets) > 1)
             logs = run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
-            prefixes = {section.name: logs / _safe(section.name) for section in sections}
-            per_section = {
-                name: jobs.log_options(str(prefix), log_interval_ms, fio_lat_log) for name, prefix in prefixes.items()
-            }
+            names = [section.name for section in sections]
+            unique = [_safe(name) if names.index(name) == i else f"{_safe(name)}~{names[:i].count(name) + 1}"
+                      for i, name in enumerate(names)]  # two sections of one name keep their logs apart
+            per_section = [jobs.log_options(str(logs / prefix), log_interval_ms, fio_lat_log, section)
+                           for prefix, section in zip(unique, sections, strict=True)]
+            # latency derived from fio's status output is per job name: only for names used once
+            prefixes = {name: logs / _safe(name) for name in names if names.count(name) == 1}
             common = {**jobs.PERCENTILE_OPTIONS, **overrides.as_options()}
             if target is not None:
                 common.update(jobs.target_options(target.path, any(s.has("directory") for s in sections)))
@@ -184,6 +187,7 @@ def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
 def job_result_dict(result: JobResult) -> dict[str, Any]:
     """A JobResult for result.json: everything but the bins (those stay in fio.json)."""
     data = asdict(result)
+    data["note"] = result.merge_note
     for direction in data["directions"]:
         direction["lat"].pop("bins")
     return data
@@ -210,39 +214,9 @@ def _expand_keyword(value: str) -> str:
     return value.replace("$ncpus", str(os.cpu_count() or 1)).replace("$pagesize", str(os.sysconf("SC_PAGE_SIZE")))
 
 
-def reporting_groups(sections: Sequence[jobs.JobSection]) -> list[list[jobs.JobSection]]:
-    """Sections fio reports as one entry: a group_reporting group (split at stonewall / new_group)."""
-    groups: list[list[jobs.JobSection]] = []
-    for section in sections:
-        starts_group = not groups or section.has("stonewall") or section.has("new_group")
-        if starts_group or not section.has("group_reporting"):
-            groups.append([section])
-        else:
-            groups[-1].append(section)
-    return groups
-
-
-def describe_groups(results: list[JobResult], sections: Sequence[jobs.JobSection]) -> list[JobResult]:
-    """fio names a group_reporting entry after its first job but echoes its last job's options: describe all."""
-    by_first = {group[0].name: group for group in reporting_groups(sections) if len(group) > 1}
-    described = []
-    for result in results:
-        group = by_first.get(result.name)
-        if group:
-            numjobs = sum(int(_expand_keyword(section.get("numjobs") or "1")) for section in group)
-            result = replace(
-                result,
-                rw="+".join(dict.fromkeys(jobs.rw_text(section.options) for section in group)),
-                bs="+".join(dict.fromkeys(jobs.block_size_text(section.options) for section in group)),
-                numjobs=numjobs,
-            )
-        described.append(result)
-    return described
-
-
 def _record(case: Case, outcome: FioOutcome | None, started: str, message: str = "",
             hosts: Sequence[Host] = ()) -> CaseRecord:
-    results = describe_groups(parse_jobs(outcome.doc), case.sections) if outcome and outcome.doc else []
+    results = parse_jobs(outcome.doc, case.sections) if outcome and outcome.doc else []
     ok = outcome is not None and outcome.ok
     record = CaseRecord(
         index=case.index,

@@ -108,18 +108,22 @@ def _escape_fio_value(value: str) -> str:
 
 
 def add_overrides(
-    text: str, per_section: Mapping[str, Mapping[str, str | None]], common: Mapping[str, str | None]
+    text: str, per_section: Sequence[Mapping[str, str | None]], common: Mapping[str, str | None]
 ) -> str:
-    """Append `common` plus `per_section[name]` options at the end of every job section, leaving the rest as written."""
+    """Append `common` plus `per_section[i]` options at the end of the i-th job section ([global] not counted),
+    leaving the rest as written (by position: two sections may share a name)."""
     out: list[str] = []
     section: str | None = None
+    jobs_seen = 0
 
     def close_section() -> None:
+        nonlocal jobs_seen
         if section is None or section == "global":
             return
         while out and not out[-1].strip():
             out.pop()
-        options = {**common, **per_section.get(section, {})}
+        options = {**common, **(per_section[jobs_seen] if jobs_seen < len(per_section) else {})}
+        jobs_seen += 1
         out.append(OVERRIDE_MARK)
         out.extend(key if value is None else f"{key}={value}" for key, value in options.items())
         out.append("")
@@ -143,13 +147,26 @@ def target_options(path: str, job_sets_directory: bool = False) -> dict[str, str
     return options
 
 
-def log_options(prefix: str, interval_ms: int, fio_lat_log: bool = False) -> dict[str, str | None]:
+LOG_KINDS = ("bw", "iops", "lat")
+
+
+def log_options(prefix: str, interval_ms: int, fio_lat_log: bool = False,
+                job: JobSection | None = None) -> dict[str, str | None]:
     """Per-interval bw/iops logs averaged over `interval_ms` (fio writes PREFIX_bw.N.log, ...); fio's own latency
-    log only when asked: it costs fio a clock read per IO (ptsbench derives per-second latency from fio's status)."""
-    options: dict[str, str | None] = {"write_bw_log": prefix, "write_iops_log": prefix}
-    if fio_lat_log:
-        options["write_lat_log"] = prefix
-    options["log_avg_msec"] = str(interval_ms)
+    log only when asked: it costs fio a clock read per IO (ptsbench derives per-second latency from fio's status).
+
+    A job's own logging options win: a log kind it writes itself is left to it (fio takes one log per kind), and
+    its averaging is never changed. When it logs per IO (its own logs without log_avg_msec, or log_avg_msec=0),
+    ptsbench adds no log of its own: at one line per IO, they would slow the job down."""
+    own = job.options if job is not None else {}
+    own_kinds = {kind for kind in LOG_KINDS if own.get(f"write_{kind}_log") is not None}
+    own_average = own.get("log_avg_msec")
+    if own_average is not None and own_average.strip() in ("", "0") or own_kinds and own_average is None:
+        return {}
+    wanted = ["bw", "iops", *(["lat"] if fio_lat_log else [])]
+    options: dict[str, str | None] = {f"write_{kind}_log": prefix for kind in wanted if kind not in own_kinds}
+    if options and own_average is None:
+        options["log_avg_msec"] = str(interval_ms)
     return options
 
 

@@ -1,28 +1,52 @@
 """fio's JSON (json+) document -> per-job results, the one parser of fio output.
 
-Entries of one job (numjobs > 1 without group_reporting, or several hosts) are merged exactly: counts and rates are
-summed, latency percentiles are recomputed from the json+ bins the way fio computes them, never averaged.
+Rows follow fio's own report entries: one per job, or one per group_reporting group. The entries of one job section
+that fio reports apart (numjobs > 1 without group_reporting, or several hosts) are merged the way fio's group_reporting
+would merge them (stat.c): IOs and bytes summed, rates as total IOs (bytes) over the longest runtime, latency
+percentiles recomputed from the json+ bins with fio's own rule, never averaged. Where fio measured no latency
+(gtod_reduce, disable_lat, file-op engines) the latency figures are None, never 0.
 """
 
+import json
+import math
+import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ptsbench.fio.jobs import PERCENTILES, block_size_text, rw_text
+from ptsbench.fio.jobs import PERCENTILES, JobSection, block_size_text, rw_text
 
 DIRECTIONS = ("read", "write", "trim")
 WORKLOAD_DIRECTIONS = {"read": "read", "randread": "read", "write": "write", "randwrite": "write", "trim": "trim",
                        "randtrim": "trim"}
+# fio prints a double it could not compute as nan / -nan / inf (e.g. a steady-state slope over one sample)
+_NOT_A_NUMBER_RE = re.compile(r"(?<=: )(-?)(nan|inf)\b")
+
+
+def load_fio_json(text: str) -> dict[str, Any]:
+    """A JSON document as fio prints it: fio's bare nan / -nan / inf are read as NaN / Infinity."""
+    try:
+        return dict(json.loads(text))
+    except json.JSONDecodeError:
+        fixed = _NOT_A_NUMBER_RE.sub(lambda m: "NaN" if m.group(2) == "nan" else f"{m.group(1)}Infinity", text)
+        return dict(json.loads(fixed))
+
+
+def read_fio_json(path: Path) -> dict[str, Any]:
+    """fio's stored document (fio.json of a case or round)."""
+    return load_fio_json(Path(path).read_text())
 
 
 @dataclass(frozen=True)
 class LatencySummary:
-    """Total latency (fio's lat_ns) of one direction; percentile keys like '99.9'."""
+    """Total latency (fio's lat_ns) of one direction; percentile keys like '99.9'. None where fio measured none."""
 
     n: int
-    mean_ns: float
-    min_ns: float
-    max_ns: float
+    mean_ns: float | None
+    min_ns: float | None
+    max_ns: float | None
     percentiles_ns: dict[str, float]
     bins: dict[int, int]
 
@@ -39,8 +63,20 @@ class DirectionResult:
 
 
 @dataclass(frozen=True)
+class SteadyState:
+    """fio's own steady-state detection of a job (ss=, ss_dur, ss_ramp), as fio reported it."""
+
+    criterion: str  # fio's ss setting as it echoes it, e.g. 'iops_slope:0.500000%'
+    attained: bool  # fio's verdict: it stopped the job at steady state
+    value: str  # what fio measured against the criterion, as it printed it ('-nan%' when it could not compute it)
+    duration_s: int  # ss_dur
+    max_deviation: float | None
+    slope: float | None
+
+
+@dataclass(frozen=True)
 class JobResult:
-    """One job (or reporting group) of a fio run, as the results table shows it."""
+    """One row of a fio run: a job (its numjobs threads merged) or a group_reporting group, as the table shows it."""
 
     name: str
     groupid: int
@@ -53,6 +89,10 @@ class JobResult:
     sys_cpu: float
     hostname: str | None
     directions: tuple[DirectionResult, ...]
+    runtime_ms: int = 0  # fio's job_runtime: how long the job really ran (the longest of its threads)
+    entries: int = 1  # fio report entries behind this row; more than 1: merged with fio's group arithmetic
+    group_jobs: int = 1  # threads fio itself merged into its entry (group_reporting)
+    steady_state: SteadyState | None = None
 
     def get(self, direction: str) -> DirectionResult | None:
         return next((d for d in self.directions if d.direction == direction), None)
@@ -63,10 +103,28 @@ class JobResult:
         workload = self.get(WORKLOAD_DIRECTIONS.get(self.rw.partition(":")[0], "total"))
         return self.get("total") or workload or (self.directions[0] if self.directions else None)
 
+    @property
+    def merge_note(self) -> str:
+        """How the row was formed, when not simply one of fio's entries."""
+        if self.entries > 1:
+            return (f"{self.entries} fio jobs merged as group_reporting would: IOs over the longest runtime, "
+                    "percentiles from the summed bins")
+        if self.group_jobs > 1:
+            return f"fio's group_reporting entry of {self.group_jobs} jobs"
+        return ""
+
 
 def percentile_key(fio_key: str) -> str:
     """'99.900000' -> '99.9'."""
     return f"{float(fio_key):g}"
+
+
+def percentile_threshold(percentile: str, total: int) -> Any:
+    """How many IOs must be at or below a percentile's bucket: fio's `(long double) p / 100.0 * nr` (stat.c), in
+    the same 80-bit extended arithmetic (numpy's longdouble on x86-64), so edge cases round as fio rounds them."""
+    import numpy as np
+
+    return np.longdouble(float(percentile)) / np.longdouble(100.0) * np.longdouble(total)
 
 
 def percentiles_from_bins(bins: Mapping[int, int], wanted: Sequence[str] = PERCENTILES) -> dict[str, float]:
@@ -75,12 +133,12 @@ def percentiles_from_bins(bins: Mapping[int, int], wanted: Sequence[str] = PERCE
     if not total:
         return {}
     result: dict[str, float] = {}
-    targets = sorted((float(p), p) for p in wanted)
+    targets = sorted((percentile_threshold(p, total), p) for p in wanted)
     position = 0
     cumulative = 0
     for value, count in sorted(bins.items()):
         cumulative += count
-        while position < len(targets) and cumulative >= targets[position][0] / 100.0 * total:
+        while position < len(targets) and cumulative >= targets[position][0]:
             result[targets[position][1]] = float(value)
             position += 1
     return result
@@ -88,21 +146,27 @@ def percentiles_from_bins(bins: Mapping[int, int], wanted: Sequence[str] = PERCE
 
 def _latency(stats: Mapping[str, Any]) -> LatencySummary:
     bins = {int(value): int(count) for value, count in (stats.get("bins") or {}).items()}
+    n = int(stats.get("N", 0))
+    if not n:  # fio measured no latency (gtod_reduce, disable_lat, file-op engines): its zeros mean nothing
+        return LatencySummary(0, None, None, None, {}, {})
     return LatencySummary(
-        n=int(stats.get("N", 0)),
-        mean_ns=float(stats.get("mean", 0.0)),
-        min_ns=float(stats.get("min", 0.0)),
-        max_ns=float(stats.get("max", 0.0)),
+        n=n,
+        mean_ns=float(stats["mean"]),
+        min_ns=float(stats["min"]),
+        max_ns=float(stats["max"]),
         percentiles_ns={percentile_key(k): float(v) for k, v in (stats.get("percentile") or {}).items()},
         bins=bins,
     )
 
 
 def merge_latency(parts: Sequence[LatencySummary]) -> LatencySummary:
-    """Exact merge: IO-weighted mean, overall min/max, percentiles from the summed bins."""
+    """Exact merge: IO-weighted mean, overall min/max, percentiles from the summed bins (of the parts that measured
+    latency; None when none did)."""
     if len(parts) == 1:
         return parts[0]
-    used = [part for part in parts if part.n]
+    used = [part for part in parts if part.n and part.mean_ns is not None]
+    if not used:
+        return LatencySummary(0, None, None, None, {}, {})
     n = sum(part.n for part in used)
     bins: dict[int, int] = {}
     for part in used:
@@ -110,25 +174,36 @@ def merge_latency(parts: Sequence[LatencySummary]) -> LatencySummary:
             bins[value] = bins.get(value, 0) + count
     return LatencySummary(
         n=n,
-        mean_ns=sum(part.mean_ns * part.n for part in used) / n if n else 0.0,
-        min_ns=min((part.min_ns for part in used), default=0.0),
-        max_ns=max((part.max_ns for part in used), default=0.0),
+        mean_ns=sum(part.mean_ns * part.n for part in used if part.mean_ns is not None) / n,
+        min_ns=min(part.min_ns for part in used if part.min_ns is not None),
+        max_ns=max(part.max_ns for part in used if part.max_ns is not None),
         percentiles_ns=percentiles_from_bins(bins),
         bins=bins,
     )
 
 
 def merge_directions(direction: str, parts: Sequence[DirectionResult]) -> DirectionResult:
-    """Sum rates and counts of parts that ran at the same time; merge their latency exactly."""
+    """Parts that ran at the same time, merged with fio's group arithmetic (stat.c, as group_reporting reports
+    them): IOs and bytes summed, IOPS = 1000 x IOs / longest runtime (ms), bytes/s = 1000 x bytes // longest
+    runtime (fio's integer division); latency merged exactly."""
+    if len(parts) == 1:
+        return parts[0] if parts[0].direction == direction else DirectionResult(direction, *_fields(parts[0]))
+    runtime_ms = max(part.runtime_ms for part in parts)
+    io_bytes = sum(part.io_bytes for part in parts)
+    total_ios = sum(part.total_ios for part in parts)
     return DirectionResult(
         direction=direction,
-        iops=sum(part.iops for part in parts),
-        bw_bytes=sum(part.bw_bytes for part in parts),
-        io_bytes=sum(part.io_bytes for part in parts),
-        total_ios=sum(part.total_ios for part in parts),
-        runtime_ms=max(part.runtime_ms for part in parts),
+        iops=1000.0 * total_ios / runtime_ms if runtime_ms else 0.0,
+        bw_bytes=float(1000 * io_bytes // runtime_ms) if runtime_ms else 0.0,
+        io_bytes=io_bytes,
+        total_ios=total_ios,
+        runtime_ms=runtime_ms,
         lat=merge_latency([part.lat for part in parts]),
     )
+
+
+def _fields(part: DirectionResult) -> tuple[float, float, int, int, int, LatencySummary]:
+    return part.iops, part.bw_bytes, part.io_bytes, part.total_ios, part.runtime_ms, part.lat
 
 
 def _direction(name: str, stats: Mapping[str, Any]) -> DirectionResult:
@@ -151,12 +226,40 @@ def _int_option(options: Mapping[str, Any], key: str, fallback: int) -> int:
         return fallback
 
 
+def _number(value: Any) -> float | None:
+    """A float fio printed, None for the nan it prints when it could not compute one."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _steady_state(entries: Sequence[Mapping[str, Any]]) -> SteadyState | None:
+    """fio's steady-state verdict: attained when every merged entry attained it; their values side by side."""
+    found = [entry["steadystate"] for entry in entries if isinstance(entry.get("steadystate"), Mapping)]
+    if not found:
+        return None
+    first = found[0]
+    return SteadyState(
+        criterion=str(first.get("ss", "")),
+        attained=all(bool(ss.get("attained")) for ss in found),
+        value=", ".join(dict.fromkeys(str(ss.get("criterion", "")) for ss in found)),
+        duration_s=int(first.get("duration", 0)),
+        max_deviation=_number(first.get("max_deviation")) if len(found) == 1 else None,
+        slope=_number(first.get("slope")) if len(found) == 1 else None,
+    )
+
+
 def _verifies(options: Mapping[str, Any]) -> bool:
     """Whether fio reads back what the job wrote to verify it (then its reads are not part of its workload)."""
     return str(options.get("verify") or "0") != "0" and str(options.get("do_verify", "1")) != "0"
 
 
-def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[str, str]) -> JobResult:
+def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[str, str],
+                members: Sequence[JobSection] = ()) -> JobResult:
+    """One row from the entries of one job (several: its threads reported apart) or of one group_reporting entry
+    (members: the job sections fio merged into it, when known)."""
     first = entries[0]
     options = {**global_options, **first.get("job options", {})}
     directions: list[DirectionResult] = []
@@ -164,20 +267,26 @@ def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[st
         parts = [_direction(name, entry[name]) for entry in entries if entry.get(name, {}).get("total_ios")]
         if parts:
             directions.append(merge_directions(name, parts))
-    if len(directions) > 1 and not _verifies(options):  # verify reads come after the writes: not a mix to add up
+    verifies = any(_verifies(section.options) for section in members) or _verifies(options)
+    if len(directions) > 1 and not verifies:  # verify reads come after the writes: not a mix to add up
         directions.append(merge_directions("total", directions))
+    described = members or [JobSection(str(first.get("jobname", "")), dict(options))]
     return JobResult(
         name=str(first.get("jobname", "")),
         groupid=int(first.get("groupid", 0)),
-        rw=rw_text(options),
-        bs=block_size_text(options),
-        iodepth=_int_option(options, "iodepth", 1),
-        numjobs=_int_option(options, "numjobs", len(entries)),
+        rw="+".join(dict.fromkeys(os.path.expandvars(rw_text(section.options)) for section in described)),
+        bs="+".join(dict.fromkeys(os.path.expandvars(block_size_text(section.options)) for section in described)),
+        iodepth=_int_option({k: os.path.expandvars(v or "") for k, v in described[0].options.items()}, "iodepth", 1),
+        numjobs=max(len(members), len(entries)) if members else _int_option(options, "numjobs", len(entries)),
         error=max(int(entry.get("error", 0)) for entry in entries),
         usr_cpu=sum(float(entry.get("usr_cpu", 0.0)) for entry in entries),
         sys_cpu=sum(float(entry.get("sys_cpu", 0.0)) for entry in entries),
         hostname=first.get("hostname"),
         directions=tuple(directions),
+        runtime_ms=max(int(entry.get("job_runtime", 0)) for entry in entries),
+        entries=len(entries),
+        group_jobs=max(len(members), 1),
+        steady_state=_steady_state(entries),
     )
 
 
@@ -188,16 +297,85 @@ def job_entries(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(doc.get("jobs", []))
 
 
-def group_entries(entries: Iterable[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
-    """Entries of the same job (same group, name and host) together, in fio's order."""
-    groups: dict[tuple[int, str, str], list[Mapping[str, Any]]] = {}
+def section_threads(section: JobSection) -> int | None:
+    """A section's numjobs as fio reads it (${VAR} and $ncpus expanded); None when it is not a plain number."""
+    value = os.path.expandvars(section.get("numjobs") or "1").replace("$ncpus", str(os.cpu_count() or 1))
+    try:
+        return max(int(value), 1)
+    except ValueError:
+        return None
+
+
+def entry_layout(sections: Sequence[JobSection]) -> list[list[int]] | None:
+    """The job sections behind each of fio's report entries, in fio's order, as fio forms them (stat.c): one entry
+    per thread (numjobs clones each their own), except that a group_reporting thread joins the entry before it when
+    both are in the same group (groups split at stonewall / new_group). None when a numjobs cannot be read."""
+    layout: list[list[int]] = []
+    groupid, jobs_in_group, last_groupid = 0, 0, None
+    for index, section in enumerate(sections):
+        threads = section_threads(section)
+        if threads is None:
+            return None
+        if (section.has("stonewall") or section.has("new_group")) and jobs_in_group:
+            groupid, jobs_in_group = groupid + 1, 0
+        jobs_in_group += 1
+        if str(section.get("stats", "1")) == "0":  # fio leaves jobs with stats=0 out of its report
+            continue
+        for _ in range(threads):
+            if layout and section.has("group_reporting") and last_groupid == groupid:
+                layout[-1].append(index)
+            else:
+                layout.append([index])
+            last_groupid = groupid
+    return layout
+
+
+def _echoed_layout(entries: Sequence[Mapping[str, Any]], global_options: Mapping[str, str]) -> list[list[int]]:
+    """Without the job sections (or when they do not match): consecutive entries with the same group, name and
+    options are threads of one job, up to the numjobs fio echoes."""
+    layout: list[list[int]] = []
+    previous: tuple[Any, ...] | None = None
+    count = 0
     for entry in entries:
-        key = (int(entry.get("groupid", 0)), str(entry.get("jobname", "")), str(entry.get("hostname", "")))
-        groups.setdefault(key, []).append(entry)
-    return list(groups.values())
+        options = {**global_options, **entry.get("job options", {})}
+        key = (entry.get("groupid"), entry.get("jobname"), json.dumps(options, sort_keys=True))
+        if key == previous and count < _int_option(options, "numjobs", 1):
+            count += 1
+        else:
+            previous, count = key, 1
+            layout.append([-len(layout) - 1])
+            continue
+        layout.append(list(layout[-1]))
+    return layout
 
 
-def parse_jobs(doc: Mapping[str, Any]) -> list[JobResult]:
-    """One JobResult per job of the document (per host in client/server mode)."""
+def _by_host(entries: Iterable[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    hosts: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in entries:
+        hosts.setdefault(str(entry.get("hostname", "")), []).append(entry)
+    return list(hosts.values())
+
+
+def parse_jobs(doc: Mapping[str, Any], sections: Sequence[JobSection] = ()) -> list[JobResult]:
+    """One JobResult per job (its threads merged) or group_reporting entry, per host in client/server mode.
+
+    With the job file's sections, entries are matched to sections the way fio forms them, so two sections with
+    the same name stay two rows; without them (or when they do not match fio's entries, e.g. a job file with
+    `include`), from what fio echoes of each job's options."""
     global_options = doc.get("global options", {})
-    return [_job_result(entries, global_options) for entries in group_entries(job_entries(doc))]
+    results = []
+    for entries in _by_host(job_entries(doc)):
+        layout = entry_layout(sections) if sections else None
+        known = layout is not None and len(layout) == len(entries)
+        if layout is None or not known:
+            layout = _echoed_layout(entries, global_options)
+        position = 0
+        while position < len(entries):
+            end = position + 1
+            if len(layout[position]) == 1:  # a job's threads reported apart: one row
+                while end < len(entries) and layout[end] == layout[position]:
+                    end += 1
+            members = [sections[i] for i in layout[position]] if known else []
+            results.append(_job_result(entries[position:end], global_options, members))
+            position = end
+    return results

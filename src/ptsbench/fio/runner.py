@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ptsbench.errors import FioNotFoundError
+from ptsbench.fio.output import load_fio_json
 from ptsbench.store import atomic_write_text
 
 MIN_FIO_VERSION = (3, 16)
@@ -187,7 +188,7 @@ def _read_documents(stream: IO[str], on_document: Callable[[str, dict[str, Any]]
             text = "".join(pending)
             pending = []
             try:
-                doc = json.loads(text)
+                doc = load_fio_json(text)
             except json.JSONDecodeError:
                 other_text.append(text)
                 continue

@@ -234,8 +234,8 @@ class ResponseHistogram:
     edges_ns: tuple[int, ...]
     counts: tuple[int, ...]
     n: int
-    mean_ns: float
-    max_ns: float
+    mean_ns: float | None  # None where fio measured no latency
+    max_ns: float | None
     percentiles_ns: dict[str, float]
 
 

@@ -15,6 +15,7 @@ RESULT_COLUMNS = (
     Column("dir"),
     Column("status"), Column("IOPS", "iops"), Column("MB/s", "mbs"), Column("lat mean (µs)", "us"),
     *(Column(f"lat p{p} (µs)", "us") for p in RESULT_PERCENTILES),
+    Column("runtime (s)", "number"), Column("fio steady state"), Column("how formed"),
 )
 
 
@@ -24,16 +25,18 @@ def _us(value_ns: float | None) -> float | None:
 
 def results_table(records: Sequence[Any]) -> Table:
     """The case runner's results: one row per job and direction, latencies in µs."""
-    from ptsbench.report.tables import result_rows
+    from ptsbench.report.tables import result_rows, steady_state_text
 
     rows = tuple(
         (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs,
          f"{row.iodepth}x{row.numjobs}" if row.iodepth else "-", row.direction,
          row.status if not row.message else f"{row.status}: {row.message}", row.iops, row.mb_s,
-         _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES))
+         _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES),
+         row.runtime_s, steady_state_text(row), row.note or "-")
         for row in result_rows(records)
     )
-    return Table("results", "One row per job and direction (total latency, as fio measures lat)", RESULT_COLUMNS, rows,
+    return Table("results", "One row per fio job (its threads merged) or group_reporting group, and direction "
+                 "(total latency, as fio measures lat; '-' where fio measured none)", RESULT_COLUMNS, rows,
                  Chart("IOPS per job", "job", "IOPS", columns=_result_columns("IOPS")),
                  keys=_result_columns("case", "job", "host", "rw", "bs", "QDxT", "dir"),
                  compare=_result_columns("IOPS", "MB/s", "lat mean (µs)", "lat p99 (µs)", "lat p99.999 (µs)"))
@@ -51,22 +54,27 @@ _LOG_KINDS = (  # (log name, figure key suffix, title, y label, value -> plotted
 )
 
 
-def _log_prefixes(case_dir: Path) -> tuple[dict[str, str], bool]:
-    """Job name -> the file name prefix of its logs, from the job file fio ran; and whether fio wrote latency logs
-    itself (else ptsbench derived JOB_lat.log from fio's status output)."""
-    from ptsbench.fio.jobs import parse_job_text
+def _log_prefixes(case_dir: Path) -> tuple[list[tuple[str, dict[str, str]]], bool]:
+    """Per job section in order: its name and, per log kind, the file name prefix of the log ptsbench asked fio to
+    write into the case's logs folder (a job's own logs go where the job asked and are not read here); and whether
+    fio wrote latency logs itself (else ptsbench derived JOB_lat.log from fio's status output)."""
+    from ptsbench.fio.jobs import LOG_KINDS, parse_job_text
 
     job_path = case_dir / "job.fio"
     if not job_path.is_file():
-        return {}, False
-    prefixes = {}
+        return [], False
+    found = []
     fio_lat_logs = False
+    logs = (case_dir / "logs").resolve()
     for section in parse_job_text(job_path.read_text(), str(job_path)):
-        prefix = section.get("write_iops_log")
-        if prefix:
-            prefixes[section.name] = Path(prefix).name
-        fio_lat_logs = fio_lat_logs or bool(section.get("write_lat_log"))
-    return prefixes, fio_lat_logs
+        kinds = {}
+        for kind in LOG_KINDS:
+            prefix = section.get(f"write_{kind}_log")
+            if prefix and Path(prefix).parent == logs:
+                kinds[kind] = Path(prefix).name
+        fio_lat_logs = fio_lat_logs or "lat" in kinds
+        found.append((section.name, kinds))
+    return found, fio_lat_logs
 
 
 def interval_series(case_dir: Path, prefix: str, log: str, interval_ms: float, host: str | None = None
@@ -107,11 +115,17 @@ def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> l
 def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> list[Figure]:
     """One figure per log kind (IOPS, MB/s, latency) with a line per job and direction."""
     figures = []
-    prefixes, fio_lat_logs = _log_prefixes(case_dir)
+    sections, fio_lat_logs = _log_prefixes(case_dir)
     for log, suffix, title, y_label, scale in _LOG_KINDS:
         series = []
-        for job in record.jobs:
-            prefix = prefixes.get(job["name"])
+        seen: dict[tuple[str, str | None], int] = {}
+        for job in record.jobs:  # the k-th row of a name (per host) is the k-th section of that name
+            row = (job["name"], job.get("hostname"))
+            occurrence = seen[row] = seen.get(row, -1) + 1
+            same = [kinds for name, kinds in sections if name == job["name"]]
+            kinds = same[occurrence] if occurrence < len(same) else {}
+            # without fio's own latency logs, ptsbench's derived JOB_lat.log shares the bw/iops prefix
+            prefix = kinds.get(log) or (kinds.get("iops") if log == "lat" and not fio_lat_logs else None)
             if prefix is None:
                 continue
             host = job.get("hostname")
@@ -137,14 +151,16 @@ def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> l
 
 def _percentile_figure(case_dir: Path, record: Any, key: str) -> Figure | None:
     """The total latency percentile curve of every job and direction, from fio.json's json+ bins."""
-    from ptsbench.fio.output import parse_jobs
-    from ptsbench.store import read_json
+    from ptsbench.fio.jobs import parse_job_text
+    from ptsbench.fio.output import parse_jobs, read_fio_json
 
     if not (case_dir / "fio.json").is_file():
         return None
+    job_path = case_dir / "job.fio"
+    sections = parse_job_text(job_path.read_text(), str(job_path)) if job_path.is_file() else []
     curves = [(_series_name(job.name, job.hostname, direction.direction), direction.lat.bins)
-              for job in parse_jobs(read_json(case_dir / "fio.json"))
-              for direction in job.directions if direction.direction != "total"]
+              for job in parse_jobs(read_fio_json(case_dir / "fio.json"), sections)
+              for direction in job.directions if direction.direction != "total" and direction.lat.bins]
     if not curves:
         return None
     return percentile_figure(

@@ -28,6 +28,11 @@ class ResultRow:
     lat_percentiles_ns: dict[str, float]
     message: str = ""
     done_after_first_s: float | None = None  # multi-host: finished this long after the first host (all hosts: spread)
+    runtime_s: float | None = None  # how long fio really ran the job (its job_runtime; fio's steady state may end it)
+    ss_attained: bool | None = None  # fio's own steady-state verdict (ss=): None when the job set no ss
+    ss_criterion: str | None = None  # fio's ss setting, e.g. 'iops_slope:0.500000%'
+    ss_value: str | None = None  # what fio measured against it, as fio printed it
+    note: str = ""  # how the row was formed when it is not one of fio's entries as is
 
     @property
     def mb_s(self) -> float | None:
@@ -73,6 +78,24 @@ def _host_row(record: Any, host: dict[str, Any]) -> ResultRow:
     )
 
 
+def _job_facts(job: dict[str, Any]) -> dict[str, Any]:
+    """Runtime, fio's steady-state verdict and how the row was formed (absent in stores of older versions)."""
+    runtime_ms = job.get("runtime_ms")
+    steady = job.get("steady_state") or {}
+    return {
+        "runtime_s": runtime_ms / 1000 if runtime_ms else None,
+        "ss_attained": steady.get("attained"), "ss_criterion": steady.get("criterion"),
+        "ss_value": steady.get("value"), "note": job.get("note", ""),
+    }
+
+
+def steady_state_text(row: ResultRow) -> str:
+    """fio's verdict on its own steady-state criterion, for people: 'attained: iops_slope:0.5% at 0.31%'."""
+    if row.ss_attained is None:
+        return "-"
+    return f"{'attained' if row.ss_attained else 'NOT attained'}: {row.ss_criterion} at {row.ss_value}"
+
+
 def result_rows(records: Sequence[Any]) -> list[ResultRow]:
     """Rows for every stored case (CaseRecord-like: name, target, status, message, jobs, hosts)."""
     rows: list[ResultRow] = []
@@ -98,6 +121,7 @@ def result_rows(records: Sequence[Any]) -> list[ResultRow]:
                     lat_percentiles_ns=direction["lat"]["percentiles_ns"],
                     message=host["message"] if host else record.message,
                     done_after_first_s=done.get((job["groupid"], job["name"], job.get("hostname"))),
+                    **_job_facts(job),
                 ))
         reported = {job.get("hostname") for job in record.jobs}
         rows += [_host_row(record, host) for name, host in hosts.items() if name not in reported]

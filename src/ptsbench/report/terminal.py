@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from ptsbench.report.tables import RESULT_PERCENTILES, TABLE_PERCENTILES, ResultRow
+from ptsbench.report.tables import RESULT_PERCENTILES, TABLE_PERCENTILES, ResultRow, steady_state_text
 
 FORMATS = ("table", "json", "csv")
 
@@ -39,6 +39,10 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None) -> Any:
     show_done = any(row.done_after_first_s is not None for row in rows)
     if show_done:
         columns.append("done +s")  # multi-host: how long after the first host this one finished
+    show_steady = any(row.ss_attained is not None for row in rows)
+    if show_steady:  # fio's own steady state may end a job early: its real runtime and fio's verdict
+        columns += ["run s", "fio steady state"]
+    notes: dict[str, int] = {}
     for name in columns:
         numeric = name in ("IOPS", "MB/s", "done +s") or name.endswith("µs")
         table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric)
@@ -53,17 +57,22 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None) -> Any:
             continue
         percentiles = [_us(row.lat_percentiles_ns.get(p)) for p in TABLE_PERCENTILES]
         style = "bold" if row.direction == "total" else None
+        job = row.job
+        if row.note:  # merged rows point to the line under the table that says how
+            job += "*" * notes.setdefault(row.note, len(notes) + 1)
         table.add_row(
-            row.case, row.job, *([row.host or ""] if show_hosts else []), row.target or "-", row.rw, row.bs,
+            row.case, job, *([row.host or ""] if show_hosts else []), row.target or "-", row.rw, row.bs,
             f"{row.iodepth}x{row.numjobs}", row.direction, _number(row.iops, 0), _number(row.mb_s, 2),
-            _us(row.lat_mean_ns), *percentiles, *([_done(row.done_after_first_s)] if show_done else []), style=style,
+            _us(row.lat_mean_ns), *percentiles, *([_done(row.done_after_first_s)] if show_done else []),
+            *([_number(row.runtime_s, 3), steady_state_text(row)] if show_steady else []), style=style,
         )
-    if failures:
-        from rich.markup import escape
+    from rich.markup import escape
 
-        table.caption = "\n".join(f"({index}) {escape(text)}" for index, text in enumerate(failures, 1))
+    lines = [f"{'*' * mark} {escape(note)}" for note, mark in notes.items()]
+    lines += [f"[red]({index}) {escape(text)}[/red]" for index, text in enumerate(failures, 1)]
+    if lines:
+        table.caption = "\n".join(lines)
         table.caption_justify = "left"
-        table.caption_style = "red"
     return table
 
 
