@@ -129,6 +129,7 @@ def test_cli_info_json(tmp_path: Path) -> None:
     assert facts["target"]["path"] == str(tmp_path / TESTFILE_NAME)
     assert facts["target"]["filesystem"] == _findmnt("FSTYPE", str(tmp_path))
     assert facts["host"]["cpu_count"] == os.cpu_count()
+    assert facts["ptsbench"]["fio_log_reader"] == "compiled C"  # the test install builds the C parser
 
 
 def test_cli_info_table_shows_facts(tmp_path: Path) -> None:
@@ -136,6 +137,7 @@ def test_cli_info_table_shows_facts(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert str(tmp_path / "t.dat") in done.stdout
     assert "logical sector" in done.stdout and "memory" in done.stdout
+    assert "fio log reader" in done.stdout and "compiled C" in done.stdout
     assert _findmnt("FSTYPE", str(tmp_path)) in done.stdout
 
 

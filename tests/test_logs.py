@@ -1,5 +1,7 @@
 """fio log readers: real logs written by fio (null engine) checked against fio's own JSON, hand-made logs for the
-merge by time and for bad input, and random lines against a plain Python parser."""
+merge by time and for bad input, and random lines against a plain Python parser. Every test that reads a log runs
+with both line parsers (the compiled one and the numpy one used where no C compiler was at hand), and the two are
+compared on random damaged blocks."""
 
 import json
 import random
@@ -11,9 +13,22 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ptsbench.fio import logs
+from ptsbench.fio import logs, numpy_parser
 from ptsbench.fio._logparse import parse_lines
 from ptsbench.fio.logs import LogError
+
+READERS = ("compiled", "numpy")
+
+
+@pytest.fixture(autouse=True, params=READERS)
+def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test once with each line parser (PTSBENCH_LOG_READER=numpy forces the numpy one)."""
+    if request.param == "numpy":
+        monkeypatch.setenv(logs.READER_ENV, "numpy")
+    else:
+        monkeypatch.delenv(logs.READER_ENV, raising=False)
+    assert logs.reader_name().startswith("compiled" if request.param == "compiled" else "numpy")
+    return str(request.param)
 
 JOBS = """
 [global]
@@ -296,14 +311,18 @@ def test_fast_parser_agrees_with_int(tmp_path: Path, monkeypatch: pytest.MonkeyP
     (b"1, 255\n", (0, 1), None),  # a decimal where the first line had a hex number
     (b"1, 0x\n", (0, 1), None),
     (b"1, 2", (0, 0), None),  # no newline
+    (b"1,2\n12345678901234567,0\n", (0, 0), [[1, 12345678901234567], [2, 0]]),
 ])
-def test_compiled_parser_limits(text: bytes, hex_columns: tuple[int, ...], expected: list[list[int]] | None) -> None:
-    out = np.zeros((len(hex_columns), 4), np.uint64)
-    lines = parse_lines(text, bytes(hex_columns), out)
-    if expected is None:
-        assert lines == -1
+def test_parser_limits(text: bytes, hex_columns: tuple[int, ...], expected: list[list[int]] | None,
+                       reader: str) -> None:
+    hex_at = tuple(index for index, flag in enumerate(hex_columns) if flag)
+    if reader == "compiled":
+        out = np.zeros((len(hex_columns), 4), np.uint64)
+        lines = parse_lines(text, bytes(hex_columns), out)
+        assert lines == -1 if expected is None else out[:, :lines].tolist() == expected
     else:
-        assert lines == 1 and out[:, :1].tolist() == expected
+        columns = numpy_parser.parse_block(text, len(hex_columns), hex_at)
+        assert columns is None if expected is None else [column.tolist() for column in columns] == expected
 
 
 def test_compiled_parser_stops_at_its_capacity() -> None:
@@ -311,6 +330,42 @@ def test_compiled_parser_stops_at_its_capacity() -> None:
     assert parse_lines(b"1,2\n3,4\n", bytes(2), out) == -1
     with pytest.raises(ValueError):
         parse_lines(b"1,2\n", bytes(2), np.zeros(3, np.uint64))
+
+
+_NOISE = [b",", b", ", b" ", b"\n", b"0x", b"a", b"f", b"A", b"x", b"-", b"\t", b"9" * 12, b"\r", b"", b"0"]
+
+
+def _damaged_block(rng: random.Random, count: int, hex_at: int | None) -> bytes:
+    """A few fio-like lines, then a few random edits: most blocks end up malformed, some stay well formed."""
+    lines = []
+    for _ in range(rng.randint(1, 6)):
+        fields = [f"0x{rng.randrange(16 ** rng.randint(1, 16)):0{rng.randint(1, 4)}x}" if index == hex_at
+                  else str(rng.randrange(10 ** rng.randint(1, 20))) for index in range(count)]
+        lines.append(rng.choice([", ", ","]).join(fields))
+    text = bytearray(("\n".join(lines) + "\n").encode())
+    for _ in range(rng.randint(0, 2)):
+        at = rng.randrange(len(text) + 1)
+        text[at:at + rng.randint(0, 2)] = rng.choice(_NOISE)
+    return bytes(text)
+
+
+def test_both_parsers_accept_and_read_the_same_lines() -> None:
+    """The numpy parser refuses exactly the blocks the compiled one refuses and reads the same numbers from the rest
+    (the line-by-line check and its messages are shared, so this makes their errors the same too)."""
+    rng = random.Random(17)
+    agreed = {True: 0, False: 0}
+    for _ in range(4000):
+        count = rng.choice([4, 5, 6, 12])
+        hex_at = rng.choice([None, count - 1]) if count < 8 else None
+        hex_columns = () if hex_at is None else (hex_at,)
+        block = _damaged_block(rng, count, hex_at)
+        compiled = logs._parse_block(block, count, hex_columns)
+        numpy_columns = numpy_parser.parse_block(block, count, hex_columns)
+        assert (compiled is None) == (numpy_columns is None), block
+        if compiled is not None and numpy_columns is not None:
+            assert [c.tolist() for c in compiled] == [c.tolist() for c in numpy_columns], block
+        agreed[compiled is not None] += 1
+    assert agreed[True] > 300 and agreed[False] > 300  # both outcomes were really compared
 
 
 # --- bad input --------------------------------------------------------------------------------------------------
@@ -398,10 +453,14 @@ def test_blank_lines_are_ignored(tmp_path: Path) -> None:
     assert log.value.tolist() == [2, 4] and log.skipped_count == 0
 
 
-def test_unbuilt_parser_is_a_one_line_error(tmp_path: Path) -> None:
-    path = _write(tmp_path / "u_lat.log", "1, 2, 0, 4096, 0\n")
-    script = ("import sys; sys.modules['ptsbench.fio._logparse'] = None; from ptsbench.cli import main; "
-              f"sys.argv = ['ptsbench', 'plot', {str(path)!r}, '--out', {str(tmp_path)!r}]; main()")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert done.returncode == 2
-    assert done.stderr.strip().count("\n") == 0 and "compiled fio log parser is not built" in done.stderr
+def test_unbuilt_parser_falls_back_to_numpy(tmp_path: Path) -> None:
+    """An install without a C compiler has no _logparse: plot reads with numpy and info says so."""
+    path = _write(tmp_path / "u_lat.log", "1, 2, 0, 4096, 0\n3, 5, 1, 4096, 0\n")
+    unbuilt = "import sys; sys.modules['ptsbench.fio._logparse'] = None; from ptsbench.cli import main; "
+    plot = unbuilt + f"sys.argv = ['ptsbench', 'plot', {str(path)!r}, '--out', {str(tmp_path)!r}]; main()"
+    done = subprocess.run([sys.executable, "-c", plot], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "summary.csv").read_text().splitlines()[1].startswith("u,lat,read,ns,1,2.0,")
+    info = unbuilt + f"sys.argv = ['ptsbench', 'info', {str(tmp_path)!r}, '--json']; main()"
+    done = subprocess.run([sys.executable, "-c", info], capture_output=True, text=True)
+    assert json.loads(done.stdout)["ptsbench"]["fio_log_reader"] == "numpy (the compiled C parser was not built)"

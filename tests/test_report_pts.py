@@ -200,6 +200,8 @@ def test_real_pts_run_report(pts_report: Path) -> None:
     report = load_report(run_dir)
     sections = {section.key: section for section in report.sections}
     assert list(sections) == ["summary", "test-iops", "test-tp", "test-lat", "test-wsat", "environment"]
+    reader = next(table for table in sections["environment"].tables() if table.key == "log-reader")
+    assert reader.rows == (("fio log reader", "compiled C"),)  # the test install builds the C parser
     for key in ("test-iops", "test-tp", "test-lat", "test-wsat"):
         labels = [label for label, _ in sections[key].facts]
         assert all(label in labels for label in HEADER_FACTS), key

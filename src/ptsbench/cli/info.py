@@ -19,10 +19,15 @@ def info(target: str, as_json: bool) -> None:
       ptsbench info /mnt/test                 # the filesystem and the disk under it
       ptsbench info /dev/sda --json > facts.json
     """
+    from ptsbench import __version__
+    from ptsbench.fio.logs import reader_name
     from ptsbench.target.info import host_facts, target_facts
     from ptsbench.target.target import resolve_target
 
-    facts = {"target": target_facts(resolve_target(target)), "host": host_facts()}
+    facts: dict[str, dict[str, object]] = {
+        "target": target_facts(resolve_target(target)), "host": host_facts(),
+        "ptsbench": {"version": __version__, "fio_log_reader": reader_name()},  # which parser reads fio logs here
+    }
     if as_json:
         click.echo(json.dumps(facts, indent=2))
         return
@@ -40,6 +45,7 @@ _LABELS = {
     "cpu_model": "CPU model",
     "cpu_count": "CPUs",
     "os": "OS",
+    "fio_log_reader": "fio log reader",
 }
 
 

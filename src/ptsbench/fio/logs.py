@@ -10,14 +10,16 @@ Without log_avg_msec every IO is a line (bs_bytes > 0); with it each line is a w
 Latency values are in ns, bandwidth in KiB/s, IOPS in IO/s.
 
 Speed: a log is read in 1 MiB blocks of whole lines, each parsed by one compiled loop (_logparse.c) that releases the
-GIL, so blocks are parsed on other threads while the next is read. Columns are kept in the smallest unsigned type that
-holds them, so a log costs little more memory than its numbers. Lines that are not well formed make a block
-fall back to a line-by-line check that names the first bad line (or drops bad lines with skip_bad_lines).
+GIL, so blocks are parsed on other threads while the next is read. Where it was not built (no C compiler at install
+time), or with PTSBENCH_LOG_READER=numpy, numpy_parser.py parses the blocks instead, to the same columns. Columns
+are kept in the smallest unsigned type that holds them, so a log costs little more memory than its numbers. Lines
+that are not well formed make a block fall back to a line-by-line check that names the first bad line (or drops
+bad lines with skip_bad_lines).
 """
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +31,12 @@ import numpy.typing as npt
 from ptsbench.errors import PtsbenchError
 
 try:
-    from ptsbench.fio._logparse import parse_lines
-except ImportError as missing:  # a source checkout used without `pip install -e .`, which compiles it
-    raise PtsbenchError("ptsbench's compiled fio log parser is not built",
-                        "install ptsbench with bash scripts/install.sh (or pip install -e .)") from missing
+    from ptsbench.fio._logparse import parse_lines as _compiled_parse_lines
+except ImportError:  # installed without a C compiler (or a checkout never built): the numpy parser reads the same
+    _compiled_parse_lines = None  # type: ignore[assignment]
 
 Array = npt.NDArray[Any]
+BlockParser = Callable[[bytes, int, tuple[int, ...]], list[Array] | None]  # block, count, hex columns -> columns
 
 VALUE_KINDS = ("bw", "iops", "lat", "clat", "slat")
 LOG_KINDS = (*VALUE_KINDS, "hist")
@@ -44,6 +46,7 @@ FIO_IO_U_PLAT_BITS = 6
 FIO_IO_U_PLAT_VAL = 1 << FIO_IO_U_PLAT_BITS
 HIST_GROUPS = (29, 19)  # FIO_IO_U_PLAT_GROUP_NR: 29 since fio 3.x (1856 bins), 19 before (1216 bins)
 
+READER_ENV = "PTSBENCH_LOG_READER"  # "numpy": use the numpy parser even where the compiled one is built
 _BLOCK_BYTES = 1 << 20
 _SKIPPED_KEPT = 100  # line numbers of skipped lines kept for messages
 _BAD_HINT = "fix or remove the line, or pass --skip-bad-lines to use the readable lines"
@@ -57,6 +60,23 @@ _ANY_LINE_RE = re.compile(rb"%s(?:, ?%s)*" % (_FIELD_RE, _FIELD_RE))
 
 class LogError(PtsbenchError):
     """A file is not a readable fio log, or a line of it is not."""
+
+
+def reader_name() -> str:
+    """Which parser reads fio logs in this process, for `ptsbench info` and reports."""
+    if _compiled_parse_lines is None:
+        return "numpy (the compiled C parser was not built)"
+    if os.environ.get(READER_ENV) == "numpy":
+        return f"numpy ({READER_ENV}=numpy)"
+    return "compiled C"
+
+
+def _block_parser() -> BlockParser:
+    if _compiled_parse_lines is not None and os.environ.get(READER_ENV) != "numpy":
+        return _parse_block
+    from ptsbench.fio.numpy_parser import parse_block
+
+    return parse_block
 
 
 # --- names ------------------------------------------------------------------------------------------------------
@@ -305,15 +325,16 @@ def _read_table(path: Path, skip_bad_lines: bool) -> _Table:
         capacity = int(size_bytes / max(1, len(first)) * lines_in_first * 1.02) + 1024
         builders = [_Column(capacity) for _ in range(count)]
         line_regex = _line_regex(count, hex_columns)
+        parser = _block_parser()
         done_lines, skipped = 0, 0
         kept: list[int] = []
-        for block, unterminated, parsed in _parsed_blocks(_blocks(handle, first), count, hex_columns):
+        for block, unterminated, parsed in _parsed_blocks(_blocks(handle, first), parser, count, hex_columns):
             if parsed is None:
                 good, bad_numbers, block_lines = _check_lines(path, block, line_regex, done_lines, unterminated,
                                                               skip_bad_lines)
                 skipped += len(bad_numbers)
                 kept.extend(bad_numbers[: max(0, _SKIPPED_KEPT - len(kept))])
-                parsed = _parse_block(good, count, hex_columns) if good else None
+                parsed = parser(good, count, hex_columns) if good else None
                 if parsed is None and good:  # the regex and the fast path disagree: be explicit
                     raise LogError(f"{path}: lines {done_lines + 1} to {done_lines + block_lines}: not readable",
                                    _BAD_HINT)
@@ -389,18 +410,18 @@ def _blocks(handle: BinaryIO, first: bytes) -> Iterator[tuple[bytes, bool]]:
         yield carry.rstrip(b"\r") + b"\n", True
 
 
-def _parsed_blocks(blocks: Iterator[tuple[bytes, bool]], count: int, hex_columns: tuple[int, ...]
-                   ) -> Iterator[tuple[bytes, bool, list[Array] | None]]:
+def _parsed_blocks(blocks: Iterator[tuple[bytes, bool]], parser: BlockParser, count: int,
+                   hex_columns: tuple[int, ...]) -> Iterator[tuple[bytes, bool, list[Array] | None]]:
     """Parse blocks on a few threads (the compiled parser releases the GIL), in order, with few in flight."""
     workers = min(4, os.cpu_count() or 1)
     if workers <= 1:
         for block, unterminated in blocks:
-            yield block, unterminated, _parse_block(block, count, hex_columns)
+            yield block, unterminated, parser(block, count, hex_columns)
         return
     with ThreadPoolExecutor(workers) as pool:
         pending: list[Any] = []
         for block, unterminated in blocks:
-            pending.append((block, unterminated, pool.submit(_parse_block, block, count, hex_columns)))
+            pending.append((block, unterminated, pool.submit(parser, block, count, hex_columns)))
             if len(pending) > 2 * workers:
                 block0, unterminated0, future = pending.pop(0)
                 yield block0, unterminated0, future.result()
@@ -437,11 +458,11 @@ def _check_lines(path: Path, block: bytes, regex: re.Pattern[bytes], done_lines:
 
 
 def _parse_block(block: bytes, count: int, hex_columns: tuple[int, ...]) -> list[Array] | None:
-    """Columns of a block of whole lines, or None when a line is not `count` well-formed integers."""
+    """Columns of a block of whole lines (compiled parser), or None when a line is not `count` well-formed integers."""
     most_lines = len(block) // (2 * count)  # the shortest line: one digit per field, its separators and "\n"
     out = np.empty((count, most_lines), np.uint64)  # untouched slots cost no memory
     hex_flags = bytes(index in hex_columns for index in range(count))
-    lines = parse_lines(block, hex_flags, out)
+    lines = _compiled_parse_lines(block, hex_flags, out)
     return list(out[:, :lines]) if lines > 0 else None
 
 

@@ -38,7 +38,8 @@ def run_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def environment_section(manifest: Mapping[str, Any]) -> Section:
-    """Host and target facts as recorded in the manifest."""
+    """Host and target facts as recorded in the manifest, and which parser read the fio logs for this report."""
+    from ptsbench.fio.logs import reader_name
     from ptsbench.units import format_bytes
 
     host = manifest.get("host") or {}
@@ -51,5 +52,7 @@ def environment_section(manifest: Mapping[str, Any]) -> Section:
         columns = (Column("fact"), *(Column(f"target {number}") for number in range(1, len(targets) + 1)))
         rows = tuple((key, *(fact(target.get(key)) for target in targets)) for key in keys)
         blocks.append(Table("targets", "Targets", columns, rows))
+    blocks.append(Table("log-reader", "This report", (Column("fact"), Column("value")),
+                        (("fio log reader", reader_name()),)))  # the logs were read by this process, not the run's
     return Section("environment", "Environment", blocks=tuple(blocks))
 
