@@ -1,44 +1,80 @@
 #!/usr/bin/env bash
-# Install what ptsbench needs on Debian/Ubuntu: fio (and, with --test, what the test suite needs) and a venv.
+# Install what ptsbench needs and ptsbench itself into .venv/: fio (and, with --test, what the test suite needs).
+# Needs no root when fio (and Python's venv module) are already there. As root, or with sudo, on Debian/Ubuntu it
+# installs what is missing with apt-get, with gcc and Python's headers for the fast fio log parser; otherwise it says
+# what to install. --test also installs the test tools at the versions CI last passed with (constraints.txt).
 # Idempotent: re-running it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
+say() { echo "install.sh: $*" >&2; }
 
-python=python3
+python=""
 for candidate in python3.13 python3.12 python3.11 python3; do
   if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     python=$candidate; break
   fi
 done
-
-packages=()
-command -v fio >/dev/null || packages+=(fio)
-# the fio log parser is compiled C: a compiler and Python's headers
-command -v gcc >/dev/null || packages+=(gcc)
-"$python" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_path("include") + "/Python.h"))' \
-  || packages+=(python3-dev)
-if [ "$want_test" = 1 ]; then
-  command -v chromium >/dev/null || packages+=(chromium)
-  command -v pdftotext >/dev/null || packages+=(poppler-utils)
-  command -v mkfs.ext4 >/dev/null || packages+=(e2fsprogs)
-  command -v losetup >/dev/null || packages+=(mount)
-fi
-if [ "${#packages[@]}" -gt 0 ]; then
-  sudo_cmd=""
-  [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
-  echo "installing ${packages[*]} with apt-get" >&2
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${packages[@]}" >/dev/null
+if [ -z "$python" ]; then
+  say "ptsbench needs Python 3.11 or newer; install it (Debian/Ubuntu: python3 python3-venv) and run this again"
+  exit 1
 fi
 
-if [ ! -x .venv/bin/python ]; then
-  "$python" -m venv .venv 2>/dev/null || {
-    echo "python venv module missing: installing python3-venv" >&2
-    apt-get install -y -qq python3-venv >/dev/null && "$python" -m venv .venv; }
+# Packages ptsbench (or its tests) cannot do without, and packages that only make it faster (the C log parser).
+needed() {
+  command -v fio >/dev/null || echo fio
+  [ -x .venv/bin/pip ] || "$python" -c 'import ensurepip, venv' 2>/dev/null || echo python3-venv
+  if [ "$want_test" = 1 ]; then
+    command -v chromium >/dev/null || echo chromium
+    command -v pdftotext >/dev/null || echo poppler-utils
+    command -v mkfs.ext4 >/dev/null || echo e2fsprogs
+    command -v losetup >/dev/null || echo mount
+  fi
+}
+wanted() {
+  command -v gcc >/dev/null || command -v cc >/dev/null || echo gcc
+  "$python" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_path("include") + "/Python.h"))' \
+    || echo python3-dev
+}
+
+missing=($(needed) $(wanted))
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt=()
+  if command -v apt-get >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+      apt=(apt-get)
+    elif command -v sudo >/dev/null && { sudo -n true 2>/dev/null || [ -t 0 ]; }; then
+      apt=(sudo apt-get)
+    fi
+  fi
+  if [ "${#apt[@]}" -gt 0 ]; then
+    say "installing ${missing[*]} with apt-get"
+    { "${apt[@]}" update -qq && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "${missing[@]}" >/dev/null; } \
+      || say "apt-get could not install all of ${missing[*]}"
+  fi
+fi
+still=($(needed))
+if [ "${#still[@]}" -gt 0 ]; then
+  optional=$(wanted | xargs)
+  say "missing: ${still[*]}. Install them as root (Debian/Ubuntu: apt-get install ${still[*]}; other systems: their" \
+      "packages of the same names) and run this again${optional:+ (also $optional, for the fast fio log parser)}"
+  exit 1
+fi
+
+if [ ! -x .venv/bin/pip ]; then
+  "$python" -m venv .venv
 fi
 extra=""
-[ "$want_test" = 1 ] && extra="[test]"
-.venv/bin/pip install -q --disable-pip-version-check -e ".${extra}"
+constraints=()
+if [ "$want_test" = 1 ]; then
+  extra="[test]"
+  constraints=(-c constraints.txt)
+fi
+.venv/bin/pip install -q --disable-pip-version-check -e ".${extra}" "${constraints[@]}"
+if ! .venv/bin/python -c 'import ptsbench.fio._logparse' 2>/dev/null; then
+  lacking=$(wanted | xargs)
+  say "note: the fast fio log parser (C) was not built (${lacking:-its build failed: see pip install -v .}); fio logs" \
+      "are read by the slower numpy parser${lacking:+. Install $lacking as root and run this again for the fast one}"
+fi

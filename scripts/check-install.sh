@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Installs of ptsbench as users make them, each into a fresh venv used from a folder outside the source tree:
+#   1. the wheel (`pip wheel`, with the compiled log parser): ptsbench --version, ptsbench plot of a fio log and the
+#      demo's dry run;
+#   2. `CC=/bin/false pip install .` (no C compiler): the install succeeds, says in one line that the fast parser was
+#      not built, and ptsbench plot of the same log gives the same summary with the numpy parser.
+# Dependencies come from a wheel folder (the versions of constraints.txt) filled from PyPI on the first run and used
+# offline after that (PTSBENCH_WHEELS sets where; default ~/.cache/ptsbench/wheels). About a minute.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source_dir=$PWD
+python=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')  # the interpreter install.sh chose
+wheels=${PTSBENCH_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/ptsbench/wheels}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$wheels"
+step() { echo "check-install: $*" >&2; }
+fail() { echo "check-install: FAILED: $*" >&2; exit 1; }
+
+# A copy of the tree as git sees it (tracked and new files, not .venv, build/ or a compiled parser built in place),
+# so that no build left over from development reaches the wheel.
+copy_source() {
+  mkdir -p "$1"
+  git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' file; do
+    [ -e "$file" ] && printf '%s\0' "$file"
+  done | xargs -0 cp --parents -t "$1"
+}
+
+offline=(--no-index --find-links "$wheels")
+# pip install from the wheel folder alone; when something is missing there, fetch it (and what it needs) first
+pip_install() {
+  local venv=$1; shift
+  if ! "$venv/bin/pip" install "${offline[@]}" "$@" >"$work/pip.out" 2>&1; then
+    step "fetching wheels into $wheels"
+    .venv/bin/pip download -q -d "$wheels" -c constraints.txt setuptools "$@" >/dev/null
+    rm -f "$wheels"/ptsbench-*.whl  # only what ptsbench needs: its own wheel is built fresh each time
+    "$venv/bin/pip" install "${offline[@]}" "$@" >"$work/pip.out" 2>&1 || { cat "$work/pip.out" >&2; return 1; }
+  fi
+}
+
+fresh_venv() {
+  "$python" -m venv "$1"
+  "$1/bin/python" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' || fail "$1 is not a venv"
+}
+
+# a small fio latency log, one line per IO, and a windowed bandwidth log
+logs=$work/logs
+mkdir -p "$logs"
+(cd "$logs" && fio --name=check --ioengine=null --rw=randrw --bs=4k --size=8m --write_lat_log=check \
+  --write_bw_log=check --per_job_logs=0 --output=/dev/null)
+
+# 1. the wheel
+copy_source "$work/src-wheel"
+step "building the wheel"
+if ! .venv/bin/pip wheel -q --no-deps "${offline[@]}" -w "$work/dist" "$work/src-wheel" 2>"$work/pip.err"; then
+  .venv/bin/pip download -q -d "$wheels" -c constraints.txt setuptools >/dev/null
+  .venv/bin/pip wheel -q --no-deps "${offline[@]}" -w "$work/dist" "$work/src-wheel"
+fi
+wheel=$(ls "$work"/dist/ptsbench-*.whl)
+"$python" -c 'import sys, zipfile; sys.exit(not any(name.startswith("ptsbench/fio/_logparse.") and
+  name.endswith(".so") for name in zipfile.ZipFile(sys.argv[1]).namelist()))' "$wheel" \
+  || fail "the wheel has no compiled log parser"
+fresh_venv "$work/venv-wheel"
+step "installing $(basename "$wheel") into a fresh venv"
+pip_install "$work/venv-wheel" "$wheel"
+mkdir -p "$work/elsewhere"
+cd "$work/elsewhere"
+ptsbench=$work/venv-wheel/bin/ptsbench
+"$ptsbench" --version | grep -q "ptsbench" || fail "ptsbench --version"
+"$work/venv-wheel/bin/python" -c 'import ptsbench, sys; sys.exit(not ptsbench.__file__.startswith(sys.prefix))' \
+  || fail "ptsbench was imported from outside the venv"
+"$ptsbench" plot "$logs/check_lat.log" "$logs/check_bw.log" --out "$work/plot-wheel" >/dev/null
+[ -s "$work/plot-wheel/check_lat.png" ] || fail "ptsbench plot wrote no chart from the wheel install"
+"$ptsbench" pts --profile demo --dry-run >"$work/dry-run.txt" || fail "the demo's dry run"
+grep -q "^\[" "$work/dry-run.txt" || fail "the demo's dry run printed no job file"
+cd "$source_dir"
+
+# 2. no C compiler
+copy_source "$work/src-nocc"
+fresh_venv "$work/venv-nocc"
+step "CC=/bin/false pip install . into a fresh venv"
+cd "$work/elsewhere"
+CC=/bin/false pip_install "$work/venv-nocc" -v "$work/src-nocc" || fail "pip install without a C compiler"
+grep -c "ptsbench: the fast fio log parser (C) was not built" "$work/pip.out" | grep -qx 1 \
+  || fail "the install without a compiler did not say once that the fast parser was not built"
+ptsbench=$work/venv-nocc/bin/ptsbench
+"$ptsbench" info . --json | grep -q '"fio_log_reader": "numpy (the compiled C parser was not built)"' \
+  || fail "ptsbench info does not say the numpy reader is used"
+"$ptsbench" plot "$logs/check_lat.log" "$logs/check_bw.log" --out "$work/plot-nocc" >/dev/null
+cmp "$work/plot-wheel/summary.csv" "$work/plot-nocc/summary.csv" \
+  || fail "the numpy reader's summary differs from the compiled reader's"
+step "ok: wheel install, and install without a C compiler (numpy log reader, same summary)"
