@@ -94,26 +94,31 @@ def plan_cases(
     cases: list[Case] = []
     for job_path in job_paths:
         text = jobs.read_job_file(job_path)
-        sections = jobs.parse_job_text(text, str(job_path))
         for target in list(targets) or [None]:
-            index = len(cases) + 1
             name = _case_name(job_path, target, len(targets) > 1)
-            logs = run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
-            names = [section.name for section in sections]
-            unique = [_safe(name) if names.index(name) == i else f"{_safe(name)}~{names[:i].count(name) + 1}"
-                      for i, name in enumerate(names)]  # two sections of one name keep their logs apart
-            per_section = [jobs.log_options(str(logs / prefix), log_interval_ms, fio_lat_log, section)
-                           for prefix, section in zip(unique, sections, strict=True)]
-            # latency derived from fio's status output is per job name: only for names used once
-            prefixes = {name: logs / _safe(name) for name in names if names.count(name) == 1}
-            common = {**jobs.PERCENTILE_OPTIONS, **overrides.as_options()}
-            if target is not None:
-                common.update(jobs.target_options(target.path, any(s.has("directory") for s in sections)))
-            job_text = jobs.add_overrides(text, per_section, common)
-            effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
-            cases.append(Case(index, name, str(job_path), target, job_text, effective,
-                              {} if fio_lat_log else prefixes))
+            cases.append(plan_case(len(cases) + 1, name, job_path, text, target, overrides, run_dir,
+                                   log_interval_ms, fio_lat_log))
     return cases
+
+
+def plan_case(index: int, name: str, job_path: Path, text: str, target: Target | None, overrides: Overrides,
+              run_dir: Path, log_interval_ms: int, fio_lat_log: bool = False) -> Case:
+    """One case: the job text with ptsbench's options (percentiles, logs, overrides, target) appended."""
+    sections = jobs.parse_job_text(text, str(job_path))
+    logs = run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
+    names = [section.name for section in sections]
+    unique = [_safe(name) if names.index(name) == i else f"{_safe(name)}~{names[:i].count(name) + 1}"
+              for i, name in enumerate(names)]  # two sections of one name keep their logs apart
+    per_section = [jobs.log_options(str(logs / prefix), log_interval_ms, fio_lat_log, section)
+                   for prefix, section in zip(unique, sections, strict=True)]
+    # latency derived from fio's status output is per job name: only for names used once
+    prefixes = {name: logs / _safe(name) for name in names if names.count(name) == 1}
+    common = {**jobs.PERCENTILE_OPTIONS, **overrides.as_options()}
+    if target is not None:
+        common.update(jobs.target_options(target.path, any(s.has("directory") for s in sections)))
+    job_text = jobs.add_overrides(text, per_section, common)
+    effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
+    return Case(index, name, str(job_path), target, job_text, effective, {} if fio_lat_log else prefixes)
 
 
 def _safe(name: str) -> str:

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "server": "ptsbench.cli.server:server",
     "pts": "ptsbench.cli.pts:pts",
     "resume": "ptsbench.cli.pts:resume",
+    "sweep": "ptsbench.cli.sweep:sweep",
     "plot": "ptsbench.cli.plot:plot",
 }
 
@@ -32,7 +33,8 @@ SHORT_HELP: dict[str, str] = {
     "compare": "One report putting several runs side by side.",
     "server": "Start or stop a fio server for multi-host runs (--hosts).",
     "pts": "SNIA PTS tests: IOPS, throughput, latency, write saturation (--profile demo: 2 minutes).",
-    "resume": "Continue an interrupted PTS run from its run directory.",
+    "resume": "Continue an interrupted PTS run or sweep from its run directory.",
+    "sweep": "A matrix of fio runs over rw, block size, mix, iodepth and numjobs (bench-fio's sweeps).",
     "plot": "Charts and a summary from fio bw/iops/lat/clat/slat/histogram logs.",
 }
 

@@ -1,6 +1,8 @@
 """`ptsbench plot LOG|GLOB|DIR ...`: charts and a summary from fio bw, iops, lat, clat, slat and histogram logs."""
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -18,6 +20,136 @@ def _percentiles(text: str) -> tuple[float, ...]:
     if not values or not all(0 < value <= 100 for value in values):
         raise PtsbenchError(f"--percentiles {text!r}: not a list of percentiles", "e.g. --percentiles 50,99,99.9")
     return values
+
+
+def _settings_file(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    """--settings FILE: a TOML file whose keys are this command's option names (max_iops = 200000); they become
+    the defaults, so options given on the command line still win."""
+    if value is None:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(value.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise PtsbenchError(f"cannot read settings file {value}: {error}", "pass a readable TOML file") from error
+    except tomllib.TOMLDecodeError as error:
+        raise PtsbenchError(f"settings file {value}: {error}", "fix the TOML syntax") from error
+    data = data.get("plot", data)  # the options may sit in a [plot] table
+    known = {param.name: param for param in ctx.command.params if param.name}
+    names = {"dir": "directions", "format": "formats", "label": "labels", "out": "out_dir", "x": "x_axis",
+             "3d": "three_d", "json": "json_mode", "source": "source_line", "show_data": "show_data"}
+    defaults: dict[str, Any] = {}
+    for key, setting in data.items():
+        name = names.get(key.replace("-", "_"), key.replace("-", "_"))
+        if name not in known or name in ("inputs", "settings"):
+            raise PtsbenchError(f"settings file {value}: unknown option {key!r}",
+                                "use the option names of `ptsbench plot --help` (max_iops, colors, dpi, ...)")
+        multiple = known[name].multiple or getattr(known[name], "nargs", 1) != 1
+        defaults[name] = list(setting) if multiple and isinstance(setting, list) else (
+            [setting] if multiple else setting)
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    return value
+
+
+CHART_NAMES = ("qd", "numjobs", "3d", "heatmap", "histogram", "percentiles")
+
+
+def json_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """fio-plot's options for charts from fio JSON output."""
+    decorators = [
+        click.option("--json", "json_mode", is_flag=True, help="Read fio JSON / json+ output files (and folders "
+                     "of them) and draw bar charts; implied when every input is a *.json file."),
+        click.option("--settings", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True,
+                     expose_value=False, callback=_settings_file,
+                     help="TOML file of option values (one team style); command-line options win."),
+        click.option("--charts", default=",".join(CHART_NAMES), show_default=True,
+                     help="JSON: which charts, comma-separated."),
+        click.option("--subtitle", default="", help="JSON: subtitle under every chart title."),
+        click.option("--source", "source_line", default="", help="JSON: a source line added to every caption."),
+        click.option("--dpi", type=click.IntRange(min=30, max=1200), default=100, show_default=True,
+                     help="JSON: resolution of PNG charts."),
+        click.option("--min-iops", type=float, help="JSON: lower end of IOPS axes."),
+        click.option("--max-iops", type=float, help="JSON: upper end of IOPS axes."),
+        click.option("--min-lat", type=float, help="JSON: lower end of latency axes (µs)."),
+        click.option("--max-lat", type=float, help="JSON: upper end of latency axes (µs)."),
+        click.option("--colors", help="JSON: comma-separated colours (names or #rrggbb) instead of the palette."),
+        click.option("--percentile", default="99", show_default=True,
+                     help="JSON: the latency percentile of the latency charts, heatmaps and headline."),
+        click.option("--latency-bound", "latency_bound_us", type=float, default=1000.0, show_default=True,
+                     help="JSON: bound (µs) whose crossing the headline reports, e.g. 'QD at which p99 exceeds'."),
+        click.option("--show-data", is_flag=True, help="JSON: the plotted values as a table under every chart."),
+        click.option("--include-hosts", help="JSON: only these hosts of client/server output, comma-separated."),
+        click.option("--exclude-hosts", help="JSON: every host but these, comma-separated."),
+        click.option("--iodepth", "iodepths", help="JSON: only these queue depths, comma-separated."),
+        click.option("--numjobs", "numjobs_values", help="JSON: only these numjobs values, comma-separated."),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def _split(text: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (text or "").split(",") if part.strip())
+
+
+def _whole(text: str | None, option: str) -> tuple[int, ...]:
+    parts = _split(text)
+    if not all(part.isdigit() for part in parts):
+        raise PtsbenchError(f"{option} {text!r}: not whole numbers", f"e.g. {option} 1,8,32")
+    return tuple(int(part) for part in parts)
+
+
+def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...], directions: tuple[str, ...],
+               title: str | None, labels: tuple[str, ...], device: str | None, settings: dict[str, Any]) -> None:
+    from ptsbench.plot.fiojson import JsonPlotOptions, make_json_plots
+    from ptsbench.report.sweep_charts import ChartOptions
+
+    charts = _split(settings["charts"])
+    unknown = [name for name in charts if name not in CHART_NAMES]
+    if unknown:
+        raise PtsbenchError(f"--charts {unknown[0]!r} is not a chart", f"use {', '.join(CHART_NAMES)}")
+    chart_options = ChartOptions(
+        charts=charts, percentile=f"{float(settings['percentile']):g}", title=title or "",
+        subtitle=settings["subtitle"], source_line=settings["source_line"],
+        iops_range=(settings["min_iops"], settings["max_iops"]),
+        lat_range_us=(settings["min_lat"], settings["max_lat"]),
+        palette=_split(settings["colors"]), data_table=settings["show_data"], directions=directions,
+        iodepths=_whole(settings["iodepths"], "--iodepth"), numjobs=_whole(settings["numjobs_values"], "--numjobs"),
+    )
+    _check_colors(chart_options.palette)
+    options = JsonPlotOptions(out_dir=out_dir, formats=formats or ("png",), charts=chart_options, labels=labels,
+                              include_hosts=_split(settings["include_hosts"]),
+                              exclude_hosts=_split(settings["exclude_hosts"]), dpi=settings["dpi"],
+                              latency_bound_us=settings["latency_bound_us"], device=device)
+    result = make_json_plots(inputs, options)
+    for note in result.notes:
+        click.echo(f"ptsbench: note: {note}", err=True)
+    from rich.console import Console
+    from rich.table import Table
+
+    from ptsbench.report.model import format_value
+
+    table = Table(title=result.table.title, header_style="bold")
+    for column in result.table.columns:
+        table.add_column(column.name, justify="left" if column.kind == "text" else "right")
+    for row in result.table.rows:
+        table.add_row(*(format_value(value, column.kind) for value, column in zip(row, result.table.columns,
+                                                                                  strict=False)))
+    console = Console() if Console().is_terminal else Console(width=240)
+    console.print(table)
+    for path in result.files:
+        console.print(f"wrote {path}", highlight=False)
+
+
+def _check_colors(colors: tuple[str, ...]) -> None:
+    if not colors:
+        return
+    from matplotlib.colors import is_color_like
+
+    bad = [color for color in colors if not is_color_like(color)]
+    if bad:
+        raise PtsbenchError(f"--colors {bad[0]!r} is not a colour", "use names (teal) or #rrggbb")
 
 
 @click.command()
@@ -49,13 +181,18 @@ def _percentiles(text: str) -> tuple[float, ...]:
 @click.option("--columns", help="Column names of logs whose layout cannot be told from the values, e.g. "
               "time_ms,value,ddir,bs_bytes,offset_bytes,prio.")
 @click.option("--device", help="Device name for the caption (ptsbench runs name it themselves).")
+@json_options
 def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tuple[str, ...], smooth_s: float | None,
          trend: bool, x_axis: str, compare: bool, per_job: bool, interval_ms: float | None,
          directions: tuple[str, ...], percentiles: str, three_d: bool, bars: bool, skip_bad_lines: bool,
          title: str | None, labels: tuple[str, ...], pattern: str | None, columns: str | None,
-         device: str | None) -> None:
+         device: str | None, **json_settings: Any) -> None:
     """Draw fio logs: time series per run (raw, --smooth, --trend), runs compared, per-job logs merged by time,
     histogram percentiles over time, a 3D view across runs, and a summary table (also in summary.csv).
+
+    Given fio JSON or json+ output files (or --json and folders of them; from ptsbench, plain fio or fio's
+    client/server mode), draws fio-plot's bar charts instead: IOPS and latency against queue depth and numjobs,
+    QD x numjobs 3D bars and heatmaps, latency histograms and percentile bars, several inputs side by side.
 
     \b
     Examples:
@@ -64,7 +201,15 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
       ptsbench plot test_lat.log --kind lat --x written
       ptsbench plot jobs_clat_hist.*.log --percentiles 50,99,99.9
       ptsbench plot 'mix*_iops.log' --3d
+      ptsbench plot qd*.json --format png --format html --show-data --max-lat 2000
+      ptsbench plot --json ssd-a/ ssd-b/ --label A --label B --settings team-style.toml
+      ptsbench plot clients.json --exclude-hosts node3 --dir read
     """
+    from ptsbench.plot.fiojson import is_json_input
+
+    if json_settings["json_mode"] or is_json_input(inputs):
+        _plot_json(inputs, out_dir, formats, directions, title, labels, device, json_settings)
+        return
     from ptsbench.plot import PlotOptions, make_plots, summary_rows
 
     options = PlotOptions(

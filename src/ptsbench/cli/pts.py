@@ -205,6 +205,11 @@ def resume(run_dir: Path, destructive: bool) -> None:
     from ptsbench.pts.store import PtsStore
     from ptsbench.store import RunStore
 
+    if RunStore.open(run_dir).kind == "sweep":
+        from ptsbench.cli.sweep import resume_sweep
+
+        resume_sweep(run_dir, destructive)
+        return
     store = PtsStore(RunStore.open(run_dir))
     target = resume_target(store)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)

@@ -45,6 +45,10 @@ def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
     store = RunStore.open(run_dir)
     if store.kind == "pts":
         return pts_report(store, in_progress)
+    if store.kind == "sweep":
+        from ptsbench.report.sweep import sweep_report
+
+        return sweep_report(store, in_progress)
     return case_run_report(store, in_progress)
 
 

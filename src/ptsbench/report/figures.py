@@ -59,6 +59,12 @@ class Figure:
     caption: str = ""  # what it shows; the report adds the provenance
     data_sheet: bool = False  # also give its series a sheet (with a native chart) in the workbook
     meta: Mapping[str, str] = field(default_factory=dict)
+    heatmap: bool = False  # draw bars3d's grid as a heatmap (values written in the cells) instead of 3D bars
+    subtitle: str = ""
+    y_range: tuple[Number | None, Number | None] = (None, None)  # axis limits; None: automatic
+    data_table: bool = False  # static drawings: the plotted values as a table under the chart (fio-plot's
+    #                           --show-data); the HTML report shows the same numbers in its tables
+    palette: tuple[str, ...] = ()  # colours to use instead of the report's palette
 
     def point_count(self) -> int:
         if self.bars3d is not None:
@@ -145,8 +151,8 @@ def measurement_window_figure(key: str, title: str, y_label: str, rounds: Sequen
 WIDTH_IN, HEIGHT_IN = 9.0, 5.0
 
 
-def _palette() -> tuple[str, ...]:
-    return tuple(style.PALETTE)
+def _palette(figure: Figure | None = None) -> tuple[str, ...]:
+    return figure.palette if figure is not None and figure.palette else tuple(style.PALETTE)
 
 
 def color_of(series: Series, position: int, palette: Sequence[str]) -> str:
@@ -163,7 +169,7 @@ def caption_text(figure: Figure, provenance: str, width_chars: int = 170) -> str
 def _legend_in(figure: Figure) -> float:
     """Width kept right of the axes for the legend (outside the plot, so it never hides data)."""
     if figure.bars3d is not None:
-        return 0.9
+        return 1.2 if figure.heatmap else 0.9
     longest = max((len(series.name) for series in figure.series), default=0)
     return min(0.55 + longest * style.LEGEND_PT * 0.55 / 72, 3.2)
 
@@ -175,21 +181,34 @@ def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] 
     width_in, height_in = canvas.get_size_inches()
     left, bottom, width, height = region
     caption_in = (caption.count("\n") + 1) * style.CAPTION_PT * 1.3 / 72 + 0.06 if caption else 0.0
-    three_d = figure.bars3d is not None
+    three_d = figure.bars3d is not None and not figure.heatmap
     margin_left_in, margin_bottom_in, margin_top_in = (0.1, 0.05, 0.3) if three_d else (1.05, 0.5, 0.35)
+    if figure.subtitle:
+        margin_top_in += 0.18
+    table_in = _data_table_in(figure)
     axes_left = left + margin_left_in / width_in
-    axes_bottom = bottom + (margin_bottom_in + caption_in) / height_in
+    axes_bottom = bottom + (margin_bottom_in + caption_in + table_in) / height_in
     axes_width = width - (margin_left_in + _legend_in(figure) + 0.1) / width_in
-    axes_height = height - (margin_bottom_in + caption_in + margin_top_in) / height_in
+    axes_height = height - (margin_bottom_in + caption_in + table_in + margin_top_in) / height_in
     rect = (axes_left, axes_bottom, axes_width, axes_height)
     if three_d:
         import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3d projection)
 
         axes = canvas.add_axes(rect, projection="3d")
         _draw_bars3d(axes, figure)
+    elif figure.heatmap:
+        axes = canvas.add_axes(rect)
+        _draw_heatmap(axes, figure)
     else:
         axes = canvas.add_axes(rect)
         _draw_lines(axes, figure)
+        axes.set_ylim(*figure.y_range)
+    if figure.subtitle:
+        axes.text(0.5, 1.01 + 0.3 / (axes_height * height_in), figure.subtitle, transform=axes.transAxes,
+                  ha="center", va="bottom", fontsize=style.LEGEND_PT + 1, color=style.CAPTION)
+    if table_in:
+        _draw_data_table(canvas, figure, (axes_left, bottom + (caption_in + 0.1) / height_in, axes_width,
+                                          (table_in - 0.45) / height_in))
     if caption:
         canvas.text(left + 0.08 / width_in, bottom + 0.04 / height_in, caption, fontsize=style.CAPTION_PT,
                     color=style.CAPTION, ha="left", va="bottom")
@@ -234,7 +253,7 @@ def bar_offsets(figure: Figure) -> dict[int, tuple[float, float]]:
 
 
 def _draw_lines(axes: Any, figure: Figure) -> None:
-    palette = _palette()
+    palette = _palette(figure)
     offsets = bar_offsets(figure)
     for position, series in enumerate(figure.series):
         y = [math.nan if value is None else value for value in series.y]
@@ -253,12 +272,67 @@ def _draw_lines(axes: Any, figure: Figure) -> None:
     finish_axes(axes, figure.title, figure.x_label, figure.y_label, legend=bool(figure.series))
 
 
+TABLE_ROW_IN = 0.17
+
+
+def _data_table_in(figure: Figure) -> float:
+    """Height kept under the axes for the data table (the x tick labels sit between them)."""
+    if not figure.data_table or figure.bars3d is not None or not figure.series:
+        return 0.0
+    return 0.45 + TABLE_ROW_IN * (len(figure.series) + 1)
+
+
+def _draw_data_table(canvas: Any, figure: Figure, region: tuple[float, float, float, float]) -> None:
+    """The plotted values under the chart: a row per series, a column per x value (fio-plot's --show-data)."""
+    columns = list(dict.fromkeys(x for series in figure.series for x in series.x))
+    labels = dict(figure.x_ticks)
+    header = [labels.get(x, plain_number(float(x))) for x in columns]
+    rows = []
+    for series in figure.series:
+        values = dict(zip(series.x, series.y, strict=False))
+        rows.append([_table_number(values.get(x)) for x in columns])
+    axes = canvas.add_axes(region)
+    axes.axis("off")
+    table = axes.table(cellText=rows, rowLabels=[series.name for series in figure.series], colLabels=header,
+                       loc="upper center", cellLoc="right", bbox=(0.0, 0.0, 1.0, 1.0))
+    table.auto_set_font_size(False)
+    table.set_fontsize(style.LEGEND_PT)
+
+
+def _table_number(value: Number | None) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.3g}"
+
+
+def _draw_heatmap(axes: Any, figure: Figure) -> None:
+    """bars3d's grid as coloured cells with their values written in (a 2D view of the 3D bars)."""
+    assert figure.bars3d is not None
+    grid = figure.bars3d
+    values = [[math.nan if value is None else float(value) for value in row] for row in grid.z]
+    image = axes.imshow(values, cmap="viridis", aspect="auto", origin="lower")
+    finite = [value for row in values for value in row if math.isfinite(value)]
+    middle = (min(finite) + max(finite)) / 2 if finite else 0.0
+    for row_index, row in enumerate(values):
+        for column, value in enumerate(row):
+            if math.isfinite(value):
+                axes.text(column, row_index, _table_number(value), ha="center", va="center", fontsize=7,
+                          color="black" if value > middle else "white")
+    axes.set_xticks(range(len(grid.x_labels)), grid.x_labels)
+    axes.set_yticks(range(len(grid.y_labels)), grid.y_labels)
+    colorbar = axes.figure.colorbar(image, ax=axes, fraction=0.05, pad=0.02)
+    colorbar.set_label(figure.z_label, fontsize=8)
+    axes.set_title(figure.title, fontsize=style.TITLE_PT, y=1.01)
+    axes.set_xlabel(figure.x_label)
+    axes.set_ylabel(figure.y_label)
+
+
 def _draw_bars3d(axes: Any, figure: Figure) -> None:
     from matplotlib.patches import Patch
 
     assert figure.bars3d is not None
     bars = figure.bars3d
-    palette = _palette()
+    palette = _palette(figure)
     for column, _label in enumerate(bars.x_labels):
         cells = [(row, value) for row, values in enumerate(bars.z) if (value := values[column]) is not None]
         if not cells:
@@ -276,7 +350,8 @@ def _draw_bars3d(axes: Any, figure: Figure) -> None:
     axes.legend(handles=handles, fontsize=style.LEGEND_PT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
 
 
-def write_figure_files(figure: Figure, directory: Path, provenance: str, dpi: int = 100) -> list[Path]:
+def write_figure_files(figure: Figure, directory: Path, provenance: str, dpi: int = 100,
+                       formats: Sequence[str] = ("png", "svg")) -> list[Path]:
     """figures/KEY.png and KEY.svg, each written to a temporary name and renamed; provenance also in metadata."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -293,6 +368,8 @@ def write_figure_files(figure: Figure, directory: Path, provenance: str, dpi: in
     )
     with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text stays text: smaller, faster, searchable
         for suffix, kwargs in options:
+            if suffix not in formats:
+                continue
             path = directory / f"{figure.key}.{suffix}"
             with atomic_file(path) as temporary:
                 drawn.savefig(temporary, format=suffix, dpi=dpi, **kwargs)

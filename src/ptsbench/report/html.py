@@ -90,12 +90,21 @@ def _bars_traces(bars: Bars3D, palette: Sequence[str], z_label: str) -> list[dic
 
 def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
     """A Figure as plotly's {data, layout, config}."""
+    palette = figure.palette or palette
+    title = f"{figure.title}<br><sub>{figure.subtitle}</sub>" if figure.subtitle else figure.title
     layout: dict[str, Any] = {
-        "title": {"text": figure.title, "font": {"size": 15}}, "font": {"family": _FONT, "size": 12},
+        "title": {"text": title, "font": {"size": 15}}, "font": {"family": _FONT, "size": 12},
         "paper_bgcolor": "white", "plot_bgcolor": "white", "hovermode": "closest", "colorway": list(palette),
         "margin": {"l": 70, "r": 20, "t": 50, "b": 55}, "legend": {"font": {"size": 11}},
     }
-    if figure.bars3d is not None:
+    if figure.bars3d is not None and figure.heatmap:
+        grid = figure.bars3d
+        data = [{"type": "heatmap", "x": list(grid.x_labels), "y": list(grid.y_labels), "z": [list(r) for r in grid.z],
+                 "colorscale": "Viridis", "colorbar": {"title": {"text": figure.z_label}},
+                 "texttemplate": "%{z:,.4~g}", "hovertemplate": "%{x} x %{y}: %{z:,.6g}<extra></extra>"}]
+        layout["xaxis"] = {**_axis(figure.x_label, False), "type": "category"}
+        layout["yaxis"] = {**_axis(figure.y_label, False), "type": "category"}
+    elif figure.bars3d is not None:
         bars = figure.bars3d
         data = _bars_traces(bars, palette, figure.z_label)
         layout["scene"] = {
@@ -113,11 +122,19 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
         ys = [y for series in figure.series for y in series.y]
         layout["xaxis"] = _axis(figure.x_label, figure.x_log, figure.x_ticks or (log_ticks(xs) if figure.x_log else ()))
         layout["yaxis"] = _axis(figure.y_label, figure.y_log, log_ticks(ys) if figure.y_log else ())
+        if figure.y_range != (None, None):
+            low, high = figure.y_range
+            known = [y for y in ys if y is not None]
+            ends = [min(known, default=0) if low is None else low, max(known, default=1) if high is None else high]
+            if not figure.y_log:
+                layout["yaxis"]["range"] = ends
+            elif all(end > 0 for end in ends):
+                layout["yaxis"]["range"] = [math.log10(end) for end in ends]
         if any(series.mode == "bars" for series in figure.series):
             layout.update(barmode="group", bargap=1 - BAR_GROUP_WIDTH, bargroupgap=0.0)
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "svg", "filename": figure.key}}
-    return {"data": data, "layout": layout, "config": config, "gl": figure.bars3d is not None}
+    return {"data": data, "layout": layout, "config": config, "gl": figure.bars3d is not None and not figure.heatmap}
 
 
 def _script_json(obj: object) -> str:

@@ -1,6 +1,6 @@
 """Live progress on stderr: one bar per fio case with elapsed time, ETA, and current IOPS and MB/s."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ptsbench.cases import Case, CaseRecord
@@ -56,3 +56,51 @@ class TerminalProgress:
         total = self.progress.tasks[task].total
         done = "done" if record.status == "ok" else f"[red]FAILED[/red] {record.message}"
         self.progress.update(task, completed=total if total else 1, total=total or 1, eta="0:00", rate=done)
+
+
+class SweepProgress(TerminalProgress):
+    """A sweep's progress: one line for the whole sweep (cells done, time left by the plan) and a bar for the cell
+    running now; a finished cell leaves one line with what fio measured."""
+
+    def __init__(self, cases: Sequence[Case], done: int) -> None:
+        super().__init__()
+        self.count = len(cases) + done
+        self.done = done
+        self.remaining_s = {case.index: case.expected_s or 0.0 for case in cases}
+        self.overall: Any = None
+
+    def __enter__(self) -> "SweepProgress":
+        super().__enter__()
+        total = sum(self.remaining_s.values())
+        self.overall = self.progress.add_task(self._title(), total=total or None, eta=format_duration(total),
+                                              rate="")
+        return self
+
+    def _title(self) -> str:
+        return f"sweep: {self.done} of {self.count} cells done"
+
+    def _update(self, left_s: float) -> None:
+        total = self.progress.tasks[self.overall].total or 0
+        self.progress.update(self.overall, description=self._title(), completed=max(total - left_s, 0),
+                             eta=format_duration(left_s))
+
+    def start(self, case: Case) -> Callable[[FioStatus], None]:
+        cell = super().start(case)
+        expected_s = self.remaining_s.get(case.index, 0.0)
+        others_s = sum(self.remaining_s.values()) - expected_s
+
+        def on_status(status: FioStatus) -> None:
+            cell(status)
+            self._update(others_s + max(expected_s - status.elapsed_s, 0.0))
+
+        return on_status
+
+    def finish(self, case: Case, record: CaseRecord) -> None:
+        self.progress.remove_task(self.tasks.pop(case.index))
+        self.remaining_s.pop(case.index, None)
+        self.done += 1
+        self._update(sum(self.remaining_s.values()))
+        iops = sum(direction["iops"] for job in record.jobs for direction in job["directions"]
+                   if direction["direction"] in ("read", "write", "trim"))
+        said = f"{iops:,.0f} IOPS" if record.status == "ok" else f"[red]FAILED[/red] {record.message}"
+        self.console.print(f"cell {case.index} {case.name}: {said}", highlight=False)

@@ -1,0 +1,262 @@
+"""`ptsbench sweep`: a matrix of fio cells over rw, block size, read mix, iodepth and numjobs, run by the case runner
+and resumable with `ptsbench resume`."""
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, _hosts_and_targets, _key_value
+from ptsbench.errors import PtsbenchError
+
+if TYPE_CHECKING:
+    from ptsbench.cases import Case
+    from ptsbench.hosts import Host
+    from ptsbench.store import RunStore
+    from ptsbench.sweep import SweepSpec
+
+
+def _texts(value: str, option: str) -> tuple[str, ...]:
+    items = tuple(part.strip() for part in value.split(",") if part.strip())
+    if not items:
+        raise PtsbenchError(f"{option} {value!r}: no value", f"give a comma-separated list, e.g. {option} 4k,128k")
+    return items
+
+
+def _numbers(value: str, option: str) -> tuple[int, ...]:
+    """`1,2,4` or a series `1,2,4,...,256` (continued by the ratio, or else the step, of the two values before the
+    dots, up to the last value)."""
+    items = _texts(value, option)
+    numbers: list[int] = []
+    for position, item in enumerate(items):
+        if item in ("...", ".."):
+            if len(numbers) < 2 or position != len(items) - 2:
+                raise PtsbenchError(f"{option} {value!r}: '...' needs two values before it and one after it",
+                                    f"e.g. {option} 1,2,4,...,256")
+            continue
+        if not item.isdigit() or int(item) < 1:
+            raise PtsbenchError(f"{option} {value!r}: {item!r} is not a whole number of 1 or more",
+                                f"e.g. {option} 1,2,4")
+        numbers.append(int(item))
+    if "..." in items or ".." in items:
+        end = numbers.pop()
+        first, second = numbers[-2], numbers[-1]
+        grow = (lambda n: n * (second // first)) if second % first == 0 and second > first else (
+            lambda n: n + (second - first))
+        if second <= first:
+            raise PtsbenchError(f"{option} {value!r}: a series must grow", f"e.g. {option} 1,2,4,...,256")
+        while (following := grow(numbers[-1])) <= end:
+            numbers.append(following)
+        if numbers[-1] != end:
+            numbers.append(end)
+    return tuple(numbers)
+
+
+@click.command()
+@click.argument("targets", nargs=-1, required=True, metavar="TARGET...")
+@click.option("--rw", default="randread,randwrite", show_default=True,
+              help="fio rw values, comma-separated (read, write, randread, randwrite, rw, randrw, ...).")
+@click.option("--bs", default="4k", show_default=True, help="Block sizes, comma-separated.")
+@click.option("--iodepth", default="1,2,4,8,16,32,64", show_default=True,
+              help="Queue depths, comma-separated; 1,2,...,256 continues the series.")
+@click.option("--numjobs", default="1", show_default=True, help="Job counts (threads), comma-separated.")
+@click.option("--rwmixread", help="Read shares in percent for mixed rw values (rw, randrw), comma-separated.")
+@click.option("--runtime", "runtime_s", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Seconds per cell (fio's runtime, time_based).")
+@click.option("--ramp-time", "ramp_time_s", type=click.FloatRange(min=0), help="fio's ramp_time per cell (seconds).")
+@click.option("--loops", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run every cell this many times, each stored and drawn on its own.")
+@click.option("--size", help="fio size (needed for a file target that does not exist yet), e.g. 4G.")
+@click.option("--ioengine", help="fio ioengine (default: io_uring, else libaio, else psync, as the target allows).")
+@click.option("--direct", type=click.IntRange(0, 1), default=1, show_default=True, help="fio's direct (0: buffered).")
+@click.option("--ss", metavar="CRITERION", help="fio's steady state: end a cell early once reached, e.g. iops:0.3% "
+              "or bw_slope:0.1% (fio's ss=).")
+@click.option("--ss-dur", "ss_dur_s", type=click.FloatRange(min=0, min_open=True),
+              help="Window fio judges steady state over (seconds, fio's ss_dur).")
+@click.option("--ss-ramp", "ss_ramp_s", type=click.FloatRange(min=0),
+              help="Seconds before fio starts judging steady state (fio's ss_ramp).")
+@click.option("--precondition", type=click.Path(dir_okay=False, path_type=Path),
+              help="A fio job file run on each target before its cells (its filename becomes the target).")
+@click.option("--precondition-repeat", is_flag=True, help="Run the precondition job before every cell.")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any other fio option for every cell.")
+@click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...).")
+@click.option("--destructive", is_flag=True, help="Allow writes to a block device (refused by default).")
+@click.option("--allow-mounted", is_flag=True,
+              help="With --destructive: allow writes to a device in use (mounted, md/dm/LVM member, swap).")
+@click.option("--fio-lat-log", is_flag=True, help="Also have fio write its own latency logs (costs fio a clock "
+              "read per IO).")
+@click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1), default=1000, show_default=True,
+              help=LOG_INTERVAL_HELP)
+@click.option("--dry-run", is_flag=True, help="Print the cell count, the duration and every cell's job file and fio "
+              "command; run nothing.")
+@click.option("--hosts", "hosts_spec", metavar="HOSTS", help=HOSTS_HELP)
+@click.option("--lat-bound", default="1ms", show_default=True, help="The report's headline says at which queue "
+              "depth the latency percentile first exceeds this (us, ms or s).")
+@click.option("--lat-percentile", default="99", show_default=True, help="The percentile --lat-bound applies to "
+              "(also drawn in the latency charts and heatmaps).")
+def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str, rwmixread: str | None,
+          runtime_s: float, ramp_time_s: float | None, loops: int, size: str | None, ioengine: str | None,
+          direct: int, ss: str | None, ss_dur_s: float | None, ss_ramp_s: float | None, precondition: Path | None,
+          precondition_repeat: bool, settings: tuple[str, ...], out: Path | None, destructive: bool,
+          allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
+          lat_bound: str, lat_percentile: str) -> None:
+    """Sweep targets over a matrix of rw x block size x read mix x numjobs x iodepth; every cell is a fio run
+    stored with its job file, command line, json+ and logs. `ptsbench resume RUN_DIR` continues a killed sweep.
+
+    \b
+    Examples:
+      ptsbench sweep /dev/nvme0n1 --rw randread,randwrite --iodepth 1,2,4,...,256 --numjobs 1,2,4 --destructive
+      ptsbench sweep /mnt/test --size 4G --bs 4k,128k --rw randrw --rwmixread 70 --runtime 30 --dry-run
+      ptsbench sweep /dev/nvme0n1 /dev/nvme1n1 --rw randwrite --ss iops:0.3% --ss-dur 30 --destructive
+      ptsbench resume ptsbench-results/20261124T070000Z-sweep --destructive
+    """
+    from ptsbench.sweep import RW_CHOICES, SweepSpec, check_spec
+
+    rw_values = _texts(rw, "--rw")
+    unknown = [value for value in rw_values if value not in RW_CHOICES]
+    if unknown:
+        raise PtsbenchError(f"--rw {unknown[0]!r} is not a fio rw value", f"use {', '.join(RW_CHOICES)}")
+    if rwmixread and not all(v.isdigit() for v in _texts(rwmixread, "--rwmixread")):
+        raise PtsbenchError(f"--rwmixread {rwmixread!r}: not whole percentages", "e.g. --rwmixread 70,50")
+    if precondition_repeat and precondition is None:
+        raise PtsbenchError("--precondition-repeat needs --precondition FILE", "name the precondition job file")
+    spec = SweepSpec(
+        rw=rw_values, bs=_texts(bs, "--bs"), iodepth=_numbers(iodepth, "--iodepth"),
+        numjobs=_numbers(numjobs, "--numjobs"),
+        rwmixread=tuple(int(v) for v in _texts(rwmixread, "--rwmixread")) if rwmixread else (),
+        runtime_s=runtime_s, ramp_time_s=ramp_time_s, loops=loops, size=size, direct=bool(direct), ss=ss,
+        ss_dur_s=ss_dur_s, ss_ramp_s=ss_ramp_s, options=tuple(_key_value(item) for item in settings),
+        precondition=str(precondition) if precondition else None, precondition_repeat=precondition_repeat,
+    )
+    check_spec(spec)
+    _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
+           dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile))
+
+
+def _report_settings(bound: str, percentile: str) -> dict[str, object]:
+    from ptsbench.fio.jobs import parse_duration_s
+
+    bound_s = parse_duration_s(bound) if not bound.strip().isdigit() else None
+    if bound_s is None or bound_s <= 0:
+        raise PtsbenchError(f"--lat-bound {bound!r} is not a duration with a unit", "e.g. --lat-bound 1ms or 500us")
+    try:
+        value = float(percentile)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 100:
+        raise PtsbenchError(f"--lat-percentile {percentile!r} is not a percentile", "e.g. --lat-percentile 99.9")
+    from ptsbench.fio.jobs import PERCENTILES
+
+    if f"{value:g}" not in PERCENTILES:
+        raise PtsbenchError(f"--lat-percentile {percentile}: fio is asked for {', '.join(PERCENTILES)} only",
+                            "choose one of those")
+    return {"latency_bound_us": bound_s * 1e6, "percentile": f"{value:g}"}
+
+
+def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out: Path | None,
+           permission: tuple[bool, bool], log_interval_ms: int, fio_lat_log: bool, dry_run: bool,
+           hosts_spec: str | None, report: dict[str, object]) -> None:
+    from dataclasses import replace
+
+    from ptsbench.cases import check_cases, resolve_targets
+    from ptsbench.fio.runner import probe_engine
+    from ptsbench.store import RunStore, default_run_dir
+    from ptsbench.sweep import job_texts, plan_cases, plan_entries, write_job_files
+
+    hosts, infos, resolved = _hosts_and_targets(hosts_spec, target_paths, dry_run)
+    if not hosts:
+        resolved = resolve_targets(target_paths, spec.size)
+    if ioengine is None:
+        if hosts:
+            from ptsbench.hosts import probe_remote_engine
+
+            ioengine = "libaio" if dry_run else probe_remote_engine(hosts, resolved[0])[0]
+        else:
+            ioengine = probe_engine(resolved[0].path)[0]
+    spec = replace(spec, ioengine=ioengine)
+    run_dir = out or default_run_dir("sweep")
+    fio_lat_log = fio_lat_log or bool(hosts)  # fio's client prints no status documents to derive latency from
+    entries = plan_entries(spec, len(resolved))
+    cases = plan_cases(entries, job_texts(spec), resolved, run_dir, log_interval_ms, fio_lat_log)
+    if dry_run:
+        _print_dry_run(cases, run_dir, hosts)
+        return
+    if hosts:
+        from ptsbench.hosts import check_remote_writes
+
+        check_remote_writes(cases, permission[0], hosts)
+    else:
+        check_cases(cases, *permission)
+    from ptsbench.cases import expected_total_s
+    from ptsbench.target.info import target_facts
+
+    store = RunStore.create(run_dir.absolute(), {  # absolute job paths: orphan fio processes are found by them
+        "kind": "sweep", "name": "sweep", "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
+        "log_interval_ms": log_interval_ms, "expected_duration_s": expected_total_s(cases, False),
+        "sweep": {"spec": asdict(spec), "targets": [asdict(t) for t in resolved],
+                  "hosts": [host.label for host in hosts], "fio_lat_log": fio_lat_log, "cases": entries,
+                  "report": report},
+        **({"hosts": [asdict(info) for info in infos]} if hosts else {}),
+    })
+    write_job_files(store.root, spec)
+    click.echo(f"ptsbench: run directory {run_dir}", err=True)
+    execute(store, cases, hosts)
+
+
+def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]") -> None:
+    """Run the sweep's unfinished cells with the run directory locked, then write its report."""
+    from ptsbench.cli.run import write_final_report
+    from ptsbench.pts.engine import stop_orphan_fio
+    from ptsbench.pts.store import PtsStore
+    from ptsbench.report.progress import SweepProgress
+    from ptsbench.sweep import finished, run_sweep
+
+    with PtsStore(store).lock():
+        stop_orphan_fio(store.root.absolute())
+        pending = [case for case in cases if not finished(store, case)]
+        store.update_manifest(status="running")
+        try:
+            with SweepProgress(pending, len(cases) - len(pending)) as progress:
+                records = run_sweep(store, pending, progress, hosts)
+        except KeyboardInterrupt:
+            store.update_manifest(status="interrupted")
+            click.echo(f"ptsbench: finished cells are kept; `ptsbench resume {store.root}` runs the others", err=True)
+            raise
+        failed = [record.name for record in records if record.status != "ok"]
+        store.update_manifest(status="failed" if failed else "done")
+    write_final_report(store.root)
+    if failed:
+        click.echo(f"ptsbench: error: failed cells: {', '.join(failed)} (see fio.stderr in {store.root}/cases; "
+                   f"`ptsbench resume {store.root}` runs them again)", err=True)
+        sys.exit(1)
+
+
+def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) -> None:
+    """`ptsbench resume` of a sweep: the stored plan again, only the cells without a finished result."""
+    from ptsbench.cases import check_cases
+    from ptsbench.store import RunStore
+    from ptsbench.sweep import stored_plan
+
+    store = RunStore.open(run_dir.absolute())
+    _sweep, _targets, hosts, cases = stored_plan(store)
+    if hosts:
+        from ptsbench.hosts import check_remote_writes
+
+        check_remote_writes(cases, destructive, hosts)
+    else:
+        check_cases(cases, destructive, allow_mounted)
+    click.echo(f"ptsbench: resuming {run_dir}", err=True)
+    execute(store, cases, hosts)
+
+
+def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> None:
+    from ptsbench.cases import expected_total_s
+    from ptsbench.cli.run import _print_dry_run as print_cases
+    from ptsbench.units import format_duration
+
+    total_s = expected_total_s(cases, False)
+    print_cases(cases, run_dir, total_s, hosts)
+    expected = format_duration(total_s) if total_s is not None else "unknown"
+    click.echo(f"# sweep: {len(cases)} fio runs, at most {expected} (fio's steady state may end cells sooner)")

@@ -1,0 +1,104 @@
+"""fio JSON / json+ output files from anywhere (ptsbench's fio.json, plain `fio --output-format=json`, client/server
+runs): found in folders by content, not by name, and read into results with the facts charts group by.
+
+Plain fio reports latency percentiles for completion latency (clat) only, unless the job set lat_percentiles=1; then
+the results carry clat, and say so, rather than total latency without percentiles.
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ptsbench.errors import PtsbenchError
+from ptsbench.fio.output import DIRECTIONS, JobResult, job_entries, parse_jobs
+
+MIXED_RW = ("rw", "readwrite", "randrw")
+
+
+@dataclass(frozen=True)
+class FoundJob:
+    """One job (or reporting group, per host in client/server runs) of one fio output file."""
+
+    result: JobResult
+    rwmixread: int | None  # mixed workloads: the read share fio ran with
+    latency: str  # "lat" (total latency) or "clat" (completion latency: plain fio's only percentiles)
+    path: Path
+
+
+def load_document(path: Path) -> dict[str, Any] | None:
+    """fio's JSON document in a file (text fio printed before it, such as warnings, is skipped); None when the file
+    holds no fio output."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as error:
+        raise PtsbenchError(f"cannot read {path}: {error.strerror}", "check the path and its permissions") from error
+    start = text.find("{")
+    while start >= 0:
+        try:
+            doc, _end = json.JSONDecoder().raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("\n{", start + 1)
+            start = start + 1 if start >= 0 else -1
+            continue
+        if isinstance(doc, dict) and "fio version" in doc and ("jobs" in doc or "client_stats" in doc):
+            return doc
+        return None
+    return None
+
+
+def _has_lat_percentiles(entries: Sequence[Mapping[str, Any]]) -> bool:
+    return any((entry.get(d) or {}).get("lat_ns", {}).get("percentile") for entry in entries for d in DIRECTIONS)
+
+
+def _clat_as_lat(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The document with each direction's clat_ns in the place of lat_ns."""
+    def entry(item: Mapping[str, Any]) -> dict[str, Any]:
+        changed = dict(item)
+        for direction in DIRECTIONS:
+            if isinstance(item.get(direction), Mapping) and "clat_ns" in item[direction]:
+                changed[direction] = {**item[direction], "lat_ns": item[direction]["clat_ns"]}
+        return changed
+
+    key = "client_stats" if "client_stats" in doc else "jobs"
+    return {**doc, key: [entry(item) for item in doc.get(key, [])]}
+
+
+def _read_share(options: Mapping[str, Any]) -> int | None:
+    rw = str(options.get("rw") or options.get("readwrite") or "read").partition(":")[0]
+    if rw not in MIXED_RW:
+        return None
+    try:
+        if "rwmixread" in options:
+            return int(options["rwmixread"])
+        if "rwmixwrite" in options:
+            return 100 - int(options["rwmixwrite"])
+    except ValueError:
+        return None
+    return 50  # fio's default
+
+
+def document_jobs(doc: Mapping[str, Any], path: Path) -> list[FoundJob]:
+    """Every job of a fio document, total latency when fio has its percentiles, else completion latency."""
+    entries = job_entries(doc)
+    latency = "lat" if _has_lat_percentiles(entries) or not entries else "clat"
+    parsed = parse_jobs(doc if latency == "lat" else _clat_as_lat(doc))
+    options = {(str(e.get("jobname", "")), str(e.get("hostname", ""))): {**doc.get("global options", {}),
+                                                                       **e.get("job options", {})} for e in entries}
+    return [FoundJob(result, _read_share(options.get((result.name, str(result.hostname or "")), {})), latency, path)
+            for result in parsed]
+
+
+def find_json_files(inputs: Sequence[str]) -> list[Path]:
+    """Files named, and every *.json under folders named (in name order); none found is an error."""
+    found: list[Path] = []
+    for raw in inputs:
+        path = Path(raw)
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.json") if p.is_file())
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise PtsbenchError(f"{raw}: no such file or folder", "name fio JSON files or folders holding them")
+    return found

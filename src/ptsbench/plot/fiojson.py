@@ -1,0 +1,119 @@
+"""`ptsbench plot` on fio JSON / json+ output: fio-plot's bar charts (IOPS and latency against queue depth and numjobs,
+3D bars, heatmaps, latency histograms, percentile bars) from any fio output files, grouped by what differs between
+them, several inputs side by side; written as PNG / SVG and one offline HTML page, with the numbers on the terminal.
+"""
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ptsbench.errors import PtsbenchError
+from ptsbench.report.model import Report, Table
+from ptsbench.report.sweep_charts import ChartOptions, Point, job_points
+
+HTML_NAME = "index.html"
+
+
+@dataclass(frozen=True)
+class JsonPlotOptions:
+    out_dir: Path = Path("ptsbench-plots")
+    formats: tuple[str, ...] = ("png",)
+    charts: ChartOptions = field(default_factory=ChartOptions)
+    labels: tuple[str, ...] = ()  # a name per input (folder or file), else its name
+    include_hosts: tuple[str, ...] = ()
+    exclude_hosts: tuple[str, ...] = ()
+    dpi: int = 100
+    latency_bound_us: float = 1000.0
+    device: str | None = None
+
+
+@dataclass(frozen=True)
+class JsonPlotResult:
+    files: tuple[Path, ...]
+    table: Table
+    notes: tuple[str, ...]
+
+
+def is_json_input(inputs: Sequence[str]) -> bool:
+    """Whether `ptsbench plot` was given fio JSON output: every input a *.json file."""
+    return bool(inputs) and all(Path(raw).suffix == ".json" and Path(raw).is_file() for raw in inputs)
+
+
+def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[Point], list[str], str]:
+    """Points of every fio output found (a source per input when several are given, per host in client/server
+    output), notes on files left out, and the fio version(s) for the caption."""
+    from ptsbench.fio.jsonfiles import document_jobs, find_json_files, load_document
+
+    if options.labels and len(options.labels) != len(inputs):
+        raise PtsbenchError(f"{len(options.labels)} --label for {len(inputs)} inputs", "give one --label per input")
+    points: list[Point] = []
+    notes: list[str] = []
+    versions: dict[str, None] = {}
+    parents = {Path(raw).resolve().parent for raw in inputs if not Path(raw).is_dir()}
+    folders = [raw for raw in inputs if Path(raw).is_dir()]
+    for position, raw in enumerate(inputs):
+        source = _source(raw, options.labels[position] if options.labels else None, len(folders) + len(parents) > 1)
+        for path in find_json_files([raw]):
+            doc = load_document(path)
+            if doc is None:
+                notes.append(f"{path}: not fio JSON output, left out")
+                continue
+            versions[str(doc.get("fio version", ""))] = None
+            for found in document_jobs(doc, path):
+                host = found.result.hostname
+                if host and (options.include_hosts and host not in options.include_hosts
+                             or host in options.exclude_hosts):
+                    continue
+                name = " ".join(part for part in (source, f"on {host}" if host else "") if part) or "fio"
+                label = str(path.relative_to(raw)) if Path(raw).is_dir() else path.name
+                points += job_points(found, name, label.removesuffix(".json"))
+    if not points:
+        raise PtsbenchError(f"no fio results in {', '.join(inputs)}" + ("" if not notes else f" ({notes[0]})"),
+                            "pass fio's --output-format=json or json+ output files, or folders holding them")
+    return points, notes, ", ".join(version for version in versions if version)
+
+
+def _source(raw: str, label: str | None, several: bool) -> str:
+    """What an input is compared as: its --label; else, when the inputs come from several folders, the folder (a
+    folder named, or the folder of a file named); else nothing (one source)."""
+    if label is not None:
+        return label
+    if not several:
+        return ""
+    path = Path(raw).resolve()
+    return path.name if path.is_dir() else path.parent.name
+
+
+def make_json_plots(inputs: Sequence[str], options: JsonPlotOptions) -> JsonPlotResult:
+    """Draw the charts of fio JSON output into options.out_dir."""
+    from ptsbench import __version__
+    from ptsbench.report import style
+    from ptsbench.report.figures import write_figure_files
+    from ptsbench.report.sweep import chart_sections, points_table
+
+    for name in options.formats:
+        if name not in ("png", "svg", "html"):
+            raise PtsbenchError(f"unknown format {name!r}", "use png, svg or html")
+    points, notes, versions = read_points(inputs, options)
+    caption = "From fio's JSON output" + (" (json+ latency bins for the histograms)." if any(p.bins for p in points)
+                                          else ".")
+    sections = chart_sections(points, options.charts, options.latency_bound_us, caption)
+    provenance = style.provenance_caption(__version__, versions or None, options.device,
+                                          datetime.datetime.now(datetime.UTC))
+    out_dir = options.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    figures = [figure for section in sections for figure in section.figures()]
+    static = [name for name in options.formats if name != "html"]
+    if static:
+        for figure in figures:
+            written += write_figure_files(figure, out_dir, provenance, options.dpi, static)
+    if "html" in options.formats:
+        from ptsbench.report.html import write_html
+
+        title = options.charts.title or "fio results"
+        report = Report(title, provenance, (("inputs", " ".join(inputs)),), tuple(sections))
+        write_html(report, out_dir / HTML_NAME, static=False)
+        written.append(out_dir / HTML_NAME)
+    return JsonPlotResult(tuple(written), points_table(points), tuple(notes))

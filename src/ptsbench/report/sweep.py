@@ -1,0 +1,142 @@
+"""The report of a sweep (`ptsbench sweep`) or of any fio JSON files (`ptsbench plot`): a headline (best IOPS per
+workload, the queue depth at which a latency percentile crosses a stated bound), every run's numbers, and the bar
+charts of sweep_charts.py."""
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ptsbench.report.common import environment_section, provenance_line, run_facts
+from ptsbench.report.model import Block, Column, Report, Section, Table, Text, format_value
+from ptsbench.report.sweep_charts import ChartOptions, Point, groups, job_points, sweep_figures
+
+DEFAULT_BOUND_US = 1000.0
+TABLE_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")
+
+
+def _us(value_ns: float | None) -> float | None:
+    return None if value_ns is None else value_ns / 1000
+
+
+def points_table(points: Sequence[Point]) -> Table:
+    """Every plotted number: a row per run and direction."""
+    latency = {p.latency for p in points}
+    name = "clat" if latency == {"clat"} else "lat"
+    columns = (Column("run"), Column("source"), Column("rw"), Column("bs"), Column("read %"), Column("QD", "int"),
+               Column("numjobs", "int"), Column("dir"), Column("IOPS", "iops"), Column("MB/s", "mbs"),
+               Column(f"{name} mean (µs)", "us"), *(Column(f"{name} p{p} (µs)", "us") for p in TABLE_PERCENTILES))
+    rows = tuple((p.label, p.source, p.rw, p.bs, "-" if p.rwmixread is None else str(p.rwmixread), p.iodepth,
+                  p.numjobs, p.direction, p.iops, p.bw_bytes / 1e6, _us(p.lat_mean_ns),
+                  *(_us(p.percentiles_ns.get(pct)) for pct in TABLE_PERCENTILES)) for p in points)
+    return Table("sweep", "One row per fio run and direction, as fio reported it", columns, rows,
+                 keys=(0, 1, 7))
+
+
+def bound_table(points: Sequence[Point], percentile: str, bound_us: float) -> tuple[Table, list[str]]:
+    """Per source, workload and numjobs: the highest queue depth whose percentile stays within the bound and the
+    first that exceeds it (in queue depth order); and the headline sentences."""
+    rows = []
+    lines = []
+    label = f"p{percentile}"
+    for workload, chosen in groups(points).items():
+        for source in dict.fromkeys(p.source for p in chosen):
+            for numjobs in sorted({p.numjobs for p in chosen if p.source == source}):
+                series = sorted((p for p in chosen if p.source == source and p.numjobs == numjobs
+                                 and percentile in p.percentiles_ns), key=lambda p: p.iodepth)
+                if len(series) < 2:
+                    continue
+                within = [p for p in series if p.percentiles_ns[percentile] / 1000 <= bound_us]
+                over = next((p for p in series if p.percentiles_ns[percentile] / 1000 > bound_us), None)
+                last = within[-1] if within and (over is None or within[-1].iodepth < over.iodepth) else None
+                rows.append((source, workload, numjobs, last.iodepth if last else None, last.iops if last else None,
+                             over.iodepth if over else None,
+                             _us(over.percentiles_ns[percentile]) if over else None))
+                where = f"{workload}, numjobs {numjobs}" + (f", {source}" if len({p.source for p in points}) > 1
+                                                            else "")
+                bound = format_value(bound_us, "us")
+                if over is None:
+                    top = series[-1]
+                    lines.append(f"{where}: {label} stays within {bound} µs up to the highest queue depth run, "
+                                 f"{top.iodepth} ({format_value(_us(top.percentiles_ns[percentile]), 'us')} µs).")
+                else:
+                    lines.append(f"{where}: {label} exceeds {bound} µs at queue depth {over.iodepth} "
+                                 f"({format_value(_us(over.percentiles_ns[percentile]), 'us')} µs)" +
+                                 (f"; at {last.iodepth} it was within ({format_value(last.iops, 'iops')} IOPS)."
+                                  if last else "; it does at every queue depth run."))
+    columns = (Column("source"), Column("workload"), Column("numjobs", "int"), Column("last QD within", "int"),
+               Column("IOPS there", "iops"), Column("first QD over", "int"), Column(f"{label} there (µs)", "us"))
+    title = f"Queue depth at which {label} latency exceeds {format_value(bound_us, 'us')} µs"
+    return Table("bound", title, columns, tuple(rows), keys=(0, 1, 2)), lines
+
+
+def best_lines(points: Sequence[Point]) -> list[str]:
+    """The highest IOPS of every workload, and where it was measured."""
+    lines = []
+    several = len({p.source for p in points}) > 1
+    for workload, chosen in groups(points).items():
+        best = max(chosen, key=lambda p: p.iops)
+        lines.append(f"{workload}: best {format_value(best.iops, 'iops')} IOPS at queue depth {best.iodepth}, "
+                     f"numjobs {best.numjobs}" + (f" ({best.source})" if several else "") + ".")
+    return lines
+
+
+def chart_sections(points: Sequence[Point], options: ChartOptions, bound_us: float, caption: str
+                   ) -> list[Section]:
+    """Headline, table and charts of a set of fio runs."""
+    bound, bound_lines = bound_table(points, options.percentile, bound_us)
+    headline: list[Block] = [Text(line) for line in best_lines(points) + bound_lines]
+    if bound.rows:
+        headline.append(bound)
+    figures = sweep_figures(points, options, "sweep", caption)
+    return [Section("headline", "Headline", blocks=tuple(headline)),
+            Section("results", "Results", blocks=(points_table(points),)),
+            Section("charts", "Charts", blocks=tuple(figures))]
+
+
+def sweep_points(store: Any) -> tuple[list[Point], list[str]]:
+    """The points of a sweep's finished cells, from each cell's fio.json; and the cells that failed."""
+    from ptsbench.cases import load_records
+    from ptsbench.fio.jsonfiles import document_jobs, load_document
+
+    sweep = store.manifest["sweep"]
+    entries = {entry["index"]: entry for entry in sweep["cases"]}
+    targets = [target["requested"] for target in sweep["targets"]]
+    points: list[Point] = []
+    failed = []
+    for record in load_records(store):
+        entry = entries.get(record.index)
+        if entry is None or entry["role"] != "cell":
+            continue
+        if record.status != "ok":
+            failed.append(f"{record.name}: {record.message}")
+            continue
+        path = store.root / "cases" / f"{record.index:03d}-{record.name}" / "fio.json"
+        doc = load_document(path) if path.is_file() else None
+        for found in document_jobs(doc, path) if doc else []:
+            source = targets[entry["target"]] if targets else "-"
+            if found.result.hostname:
+                source += f" on {found.result.hostname}"
+            if sweep["spec"]["loops"] > 1:
+                source += f" loop {entry['cell']['loop']}"
+            points += job_points(found, source, record.name)
+    return points, failed
+
+
+def sweep_report(store: Any, in_progress: str | None = None) -> Report:
+    """Report of a `ptsbench sweep` directory."""
+    manifest = store.manifest
+    settings: Mapping[str, Any] = manifest["sweep"].get("report") or {}
+    points, failed = sweep_points(store)
+    options = ChartOptions(percentile=str(settings.get("percentile", "99")))
+    caption = "From fio's json+ output of every cell (fio merges the numjobs threads of a cell: group_reporting)."
+    sections = chart_sections(points, options, float(settings.get("latency_bound_us", DEFAULT_BOUND_US)), caption)
+    spec = manifest["sweep"]["spec"]
+    facts = tuple((key, ", ".join(map(str, value)) if isinstance(value, list) else str(value))
+                  for key, value in spec.items() if value not in (None, [], ()))
+    sections.append(environment_section(manifest))
+    warnings = [f"cell {line}" for line in failed]
+    if manifest.get("status") != "done" and in_progress is None:
+        warnings.append(f"the sweep is {manifest.get('status')}: `ptsbench resume {store.root}` runs its unfinished "
+                        "cells")
+    return Report(f"ptsbench sweep: {manifest.get('name', Path(store.root).name)}", provenance_line(manifest),
+                  run_facts(manifest) + facts, tuple(sections), in_progress, tuple(warnings))

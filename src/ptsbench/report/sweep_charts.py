@@ -1,0 +1,300 @@
+"""Charts of fio runs over queue depth and numjobs (fio-plot's bar charts), as report Figures: IOPS and latency bars
+against QD (one chart per numjobs) and against numjobs (one per QD), 3D bars and heatmaps of QD x numjobs, latency
+histograms and percentile bars from the json+ bins; several sources (targets, runs, hosts) side by side in one colour
+each. Every plotted number is one fio reported (or, for the histogram, a count of fio's own json+ bins).
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ptsbench.report.figures import Bars3D, Figure, Series
+
+if TYPE_CHECKING:
+    from ptsbench.fio.jsonfiles import FoundJob
+
+CHARTS = ("qd", "numjobs", "3d", "heatmap", "histogram", "percentiles")
+PERCENTILE_BARS = ("50", "90", "99", "99.9", "99.99")
+# histogram bucket upper edges in ns: 1, 2, 5 of every decade from 1 µs to 100 s
+BUCKET_EDGES_NS = tuple(m * 10**e for e in range(3, 11) for m in (1, 2, 5))
+
+
+@dataclass(frozen=True)
+class Point:
+    """One direction of one fio run (job or reporting group) as fio reported it."""
+
+    source: str  # what is compared: a target, a run, a host (one colour each)
+    rw: str
+    bs: str
+    rwmixread: int | None
+    iodepth: int
+    numjobs: int
+    direction: str  # read, write, trim or total
+    iops: float
+    bw_bytes: float
+    lat_mean_ns: float
+    percentiles_ns: Mapping[str, float]
+    bins: Mapping[int, int] = field(default_factory=dict)
+    latency: str = "lat"  # "lat" (total) or "clat" (completion; fio's only percentiles without lat_percentiles)
+    label: str = ""  # the run, cell or file it comes from
+
+    @property
+    def workload(self) -> str:
+        mix = f" {self.rwmixread}% read" if self.rwmixread is not None else ""
+        return f"{self.rw} {self.bs}{mix} {self.direction}"
+
+
+@dataclass(frozen=True)
+class ChartOptions:
+    """What fio-plot users set on the command line or in a settings file."""
+
+    charts: tuple[str, ...] = CHARTS
+    percentile: str = "99"
+    title: str = ""  # in front of every chart's own title
+    subtitle: str = ""
+    source_line: str = ""  # e.g. who measured it; added to every caption
+    iops_range: tuple[float | None, float | None] = (None, None)
+    lat_range_us: tuple[float | None, float | None] = (None, None)
+    palette: tuple[str, ...] = ()
+    data_table: bool = False
+    directions: tuple[str, ...] = ()  # read, write, trim, total; empty: all
+    iodepths: tuple[int, ...] = ()  # only these; empty: all
+    numjobs: tuple[int, ...] = ()
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-").lower()
+
+
+def _latency_name(points: Sequence[Point]) -> str:
+    return "completion latency (clat)" if all(p.latency == "clat" for p in points) else "total latency"
+
+
+def filtered(points: Iterable[Point], options: ChartOptions) -> list[Point]:
+    return [p for p in points if (not options.directions or p.direction in options.directions)
+            and (not options.iodepths or p.iodepth in options.iodepths)
+            and (not options.numjobs or p.numjobs in options.numjobs)]
+
+
+def groups(points: Sequence[Point]) -> dict[str, list[Point]]:
+    """Points of one workload (rw, block size, mix, direction), in the order they come."""
+    found: dict[str, list[Point]] = {}
+    for point in points:
+        found.setdefault(point.workload, []).append(point)
+    return found
+
+
+class _Builder:
+    def __init__(self, points: Sequence[Point], options: ChartOptions, key: str, caption: str) -> None:
+        self.options = options
+        self.key = key
+        self.caption = caption
+        self.sources = list(dict.fromkeys(point.source for point in points))
+        self.pct = options.percentile
+
+    def figure(self, key: str, title: str, x_label: str, y_label: str, series: Sequence[Series],
+               ticks: Sequence[str], y_range: tuple[float | None, float | None] = (None, None),
+               y_log: bool = False, caption: str = "") -> Figure:
+        prefix = f"{self.options.title}: " if self.options.title else ""
+        text = " ".join(part for part in (caption or self.caption, self.options.source_line) if part)
+        return Figure(f"{self.key}-{key}", prefix + title, x_label, y_label, tuple(series), y_log=y_log,
+                      x_ticks=tuple((float(i), label) for i, label in enumerate(ticks)), caption=text,
+                      subtitle=self.options.subtitle, y_range=y_range, data_table=self.options.data_table,
+                      palette=self.options.palette)
+
+    def bars(self, points: Sequence[Point], axis: str, values: Sequence[int], name: str, value: str
+             ) -> list[Series]:
+        """A bar series per source (or per statistic for one source) over the axis values."""
+        series = []
+        stats = [("mean", "mean"), (f"p{self.pct}", self.pct)] if value == "lat" and len(self.sources) == 1 else [
+            (name, value)]
+        for source_index, source in enumerate(self.sources):
+            for stat_index, (stat_name, stat) in enumerate(stats):
+                x, y = [], []
+                for position, wanted in enumerate(values):
+                    point = next((p for p in points if p.source == source and getattr(p, axis) == wanted), None)
+                    number = None if point is None else _value(point, stat)
+                    if number is not None:
+                        x.append(position)
+                        y.append(number)
+                if x:
+                    label = stat_name if len(self.sources) == 1 else source
+                    series.append(Series(label, tuple(x), tuple(y), mode="bars",
+                                         color=stat_index if len(self.sources) == 1 else source_index))
+        return series
+
+    def against(self, workload: str, points: Sequence[Point], axis: str, fixed_axis: str) -> list[Figure]:
+        """IOPS and latency bars against `axis` (iodepth or numjobs), one chart set per value of the other."""
+        figures = []
+        axis_name = {"iodepth": "queue depth", "numjobs": "numjobs"}
+        for fixed in sorted({getattr(p, fixed_axis) for p in points}):
+            chosen = [p for p in points if getattr(p, fixed_axis) == fixed]
+            values = sorted({getattr(p, axis) for p in chosen})
+            ticks = [str(v) for v in values]
+            where = f"{axis_name[fixed_axis]} {fixed}"
+            key = f"{_slug(workload)}-" + (f"by-qd-nj{fixed}" if axis == "iodepth" else f"by-nj-qd{fixed}")
+            title = f"{workload}, {where}"
+            figures.append(self.figure(f"{key}-iops", f"{title}: IOPS", axis_name[axis], "IOPS",
+                                       self.bars(chosen, axis, values, "IOPS", "iops"), ticks,
+                                       self.options.iops_range))
+            latency = _latency_name(chosen)
+            stats = [("mean", "mean"), (f"p{self.pct}", self.pct)]
+            if len(self.sources) == 1:
+                figures.append(self.figure(f"{key}-lat", f"{title}: {latency}", axis_name[axis], "latency (µs)",
+                                           self.bars(chosen, axis, values, "", "lat"), ticks,
+                                           self.options.lat_range_us))
+            else:
+                figures += [self.figure(f"{key}-lat-{_slug(name)}", f"{title}: {name} {latency}", axis_name[axis],
+                                        f"{name} latency (µs)", self.bars(chosen, axis, values, name, stat),
+                                        ticks, self.options.lat_range_us) for name, stat in stats]
+        return figures
+
+    def by_run(self, points: Sequence[Point]) -> list[Figure]:
+        """When neither QD nor numjobs varies: IOPS and latency bars with a bar group per run (what differs between
+        the runs, such as the block size or the mix, names it)."""
+        names = list(dict.fromkeys(f"{p.label} {p.workload}".strip() for p in points))
+        figures = []
+        for stat, title, y_label, y_range in (("iops", "IOPS", "IOPS", self.options.iops_range),
+                                              ("mean", "mean latency", "latency (µs)", self.options.lat_range_us),
+                                              (self.pct, f"p{self.pct} latency", "latency (µs)",
+                                               self.options.lat_range_us)):
+            series = []
+            for index, source in enumerate(self.sources):
+                found = [(names.index(f"{p.label} {p.workload}".strip()), _value(p, stat)) for p in points
+                         if p.source == source]
+                found = [(x, y) for x, y in found if y is not None]
+                if found:
+                    series.append(Series(source, tuple(x for x, _ in found), tuple(y for _, y in found),
+                                         mode="bars", color=index))
+            if series:
+                figures.append(self.figure(f"runs-{_slug(stat)}", f"{title} per run", "run", y_label, series, names,
+                                           y_range))
+        return figures
+
+    def grids(self, workload: str, points: Sequence[Point]) -> list[Figure]:
+        """Per source: 3D bars of IOPS over QD x numjobs, and heatmaps of IOPS and the chosen percentile."""
+        figures = []
+        depths = sorted({p.iodepth for p in points})
+        jobs = sorted({p.numjobs for p in points})
+        if len(depths) < 2 or len(jobs) < 2:
+            return []
+        for source in self.sources:
+            mine = {(p.iodepth, p.numjobs): p for p in points if p.source == source}
+            name = f"{workload}" + (f", {source}" if len(self.sources) > 1 else "")
+            slug = f"{_slug(workload)}-{_slug(source)}" if len(self.sources) > 1 else _slug(workload)
+            kinds = [("iops", "IOPS", "iops")]
+            if "heatmap" in self.options.charts:
+                kinds.append((f"p{self.pct}", f"p{self.pct} {_latency_name(points)} (µs)", self.pct))
+            for kind, z_label, stat in kinds:
+                z = tuple(tuple(_value(mine[(d, j)], stat) if (d, j) in mine else None for d in depths)
+                          for j in jobs)
+                grid = Bars3D(tuple(map(str, depths)), tuple(map(str, jobs)), z)
+                if kind == "iops" and "3d" in self.options.charts:
+                    figures.append(Figure(f"{self.key}-{slug}-3d", f"{name}: IOPS over queue depth x numjobs",
+                                          "queue depth", "numjobs", bars3d=grid, z_label=z_label,
+                                          caption=self.caption, subtitle=self.options.subtitle))
+                if "heatmap" in self.options.charts:
+                    figures.append(Figure(f"{self.key}-{slug}-heat-{kind}", f"{name}: {z_label}", "queue depth",
+                                          "numjobs", bars3d=grid, z_label=z_label, caption=self.caption,
+                                          heatmap=True, subtitle=self.options.subtitle))
+        return figures
+
+    def distributions(self, workload: str, points: Sequence[Point]) -> list[Figure]:
+        """Per source and numjobs: the latency histogram and percentile bars, a bar series per queue depth."""
+        figures = []
+        for source in self.sources:
+            for numjobs in sorted({p.numjobs for p in points}):
+                chosen = sorted((p for p in points if p.source == source and p.numjobs == numjobs),
+                                key=lambda p: p.iodepth)
+                name = f"{workload}" + (f", {source}" if len(self.sources) > 1 else "") + f", numjobs {numjobs}"
+                slug = (f"{_slug(workload)}-{_slug(source)}" if len(self.sources) > 1 else _slug(workload)) + \
+                    f"-nj{numjobs}"
+                if "histogram" in self.options.charts:
+                    figures += self.histogram(slug, name, chosen)
+                if "percentiles" in self.options.charts:
+                    figures += self.percentile_bars(slug, name, chosen)
+        return figures
+
+    def histogram(self, slug: str, name: str, points: Sequence[Point]) -> list[Figure]:
+        shares = [(p, bucket_shares(p.bins)) for p in points if p.bins]
+        used = sorted({edge for _, share in shares for edge, value in share.items() if value})
+        if not used:
+            return []
+        edges = [edge for edge in BUCKET_EDGES_NS if used[0] <= edge <= used[-1]]
+        series = [Series(f"QD {p.iodepth}", tuple(range(len(edges))), tuple(share.get(edge, 0.0) for edge in edges),
+                         mode="bars", color=index) for index, (p, share) in enumerate(shares)]
+        ticks = [f"≤{_ns_label(edge)}" for edge in edges]
+        caption = (f"Share of IOs per {_latency_name(points)} range, counted from fio's json+ latency bins (each "
+                   "bin at its value; fio's bins are at most 1/64 of their value wide).")
+        return [self.figure(f"{slug}-hist", f"{name}: latency histogram", "latency", "share of IOs (%)", series,
+                            ticks, caption=caption)]
+
+    def percentile_bars(self, slug: str, name: str, points: Sequence[Point]) -> list[Figure]:
+        wanted = [pct for pct in PERCENTILE_BARS if any(pct in p.percentiles_ns for p in points)]
+        series = []
+        for index, point in enumerate(points):
+            x = [i for i, pct in enumerate(wanted) if pct in point.percentiles_ns]
+            if x:
+                series.append(Series(f"QD {point.iodepth}", tuple(x),
+                                     tuple(point.percentiles_ns[wanted[i]] / 1000 for i in x), mode="bars",
+                                     color=index))
+        if not series:
+            return []
+        return [self.figure(f"{slug}-pct", f"{name}: {_latency_name(points)} percentiles", "percentile",
+                            "latency (µs)", series, [f"p{pct}" for pct in wanted], y_log=True)]
+
+
+def _value(point: Point, stat: str) -> float | None:
+    if stat == "iops":
+        return point.iops
+    if stat == "mean":
+        return point.lat_mean_ns / 1000 if point.lat_mean_ns else None
+    value = point.percentiles_ns.get(stat)
+    return None if value is None else value / 1000
+
+
+def _ns_label(value_ns: int) -> str:
+    for divisor, unit in ((10**9, "s"), (10**6, "ms"), (10**3, "µs")):
+        if value_ns >= divisor:
+            return f"{value_ns / divisor:g} {unit}"
+    return f"{value_ns} ns"
+
+
+def bucket_shares(bins: Mapping[int, int]) -> dict[int, float]:
+    """Percent of IOs per histogram bucket (upper edge in ns), from fio's json+ bins."""
+    total = sum(bins.values())
+    shares: dict[int, float] = {}
+    for value_ns, count in bins.items():
+        edge = next((edge for edge in BUCKET_EDGES_NS if value_ns <= edge), BUCKET_EDGES_NS[-1])
+        shares[edge] = shares.get(edge, 0.0) + 100.0 * count / total
+    return shares
+
+
+def sweep_figures(points: Sequence[Point], options: ChartOptions, key: str, caption: str) -> list[Figure]:
+    """Every chart of the points, workload by workload."""
+    points = filtered(points, options)
+    builder = _Builder(points, options, key, caption)
+    figures: list[Figure] = []
+    found = groups(points)
+    if all(len({p.iodepth for p in chosen}) == 1 and len({p.numjobs for p in chosen}) == 1
+           for chosen in found.values()):
+        figures += builder.by_run(points)
+    for workload, chosen in found.items():
+        if "qd" in options.charts and len({p.iodepth for p in chosen}) > 1:
+            figures += builder.against(workload, chosen, "iodepth", "numjobs")
+        if "numjobs" in options.charts and len({p.numjobs for p in chosen}) > 1:
+            figures += builder.against(workload, chosen, "numjobs", "iodepth")
+        if "3d" in options.charts or "heatmap" in options.charts:
+            figures += builder.grids(workload, chosen)
+        figures += builder.distributions(workload, chosen)
+    return figures
+
+
+def job_points(found: "FoundJob", source: str, label: str) -> list[Point]:
+    """A Point per direction of one job of a fio output file."""
+    result = found.result
+    return [Point(source=source, rw=result.rw, bs=result.bs, rwmixread=found.rwmixread, iodepth=result.iodepth,
+                  numjobs=result.numjobs, direction=d.direction, iops=d.iops, bw_bytes=d.bw_bytes,
+                  lat_mean_ns=d.lat.mean_ns, percentiles_ns=d.lat.percentiles_ns, bins=d.lat.bins,
+                  latency=found.latency, label=label)
+            for d in result.directions]

@@ -1,0 +1,232 @@
+"""Sweeps: a matrix of fio cells (target x rw x bs x read mix x numjobs x iodepth x loop), each cell run and stored
+as a case of the case runner (cases.py), so every cell keeps its job file, command line, json+ and logs.
+
+The plan is data written into the manifest before the first cell runs, and every cell's job file is written into
+RUN_DIR/sweep/: `ptsbench resume` plans the same cases again from them and runs only the cells without a finished
+result.json (a cell killed mid-way is run again from its start).
+
+    RUN_DIR/sweep/CELL.fio       the cell's job file as generated (the case's job.fio adds target, logs, percentiles)
+    RUN_DIR/sweep/precondition.fio   the user's precondition job file, copied
+    manifest.json "sweep"        spec, targets, hosts and the ordered case list (role, cell parameters)
+"""
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ptsbench.cases import RESULT, Case, CaseProgress, CaseRecord, Overrides, plan_case, run_case
+from ptsbench.errors import PtsbenchError
+from ptsbench.fio import jobs
+from ptsbench.hosts import Host
+from ptsbench.store import RunStore, atomic_write_text, read_json
+from ptsbench.target.target import Target
+
+SWEEP_DIR = "sweep"
+PRECONDITION_JOB = "precondition.fio"
+MIXED_RW = ("rw", "readwrite", "randrw")
+RW_CHOICES = ("read", "write", "randread", "randwrite", *MIXED_RW, "trim", "randtrim", "trimwrite")
+# what the sweep itself sets in every cell; --set may not change it
+SWEPT_OPTIONS = ("rw", "readwrite", "bs", "blocksize", "iodepth", "numjobs", "rwmixread", "rwmixwrite", "runtime",
+                 "ramp_time", "loops", "filename", "directory", "ss", "ss_dur", "ss_ramp", "size", "ioengine")
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """What the user asked for: the values of every swept parameter and what every cell shares."""
+
+    rw: tuple[str, ...]
+    bs: tuple[str, ...]
+    iodepth: tuple[int, ...]
+    numjobs: tuple[int, ...]
+    rwmixread: tuple[int, ...] = ()
+    runtime_s: float = 60.0
+    ramp_time_s: float | None = None
+    loops: int = 1
+    size: str | None = None
+    ioengine: str = "libaio"
+    direct: bool = True
+    ss: str | None = None  # fio's ss= criterion, e.g. iops:0.3%
+    ss_dur_s: float | None = None
+    ss_ramp_s: float | None = None
+    options: tuple[tuple[str, str], ...] = ()  # any other fio option, in every cell's [global]
+    precondition: str | None = None  # a job file run on each target before its cells
+    precondition_repeat: bool = False  # ... and again before every cell
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the matrix on one target."""
+
+    rw: str
+    bs: str
+    rwmixread: int | None
+    iodepth: int
+    numjobs: int
+    loop: int = 1
+
+    @property
+    def name(self) -> str:
+        mix = f"-mix{self.rwmixread}" if self.rwmixread is not None else ""
+        loop = f"-loop{self.loop}" if self.loop > 1 else ""
+        return f"{self.rw}-{self.bs}{mix}-qd{self.iodepth}-nj{self.numjobs}{loop}"
+
+
+def check_spec(spec: SweepSpec) -> None:
+    """Refuse a sweep fio could not run as asked, before anything is written."""
+    if not (spec.rw and spec.bs and spec.iodepth and spec.numjobs):
+        raise PtsbenchError("a sweep needs at least one value of --rw, --bs, --iodepth and --numjobs", "e.g. --rw "
+                            "randread --bs 4k --iodepth 1,8,32 --numjobs 1")
+    if any(rw in MIXED_RW for rw in spec.rw) and not spec.rwmixread:
+        raise PtsbenchError("a mixed --rw (rw, readwrite, randrw) needs --rwmixread", "e.g. --rwmixread 70")
+    if any(not 0 <= mix <= 100 for mix in spec.rwmixread):
+        raise PtsbenchError("--rwmixread is a read share in percent", "give values from 0 to 100, e.g. 70")
+    if any(value < 1 for value in (*spec.iodepth, *spec.numjobs)):
+        raise PtsbenchError("--iodepth and --numjobs values must be 1 or more", "e.g. --iodepth 1,2,4 --numjobs 1,2")
+    if spec.runtime_s < 0.001 or (spec.ramp_time_s and spec.ramp_time_s < 0.001):
+        raise PtsbenchError("--runtime and --ramp-time are at least 1 ms (fio counts in whole milliseconds)",
+                            "e.g. --runtime 30")
+    if spec.ss and not spec.ss_dur_s:
+        raise PtsbenchError("--ss needs --ss-dur: fio judges steady state over that window",
+                            "e.g. --ss iops:0.3% --ss-dur 30")
+    taken = sorted({key for key, _ in spec.options} & set(SWEPT_OPTIONS))
+    if taken:
+        raise PtsbenchError(f"--set {taken[0]}=... would change what the sweep sets in every cell",
+                            "use the sweep's own option for it (--rw, --bs, --iodepth, ...)")
+    planned = cells(spec)
+    if len(set(planned)) != len(planned):
+        raise PtsbenchError("a swept value is given twice", "give each --rw, --bs, --iodepth, --numjobs value once")
+
+
+def cells(spec: SweepSpec) -> list[Cell]:
+    """Every cell, rw outermost, then block size, mix, numjobs, iodepth and loop (a QD series runs together)."""
+    found = []
+    for rw in spec.rw:
+        for bs in spec.bs:
+            for mix in (spec.rwmixread if rw in MIXED_RW else (None,)):
+                for numjobs in spec.numjobs:
+                    for iodepth in spec.iodepth:
+                        found += [Cell(rw, bs, mix, iodepth, numjobs, loop) for loop in range(1, spec.loops + 1)]
+    return found
+
+
+def _seconds(value: float) -> str:
+    """A duration as fio reads it: fio drops a fraction of a plain number of seconds (0.5 becomes 0)."""
+    return f"{value:g}" if float(value).is_integer() else f"{round(value * 1000)}ms"
+
+
+def cell_job_text(spec: SweepSpec, cell: Cell) -> str:
+    """The cell's job file: everything shared in [global], the swept values in the job section. One job with
+    group_reporting, so fio itself merges its numjobs threads into one result."""
+    shared: dict[str, str | None] = {"ioengine": spec.ioengine, "direct": "1" if spec.direct else "0",
+                                     "time_based": None, "runtime": _seconds(spec.runtime_s)}
+    if spec.ramp_time_s:
+        shared["ramp_time"] = _seconds(spec.ramp_time_s)
+    if spec.size:
+        shared["size"] = spec.size
+    if spec.ss:
+        shared.update(ss=spec.ss, ss_dur=_seconds(spec.ss_dur_s or 0))
+        if spec.ss_ramp_s:
+            shared["ss_ramp"] = _seconds(spec.ss_ramp_s)
+    shared["group_reporting"] = None
+    shared.update(dict(spec.options))
+    job: dict[str, str | None] = {"rw": cell.rw, "bs": cell.bs, "iodepth": str(cell.iodepth),
+                                  "numjobs": str(cell.numjobs)}
+    if cell.rwmixread is not None:
+        job["rwmixread"] = str(cell.rwmixread)
+    return jobs.render_job_file(shared, [(cell.name, job)])
+
+
+def plan_entries(spec: SweepSpec, target_count: int) -> list[dict[str, Any]]:
+    """The ordered case list the manifest records: per target, its precondition (if any), then its cells (each
+    after a precondition of its own with precondition_repeat)."""
+    entries: list[dict[str, Any]] = []
+
+    def add(role: str, name: str, job: str, target: int, cell: Cell | None = None) -> None:
+        suffix = f"@t{target + 1}" if target_count > 1 else ""
+        entries.append({"index": len(entries) + 1, "name": name + suffix, "role": role, "job": job,
+                        "target": target, "cell": asdict(cell) if cell else None})
+
+    for target in range(max(target_count, 1)):
+        if spec.precondition and not spec.precondition_repeat:
+            add("precondition", "precondition", PRECONDITION_JOB, target)
+        for cell in cells(spec):
+            if spec.precondition and spec.precondition_repeat:
+                add("precondition", f"precondition-{cell.name}", PRECONDITION_JOB, target)
+            add("cell", cell.name, f"{cell.name}.fio", target, cell)
+    return entries
+
+
+def write_job_files(run_dir: Path, spec: SweepSpec) -> None:
+    """Every cell's job file (and the precondition's copy) into RUN_DIR/sweep/ before the first cell runs."""
+    folder = run_dir / SWEEP_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for cell in cells(spec):
+        atomic_write_text(folder / f"{cell.name}.fio", cell_job_text(spec, cell))
+    if spec.precondition:
+        atomic_write_text(folder / PRECONDITION_JOB, jobs.read_job_file(Path(spec.precondition)))
+
+
+def job_texts(spec: SweepSpec) -> dict[str, str]:
+    """Job file name -> text, as write_job_files writes them (a dry run plans from these without writing)."""
+    texts = {f"{cell.name}.fio": cell_job_text(spec, cell) for cell in cells(spec)}
+    if spec.precondition:
+        texts[PRECONDITION_JOB] = jobs.read_job_file(Path(spec.precondition))
+    return texts
+
+
+def plan_cases(entries: Sequence[dict[str, Any]], texts: dict[str, str], targets: Sequence[Target],
+               run_dir: Path, log_interval_ms: int, fio_lat_log: bool) -> list[Case]:
+    """The case runner's cases of a sweep, the same for the first run and every resume."""
+    folder = run_dir / SWEEP_DIR
+    return [plan_case(entry["index"], entry["name"], folder / entry["job"], texts[entry["job"]],
+                      targets[entry["target"]] if targets else None, Overrides(), run_dir, log_interval_ms,
+                      fio_lat_log)
+            for entry in entries]
+
+
+def stored_plan(store: RunStore) -> tuple[dict[str, Any], list[Target], list[Host], list[Case]]:
+    """What a sweep's run directory says it runs: its settings, targets, hosts and cases (for resume)."""
+    from ptsbench.hosts import parse_hosts
+
+    manifest = store.manifest
+    sweep = manifest.get("sweep")
+    if manifest.get("kind") != "sweep" or not isinstance(sweep, dict):
+        raise PtsbenchError(f"{store.root} is not a sweep run directory", "pass a folder made by ptsbench sweep")
+    targets = [Target(**target) for target in sweep["targets"]]
+    hosts = parse_hosts(",".join(sweep["hosts"])) if sweep.get("hosts") else []
+    texts = {}
+    for entry in sweep["cases"]:
+        path = store.root / SWEEP_DIR / entry["job"]
+        if entry["job"] not in texts:
+            texts[entry["job"]] = jobs.read_job_file(path)
+    cases = plan_cases(sweep["cases"], texts, targets, store.root, int(manifest["log_interval_ms"]),
+                       bool(sweep.get("fio_lat_log")))
+    return sweep, targets, hosts, cases
+
+
+def finished(store: RunStore, case: Case) -> bool:
+    """A case whose result.json says it ended well; a failed or interrupted one runs again on resume."""
+    path = store.root / "cases" / case.dir_name / RESULT
+    return path.is_file() and read_json(path).get("status") == "ok"
+
+
+def run_sweep(store: RunStore, cases: Sequence[Case], progress: CaseProgress | None,
+              hosts: Sequence[Host] = ()) -> list[CaseRecord]:
+    """Run every unfinished case in order, each stored before the next starts. A case left half-done by a killed
+    run is cleared first, so its folder holds one attempt only."""
+    from ptsbench.hosts import write_host_list
+
+    if hosts:
+        write_host_list(store.root, hosts)
+    records = []
+    for case in cases:
+        if finished(store, case):
+            continue
+        shutil.rmtree(store.root / "cases" / case.dir_name, ignore_errors=True)
+        record = run_case(store, case, progress.start(case) if progress else None, hosts)
+        if progress:
+            progress.finish(case, record)
+        records.append(record)
+    return records

@@ -1,0 +1,141 @@
+"""`ptsbench sweep`: a matrix of real fio runs (null engine), killed with kill -9 mid-way and resumed, every cell's
+stored numbers and report rows equal to its own fio JSON; dry run, bad input, the guard, and the pieces of the plan."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ptsbench.cli.sweep import _numbers
+from ptsbench.errors import PtsbenchError
+from ptsbench.fio.output import percentile_key
+from ptsbench.sweep import SweepSpec, cell_job_text, cells, check_spec, plan_entries
+
+MATRIX = ("--rw", "randread,randwrite", "--iodepth", "1,2,4", "--numjobs", "1,2")
+
+
+def sweep_argv(run_dir: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "ptsbench", "sweep", str(run_dir.parent / "null.dat"), "--ioengine", "null",
+            "--size", "64M", "--runtime", "0.4", *MATRIX, "--out", str(run_dir), *extra]
+
+
+def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_fio_s(tmp_path: Path) -> None:
+    run_dir = tmp_path / "sweep"
+    cases = run_dir / "cases"
+    process = subprocess.Popen(sweep_argv(run_dir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (cases / "005-randread-4k-qd2-nj2" / "job.fio").exists():  # cell 5 has started
+        assert process.poll() is None and time.monotonic() < deadline, "the sweep ended before it could be killed"
+        time.sleep(0.02)
+    time.sleep(0.15)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    killed_at = time.time()
+    done_before = {path.parent.name for path in cases.glob("*/result.json")}
+    assert 4 <= len(done_before) < 12, done_before
+    assert "005-randread-4k-qd2-nj2" not in done_before  # killed inside cell 5
+
+    resumed = subprocess.run([sys.executable, "-m", "ptsbench", "resume", str(run_dir)], capture_output=True,
+                             text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "ptsbench: resuming" in resumed.stderr and "12 of 12 cells done" in resumed.stderr
+    # only the unfinished cells ran again: the finished ones kept their results from before the kill
+    assert f"cell 1 {sorted(done_before)[0][4:]}" not in resumed.stderr
+    assert "cell 5 randread-4k-qd2-nj2" in resumed.stderr
+    folders = sorted(path.name for path in cases.iterdir())
+    assert len(folders) == 12 and folders[-1] == "012-randwrite-4k-qd4-nj2"
+    for folder in folders:
+        case_dir = cases / folder
+        result = json.loads((case_dir / "result.json").read_text())
+        doc = json.loads((case_dir / "fio.json").read_text())
+        assert result["status"] == "ok" and len(doc["jobs"]) == 1  # numjobs merged by fio (group_reporting)
+        if folder not in done_before:
+            assert (case_dir / "result.json").stat().st_mtime > killed_at
+        else:
+            assert (case_dir / "result.json").stat().st_mtime < killed_at
+        rw, _bs, qd, nj = folder[4:].split("-")
+        job, entry = result["jobs"][0], doc["jobs"][0]
+        assert (job["rw"], job["iodepth"], job["numjobs"]) == (rw, int(qd[2:]), int(nj[2:]))
+        direction = "read" if rw == "randread" else "write"
+        stored = next(d for d in job["directions"] if d["direction"] == direction)
+        raw = entry[direction]
+        assert stored["iops"] == raw["iops"] and stored["bw_bytes"] == raw["bw_bytes"]
+        assert stored["total_ios"] == raw["total_ios"] > 0
+        assert stored["lat"]["mean_ns"] == raw["lat_ns"]["mean"]
+        assert stored["lat"]["percentiles_ns"] == {percentile_key(k): v for k, v in raw["lat_ns"]["percentile"].items()}
+
+    # the report: one row per cell, every number the cell's fio JSON; the headline names the best cell
+    from ptsbench.report.build import load_report
+
+    report = load_report(run_dir)
+    table = next(table for table in report.tables() if table.key == "sweep")
+    names = [column.name for column in table.columns]
+    assert len(table.rows) == 12
+    for row in table.rows:
+        doc = json.loads(next(cases.glob(f"*-{row[0]}/fio.json")).read_text())
+        raw = doc["jobs"][0][row[names.index("dir")]]
+        assert row[names.index("IOPS")] == raw["iops"]
+        assert row[names.index("lat p99 (µs)")] == raw["lat_ns"]["percentile"]["99.000000"] / 1000
+    best = max(table.rows[:6], key=lambda row: row[names.index("IOPS")])
+    text = " ".join(block.text for block in report.sections[0].blocks if hasattr(block, "text"))
+    assert f"at queue depth {best[names.index('QD')]}, numjobs {best[names.index('numjobs')]}" in text
+    figures = [figure.key for figure in report.figures()]
+    assert "sweep-randread-4k-read-by-qd-nj2-iops" in figures and "sweep-randwrite-4k-write-3d" in figures
+    assert (run_dir / "report" / "report.pdf").stat().st_size > 0
+    assert (run_dir / "report" / "figures" / "sweep-randwrite-4k-write-heat-iops.svg").is_file()
+
+
+def test_dry_run_prints_the_cells_and_the_duration_and_writes_nothing(tmp_path: Path) -> None:
+    run_dir = tmp_path / "sweep"
+    done = subprocess.run(sweep_argv(run_dir, "--dry-run", "--ss", "iops:0.3%", "--ss-dur", "10"),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "# sweep: 12 fio runs, at most 0:05" in done.stdout  # 12 x 0.4 s
+    assert done.stdout.count("# fio command: ") == 12 and "ss=iops:0.3%" in done.stdout
+    assert "runtime=400ms" in done.stdout and "ss_dur=10" in done.stdout
+    assert not run_dir.exists()
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    (("--rw", "randrw"), "needs --rwmixread"),
+    (("--rw", "randwr"), "is not a fio rw value"),
+    (("--iodepth", "1,x"), "'x' is not a whole number"),
+    (("--ss", "iops:1%"), "--ss needs --ss-dur"),
+    (("--set", "iodepth=8"), "would change what the sweep sets"),
+    (("--lat-bound", "7"), "not a duration with a unit"),
+])
+def test_bad_input_is_one_error_line(tmp_path: Path, extra: tuple[str, ...], words: str) -> None:
+    done = subprocess.run(sweep_argv(tmp_path / "sweep", *extra), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
+    assert done.stderr.startswith("ptsbench: error: ") and not (tmp_path / "sweep").exists()
+
+
+def test_a_writing_sweep_on_a_block_device_needs_destructive(tmp_path: Path, loop_device: str) -> None:
+    argv = [sys.executable, "-m", "ptsbench", "sweep", loop_device, "--rw", "randwrite", "--iodepth", "1",
+            "--runtime", "1", "--out", str(tmp_path / "sweep")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "--destructive" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "sweep").exists()
+
+
+def test_series_and_matrix() -> None:
+    assert _numbers("1,2,4,...,64", "--iodepth") == (1, 2, 4, 8, 16, 32, 64)
+    assert _numbers("2,3,...,6", "--numjobs") == (2, 3, 4, 5, 6)
+    assert _numbers("1,2,4,...,48", "--iodepth") == (1, 2, 4, 8, 16, 32, 48)
+    spec = SweepSpec(rw=("randread", "randrw"), bs=("4k",), iodepth=(1, 8), numjobs=(1,), rwmixread=(70, 50),
+                     runtime_s=1.5, loops=2)
+    check_spec(spec)
+    names = [cell.name for cell in cells(spec)]
+    assert names[:2] == ["randread-4k-qd1-nj1", "randread-4k-qd1-nj1-loop2"] and len(names) == 4 + 8
+    assert "randrw-4k-mix50-qd8-nj1-loop2" in names
+    text = cell_job_text(spec, cells(spec)[-1])
+    assert "runtime=1500ms" in text and "rwmixread=50" in text and "group_reporting" in text
+    entries = plan_entries(spec, 2)
+    assert len(entries) == 24 and entries[12]["name"] == "randread-4k-qd1-nj1@t2" and entries[12]["target"] == 1
+    with pytest.raises(PtsbenchError, match="given twice"):
+        check_spec(SweepSpec(rw=("read",), bs=("4k",), iodepth=(1, 1), numjobs=(1,)))
