@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 
 KINDS = ("bw", "iops", "lat", "clat", "slat", "hist")
@@ -22,36 +23,6 @@ def _percentiles(text: str) -> tuple[float, ...]:
     return values
 
 
-def _settings_file(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
-    """--settings FILE: a TOML file whose keys are this command's option names (max_iops = 200000); they become
-    the defaults, so options given on the command line still win."""
-    if value is None:
-        return None
-    import tomllib
-
-    try:
-        data = tomllib.loads(value.read_text())
-    except (OSError, UnicodeDecodeError) as error:
-        raise PtsbenchError(f"cannot read settings file {value}: {error}", "pass a readable TOML file") from error
-    except tomllib.TOMLDecodeError as error:
-        raise PtsbenchError(f"settings file {value}: {error}", "fix the TOML syntax") from error
-    data = data.get("plot", data)  # the options may sit in a [plot] table
-    known = {param.name: param for param in ctx.command.params if param.name}
-    names = {"dir": "directions", "format": "formats", "label": "labels", "out": "out_dir", "x": "x_axis",
-             "3d": "three_d", "json": "json_mode", "source": "source_line", "show_data": "show_data"}
-    defaults: dict[str, Any] = {}
-    for key, setting in data.items():
-        name = names.get(key.replace("-", "_"), key.replace("-", "_"))
-        if name not in known or name in ("inputs", "settings"):
-            raise PtsbenchError(f"settings file {value}: unknown option {key!r}",
-                                "use the option names of `ptsbench plot --help` (max_iops, colors, dpi, ...)")
-        multiple = known[name].multiple or getattr(known[name], "nargs", 1) != 1
-        defaults[name] = list(setting) if multiple and isinstance(setting, list) else (
-            [setting] if multiple else setting)
-    ctx.default_map = {**(ctx.default_map or {}), **defaults}
-    return value
-
-
 CHART_NAMES = ("qd", "numjobs", "3d", "heatmap", "histogram", "percentiles")
 
 
@@ -60,20 +31,19 @@ def json_options(function: Callable[..., Any]) -> Callable[..., Any]:
     decorators = [
         click.option("--json", "json_mode", is_flag=True, help="Read fio JSON / json+ output files (and folders "
                      "of them) and draw bar charts; implied when every input is a *.json file."),
-        click.option("--settings", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True,
-                     expose_value=False, callback=_settings_file,
-                     help="TOML file of option values (one team style); command-line options win."),
         click.option("--charts", default=",".join(CHART_NAMES), show_default=True,
                      help="JSON: which charts, comma-separated."),
         click.option("--subtitle", default="", help="JSON: subtitle under every chart title."),
         click.option("--source", "source_line", default="", help="JSON: a source line added to every caption."),
         click.option("--dpi", type=click.IntRange(min=30, max=1200), default=100, show_default=True,
-                     help="JSON: resolution of PNG charts."),
+                     help="Resolution of PNG charts."),
+        click.option("--line-width", type=click.FloatRange(min=0.1, max=20), help="Logs: line width."),
+        click.option("--markers", is_flag=True, help="Logs: a marker at every point."),
         click.option("--min-iops", type=float, help="JSON: lower end of IOPS axes."),
         click.option("--max-iops", type=float, help="JSON: upper end of IOPS axes."),
         click.option("--min-lat", type=float, help="JSON: lower end of latency axes (µs)."),
         click.option("--max-lat", type=float, help="JSON: upper end of latency axes (µs)."),
-        click.option("--colors", help="JSON: comma-separated colours (names or #rrggbb) instead of the palette."),
+        click.option("--colors", help="Comma-separated colours (names or #rrggbb) instead of the palette."),
         click.option("--percentile", default="99", show_default=True,
                      help="JSON: the latency percentile of the latency charts, heatmaps and headline."),
         click.option("--latency-bound", "latency_bound_us", type=float, default=1000.0, show_default=True,
@@ -86,7 +56,7 @@ def json_options(function: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for decorator in reversed(decorators):
         function = decorator(function)
-    return function
+    return settings_option(function)
 
 
 def _split(text: str | None) -> tuple[str, ...]:
@@ -211,6 +181,11 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
         _plot_json(inputs, out_dir, formats, directions, title, labels, device, json_settings)
         return
     from ptsbench.plot import PlotOptions, make_plots, summary_rows
+    from ptsbench.plot.draw import Look
+
+    colors = _split(json_settings["colors"])
+    _check_colors(colors)
+    look = Look(json_settings["line_width"], json_settings["markers"], colors, json_settings["dpi"])
 
     options = PlotOptions(
         kind=kind, out_dir=out_dir, formats=formats or ("png",), smooth_s=smooth_s, trend=trend, x_axis=x_axis,
@@ -218,6 +193,7 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
         percentiles=_percentiles(percentiles), three_d=three_d, bars=bars, skip_bad_lines=skip_bad_lines,
         title=title, labels=labels, pattern=pattern,
         columns=tuple(part.strip() for part in columns.split(",")) if columns else None, device=device,
+        look=look,
     )
     result = make_plots(inputs, options)
     for note in result.notes:

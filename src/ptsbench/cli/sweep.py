@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, _hosts_and_targets, _key_value
+from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def _numbers(value: str, option: str) -> tuple[int, ...]:
 
 @click.command()
 @click.argument("targets", nargs=-1, required=True, metavar="TARGET...")
+@settings_option
 @click.option("--rw", default="randread,randwrite", show_default=True,
               help="fio rw values, comma-separated (read, write, randread, randwrite, rw, randrw, ...).")
 @click.option("--bs", default="4k", show_default=True, help="Block sizes, comma-separated.")

@@ -15,7 +15,7 @@ from pathlib import Path
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.logs import FioLog, HistLog, read_hist_log, read_log
 from ptsbench.plot import charts
-from ptsbench.plot.draw import FORMATS, Chart, write_chart
+from ptsbench.plot.draw import FORMATS, Chart, Look, write_chart
 from ptsbench.plot.series import HistRun, Run, Summary, build_hist_run, build_run, summarize, summarize_hist
 from ptsbench.plot.sources import RunFiles, find_runs
 
@@ -43,6 +43,7 @@ class PlotOptions:
     pattern: str | None = None  # regular expression the file names must match
     columns: tuple[str, ...] | None = None  # column names when they cannot be told from the values
     device: str | None = None  # for the caption, when the logs do not come from a ptsbench run
+    look: Look = Look()  # line width, markers, colours, dpi
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def _skip_notes(logs: Sequence[FioLog] | Sequence[HistLog]) -> list[str]:
 
 
 def _write(chart: Chart, options: PlotOptions) -> list[Path]:
-    return [write_chart(chart, options.out_dir, file_format) for file_format in options.formats]
+    return [write_chart(chart, options.out_dir, file_format, options.look) for file_format in options.formats]
 
 
 def _safe(text: str) -> str:

@@ -28,6 +28,17 @@ class Line:
     width: float = 1.0
     opacity: float = 1.0
     low: Array | None = None  # a band from low to y (min and max per pixel column) instead of a line
+    markers: bool = False  # a marker at every point
+
+
+@dataclass(frozen=True)
+class Look:
+    """The user's own chart style (fio-plot's --line-width, --enable-markers, --colors, --dpi)."""
+
+    line_width: float | None = None
+    markers: bool = False
+    colors: tuple[str, ...] = ()  # in place of the palette, colour by colour in order of first use
+    dpi: int = DPI
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,15 +64,27 @@ class Chart:
     y_from_zero: bool = True
 
 
-def write_chart(chart: Chart, directory: Path, file_format: str) -> Path:
+def styled(chart: Chart, look: Look) -> Chart:
+    """The chart drawn in the user's style."""
+    from dataclasses import replace
+
+    used = list(dict.fromkeys(line.color for line in chart.lines))
+    colors = {color: look.colors[index % len(look.colors)] for index, color in enumerate(used)} if look.colors else {}
+    lines = tuple(replace(line, width=look.line_width or line.width, markers=look.markers and line.low is None,
+                          color=colors.get(line.color, line.color)) for line in chart.lines)
+    return replace(chart, lines=lines)
+
+
+def write_chart(chart: Chart, directory: Path, file_format: str, look: Look = Look()) -> Path:
     """Draw the chart into DIRECTORY/KEY.FORMAT (written under a temporary name, then renamed)."""
+    chart = styled(chart, look)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{chart.key}.{file_format}"
     partial = path.with_name(f".{path.name}.partial")
     if file_format == "html":
         _write_html(chart, partial)
     else:
-        _write_static(chart, partial, file_format)
+        _write_static(chart, partial, file_format, look.dpi)
     os.replace(partial, path)
     return path
 
@@ -69,12 +92,12 @@ def write_chart(chart: Chart, directory: Path, file_format: str) -> Path:
 # --- matplotlib -------------------------------------------------------------------------------------------------
 
 
-def _write_static(chart: Chart, path: Path, file_format: str) -> None:
+def _write_static(chart: Chart, path: Path, file_format: str, dpi: int = DPI) -> None:
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
+    figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=dpi)
     FigureCanvasAgg(figure)
     if chart.surface is not None:
         axes = figure.add_axes((0.02, 0.1, 0.8, 0.82), projection="3d")
@@ -94,8 +117,8 @@ def _write_static(chart: Chart, path: Path, file_format: str) -> None:
 def _lines_mpl(axes: Any, chart: Chart) -> None:
     for line in chart.lines:
         if line.low is None:
-            draw_line(axes, line.x, line.y, line.name, line.color, dash=line.dash, width=line.width,
-                      opacity=line.opacity)
+            draw_line(axes, line.x, line.y, line.name, line.color, "lines+markers" if line.markers else "lines",
+                      dash=line.dash, width=line.width, opacity=line.opacity)
             continue
         axes.fill_between(line.x, line.low, line.y, step="mid", color=line.color, alpha=0.35 * line.opacity,
                           linewidth=0, label=line.name)
@@ -147,7 +170,8 @@ def _write_html(chart: Chart, path: Path) -> None:
                 figure.add_trace(go.Scatter(x=line.x, y=line.y, name=line.name, mode="lines", opacity=line.opacity,
                                             line={**style_of, "shape": "hvh"}, fill="tonexty", legendgroup=line.name))
             else:
-                figure.add_trace({**line_trace(line.x, line.y, line.name, line.color, dash=line.dash,
+                figure.add_trace({**line_trace(line.x, line.y, line.name, line.color,
+                                               "lines+markers" if line.markers else "lines", dash=line.dash,
                                                width=line.width), "opacity": line.opacity, "legendgroup": line.name})
         figure.update_xaxes(title_text=chart.x_label, gridcolor="#dddddd")
         figure.update_yaxes(title_text=chart.y_label, gridcolor="#dddddd", rangemode="tozero" if chart.y_from_zero

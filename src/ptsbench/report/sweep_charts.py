@@ -37,6 +37,8 @@ class Point:
     bins: Mapping[int, int] = field(default_factory=dict)
     latency: str = "lat"  # "lat" (total) or "clat" (completion; fio's only percentiles without lat_percentiles)
     label: str = ""  # the run, cell or file it comes from
+    usr_cpu: float | None = None  # fio's CPU use of the job's threads (%)
+    sys_cpu: float | None = None
 
     @property
     def workload(self) -> str:
@@ -296,5 +298,5 @@ def job_points(found: "FoundJob", source: str, label: str) -> list[Point]:
     return [Point(source=source, rw=result.rw, bs=result.bs, rwmixread=found.rwmixread, iodepth=result.iodepth,
                   numjobs=result.numjobs, direction=d.direction, iops=d.iops, bw_bytes=d.bw_bytes,
                   lat_mean_ns=d.lat.mean_ns, percentiles_ns=d.lat.percentiles_ns, bins=d.lat.bins,
-                  latency=found.latency, label=label)
+                  latency=found.latency, label=label, usr_cpu=result.usr_cpu, sys_cpu=result.sys_cpu)
             for d in result.directions]

@@ -1,0 +1,51 @@
+"""`--settings FILE`: option values from a TOML file (a team's chart style, a standard sweep), as defaults that the
+command line still overrides. Keys are the command's long option names (`max-iops` or `max_iops`), at the top level
+or in a table named after the command ([plot], [sweep]); a list stands for a comma-separated value."""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ptsbench.errors import PtsbenchError
+
+SETTINGS = "settings_file"
+
+
+def _load(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    if value is None:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(value.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise PtsbenchError(f"cannot read settings file {value}: {error}", "pass a readable TOML file") from error
+    except tomllib.TOMLDecodeError as error:
+        raise PtsbenchError(f"settings file {value}: {error}", "fix the TOML syntax") from error
+    command = ctx.command.name or ""
+    data = data.get(command, data) if isinstance(data.get(command), dict) else data
+    params: dict[str, click.Option] = {}
+    for option in ctx.command.params:
+        if isinstance(option, click.Option) and option.name not in (None, SETTINGS):
+            params.update({flag[2:].replace("-", "_"): option for flag in option.opts if flag.startswith("--")})
+    defaults: dict[str, Any] = {}
+    for key, setting in data.items():
+        param = params.get(key.replace("-", "_"))
+        if param is None or param.name is None or key in ("settings",):
+            raise PtsbenchError(f"settings file {value}: unknown option {key!r}",
+                                f"use the long option names of `ptsbench {command} --help`")
+        if isinstance(setting, list):  # a list for a comma-separated option: colors = ["teal", "#aa3377"]
+            defaults[param.name] = [str(item) for item in setting] if param.multiple else ",".join(map(str, setting))
+        else:
+            defaults[param.name] = [setting] if param.multiple else setting
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    return value
+
+
+def settings_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The --settings FILE option (read before the others, so its values become their defaults)."""
+    return click.option("--settings", SETTINGS, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                        is_eager=True, expose_value=False, callback=_load,
+                        help="TOML file of option values (e.g. a team's style); command-line options win.")(function)

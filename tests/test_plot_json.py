@@ -1,0 +1,106 @@
+"""`ptsbench plot` on fio JSON output: plain fio files of a QD series, folders compared, client/server output with
+host filters, a settings file; charts written as PNG / SVG and checked in headless chromium."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from test_hosts import Servers, hosts_arg
+from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
+from test_report_browser import Browser, assert_clean_report_page, image_colors
+from test_report_browser import browser as browser  # noqa: PLC0414 - the fixture
+
+
+def plain_fio(path: Path, iodepth: int, output_format: str = "json", *extra: str) -> dict:  # type: ignore[type-arg]
+    """Plain fio (no ptsbench) writing its JSON output file, as a user of fio-plot runs it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["fio", f"--name=qd{iodepth}", "--ioengine=null", "--size=256M", "--rw=randread", "--bs=4k",
+                    f"--iodepth={iodepth}", "--runtime=300ms", "--time_based", f"--output-format={output_format}",
+                    f"--output={path}", *extra], check=True, capture_output=True)
+    doc: dict = json.loads(path.read_text())  # type: ignore[type-arg]
+    return doc
+
+
+def plot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ptsbench", "plot", *args], capture_output=True, text=True,
+                          timeout=180)
+
+
+def table_rows(stdout: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.split("│")[1:-1]] for line in stdout.splitlines() if line.startswith("│")]
+
+
+def test_plain_fio_json_of_a_qd_series_draws_the_bar_charts(tmp_path: Path, browser: Browser) -> None:
+    docs = {qd: plain_fio(tmp_path / "runs" / f"qd{qd}.json", qd) for qd in (1, 2, 4)}
+    out = tmp_path / "charts"
+    done = plot(*(str(tmp_path / "runs" / f"qd{qd}.json") for qd in (1, 2, 4)), "--out", str(out), "--format",
+                "png", "--format", "svg", "--format", "html", "--title", "null engine", "--max-iops", "2e7")
+    assert done.returncode == 0, done.stderr
+    # the numbers on the terminal are fio's, and plain fio's percentiles are completion latency (clat)
+    rows = table_rows(done.stdout)
+    assert [row[5] for row in rows] == ["1", "2", "4"] and "clat p99 (µs)" in done.stdout
+    for row, qd in zip(rows, (1, 2, 4), strict=True):
+        raw = docs[qd]["jobs"][0]["read"]
+        assert float(row[8].replace(",", "")) == round(raw["iops"], 1)
+    for name in ("iops", "lat"):
+        png = out / f"sweep-randread-4k-read-by-qd-nj1-{name}.png"
+        svg = (out / f"sweep-randread-4k-read-by-qd-nj1-{name}.svg").read_text()
+        colors, ink = image_colors(png.read_bytes())
+        assert colors > 10 and ink > 0.02
+        assert "null engine: randread 4k read, numjobs 1" in svg and re.search(r">\s*4\s*<", svg)
+    page = browser.open_page(out / "index.html")
+    figures = len(list(out.glob("*.svg")))
+    assert figures >= 3
+    assert_clean_report_page(page, figures)
+    assert "QD at which" not in page.text and "best" in page.text and "clat p99" in page.text
+
+
+def test_folders_compared_one_colour_each_and_a_settings_file(tmp_path: Path) -> None:
+    for device in ("ssd-a", "ssd-b"):
+        for qd in (1, 8):
+            plain_fio(tmp_path / device / f"qd{qd}.json", qd, "json+", "--lat_percentiles=1")
+    settings = tmp_path / "style.toml"
+    settings.write_text('[plot]\ncolors = ["teal", "#aa3377"]\nsubtitle = "team style"\nshow_data = true\n'
+                        'charts = "qd,histogram"\ndpi = 60\n')
+    out = tmp_path / "charts"
+    done = plot("--json", str(tmp_path / "ssd-a"), str(tmp_path / "ssd-b"), "--settings", str(settings), "--out",
+                str(out), "--format", "svg", "--dpi", "50")
+    assert done.returncode == 0, done.stderr
+    assert {row[1] for row in table_rows(done.stdout)} == {"ssd-a", "ssd-b"}
+    iops = (out / "sweep-randread-4k-read-by-qd-nj1-iops.svg").read_text()
+    assert "team style" in iops and "ssd-a" in iops and "ssd-b" in iops  # subtitle; a legend entry per folder
+    assert "#008080" in iops and "#aa3377" in iops  # teal and the second colour, from the settings file
+    assert (out / "sweep-randread-4k-read-ssd-a-nj1-hist.svg").is_file()  # json+ bins: a histogram per source
+    assert not list(out.glob("*3d*")) and not list(out.glob("*.png"))
+    bad = tmp_path / "bad.toml"
+    bad.write_text("max_iop = 5\n")
+    refused = plot("--json", str(tmp_path / "ssd-a"), "--settings", str(bad), "--out", str(out))
+    assert refused.returncode == 2 and "unknown option 'max_iop'" in refused.stderr
+
+
+def test_client_server_output_is_split_by_host_and_filtered(tmp_path: Path, servers: Servers) -> None:
+    hosts = servers(2)
+    job = tmp_path / "qd.fio"
+    job.write_text("[global]\nioengine=null\nsize=256M\ntime_based\nruntime=300ms\nrw=randread\n\n[qd1]\niodepth=1\n\n"
+                   "[qd4]\nstonewall\niodepth=4\n")
+    output = tmp_path / "clients.json"
+    argv = ["fio", "--output-format=json", f"--output={output}"]
+    for host in hosts:
+        argv += [f"--client={host.fio_arg}", str(job)]
+    subprocess.run(argv, check=True, capture_output=True, timeout=60)
+    both = plot(str(output), "--out", str(tmp_path / "both"), "--format", "svg")
+    assert both.returncode == 0, both.stderr
+    assert {row[1] for row in table_rows(both.stdout)} == {f"on {host.name}" for host in hosts}, hosts_arg(hosts)
+    one = plot(str(output), "--out", str(tmp_path / "one"), "--format", "svg", "--exclude-hosts", hosts[1].name)
+    assert one.returncode == 0, one.stderr
+    assert {row[1] for row in table_rows(one.stdout)} == {f"on {hosts[0].name}"}
+
+
+def test_not_fio_output_is_one_error_line(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    done = plot(str(other), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and done.stderr.startswith("ptsbench: error: no fio results in")
+    assert "Traceback" not in done.stderr
