@@ -27,7 +27,8 @@ def sweep_argv(run_dir: Path, *extra: str) -> list[str]:
 def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_fio_s(tmp_path: Path) -> None:
     run_dir = tmp_path / "sweep"
     cases = run_dir / "cases"
-    process = subprocess.Popen(sweep_argv(run_dir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(sweep_argv(run_dir, "--ss", "iops:20%", "--ss-dur", "1"), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not (cases / "005-randread-4k-qd2-nj2" / "job.fio").exists():  # cell 5 has started
         assert process.poll() is None and time.monotonic() < deadline, "the sweep ended before it could be killed"
@@ -81,6 +82,9 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
         raw = doc["jobs"][0][row[names.index("dir")]]
         assert row[names.index("IOPS")] == raw["iops"]
         assert row[names.index("lat p99 (µs)")] == raw["lat_ns"]["percentile"]["99.000000"] / 1000
+        attained = doc["jobs"][0]["steadystate"]["attained"]  # fio's own verdict, shown as it gave it
+        assert row[names.index("fio steady state")].startswith(("attained: " if attained else "NOT attained: ")
+                                                                + "iops:20")
     best = max(table.rows[:6], key=lambda row: row[names.index("IOPS")])
     text = " ".join(block.text for block in report.sections[0].blocks if hasattr(block, "text"))
     assert f"at queue depth {best[names.index('QD')]}, numjobs {best[names.index('numjobs')]}" in text

@@ -100,13 +100,15 @@ def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
 
     from ptsbench.report.model import format_value
 
+    shown = [index for index, column in enumerate(result.table.columns) if column.name.split(" ")[-2:-1] not in
+             (["p50"], ["p90"], ["p95"], ["p99.999"]) and "CPU" not in column.name]  # all of them: --format html
     table = Table(title=result.table.title, header_style="bold")
-    for column in result.table.columns:
+    for index in shown:
+        column = result.table.columns[index]
         table.add_column(column.name, justify="left" if column.kind == "text" else "right")
     for row in result.table.rows:
-        table.add_row(*(format_value(value, column.kind) for value, column in zip(row, result.table.columns,
-                                                                                  strict=False)))
-    console = Console() if Console().is_terminal else Console(width=240)
+        table.add_row(*(format_value(row[index], result.table.columns[index].kind) for index in shown))
+    console = Console() if Console().is_terminal else Console(width=400)
     console.print(table)
     for path in result.files:
         console.print(f"wrote {path}", highlight=False)

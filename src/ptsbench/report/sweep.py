@@ -25,10 +25,11 @@ def points_table(points: Sequence[Point]) -> Table:
     columns = (Column("run"), Column("source"), Column("rw"), Column("bs"), Column("read %"), Column("QD", "int"),
                Column("numjobs", "int"), Column("dir"), Column("IOPS", "iops"), Column("MB/s", "mbs"),
                Column(f"{name} mean (µs)", "us"), *(Column(f"{name} p{p} (µs)", "us") for p in TABLE_PERCENTILES),
-               Column("usr CPU %", "pct"), Column("sys CPU %", "pct"))
+               Column("usr CPU %", "pct"), Column("sys CPU %", "pct"), Column("fio steady state"))
     rows = tuple((p.label, p.source, p.rw, p.bs, "-" if p.rwmixread is None else str(p.rwmixread), p.iodepth,
                   p.numjobs, p.direction, p.iops, p.bw_bytes / 1e6, _us(p.lat_mean_ns),
-                  *(_us(p.percentiles_ns.get(pct)) for pct in TABLE_PERCENTILES), p.usr_cpu, p.sys_cpu)
+                  *(_us(p.percentiles_ns.get(pct)) for pct in TABLE_PERCENTILES), p.usr_cpu, p.sys_cpu,
+                  p.steady)
                  for p in points)
     return Table("sweep", "One row per fio run and direction, as fio reported it", columns, rows,
                  keys=(0, 1, 7))

@@ -32,13 +32,14 @@ class Point:
     direction: str  # read, write, trim or total
     iops: float
     bw_bytes: float
-    lat_mean_ns: float
+    lat_mean_ns: float | None  # None where fio measured no latency
     percentiles_ns: Mapping[str, float]
     bins: Mapping[int, int] = field(default_factory=dict)
     latency: str = "lat"  # "lat" (total) or "clat" (completion; fio's only percentiles without lat_percentiles)
     label: str = ""  # the run, cell or file it comes from
     usr_cpu: float | None = None  # fio's CPU use of the job's threads (%)
     sys_cpu: float | None = None
+    steady: str = "-"  # fio's steady-state verdict (ss=), '-' when the job set none
 
     @property
     def workload(self) -> str:
@@ -294,9 +295,14 @@ def sweep_figures(points: Sequence[Point], options: ChartOptions, key: str, capt
 
 def job_points(found: "FoundJob", source: str, label: str) -> list[Point]:
     """A Point per direction of one job of a fio output file."""
+    from ptsbench.report.tables import verdict_text
+
     result = found.result
+    ss = result.steady_state
+    steady = verdict_text(ss.attained, ss.criterion, ss.value) if ss else "-"
     return [Point(source=source, rw=result.rw, bs=result.bs, rwmixread=found.rwmixread, iodepth=result.iodepth,
                   numjobs=result.numjobs, direction=d.direction, iops=d.iops, bw_bytes=d.bw_bytes,
                   lat_mean_ns=d.lat.mean_ns, percentiles_ns=d.lat.percentiles_ns, bins=d.lat.bins,
-                  latency=found.latency, label=label, usr_cpu=result.usr_cpu, sys_cpu=result.sys_cpu)
+                  latency=found.latency, label=label, usr_cpu=result.usr_cpu, sys_cpu=result.sys_cpu,
+                  steady=steady)
             for d in result.directions]

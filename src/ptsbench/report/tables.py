@@ -91,9 +91,14 @@ def _job_facts(job: dict[str, Any]) -> dict[str, Any]:
 
 def steady_state_text(row: ResultRow) -> str:
     """fio's verdict on its own steady-state criterion, for people: 'attained: iops_slope:0.5% at 0.31%'."""
-    if row.ss_attained is None:
+    return verdict_text(row.ss_attained, row.ss_criterion, row.ss_value)
+
+
+def verdict_text(attained: bool | None, criterion: str | None, value: str | None) -> str:
+    """'attained: iops_slope:0.5% at 0.31%', '-' when the job set no steady-state criterion."""
+    if attained is None:
         return "-"
-    return f"{'attained' if row.ss_attained else 'NOT attained'}: {row.ss_criterion} at {row.ss_value}"
+    return f"{'attained' if attained else 'NOT attained'}: {criterion} at {value}"
 
 
 def result_rows(records: Sequence[Any]) -> list[ResultRow]:
