@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ptsbench.report.sweep import best_lines, bound_table
+from ptsbench.report.sweep_charts import Point, bucket_shares, distinct
 from test_hosts import Servers, hosts_arg
 from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
 from test_report_browser import Browser, assert_clean_report_page, image_colors
@@ -104,3 +106,33 @@ def test_not_fio_output_is_one_error_line(tmp_path: Path) -> None:
     done = plot(str(other), "--out", str(tmp_path / "out"))
     assert done.returncode == 2 and done.stderr.startswith("ptsbench: error: no fio results in")
     assert "Traceback" not in done.stderr
+
+
+def point(source: str, iodepth: int, p99_ns: float, iops: float = 1000.0, label: str = "", filename: str = ""
+          ) -> Point:
+    return Point(source=source, rw="randread", bs="4k", rwmixread=None, iodepth=iodepth, numjobs=1,
+                 direction="read", iops=iops, bw_bytes=iops * 4096, lat_mean_ns=p99_ns / 2,
+                 percentiles_ns={"99": p99_ns}, label=label, filename=filename)
+
+
+def test_headline_names_the_first_queue_depth_over_the_bound() -> None:
+    points = [point("a", 1, 200_000, 5000), point("a", 2, 900_000, 9000), point("a", 4, 1_400_000, 9500),
+              point("a", 8, 800_000, 9600)]
+    table, lines = bound_table(points, "99", 1000.0)
+    assert table.rows == (("a", "randread 4k read", 1, 2, 9000.0, 4, 1400.0),)  # 8 is back within: not counted
+    assert lines == ["randread 4k read, numjobs 1: p99 exceeds 1,000 µs at queue depth 4 (1,400 µs); at 2 it was "
+                     "within (9,000.0 IOPS)."]
+    assert best_lines(points) == ["randread 4k read: best 9,600.0 IOPS at queue depth 8, numjobs 1."]
+    _table, never = bound_table(points, "99", 5000.0)
+    assert never == ["randread 4k read, numjobs 1: p99 stays within 5,000 µs up to the highest queue depth run, 8 "
+                     "(800.00 µs)."]
+
+
+def test_histogram_shares_and_runs_told_apart() -> None:
+    shares = bucket_shares({900: 1, 1000: 1, 1500: 2, 4_000_000: 4})
+    assert shares == {1000: 25.0, 2000: 25.0, 5_000_000: 50.0}
+    same = [point("", 1, 1000, label="x/qd1", filename="/dev/a"), point("", 1, 1000, label="y/qd1",
+                                                                        filename="/dev/b")]
+    assert [p.source for p in distinct(same)] == ["/dev/a", "/dev/b"]
+    unnamed = [point("", 1, 1000, label="x/qd1"), point("", 1, 1000, label="y/qd1")]
+    assert [p.source for p in distinct(unnamed)] == ["x/qd1", "y/qd1"]

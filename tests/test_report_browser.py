@@ -39,7 +39,7 @@ PLOTS_JS = """
       traces: (element._fullData || []).length,
       svg: !!element.querySelector('svg.main-svg'),
       drawn: element.querySelectorAll('.scatterlayer .trace path.js-line, .scatterlayer .trace path.point, ' +
-                                       '.barlayer .trace .point path').length,
+                                       '.barlayer .trace .point path, .heatmaplayer image').length,
       canvas: Array.from(element.querySelectorAll('canvas')).some(c => c.width > 0 && c.height > 0),
       gl: element.classList.contains('gl'),
       nogl: !!element.querySelector('.nogl'),

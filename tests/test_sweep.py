@@ -3,6 +3,7 @@ stored numbers and report rows equal to its own fio JSON; dry run, bad input, th
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,11 @@ from ptsbench.cli.sweep import _numbers
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.output import percentile_key
 from ptsbench.sweep import SweepSpec, cell_job_text, cells, check_spec, plan_entries
+from test_hosts import Servers, hosts_arg
+from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
+from test_report_browser import Browser, assert_clean_report_page, pdf_text
+from test_report_browser import browser as browser  # noqa: PLC0414 - the fixture
+from test_report_pts import sheet_rows
 
 MATRIX = ("--rw", "randread,randwrite", "--iodepth", "1,2,4", "--numjobs", "1,2")
 
@@ -24,7 +30,8 @@ def sweep_argv(run_dir: Path, *extra: str) -> list[str]:
             "--size", "64M", "--runtime", "0.4", *MATRIX, "--out", str(run_dir), *extra]
 
 
-def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_fio_s(tmp_path: Path) -> None:
+def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_fio_s(tmp_path: Path,
+                                                                                     browser: Browser) -> None:
     run_dir = tmp_path / "sweep"
     cases = run_dir / "cases"
     process = subprocess.Popen(sweep_argv(run_dir, "--ss", "iops:20%", "--ss-dur", "1"), stdout=subprocess.DEVNULL,
@@ -90,8 +97,14 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
     assert f"at queue depth {best[names.index('QD')]}, numjobs {best[names.index('numjobs')]}" in text
     figures = [figure.key for figure in report.figures()]
     assert "sweep-randread-4k-read-by-qd-nj2-iops" in figures and "sweep-randwrite-4k-write-3d" in figures
-    assert (run_dir / "report" / "report.pdf").stat().st_size > 0
+    assert "stays within 1,000 µs up to the highest queue depth run, 4" in text  # the null engine: always
+    pdf = " ".join(pdf_text(run_dir / "report" / "report.pdf").split())
+    assert "Queue depth at which p99 latency exceeds 1,000 µs" in pdf and "randwrite 4k write: best" in pdf
     assert (run_dir / "report" / "figures" / "sweep-randwrite-4k-write-heat-iops.svg").is_file()
+    workbook = sheet_rows(run_dir / "report" / "results.xlsx", "sweep")
+    assert list(workbook[0]) == names and [row[names.index("IOPS")] for row in workbook[1:]] == \
+        [row[names.index("IOPS")] for row in table.rows]
+    assert_clean_report_page(browser.open_page(run_dir / "report" / "index.html"), len(figures))
 
 
 def test_dry_run_prints_the_cells_and_the_duration_and_writes_nothing(tmp_path: Path) -> None:
@@ -143,3 +156,39 @@ def test_series_and_matrix() -> None:
     assert len(entries) == 24 and entries[12]["name"] == "randread-4k-qd1-nj1@t2" and entries[12]["target"] == 1
     with pytest.raises(PtsbenchError, match="given twice"):
         check_spec(SweepSpec(rw=("read",), bs=("4k",), iodepth=(1, 1), numjobs=(1,)))
+
+
+def test_a_sweep_on_two_hosts_draws_each_host(tmp_path: Path, servers: Servers) -> None:
+    hosts = servers(2)
+    run_dir = tmp_path / "sweep"
+    argv = [sys.executable, "-m", "ptsbench", "sweep", str(tmp_path / "null.dat"), "--hosts", hosts_arg(hosts),
+            "--ioengine", "null", "--size", "64M", "--rw", "randread", "--iodepth", "1,2", "--runtime", "0.4",
+            "--out", str(run_dir)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    from ptsbench.report.build import load_report
+
+    table = next(table for table in load_report(run_dir).tables() if table.key == "sweep")
+    assert sorted((row[1], row[5]) for row in table.rows) == sorted(
+        (f"{tmp_path / 'null.dat'} on {host.name}", qd) for host in hosts for qd in (1, 2))
+    doc = json.loads((run_dir / "cases" / "002-randread-4k-qd2-nj1" / "fio.json").read_text())
+    for row in table.rows:
+        if row[5] == 2:
+            entry = next(e for e in doc["client_stats"] if e.get("hostname") == row[1].split(" on ")[1])
+            assert row[8] == entry["read"]["iops"]
+
+
+def test_precondition_runs_before_each_target_s_cells(tmp_path: Path) -> None:
+    job = tmp_path / "fill.fio"
+    job.write_text("[fill]\nrw=write\nbs=128k\nioengine=null\nsize=64M\n")
+    done = subprocess.run(sweep_argv(tmp_path / "sweep", "--dry-run", "--precondition", str(job), "--rw", "randread",
+                                     "--iodepth", "1", "--numjobs", "1,2"), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    cases = re.findall(r"^# case \d+: (\S+)", done.stdout, re.MULTILINE)
+    assert cases == ["precondition", "randread-4k-qd1-nj1", "randread-4k-qd1-nj2"]
+    repeated = subprocess.run(sweep_argv(tmp_path / "sweep", "--dry-run", "--precondition", str(job),
+                                         "--precondition-repeat", "--rw", "randread", "--iodepth", "1",
+                                         "--numjobs", "1,2"), capture_output=True, text=True, timeout=60)
+    assert re.findall(r"^# case \d+: (\S+)", repeated.stdout, re.MULTILINE) == [
+        "precondition-randread-4k-qd1-nj1", "randread-4k-qd1-nj1", "precondition-randread-4k-qd1-nj2",
+        "randread-4k-qd1-nj2"]

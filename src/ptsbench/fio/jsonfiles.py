@@ -25,6 +25,7 @@ class FoundJob:
     rwmixread: int | None  # mixed workloads: the read share fio ran with
     latency: str  # "lat" (total latency) or "clat" (completion latency: plain fio's only percentiles)
     path: Path
+    filename: str = ""  # the job's filename option (what it ran on), when the document echoes it
 
 
 def load_document(path: Path) -> dict[str, Any] | None:
@@ -86,8 +87,12 @@ def document_jobs(doc: Mapping[str, Any], path: Path) -> list[FoundJob]:
     parsed = parse_jobs(doc if latency == "lat" else _clat_as_lat(doc))
     options = {(str(e.get("jobname", "")), str(e.get("hostname", ""))): {**doc.get("global options", {}),
                                                                        **e.get("job options", {})} for e in entries}
-    return [FoundJob(result, _read_share(options.get((result.name, str(result.hostname or "")), {})), latency, path)
-            for result in parsed]
+    found = []
+    for result in parsed:
+        job_options = options.get((result.name, str(result.hostname or "")), {})
+        found.append(FoundJob(result, _read_share(job_options), latency, path,
+                              str(job_options.get("filename", "")).replace("\\:", ":")))
+    return found
 
 
 def find_json_files(inputs: Sequence[str]) -> list[Path]:

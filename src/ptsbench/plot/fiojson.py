@@ -5,12 +5,12 @@ them, several inputs side by side; written as PNG / SVG and one offline HTML pag
 
 import datetime
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.model import Report, Table
-from ptsbench.report.sweep_charts import ChartOptions, Point, job_points
+from ptsbench.report.sweep_charts import ChartOptions, Point, distinct, job_points
 
 HTML_NAME = "index.html"
 
@@ -54,10 +54,11 @@ def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[P
     folders = [raw for raw in inputs if Path(raw).is_dir()]
     for position, raw in enumerate(inputs):
         source = _source(raw, options.labels[position] if options.labels else None, len(folders) + len(parents) > 1)
+        other = []
         for path in find_json_files([raw]):
             doc = load_document(path)
             if doc is None:
-                notes.append(f"{path}: not fio JSON output, left out")
+                other.append(path.name)
                 continue
             versions[str(doc.get("fio version", ""))] = None
             for found in document_jobs(doc, path):
@@ -65,12 +66,16 @@ def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[P
                 if host and (options.include_hosts and host not in options.include_hosts
                              or host in options.exclude_hosts):
                     continue
-                name = " ".join(part for part in (source, f"on {host}" if host else "") if part) or "fio"
+                name = " ".join(part for part in (source, f"on {host}" if host else "") if part)
                 label = str(path.relative_to(raw)) if Path(raw).is_dir() else path.name
                 points += job_points(found, name, label.removesuffix(".json"))
+        if other:
+            shown = ", ".join(sorted(set(other))[:3]) + (", ..." if len(set(other)) > 3 else "")
+            notes.append(f"{raw}: {len(other)} JSON file(s) that are not fio output left out ({shown})")
     if not points:
         raise PtsbenchError(f"no fio results in {', '.join(inputs)}" + ("" if not notes else f" ({notes[0]})"),
                             "pass fio's --output-format=json or json+ output files, or folders holding them")
+    points = [replace(p, source=p.source or "-") for p in distinct(points)]
     return points, notes, ", ".join(version for version in versions if version)
 
 

@@ -320,8 +320,11 @@ def _draw_heatmap(axes: Any, figure: Figure) -> None:
                           color="black" if value > middle else "white")
     axes.set_xticks(range(len(grid.x_labels)), grid.x_labels)
     axes.set_yticks(range(len(grid.y_labels)), grid.y_labels)
+    from matplotlib.ticker import FuncFormatter
+
     colorbar = axes.figure.colorbar(image, ax=axes, fraction=0.05, pad=0.02)
     colorbar.set_label(figure.z_label, fontsize=8)
+    colorbar.ax.yaxis.set_major_formatter(FuncFormatter(plain_number))
     axes.set_title(figure.title, fontsize=style.TITLE_PT, y=1.01)
     axes.set_xlabel(figure.x_label)
     axes.set_ylabel(figure.y_label)

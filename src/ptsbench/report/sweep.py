@@ -48,9 +48,9 @@ def bound_table(points: Sequence[Point], percentile: str, bound_us: float) -> tu
                                  and percentile in p.percentiles_ns), key=lambda p: p.iodepth)
                 if len(series) < 2:
                     continue
-                within = [p for p in series if p.percentiles_ns[percentile] / 1000 <= bound_us]
                 over = next((p for p in series if p.percentiles_ns[percentile] / 1000 > bound_us), None)
-                last = within[-1] if within and (over is None or within[-1].iodepth < over.iodepth) else None
+                before = [p for p in series if over is None or p.iodepth < over.iodepth]
+                last = before[-1] if before else None  # the highest queue depth before the first one over
                 rows.append((source, workload, numjobs, last.iodepth if last else None, last.iops if last else None,
                              over.iodepth if over else None,
                              _us(over.percentiles_ns[percentile]) if over else None))

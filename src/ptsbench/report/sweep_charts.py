@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 CHARTS = ("qd", "numjobs", "3d", "heatmap", "histogram", "percentiles")
 PERCENTILE_BARS = ("50", "90", "99", "99.9", "99.99")
-# histogram bucket upper edges in ns: 1, 2, 5 of every decade from 1 µs to 100 s
-BUCKET_EDGES_NS = tuple(m * 10**e for e in range(3, 11) for m in (1, 2, 5))
+# histogram bucket upper edges in ns: 1, 2, 5 of every decade from 100 ns to 500 s
+BUCKET_EDGES_NS = tuple(m * 10**e for e in range(2, 12) for m in (1, 2, 5))
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class Point:
     usr_cpu: float | None = None  # fio's CPU use of the job's threads (%)
     sys_cpu: float | None = None
     steady: str = "-"  # fio's steady-state verdict (ss=), '-' when the job set none
+    filename: str = ""  # what the run ran on (fio's filename option), when known
 
     @property
     def workload(self) -> str:
@@ -226,10 +227,10 @@ class _Builder:
         edges = [edge for edge in BUCKET_EDGES_NS if used[0] <= edge <= used[-1]]
         series = [Series(f"QD {p.iodepth}", tuple(range(len(edges))), tuple(share.get(edge, 0.0) for edge in edges),
                          mode="bars", color=index) for index, (p, share) in enumerate(shares)]
-        ticks = [f"≤{_ns_label(edge)}" for edge in edges]
+        ticks = [_ns_label(edge) for edge in edges]
         caption = (f"Share of IOs per {_latency_name(points)} range, counted from fio's json+ latency bins (each "
                    "bin at its value; fio's bins are at most 1/64 of their value wide).")
-        return [self.figure(f"{slug}-hist", f"{name}: latency histogram", "latency", "share of IOs (%)", series,
+        return [self.figure(f"{slug}-hist", f"{name}: latency histogram", "latency up to", "share of IOs (%)", series,
                             ticks, caption=caption)]
 
     def percentile_bars(self, slug: str, name: str, points: Sequence[Point]) -> list[Figure]:
@@ -273,6 +274,19 @@ def bucket_shares(bins: Mapping[int, int]) -> dict[int, float]:
     return shares
 
 
+def distinct(points: Sequence[Point]) -> list[Point]:
+    """Points with sources that tell apart runs of the same workload, queue depth and numjobs (files of two devices
+    in one folder, say): such a source gets the run's name added, so no run hides another in a chart."""
+    from collections import Counter
+    from dataclasses import replace
+
+    for part in ("filename", "label"):  # what the run ran on first; its file name when that is not enough
+        counts = Counter((p.source, p.workload, p.iodepth, p.numjobs) for p in points)
+        points = [replace(p, source=f"{p.source} {getattr(p, part)}".strip())
+                  if counts[(p.source, p.workload, p.iodepth, p.numjobs)] > 1 else p for p in points]
+    return list(points)
+
+
 def sweep_figures(points: Sequence[Point], options: ChartOptions, key: str, caption: str) -> list[Figure]:
     """Every chart of the points, workload by workload."""
     points = filtered(points, options)
@@ -304,5 +318,5 @@ def job_points(found: "FoundJob", source: str, label: str) -> list[Point]:
                   numjobs=result.numjobs, direction=d.direction, iops=d.iops, bw_bytes=d.bw_bytes,
                   lat_mean_ns=d.lat.mean_ns, percentiles_ns=d.lat.percentiles_ns, bins=d.lat.bins,
                   latency=found.latency, label=label, usr_cpu=result.usr_cpu, sys_cpu=result.sys_cpu,
-                  steady=steady)
+                  steady=steady, filename=found.filename)
             for d in result.directions]
