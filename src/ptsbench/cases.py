@@ -93,7 +93,7 @@ def plan_cases(
     documents (fio/intervals.py), which costs fio nothing."""
     cases: list[Case] = []
     for job_path in job_paths:
-        text = jobs.read_job_file(job_path)
+        text = jobs.absolute_includes(jobs.read_job_file(job_path), job_path)
         for target in list(targets) or [None]:
             name = _case_name(job_path, target, len(targets) > 1)
             cases.append(plan_case(len(cases) + 1, name, job_path, text, target, overrides, run_dir,

@@ -4,6 +4,7 @@ A user's job file reaches fio as written: ptsbench only appends `key=value` line
 of every job section, so `${VAR}`, `$ncpus`, `[global]`, `stonewall` and the rest keep their meaning.
 """
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,12 +61,54 @@ def _option(line: str) -> tuple[str, str | None] | None:
     return (key.strip(), value.strip() if sep else None)
 
 
+_INCLUDE_RE = re.compile(r"^(\s*include\s+)(\S.*?)\s*$")
+_INCLUDE_DEPTH = 16
+
+
+def _include_path(name: str, source: str) -> Path:
+    """An include file as fio finds it: a relative name is relative to the including job file's folder."""
+    path = Path(name)
+    return path if path.is_absolute() else Path(source).parent / path
+
+
+def absolute_includes(text: str, source: Path) -> str:
+    """The job text with every relative `include FILE` made absolute. fio reads a relative FILE from the job file's
+    folder, and the job file fio runs is a copy in the case folder: without this, fio would not find it."""
+    folder = source.resolve().parent
+    lines = []
+    for line in text.splitlines():
+        match = _INCLUDE_RE.match(line)
+        if match and not Path(match.group(2)).is_absolute():
+            line = f"{match.group(1)}{folder / match.group(2)}"
+        lines.append(line)
+    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+
+def _lines(text: str, source: str, depth: int = 0) -> list[tuple[str, int, str]]:
+    """(source, line number, line) of the job text with the lines of its include files in place of the include
+    directives (include files hold options only); an unreadable include is left for fio to report."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _INCLUDE_RE.match(line)
+        if match and depth < _INCLUDE_DEPTH:
+            path = _include_path(os.path.expandvars(match.group(2)), source)
+            try:
+                included = path.read_text()
+            except (OSError, UnicodeDecodeError):
+                continue
+            found += _lines(included, str(path), depth + 1)
+            continue
+        found.append((source, number, line))
+    return found
+
+
 def parse_job_text(text: str, source: str) -> list[JobSection]:
-    """Job sections in file order, each with its effective options ([global] options merged in)."""
+    """Job sections in file order, each with its effective options ([global] options merged in; the options of
+    `include` files where the include stands)."""
     global_options: dict[str, str | None] = {}
     sections: list[JobSection] = []
     current: dict[str, str | None] | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for where, number, line in _lines(text, source):
         header = _SECTION_RE.match(line)
         if header:
             name = header.group(1).strip()
@@ -76,13 +119,13 @@ def parse_job_text(text: str, source: str) -> list[JobSection]:
                 sections.append(JobSection(name, current))
             continue
         if line.strip().startswith("["):
-            raise JobFileError(f"{source}:{number}: {line.strip()!r} is not a [section] header",
+            raise JobFileError(f"{where}:{number}: {line.strip()!r} is not a [section] header",
                                "write section names as [name]")
         option = _option(line)
         if option is None:
             continue
         if current is None:
-            raise JobFileError(f"{source}:{number}: option outside any [section]", "start with [global] or [jobname]")
+            raise JobFileError(f"{where}:{number}: option outside any [section]", "start with [global] or [jobname]")
         current[option[0]] = option[1]
     if not sections:
         raise JobFileError(f"{source}: no job section", "add at least one [jobname] section")

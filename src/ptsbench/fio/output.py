@@ -19,6 +19,7 @@ from typing import Any
 from ptsbench.fio.jobs import PERCENTILES, JobSection, block_size_text, rw_text
 
 DIRECTIONS = ("read", "write", "trim")
+MIXED = "mixed"  # fio's one entry for all directions with unified_rw_reporting=mixed (or both)
 WORKLOAD_DIRECTIONS = {"read": "read", "randread": "read", "write": "write", "randwrite": "write", "trim": "trim",
                        "randtrim": "trim"}
 # fio prints a double it could not compute as nan / -nan / inf (e.g. a steady-state slope over one sample)
@@ -89,7 +90,7 @@ class JobResult:
     sys_cpu: float
     hostname: str | None
     directions: tuple[DirectionResult, ...]
-    runtime_ms: int = 0  # fio's job_runtime: how long the job really ran (the longest of its threads)
+    runtime_ms: int = 0  # how long the job really ran: fio's runtime of its directions (of a group: the longest)
     entries: int = 1  # fio report entries behind this row; more than 1: merged with fio's group arithmetic
     group_jobs: int = 1  # threads fio itself merged into its entry (group_reporting)
     steady_state: SteadyState | None = None
@@ -101,7 +102,7 @@ class JobResult:
         """The read+write total for mixed workloads, else the direction of the job's workload (its writes when it
         also verified them), else the one direction that did IO (None when none did)."""
         workload = self.get(WORKLOAD_DIRECTIONS.get(self.rw.partition(":")[0], "total"))
-        return self.get("total") or workload or (self.directions[0] if self.directions else None)
+        return self.get("total") or self.get(MIXED) or workload or (self.directions[0] if self.directions else None)
 
     @property
     def merge_note(self) -> str:
@@ -263,12 +264,13 @@ def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[st
     first = entries[0]
     options = {**global_options, **first.get("job options", {})}
     directions: list[DirectionResult] = []
-    for name in DIRECTIONS:
+    for name in (*DIRECTIONS, MIXED):
         parts = [_direction(name, entry[name]) for entry in entries if entry.get(name, {}).get("total_ios")]
         if parts:
             directions.append(merge_directions(name, parts))
     verifies = any(_verifies(section.options) for section in members) or _verifies(options)
-    if len(directions) > 1 and not verifies:  # verify reads come after the writes: not a mix to add up
+    # verify reads come after the writes: not a mix to add up; fio's own mixed entry is the total already
+    if len(directions) > 1 and not verifies and not any(d.direction == MIXED for d in directions):
         directions.append(merge_directions("total", directions))
     described = members or [JobSection(str(first.get("jobname", "")), dict(options))]
     return JobResult(
@@ -283,7 +285,7 @@ def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[st
         sys_cpu=sum(float(entry.get("sys_cpu", 0.0)) for entry in entries),
         hostname=first.get("hostname"),
         directions=tuple(directions),
-        runtime_ms=max(int(entry.get("job_runtime", 0)) for entry in entries),
+        runtime_ms=max((d.runtime_ms for d in directions), default=max(int(e.get("job_runtime", 0)) for e in entries)),
         entries=len(entries),
         group_jobs=max(len(members), 1),
         steady_state=_steady_state(entries),
@@ -292,9 +294,9 @@ def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[st
 
 def job_entries(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """fio's per-job entries: `jobs` locally, `client_stats` (without the merged 'All clients') in client mode."""
-    if "client_stats" in doc:
-        return [entry for entry in doc["client_stats"] if entry.get("jobname") != "All clients"]
-    return list(doc.get("jobs", []))
+    entries = doc["client_stats"] if "client_stats" in doc else doc.get("jobs", [])
+    # fio leaves an unnamed, empty slot at the end for each job with stats=0; 'All clients' is fio's own merge
+    return [entry for entry in entries if "jobname" in entry and entry["jobname"] != "All clients"]
 
 
 def section_threads(section: JobSection) -> int | None:

@@ -83,7 +83,7 @@ def _job_facts(job: dict[str, Any]) -> dict[str, Any]:
     runtime_ms = job.get("runtime_ms")
     steady = job.get("steady_state") or {}
     return {
-        "runtime_s": runtime_ms / 1000 if runtime_ms else None,
+        "runtime_s": None if runtime_ms is None else runtime_ms / 1000,
         "ss_attained": steady.get("attained"), "ss_criterion": steady.get("criterion"),
         "ss_value": steady.get("value"), "note": job.get("note", ""),
     }

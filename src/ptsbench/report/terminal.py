@@ -108,7 +108,12 @@ def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None 
     else:
         from rich.console import Console
 
-        Console(width=200 if not _is_tty() else None).print(rows_table(rows, title))
+        table = rows_table(rows, title)
+        if _is_tty():
+            Console().print(table)
+        else:  # a pipe or file: every row on one line, however wide, so programs can read it
+            width = Console(width=100_000).measure(table).maximum
+            Console(width=max(width, 80)).print(table)
 
 
 def _is_tty() -> bool:
