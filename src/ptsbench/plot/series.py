@@ -26,6 +26,7 @@ from ptsbench.fio.logs import (
     merge_windowed,
     weighted_percentiles,
 )
+from ptsbench.plot.counting import CountedStats, counted_stats
 
 Array = npt.NDArray[Any]
 SUMMARY_PERCENTILES = (50.0, 90.0, 99.0, 99.9)
@@ -293,15 +294,19 @@ def summarize(run: Run) -> list[Summary]:
     """Min, mean, max, stddev and percentiles of each trace's values."""
     rows = []
     for trace in run.traces:
-        values = trace.value  # integers (per-IO latency) are summarised as they are: no float copy of millions
+        values = trace.value
         if values.dtype.kind == "f":
             values = values[np.isfinite(values)]
         if not len(values):
             continue
-        points = np.percentile(values, SUMMARY_PERCENTILES)
-        rows.append(Summary(run.label, run.kind, trace.direction, BASE_UNITS[run.kind], len(values),
-                            float(values.min()), float(values.mean()), float(values.max()), float(values.std()),
-                            tuple(zip(SUMMARY_PERCENTILES, points.tolist(), strict=True))))
+        if values.dtype.kind == "u":  # per-IO integers (latency in ns): counted, not sorted, and no float copy
+            stats = counted_stats(values, SUMMARY_PERCENTILES)
+        else:
+            stats = CountedStats(len(values), float(values.min()), float(values.mean()), float(values.max()),
+                                 float(values.std()), tuple(np.percentile(values, SUMMARY_PERCENTILES).tolist()))
+        rows.append(Summary(run.label, run.kind, trace.direction, BASE_UNITS[run.kind], stats.count, stats.min,
+                            stats.mean, stats.max, stats.stddev,
+                            tuple(zip(SUMMARY_PERCENTILES, stats.percentiles, strict=True))))
     return rows
 
 

@@ -1,0 +1,81 @@
+"""Exact statistics of millions of integer values (per-IO latencies in ns) by counting them instead of sorting them:
+one bincount in chunks, then min, max, mean, standard deviation and percentiles from the distinct values and their
+counts. Percentiles are numpy's default (linear interpolation between the two nearest ranks), computed as numpy does,
+so they equal numpy.percentile of the values."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[Any]
+
+COUNTED_BINS = 1 << 21  # values within 2 M of the smallest (2 ms in ns) are counted in bins (16 MiB of counts)
+_CHUNK = 1 << 22  # bincount makes an intp copy of its input: bound it
+
+
+@dataclass(frozen=True)
+class CountedStats:
+    count: int
+    min: float
+    mean: float
+    max: float
+    stddev: float  # population standard deviation, as numpy.std
+    percentiles: tuple[float, ...]
+
+
+def value_counts(values: Array) -> tuple[Array, Array]:
+    """The distinct values of an unsigned integer array, ascending, and how often each occurs. Values within
+    COUNTED_BINS of the smallest are counted; the few beyond (a latency tail) are sorted."""
+    if values.dtype.kind != "u" or not len(values):
+        raise ValueError("value_counts needs a non-empty array of unsigned integers")
+    low = int(values.min())
+    bins = min(int(values.max()) - low + 1, COUNTED_BINS)
+    counts = np.zeros(bins, np.int64)
+    beyond: list[Array] = []
+    for start in range(0, len(values), _CHUNK):
+        chunk = values[start:start + _CHUNK]
+        offset = chunk - chunk.dtype.type(low) if low else chunk
+        inside = offset < bins
+        if inside.all():
+            counts += np.bincount(offset, minlength=bins)
+        else:
+            counts += np.bincount(offset[inside], minlength=bins)
+            beyond.append(chunk[~inside])
+    present = np.flatnonzero(counts)
+    distinct, counted = present.astype(np.uint64) + np.uint64(low), counts[present]
+    if beyond:
+        tail, tail_counts = np.unique(np.concatenate(beyond), return_counts=True)
+        distinct = np.concatenate((distinct, tail.astype(np.uint64)))
+        counted = np.concatenate((counted, tail_counts))
+    return distinct, counted
+
+
+def counted_stats(values: Array, percentiles: Sequence[float]) -> CountedStats:
+    """Count, min, mean, max, standard deviation and percentiles of unsigned integers, from their counts."""
+    distinct, counts = value_counts(values)
+    number = int(counts.sum())
+    as_float = distinct.astype(np.float64)
+    mean = float(np.dot(as_float, counts) / number)
+    stddev = float(np.sqrt(np.dot(counts, (as_float - mean) ** 2) / number))
+    return CountedStats(number, float(as_float[0]), mean, float(as_float[-1]), stddev,
+                        tuple(counted_percentiles(as_float, counts, percentiles).tolist()))
+
+
+def counted_percentiles(distinct: Array, counts: Array, percentiles: Sequence[float]) -> Array:
+    """numpy.percentile (linear method) of the values `distinct` (ascending) repeated `counts` times."""
+    number = int(counts.sum())
+    last_rank = np.cumsum(counts) - 1  # the highest 0-based rank each distinct value holds
+    virtual = (number - 1) * (np.asarray(percentiles, np.float64) / 100)
+    below = np.floor(virtual)
+    above = below + 1
+    at_end = virtual >= number - 1
+    below[at_end] = above[at_end] = number - 1
+    low = distinct[np.searchsorted(last_rank, below)]
+    high = distinct[np.searchsorted(last_rank, above)]
+    gamma = virtual - below
+    difference = high - low
+    result = low + difference * gamma  # numpy's _lerp: from the nearer end, so the ends are exact
+    return np.where(gamma >= 0.5, high - difference * (1 - gamma), result)

@@ -1,0 +1,41 @@
+"""Exact statistics by counting (plot summaries of per-IO logs) against numpy computing them from every value."""
+
+import numpy as np
+import pytest
+
+from ptsbench.plot import counting
+
+PERCENTILES = (0.0, 33.3, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0)
+
+
+def _samples(rng: np.random.Generator, trial: int) -> np.ndarray:
+    n = int(rng.integers(1, 3000))
+    kind = trial % 4
+    if kind == 0:
+        return rng.integers(0, 50, n).astype(np.uint8)  # few distinct values, many ties
+    if kind == 1:
+        return rng.integers(0, 2**32 - 1, n, dtype=np.uint64).astype(np.uint32)  # wider than the counted bins
+    if kind == 2:
+        return rng.lognormal(10, 2, n).astype(np.uint64)  # a latency-like spread with a long tail
+    return np.concatenate([rng.integers(5, 400, n), rng.integers(0, 2**40, 3)]).astype(np.uint64)  # rare outliers
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 22])
+def test_counted_stats_equal_numpys(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    monkeypatch.setattr(counting, "_CHUNK", chunk)  # small chunks: values split across many bincounts
+    rng = np.random.default_rng(chunk)
+    for trial in range(200):
+        values = _samples(rng, trial)
+        stats = counting.counted_stats(values, PERCENTILES)
+        assert stats.percentiles == tuple(np.percentile(values, PERCENTILES).tolist())  # exactly numpy's
+        assert (stats.count, stats.min, stats.max) == (len(values), float(values.min()), float(values.max()))
+        assert stats.mean == pytest.approx(float(values.mean()), rel=1e-12)
+        assert stats.stddev == pytest.approx(float(values.std()), rel=1e-9, abs=1e-9)
+
+
+def test_value_counts_count_the_tail_beyond_the_bins() -> None:
+    values = np.array([5, 5, 9, 5 + counting.COUNTED_BINS, 2**31, 2**31], np.uint32)
+    distinct, counts = counting.value_counts(values)
+    assert distinct.tolist() == [5, 9, 5 + counting.COUNTED_BINS, 2**31] and counts.tolist() == [2, 1, 1, 2]
+    with pytest.raises(ValueError):
+        counting.value_counts(np.array([1.5]))
