@@ -416,17 +416,31 @@ def _parsed_blocks(blocks: Iterator[tuple[bytes, bool]], parser: BlockParser, co
     workers = min(4, os.cpu_count() or 1)
     if workers <= 1:
         for block, unterminated in blocks:
-            yield block, unterminated, parser(block, count, hex_columns)
+            yield block, unterminated, _narrowed(parser(block, count, hex_columns))
         return
     with ThreadPoolExecutor(workers) as pool:
         pending: list[Any] = []
         for block, unterminated in blocks:
-            pending.append((block, unterminated, pool.submit(parser, block, count, hex_columns)))
+            pending.append((block, unterminated, pool.submit(_parse_narrowed, parser, block, count, hex_columns)))
             if len(pending) > 2 * workers:
                 block0, unterminated0, future = pending.pop(0)
                 yield block0, unterminated0, future.result()
         for block0, unterminated0, future in pending:
             yield block0, unterminated0, future.result()
+
+
+def _parse_narrowed(parser: BlockParser, block: bytes, count: int, hex_columns: tuple[int, ...]
+                    ) -> list[Array] | None:
+    return _narrowed(parser(block, count, hex_columns))
+
+
+def _narrowed(columns: list[Array] | None) -> list[Array] | None:
+    """Each column in the smallest unsigned type holding its values (on the parsing thread, so that the reading thread
+    only copies them into place)."""
+    if columns is None:
+        return None
+    return [column if column.dtype.itemsize == 1 else column.astype(np.min_scalar_type(int(column.max())), copy=False)
+            for column in columns]
 
 
 def _line_regex(count: int, hex_columns: tuple[int, ...]) -> re.Pattern[bytes]:

@@ -12,8 +12,9 @@ import numpy.typing as npt
 
 Array = npt.NDArray[Any]
 
-COUNTED_BINS = 1 << 21  # values within 2 M of the smallest (2 ms in ns) are counted in bins (16 MiB of counts)
-_CHUNK = 1 << 22  # bincount makes an intp copy of its input: bound it
+COUNTED_BINS = 1 << 21  # at most this many bins (16 MiB of counts); values beyond are sorted
+_CHUNK = 1 << 20  # bincount makes an intp copy of its input: count a chunk at a time
+_SAMPLE = 65_536  # values looked at to size the bins
 
 
 @dataclass(frozen=True)
@@ -27,17 +28,22 @@ class CountedStats:
 
 
 def value_counts(values: Array) -> tuple[Array, Array]:
-    """The distinct values of an unsigned integer array, ascending, and how often each occurs. Values within
-    COUNTED_BINS of the smallest are counted; the few beyond (a latency tail) are sorted."""
+    """The distinct values of an unsigned integer array, ascending, and how often each occurs. Values up to a bound
+    that holds nearly all of them (from a sample: 2 x its 99.99th percentile, at most COUNTED_BINS from the
+    smallest) are counted in bins; the few beyond it (a latency tail) are sorted."""
     if values.dtype.kind != "u" or not len(values):
         raise ValueError("value_counts needs a non-empty array of unsigned integers")
-    low = int(values.min())
-    bins = min(int(values.max()) - low + 1, COUNTED_BINS)
+    low, high = int(values.min()), int(values.max())
+    sample = values[:: max(1, len(values) // _SAMPLE)]
+    wanted = 2 * int(np.percentile(sample, 99.99)) - low + 1
+    bins = min(high - low + 1, COUNTED_BINS, max(wanted, 1024))
+    base = 0 if low < bins else low  # small values are counted from 0: no shifted copy
+    bins += low - base
     counts = np.zeros(bins, np.int64)
     beyond: list[Array] = []
     for start in range(0, len(values), _CHUNK):
         chunk = values[start:start + _CHUNK]
-        offset = chunk - chunk.dtype.type(low) if low else chunk
+        offset = chunk - chunk.dtype.type(base) if base else chunk
         inside = offset < bins
         if inside.all():
             counts += np.bincount(offset, minlength=bins)
@@ -45,7 +51,7 @@ def value_counts(values: Array) -> tuple[Array, Array]:
             counts += np.bincount(offset[inside], minlength=bins)
             beyond.append(chunk[~inside])
     present = np.flatnonzero(counts)
-    distinct, counted = present.astype(np.uint64) + np.uint64(low), counts[present]
+    distinct, counted = present.astype(np.uint64) + np.uint64(base), counts[present]
     if beyond:
         tail, tail_counts = np.unique(np.concatenate(beyond), return_counts=True)
         distinct = np.concatenate((distinct, tail.astype(np.uint64)))
