@@ -51,7 +51,7 @@ def test_plain_fio_json_of_a_qd_series_draws_the_bar_charts(tmp_path: Path, brow
         svg = (out / f"sweep-randread-4k-read-by-qd-nj1-{name}.svg").read_text()
         colors, ink = image_colors(png.read_bytes())
         assert colors > 10 and ink > 0.02
-        assert "null engine: randread 4k read, numjobs 1" in svg and re.search(r">\s*4\s*<", svg)
+        assert "null engine: randread 4k, read, numjobs 1" in svg and re.search(r">\s*4\s*<", svg)
     page = browser.open_page(out / "index.html")
     figures = len(list(out.glob("*.svg")))
     assert figures >= 3
@@ -119,12 +119,12 @@ def test_headline_names_the_first_queue_depth_over_the_bound() -> None:
     points = [point("a", 1, 200_000, 5000), point("a", 2, 900_000, 9000), point("a", 4, 1_400_000, 9500),
               point("a", 8, 800_000, 9600)]
     table, lines = bound_table(points, "99", 1000.0)
-    assert table.rows == (("a", "randread 4k read", 1, 2, 9000.0, 4, 1400.0),)  # 8 is back within: not counted
-    assert lines == ["randread 4k read, numjobs 1: p99 exceeds 1,000 µs at queue depth 4 (1,400 µs); at 2 it was "
+    assert table.rows == (("a", "randread 4k, read", 1, 2, 9000.0, 4, 1400.0),)  # 8 is back within: not counted
+    assert lines == ["randread 4k, read, numjobs 1: p99 exceeds 1,000 µs at queue depth 4 (1,400 µs); at 2 it was "
                      "within (9,000.0 IOPS)."]
-    assert best_lines(points) == ["randread 4k read: best 9,600.0 IOPS at queue depth 8, numjobs 1."]
+    assert best_lines(points) == ["randread 4k, read: best 9,600.0 IOPS at queue depth 8, numjobs 1."]
     _table, never = bound_table(points, "99", 5000.0)
-    assert never == ["randread 4k read, numjobs 1: p99 stays within 5,000 µs up to the highest queue depth run, 8 "
+    assert never == ["randread 4k, read, numjobs 1: p99 stays within 5,000 µs up to the highest queue depth run, 8 "
                      "(800.00 µs)."]
 
 

@@ -99,7 +99,7 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
     assert "sweep-randread-4k-read-by-qd-nj2-iops" in figures and "sweep-randwrite-4k-write-3d" in figures
     assert "stays within 1,000 µs up to the highest queue depth run, 4" in text  # the null engine: always
     pdf = " ".join(pdf_text(run_dir / "report" / "report.pdf").split())
-    assert "Queue depth at which p99 latency exceeds 1,000 µs" in pdf and "randwrite 4k write: best" in pdf
+    assert "Queue depth at which p99 latency exceeds 1,000 µs" in pdf and "randwrite 4k, write: best" in pdf
     assert (run_dir / "report" / "figures" / "sweep-randwrite-4k-write-heat-iops.svg").is_file()
     workbook = sheet_rows(run_dir / "report" / "results.xlsx", "sweep")
     assert list(workbook[0]) == names and [row[names.index("IOPS")] for row in workbook[1:]] == \

@@ -112,7 +112,7 @@ class RunStore:
         except OSError as error:
             raise StoreError(f"cannot create run directory {root}: {error.strerror}", _write_hint(error)) from error
         if (root / MANIFEST).exists():
-            resumable = cls(root).kind == "pts"
+            resumable = cls(root).kind in ("pts", "sweep")
             raise StoreError(f"{root} already holds a run",
                              "choose another --out" + (", or `ptsbench resume` it" if resumable else ""))
         store = cls(root)

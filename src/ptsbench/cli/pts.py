@@ -195,7 +195,8 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--destructive", is_flag=True, help="Allow writing (and purging) a block device again.")
 def resume(run_dir: Path, destructive: bool) -> None:
-    """Continue an interrupted PTS run: keeps every stored round, runs only what is missing.
+    """Continue an interrupted PTS run (keeps every stored round, runs only what is missing) or sweep (runs only
+    the cells without a finished result).
 
     \b
     Examples:

@@ -44,8 +44,8 @@ class Point:
 
     @property
     def workload(self) -> str:
-        mix = f" {self.rwmixread}% read" if self.rwmixread is not None else ""
-        return f"{self.rw} {self.bs}{mix} {self.direction}"
+        mix = f" {self.rwmixread}/{100 - self.rwmixread}" if self.rwmixread is not None else ""
+        return f"{self.rw} {self.bs}{mix}, {self.direction}"
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,9 @@ class ChartOptions:
 
 
 def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in text).strip("-").lower()
+    import re
+
+    return re.sub(r"[^0-9a-zA-Z]+", "-", text).strip("-").lower()
 
 
 def _latency_name(points: Sequence[Point]) -> str:
