@@ -31,6 +31,10 @@ needed() {
     command -v pdftotext >/dev/null || echo poppler-utils
     command -v mkfs.ext4 >/dev/null || echo e2fsprogs
     command -v losetup >/dev/null || echo mount
+    # the guard battery builds LVM, md and GPT signatures on loop devices
+    [ -x /usr/sbin/pvcreate ] || [ -x /sbin/pvcreate ] || echo lvm2
+    [ -x /usr/sbin/mdadm ] || [ -x /sbin/mdadm ] || echo mdadm
+    [ -x /usr/sbin/sfdisk ] || [ -x /sbin/sfdisk ] || echo fdisk
   fi
 }
 wanted() {

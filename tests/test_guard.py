@@ -136,7 +136,8 @@ def test_job_files_cannot_slip_a_device_past_the_guard(tmp_path: Path, loop_devi
     texts = [
         f"[w]\nrw=write:4k\nsize=1m\nfilename={loop_device}\n",  # rw with an offset modifier still writes
         f"[w]\nrw=randwrite\nsize=1m\ndirectory={folder}\nfilename={name}\n",  # fio joins directory and filename
-        f"[w]\nrw=randwrite\nsize=1m\ndirectory=/tmp:{folder}\nfilename={name}\n",
+        # a directory list: fio's second clone makes its file name in the second folder
+        f"[w]\nrw=randwrite\nsize=1m\ndirectory=/tmp:{folder}\nfilename_format={name}\nnumjobs=2\n",
         f"[{name}]\nrw=randwrite\nsize=1m\nfilename_format={folder}/$jobname\n",  # fio names the file itself
     ]
     for number, text in enumerate(texts):

@@ -5,24 +5,23 @@ and its result.json after fio ends, before the next case starts.
 """
 
 import os
-import stat
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ptsbench.errors import JobFileError
+from ptsbench.errors import JobFileError, TargetError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals
+from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, parse_job_text, written_logs
 from ptsbench.fio.output import JobResult, parse_jobs
 from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
 from ptsbench.hosts import Host, host_outcome, write_host_list
 from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, read_json, utc_now
-from ptsbench.target.guard import check_device_write_allowed
+from ptsbench.target.guard import check_opened
 from ptsbench.target.target import Target, resolve_target
 
-WRITING_RW = {"write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite", "randtrimwrite"}
 RESULT = "result.json"
 
 
@@ -58,6 +57,8 @@ class Case:
     job_text: str
     sections: tuple[jobs.JobSection, ...] = field(repr=False)
     lat_log_prefixes: dict[str, Path] = field(default_factory=dict)  # job -> prefix of the derived latency log
+    opens: tuple[JobOpens, ...] = field(default=(), repr=False)  # the jobs as fio's own parser reads them
+    rejected: str = ""  # fio's words when its parser rejects the job file (fio is then not started)
 
     @property
     def dir_name(self) -> str:
@@ -68,8 +69,16 @@ class Case:
         return jobs.expected_duration_s(self.sections)
 
     def writes(self) -> bool:
-        # `rw=write:4k` (an offset modifier after the colon) writes as much as `rw=write`
-        return any(jobs.rw_text(section.options).partition(":")[0] in WRITING_RW for section in self.sections)
+        return any(job.writes for job in self.opens)
+
+    def opened(self) -> list[tuple[str, bool]]:
+        """Every path fio opens for this case, and whether it is written."""
+        cwd = os.getcwd()
+        return [(path, job.writes) for job in self.opens for path in job.paths] + [
+            (path, True) for job in self.opens for path in written_logs(job.options, cwd)]
+
+    def unknown_writes(self) -> list[str]:
+        return [f"job {job.name}: {reason}" for job in self.opens if job.writes for reason in job.unknown]
 
 
 def _case_name(job_path: Path, target: Target | None, several_targets: bool) -> str:
@@ -93,7 +102,7 @@ def plan_cases(
     documents (fio/intervals.py), which costs fio nothing."""
     cases: list[Case] = []
     for job_path in job_paths:
-        text = jobs.absolute_includes(jobs.read_job_file(job_path), job_path)
+        text = jobs.inline_includes(jobs.read_job_file(job_path), job_path)
         for target in list(targets) or [None]:
             name = _case_name(job_path, target, len(targets) > 1)
             cases.append(plan_case(len(cases) + 1, name, job_path, text, target, overrides, run_dir,
@@ -103,7 +112,8 @@ def plan_cases(
 
 def plan_case(index: int, name: str, job_path: Path, text: str, target: Target | None, overrides: Overrides,
               run_dir: Path, log_interval_ms: int, fio_lat_log: bool = False) -> Case:
-    """One case: the job text with ptsbench's options (percentiles, logs, overrides, target) appended."""
+    """One case: the job text with ptsbench's options (percentiles, logs, overrides, target) appended, and its jobs
+    as fio's own parser reads them. A target replaces the job's file options, it never adds to them."""
     sections = jobs.parse_job_text(text, str(job_path))
     logs = run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
     names = [section.name for section in sections]
@@ -115,71 +125,52 @@ def plan_case(index: int, name: str, job_path: Path, text: str, target: Target |
     prefixes = {name: logs / _safe(name) for name in names if names.count(name) == 1}
     common = {**jobs.PERCENTILE_OPTIONS, **overrides.as_options()}
     if target is not None:
-        common.update(jobs.target_options(target.path, any(s.has("directory") for s in sections)))
+        named = [key for key in overrides.as_options() if key in FILE_OPTIONS]
+        if named:
+            raise JobFileError(f"--set {named[0]}= and --target both name the files to test", "give one of them")
+        text = jobs.without_options(text, FILE_OPTIONS)
+        common.update(jobs.target_options(target.path))
     job_text = jobs.add_overrides(text, per_section, common)
     effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
-    return Case(index, name, str(job_path), target, job_text, effective, {} if fio_lat_log else prefixes)
+    opens, rejected = _fio_parse(job_text, job_path, target)
+    return Case(index, name, str(job_path), target, job_text, effective, {} if fio_lat_log else prefixes,
+                opens, rejected)
+
+
+def _fio_parse(job_text: str, job_path: Path, target: Target | None) -> tuple[tuple[JobOpens, ...], str]:
+    """The case's jobs as fio's parser reads them, or fio's words rejecting them. With a target, every job must
+    open the target and nothing else."""
+    try:
+        opens = tuple(parse_job_text(job_text, str(job_path)))
+    except JobFileError as error:
+        return (), error.message
+    if target is not None:
+        for job in opens:
+            if job.paths != (target.path,):
+                others = ", ".join(path for path in job.paths if path != target.path) or "nothing"
+                raise JobFileError(f"{job_path}: job {job.name} would open {others} besides --target "
+                                   f"{target.requested}", "remove its file options (filename, directory, "
+                                   "filename_format, opendir), or run it without --target")
+    return opens, ""
 
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-def _fio_list(value: str | None) -> list[str]:
-    """A ':'-separated fio option value (filename, directory) as its parts; '\\:' is a literal colon."""
-    parts = (value or "").replace("\\:", "\0").split(":")
-    return [os.path.expandvars(part.replace("\0", ":")) for part in parts if part]
-
-
-def _formatted_names(section: jobs.JobSection) -> list[str]:
-    """The file names fio makes from filename_format ($jobname, $jobnum, $filenum) when no filename is given."""
-    pattern = section.get("filename_format")
-    if not pattern:
-        return []
-    numjobs = _count(section.get("numjobs"))
-    nrfiles = _count(section.get("nrfiles"))
-    return [os.path.expandvars(pattern).replace("$jobname", section.name).replace("$jobnum", str(job))
-            .replace("$filenum", str(number)) for job in range(numjobs) for number in range(nrfiles)]
-
-
-def _count(value: str | None, limit: int = 256) -> int:
-    """numjobs / nrfiles as a count of names to check (1 when not a plain number)."""
-    try:
-        return max(1, min(int(_expand_keyword(value or "1")), limit))
-    except ValueError:
-        return 1
-
-
-def section_paths(section: jobs.JobSection) -> list[str]:
-    """Every path a job may open, as fio builds it: each filename (or filename_format name) under each directory.
-
-    fio puts `directory` in front of every name, even an absolute one."""
-    names = _fio_list(section.get("filename")) or _formatted_names(section)
-    directories = _fio_list(section.get("directory"))
-    return [f"{folder}/{name}" for folder in directories for name in names] if directories else names
-
-
-def device_paths(case: Case) -> list[str]:
-    """Block and character devices a case's jobs open (after environment expansion, as fio will see them)."""
-    devices = []
-    for section in case.sections:
-        for path in section_paths(section):
-            try:
-                mode = os.stat(path).st_mode
-            except OSError:
-                continue
-            if stat.S_ISBLK(mode) or stat.S_ISCHR(mode):
-                devices.append(path)
-    return devices
-
-
 def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = False) -> None:
-    """Refuse, before any IO, cases that would write to a device the guard does not clear."""
+    """Refuse, before any IO, cases that would write to a device the guard does not clear, name a device that does
+    not exist, or make a target file nobody gave a size for."""
     for case in cases:
-        if not case.writes():
-            continue
-        for device in device_paths(case):
-            check_device_write_allowed(device, destructive, allow_mounted)
+        if case.rejected:
+            continue  # fio's parser rejects it: fio is not started for it
+        check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted)
+        target = case.target
+        if target is not None and target.kind == "file" and not os.path.exists(target.path):
+            unsized = [job.name for job in case.opens if not (job.options.get("size") or job.options.get("filesize"))]
+            if unsized:
+                raise TargetError(f"{target.requested}: no such file, and job {unsized[0]} sets no size",
+                                  "give --size to create it (or check the path for a typo)")
 
 
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
@@ -255,6 +246,11 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     """Write the case's job file and command, run fio (on every host), persist the result before returning."""
     case_dir = store.root / "cases" / case.dir_name
     (case_dir / "logs").mkdir(parents=True, exist_ok=True)
+    if case.rejected:  # fio's parser rejects the job file: nothing to start
+        atomic_write_text(case_dir / "job.fio", case.job_text)
+        record = _record(case, None, utc_now(), case.rejected)
+        atomic_write_json(case_dir / RESULT, asdict(record))
+        return record
     job_path = case_dir / "job.fio"
     atomic_write_text(job_path, case.job_text)
     client = str(write_host_list(store.root, hosts)) if hosts else None

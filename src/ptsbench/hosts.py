@@ -683,20 +683,53 @@ def probe_remote_engine(hosts: Sequence[Host], target: Target, timeout_s: float 
     return "psync", "ioengine psync (" + "; ".join(tried) + ")"
 
 
-def check_remote_writes(cases: Sequence[Any], destructive: bool, hosts: Sequence[Host]) -> None:
-    """Refuse writing cases on device paths without --destructive: remote mounts cannot be inspected from here."""
+def is_loopback(host: Host) -> bool:
+    """Whether a host is this machine (its fio server opens this machine's devices)."""
+    if host.name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_remote_writes(cases: Sequence[Any], destructive: bool, hosts: Sequence[Host],
+                        allow_mounted: bool = False) -> None:
+    """The guard for cases run on hosts, on every path fio's parser says the jobs open: on loopback hosts as for a
+    local run; elsewhere a device path is written only with --destructive (remote mounts cannot be inspected)."""
+    from ptsbench.target.guard import check_opened
+
     for case in cases:
-        if not case.writes():
+        if case.rejected:
+            continue  # fio's parser rejects it: fio is not started for it
+        expanded = [line for line in case.job_text.splitlines() if "${" in line.split("#")[0].split(";")[0]]
+        if expanded:
+            raise UnsafeTargetError(f"case {case.name}: {expanded[0].strip()!r} uses an environment variable, which "
+                                    "each host's fio server expands with its own environment",
+                                    "write the value itself in the job file")
+        if all(is_loopback(host) for host in hosts):
+            check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted)
             continue
-        for section in case.sections:
-            for raw in (section.get("filename") or "").replace("\\:", "\0").split(":"):
-                check_remote_path(os.path.expandvars(raw.replace("\0", ":")), destructive, hosts,
-                                  f"case {case.name}")
+        for path, written in case.opened():
+            check_remote_path(path, destructive, hosts, f"case {case.name}", written)
+        if case.unknown_writes() and not destructive:
+            raise UnsafeTargetError(f"case {case.name}: {case.unknown_writes()[0]}, so ptsbench cannot check which "
+                                    "devices it writes", "check every host yourself, then add --destructive")
 
 
-def check_remote_path(path: str, destructive: bool, hosts: Sequence[Host], what: str) -> None:
-    """Refuse writing a device path on the hosts without --destructive (`what` writes there: a case, a test)."""
-    if not destructive and path.startswith("/dev/"):
+def check_remote_path(path: str, destructive: bool, hosts: Sequence[Host], what: str, written: bool = True) -> None:
+    """Refuse writing a device path on the hosts without --destructive (`what` writes there: a case, a test), and
+    any file of the hosts' kernel file systems (sysfs, procfs). On loopback hosts, the local guard judges it."""
+    from ptsbench.target.guard import check_path_allowed
+
+    if all(is_loopback(host) for host in hosts):
+        check_path_allowed(path, written, destructive)
+        return
+    path = os.path.normpath(path)
+    if path.startswith(("/sys/", "/proc/")) or path in ("/sys", "/proc"):
+        raise UnsafeTargetError(f"{what} opens {path} on {len(hosts)} host(s): a file of the kernel, not a device",
+                                "name a device, or a file on a real file system")
+    if written and not destructive and path.startswith("/dev/") and not path.startswith("/dev/shm/"):
         raise UnsafeTargetError(
             f"{what} writes to {path} on {len(hosts)} host(s), whose mounts and data ptsbench cannot inspect "
             "from the controller",

@@ -96,8 +96,11 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
       ptsbench pts /dev/sdc --tests hdd-iops,hdd-tp --zones 64 --destructive
       ptsbench pts /dev/nvme0n1 --hosts node1,node2 --size 1T --destructive
     """
+    from ptsbench.cli.run import one_line
     from ptsbench.pts.specs import OPTION_NAMES, make_settings, parse_overrides, parse_tests
     from ptsbench.store import default_run_dir
+
+    one_line(target, size, str(out) if out else None, what="TARGET/--size/--out")
     from ptsbench.units import parse_size_bytes
 
     chosen = parse_tests(tests)
@@ -111,12 +114,16 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
                       f"pts-{profile}")
         return
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
-    resolved, scratch = _target(target, run_dir, size_bytes)
+    resolved, scratch = _target(target, run_dir, size_bytes, size is not None)
     if size and resolved.kind == "block":
         from ptsbench.errors import TargetError
 
         raise TargetError(f"--size {size} does not apply to the block device {resolved.path}: it is tested whole "
                           f"({resolved.size_bytes:,} bytes)", "leave --size out; --active-range limits the LBAs used")
+    from ptsbench.target.guard import check_path_allowed
+
+    if not dry_run:  # refused before anything runs (a dry run says it after its plan)
+        check_path_allowed(resolved.path, True, destructive)
     plan, info, facts, note = _plan(settings, resolved)
     from ptsbench.target.purge import choose_purge
 
@@ -128,11 +135,10 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
         deviation = "" if method.pts_purge else " (not a PTS purge: the run will not be PTS-compliant)"
         click.echo(f"# Purge at run time: {method.name}{deviation}; write cache set to "
                    f"{settings.write_cache} (a deviation if the device does not allow it)")
+        _guard_verdict(lambda: check_path_allowed(resolved.path, True, destructive))
         return
     from ptsbench.pts.engine import create_run
-    from ptsbench.target.guard import check_write_allowed
 
-    check_write_allowed(resolved, destructive)
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method=purge_method,
                              scratch=scratch, name=f"pts-{profile}")
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
@@ -165,6 +171,7 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
         click.echo(f"# hosts: {', '.join(host.label for host in hosts)} (one fio client per round; pre-flight and "
                    "the ioengine probe run on the hosts when the run starts)")
         _print_dry_run(make_plan(settings, info))
+        _guard_verdict(lambda: check_remote_path(resolved.path, destructive, hosts, "the PTS run"))
         return
     check_remote_path(resolved.path, destructive, hosts, "the PTS run")
     facts = remote_target_facts(infos, parse_size_bytes(size))
@@ -173,6 +180,18 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     _print_plan(plan)
     _run(store, resolved, destructive)
+
+
+def _guard_verdict(check: Callable[[], None]) -> None:
+    """A dry run's last line: whether the destructive-write guard lets the real run start (raise when not)."""
+    from ptsbench.errors import PtsbenchError
+
+    try:
+        check()
+    except PtsbenchError as error:
+        click.echo(f"# guard: the real run would be refused: {error}")
+        raise
+    click.echo("# guard: the real run would start")
 
 
 def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: bool,
@@ -227,7 +246,8 @@ def _seconds(text: str | None) -> float | None:
     return value
 
 
-def _target(target: str | None, run_dir: Path, size_bytes: int | None) -> "tuple[Target, bool]":
+def _target(target: str | None, run_dir: Path, size_bytes: int | None, size_given: bool,
+            ) -> "tuple[Target, bool]":
     from ptsbench.errors import TargetError
     from ptsbench.target.target import Target, resolve_target
 
@@ -236,7 +256,10 @@ def _target(target: str | None, run_dir: Path, size_bytes: int | None) -> "tuple
             raise TargetError("no target given", "pass a block device or file, or use --profile demo or --size")
         scratch = str((run_dir / "scratch.dat").absolute())  # made by fio inside the new run directory
         return Target(path=scratch, kind="file", size_bytes=size_bytes, requested="scratch file"), True
-    return resolve_target(target, size_bytes), False
+    resolved = resolve_target(target, size_bytes)
+    if resolved.kind == "file" and not size_given and not Path(resolved.path).exists():  # a typo is no new file
+        raise TargetError(f"{target}: no such file", "give --size to create it (or check the path for a typo)")
+    return resolved, False
 
 
 def _plan(settings: "Settings", resolved: "Target") -> "tuple[Plan, TargetInfo, dict[str, object], str]":

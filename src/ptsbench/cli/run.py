@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ptsbench.store import RunStore
     from ptsbench.target.target import Target
 
+QUICK_SIZE = "1G"
 LOG_INTERVAL_HELP = "Interval of fio's bw/iops/lat logs in milliseconds."
 HOSTS_HELP = ("Run on these hosts at once (each runs `ptsbench server`): HOST[:PORT],... or a file with one per line. "
               "Target paths are paths on the hosts.")
@@ -69,6 +70,9 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     """
     from ptsbench.cases import Overrides, job_files, resolve_targets
 
+    one_line(*targets, what="--target")
+    one_line(size, ioengine, what="--size/--ioengine")
+    one_line(str(out) if out else None, what="--out")
     overrides = Overrides(runtime_s, size, ioengine, tuple(_key_value(item) for item in settings))
     paths = job_files(jobs)
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, list(targets), dry_run)
@@ -98,11 +102,11 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 @click.argument("target", required=False)
 @click.option("--runtime", "runtime_s", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
               help="Seconds per test.")
-@click.option("--size", default="1G", show_default=True, help="Test file size (or range on a device).")
+@click.option("--size", help="Test file size (or range on a device)  [default: 1G; needed to make a new file].")
 @_common_options
-def quick(target: str | None, runtime_s: float, size: str, output_format: str, out: Path | None, destructive: bool,
-          allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None
-        ) -> None:
+def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
+          destructive: bool, allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool,
+          hosts_spec: str | None) -> None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -116,6 +120,9 @@ def quick(target: str | None, runtime_s: float, size: str, output_format: str, o
     """
     if hosts_spec and target is None:
         raise click.UsageError("quick --hosts needs TARGET: a folder, file or device path that exists on every host")
+    one_line(target, what="TARGET")
+    one_line(size, what="--size")
+    one_line(str(out) if out else None, what="--out")
     from ptsbench.cases import Overrides, resolve_targets
     from ptsbench.fio.runner import probe_engine
     from ptsbench.quick import quick_job_text
@@ -128,7 +135,11 @@ def quick(target: str | None, runtime_s: float, size: str, output_format: str, o
         run_dir.mkdir(parents=True, exist_ok=True)
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, [target_path], dry_run)
     if not hosts:
-        resolved = resolve_targets([target_path], size)
+        resolved = resolve_targets([target_path], size or QUICK_SIZE)
+        if not scratch and size is None and resolved[0].kind == "file" and not Path(resolved[0].path).exists():
+            from ptsbench.errors import TargetError
+
+            raise TargetError(f"{target}: no such file", "give --size to create it (or check the path for a typo)")
         engine, _note = probe_engine(resolved[0].path)
     else:
         from ptsbench.hosts import probe_remote_engine
@@ -137,9 +148,9 @@ def quick(target: str | None, runtime_s: float, size: str, output_format: str, o
     job_path = run_dir / "quick.fio"
     if not dry_run:
         run_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(job_path, quick_job_text(runtime_s, size, engine))
+        atomic_write_text(job_path, quick_job_text(runtime_s, size or QUICK_SIZE, engine))
     else:
-        job_path = Path(_temporary_job(quick_job_text(runtime_s, size, engine)))
+        job_path = Path(_temporary_job(quick_job_text(runtime_s, size or QUICK_SIZE, engine)))
     try:
         _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir,
                  (destructive, allow_mounted), log_interval_ms, dry_run, hosts=hosts, host_infos=infos,
@@ -157,7 +168,17 @@ def _temporary_job(text: str) -> str:
     return handle.name
 
 
+def one_line(*values: str | None, what: str) -> None:
+    """Refuse a value holding a line break or NUL: in a job file it would start a line of its own (an option the
+    guard never saw) and in a path it names something else than the user sees."""
+    for value in values:
+        if value is not None and any(char in value for char in "\n\r\0"):
+            raise click.BadParameter(f"{value!r} holds a line break or NUL character; give it on one line",
+                                     param_hint=what)
+
+
 def _key_value(item: str) -> tuple[str, str]:
+    one_line(item, what="--set")
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
@@ -177,13 +198,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False) -> None:
-    from ptsbench.cases import (
-        check_cases,
-        expected_total_s,
-        manifest_settings,
-        plan_cases,
-        run_cases,
-    )
+    from ptsbench.cases import expected_total_s, manifest_settings, plan_cases, run_cases
     from ptsbench.report.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
 
@@ -193,13 +208,9 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     total_s = expected_total_s(cases, parallel)
     if dry_run:
         _print_dry_run(cases, run_dir, total_s, hosts)
+        dry_run_verdict(cases, permission, hosts)
         return
-    if hosts:
-        from ptsbench.hosts import check_remote_writes
-
-        check_remote_writes(cases, permission[0], hosts)
-    else:
-        check_cases(cases, *permission)
+    check_writes(cases, permission, hosts)
     from ptsbench.target.info import target_facts
 
     store = RunStore.create(run_dir, {
@@ -222,6 +233,37 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         failed = ", ".join(record.name for record in records if record.status != "ok")
         click.echo(f"ptsbench: error: failed cases: {failed} (see the table and fio.stderr in {run_dir})", err=True)
         sys.exit(1)
+
+
+def check_writes(cases: "list[Case]", permission: tuple[bool, bool], hosts: "Sequence[Host]") -> None:
+    """The destructive-write guard on every file the cases' jobs open, before any IO."""
+    if hosts:
+        from ptsbench.hosts import check_remote_writes
+
+        check_remote_writes(cases, permission[0], hosts, permission[1])
+    else:
+        from ptsbench.cases import check_cases
+
+        check_cases(cases, *permission)
+
+
+def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "Sequence[Host]") -> None:
+    """Say whether fio's parser takes every job and whether the guard would let the real run start; raise (a
+    non-zero exit) when not."""
+    from ptsbench.errors import JobFileError, PtsbenchError
+
+    rejected = [case for case in cases if case.rejected]
+    for case in rejected:
+        click.echo(f"# fio rejects case {case.index}: {case.rejected}")
+    try:
+        check_writes(cases, permission, hosts)
+    except PtsbenchError as error:
+        click.echo(f"# guard: the real run would be refused: {error}")
+        raise
+    written = sorted({path for case in cases for path, write in case.opened() if write})
+    click.echo("# guard: the real run would start" + (f"; it writes {', '.join(written)}" if written else ""))
+    if rejected:
+        raise JobFileError(rejected[0].rejected, "fix the job file (fio --parse-only JOB says the same)")
 
 
 def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str) -> None:

@@ -162,7 +162,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
            hosts_spec: str | None, report: dict[str, object]) -> None:
     from dataclasses import replace
 
-    from ptsbench.cases import check_cases, resolve_targets
+    from ptsbench.cases import resolve_targets
     from ptsbench.fio.runner import probe_engine
     from ptsbench.store import RunStore, default_run_dir
     from ptsbench.sweep import job_texts, plan_cases, plan_entries, write_job_files
@@ -182,15 +182,13 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     fio_lat_log = fio_lat_log or bool(hosts)  # fio's client prints no status documents to derive latency from
     entries = plan_entries(spec, len(resolved))
     cases = plan_cases(entries, job_texts(spec), resolved, run_dir, log_interval_ms, fio_lat_log)
+    from ptsbench.cli.run import check_writes, dry_run_verdict
+
     if dry_run:
         _print_dry_run(cases, run_dir, hosts)
+        dry_run_verdict(cases, permission, hosts)
         return
-    if hosts:
-        from ptsbench.hosts import check_remote_writes
-
-        check_remote_writes(cases, permission[0], hosts)
-    else:
-        check_cases(cases, *permission)
+    check_writes(cases, permission, hosts)
     from ptsbench.cases import expected_total_s
     from ptsbench.target.info import target_facts
 
@@ -237,18 +235,13 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]") -> None
 
 def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) -> None:
     """`ptsbench resume` of a sweep: the stored plan again, only the cells without a finished result."""
-    from ptsbench.cases import check_cases
+    from ptsbench.cli.run import check_writes
     from ptsbench.store import RunStore
     from ptsbench.sweep import stored_plan
 
     store = RunStore.open(run_dir.absolute())
     _sweep, _targets, hosts, cases = stored_plan(store)
-    if hosts:
-        from ptsbench.hosts import check_remote_writes
-
-        check_remote_writes(cases, destructive, hosts)
-    else:
-        check_cases(cases, destructive, allow_mounted)
+    check_writes(cases, (destructive, allow_mounted), hosts)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
     execute(store, cases, hosts)
 

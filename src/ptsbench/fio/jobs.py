@@ -71,19 +71,6 @@ def _include_path(name: str, source: str) -> Path:
     return path if path.is_absolute() else Path(source).parent / path
 
 
-def absolute_includes(text: str, source: Path) -> str:
-    """The job text with every relative `include FILE` made absolute. fio reads a relative FILE from the job file's
-    folder, and the job file fio runs is a copy in the case folder: without this, fio would not find it."""
-    folder = source.resolve().parent
-    lines = []
-    for line in text.splitlines():
-        match = _INCLUDE_RE.match(line)
-        if match and not Path(match.group(2)).is_absolute():
-            line = f"{match.group(1)}{folder / match.group(2)}"
-        lines.append(line)
-    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
-
-
 def _lines(text: str, source: str, depth: int = 0) -> list[tuple[str, int, str]]:
     """(source, line number, line) of the job text with the lines of its include files in place of the include
     directives (include files hold options only); an unreadable include is left for fio to report."""
@@ -181,13 +168,56 @@ def add_overrides(
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def target_options(path: str, job_sets_directory: bool = False) -> dict[str, str | None]:
-    """Options that point a job at one target path. fio puts `directory` in front of every filename, even an
-    absolute one: when the job sets a directory, it becomes `/` so that fio opens the target itself."""
-    options: dict[str, str | None] = {"filename": _escape_fio_value(path)}
-    if job_sets_directory:
-        options["directory"] = "/"
-    return options
+def target_options(path: str) -> dict[str, str | None]:
+    """Options that point a job at one target path (the job's own file options are removed first)."""
+    return {"filename": _escape_fio_value(path)}
+
+
+def _fio_line(line: str) -> str:
+    """A job file line as fio reads it: blanks stripped, cut at the first ';' or '#' (fio's comment marks)."""
+    stripped = line.strip()
+    cut = min((at for at in (stripped.find(";"), stripped.find("#")) if at >= 0), default=len(stripped))
+    return stripped[:cut].rstrip()
+
+
+def _is_blank_or_comment(line: str) -> bool:
+    stripped = line.lstrip()
+    return not stripped.strip() or stripped[0] in ";#"
+
+
+def inline_includes(text: str, source: Path, cwd: str | None = None, depth: int = 0) -> str:
+    """The job text with every `include FILE` line replaced by that file's lines, found as fio finds it (FILE as
+    given, from fio's working directory `cwd`, else next to the file that includes it): the job file ptsbench
+    writes for a case lives elsewhere, and --target must see (and drop) file options that came from an include."""
+    if depth > 16:
+        raise JobFileError(f"{source}: includes nested more than 16 deep", "does an included file include itself?")
+    folder = cwd or os.getcwd()
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        fio_line = "" if _is_blank_or_comment(line) else _fio_line(line)
+        if not fio_line.startswith("include"):
+            out.append(line)
+            continue
+        name = fio_line[len("include") + 1:]  # fio skips one character after the word, whatever it is
+        path = Path(folder, name) if os.path.exists(os.path.join(folder, name)) else source.parent / name
+        if not path.is_file():
+            raise JobFileError(f"{source}:{number}: included file {name!r} not found", "fix the include line")
+        included = read_job_file(path)
+        if any(_fio_line(item).startswith("[") for item in included.splitlines() if not _is_blank_or_comment(item)):
+            raise JobFileError(f"{path}: a [section] in an included file", "fio allows options only in includes")
+        out.append(f"# include {name}: inlined by ptsbench")
+        out.extend(inline_includes(included, path, cwd, depth + 1).splitlines())
+    return "\n".join(out) + "\n"
+
+
+def without_options(text: str, names: Sequence[str]) -> str:
+    """The job text without the lines that set one of the options `names` (as fio reads option names)."""
+    kept = []
+    for line in text.splitlines():
+        fio_line = "" if _is_blank_or_comment(line) else _fio_line(line)
+        if fio_line.partition("=")[0].strip() not in names:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
 
 
 LOG_KINDS = ("bw", "iops", "lat")

@@ -6,14 +6,24 @@ import re
 import shutil
 import stat
 import subprocess
+from collections.abc import Sequence
 
-from ptsbench.errors import UnsafeTargetError
-from ptsbench.target.target import Target, block_sysfs_dir, read_mounts, read_sysfs, resolve_target, unescape_proc
+from ptsbench.errors import TargetError, UnsafeTargetError
+from ptsbench.target.target import (
+    Target,
+    block_sysfs_dir,
+    kernel_filesystem,
+    read_mounts,
+    read_sysfs,
+    resolve_target,
+    unescape_proc,
+)
 
 SWAPS = "/proc/swaps"
 SYSFS_DEV_CHAR = "/sys/dev/char"
 TOOL_TIMEOUT_S = 10
-MEMORY_DEVICES_MAJOR = 1  # /dev/null, /dev/zero, /dev/full: nothing is stored
+MEMORY_DEVICES_MAJOR = 1
+SINK_DEVICE_MINORS = (3, 5, 7, 8, 9)  # /dev/null, zero, full, random, urandom (not mem, kmem, port: minors 1, 2, 4)
 _NVME_GENERIC = re.compile(r"ng(\d+)n(\d+)")
 
 
@@ -49,7 +59,7 @@ def check_device_write_allowed(path: str, destructive: bool, allow_mounted: bool
     if stat.S_ISBLK(found.st_mode):
         check_write_allowed(resolve_target(path), destructive, allow_mounted)
         return
-    if not stat.S_ISCHR(found.st_mode) or os.major(found.st_rdev) == MEMORY_DEVICES_MAJOR:
+    if not stat.S_ISCHR(found.st_mode) or _is_sink(found):
         return
     block = block_device_of_char(path)
     if block is not None:
@@ -57,6 +67,41 @@ def check_device_write_allowed(path: str, destructive: bool, allow_mounted: bool
     elif not destructive:
         raise UnsafeTargetError(f"refusing to write to {path}: a character device (raw access to a device)",
                                 "pass --destructive to write to it (all data on what it reaches is lost)")
+
+
+def _is_sink(found: os.stat_result) -> bool:
+    return os.major(found.st_rdev) == MEMORY_DEVICES_MAJOR and os.minor(found.st_rdev) in SINK_DEVICE_MINORS
+
+
+def check_opened(opened: Sequence[tuple[str, bool]], unknown: Sequence[str], destructive: bool,
+                 allow_mounted: bool = False) -> None:
+    """Judge, before any IO, every (path, written) pair fio will open, and the writes ptsbench cannot see (`unknown`:
+    why fio may open more). Raises UnsafeTargetError or TargetError for the first path refused."""
+    for path, written in dict.fromkeys(opened):
+        check_path_allowed(path, written, destructive, allow_mounted)
+    if unknown and not (destructive and allow_mounted):
+        raise UnsafeTargetError(f"refusing to run: {unknown[0]}, so ptsbench cannot check which devices it "
+                                "writes", "only if you have checked them yourself: pass --destructive --allow-mounted")
+
+
+def check_path_allowed(path: str, written: bool, destructive: bool, allow_mounted: bool = False) -> None:
+    """One path fio opens: a device written is judged by the guard; a path on a kernel file system (devtmpfs,
+    sysfs, procfs) that is no device is refused, read or written (a missing /dev name is a typo)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        found = None
+    if found is not None and (stat.S_ISBLK(found.st_mode) or stat.S_ISCHR(found.st_mode)):
+        if written:
+            check_device_write_allowed(path, destructive, allow_mounted)
+        return
+    kernel = kernel_filesystem(path)
+    if found is None and kernel:
+        raise TargetError(f"no such device: {path}",
+                          f"check the name (it is on {kernel}: fio would make a file there, not test a device)")
+    if written and kernel:
+        raise UnsafeTargetError(f"refusing to write to {path}: a file of the kernel's {kernel}, not a device",
+                                "name a device, or a file on a real file system")
 
 
 def block_device_of_char(path: str) -> str | None:

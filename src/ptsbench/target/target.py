@@ -9,6 +9,10 @@ from ptsbench.errors import TargetError
 TESTFILE_NAME = "ptsbench-testfile.dat"
 SYSFS_DEV_BLOCK = "/sys/dev/block"
 MOUNTINFO = "/proc/self/mountinfo"
+# file systems of the kernel itself: a file made or written there is no test file (devtmpfs is RAM, sysfs and procfs
+# files are kernel switches); /dev/shm is ordinary shared memory
+KERNEL_FILESYSTEMS = ("devtmpfs", "sysfs", "proc", "debugfs", "tracefs", "configfs", "securityfs", "efivarfs",
+                      "cgroup", "cgroup2", "bpf", "pstore", "devpts", "fusectl", "binfmt_misc", "mqueue")
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,11 @@ def resolve_target(path: str, create_size_bytes: int | None = None) -> Target:
     full = os.path.abspath(os.path.expanduser(path))
     try:
         st = os.stat(full)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        kernel = kernel_filesystem(full)
+        if kernel:
+            raise TargetError(f"no such device: {full}", f"check the name (it is on {kernel}, where a new file "
+                              "would not be a test file; `lsblk` lists the devices)") from None
         return _new_file(full, path, create_size_bytes)
     except PermissionError:
         raise TargetError(f"permission denied: {full}", "run as a user allowed to access it") from None
@@ -72,6 +80,23 @@ def resolve_target_file(full: str, requested: str, create_size_bytes: int | None
     if create_size_bytes is not None and size_bytes < create_size_bytes:
         size_bytes = create_size_bytes
     return Target(path=full, kind="file", size_bytes=size_bytes, requested=requested)
+
+
+def kernel_filesystem(path: str) -> str | None:
+    """The kernel file system (devtmpfs, sysfs, procfs, ...) `path` is or would be made on, else None: found from
+    its nearest existing folder's mount; anything under /dev but /dev/shm counts as devtmpfs."""
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing) and existing != os.path.dirname(existing):
+        existing = os.path.dirname(existing)
+    real = os.path.realpath(existing)
+    if (real == "/dev" or real.startswith("/dev/")) and not (real == "/dev/shm" or real.startswith("/dev/shm/")):
+        return "devtmpfs (/dev)"
+    best: Mount | None = None
+    for mount in read_mounts():
+        inside = real == mount.mount_point or real.startswith(mount.mount_point.rstrip("/") + "/")
+        if inside and (best is None or len(mount.mount_point) >= len(best.mount_point)):
+            best = mount
+    return f"{best.fstype} ({best.mount_point})" if best and best.fstype in KERNEL_FILESYSTEMS else None
 
 
 def _new_file(full: str, requested: str, create_size_bytes: int | None) -> Target:

@@ -1,0 +1,248 @@
+"""What a fio job file opens, read by fio's own parser.
+
+`fio --parse-only --debug=parse,file JOB` validates the job file and prints every option of every section as fio
+handled it: includes read, `${VAR}` and `$ncpus` expanded, comments cut, aliases resolved (`readwrite` -> `rw`), and
+the name of every file a `filename=` option added (with its `directory` in front). What parse-only mode skips is
+done here as fio does it when the job is set up: files inherited from [global], names made from `filename_format`
+(or from the job's name) under each `directory`, one set per `numjobs` clone, and the regular files under `opendir`.
+"""
+
+import os
+import re
+import stat
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ptsbench.errors import JobFileError
+
+PARSE_TIMEOUT_S = 60
+FILE_OPTIONS = ("filename", "directory", "filename_format", "opendir")  # what names the files a job opens
+READ_ONLY_RW = ("read", "randread")
+# engines that change what they open even when the job only reads: fallocate/punch, defragment, truncate, unlink
+WRITING_ENGINES = ("falloc", "e4defrag", "ftruncate", "filedelete")
+# engines that reach a device without a path ptsbench can inspect (a user-space driver, a library's own path option)
+OPAQUE_ENGINES = ("libblkio", "spdk", "spdk_bdev", "xnvme")
+_DEFAULT_FORMAT = "$jobname.$jobnum.$filenum"
+_FORMAT_KEYWORDS = ("$jobname", "$jobnum", "$filenum", "$clientuid")
+_MAX_CLONES = 4096  # numjobs larger than this is checked on the first clones only (fio caps numjobs itself too)
+
+_LINE_RE = re.compile(r"^(parse|file)\s+(\d+)(.*)$")  # fio's "%-8s %-5u " prefix, then the message
+_SECTION_RE = re.compile(r"^Parsing section \[(.*)\]$")
+_OPTION_RE = re.compile(r"^handle_option=([^,]*), ptr=(.*)$")
+_ADDED_RE = re.compile(r'^file 0x[0-9a-f]+ "(.*)" added at \d+$')
+
+
+@dataclass(frozen=True)
+class JobOpens:
+    """One job (section) of a job file as fio will run it."""
+
+    name: str
+    options: dict[str, str | None]  # last value of every option fio handled, [global] ones included
+    paths: tuple[str, ...]  # every file or device fio opens for it (absolute), in fio's order
+    writes: bool  # it writes, trims or otherwise changes what it opens
+    unknown: tuple[str, ...] = ()  # why fio may open more than `paths` (an IO log replayed, a user-space engine)
+
+
+@dataclass
+class _State:
+    options: dict[str, str | None] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+
+def parse_job_file(job_path: Path, cwd: str | None = None) -> list[JobOpens]:
+    """Every job of `job_path` as fio parses it, run from `cwd` (fio resolves relative names there); JobFileError
+    with fio's own words when fio rejects the file."""
+    from ptsbench.fio.runner import fio_binary
+
+    argv = [fio_binary(), "--parse-only", "--debug=parse,file", str(job_path)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=PARSE_TIMEOUT_S,
+                              cwd=cwd, stdin=subprocess.DEVNULL, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise JobFileError(f"{job_path}: fio did not finish parsing it within {PARSE_TIMEOUT_S} s",
+                           "check the job file (an include of itself?)") from error
+    if done.returncode != 0:
+        said = [line.strip() for line in done.stderr.splitlines() if line.strip() and not line.startswith(" ")]
+        words = " | ".join(said[:4]) or f"fio exited with code {done.returncode}"
+        raise JobFileError(f"{job_path}: fio rejects it: {words}", "fix the job file (fio --parse-only JOB says "
+                           "the same)")
+    return jobs_from_debug(done.stdout, cwd or os.getcwd())
+
+
+def parse_job_text(text: str, source: str, cwd: str | None = None) -> list[JobOpens]:
+    """parse_job_file for job text not in a file yet (it holds no relative include: see inline_includes)."""
+    with tempfile.TemporaryDirectory(prefix="ptsbench-parse-") as folder:
+        path = Path(folder) / "job.fio"
+        path.write_text(text)
+        try:
+            return parse_job_file(path, cwd)
+        except JobFileError as error:
+            raise JobFileError(error.message.replace(str(path), source), error.hint) from None
+
+
+def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
+    """Jobs from fio's parse/file debug lines: options and files belong to the last 'Parsing section' line."""
+    default = _State()
+    sections: list[tuple[str, _State]] = []
+    current: _State | None = None
+    for line in text.splitlines():
+        match = _LINE_RE.match(line)
+        if not match:
+            continue
+        payload = match.group(3)[max(0, 5 - len(match.group(2))) + 1:]  # as printed: a raw line keeps its blanks
+        section = _SECTION_RE.match(payload)
+        if match.group(1) == "parse" and section:
+            name = section.group(1)
+            if name.startswith("global"):  # fio: any section whose name starts with "global"
+                current = default
+            else:
+                current = _State(dict(default.options), list(default.files))
+                sections.append((name, current))
+            continue
+        option = _OPTION_RE.match(payload) if match.group(1) == "parse" else None
+        if option and current is not None:
+            value = option.group(2)
+            current.options[option.group(1)] = None if value == "(null)" else value
+            if option.group(1) == "opendir" and value != "(null)":
+                current.files.extend(_opendir_files(value, current.options.get("directory"), cwd))
+            continue
+        added = _ADDED_RE.match(payload) if match.group(1) == "file" else None
+        if added and current is not None:
+            current.files.append(added.group(1))
+    return [_job(name, state, cwd) for name, state in sections]
+
+
+def _job(name: str, state: _State, cwd: str) -> JobOpens:
+    options = state.options
+    unknown = []
+    files = list(state.files)
+    replay = bool(options.get("read_iolog"))
+    if replay:
+        unknown.append(f"it replays the IO log {options['read_iolog']}, which names its own files and writes")
+    elif not files and options.get("filename") is None:
+        files = _generated_names(name, options, cwd)
+    engine = (options.get("ioengine") or "").strip()
+    if engine in OPAQUE_ENGINES or engine.startswith("external") or "/" in engine:
+        unknown.append(f"its ioengine {engine} opens devices through its own driver or library")
+    if options.get("replay_redirect"):
+        files.append(options["replay_redirect"] or "")
+    paths = tuple(dict.fromkeys(os.path.join(cwd, path) for path in files if path))
+    return JobOpens(name, dict(options), paths, replay or writes(options), tuple(unknown))
+
+
+def writes(options: Mapping[str, str | None]) -> bool:
+    """Whether a job writes: rw (fio's `readwrite` too) other than read/randread, with or without an offset
+    modifier (`rw=write:4k`), or an engine that changes files while reading."""
+    rw = (options.get("rw") or "read").partition(":")[0].strip()
+    engine = (options.get("ioengine") or "").strip()
+    return rw not in READ_ONLY_RW or engine in WRITING_ENGINES
+
+
+def written_logs(options: Mapping[str, str | None], cwd: str) -> list[str]:
+    """Files fio writes under exactly the name given: write_iolog (the bw/iops/lat logs get a suffix)."""
+    return [os.path.join(cwd, value) for value in [options.get("write_iolog")] if value]
+
+
+def fio_list(value: str | None) -> list[str]:
+    """A ':'-separated fio value as fio splits it: leading colons skipped, '\\:' is a colon inside a name."""
+    parts: list[str] = []
+    current = ""
+    text = (value or "").lstrip(":")
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and text[index + 1:index + 2] == ":":
+            current += ":"
+            index += 2
+            continue
+        if char == ":":
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+        index += 1
+    parts.append(current)
+    return [part for part in parts if part]
+
+
+def _count(value: str | None) -> int:
+    try:
+        return max(1, min(int(value or "1"), _MAX_CLONES))
+    except ValueError:
+        return 1
+
+
+def _in_directory(options: Mapping[str, str | None], name: str, job_number: int) -> str:
+    """fio's directory prefix: clone N uses the N-th entry (modulo the count) of a ':' list."""
+    folders = fio_list(options.get("directory"))
+    if not folders:
+        return name
+    return f"{folders[job_number % len(folders)]}/{name}"
+
+
+def _generated_names(job: str, options: Mapping[str, str | None], cwd: str) -> list[str]:
+    """The files fio makes up for a job that names none: the job's own name when that exists and is not a regular
+    file (e.g. a section called [/dev/sdb]), else `filename_format` for each clone and file number."""
+    nrfiles = _count(options.get("nrfiles"))
+    names = []
+    for number in range(_count(options.get("numjobs"))):
+        if nrfiles == 1 and _exists_not_regular(os.path.join(cwd, job)):
+            names.append(_in_directory(options, job, number))
+            continue
+        for file_number in range(nrfiles):
+            names.append(_in_directory(options, _format_name(options, job, number, file_number), number))
+    return names
+
+
+def _exists_not_regular(path: str) -> bool:
+    """fio's test on a job's name: it exists (lstat, a symlink counts as itself) and is not a regular file."""
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _format_name(options: Mapping[str, str | None], job: str, number: int, file_number: int) -> str:
+    """fio's make_filename: each keyword, in order, replaced wherever it occurs (any letter case)."""
+    text = options.get("filename_format") or _DEFAULT_FORMAT
+    values = {"$jobname": job, "$jobnum": str(number), "$filenum": str(file_number), "$clientuid": "0"}
+    for keyword in _FORMAT_KEYWORDS:
+        for _ in range(16):  # a job name holding the keyword itself would make fio loop forever
+            at = text.lower().find(keyword)
+            if at < 0:
+                break
+            text = text[:at] + values[keyword] + text[at + len(keyword):]
+    return text
+
+
+def _opendir_files(folder: str, directory: str | None, cwd: str) -> list[str]:
+    """fio's opendir: regular files (by lstat) under `folder`, recursing into everything else it can list (a
+    symlink to a folder too), each with fio's directory prefix."""
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def walk(path: str) -> None:
+        real = os.path.realpath(path)
+        if real in seen or len(found) > _MAX_CLONES:
+            return
+        seen.add(real)
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            return
+        for name in names:
+            entry = os.path.join(path, name)
+            try:
+                regular = stat.S_ISREG(os.lstat(entry).st_mode)
+            except OSError:
+                continue
+            if regular:
+                found.append(_in_directory({"directory": directory}, entry, 0))
+            else:
+                walk(entry)
+
+    walk(os.path.join(cwd, folder))
+    return found
