@@ -132,7 +132,7 @@ def test_size_on_a_block_device_is_refused_not_ignored(loop_device: str) -> None
     silently not apply."""
     done = run_cli("pts", loop_device, "--size", "16M", "--tests", "iops", "--dry-run")
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and "--active-range" in done.stderr, done.stderr
-    whole = run_cli("pts", loop_device, "--tests", "iops", "--dry-run")  # a loop device takes only a discard
+    whole = run_cli("pts", loop_device, "--tests", "iops", "--dry-run", "--destructive")  # takes only a discard
     assert whole.returncode == 0, whole.stderr
     assert "# Purge at run time: blkdiscard (not a PTS purge: the run will not be PTS-compliant)" in whole.stdout
 

@@ -1,0 +1,311 @@
+"""The destructive-write guard battery: nine kinds of device holding data, each reached every way a job can name it,
+with and without --destructive and --allow-mounted (root, loop devices).
+
+A case is one ptsbench command run in this process exactly as the CLI runs it. Refused cases run for real (no
+--dry-run): the device's backing file is checksummed after each and must be byte-identical. Cases the guard must
+accept run as --dry-run (its last line is the guard's verdict, from the same check as a real run), and two of them
+also for real, which proves both that an accepted write reaches the device (its checksum changes) and that --target
+keeps a job's own device out of the run (its checksum does not). So the battery fails on a false accept and on a
+false refusal alike.
+"""
+
+import contextlib
+import hashlib
+import io
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ptsbench.cli import main
+from ptsbench.hosts import Host, kill_tree, server_argv, wait_listening
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+DEVICE_BYTES = 16 * 1024 * 1024
+# fio writes 64 KiB at 8 MiB: past the active swap area (the first 4 MiB, where the kernel may swap out pages)
+JOB_HEAD = "[global]\nioengine=psync\noffset=8m\nsize=64k\nbs=4k\nrw=randwrite\n"
+SWAP_AREA_KIB = 4096
+# the flag sets that decide: a device in use is refused with --destructive alone, allowed with --allow-mounted too
+IDLE_FLAGS = ([], ["--destructive"])
+IN_USE_FLAGS = ([], ["--destructive"], ["--destructive", "--allow-mounted"])
+KINDS = ("blank", "ext4", "mounted-ext4", "gpt", "mounted-partition", "swap", "active-swap", "lvm-pv", "md-member")
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=60, check=False)
+
+
+def _need(*tools: str) -> None:
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if os.geteuid() != 0 or missing:
+        pytest.skip(f"needs root and {', '.join(missing) or 'losetup'} (scripts/install.sh --test installs them)")
+
+
+@dataclass
+class Device:
+    kind: str
+    path: str
+    image: Path
+    in_use: bool  # mounted, active swap or held by md: refused even with --destructive
+    digest: str = ""
+    how: str = ""  # how the signature was made when the kernel could not do it the usual way
+    mounts: list[str] = field(default_factory=list)
+
+    def checksum(self) -> str:
+        """md5 of the backing file; of an active swap device, of all but the swap area the kernel itself writes."""
+        with open(self.image, "rb") as handle:
+            if self.kind == "active-swap":
+                handle.seek(SWAP_AREA_KIB * 1024)
+            return hashlib.file_digest(handle, "md5").hexdigest()
+
+
+def _attach(image: Path) -> str:
+    done = _run("losetup", "--find", "--show", "--partscan", str(image))
+    if done.returncode != 0:
+        pytest.skip(f"losetup failed: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def _wait_for(path: str) -> None:
+    for _ in range(50):
+        if os.path.exists(path):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{path} did not appear")
+
+
+def write_md_superblock(image: Path) -> None:
+    """A RAID-1 member's md v1.2 superblock (4 KiB in), in the kernel's on-disk layout with its checksum; used when
+    the kernel has no md driver, so `mdadm --create` cannot run. `mdadm --examine` then reads it as a real member."""
+    max_dev = 2
+    block = bytearray(256 + 2 * max_dev)
+    sectors = DEVICE_BYTES // 512
+    data_offset = 2048
+    now = int(time.time())
+    struct.pack_into("<IIII", block, 0, 0xA92B4EFC, 1, 0, 0)  # magic, major version 1, feature map
+    block[16:32] = uuid.uuid4().bytes  # array uuid
+    block[32:64] = b"ptsbench:guard".ljust(32, b"\0")
+    struct.pack_into("<QIIQII", block, 64, now, 1, 0, sectors - data_offset, 0, 2)  # ctime, raid1, size, 2 disks
+    struct.pack_into("<QQQ", block, 128, data_offset, sectors - data_offset, 8)  # data offset/size, super offset
+    block[168:184] = uuid.uuid4().bytes  # device uuid
+    struct.pack_into("<QQQ", block, 192, now, 1, 0xFFFFFFFFFFFFFFFF)  # utime, events, resync done
+    struct.pack_into("<I", block, 220, max_dev)
+    struct.pack_into("<HH", block, 256, 0, 1)  # roles: this device is disk 0, the other disk 1
+    total = sum(struct.unpack_from(f"<{len(block) // 4}I", block))
+    struct.pack_into("<I", block, 216, ((total & 0xFFFFFFFF) + (total >> 32)) & 0xFFFFFFFF)
+    with open(image, "r+b") as handle:
+        handle.seek(4096)
+        handle.write(block)
+
+
+def _make(kind: str, folder: Path, cleanup: list[Callable[[], None]]) -> Device:
+    image = folder / f"{kind}.img"
+    with open(image, "wb") as handle:
+        handle.truncate(DEVICE_BYTES)
+    how = ""
+    if kind == "md-member" and not os.path.exists("/proc/mdstat"):
+        write_md_superblock(image)
+        how = "no md driver in this kernel: superblock written to the image, checked with mdadm --examine"
+        assert "raid1" in _run("mdadm", "--examine", str(image)).stdout
+    path = _attach(image)
+    cleanup.append(lambda: (_run("partx", "-d", path), _run("losetup", "-d", path)))
+    device = Device(kind, path, image, kind.startswith(("mounted", "active")), how=how)
+    if kind in ("ext4", "mounted-ext4"):
+        assert _run("mkfs.ext4", "-q", "-F", path).returncode == 0
+    if kind in ("gpt", "mounted-partition"):
+        assert _run("sh", "-c", f"echo 'label: gpt\n,8M' | sfdisk -q {path}").returncode == 0
+        _run("partx", "-u", path)
+        _wait_for(path + "p1")
+        if kind == "mounted-partition":
+            assert _run("mkfs.ext4", "-q", "-F", path + "p1").returncode == 0
+    if kind.startswith("mounted"):
+        mount_point = folder / f"mnt-{kind}"
+        mount_point.mkdir()
+        source = path + "p1" if kind == "mounted-partition" else path
+        assert _run("mount", "-o", "ro,noload", source, str(mount_point)).returncode == 0  # ro: nothing changes it
+        cleanup.append(lambda: _run("umount", str(mount_point)))
+    if kind in ("swap", "active-swap"):
+        assert _run("mkswap", path, str(SWAP_AREA_KIB)).returncode == 0
+    if kind == "active-swap":
+        assert _run("swapon", path).returncode == 0
+        cleanup.append(lambda: _run("swapoff", path))
+    if kind == "lvm-pv":  # no device-mapper in this kernel may stop a volume group: the PV label is the signature
+        assert _run("pvcreate", "-ff", "-y", path).returncode == 0
+    if kind == "md-member" and not how:
+        second = folder / "md-second.img"
+        with open(second, "wb") as handle:
+            handle.truncate(DEVICE_BYTES)
+        other = _attach(second)
+        cleanup.append(lambda: _run("losetup", "-d", other))
+        created = _run("mdadm", "--create", "/dev/md/ptsbench-guard", "--run", "--level=1", "--raid-devices=2",
+                       "--metadata=1.2", path, other)
+        if created.returncode != 0:
+            pytest.fail(f"mdadm --create failed although /proc/mdstat exists: {created.stderr.strip()}")
+        cleanup.insert(0, lambda: _run("mdadm", "--stop", "/dev/md/ptsbench-guard"))
+        device.in_use = True  # held by the running array
+    device.digest = device.checksum()
+    return device
+
+
+@pytest.fixture(scope="module")
+def devices(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Device]]:
+    _need("losetup", "mkfs.ext4", "sfdisk", "partx", "mkswap", "swapon", "pvcreate", "mdadm", "mount")
+    folder = tmp_path_factory.mktemp("battery")
+    cleanup: list[Callable[[], None]] = []
+    try:
+        yield {kind: _make(kind, folder, cleanup) for kind in KINDS}
+    finally:
+        for step in reversed(cleanup):
+            step()
+
+
+@pytest.fixture(scope="module")
+def loopback_server() -> Iterator[str]:
+    """A real fio server on 127.0.0.1, as `ptsbench server` starts it."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(server_argv("127.0.0.1", port), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        assert wait_listening("127.0.0.1", port, 10.0), "fio server did not start"
+        yield Host("127.0.0.1", port).label
+    finally:
+        kill_tree(process.pid)
+        process.wait()
+
+
+def ptsbench(*argv: str) -> tuple[int, str, str]:
+    """One ptsbench command in this process, as the console script runs it: exit code, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    saved = sys.argv
+    sys.argv = ["ptsbench", *argv]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    finally:
+        sys.argv = saved
+    return code, out.getvalue(), err.getvalue()
+
+
+@dataclass(frozen=True)
+class Case:
+    device: str
+    route: str
+    flags: tuple[str, ...]
+    argv: tuple[str, ...]
+    allowed: bool
+
+
+def _job(folder: Path, name: str, body: str, section: str = "w") -> str:
+    path = folder / f"{name}.fio"
+    path.write_text(f"{JOB_HEAD}[{section}]\n{body}")
+    return str(path)
+
+
+def routes(device: Device, folder: Path, server: str) -> dict[str, tuple[list[str], bool | None]]:
+    """Every way to reach the device: route -> (argv, verdict when it does not follow the flags: None)."""
+    folder.mkdir(exist_ok=True)
+    dev = device.path
+    scratch = str(folder / "scratch.dat")
+    (folder / "inc.fio").write_text(f"filename={dev}\n")
+    named = _job(folder, "filename", f"filename={dev}\n")
+    return {
+        "--target": (["run", _job(folder, "plain", ""), "--target", dev], None),
+        "filename=": (["run", named], None),
+        "include": (["run", _job(folder, "include", "include inc.fio\n")], None),
+        "':' list": (["run", _job(folder, "list", f"filename={scratch}:{dev}\n")], None),
+        "directory=": (["run", _job(folder, "directory", f"directory={os.path.dirname(dev)}\n"
+                                                         f"filename={os.path.basename(dev)}\n")], None),
+        "filename_format=": (["run", _job(folder, "format", f"filename_format={os.path.dirname(dev)}/$jobname\n",
+                                          section=os.path.basename(dev))], None),
+        "--set filename=": (["run", _job(folder, "scratch", f"filename={scratch}\n"), "--set", f"filename={dev}"],
+                            None),
+        "--set newline": (["run", _job(folder, "scratch", f"filename={scratch}\n"), "--set",
+                           f"iodepth=1\nfilename={dev}"], False),
+        # the job names the device, --target a file: the target replaces the job's filename
+        "--target over filename=": (["run", named, "--target", scratch, "--size", "64k"], True),
+        "pts": (["pts", dev, "--profile", "demo", "--tests", "iops"], None),
+        "--hosts": (["run", named, "--hosts", server], None),
+    }
+
+
+def allowed(device: Device, flags: tuple[str, ...]) -> bool:
+    return "--destructive" in flags and (not device.in_use or "--allow-mounted" in flags)
+
+
+def all_cases(devices: dict[str, Device], folder: Path, server: str) -> list[Case]:
+    cases = []
+    for kind, device in devices.items():
+        for route, (argv, fixed) in routes(device, folder / kind, server).items():
+            flag_sets: tuple[list[str], ...] = IN_USE_FLAGS if device.in_use else IDLE_FLAGS
+            if fixed is not None:  # the flags do not matter
+                flag_sets = ([],)
+            elif route == "pts":  # pts has no --allow-mounted: a device in use is never a PTS target
+                flag_sets = IDLE_FLAGS
+            elif kind == "blank" and route == "--target":
+                flag_sets = ([], ["--allow-mounted"], ["--destructive"], ["--destructive", "--allow-mounted"])
+            for flags in flag_sets:
+                verdict = fixed if fixed is not None else allowed(device, tuple(flags))
+                if route == "pts" and flags:
+                    verdict = not device.in_use
+                cases.append(Case(kind, route, tuple(flags), tuple(argv + flags), verdict))
+    return cases
+
+
+def test_guard_battery(devices: dict[str, Device], loopback_server: str, tmp_path: Path) -> None:
+    cases = all_cases(devices, tmp_path, loopback_server)
+    false_accepts, false_refusals = [], []
+    for case in cases:
+        device = devices[case.device]
+        argv = case.argv + (("--dry-run",) if case.allowed else ()) + ("--out", str(tmp_path / "out"))
+        code, out, err = ptsbench(*argv)
+        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        label = f"{case.device} via {case.route} {' '.join(case.flags) or '(no flags)'}"
+        if case.allowed and (code != 0 or "# guard: the real run would start" not in out):
+            false_refusals.append(f"{label}: {err.strip()[-300:]}")
+        if case.allowed and device.path in out.rpartition("# guard:")[2] and case.route.startswith("--target over"):
+            false_accepts.append(f"{label}: the run would still write the job's device: {out[-300:]}")
+        if not case.allowed:
+            refused = code != 0 and err.count("ptsbench: error:") == 1 and "Traceback" not in err
+            if not refused or device.checksum() != device.digest:
+                false_accepts.append(f"{label}: exit {code}, device changed: {device.checksum() != device.digest}"
+                                     f" {err.strip()[-300:]}")
+    print(f"guard battery: {len(cases)} cases on {len(devices)} devices, "
+          f"{sum(not case.allowed for case in cases)} refused, {sum(case.allowed for case in cases)} accepted; "
+          + "; ".join(f"{device.kind}: {device.how}" for device in devices.values() if device.how))
+    assert not false_accepts, f"{len(false_accepts)} false accepts:\n" + "\n".join(false_accepts)
+    assert not false_refusals, f"{len(false_refusals)} false refusals:\n" + "\n".join(false_refusals)
+    assert len(cases) >= 180
+    for device in devices.values():
+        assert device.checksum() == device.digest, f"{device.kind} changed"
+
+
+def test_accepted_runs_write_only_what_was_allowed(devices: dict[str, Device], tmp_path: Path) -> None:
+    """Two real runs: an allowed write reaches the device (so the battery's checksums would see a false accept),
+    and --target keeps the job's own device out of the run."""
+    ext4 = devices["ext4"]
+    named = _job(tmp_path, "named", f"filename={ext4.path}\n")
+    code, _out, err = ptsbench("run", named, "--target", str(tmp_path / "scratch.dat"), "--size", "64k",
+                               "--out", str(tmp_path / "r1"))
+    assert code == 0, err
+    assert ext4.checksum() == ext4.digest
+    blank = devices["blank"]
+    code, _out, err = ptsbench("run", _job(tmp_path, "blank", f"filename={blank.path}\n"), "--destructive",
+                               "--out", str(tmp_path / "r2"))
+    assert code == 0, err
+    assert blank.checksum() != blank.digest  # fio wrote it: the checksum sees a write
+    blank.digest = blank.checksum()
