@@ -15,6 +15,7 @@ import io
 import os
 import shutil
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -309,3 +310,125 @@ def test_accepted_runs_write_only_what_was_allowed(devices: dict[str, Device], t
     assert code == 0, err
     assert blank.checksum() != blank.digest  # fio wrote it: the checksum sees a write
     blank.digest = blank.checksum()
+
+
+# Tricks tried against the guard (each was, or could have been, a way past it): name -> (argv, expected verdict).
+# {dev} is the ext4 device, {img} its backing file, {d} a scratch folder; a refused one must leave {dev} unchanged.
+ATTACKS: dict[str, tuple[list[str], bool]] = {
+    "env var in filename": (["run", "{d}/env.fio"], False),
+    "env var in rw": (["run", "{d}/env-rw.fio"], False),
+    "relative path from /dev": (["run", "{d}/relative.fio"], False),
+    "path climbing with ..": (["run", "{d}/dotdot.fio"], False),
+    "symlink to the device": (["run", "{d}/symlink.fio"], False),
+    "/dev/block/MAJ:MIN link": (["run", "{d}/block-link.fio"], False),
+    "/proc/self/root path": (["run", "{d}/proc-root.fio"], False),
+    "own device node (mknod)": (["run", "{d}/mknod.fio"], False),
+    "blanks around = and value": (["run", "{d}/spaces.fio"], False),
+    "include of an include": (["run", "{d}/nested.fio"], False),
+    "include without a blank (fio reads 'includeX' as include)": (["run", "{d}/include-x.fio"], False),
+    "section named after the device": (["run", "{d}/section.fio"], False),
+    "[global-x] is global to fio": (["run", "{d}/globalish.fio"], False),
+    "readwrite alias": (["run", "{d}/alias.fio"], False),
+    "rw=write:4k": (["run", "{d}/offset-mod.fio"], False),
+    "rw=trim": (["run", "{d}/trim.fio"], False),
+    "trailing ';' cut by fio": (["run", "{d}/semicolon.fio"], False),
+    "write_iolog onto the device (rw=read)": (["run", "{d}/iolog.fio"], False),
+    "replayed IO log redirected to the device": (["run", "{d}/replay.fio"], False),
+    "exec_prerun": (["run", "{d}/exec.fio"], False),
+    "ioengine=libblkio": (["run", "{d}/libblkio.fio"], False),
+    "numjobs clone in the second directory": (["run", "{d}/clones.fio"], False),
+    "--set filename list": (["run", "{d}/scratch.fio", "--set", "filename={d}/a:{dev}"], False),
+    "--set with --target": (["run", "{d}/scratch.fio", "--target", "{d}/t.dat", "--size", "64k", "--set",
+                             "filename={dev}"], False),
+    "--ioengine with a newline": (["run", "{d}/scratch.fio", "--ioengine", "psync\nfilename={dev}"], False),
+    "--size with a newline": (["run", "{d}/scratch.fio", "--size", "64k\nfilename={dev}"], False),
+    "--out with a newline": (["run", "{d}/scratch.fio", "--out", "{d}/o\nx"], False),
+    "--target with a newline": (["run", "{d}/scratch.fio", "--target", "{d}/t\n.dat", "--size", "64k"], False),
+    "job option after --": (["run", "{d}/scratch.fio", "--", "--filename={dev}"], False),
+    "--target DEV/../DEV": (["run", "{d}/plain.fio", "--target", "{dev}/../{name}"], False),
+    "backing file of the device's loop": (["run", "{d}/plain.fio", "--target", "{img}"], False),
+    "active swap file": (["run", "{d}/plain.fio", "--target", "{d}/swapfile"], False),
+    "/dev/mem": (["run", "{d}/mem.fio"], False),
+    "missing device in a read job": (["run", "{d}/typo-read.fio"], False),
+    "sysfs file written": (["run", "{d}/sysfs.fio"], False),
+    "run --target typo": (["run", "{d}/plain.fio", "--target", "/dev/nvme9n1"], False),
+    "quick typo": (["quick", "/dev/nvme9n1", "--dry-run"], False),
+    "pts --dry-run typo": (["pts", "/dev/nvme9n1", "--dry-run"], False),
+    "info typo": (["info", "/dev/nvme9n1"], False),
+    "new file target without a size": (["run", "{d}/nosize.fio", "--target", "{d}/typo.dat"], False),
+    # legitimate: fio never opens the device
+    "'#' cuts the device off the line": (["run", "{d}/hash.fio"], True),
+    "[global] filename replaced by --target": (["run", "{d}/global.fio", "--target", "{d}/t.dat", "--size", "64k"],
+                                               True),
+}
+
+
+def _attack_files(folder: Path, dev: str) -> None:
+    name = os.path.basename(dev)
+    jobs = {
+        "env": "filename=${GUARD_DEV}\n", "env-rw": f"rw=${{GUARD_RW}}\nfilename={dev}\n",
+        "relative": f"filename={name}\n", "dotdot": "filename=" + "../" * 12 + dev.lstrip("/") + "\n",
+        "symlink": f"filename={folder}/link\n", "block-link": f"filename=/dev/block/{_devnum(dev)}\n",
+        "proc-root": f"filename=/proc/self/root{dev}\n", "mknod": f"filename={folder}/node\n",
+        "spaces": f"filename  =   {dev}   \n", "nested": "include inc1.fio\n", "include-x": "includeXinc2.fio\n",
+        "alias": f"readwrite=randwrite\nfilename={dev}\n", "offset-mod": f"rw=write:4k\nfilename={dev}\n",
+        "trim": f"rw=trim\nfilename={dev}\n", "semicolon": f"filename={dev};\n",
+        "iolog": f"rw=read\nfilename={folder}/a\nwrite_iolog={dev}\n",
+        "replay": f"read_iolog={folder}/log\nreplay_redirect={dev}\n",
+        "exec": f"filename={folder}/a\nexec_prerun=dd if=/dev/zero of={dev} count=1\n",
+        "libblkio": "ioengine=libblkio\nlibblkio_driver=io_uring\n",
+        "clones": f"directory={folder}:{os.path.dirname(dev)}\nfilename_format={name}\nnumjobs=2\n",
+        "scratch": f"filename={folder}/a\n", "plain": "", "mem": "filename=/dev/mem\n",
+        "typo-read": "rw=read\nfilename=/dev/nvme9n1\n", "sysfs": "filename=/sys/kernel/mm/ksm/run\n",
+        "nosize": "", "hash": f"filename={folder}/safe#{dev}\n",
+    }
+    for job, body in jobs.items():
+        (folder / f"{job}.fio").write_text(JOB_HEAD + "[w]\n" + body)
+    (folder / "nosize.fio").write_text("[w]\nioengine=psync\nrw=write\n")
+    (folder / "section.fio").write_text(f"{JOB_HEAD}[{dev}]\n")
+    (folder / "globalish.fio").write_text(f"{JOB_HEAD}[global-x]\nfilename={dev}\n[w]\n")
+    (folder / "global.fio").write_text(f"{JOB_HEAD}filename={dev}\n[w]\n")
+    (folder / "inc1.fio").write_text("include inc2.fio\n")
+    (folder / "inc2.fio").write_text(f"filename={dev}\n")
+    (folder / "log").write_text(f"fio version 2 iolog\n{folder}/a add\n{folder}/a open\n{folder}/a write 0 4096\n")
+    (folder / "link").symlink_to(dev)
+    os.mknod(folder / "node", 0o600 | stat.S_IFBLK, os.stat(dev).st_rdev)
+
+
+def _devnum(dev: str) -> str:
+    rdev = os.stat(dev).st_rdev
+    return f"{os.major(rdev)}:{os.minor(rdev)}"
+
+
+def test_attacks_on_the_guard(devices: dict[str, Device], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ext4 = devices["ext4"]
+    _attack_files(tmp_path, ext4.path)
+    swapfile = tmp_path / "swapfile"
+    with open(swapfile, "wb") as handle:
+        handle.write(b"\0" * (1024 * 1024))
+    swapfile.chmod(0o600)
+    swapped = _run("mkswap", str(swapfile)).returncode == 0 and _run("swapon", str(swapfile)).returncode == 0
+    monkeypatch.setenv("GUARD_DEV", ext4.path)
+    monkeypatch.setenv("GUARD_RW", "randwrite")
+    monkeypatch.chdir("/dev")  # a relative name is looked up where fio runs
+    wrong = []
+    try:
+        for name, (argv, accepted) in ATTACKS.items():
+            if name == "active swap file" and not swapped:
+                wrong.append("active swap file: could not make one (swapon failed)")
+                continue
+            values = {"d": str(tmp_path), "dev": ext4.path, "img": str(ext4.image), "name": os.path.basename(ext4.path)}
+            args = [part.format(**values) for part in argv]
+            out_dir = ["--out", str(tmp_path / "out")] if "--out" not in args and args[0] != "info" else []
+            code, out, err = ptsbench(*args, *(["--dry-run"] if accepted else []), *out_dir)
+            shutil.rmtree(tmp_path / "out", ignore_errors=True)
+            if accepted and (code != 0 or ext4.path in out.rpartition("# guard:")[2]):
+                wrong.append(f"{name}: should run without touching {ext4.path}: exit {code} {err.strip()[-200:]}")
+            if not accepted and (code == 0 or "Traceback" in err or ext4.checksum() != ext4.digest):
+                wrong.append(f"{name}: not refused (exit {code}) {err.strip()[-200:]}")
+    finally:
+        if swapped:
+            _run("swapoff", str(swapfile))
+    print(f"guard attacks: {len(ATTACKS)} tricks, {sum(not accepted for _argv, accepted in ATTACKS.values())} refused")
+    assert not wrong, "\n".join(wrong)
+    assert ext4.checksum() == ext4.digest

@@ -683,22 +683,33 @@ def probe_remote_engine(hosts: Sequence[Host], target: Target, timeout_s: float 
     return "psync", "ioengine psync (" + "; ".join(tried) + ")"
 
 
-def is_loopback(host: Host) -> bool:
-    """Whether a host is this machine (its fio server opens this machine's devices)."""
-    if host.name == "localhost":
-        return True
+def is_this_machine(host: Host) -> bool:
+    """Whether a host's address is one of this machine's (loopback or an own interface address: it can be bound
+    here), so its fio server opens this machine's devices."""
     try:
-        return ipaddress.ip_address(host.name).is_loopback
-    except ValueError:
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host.name, None, proto=socket.IPPROTO_TCP)}
+    except OSError:
         return False
+    for address in addresses:
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.bind((address, 0))
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def check_remote_writes(cases: Sequence[Any], destructive: bool, hosts: Sequence[Host],
                         allow_mounted: bool = False) -> None:
-    """The guard for cases run on hosts, on every path fio's parser says the jobs open: on loopback hosts as for a
-    local run; elsewhere a device path is written only with --destructive (remote mounts cannot be inspected)."""
+    """The guard for cases run on hosts, on every path fio's parser says the jobs open: for hosts that are this
+    machine as for a local run; for other hosts a device path is written only with --destructive (their mounts
+    cannot be inspected)."""
     from ptsbench.target.guard import check_opened
 
+    local = [host for host in hosts if is_this_machine(host)]
+    remote = [host for host in hosts if host not in local]
     for case in cases:
         if case.rejected:
             continue  # fio's parser rejects it: fio is not started for it
@@ -707,24 +718,30 @@ def check_remote_writes(cases: Sequence[Any], destructive: bool, hosts: Sequence
             raise UnsafeTargetError(f"case {case.name}: {expanded[0].strip()!r} uses an environment variable, which "
                                     "each host's fio server expands with its own environment",
                                     "write the value itself in the job file")
-        if all(is_loopback(host) for host in hosts):
+        if local:
             check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted)
-            continue
-        for path, written in case.opened():
-            check_remote_path(path, destructive, hosts, f"case {case.name}", written)
-        if case.unknown_writes() and not destructive:
+        for path, written in case.opened() if remote else ():
+            _check_remote_path(path, destructive, remote, f"case {case.name}", written)
+        if remote and case.unknown_writes() and not destructive:
             raise UnsafeTargetError(f"case {case.name}: {case.unknown_writes()[0]}, so ptsbench cannot check which "
                                     "devices it writes", "check every host yourself, then add --destructive")
 
 
-def check_remote_path(path: str, destructive: bool, hosts: Sequence[Host], what: str, written: bool = True) -> None:
-    """Refuse writing a device path on the hosts without --destructive (`what` writes there: a case, a test), and
-    any file of the hosts' kernel file systems (sysfs, procfs). On loopback hosts, the local guard judges it."""
+def check_remote_path(path: str, destructive: bool, hosts: Sequence[Host], what: str) -> None:
+    """The guard for a target written on hosts (`what` writes there: the PTS run): judged as a local target on
+    hosts that are this machine, by its path on the others."""
     from ptsbench.target.guard import check_path_allowed
 
-    if all(is_loopback(host) for host in hosts):
-        check_path_allowed(path, written, destructive)
-        return
+    local = [host for host in hosts if is_this_machine(host)]
+    if local:
+        check_path_allowed(path, True, destructive)
+    if len(local) < len(hosts):
+        _check_remote_path(path, destructive, [host for host in hosts if host not in local], what, True)
+
+
+def _check_remote_path(path: str, destructive: bool, hosts: Sequence[Host], what: str, written: bool) -> None:
+    """Refuse writing a device path on other machines without --destructive, and any file of their kernel file
+    systems (sysfs, procfs)."""
     path = os.path.normpath(path)
     if path.startswith(("/sys/", "/proc/")) or path in ("/sys", "/proc"):
         raise UnsafeTargetError(f"{what} opens {path} on {len(hosts)} host(s): a file of the kernel, not a device",

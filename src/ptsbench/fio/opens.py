@@ -127,10 +127,14 @@ def _job(name: str, state: _State, cwd: str) -> JobOpens:
     engine = (options.get("ioengine") or "").strip()
     if engine in OPAQUE_ENGINES or engine.startswith("external") or "/" in engine:
         unknown.append(f"its ioengine {engine} opens devices through its own driver or library")
+    programs = [key for key in ("exec_prerun", "exec_postrun") if options.get(key)] + (["the exec engine"]
+                                                                                       if engine == "exec" else [])
+    if programs:
+        unknown.append(f"it runs a program ({', '.join(programs)}), which may write anything")
     if options.get("replay_redirect"):
         files.append(options["replay_redirect"] or "")
     paths = tuple(dict.fromkeys(os.path.join(cwd, path) for path in files if path))
-    return JobOpens(name, dict(options), paths, replay or writes(options), tuple(unknown))
+    return JobOpens(name, dict(options), paths, replay or bool(programs) or writes(options), tuple(unknown))
 
 
 def writes(options: Mapping[str, str | None]) -> bool:

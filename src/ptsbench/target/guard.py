@@ -1,5 +1,6 @@
 """The destructive-write guard: block devices are written only when asked to, mounted ones not even then."""
 
+import glob
 import json
 import os
 import re
@@ -21,6 +22,7 @@ from ptsbench.target.target import (
 
 SWAPS = "/proc/swaps"
 SYSFS_DEV_CHAR = "/sys/dev/char"
+SYSFS_BLOCK = "/sys/block"
 TOOL_TIMEOUT_S = 10
 MEMORY_DEVICES_MAJOR = 1
 SINK_DEVICE_MINORS = (3, 5, 7, 8, 9)  # /dev/null, zero, full, random, urandom (not mem, kmem, port: minors 1, 2, 4)
@@ -95,6 +97,8 @@ def check_path_allowed(path: str, written: bool, destructive: bool, allow_mounte
         if written:
             check_device_write_allowed(path, destructive, allow_mounted)
         return
+    if found is not None and written and stat.S_ISREG(found.st_mode):
+        _check_file_in_use(path, found, destructive, allow_mounted)
     kernel = kernel_filesystem(path)
     if found is None and kernel:
         raise TargetError(f"no such device: {path}",
@@ -102,6 +106,30 @@ def check_path_allowed(path: str, written: bool, destructive: bool, allow_mounte
     if written and kernel:
         raise UnsafeTargetError(f"refusing to write to {path}: a file of the kernel's {kernel}, not a device",
                                 "name a device, or a file on a real file system")
+
+
+def _check_file_in_use(path: str, found: os.stat_result, destructive: bool, allow_mounted: bool) -> None:
+    """A regular file the system uses as a device: an active swap file, or the backing file of a loop device (its
+    filesystem may be mounted), guarded as that device."""
+    if os.path.realpath(path) in _active_swaps() and not (destructive and allow_mounted):
+        raise UnsafeTargetError(f"refusing to write to {path}: it is an active swap file",
+                                "swapoff it first (or, knowingly, pass --destructive --allow-mounted)")
+    for loop in loops_backed_by(found):
+        check_write_allowed(resolve_target(loop), destructive, allow_mounted)
+
+
+def loops_backed_by(found: os.stat_result) -> list[str]:
+    """Loop devices (/dev/loopN) whose backing file is the file `found` stands for (same device and inode)."""
+    loops = []
+    for backing in sorted(glob.glob(os.path.join(SYSFS_BLOCK, "loop*", "loop", "backing_file"))):
+        name = read_sysfs(backing)
+        try:
+            same = name is not None and os.stat(name).st_ino == found.st_ino and os.stat(name).st_dev == found.st_dev
+        except OSError:
+            continue
+        if same:
+            loops.append("/dev/" + backing.split(os.sep)[-3])
+    return loops
 
 
 def block_device_of_char(path: str) -> str | None:
