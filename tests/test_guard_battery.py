@@ -10,6 +10,7 @@ false refusal alike.
 """
 
 import contextlib
+import glob
 import hashlib
 import io
 import os
@@ -63,7 +64,15 @@ class Device:
     mounts: list[str] = field(default_factory=list)
 
     def checksum(self) -> str:
-        """md5 of the backing file; of an active swap device, of all but the swap area the kernel itself writes."""
+        """md5 of the backing file, after flushing what was written through the device nodes' page cache (a buffered
+        write would reach the file only later); of an active swap device, of all but the swap area the kernel
+        itself writes."""
+        for node in [self.path, *glob.glob(self.path + "p*")]:
+            descriptor = os.open(node, os.O_RDONLY)
+            try:
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
         with open(self.image, "rb") as handle:
             if self.kind == "active-swap":
                 handle.seek(SWAP_AREA_KIB * 1024)
@@ -350,6 +359,7 @@ ATTACKS: dict[str, tuple[list[str], bool]] = {
     "active swap file": (["run", "{d}/plain.fio", "--target", "{d}/swapfile"], False),
     "/dev/mem": (["run", "{d}/mem.fio"], False),
     "missing device in a read job": (["run", "{d}/typo-read.fio"], False),
+    "regular file in /dev (an earlier typo's)": (["run", "{d}/dev-file.fio"], False),
     "sysfs file written": (["run", "{d}/sysfs.fio"], False),
     "run --target typo": (["run", "{d}/plain.fio", "--target", "/dev/nvme9n1"], False),
     "quick typo": (["quick", "/dev/nvme9n1", "--dry-run"], False),
@@ -361,6 +371,9 @@ ATTACKS: dict[str, tuple[list[str], bool]] = {
     "[global] filename replaced by --target": (["run", "{d}/global.fio", "--target", "{d}/t.dat", "--size", "64k"],
                                                True),
 }
+
+
+DEV_FILE = f"/dev/ptsbench-guard-test-{os.getpid()}"
 
 
 def _attack_files(folder: Path, dev: str) -> None:
@@ -380,6 +393,7 @@ def _attack_files(folder: Path, dev: str) -> None:
         "clones": f"directory={folder}:{os.path.dirname(dev)}\nfilename_format={name}\nnumjobs=2\n",
         "scratch": f"filename={folder}/a\n", "plain": "", "mem": "filename=/dev/mem\n",
         "typo-read": "rw=read\nfilename=/dev/nvme9n1\n", "sysfs": "filename=/sys/kernel/mm/ksm/run\n",
+        "dev-file": f"rw=read\nfilename={DEV_FILE}\n",
         "nosize": "", "hash": f"filename={folder}/safe#{dev}\n",
     }
     for job, body in jobs.items():
@@ -397,7 +411,7 @@ def _attack_files(folder: Path, dev: str) -> None:
 
 def _devnum(dev: str) -> str:
     rdev = os.stat(dev).st_rdev
-    return f"{os.major(rdev)}:{os.minor(rdev)}"
+    return f"{os.major(rdev)}\\:{os.minor(rdev)}"  # fio splits names at an unescaped ':'
 
 
 def test_attacks_on_the_guard(devices: dict[str, Device], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -408,6 +422,7 @@ def test_attacks_on_the_guard(devices: dict[str, Device], tmp_path: Path, monkey
         handle.write(b"\0" * (1024 * 1024))
     swapfile.chmod(0o600)
     swapped = _run("mkswap", str(swapfile)).returncode == 0 and _run("swapon", str(swapfile)).returncode == 0
+    Path(DEV_FILE).write_bytes(b"\0" * 65536)
     monkeypatch.setenv("GUARD_DEV", ext4.path)
     monkeypatch.setenv("GUARD_RW", "randwrite")
     monkeypatch.chdir("/dev")  # a relative name is looked up where fio runs
@@ -427,6 +442,7 @@ def test_attacks_on_the_guard(devices: dict[str, Device], tmp_path: Path, monkey
             if not accepted and (code == 0 or "Traceback" in err or ext4.checksum() != ext4.digest):
                 wrong.append(f"{name}: not refused (exit {code}) {err.strip()[-200:]}")
     finally:
+        Path(DEV_FILE).unlink(missing_ok=True)
         if swapped:
             _run("swapoff", str(swapfile))
     print(f"guard attacks: {len(ATTACKS)} tricks, {sum(not accepted for _argv, accepted in ATTACKS.values())} refused")

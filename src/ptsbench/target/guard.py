@@ -88,7 +88,8 @@ def check_opened(opened: Sequence[tuple[str, bool]], unknown: Sequence[str], des
 
 def check_path_allowed(path: str, written: bool, destructive: bool, allow_mounted: bool = False) -> None:
     """One path fio opens: a device written is judged by the guard; a path on a kernel file system (devtmpfs,
-    sysfs, procfs) that is no device is refused, read or written (a missing /dev name is a typo)."""
+    sysfs, procfs) that is no device is refused, read or written (a missing /dev name is a typo); a regular file the
+    system uses as a device (swap file, loop backing file) is guarded as that device."""
     try:
         found = os.stat(path)
     except OSError:
@@ -103,8 +104,8 @@ def check_path_allowed(path: str, written: bool, destructive: bool, allow_mounte
     if found is None and kernel:
         raise TargetError(f"no such device: {path}",
                           f"check the name (it is on {kernel}: fio would make a file there, not test a device)")
-    if written and kernel:
-        raise UnsafeTargetError(f"refusing to write to {path}: a file of the kernel's {kernel}, not a device",
+    if kernel:  # a kernel switch (sysfs, procfs) or a file in RAM left by an earlier typo: never a test target
+        raise UnsafeTargetError(f"refusing to use {path}: a file of the kernel's {kernel}, not a device",
                                 "name a device, or a file on a real file system")
 
 
