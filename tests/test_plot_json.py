@@ -136,3 +136,14 @@ def test_histogram_shares_and_runs_told_apart() -> None:
     assert [p.source for p in distinct(same)] == ["/dev/a", "/dev/b"]
     unnamed = [point("", 1, 1000, label="x/qd1"), point("", 1, 1000, label="y/qd1")]
     assert [p.source for p in distinct(unnamed)] == ["x/qd1", "y/qd1"]
+
+
+def test_compared_runs_bars_get_a_colour_each() -> None:
+    from ptsbench.report.compare import compare_figure
+    from ptsbench.report.sweep_charts import ChartOptions, sweep_figures
+
+    one = [point("", qd, 1000.0 * qd) for qd in (1, 2)]
+    figure = next(f for f in sweep_figures(one, ChartOptions(charts=("qd",)), "sweep", "") if f.key.endswith("-lat"))
+    merged = compare_figure([figure, figure], ["A", "B"])[0]
+    assert [s.name for s in merged.series] == ["A: mean", "A: p99", "B: mean", "B: p99"]
+    assert len({s.color for s in merged.series}) == 4

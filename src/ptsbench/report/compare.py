@@ -67,9 +67,13 @@ def compare_figure(figures: Sequence[Figure | None], labels: Sequence[str]) -> l
         return [replace(figure, key=f"{figure.key}-run{position + 1}", title=f"{label}: {figure.title}")
                 for position, (label, figure) in enumerate(zip(labels, figures, strict=True)) if figure is not None]
     series = []
+    most = max(len(figure.series) for figure in figures if figure is not None)
     for position, (label, figure) in enumerate(zip(labels, figures, strict=True)):
         for index, one in enumerate(figure.series if figure else ()):
-            series.append(replace(one, name=f"{label}: {one.name}", color=one.color if one.color is not None else index,
+            color = one.color if one.color is not None else index
+            if one.mode == "bars":  # bars have no line style: each run's bars a colour of their own
+                color = position * most + color
+            series.append(replace(one, name=f"{label}: {one.name}", color=color,
                                   dash=RUN_DASHES[position % len(RUN_DASHES)] if position else one.dash))
     styles = ", ".join(f"{label} {RUN_DASHES[i % len(RUN_DASHES)]}" for i, label in enumerate(labels))
     return [replace(base, series=tuple(series), caption=f"{base.caption} Runs: {styles}.".strip())]
