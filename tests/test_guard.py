@@ -197,3 +197,26 @@ def test_scsi_generic_device_is_guarded_as_its_disk(tmp_path: Path, loop_device:
     with pytest.raises(UnsafeTargetError, match=f"refusing to write to {loop_device}: carries a ext4 signature"):
         check_device_write_allowed(str(node), destructive=False)
     check_device_write_allowed(str(node), destructive=True)
+
+
+def test_a_typo_is_an_error_not_a_new_file(tmp_path: Path) -> None:
+    """A missing /dev name is refused everywhere; a missing file is made only when a size says so (a folder target
+    makes its test file inside, as asked)."""
+    job = tmp_path / "w.fio"
+    job.write_text("[w]\nioengine=psync\nrw=write\n")
+    refused = [
+        (["quick", str(tmp_path / "typo.dat"), "--dry-run"], "give --size"),
+        (["run", str(job), "--target", str(tmp_path / "typo.dat"), "--dry-run"], "give --size"),
+        (["pts", str(tmp_path / "typo.dat"), "--profile", "demo", "--dry-run"], "give --size"),
+        (["info", "/dev/nvme9n1"], "no such device"),
+        (["quick", "/dev/nvme9n1", "--size", "1M", "--dry-run"], "no such device"),
+        (["run", str(job), "--target", "/dev/nvme9n1", "--size", "1M", "--dry-run"], "no such device"),
+    ]
+    for argv, words in refused:
+        done = run_cli(*argv, "--out", str(tmp_path / "out")) if argv[0] != "info" else run_cli(*argv)
+        assert done.returncode != 0 and done.stderr.count("ptsbench: error:") == 1 and words in done.stderr, argv
+        assert "Traceback" not in done.stderr and not os.path.exists("/dev/nvme9n1")
+    for argv in (["quick", str(tmp_path), "--dry-run"], ["quick", str(tmp_path / "new.dat"), "--size", "1M",
+                                                          "--dry-run"]):
+        done = run_cli(*argv, "--out", str(tmp_path / "out"))
+        assert done.returncode == 0 and "# guard: the real run would start" in done.stdout, done.stderr

@@ -166,7 +166,7 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
             continue  # fio's parser rejects it: fio is not started for it
         check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted)
         target = case.target
-        if target is not None and target.kind == "file" and not os.path.exists(target.path):
+        if target is not None and target.names_missing_file:
             unsized = [job.name for job in case.opens if not (job.options.get("size") or job.options.get("filesize"))]
             if unsized:
                 raise TargetError(f"{target.requested}: no such file, and job {unsized[0]} sets no size",

@@ -257,7 +257,7 @@ def _target(target: str | None, run_dir: Path, size_bytes: int | None, size_give
         scratch = str((run_dir / "scratch.dat").absolute())  # made by fio inside the new run directory
         return Target(path=scratch, kind="file", size_bytes=size_bytes, requested="scratch file"), True
     resolved = resolve_target(target, size_bytes)
-    if resolved.kind == "file" and not size_given and not Path(resolved.path).exists():  # a typo is no new file
+    if not size_given and resolved.names_missing_file:  # a typo is no new file
         raise TargetError(f"{target}: no such file", "give --size to create it (or check the path for a typo)")
     return resolved, False
 

@@ -136,7 +136,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, [target_path], dry_run)
     if not hosts:
         resolved = resolve_targets([target_path], size or QUICK_SIZE)
-        if not scratch and size is None and resolved[0].kind == "file" and not Path(resolved[0].path).exists():
+        if not scratch and size is None and resolved[0].names_missing_file:
             from ptsbench.errors import TargetError
 
             raise TargetError(f"{target}: no such file", "give --size to create it (or check the path for a typo)")
@@ -158,6 +158,8 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
+        if dry_run:  # the temporary job file of a dry run
+            job_path.unlink(missing_ok=True)
 
 
 def _temporary_job(text: str) -> str:

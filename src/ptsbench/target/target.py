@@ -24,6 +24,12 @@ class Target:
     size_bytes: int | None  # current size (None for a file that does not exist yet)
     requested: str  # what the user typed
 
+    @property
+    def names_missing_file(self) -> bool:
+        """The user named a file that does not exist (not a folder to make a test file in): a typo, unless a size
+        says to create it."""
+        return self.kind == "file" and not os.path.exists(os.path.abspath(os.path.expanduser(self.requested)))
+
 
 @dataclass(frozen=True)
 class Mount:
