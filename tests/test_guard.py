@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LOOP_SIZE_BYTES, run_cli
-from ptsbench.errors import UnsafeTargetError
+from ptsbench.errors import TargetError, UnsafeTargetError
 from ptsbench.target import guard
 from ptsbench.target.guard import (
     block_device_of_char,
@@ -220,3 +220,18 @@ def test_a_typo_is_an_error_not_a_new_file(tmp_path: Path) -> None:
                                                           "--dry-run"]):
         done = run_cli(*argv, "--out", str(tmp_path / "out"))
         assert done.returncode == 0 and "# guard: the real run would start" in done.stdout, done.stderr
+
+
+def test_hosts_that_are_this_machine_are_judged_locally_others_by_path() -> None:
+    from ptsbench.hosts import Host, check_remote_path, is_this_machine
+
+    assert is_this_machine(Host("127.0.0.1")) and is_this_machine(Host("localhost"))
+    remote = [Host("192.0.2.1")]  # TEST-NET-1: never an address of this machine
+    assert not is_this_machine(remote[0])
+    with pytest.raises(UnsafeTargetError, match="--destructive"):
+        check_remote_path("/dev/sdz", False, remote, "the test")
+    check_remote_path("/dev/sdz", True, remote, "the test")  # remote devices: the user checked them
+    with pytest.raises(UnsafeTargetError, match="kernel"):
+        check_remote_path("/sys/power/state", True, remote, "the test")
+    with pytest.raises(TargetError, match="no such device"):  # this machine: the local guard, a typo is an error
+        check_remote_path("/dev/nvme9n1", True, [Host("127.0.0.1")], "the test")

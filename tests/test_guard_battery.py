@@ -353,6 +353,8 @@ ATTACKS: dict[str, tuple[list[str], bool]] = {
     "--size with a newline": (["run", "{d}/scratch.fio", "--size", "64k\nfilename={dev}"], False),
     "--out with a newline": (["run", "{d}/scratch.fio", "--out", "{d}/o\nx"], False),
     "--target with a newline": (["run", "{d}/scratch.fio", "--target", "{d}/t\n.dat", "--size", "64k"], False),
+    "--set include=": (["run", "{d}/scratch.fio", "--set", "include={d}/inc2.fio"], False),
+    "--set a [section]": (["run", "{d}/scratch.fio", "--set", "[evil]=x"], False),
     "job option after --": (["run", "{d}/scratch.fio", "--", "--filename={dev}"], False),
     "--target DEV/../DEV": (["run", "{d}/plain.fio", "--target", "{dev}/../{name}"], False),
     "backing file of the device's loop": (["run", "{d}/plain.fio", "--target", "{img}"], False),

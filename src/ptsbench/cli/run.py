@@ -1,5 +1,6 @@
 """`ptsbench run` and `ptsbench quick`: parse options, call the case runner, print the table."""
 
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -184,6 +185,9 @@ def _key_value(item: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
+    # a fio option name: not a [section] header, an include (fio reads any line starting "include" as one) or comment
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key.strip()) or key.strip().startswith("include"):
+        raise click.BadParameter(f"{key.strip()!r} is not a fio option name", param_hint="--set")
     return key.strip(), value.strip()
 
 
