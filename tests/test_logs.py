@@ -146,14 +146,20 @@ def test_per_job_logs_0_holds_each_job_in_turn(fio_run: tuple[Path, list[dict[st
 
 def test_merged_jobs_add_up_to_both_jobs(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
     folder, jobs = fio_run
-    for pattern, name in (("win_bw.*.log", "win"), ("pj0_bw.log", "pj0")):
-        merged = logs.merge_windowed([logs.read_log(p) for p in _files(folder, pattern)], 100.0, "sum")
-        for series, direction in zip(merged, ("read", "write"), strict=True):
-            amount = float(np.sum(series.value * 1024 * (series.end_ms - series.start_ms) / 1000.0))
-            rate = amount / (series.end_ms[-1] / 1000.0)
-            fio_rate = sum(job[direction]["io_bytes"] / (job[direction]["runtime"] / 1000.0)
-                           for job in _jobs(jobs, name))
-            assert rate == pytest.approx(fio_rate, rel=0.02), (pattern, direction)
+    for pattern in ("win_bw.*.log", "pj0_bw.log"):
+        read = [logs.read_log(p) for p in _files(folder, pattern)]
+        merged = logs.merge_windowed(read, 100.0, "sum")
+        for series, ddir in zip(merged, (0, 1), strict=True):
+            # to the end of the longest job: the merged rates hold every logged byte of both jobs, none lost
+            amount = float(np.sum(series.value * (series.end_ms - series.start_ms)))
+            logged = 0.0
+            for log in read:
+                for part in log.segments():
+                    chosen = log.ddir[part] == ddir
+                    time_ms = log.time_ms[part][chosen].astype(np.float64)
+                    logged += float(np.sum(log.value[part][chosen] * np.diff(time_ms, prepend=0.0)))
+            assert amount == pytest.approx(logged, rel=1e-9), (pattern, ddir)
+    assert jobs
 
 
 def test_hist_log_bins_are_fios_json_plus_bins(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
@@ -228,18 +234,20 @@ def test_merge_by_time_weights_overlaps_like_fiologparser(tmp_path: Path) -> Non
     previous one). Per 1000 ms interval, job 2 contributes the overlap-weighted mean of its samples:
       [0, 1000):    job 1: 100; job 2: (50 x 500 + 150 x 500) / 1000 = 100        -> 200
       [1000, 2000): job 1: 200; job 2: (150 x 500 + 250 x 500) / 1000 = 200       -> 400
-    and the intervals end at 2000 ms, job 1's last sample (the earliest last sample)."""
+      [2000, 2500): job 1 has ended (0); job 2: 250                                 -> 250
+    The intervals go on to 2500 ms, the longest job's last sample (fiologparser.py stops at 2000, the shortest's);
+    averaged (latency), an interval counts only the jobs that ran in it."""
     one = _write(tmp_path / "m_bw.1.log", "1000, 100, 0, 0, 0\n2000, 200, 0, 0, 0\n")
     two = _write(tmp_path / "m_bw.2.log", "500, 50, 0, 0, 0\n1500, 150, 0, 0, 0\n2500, 250, 0, 0, 0\n")
     merged = logs.merge_windowed([logs.read_log(one), logs.read_log(two)], 1000.0, "sum")
     assert len(merged) == 1 and merged[0].ddir == 0
-    assert merged[0].start_ms.tolist() == [0.0, 1000.0]
-    assert merged[0].end_ms.tolist() == [1000.0, 2000.0]
-    assert merged[0].value.tolist() == [200.0, 400.0]
+    assert merged[0].start_ms.tolist() == [0.0, 1000.0, 2000.0]
+    assert merged[0].end_ms.tolist() == [1000.0, 2000.0, 2500.0]
+    assert merged[0].value.tolist() == [200.0, 400.0, 250.0]
     by_line = [100 + 50, 200 + 150]  # what merging by line index would say
-    assert merged[0].value.tolist() != by_line
+    assert merged[0].value.tolist()[:2] != by_line
     mean = logs.merge_windowed([logs.read_log(one), logs.read_log(two)], 1000.0, "mean")
-    assert mean[0].value.tolist() == [100.0, 200.0]
+    assert mean[0].value.tolist() == [100.0, 200.0, 250.0]
 
 
 def test_merge_by_time_partial_interval_and_directions(tmp_path: Path) -> None:
@@ -460,7 +468,7 @@ def test_unbuilt_parser_falls_back_to_numpy(tmp_path: Path) -> None:
     plot = unbuilt + f"sys.argv = ['ptsbench', 'plot', {str(path)!r}, '--out', {str(tmp_path)!r}]; main()"
     done = subprocess.run([sys.executable, "-c", plot], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "summary.csv").read_text().splitlines()[1].startswith("u,lat,read,ns,1,2.0,")
+    assert (tmp_path / "summary.csv").read_text().splitlines()[1].startswith("u,lat,read,ns,1,IOs,2.0,")
     info = unbuilt + f"sys.argv = ['ptsbench', 'info', {str(tmp_path)!r}, '--json']; main()"
     done = subprocess.run([sys.executable, "-c", info], capture_output=True, text=True)
     assert json.loads(done.stdout)["ptsbench"]["fio_log_reader"] == "numpy (the compiled C parser was not built)"

@@ -275,8 +275,10 @@ def test_wall_clock_time_stamps_start_at_zero(tmp_path: Path) -> None:
     second.write_text("".join(f"{start + 500 * i + 20}, 100, 0, 0, 0\n" for i in range(1, 5)))
     run = build_run([logs.read_log(path), logs.read_log(second)], "u")
     read = run.trace("read")
-    assert read is not None and read.time_s.tolist() == [0.5, 1.0, 1.5, 2.0]
-    assert read.value[1:].tolist() == [200 * 1024.0] * 3 and "time since 2025-11-20" in run.note
+    # to the end of the longer log: its last 20 ms alone (the other has ended) in a partial interval
+    assert read is not None and read.time_s.tolist() == [0.5, 1.0, 1.5, 2.0, 2.02]
+    assert read.value[1:4].tolist() == [200 * 1024.0] * 3 and read.value[4] == 100 * 1024.0
+    assert "time since 2025-11-20" in run.note
 
 
 def test_summary_holds_only_the_directions_drawn(fio_logs: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> None:

@@ -205,8 +205,8 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
 
     headers, rows = summary_rows(result.summaries)
     table = Table(title="Summary of the values drawn", header_style="bold")
-    for index, header in enumerate(headers):
-        table.add_column(header, justify="right" if index >= 4 else "left")
+    for header in headers:
+        table.add_column(header, justify="left" if header in ("run", "kind", "dir", "unit", "of") else "right")
     for row in rows:
         table.add_row(*row)
     console = Console()

@@ -600,38 +600,51 @@ class MergedSeries:
     value: Array
 
 
-def merge_by_time(samples: Sequence[tuple[Array, Array]], interval_ms: float, how: str = "sum"
-                  ) -> tuple[Array, Array, Array]:
-    """Merge sample series (time_ms, value) by time, as fio's tools/fiologparser.py does.
+def merge_by_time(samples: Sequence[tuple[Array, Array]], interval_ms: float, how: str = "sum",
+                  finish_ms: float | None = None) -> tuple[Array, Array, Array]:
+    """Merge sample series (time_ms, value) by time, as fio's tools/fiologparser.py does, over the longest series.
 
     Each sample covers the time since the previous sample of its series (the first one since 0); a series' value in an
-    interval is the overlap-weighted mean of its samples; series are summed (bw, iops) or averaged (latency) per
-    interval. Intervals run from 0 to the earliest last sample time. Returns (start_ms, end_ms, value)."""
+    interval is the overlap-weighted mean of its samples (over the whole interval: a series that has ended counts 0
+    for the rest of it). Series are summed (bw, iops) or averaged (latency: over the series that still ran in the
+    interval, each over the part it covered). Intervals run from 0 to `finish_ms`, by default the latest last sample
+    (fiologparser.py stops at the earliest one, dropping what the longer jobs did after the shortest one ended); the
+    last interval may be partial and is weighted by its true width. Returns (start_ms, end_ms, value)."""
     if how not in ("sum", "mean"):
         raise ValueError(f"how must be 'sum' or 'mean', not {how!r}")
     series = [(np.asarray(t, np.float64), np.asarray(v, np.float64)) for t, v in samples if len(t)]
     if not series:
         empty = np.zeros(0)
         return empty, empty, empty
-    finish_ms = min(float(t[-1]) for t, _ in series)
-    if finish_ms <= 0:
+    finish = max(float(t[-1]) for t, _ in series) if finish_ms is None else float(finish_ms)
+    if finish <= 0:
         empty = np.zeros(0)
         return empty, empty, empty
-    edges = np.arange(0.0, finish_ms, float(interval_ms))
-    end_ms = np.minimum(edges + interval_ms, finish_ms)
+    edges = np.arange(0.0, finish, float(interval_ms))
+    end_ms = np.minimum(edges + interval_ms, finish)
     total = np.zeros(len(edges))
+    active = np.zeros(len(edges))
     for time_ms, value in series:
         knots = np.concatenate(([0.0], time_ms))
         area = np.concatenate(([0.0], np.cumsum(value * np.diff(knots))))
-        total += (np.interp(end_ms, knots, area) - np.interp(edges, knots, area)) / (end_ms - edges)
+        gained = np.interp(end_ms, knots, area) - np.interp(edges, knots, area)
+        covered = np.minimum(end_ms, knots[-1]) - np.minimum(edges, knots[-1])
+        if how == "sum":
+            total += gained / (end_ms - edges)
+        else:
+            ran = covered > 0
+            total[ran] += gained[ran] / covered[ran]
+            active += ran
     if how == "mean":
-        total /= len(series)
+        ran = active > 0
+        return edges[ran], end_ms[ran], total[ran] / active[ran]
     return edges, end_ms, total
 
 
 def merge_windowed(logs: Sequence[FioLog], interval_ms: float, how: str = "sum") -> list[MergedSeries]:
     """Merge windowed (log_avg_msec) logs of one run by time, per direction: each job is one series (a file with
-    per_job_logs=1, a run of rising time stamps with per_job_logs=0)."""
+    per_job_logs=1, a run of rising time stamps with per_job_logs=0). Summed directions share one time grid up to
+    the end of the longest series, so they add up to a total."""
     per_ddir: dict[int, list[tuple[Array, Array]]] = {}
     for log in logs:
         time_ms, value, ddir = log.time_ms.astype(np.int64), log.value, log.ddir
@@ -639,9 +652,11 @@ def merge_windowed(logs: Sequence[FioLog], interval_ms: float, how: str = "sum")
             for d in np.unique(ddir[part]).tolist():
                 chosen = ddir[part] == d
                 per_ddir.setdefault(int(d), []).append((time_ms[part][chosen], value[part][chosen]))
+    ends = [float(t[-1]) for series in per_ddir.values() for t, _ in series if len(t)]
+    finish_ms = max(ends) if how == "sum" and ends else None
     merged = []
     for d in sorted(per_ddir):
-        start_ms, end_ms, value = merge_by_time(per_ddir[d], interval_ms, how)
+        start_ms, end_ms, value = merge_by_time(per_ddir[d], interval_ms, how, finish_ms)
         merged.append(MergedSeries(d, start_ms, end_ms, value))
     return merged
 

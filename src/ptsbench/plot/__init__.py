@@ -176,16 +176,18 @@ def provenance_of(paths: Sequence[Path], device: str | None = None) -> str:
 
 
 def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:
-    """One row per run and direction: count, min, mean, max, stddev, percentiles, in base units."""
+    """One row per run and direction: count and what it counts (IOs, intervals, window means), min, mean, max,
+    stddev, percentiles, in base units."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     percentiles = [p for p, _ in summaries[0].percentiles] if summaries else []
     with open(partial, "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["run", "kind", "direction", "unit", "count", "min", "mean", "max", "stddev",
+        writer.writerow(["run", "kind", "direction", "unit", "count", "over", "min", "mean", "max", "stddev",
                          *(f"p{p:g}" for p in percentiles)])
         for row in summaries:
-            writer.writerow([row.run, row.kind, row.direction, row.unit, row.count, repr(row.min), repr(row.mean),
+            writer.writerow([row.run, row.kind, row.direction, row.unit, row.count, row.over, repr(row.min),
+                             repr(row.mean),
                              repr(row.max), repr(row.stddev), *(repr(value) for _, value in row.percentiles)])
     os.replace(partial, path)
     return path
@@ -196,7 +198,8 @@ def summary_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str
     from ptsbench.report import style
 
     percentiles = [p for p, _ in summaries[0].percentiles] if summaries else []
-    headers = ["run", "kind", "dir", "unit", "count", "min", "mean", "max", "stddev", *(f"p{p:g}" for p in percentiles)]
+    headers = ["run", "kind", "dir", "unit", "count", "of", "min", "mean", "max", "stddev",
+               *(f"p{p:g}" for p in percentiles)]
     rows = []
     for row in summaries:
         if row.kind == "bw":  # the unit suits the mean; the extremes show more or fewer digits
@@ -207,7 +210,7 @@ def summary_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str
         else:
             divisor, unit = style.ns_unit(row.mean)
         numbers = [row.min, row.mean, row.max, row.stddev, *(value for _, value in row.percentiles)]
-        rows.append([row.run, row.kind, row.direction, unit, f"{row.count:,}",
+        rows.append([row.run, row.kind, row.direction, unit, f"{row.count:,}", row.over,
                      *(_number(value / divisor) for value in numbers)])
     return headers, rows
 

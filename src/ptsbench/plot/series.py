@@ -56,6 +56,7 @@ class Run:
     mean_total: float | None = None  # time-weighted mean of the total (bw, iops), for the 3D view
     read_share: float | None = None  # reads' share of the IOs (or of the data, for windowed logs)
     bs_bytes: int | None = None  # the most common block size of a per-IO log
+    over: str = ""  # what one value is, for the summary ('IOs', '100 ms intervals', '100 ms window means')
 
     def trace(self, direction: str) -> Trace | None:
         return next((trace for trace in self.traces if trace.direction == direction), None)
@@ -87,6 +88,7 @@ class Summary:
     max: float
     stddev: float
     percentiles: tuple[tuple[float, float], ...]
+    over: str = ""  # what the statistics are over: 'IOs', '100 ms intervals; the last 3 ms (partial) left out', ...
 
 
 BASE_UNITS = {"bw": "B/s", "iops": "IO/s", "lat": "ns", "clat": "ns", "slat": "ns", "hist": "ns"}
@@ -168,10 +170,9 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
         for series in merged:
             traces.append(_windowed_trace(DDIR_NAMES.get(series.ddir, str(series.ddir)), series.end_ms,
                                           series.value * scale, series.start_ms))
-        if kind in RATE_KINDS and merged:
-            size = min(len(series.value) for series in merged)
-            total = np.sum([series.value[:size] for series in merged], axis=0) * scale
-            traces.append(_windowed_trace("total", merged[0].end_ms[:size], total, merged[0].start_ms[:size]))
+        if kind in RATE_KINDS and merged:  # the directions share one grid, to the end of the longest log
+            total = np.sum([series.value for series in merged], axis=0) * scale
+            traces.append(_windowed_trace("total", merged[0].end_ms, total, merged[0].start_ms))
         verb = "summed" if how == "sum" else "averaged"
         what = f"{jobs} jobs merged" if jobs > 1 else "samples re-binned"
         note = f"{what} by time in {step:g} ms intervals (interval-overlap weighted, {verb})"
@@ -185,7 +186,13 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
         read = next((t for t in traces if t.direction == "read"), None)
         read_amount = float(np.dot(read.value, _durations(read))) if read is not None else 0.0
         read_share = read_amount / float(np.dot(total_trace.value, durations))
-    return Run(label, kind, paths, tuple(traces), f"windowed log: {note}", mean_total, read_share)
+    # fio's windows drift by a millisecond or so from log_avg_msec: named by the rounded median step
+    window = f"{round(_step_ms(logs[0].time_ms.astype(np.int64))):g} ms" if jobs == 1 and interval_ms is None \
+        else f"{step:g} ms"
+    over = f"{window} {'windows' if jobs == 1 and interval_ms is None else 'intervals'}"
+    if kind not in RATE_KINDS:
+        over += " (their mean latencies)"
+    return Run(label, kind, paths, tuple(traces), f"windowed log: {note}", mean_total, read_share, over=over)
 
 
 def _windowed_trace(direction: str, end_ms: Array, value: Array, start_ms: Array | None = None) -> Trace:
@@ -243,27 +250,36 @@ def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path
     if kind in RATE_KINDS:
         interval = float(interval_ms or default_interval_ms(last_ms))
         check_intervals(last_ms, interval)
+        span_ms = last_ms + 1  # the last IO completed within its millisecond
+        # only whole intervals: a partial last one (often a few ms) would read its IOs as a rate up to several
+        # times what fio measured; a log shorter than one interval is one interval of its true width
+        slots = max(int(span_ms // interval), 1)
+        width_ms = interval if span_ms >= interval else span_ms
+        left_out_ms = span_ms - slots * interval if span_ms >= interval else 0.0
         slot = (time_ms // interval).astype(np.int64) if interval != 1 else time_ms.astype(np.int64)
-        slots = int(slot[-1]) + 1
-        end_ms = np.minimum((np.arange(slots) + 1) * interval, last_ms + 1)
-        width_s = (end_ms - np.arange(slots) * interval) / 1000.0
+        kept = slot < slots
+        end_ms = (np.arange(slots) + 1) * width_ms
         weights = events.bs_bytes if kind == "bw" else None
-        write_bytes = np.bincount(slot, weights=np.where(events.ddir == 1, events.bs_bytes, 0), minlength=slots)
+        write_bytes = np.bincount(slot[kept], weights=np.where(events.ddir == 1, events.bs_bytes, 0)[kept],
+                                  minlength=slots)
         written_at = np.cumsum(write_bytes) if need_written else None
         traces = []
         for name, chosen in [*directions, ("total", None)]:
-            picked = slot if chosen is None else slot[chosen]
-            picked_weights = None if weights is None else (weights if chosen is None else weights[chosen])
-            amount = np.bincount(picked, weights=picked_weights, minlength=slots)
-            traces.append(Trace(name, end_ms / 1000.0, amount / width_s, written_at))
+            picked = kept if chosen is None else kept & chosen
+            picked_weights = None if weights is None else weights[picked]
+            amount = np.bincount(slot[picked], weights=picked_weights, minlength=slots)
+            traces.append(Trace(name, end_ms / 1000.0, amount / (width_ms / 1000.0), written_at))
         total_amount = float(events.bs_bytes.sum(dtype=np.float64)) if kind == "bw" else float(len(time_ms))
-        mean_total = total_amount / ((last_ms + 1) / 1000.0)
-        note = f"per-IO log: {'data' if kind == 'bw' else 'IOs'} completed per {interval:g} ms"
-        return Run(label, kind, paths, tuple(traces), note, mean_total, read_share, bs_mode)
+        mean_total = total_amount / (span_ms / 1000.0)
+        over = f"{width_ms:g} ms intervals"
+        if left_out_ms:
+            over += f"; the last {left_out_ms:g} ms (a partial interval) left out"
+        note = f"per-IO log: {'data' if kind == 'bw' else 'IOs'} completed per {over}"
+        return Run(label, kind, paths, tuple(traces), note, mean_total, read_share, bs_mode, over)
     traces = [Trace(name, _seconds(time_ms[chosen]), events.value[chosen],
                     None if written is None else written[chosen]) for name, chosen in directions]
     traces.append(Trace("total", _seconds(time_ms), events.value, written))
-    return Run(label, kind, paths, tuple(traces), f"per-IO log: every IO's {kind}", None, read_share, bs_mode)
+    return Run(label, kind, paths, tuple(traces), f"per-IO log: every IO's {kind}", None, read_share, bs_mode, "IOs")
 
 
 # --- histogram logs ---------------------------------------------------------------------------------------------
@@ -291,10 +307,22 @@ def build_hist_run(logs: Sequence[HistLog], label: str, percentiles: Sequence[fl
 
 
 def summarize(run: Run) -> list[Summary]:
-    """Min, mean, max, stddev and percentiles of each trace's values."""
+    """Min, mean, max, stddev and percentiles of each trace's values, saying what they are over. A total that is
+    the one direction's values again is left out; so is a windowed rate's partial last window or interval (fio's
+    last sample at exit, or the end of a re-binned log), whose rate over a few ms is noise."""
     rows = []
+    directions = [trace for trace in run.traces if trace.direction != "total"]
     for trace in run.traces:
-        values = trace.value
+        if trace.direction == "total" and len(directions) == 1:
+            continue
+        values = trace.value  # integers (per-IO latency) are summarised as they are: no float copy of millions
+        over = run.over
+        if run.kind in RATE_KINDS and run.over != "IOs" and len(values) > 2:
+            durations = _durations(trace)
+            if durations[-1] < 0.9 * float(np.median(durations)):
+                values = values[:-1]
+                if "left out" not in over:
+                    over += f"; the last {durations[-1] * 1000:g} ms (a partial interval) left out"
         if values.dtype.kind == "f":
             values = values[np.isfinite(values)]
         if not len(values):
@@ -306,7 +334,7 @@ def summarize(run: Run) -> list[Summary]:
                                  float(values.std()), tuple(np.percentile(values, SUMMARY_PERCENTILES).tolist()))
         rows.append(Summary(run.label, run.kind, trace.direction, BASE_UNITS[run.kind], stats.count, stats.min,
                             stats.mean, stats.max, stats.stddev,
-                            tuple(zip(SUMMARY_PERCENTILES, stats.percentiles, strict=True))))
+                            tuple(zip(SUMMARY_PERCENTILES, stats.percentiles, strict=True)), over))
     return rows
 
 
@@ -323,5 +351,6 @@ def summarize_hist(run: HistRun) -> list[Summary]:
         points = weighted_percentiles(SUMMARY_PERCENTILES, values_ns, counts.astype(np.float64))
         rows.append(Summary(run.label, "hist", direction, "ns", total, float(values_ns[used[0]]), mean,
                             float(values_ns[used[-1]]), stddev,
-                            tuple(zip(SUMMARY_PERCENTILES, points.tolist(), strict=True))))
+                            tuple(zip(SUMMARY_PERCENTILES, points.tolist(), strict=True)),
+                            "IOs (fio's histogram bins, each at its middle)"))
     return rows
