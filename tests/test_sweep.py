@@ -112,7 +112,7 @@ def test_dry_run_prints_the_cells_and_the_duration_and_writes_nothing(tmp_path: 
     done = subprocess.run(sweep_argv(run_dir, "--dry-run", "--ss", "iops:0.3%", "--ss-dur", "10"),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert "# sweep: 12 fio runs, at most 0:05" in done.stdout  # 12 x 0.4 s
+    assert "# sweep: 12 fio runs, 0:05 of fio runtime in all" in done.stdout  # 12 x 0.4 s
     assert done.stdout.count("# fio command: ") == 12 and "ss=iops:0.3%" in done.stdout
     assert "runtime=400ms" in done.stdout and "ss_dur=10" in done.stdout
     assert not run_dir.exists()

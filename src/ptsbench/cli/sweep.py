@@ -254,4 +254,5 @@ def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> N
     total_s = expected_total_s(cases, False)
     print_cases(cases, run_dir, total_s, hosts)
     expected = format_duration(total_s) if total_s is not None else "unknown"
-    click.echo(f"# sweep: {len(cases)} fio runs, at most {expected} (fio's steady state may end cells sooner)")
+    click.echo(f"# sweep: {len(cases)} fio runs, {expected} of fio runtime in all (plus fio's start-up, under a "
+               "second per run; fio's steady state may end cells sooner)")

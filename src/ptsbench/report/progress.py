@@ -68,10 +68,12 @@ class SweepProgress(TerminalProgress):
         self.done = done
         self.remaining_s = {case.index: case.expected_s or 0.0 for case in cases}
         self.overall: Any = None
+        self.extra_s: list[float] = []  # per finished cell: its wall time beyond its planned time (fio start-up)
+        self.started = 0.0
 
     def __enter__(self) -> "SweepProgress":
         super().__enter__()
-        total = sum(self.remaining_s.values())
+        total = sum(self.remaining_s.values())  # planned fio time; the ETA adds the start-up time seen per cell
         self.overall = self.progress.add_task(self._title(), total=total or None, eta=format_duration(total),
                                               rate="")
         return self
@@ -79,27 +81,35 @@ class SweepProgress(TerminalProgress):
     def _title(self) -> str:
         return f"sweep: {self.done} of {self.count} cells done"
 
-    def _update(self, left_s: float) -> None:
+    def _update(self, left_s: float, cells_left: int) -> None:
+        """Time left by the plan, plus the start-up time the cells so far took beyond their plan, per cell left."""
         total = self.progress.tasks[self.overall].total or 0
+        extra_s = sum(self.extra_s) / len(self.extra_s) * cells_left if self.extra_s else 0.0
         self.progress.update(self.overall, description=self._title(), completed=max(total - left_s, 0),
-                             eta=format_duration(left_s))
+                             eta=format_duration(left_s + extra_s))
 
     def start(self, case: Case) -> Callable[[FioStatus], None]:
+        import time
+
         cell = super().start(case)
         expected_s = self.remaining_s.get(case.index, 0.0)
         others_s = sum(self.remaining_s.values()) - expected_s
+        self.started = time.monotonic()
 
         def on_status(status: FioStatus) -> None:
             cell(status)
-            self._update(others_s + max(expected_s - status.elapsed_s, 0.0))
+            self._update(others_s + max(expected_s - status.elapsed_s, 0.0), len(self.remaining_s) - 1)
 
         return on_status
 
     def finish(self, case: Case, record: CaseRecord) -> None:
+        import time
+
         self.progress.remove_task(self.tasks.pop(case.index))
-        self.remaining_s.pop(case.index, None)
+        planned_s = self.remaining_s.pop(case.index, 0.0)
+        self.extra_s.append(max(time.monotonic() - self.started - planned_s, 0.0))
         self.done += 1
-        self._update(sum(self.remaining_s.values()))
+        self._update(sum(self.remaining_s.values()), len(self.remaining_s))
         iops = sum(direction["iops"] for job in record.jobs for direction in job["directions"]
                    if direction["direction"] in ("read", "write", "trim"))
         said = f"{iops:,.0f} IOPS" if record.status == "ok" else f"[red]FAILED[/red] {record.message}"
