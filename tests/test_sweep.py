@@ -47,6 +47,10 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
     done_before = {path.parent.name for path in cases.glob("*/result.json")}
     assert 4 <= len(done_before) < 12, done_before
     assert "005-randread-4k-qd2-nj2" not in done_before  # killed inside cell 5
+    from ptsbench.report.build import load_report
+
+    assert f"sweep status interrupted: `ptsbench resume {run_dir}` runs its unfinished cells" in \
+        load_report(run_dir).warnings
 
     resumed = subprocess.run([sys.executable, "-m", "ptsbench", "resume", str(run_dir)], capture_output=True,
                              text=True, timeout=240)
@@ -78,8 +82,6 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
         assert stored["lat"]["percentiles_ns"] == {percentile_key(k): v for k, v in raw["lat_ns"]["percentile"].items()}
 
     # the report: one row per cell, every number the cell's fio JSON; the headline names the best cell
-    from ptsbench.report.build import load_report
-
     report = load_report(run_dir)
     table = next(table for table in report.tables() if table.key == "sweep")
     names = [column.name for column in table.columns]

@@ -137,9 +137,11 @@ def sweep_report(store: Any, in_progress: str | None = None) -> Report:
     facts = tuple((key, ", ".join(map(str, value)) if isinstance(value, list) else str(value))
                   for key, value in spec.items() if value not in (None, [], ()))
     sections.append(environment_section(manifest))
+    from ptsbench.pts.store import PtsStore
+
     warnings = [f"cell {line}" for line in failed]
-    if manifest.get("status") != "done" and in_progress is None:
-        warnings.append(f"the sweep is {manifest.get('status')}: `ptsbench resume {store.root}` runs its unfinished "
-                        "cells")
+    status = PtsStore(store).run_status()  # 'running' that no process holds: killed
+    if status != "done" and in_progress is None:
+        warnings.append(f"sweep status {status}: `ptsbench resume {store.root}` runs its unfinished cells")
     return Report(f"ptsbench sweep: {manifest.get('name', Path(store.root).name)}", provenance_line(manifest),
                   run_facts(manifest) + facts, tuple(sections), in_progress, tuple(warnings))
