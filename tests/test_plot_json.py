@@ -147,3 +147,15 @@ def test_compared_runs_bars_get_a_colour_each() -> None:
     merged = compare_figure([figure, figure], ["A", "B"])[0]
     assert [s.name for s in merged.series] == ["A: mean", "A: p99", "B: mean", "B: p99"]
     assert len({s.color for s in merged.series}) == 4
+
+
+def test_log_charts_take_line_width_markers_and_colours(tmp_path: Path) -> None:
+    subprocess.run(["fio", "--name=job", "--ioengine=null", "--size=256M", "--rw=randread", "--runtime=600ms",
+                    "--time_based", f"--write_iops_log={tmp_path / 'job'}", "--log_avg_msec=100"], check=True,
+                   capture_output=True, cwd=tmp_path)
+    out = tmp_path / "charts"
+    done = plot(str(tmp_path / "job_iops.1.log"), "--out", str(out), "--format", "svg", "--line-width", "3.5",
+                "--markers", "--colors", "#aa3377")
+    assert done.returncode == 0, done.stderr
+    svg = next(out.glob("*.svg")).read_text()
+    assert "stroke: #aa3377" in svg and "stroke-width: 3.5" in svg and "<use " in svg  # markers are <use> marks
