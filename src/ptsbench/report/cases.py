@@ -7,6 +7,7 @@ from typing import Any
 
 from ptsbench.report.common import environment_section, fact, provenance_line, run_facts
 from ptsbench.report.figures import Figure, Series, percentile_figure
+from ptsbench.report.glance import case_glance_section
 from ptsbench.report.model import Block, Chart, Column, Report, Section, Table, Text
 from ptsbench.report.tables import RESULT_PERCENTILES
 
@@ -190,7 +191,10 @@ def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     manifest = store.manifest
     records = load_records(store)
     warnings = tuple(f"case {record.name} failed: {record.message}" for record in records if record.status != "ok")
-    sections = [Section("results", "Results", blocks=(results_table(records),))]
+    from ptsbench.report.tables import result_rows
+
+    sections = [case_glance_section(result_rows(records)),
+                Section("results", "Results", blocks=(results_table(records),))]
     interval_ms = float(manifest.get("log_interval_ms") or 1000)
     sections += [case_section(store.root, record, interval_ms) for record in records]
     sections.append(environment_section(manifest))

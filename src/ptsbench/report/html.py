@@ -14,7 +14,7 @@ from typing import Any
 from ptsbench.report.build import FIGURES_DIR, PDF_NAME, XLSX_NAME
 from ptsbench.report.figures import BAR_GROUP_WIDTH, Bars3D, Figure, Series, atomic_file, color_of, log_ticks
 from ptsbench.report.lines import line_trace
-from ptsbench.report.model import Block, Report, Table, Text, format_value
+from ptsbench.report.model import Block, Report, Table, Text, condensed, formatted_rows
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -155,12 +155,12 @@ def _clean(obj: Any) -> Any:
 
 
 def _table_view(table: Table) -> dict[str, Any]:
-    kinds = [column.kind for column in table.columns]
+    table, constants = condensed(table)
+    numeric = [column.kind != "text" for column in table.columns]
     return {
-        "key": table.key, "title": table.title,
-        "headers": [(column.name, column.kind != "text") for column in table.columns],
-        "rows": [[(format_value(value, kind), kind != "text") for value, kind in zip(row, kinds, strict=False)]
-                 for row in table.rows],
+        "key": table.key, "title": table.title, "constants": constants,
+        "headers": [(column.name, flag) for column, flag in zip(table.columns, numeric, strict=True)],
+        "rows": [list(zip(row, numeric, strict=True)) for row in formatted_rows(table)],
     }
 
 

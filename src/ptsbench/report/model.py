@@ -4,7 +4,7 @@ and a new kind of section (a new PTS test) appears in every format at once.
 """
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ptsbench.report.figures import Figure
@@ -49,6 +49,21 @@ class Table:
                 break
             count += 1
         return count
+
+
+def condensed(table: Table) -> tuple[Table, tuple[tuple[str, str], ...]]:
+    """The table without its text columns that hold one value in every row (said once above the table instead):
+    the same path or case name on every row only makes a table too wide to read."""
+    if len(table.rows) < 2:
+        return table, ()
+    constant = [index for index, column in enumerate(table.columns)
+                if index and column.kind == "text" and len({row[index] for row in table.rows}) == 1]
+    if not constant:
+        return table, ()
+    kept = [index for index in range(len(table.columns)) if index not in constant]
+    facts = tuple((table.columns[index].name, str(table.rows[0][index])) for index in constant)
+    return Table(table.key, table.title, tuple(table.columns[index] for index in kept),
+                 tuple(tuple(row[index] for index in kept) for row in table.rows)), facts
 
 
 @dataclass(frozen=True)
@@ -102,6 +117,33 @@ NUMBER_FORMATS: dict[str, tuple[str, str]] = {  # kind -> (Python format, xlsx n
     "ratio": ("{:.3f}×", '0.000"×"'),
     "us": ("", "[<10]0.000;[<1000]0.00;#,##0"),
 }
+
+
+ADAPTIVE_KINDS = ("us",)  # columns whose decimals follow their smallest value (one format per column)
+
+
+def column_decimals(values: Sequence[Value]) -> int:
+    """Decimals of a whole column of µs: 3 under 1, 2 when its smallest number is under 10, 1 under 100, else none, so
+    every number of the column is written alike and none loses its significant digits."""
+    numbers = [abs(float(v)) for v in values if isinstance(v, int | float) and math.isfinite(v) and v]
+    smallest = min(numbers, default=100.0)
+    return 3 if smallest < 1 else 2 if smallest < 10 else 1 if smallest < 100 else 0
+
+
+def format_column(values: Sequence[Value], kind: str) -> list[str]:
+    """A column's cells as text, in one number format (see format_value for single cells)."""
+    if kind not in ADAPTIVE_KINDS:
+        return [format_value(value, kind) for value in values]
+    decimals = column_decimals(values)
+    return [format_value(value, kind) if not isinstance(value, int | float) or isinstance(value, bool)
+            or not math.isfinite(value) else f"{value:,.{decimals}f}" for value in values]
+
+
+def formatted_rows(table: "Table") -> list[list[str]]:
+    """Every cell of the table as text, each column in its one format."""
+    columns = [format_column([row[index] if index < len(row) else None for row in table.rows], column.kind)
+               for index, column in enumerate(table.columns)]
+    return [[column[position] for column in columns] for position in range(len(table.rows))]
 
 
 def format_value(value: Value, kind: str) -> str:

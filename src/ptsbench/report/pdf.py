@@ -1,35 +1,38 @@
 """The printable report: A4 landscape pages drawn with matplotlib's PdfPages (offline, no LaTeX, no browser).
 
-Blocks flow down the pages of their section; every page of a section repeats its facts (for a PTS test: the header
-facts the specification asks for on every page) and ends with the provenance and the page number. Tables use the
-same number formatting as the HTML report; text is embedded as TrueType so it can be searched and copied.
+The first page opens with the answer: the title, the run's description and facts, then the first section (the
+headline numbers). Every section starts a page; its facts are shown once, at its start; blocks flow down the pages,
+figures two side by side, and every page ends with the provenance and the page number. Tables use the same number
+formatting as the HTML report, at no less than 9 pt; text is embedded so it can be searched and copied.
 """
 
 import logging
 import textwrap
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.figures import Figure, atomic_file, caption_text, draw
-from ptsbench.report.model import Block, Report, Section, Table, Text, format_value
+from ptsbench.report.figures import Figure, atomic_file, draw
+from ptsbench.report.model import Block, Report, Section, Table, Text, condensed, formatted_rows
 
 PAGE_W_IN, PAGE_H_IN = 11.69, 8.27  # A4 landscape
 MARGIN_IN = 0.45
 TOP_BAND_IN = 0.62  # report title line and section title
-FACT_LINE_IN = 0.14
-FACT_COLUMNS = 3
 FOOTER_IN = 0.35
-TEXT_LINE_IN = 0.18
-CODE_LINE_IN = 0.14
-ROW_IN = 0.175
-TABLE_TITLE_IN = 0.25
-FIGURE_IN = 4.9
+BODY_PT = 9.0  # body text and tables: never smaller
+SMALL_PT = 8.0  # page header and footer, figure captions
+FACT_LINE_IN = 0.17
+TEXT_LINE_IN = 0.19
+CODE_LINE_IN = 0.16
+ROW_IN = 0.2
+TABLE_TITLE_IN = 0.27
+FIGURE_IN = 2.95  # figures are drawn two side by side, two rows to a page
+FIGURE_GAP_IN = 0.2
 GAP_IN = 0.12
-TABLE_FONT_PT = 7.0
-TABLE_MAX_TEXT = 44  # a text cell is shortened in the middle to no fewer characters than this, and only when the
-#                      table would not fit the page at TABLE_FONT_PT otherwise (numbers are never shortened)
+CHAR_IN = BODY_PT * 0.55 / 72  # an average character of the body font
+TABLE_MAX_TEXT = 44  # a text cell is wrapped at no fewer characters than this, and only when the table would not
+#                      fit the page otherwise (numbers are never wrapped or shortened)
 
 
 @dataclass
@@ -39,47 +42,63 @@ class Placed:
     height_in: float
     rows: range = range(0)  # table rows on this page
     continued: bool = False
+    left_in: float = MARGIN_IN
+    width_in: float = PAGE_W_IN - 2 * MARGIN_IN
 
 
 @dataclass
 class Page:
-    section: Section | None
+    section: Section  # the section a page without starts continues
     placed: list[Placed] = field(default_factory=list)
-    first: bool = False  # the section's first page shows its facts in full
+    starts: list[tuple[Section, float]] = field(default_factory=list)  # sections beginning here: title, facts at
+    #                                                                     this distance below the top margin
+    title_page: bool = False  # the report's first page: title, description and facts above the first section
 
     def empty(self) -> bool:
         return not self.placed
 
 
-FULL_FACT_COLUMNS = 2
-FULL_FACT_CHARS = 120
+FACT_COLUMNS = 2
+FACT_CHARS = int((PAGE_W_IN - 2 * MARGIN_IN) / FACT_COLUMNS / CHAR_IN) - 4
 
 
-def _full_fact_lines(section: Section) -> list[list[str]]:
-    """The section's facts in full (first page), wrapped, in FULL_FACT_COLUMNS columns of whole facts."""
-    wrapped = [textwrap.wrap(f"{label}: {value}", FULL_FACT_CHARS, subsequent_indent="    ") or [label]
-               for label, value in section.facts]
+def _fact_lines(facts: Sequence[tuple[str, str]]) -> list[list[str]]:
+    """Facts wrapped, in FACT_COLUMNS columns of whole facts."""
+    wrapped = [textwrap.wrap(f"{label}: {value}", FACT_CHARS, subsequent_indent="    ") or [label]
+               for label, value in facts]
     total = sum(len(lines) for lines in wrapped)
-    columns: list[list[str]] = [[] for _ in range(FULL_FACT_COLUMNS)]
+    columns: list[list[str]] = [[] for _ in range(FACT_COLUMNS)]
     column = 0
     for lines in wrapped:
-        if column < FULL_FACT_COLUMNS - 1 and len(columns[column]) + len(lines) / 2 > total / FULL_FACT_COLUMNS:
+        if column < FACT_COLUMNS - 1 and len(columns[column]) + len(lines) / 2 > total / FACT_COLUMNS:
             column += 1
         columns[column].extend(lines)
     return columns
 
 
-def _facts_height(section: Section, first: bool) -> float:
-    """Height of the facts band: in full on a section's first page, one shortened line per fact after that."""
-    if not section.facts:
+def _facts_height(facts: Sequence[tuple[str, str]]) -> float:
+    if not facts:
         return 0.0
-    if first:
-        return max(len(lines) for lines in _full_fact_lines(section)) * FACT_LINE_IN + 0.14
-    return -(-len(section.facts) // FACT_COLUMNS) * FACT_LINE_IN + 0.12
+    return max(len(lines) for lines in _fact_lines(facts)) * FACT_LINE_IN + 0.16
+
+
+def _title_lines(report: Report) -> list[str]:
+    return textwrap.wrap(report.title, int((PAGE_W_IN - 2 * MARGIN_IN) / (18 * 0.6 / 72))) or [""]
+
+
+def _notes(report: Report) -> list[str]:
+    notes = [f"IN PROGRESS: {report.in_progress}"] if report.in_progress else []
+    return [line for note in [*notes, *report.warnings] for line in textwrap.wrap(note, 150)]
+
+
+def _title_height(report: Report) -> float:
+    """The report's own band on the first page: title, provenance, banners, facts."""
+    return (len(_title_lines(report)) * 0.34 + 0.3 + len(_notes(report)) * TEXT_LINE_IN + 0.1
+            + _facts_height(report.facts) + 0.1)
 
 
 def _text_lines(block: Text) -> list[str]:
-    width = {"code": 180, "warning": 125}.get(block.kind, 145)
+    width = {"code": 150, "warning": 130}.get(block.kind, 140)
     return textwrap.wrap(block.text, width, break_long_words=True, replace_whitespace=False) or [""]
 
 
@@ -92,38 +111,149 @@ def _height(block: Block) -> float:
     return FIGURE_IN + GAP_IN
 
 
+@dataclass(frozen=True)
+class DrawnTable:
+    """A table as drawn: its constant columns said once above it, each cell's lines (long text wrapped, numbers
+    never), the column widths in characters."""
+
+    table: Table
+    constants: list[str]
+    widths: list[int]
+    lines: list[list[list[str]]]  # header first
+
+    def heights(self) -> list[float]:
+        return [max(len(cell) for cell in row) * ROW_IN for row in self.lines]
+
+    def width_in(self) -> float:
+        return max(sum(width + 2 for width in self.widths),
+                   max((len(line) for line in [self.table.title, *self.constants]), default=0)) * CHAR_IN
+
+
+def _drawn_table(table: Table) -> DrawnTable:
+    table, constants = condensed(table)
+    header = [column.name for column in table.columns]
+    cells = formatted_rows(table)
+    widths = [max(len(text) for text in [name, *(row[i] for row in cells)]) for i, name in enumerate(header)]
+    capacity = int((PAGE_W_IN - 2 * MARGIN_IN) / CHAR_IN)
+    text_columns = [column.kind == "text" for column in table.columns]
+    limit = max((w for w, text in zip(widths, text_columns, strict=True) if text), default=TABLE_MAX_TEXT)
+    while limit > TABLE_MAX_TEXT and sum((min(w, limit) if text else w) + 2
+                                         for w, text in zip(widths, text_columns, strict=True)) > capacity:
+        limit -= 1
+    value_widths = [max((len(row[i]) for row in cells), default=0) for i in range(len(header))]
+    header_limits = [max(value_widths[i], 8) if sum(widths) + 2 * len(widths) > capacity else widths[i]
+                     for i in range(len(header))]
+    lines = [[textwrap.wrap(name, header_limits[i]) or [""] for i, name in enumerate(header)]]
+    lines += [[textwrap.wrap(text, limit, break_long_words=True) or [""] if text_columns[i] else [text]
+               for i, text in enumerate(row)] for row in cells]
+    widths = [max(len(line) for row in lines for line in row[i]) for i in range(len(header))]
+    said = [line for name, value in constants for line in textwrap.wrap(f"{name}: {value}", capacity)]
+    return DrawnTable(table, said, widths, lines)
+
+
+SECTION_ROOM = 0.45  # a section starts on the page before when at least this share of the page is left
+
+
+def shown_facts(sections: Sequence[Section]) -> list[Section]:
+    """The sections with the facts they show: a fact every section with facts shares (the device, the platform, the
+    specification) is shown with the first of them only, not repeated at every test."""
+    with_facts = [section for section in sections if section.facts]
+    if len(with_facts) < 2:
+        return list(sections)
+    common = set(with_facts[0].facts).intersection(*(set(section.facts) for section in with_facts[1:]))
+    first = with_facts[0]
+    return [section if section is first or not section.facts else
+            replace(section, facts=(*(fact for fact in section.facts if fact not in common),
+                                    ("other facts", f"as at {first.title}")))
+            for section in sections]
+
+
 def layout(report: Report) -> list[Page]:
-    """Pages after the title page: each section starts a page; blocks flow, long tables are split."""
+    """Every page: the first holds the report's title band and the first section; a later section starts on the
+    page before when most of that page is free, else on a new page."""
     pages: list[Page] = []
-    for section in report.sections:
-        page = Page(section, first=True)
+    bottom_in = PAGE_H_IN - MARGIN_IN - FOOTER_IN
+    for index, section in enumerate(shown_facts(report.sections)):
+        if index == 0:
+            pages += _section_pages(section, None, _title_height(report))
+            continue
+        last = pages[-1]
+        used_in = max((placed.top_in + placed.height_in for placed in last.placed), default=bottom_in)
+        first_in = min(_height(section.blocks[0]), FIGURE_IN) if section.blocks else 0.0
+        if bottom_in - used_in >= max(SECTION_ROOM * (bottom_in - MARGIN_IN),
+                                      TOP_BAND_IN + _facts_height(section.facts) + first_in + 0.1):
+            pages[-1:] = _section_pages(section, last, used_in + 0.1 - MARGIN_IN)
+        else:
+            pages += _section_pages(section, None, 0.0)
+    return pages
+
+
+def _section_pages(section: Section, before: Page | None, above_in: float) -> list[Page]:
+    """A section's pages, the first `before` (a page the section starts on below what it holds) or a new page, with
+    `above_in` taken at its top (the report's title band on the first page): blocks flow, figures pair up side by
+    side, long tables are split."""
+    bottom_in = PAGE_H_IN - MARGIN_IN - FOOTER_IN
+    content_top_in = MARGIN_IN + TOP_BAND_IN
+    page = before or Page(section, title_page=before is None and above_in > 0)
+    page.starts.append((section, above_in))
+    pages = [page]
+    top_in = content_top_in + above_in + _facts_height(section.facts)
+    right_free: float | None = None  # top of a figure row whose right half is still free
+    half_in = (PAGE_W_IN - 2 * MARGIN_IN - FIGURE_GAP_IN) / 2
+
+    def new_page() -> None:
+        nonlocal page, top_in
+        page = Page(section)
         pages.append(page)
-        top_in = MARGIN_IN + TOP_BAND_IN + _facts_height(section, first=True)
-        bottom_in = PAGE_H_IN - MARGIN_IN - FOOTER_IN
-        content_top_in = MARGIN_IN + TOP_BAND_IN + _facts_height(section, first=False)
-        for block in section.blocks:
-            if isinstance(block, Table) and block.rows:
-                start = 0
-                while start < len(block.rows):
-                    room_rows = int((bottom_in - top_in - TABLE_TITLE_IN - GAP_IN) / ROW_IN) - 1
-                    if room_rows < min(3, len(block.rows) - start) and not page.empty():
-                        page = Page(section)
-                        pages.append(page)
-                        top_in = content_top_in
-                        continue
-                    end = min(len(block.rows), start + max(room_rows, 1))
-                    height = TABLE_TITLE_IN + (end - start + 1) * ROW_IN + GAP_IN
-                    page.placed.append(Placed(block, top_in, height, range(start, end), start > 0))
-                    top_in += height
-                    start = end
+        top_in = content_top_in
+
+    for block in section.blocks:
+        if isinstance(block, Figure):
+            if right_free is not None:
+                page.placed.append(Placed(block, right_free, FIGURE_IN, left_in=MARGIN_IN + half_in + FIGURE_GAP_IN,
+                                          width_in=half_in))
+                right_free = None
                 continue
-            height = _height(block)
-            if top_in + height > bottom_in and not page.empty():
-                page = Page(section)
-                pages.append(page)
-                top_in = content_top_in
-            page.placed.append(Placed(block, top_in, height))
-            top_in += height
+            if top_in + FIGURE_IN > bottom_in and not page.empty():
+                new_page()
+            page.placed.append(Placed(block, top_in, FIGURE_IN, width_in=half_in))
+            right_free = top_in
+            top_in += FIGURE_IN + GAP_IN
+            continue
+        if isinstance(block, Table) and block.rows:
+            drawn = _drawn_table(block)
+            heights = drawn.heights()
+            above_in = TABLE_TITLE_IN + len(drawn.constants) * ROW_IN
+            height = above_in + sum(heights) + GAP_IN
+            if right_free is not None and drawn.width_in() <= half_in and height <= FIGURE_IN:
+                # beside the figure before it (a chart and its table side by side)
+                page.placed.append(Placed(block, right_free, height, range(len(block.rows)),
+                                          left_in=MARGIN_IN + half_in + FIGURE_GAP_IN, width_in=half_in))
+                right_free = None
+                continue
+            right_free = None
+            start = 0
+            while start < len(block.rows):
+                room = bottom_in - top_in - above_in - GAP_IN - heights[0]
+                end = start
+                while end < len(block.rows) and room >= heights[end + 1]:
+                    room -= heights[end + 1]
+                    end += 1
+                if end - start < min(3, len(block.rows) - start) and not page.empty():
+                    new_page()
+                    continue
+                end = max(end, start + 1)
+                height = above_in + heights[0] + sum(heights[start + 1:end + 1]) + GAP_IN
+                page.placed.append(Placed(block, top_in, height, range(start, end), start > 0))
+                top_in += height
+                start = end
+            continue
+        right_free = None
+        height = _height(block)
+        if top_in + height > bottom_in and not page.empty():
+            new_page()
+        page.placed.append(Placed(block, top_in, height))
+        top_in += height
     return pages
 
 
@@ -136,151 +266,99 @@ def _x(left_in: float) -> float:
     return left_in / PAGE_W_IN
 
 
-def _page_frame(canvas: Any, report: Report, page: Page | None, number: int) -> None:
-    """Title line, progress note, footer with provenance and page number, and the section's facts band."""
-    canvas.text(_x(MARGIN_IN), _y(MARGIN_IN), report.title, fontsize=8, color="#555555", va="top")
+def _page_frame(canvas: Any, report: Report, page: Page, number: int) -> None:
+    """Title line, progress note, footer with provenance and page number, the section's title and first facts."""
+    if not page.title_page:
+        canvas.text(_x(MARGIN_IN), _y(MARGIN_IN), textwrap.shorten(report.title, 120), fontsize=SMALL_PT,
+                    color="#555555", va="top")
     if report.in_progress:
-        canvas.text(_x(PAGE_W_IN - MARGIN_IN), _y(MARGIN_IN), f"IN PROGRESS: {report.in_progress}", fontsize=8,
-                    color="#0b3d70", va="top", ha="right", weight="bold")
-    canvas.text(_x(PAGE_W_IN - MARGIN_IN), _y(PAGE_H_IN - MARGIN_IN), f"page {number}", fontsize=7,
+        canvas.text(_x(PAGE_W_IN - MARGIN_IN), _y(MARGIN_IN), f"IN PROGRESS: {report.in_progress}",
+                    fontsize=SMALL_PT, color="#0b3d70", va="top", ha="right", weight="bold")
+    canvas.text(_x(PAGE_W_IN - MARGIN_IN), _y(PAGE_H_IN - MARGIN_IN), f"page {number}", fontsize=SMALL_PT,
                 color="#555555", ha="right", va="bottom")
-    canvas.text(_x(MARGIN_IN), _y(PAGE_H_IN - MARGIN_IN), textwrap.shorten(report.provenance, 190), fontsize=6.5,
-                color="#555555", va="bottom")
-    if page is None or page.section is None:
-        return
-    section = page.section
-    title = section.title if page.first else f"{section.title} (continued)"
-    canvas.text(_x(MARGIN_IN), _y(MARGIN_IN + 0.2), title, fontsize=14, weight="bold", va="top")
-    top_in = MARGIN_IN + TOP_BAND_IN
-    if page.first:
-        column_in = (PAGE_W_IN - 2 * MARGIN_IN) / FULL_FACT_COLUMNS
-        for column, lines in enumerate(_full_fact_lines(section)):
-            if lines:
-                canvas.text(_x(MARGIN_IN + column * column_in), _y(top_in), "\n".join(lines), fontsize=6.5,
-                            va="top", linespacing=1.45)
-        return
+    canvas.text(_x(MARGIN_IN), _y(PAGE_H_IN - MARGIN_IN), textwrap.shorten(report.provenance, 165),
+                fontsize=SMALL_PT, color="#555555", va="bottom")
+    if page.title_page:
+        _title_band(canvas, report)
+    if not page.starts:
+        canvas.text(_x(MARGIN_IN), _y(MARGIN_IN + 0.2), f"{page.section.title} (continued)", fontsize=14,
+                    weight="bold", va="top")
+    for section, above_in in page.starts:
+        canvas.text(_x(MARGIN_IN), _y(MARGIN_IN + above_in + 0.2), section.title, fontsize=14, weight="bold",
+                    va="top")
+        _draw_facts(canvas, section.facts, MARGIN_IN + above_in + TOP_BAND_IN)
+
+
+def _draw_facts(canvas: Any, facts: Sequence[tuple[str, str]], top_in: float) -> None:
     column_in = (PAGE_W_IN - 2 * MARGIN_IN) / FACT_COLUMNS
-    rows = -(-len(section.facts) // FACT_COLUMNS)
-    columns: list[list[str]] = [[] for _ in range(FACT_COLUMNS)]
-    for index, (label, value) in enumerate(section.facts):
-        columns[index // rows].append(textwrap.shorten(f"{label}: {value}", int(column_in * 17), placeholder="…"))
-    for column, lines in enumerate(columns):
+    for column, lines in enumerate(_fact_lines(facts)):
         if lines:
-            canvas.text(_x(MARGIN_IN + column * column_in), _y(top_in), "\n".join(lines), fontsize=6.5, va="top",
-                        linespacing=1.45)
+            canvas.text(_x(MARGIN_IN + column * column_in), _y(top_in), "\n".join(lines), fontsize=BODY_PT,
+                        va="top", linespacing=1.33)
+
+
+def _title_band(canvas: Any, report: Report) -> float:
+    """The first page's top: title, provenance, banners and the report's facts; returns where the section starts."""
+    top_in = MARGIN_IN
+    for line in _title_lines(report):
+        canvas.text(_x(MARGIN_IN), _y(top_in), line, fontsize=18, weight="bold", va="top")
+        top_in += 0.34
+    canvas.text(_x(MARGIN_IN), _y(top_in), textwrap.shorten(report.provenance, 150), fontsize=BODY_PT,
+                color="#555555", va="top")
+    top_in += 0.3
+    for line in _notes(report):
+        canvas.text(_x(MARGIN_IN), _y(top_in), line, fontsize=BODY_PT + 1, weight="bold", color="#8a1c00",
+                    va="top")
+        top_in += TEXT_LINE_IN
+    top_in += 0.1
+    _draw_facts(canvas, report.facts, top_in)
+    return top_in + _facts_height(report.facts) + 0.1
 
 
 def _draw_text(canvas: Any, placed: Placed) -> None:
     assert isinstance(placed.block, Text)
     block = placed.block
-    style: dict[str, Any] = {"fontsize": 9, "linespacing": 1.45}
+    style: dict[str, Any] = {"fontsize": BODY_PT, "linespacing": 1.4}
     if block.kind == "code":
-        style = {"fontsize": 7, "family": "monospace", "linespacing": 1.4}
+        style = {"fontsize": BODY_PT, "family": "monospace", "linespacing": 1.3}
     elif block.kind == "warning":
-        style = {"fontsize": 9, "weight": "bold", "color": "#8a1c00", "linespacing": 1.45,
+        style = {"fontsize": BODY_PT, "weight": "bold", "color": "#8a1c00", "linespacing": 1.4,
                  "bbox": {"facecolor": "#fff1eb", "edgecolor": "#8a1c00", "boxstyle": "square,pad=0.35"}}
     canvas.text(_x(MARGIN_IN + 0.05), _y(placed.top_in + 0.04), "\n".join(_text_lines(block)), va="top", **style)
-
-
-def _shorten(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    half = (limit - 1) // 2
-    return f"{text[:half]}…{text[-half:]}"
-
-
-def _text_limit(widths: Sequence[int], text_columns: Sequence[bool], capacity: int) -> int:
-    """The longest text cell (characters) that lets the table fit `capacity` characters of the page; never below
-    TABLE_MAX_TEXT (the font shrinks instead)."""
-    limit = max((width for width, text in zip(widths, text_columns, strict=True) if text), default=TABLE_MAX_TEXT)
-    while limit > TABLE_MAX_TEXT and sum(
-            (min(width, limit) if text else width) + 2 for width, text in zip(widths, text_columns, strict=True)
-    ) > capacity:
-        limit -= 1
-    return max(limit, TABLE_MAX_TEXT)
-
-
-def _column_widths(header: Sequence[str], cells: Sequence[Sequence[str]]) -> list[int]:
-    return [max(len(text) for text in [name, *(row[i] for row in cells if i < len(row))])
-            for i, name in enumerate(header)]
 
 
 def _draw_table(canvas: Any, placed: Placed) -> None:
     from matplotlib.lines import Line2D
 
     assert isinstance(placed.block, Table)
-    table = placed.block
-    title = f"{table.title} (continued)" if placed.continued else table.title
-    canvas.text(_x(MARGIN_IN), _y(placed.top_in), title, fontsize=9.5, weight="bold", va="top")
-    header = [column.name for column in table.columns]
-    cells = [[format_value(value, column.kind) for value, column in zip(table.rows[index], table.columns, strict=False)]
-             for index in placed.rows]
-    available_in = PAGE_W_IN - 2 * MARGIN_IN
-    text_columns = [column.kind == "text" for column in table.columns]
-    limit = _text_limit(_column_widths(header, cells), text_columns,
-                        int(available_in / (TABLE_FONT_PT * 0.55 / 72)))
-    cells = [[_shorten(text, limit) if index < len(text_columns) and text_columns[index] else text
-              for index, text in enumerate(row)] for row in cells]
-    widths = _column_widths(header, cells)
-    font_pt = min(TABLE_FONT_PT, available_in / max(sum(w + 2 for w in widths) * 0.55 / 72, 1e-9))
-    char_in = font_pt * 0.55 / 72
-    lefts = [MARGIN_IN]
-    for width in widths:
-        lefts.append(lefts[-1] + (width + 2) * char_in)
+    drawn = _drawn_table(placed.block)
+    title = f"{drawn.table.title} (continued)" if placed.continued else drawn.table.title
+    canvas.text(_x(placed.left_in), _y(placed.top_in), title, fontsize=BODY_PT + 1, weight="bold", va="top")
     top_in = placed.top_in + TABLE_TITLE_IN
-    numeric = [column.kind != "text" for column in table.columns]
-    for row_index, row in enumerate([header, *cells]):
-        y = _y(top_in + row_index * ROW_IN)
-        for column, text in enumerate(row):
-            right = numeric[column] if column < len(numeric) else False
-            x_in = lefts[column + 1] - 2 * char_in if right else lefts[column]
-            canvas.text(_x(x_in), y, text, fontsize=font_pt, va="top", ha="right" if right else "left",
-                        weight="bold" if row_index == 0 else "normal")
-        line_y = _y(top_in + (row_index + 1) * ROW_IN - 0.03)
-        canvas.add_artist(Line2D([_x(MARGIN_IN), _x(lefts[-1])], [line_y, line_y], linewidth=0.3 if row_index else 0.7,
-                                 color="#999999" if row_index else "#333333"))
+    for line in drawn.constants:
+        canvas.text(_x(placed.left_in), _y(top_in), line, fontsize=BODY_PT, color="#555555", va="top")
+        top_in += ROW_IN
+    lefts = [placed.left_in]
+    for width in drawn.widths:
+        lefts.append(lefts[-1] + (width + 2) * CHAR_IN)
+    numeric = [column.kind != "text" for column in drawn.table.columns]
+    heights = drawn.heights()
+    for row_number in [0, *(index + 1 for index in placed.rows)]:
+        for column, lines in enumerate(drawn.lines[row_number]):
+            x_in = lefts[column + 1] - 2 * CHAR_IN if numeric[column] else lefts[column]
+            canvas.text(_x(x_in), _y(top_in), "\n".join(lines), fontsize=BODY_PT, va="top", linespacing=1.25,
+                        ha="right" if numeric[column] else "left", weight="bold" if row_number == 0 else "normal")
+        top_in += heights[row_number]
+        line_y = _y(top_in - 0.03)
+        canvas.add_artist(Line2D([_x(placed.left_in), _x(lefts[-1])], [line_y, line_y],
+                                 linewidth=0.3 if row_number else 0.7, color="#999999" if row_number else "#333333"))
 
 
-def _draw_figure(canvas: Any, placed: Placed, provenance: str) -> None:
+def _draw_figure(canvas: Any, placed: Placed) -> None:
     assert isinstance(placed.block, Figure)
-    width = PAGE_W_IN - 2 * MARGIN_IN
-    region = (_x(MARGIN_IN), _y(placed.top_in + FIGURE_IN), width / PAGE_W_IN, FIGURE_IN / PAGE_H_IN)
-    draw(placed.block, canvas, region, caption_text(placed.block, provenance, width_chars=int(width * 19)))
-
-
-def _title_page(report: Report, contents: Sequence[tuple[str, int]]) -> Any:
-    from matplotlib.figure import Figure as MplFigure
-
-    canvas = MplFigure(figsize=(PAGE_W_IN, PAGE_H_IN))
-    _page_frame(canvas, report, None, 1)
-    top_in = MARGIN_IN + 0.5
-    canvas.text(_x(MARGIN_IN), _y(top_in), report.title, fontsize=20, weight="bold", va="top")
-    top_in += 0.5
-    canvas.text(_x(MARGIN_IN), _y(top_in), textwrap.fill(report.provenance, 160), fontsize=8.5, va="top")
-    top_in += 0.4
-    notes = [f"IN PROGRESS: {report.in_progress}"] if report.in_progress else []
-    for note in [*notes, *report.warnings]:
-        canvas.text(_x(MARGIN_IN), _y(top_in), textwrap.shorten(note, 170), fontsize=9.5, weight="bold",
-                    color="#8a1c00", va="top")
-        top_in += 0.22
-    top_in += 0.1
-    for label, value in report.facts:
-        canvas.text(_x(MARGIN_IN), _y(top_in), label, fontsize=8.5, color="#555555", va="top")
-        canvas.text(_x(MARGIN_IN + 1.6), _y(top_in), textwrap.shorten(value, 150), fontsize=8.5, va="top")
-        top_in += 0.19
-    top_in += 0.25
-    canvas.text(_x(MARGIN_IN), _y(top_in), "Contents", fontsize=12, weight="bold", va="top")
-    top_in += 0.3
-    column_top_in = top_in
-    column_left_in = MARGIN_IN
-    for title, number in contents:
-        if top_in > PAGE_H_IN - MARGIN_IN - FOOTER_IN - 0.2:
-            top_in = column_top_in
-            column_left_in += 3.6
-        canvas.text(_x(column_left_in), _y(top_in), textwrap.shorten(title, 48), fontsize=8.5, va="top")
-        canvas.text(_x(column_left_in + 3.3), _y(top_in), str(number), fontsize=8.5, va="top", ha="right")
-        top_in += 0.18
-    return canvas
+    region = (_x(placed.left_in), _y(placed.top_in + FIGURE_IN), placed.width_in / PAGE_W_IN, FIGURE_IN / PAGE_H_IN)
+    caption = textwrap.fill(placed.block.caption, int(placed.width_in / (SMALL_PT * 0.5 / 72)))
+    draw(placed.block, canvas, region, caption)  # the provenance is in every page's footer
 
 
 def _report_text(report: Report) -> Iterator[str]:
@@ -318,16 +396,12 @@ def _fonts(report: Report) -> Any:
 
 
 def write_pdf(report: Report, path: Path) -> None:
-    """report.pdf: a title page with contents, then every section; replaced atomically."""
+    """report.pdf: every page of the layout; replaced atomically."""
     import matplotlib
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure as MplFigure
 
     pages = layout(report)
-    contents: list[tuple[str, int]] = []
-    for number, page in enumerate(pages, start=2):
-        if page.section is not None and (not contents or contents[-1][0] != page.section.title):
-            contents.append((page.section.title, number))
     metadata = {"Title": report.title, "Author": "ptsbench", "Subject": report.provenance, "Creator": "ptsbench"}
     font_log = logging.getLogger("matplotlib.font_manager")
     level = font_log.level
@@ -335,8 +409,7 @@ def write_pdf(report: Report, path: Path) -> None:
     try:
         with atomic_file(path) as temporary, matplotlib.rc_context(_fonts(report)), \
                 PdfPages(temporary, metadata=metadata) as document:
-            document.savefig(_title_page(report, contents))
-            for number, page in enumerate(pages, start=2):
+            for number, page in enumerate(pages, start=1):
                 canvas = MplFigure(figsize=(PAGE_W_IN, PAGE_H_IN))
                 _page_frame(canvas, report, page, number)
                 for placed in page.placed:
@@ -345,7 +418,7 @@ def write_pdf(report: Report, path: Path) -> None:
                     elif isinstance(placed.block, Table):
                         _draw_table(canvas, placed)
                     else:
-                        _draw_figure(canvas, placed, report.provenance)
+                        _draw_figure(canvas, placed)
                 document.savefig(canvas)
     finally:
         font_log.setLevel(level)

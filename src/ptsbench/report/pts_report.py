@@ -1,4 +1,5 @@
-"""The report of a `ptsbench pts` directory: a summary, a section per test that ran (in run order), the environment.
+"""The report of a `ptsbench pts` directory: the headline numbers, a section per test that ran (in run order), the
+compliance details, the environment.
 
 A section per test, built from data: the common part (header facts, banners, convergence, measurement window,
 steady-state determination) for every test, then the blocks TEST_BLOCKS (basic.py) or ADVANCED_BLOCKS
@@ -11,11 +12,12 @@ from typing import Any
 from ptsbench.report.advanced import ADVANCED_BLOCKS, telemetry_blocks
 from ptsbench.report.basic import cells_blocks, iops_blocks, lat_blocks, tp_blocks, wsat_blocks
 from ptsbench.report.common import environment_section, fact, provenance_line, run_facts
+from ptsbench.report.glance import pts_glance_section
 from ptsbench.report.model import Block, Column, Report, Section, Table, Text
 from ptsbench.report.pts_facts import pts_test_facts, reasons_for, test_title
 from ptsbench.report.pts_steady import host_blocks, steady_blocks
 from ptsbench.report.pts_views import SPEC_NAMES, PtsContext, load_context, slug
-from ptsbench.report.style import device_name
+from ptsbench.report.style import device_name, short_device_name
 
 TestBlocks = Callable[[Sequence[Any], PtsContext], list[Block]]
 TEST_BLOCKS: dict[str, TestBlocks] = {"iops": iops_blocks, "tp": tp_blocks, "lat": lat_blocks, "wsat": wsat_blocks}
@@ -32,7 +34,7 @@ def _banners(context: PtsContext, test: str, views: Sequence[Any]) -> list[Block
     compliance = context.manifest.get("compliance") or {}
     if not compliance.get("compliant", False):
         reasons = reasons_for(compliance.get("reasons") or [], test, views, context)
-        blocks.append(Text(f"NOT PTS-compliant: {'; '.join(reasons) or 'see the summary'}", "warning"))
+        blocks.append(Text(f"NOT PTS-compliant: {'; '.join(reasons) or 'see Compliance'}", "warning"))
     for view in views:
         if view.result is not None and view.plan["tracked"] and not view.result.get("steady"):
             blocks.append(Text(f"{view.plan['title']}: steady state not reached ({view.result['stop_reason']}); "
@@ -61,15 +63,15 @@ def _steady_status(view: Any) -> str:
     return "reached" if view.result.get("steady") else "NOT reached"
 
 
-def pts_summary_section(context: PtsContext, groups: Sequence[tuple[str, Sequence[Any]]]) -> Section:
-    """Every phase's rounds and steady state, the run's deviations and notes, and the steady-state rule."""
+def pts_compliance_section(context: PtsContext, groups: Sequence[tuple[str, Sequence[Any]]]) -> Section:
+    """After the tests: every phase's rounds and stop, the run's deviations and notes, and the steady-state rule."""
     manifest = context.manifest
     rows = tuple((view.plan["title"], str(len(view.rounds)), str(view.plan["max_rounds"]), _steady_status(view),
                   view.result["stop_reason"] if view.result else view.source())
                  for _test, views in groups for view in views)
-    blocks: list[Block] = [Table("summary", "Tests", (Column("phase"), Column("rounds"), Column("max rounds"),
-                                                        Column("steady state"), Column("stop")), rows,
-                                 compare=(1, 3, 4))]
+    blocks: list[Block] = [Table("summary", "Rounds per phase", (Column("phase"), Column("rounds"),
+                                                                 Column("max rounds"), Column("steady state"),
+                                                                 Column("stop")), rows, compare=(1, 3, 4))]
     reasons = (manifest.get("compliance") or {}).get("reasons") or []
     if reasons:
         blocks.append(Table("deviations", "Why this run is not PTS-compliant", (Column("deviation"),),
@@ -78,32 +80,40 @@ def pts_summary_section(context: PtsContext, groups: Sequence[tuple[str, Sequenc
     if notes:
         blocks.append(Table("notes", "Notes", (Column("note"),), tuple((note,) for note in notes)))
     blocks.append(Text(STEADY_STATE_RULE))
-    return Section("summary", "Summary", blocks=tuple(blocks))
+    return Section("compliance", "Compliance and rounds", blocks=tuple(blocks))
+
+
+def compliance_line(manifest: Mapping[str, Any]) -> str:
+    """The compliance verdict in one line."""
+    compliance = manifest.get("compliance") or {}
+    if compliance.get("compliant", False):
+        return "PTS-compliant: every test ran as the specification asks."
+    reasons = compliance.get("reasons") or []
+    count = f"{len(reasons)} deviation{'s' if len(reasons) != 1 else ''}"
+    return f"NOT PTS-compliant: {count} from the specification, listed under Compliance after the tests."
 
 
 def _run_warnings(manifest: Mapping[str, Any], status: str, root: Any) -> tuple[str, ...]:
     """The report's banners: not compliant, and a run that stopped before its end."""
     warnings = []
-    compliance = manifest.get("compliance") or {}
-    if not compliance.get("compliant", False):
-        reasons = compliance.get("reasons") or []
-        warnings.append(f"NOT PTS-compliant: {len(reasons)} deviation(s) from the specification, listed in the "
-                        "summary; each test says which concern it.")
+    if not (manifest.get("compliance") or {}).get("compliant", False):
+        warnings.append(compliance_line(manifest))
     if status in ("interrupted", "failed"):
         warnings.append(f"The run {status}: `ptsbench resume {root}` continues it.")
     return tuple(warnings)
 
 
 def pts_report(store: Any, in_progress: str | None = None) -> Report:
-    """Report of a `ptsbench pts` directory: a summary, a section per test that ran (in run order), the environment."""
+    """Report of a `ptsbench pts` directory: at a glance, a section per test (in run order), compliance, environment."""
     manifest = store.manifest
     context, views = load_context(store)
     groups: dict[str, list[Any]] = {}
     for view in views:
         groups.setdefault(view.plan["test"], []).append(view)
     started = [(test, mine) for test, mine in groups.items() if any(view.rounds for view in mine)]
-    sections = [pts_summary_section(context, list(groups.items()))]
+    sections = [pts_glance_section(views)]
     sections += [pts_test_section(context, test, mine) for test, mine in started]
+    sections.append(pts_compliance_section(context, list(groups.items())))
     sections.append(environment_section({**manifest, "targets": [manifest.get("target") or {}]}))
     settings = manifest.get("settings") or {}
     status = context.pts.run_status()  # a run killed with kill -9 is "interrupted", though its manifest says running
@@ -113,5 +123,5 @@ def pts_report(store: Any, in_progress: str | None = None) -> Report:
     facts = (("specification", f"{SPEC_NAMES.get(str(settings.get('spec')), settings.get('spec'))}, "
                                f"{settings.get('profile')} profile"),
              ("device", device), ("status", fact(status)), *run_facts(manifest))
-    return Report(f"ptsbench PTS report: {device}", provenance_line(manifest), facts, tuple(sections), in_progress,
+    return Report(f"PTS report: {short_device_name(manifest.get('target') or {})}", provenance_line(manifest), facts, tuple(sections), in_progress,
                   _run_warnings(manifest, status, store.root))

@@ -63,6 +63,16 @@ def device_name(target: Mapping[str, Any]) -> str:
     return f"{name} ({target['hosts']})" if target.get("hosts") else name
 
 
+def short_device_name(target: Mapping[str, Any]) -> str:
+    """A target in a few words for titles: vendor and model when known, else its file name and kind."""
+    name = " ".join(str(target[key]) for key in ("vendor", "model") if target.get(key))
+    if name:
+        return name
+    path = str(target.get("path") or "")
+    return f"{path.rstrip('/').rsplit('/', 1)[-1] or path} ({target.get('kind') or 'target'})" if path else \
+        "device unknown"
+
+
 def axis_label(quantity: str, unit: str = "") -> str:
     """'Latency (µs)'; no brackets when the quantity has no unit."""
     return f"{quantity} ({unit})" if unit else quantity
