@@ -66,7 +66,7 @@ def cli() -> None:
 
     \b
     Examples:
-      ptsbench quick                      # 1 GiB scratch file in the current directory
+      ptsbench quick                      # a 1 GiB scratch file in the run directory
       ptsbench run jobs/ --target /dev/nvme0n1 --destructive
       ptsbench show ptsbench-results/20261120T101500Z-quick
     """
@@ -78,6 +78,16 @@ def fail(message: str, exit_code: int = 2) -> None:
     sys.exit(exit_code)
 
 
+def usage_message(message: str) -> str:
+    """click's message as one clause: "No such option '--x'. Did you mean '--y'?" -> "No such option '--x' (did you
+    mean '--y'?)", so the hint after it does not follow a full stop or question mark."""
+    text = message.strip().rstrip(".")
+    first, sep, question = text.partition(". Did you mean ")
+    if sep:
+        return f"{first} (did you mean {question.rstrip('?')}?)"
+    return text
+
+
 def main() -> None:
     """Console-script entry: run the CLI, turning expected errors into one line and an exit code."""
     try:
@@ -86,9 +96,11 @@ def main() -> None:
         fail("interrupted", 130)
     except KeyboardInterrupt:
         fail("interrupted", 130)
+    except click.exceptions.NoArgsIsHelpError as error:  # bare `ptsbench`: its help, as --help gives it
+        click.echo(error.ctx.get_help() if error.ctx else cli.get_help(click.Context(cli)))
     except click.UsageError as error:  # a wrong option or value: one line, like every other error
         command = error.ctx.command_path if error.ctx else "ptsbench"
-        fail(f"{error.format_message().rstrip('.')}: see `{command} --help`", error.exit_code)
+        fail(f"{usage_message(error.format_message())}: see `{command} --help`", error.exit_code)
     except click.ClickException as error:
         fail(error.format_message(), error.exit_code)
     except click.exceptions.Exit as error:

@@ -234,7 +234,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     except KeyboardInterrupt:
         _finish_interrupted(store, output_format)
         raise
-    _finish(store, result_rows(records), output_format)
+    _finish(store, result_rows(records), output_format, grid=name == "quick")
     if any(record.status != "ok" for record in records):
         failed = ", ".join(record.name for record in records if record.status != "ok")
         click.echo(f"ptsbench: error: failed cases: {failed} (see the table and fio.stderr in {run_dir})", err=True)
@@ -272,12 +272,12 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
         raise JobFileError(rejected[0].rejected, "fix the job file (fio --parse-only JOB says the same)")
 
 
-def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str) -> None:
+def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False) -> None:
     from ptsbench.report.terminal import print_rows
     from ptsbench.report.xlsx import write_results_xlsx
 
     write_results_xlsx(store.root / "results.xlsx", rows)
-    print_rows(rows, output_format)
+    print_rows(rows, output_format, grid=grid)
     write_final_report(store.root)
 
 

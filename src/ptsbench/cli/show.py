@@ -17,16 +17,23 @@ def show(run_dir: Path, output_format: str) -> None:
     Examples:
       ptsbench show ptsbench-results/20261120T101500Z-quick
       ptsbench show ptsbench-results/20261120T101500Z-quick --format csv > results.csv
+      ptsbench show ptsbench-results/demo-20261120T101500Z --format json    # a PTS run: every table
     """
     from ptsbench.store import RunStore
 
     store = RunStore.open(run_dir)
     if store.kind == "pts":
-        from rich.console import Console
+        if output_format == "table":
+            from ptsbench.pts.tables import render_pts
+            from ptsbench.report.terminal import terminal_console
 
-        from ptsbench.pts.tables import render_pts
+            render_pts(store, terminal_console())
+            return
+        from ptsbench.report.build import load_report
+        from ptsbench.report.terminal import report_tables_csv, report_tables_json
 
-        render_pts(store, Console())
+        tables = load_report(run_dir).tables()
+        print(report_tables_json(tables) if output_format == "json" else report_tables_csv(tables), end="")
         return
     from ptsbench.cases import load_records
     from ptsbench.report.tables import result_rows
@@ -34,4 +41,5 @@ def show(run_dir: Path, output_format: str) -> None:
 
     manifest = store.manifest
     print_rows(result_rows(load_records(store)), output_format,
-               title=f"{manifest.get('name', run_dir.name)} ({manifest.get('created_utc')})")
+               title=f"{manifest.get('name', run_dir.name)} ({manifest.get('created_utc')})",
+               grid=manifest.get("name") == "quick")

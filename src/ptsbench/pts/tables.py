@@ -513,19 +513,36 @@ def header_lines(manifest: Mapping[str, Any], status: str | None = None) -> list
     ]
 
 
+def _numeric(text: str) -> bool:
+    """A cell written as a number (or '-' for none), so its column is right-aligned and never wrapped."""
+    cleaned = text.replace(",", "").replace(".", "").replace("-", "").replace("+", "").replace("%", "").strip()
+    return cleaned.isdigit() or cleaned == ""
+
+
+def _headline(store: RunStore) -> Table:
+    """The answer first: every tracked value at steady state with its verdict (report/glance.py's rows)."""
+    from ptsbench.report.glance import PTS_COLUMNS, pts_headline_rows
+    from ptsbench.report.model import format_column
+
+    rows = pts_headline_rows(load_views(PtsStore(store)))
+    cells = [format_column([row[index] for row in rows], column.kind) for index, column in enumerate(PTS_COLUMNS)]
+    return Table("At a glance: tracked values at steady state (window averages)",
+                 tuple(column.name for column in PTS_COLUMNS),
+                 tuple(tuple(column[position] for column in cells) for position in range(len(rows))))
+
+
 def render_pts(store: RunStore, console: Any) -> None:
-    """Print a PTS run's results with rich: header, compliance banner, tables, notes (on hosts: all hosts, then
-    each host)."""
+    """Print a PTS run's results with rich: header, the headline values and the compliance verdict, the tables (on
+    hosts: all hosts, then each host), then the deviations and notes in full."""
     manifest = store.manifest
     for line in header_lines(manifest, PtsStore(store).run_status()):
         console.print(line, highlight=False)
+    _print_tables([_headline(store)], console)
     banner = compliance_lines(manifest)
     style = "bold green" if manifest.get("compliance", {}).get("compliant") else "bold yellow"
-    console.print(banner[0], style=style, highlight=False)
-    for line in banner[1:]:
-        console.print(line, highlight=False)
-    for note in manifest.get("notes", []):
-        console.print(f"note: {note}", highlight=False)
+    reasons = len(banner) - 1
+    console.print(banner[0].rstrip(":") + (f" ({reasons} deviation{'s' if reasons != 1 else ''}, listed at the end)"
+                                             if reasons else ""), style=style, highlight=False)
     hosts = [str(h["host"]) for h in manifest.get("hosts") or ()]
     sections: list[tuple[str | None, str]] = [(None, "")]
     if hosts:
@@ -535,17 +552,33 @@ def render_pts(store: RunStore, console: Any) -> None:
         if heading:
             console.rule(heading)
         _print_tables(pts_tables(store, host), console)
+    if reasons:
+        console.print(banner[0], style=style, highlight=False)
+        for line in banner[1:]:
+            console.print(line, highlight=False)
+    for note in manifest.get("notes", []):
+        console.print(f"note: {note}", highlight=False)
 
 
 def _print_tables(tables: Sequence[Table], console: Any) -> None:
+    """Each table as wide as its cells (piped: never cut; on a terminal narrower than a table, its text columns
+    wrap and numbers stay whole)."""
+    from rich import box
+    from rich.console import Console
     from rich.table import Table as RichTable
 
     for table in tables:
-        rich_table = RichTable(title=table.title, title_justify="left")
+        rich_table = RichTable(title=table.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                               show_edge=False)
         for index, column in enumerate(table.columns):
-            rich_table.add_column(column, justify="left" if index == 0 else "right")
+            numeric = index > 0 and all(_numeric(row[index]) for row in table.rows if index < len(row))
+            rich_table.add_column(column, justify="right" if numeric else "left", no_wrap=numeric, overflow="fold")
         for row in table.rows:
             rich_table.add_row(*row)
-        console.print(rich_table)
+        width = int(Console(width=10_000).measure(rich_table).maximum)
+        if console.is_terminal or width <= console.width:
+            console.print(rich_table)
+        else:  # piped: the table's own width, whatever the default width of a console without a terminal
+            Console(file=console.file, width=width).print(rich_table)
         for note in table.notes:
             console.print(f"  {note}", highlight=False, style="dim")

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.common import environment_section, fact, provenance_line, run_facts
+from ptsbench.report.common import description_facts, environment_section, fact, provenance_line, run_facts
 from ptsbench.report.figures import Figure, Series, percentile_figure
 from ptsbench.report.glance import case_glance_section
 from ptsbench.report.model import Block, Chart, Column, Report, Section, Table, Text
@@ -198,6 +198,10 @@ def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     interval_ms = float(manifest.get("log_interval_ms") or 1000)
     sections += [case_section(store.root, record, interval_ms) for record in records]
     sections.append(environment_section(manifest))
-    return Report(f"ptsbench run: {manifest.get('name', store.root.name)}", provenance_line(manifest),
-                  run_facts(manifest), tuple(sections), in_progress, warnings)
+    from ptsbench.report.style import short_device_name
+
+    devices = ", ".join(dict.fromkeys(short_device_name(target) for target in manifest.get("targets") or []))
+    title = f"{manifest.get('name', store.root.name)}: {devices}" if devices else str(manifest.get("name"))
+    return Report(title, provenance_line(manifest),
+                  (*description_facts(manifest), *run_facts(manifest)), tuple(sections), in_progress, warnings)
 

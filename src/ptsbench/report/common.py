@@ -24,6 +24,21 @@ def fact(value: Any) -> str:
     return str(value)
 
 
+DESCRIPTION_KEYS = ("device_info", "description")  # what the user said about the device, as the run stored it
+
+
+def description_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The user's own description of the device (text, or named fields), as stored with the run; shown first."""
+    facts: list[tuple[str, str]] = []
+    for key in DESCRIPTION_KEYS:
+        value = manifest.get(key)
+        if isinstance(value, Mapping):
+            facts += [(str(label).replace("_", " "), fact(item)) for label, item in value.items()]
+        elif value:
+            facts.append(("description", fact(value)))
+    return tuple(facts)
+
+
 def run_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """Facts every report starts with."""
     return (

@@ -11,7 +11,7 @@ from typing import Any
 
 from ptsbench.report.advanced import ADVANCED_BLOCKS, telemetry_blocks
 from ptsbench.report.basic import cells_blocks, iops_blocks, lat_blocks, tp_blocks, wsat_blocks
-from ptsbench.report.common import environment_section, fact, provenance_line, run_facts
+from ptsbench.report.common import description_facts, environment_section, fact, provenance_line, run_facts
 from ptsbench.report.glance import pts_glance_section
 from ptsbench.report.model import Block, Column, Report, Section, Table, Text
 from ptsbench.report.pts_facts import pts_test_facts, reasons_for, test_title
@@ -122,6 +122,7 @@ def pts_report(store: Any, in_progress: str | None = None) -> Report:
     device = device_name(manifest.get("target") or {})
     facts = (("specification", f"{SPEC_NAMES.get(str(settings.get('spec')), settings.get('spec'))}, "
                                f"{settings.get('profile')} profile"),
-             ("device", device), ("status", fact(status)), *run_facts(manifest))
-    return Report(f"PTS report: {short_device_name(manifest.get('target') or {})}", provenance_line(manifest), facts, tuple(sections), in_progress,
+             ("device", device), *description_facts(manifest), ("status", fact(status)), *run_facts(manifest))
+    title = f"PTS report: {short_device_name(manifest.get('target') or {})}"
+    return Report(title, provenance_line(manifest), facts, tuple(sections), in_progress,
                   _run_warnings(manifest, status, store.root))

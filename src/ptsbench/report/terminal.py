@@ -12,67 +12,142 @@ from ptsbench.report.tables import RESULT_PERCENTILES, TABLE_PERCENTILES, Result
 FORMATS = ("table", "json", "csv")
 
 
-def _us(value_ns: float | None) -> str:
-    """Microseconds with at least three significant digits, so sub-microsecond latencies stay readable."""
-    if value_ns is None:
-        return "-"
-    value_us = value_ns / 1000
-    return f"{value_us:,.{3 if value_us < 10 else 2 if value_us < 1000 else 0}f}"
+def _number(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
 
 
 def _done(seconds: float | None) -> str:
     return "-" if seconds is None else f"+{seconds:.3f}"
 
 
-def _number(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
+def _us_column(values_ns: Sequence[float | None]) -> list[str]:
+    """Microseconds, one number of decimals for the whole column (enough for its smallest value)."""
+    from ptsbench.report.model import format_column
+
+    return format_column([None if value is None else value / 1000 for value in values_ns], "us")
 
 
-def rows_table(rows: Sequence[ResultRow], title: str | None = None) -> Any:
-    """A rich Table of the results (imported lazily: rich is only needed when printing)."""
+def _workload(row: ResultRow) -> str:
+    """rw and the direction once: 'randread', or 'randrw read' for one direction of a mixed job."""
+    single = {"read": ("read", "randread"), "write": ("write", "randwrite"), "trim": ("trim", "randtrim")}
+    return row.rw if row.rw in single.get(row.direction, ()) or row.direction == "-" else f"{row.rw} {row.direction}"
+
+
+# columns in the order shown; DROP_ORDER says which go first when the terminal is too narrow for all
+_DROP_ORDER = ("p90 µs", "p95 µs", "QDxT", "bs", "run s", "p99.9 µs", "done +s", "p99 µs")
+
+
+def _columns(rows: Sequence[ResultRow]) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+    """Every column as text (name -> cells), and the columns that hold one value on every row, said once above."""
+    ok = list(rows)
+    columns: dict[str, list[str]] = {
+        "case": [row.case for row in ok], "job": [row.job for row in ok], "host": [row.host or "" for row in ok],
+        "target": [row.target or "-" for row in ok], "rw": [_workload(row) for row in ok],
+        "bs": [row.bs for row in ok], "QDxT": [f"{row.iodepth}x{row.numjobs}" if row.iodepth else "-" for row in ok],
+        "IOPS": [_number(row.iops, 0) for row in ok], "MB/s": [_number(row.mb_s, 2) for row in ok],
+        "mean µs": _us_column([row.lat_mean_ns for row in ok]),
+    }
+    for p in TABLE_PERCENTILES:
+        columns[f"p{p} µs"] = _us_column([row.lat_percentiles_ns.get(p) for row in ok])
+    if any(row.done_after_first_s is not None for row in ok):
+        columns["done +s"] = [_done(row.done_after_first_s) for row in ok]  # multi-host: finish after the first host
+    if any(row.ss_attained is not None for row in ok):  # fio's own steady state may end a job early: its real
+        columns["run s"] = [_number(row.runtime_s, 3) for row in ok]  # runtime and fio's verdict
+        columns["fio steady state"] = [steady_state_text(row) for row in ok]
+    said: list[tuple[str, str]] = []
+    for name in ("case", "target", "host", "bs", "QDxT", "rw"):
+        values = set(columns[name])
+        if len(ok) > 1 and len(values) == 1 or values == {""}:
+            if values != {""}:
+                said.append((name, columns[name][0]))
+            del columns[name]
+    return columns, said
+
+
+def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int | None = None) -> Any:
+    """A rich Table of the results that fits `width` columns (None: every column) by leaving out the least
+    needed columns, never by cutting a number or a name (imported lazily: rich is only needed when printing)."""
+    from rich import box
+    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    show_hosts = any(row.host for row in rows)
-    table = Table(title=title, header_style="bold", show_lines=False)
-    columns = ["case", "job", *(["host"] if show_hosts else []), "target", "rw", "bs", "QDxT", "dir", "IOPS", "MB/s",
-               "mean µs", *(f"p{p} µs" for p in TABLE_PERCENTILES)]
-    show_done = any(row.done_after_first_s is not None for row in rows)
-    if show_done:
-        columns.append("done +s")  # multi-host: how long after the first host this one finished
-    show_steady = any(row.ss_attained is not None for row in rows)
-    if show_steady:  # fio's own steady state may end a job early: its real runtime and fio's verdict
-        columns += ["run s", "fio steady state"]
+    columns, said = _columns(rows)
     notes: dict[str, int] = {}
-    for name in columns:
-        numeric = name in ("IOPS", "MB/s", "done +s") or name.endswith("µs")
-        table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric)
+    for index, row in enumerate(rows):
+        if row.note:  # merged rows point to the line under the table that says how
+            columns["job"][index] += "*" * notes.setdefault(row.note, len(notes) + 1)
     failures = []
-    for row in rows:
+    for index, row in enumerate(rows):
         if row.status != "ok" and row.iops is None:
             # fio's message goes under the table, where it wraps: in a cell it squeezed every other column away
             failures.append(f"{row.case} {row.job}: {row.message or row.status}")
-            cells = [row.case, row.job, *([row.host or ""] if show_hosts else []), row.target or "-",
-                     row.rw, row.bs, "-", "[red]FAILED[/red]", f"[red]see ({len(failures)})[/red]"]
-            table.add_row(*cells, *[""] * (len(columns) - len(cells)))
-            continue
-        percentiles = [_us(row.lat_percentiles_ns.get(p)) for p in TABLE_PERCENTILES]
-        style = "bold" if row.direction == "total" else None
-        job = row.job
-        if row.note:  # merged rows point to the line under the table that says how
-            job += "*" * notes.setdefault(row.note, len(notes) + 1)
-        table.add_row(
-            row.case, job, *([row.host or ""] if show_hosts else []), row.target or "-", row.rw, row.bs,
-            f"{row.iodepth}x{row.numjobs}", row.direction, _number(row.iops, 0), _number(row.mb_s, 2),
-            _us(row.lat_mean_ns), *percentiles, *([_done(row.done_after_first_s)] if show_done else []),
-            *([_number(row.runtime_s, 3), steady_state_text(row)] if show_steady else []), style=style,
-        )
-    from rich.markup import escape
+            columns["IOPS"][index] = "[red]FAILED[/red]"
+            columns["MB/s"][index] = f"[red]see ({len(failures)})[/red]"
+    shown = list(columns)
 
-    lines = [f"{'*' * mark} {escape(note)}" for note, mark in notes.items()]
-    lines += [f"[red]({index}) {escape(text)}[/red]" for index, text in enumerate(failures, 1)]
-    if lines:
-        table.caption = "\n".join(lines)
-        table.caption_justify = "left"
+    heading = "\n".join([*([title] if title else []), *(f"{name}: {value}" for name, value in said)]) or None
+
+    def build() -> Any:
+        table = Table(title=escape(heading) if heading else None, title_justify="left", header_style="bold",
+                      box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+        for name in shown:
+            numeric = name in ("IOPS", "MB/s", "done +s", "run s") or name.endswith("µs")
+            table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric,
+                             overflow="fold")
+        for index, row in enumerate(rows):
+            table.add_row(*(columns[name][index] for name in shown), style="bold" if row.direction == "total" else None)
+        lines = [f"{'*' * mark} {escape(note)}" for note, mark in notes.items()]
+        lines += [f"[red]({number}) {escape(text)}[/red]" for number, text in enumerate(failures, 1)]
+        if lines:
+            table.caption = "\n".join(lines)
+            table.caption_justify = "left"
+        return table
+
+    table = build()
+    if width is not None:
+        console = Console(width=10_000)
+        for name in _DROP_ORDER:
+            if console.measure(table).maximum <= width:
+                break
+            if name in shown:
+                shown.remove(name)
+                table = build()
+    return table
+
+
+def natural_width(renderable: Any) -> int:
+    """The width a rich renderable takes when nothing has to wrap."""
+    from rich.console import Console
+
+    return int(Console(width=10_000).measure(renderable).maximum)
+
+
+def grid_table(rows: Sequence[ResultRow], title: str | None = None, width: int | None = None) -> Any:
+    """The CrystalDiskMark-style grid: a row per test, read and write side by side (report/glance.py's numbers);
+    without the latency columns when `width` is too narrow for them."""
+    from rich import box
+    from rich.table import Table
+
+    from ptsbench.report.glance import GRID_COLUMNS, grid_rows
+    from ptsbench.report.model import format_column
+
+    grid = grid_rows(rows)
+    cells = [format_column([row[index] for row in grid], column.kind) for index, column in enumerate(GRID_COLUMNS)]
+
+    def build(count: int) -> Any:
+        table = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
+                      show_edge=False)
+        for column in GRID_COLUMNS[:count]:
+            numeric = column.kind != "text"
+            table.add_column(column.name, justify="right" if numeric else "left", no_wrap=numeric, overflow="fold")
+        for position in range(len(grid)):
+            table.add_row(*(column[position] for column in cells[:count]))
+        return table
+
+    table = build(len(GRID_COLUMNS))
+    if width is not None and natural_width(table) > width:
+        table = build(len(GRID_COLUMNS) - 2)  # MB/s and IOPS stay; the latencies are in the results table
     return table
 
 
@@ -99,8 +174,29 @@ def rows_csv(rows: Sequence[ResultRow]) -> str:
     return buffer.getvalue()
 
 
-def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None = None) -> None:
-    """Print the results to stdout in the chosen format."""
+def report_tables_json(tables: Sequence[Any]) -> str:
+    """A report's tables (model.Table) for programs: key, title, column names and units, rows of stored numbers."""
+    return json.dumps([{"key": table.key, "title": table.title,
+                        "columns": [{"name": column.name, "kind": column.kind} for column in table.columns],
+                        "rows": [list(row) for row in table.rows]} for table in tables], indent=1) + "\n"
+
+
+def report_tables_csv(tables: Sequence[Any]) -> str:
+    """A report's tables as one long CSV: table, row (its key columns), column, value (full precision)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["table", "row", "column", "value"])
+    for table in tables:
+        for row in table.rows:
+            label = " / ".join(str(row[index]) for index in table.keys if index < len(row))
+            for index, column in enumerate(table.columns):
+                if index not in table.keys and index < len(row):
+                    writer.writerow([table.key, label, column.name, "" if row[index] is None else row[index]])
+    return buffer.getvalue()
+
+
+def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None = None, grid: bool = False) -> None:
+    """Print the results to stdout in the chosen format; `grid`: the read/write grid first (quick)."""
     if output_format == "json":
         print(rows_json(rows))
     elif output_format == "csv":
@@ -108,15 +204,19 @@ def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None 
     else:
         from rich.console import Console
 
-        table = rows_table(rows, title)
-        if _is_tty():
-            Console().print(table)
-        else:  # a pipe or file: every row on one line, however wide, so programs can read it
-            width = Console(width=100_000).measure(table).maximum
-            Console(width=max(width, 80)).print(table)
+        console = terminal_console()
+        width = console.width if console.is_terminal else None
+        tables = [*([grid_table(rows, "Read and write per test", width)] if grid else []),
+                  rows_table(rows, title, width)]
+        if not console.is_terminal:  # piped: as wide as the tables are, nothing cut or wrapped
+            console = Console(width=max(natural_width(table) for table in tables), force_terminal=False)
+        for table in tables:
+            console.print(table)
 
 
-def _is_tty() -> bool:
-    import sys
+def terminal_console() -> Any:
+    """A rich Console on stdout; piped, lines are never wrapped at a width no terminal gave."""
+    from rich.console import Console
 
-    return sys.stdout.isatty()
+    console = Console()
+    return console if console.is_terminal else Console(soft_wrap=True)
