@@ -3,6 +3,7 @@
 import errno
 import importlib
 import sys
+from typing import Any
 
 import click
 
@@ -78,6 +79,9 @@ def fail(message: str, exit_code: int = 2) -> None:
     sys.exit(exit_code)
 
 
+NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 def usage_message(message: str) -> str:
     """click's message as one clause: "No such option '--x'. Did you mean '--y'?" -> "No such option '--x' (did you
     mean '--y'?)", so the hint after it does not follow a full stop or question mark."""
@@ -96,7 +100,7 @@ def main() -> None:
         fail("interrupted", 130)
     except KeyboardInterrupt:
         fail("interrupted", 130)
-    except click.exceptions.NoArgsIsHelpError as error:  # bare `ptsbench`: its help, as --help gives it
+    except NO_ARGS_IS_HELP as error:  # bare `ptsbench` (click 8.2+; 8.1 prints the help itself)
         click.echo(error.ctx.get_help() if error.ctx else cli.get_help(click.Context(cli)))
     except click.UsageError as error:  # a wrong option or value: one line, like every other error
         command = error.ctx.command_path if error.ctx else "ptsbench"
