@@ -38,13 +38,18 @@ def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...
       ptsbench compare results/nvme0-pts results/nvme1-pts --out cmp-nvme
       ptsbench compare run-a run-b run-c --label "fw 1.0" --label "fw 1.1" --label "fw 1.2"
     """
-    from ptsbench.report.build import HTML_NAME, build_compare
+    from ptsbench.report.build import HTML_NAME, load_compare, render
     from ptsbench.store import default_run_dir
 
     if len(run_dirs) < 2:
         raise click.UsageError("compare needs at least two run directories")
     if labels and len(labels) != len(run_dirs):
         raise click.UsageError(f"{len(labels)} --label for {len(run_dirs)} run directories: give one per run")
-    out_dir = build_compare(list(run_dirs), out or default_run_dir("compare"), list(labels) or None,
-                            static=not no_static)
+    from ptsbench.report.compare import glance_by_value, run_labels
+    from ptsbench.report.terminal import print_model_tables
+
+    names = list(labels) or run_labels(list(run_dirs))
+    compared, reports = load_compare(list(run_dirs), names)
+    out_dir = render(compared, out or default_run_dir("compare"), static=not no_static)
+    print_model_tables(*glance_by_value(compared, reports, names))
     click.echo(f"ptsbench: comparison written to {out_dir / HTML_NAME}", err=True)

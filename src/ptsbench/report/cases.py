@@ -40,6 +40,7 @@ def results_table(records: Sequence[Any]) -> Table:
                  "(total latency, as fio measures lat; '-' where fio measured none)", RESULT_COLUMNS, rows,
                  Chart("IOPS per job", "job", "IOPS", columns=_result_columns("IOPS")),
                  keys=_result_columns("case", "job", "host", "rw", "bs", "QDxT", "dir"),
+                 pair=_result_columns("job", "host", "rw", "bs", "dir"),
                  compare=_result_columns("IOPS", "MB/s", "lat mean (µs)", "lat p99 (µs)", "lat p99.999 (µs)"))
 
 

@@ -8,34 +8,55 @@ from pathlib import Path
 
 from ptsbench.report import style
 from ptsbench.report.figures import Figure
+from ptsbench.report.glance import GLANCE_KEY, GLANCE_TITLE
 from ptsbench.report.model import Block, Column, Report, Section, Table, Text, Value
 
 RUN_DASHES = style.DASHES
 
 
-def _row_key(table: Table, row: Sequence[Value]) -> tuple[Value, ...]:
-    return tuple(row[index] for index in table.keys if index < len(row))
+def _row_key(keys: Sequence[int], row: Sequence[Value]) -> tuple[Value, ...]:
+    return tuple(row[index] for index in keys if index < len(row))
+
+
+def pairing_keys(tables: Sequence[Table | None]) -> tuple[int, ...]:
+    """The columns rows are matched by: the table's keys; its workload keys (`pair`) when runs differ in a setting
+    (queue depth, case, target) so that no row would match by all keys, and the workload keys name each row of a
+    run once."""
+    base = next(table for table in tables if table is not None)
+    present = [table for table in tables if table is not None]
+    if base.pair is None or len(present) < 2:
+        return base.keys
+    full = [{_row_key(base.keys, row) for row in table.rows} for table in present]
+    if set.intersection(*full):
+        return base.keys
+    loose = [[_row_key(base.pair, row) for row in table.rows] for table in present]
+    if any(len(set(keys)) != len(keys) for keys in loose):
+        return base.keys
+    return base.pair
 
 
 def compare_table(tables: Sequence[Table | None], labels: Sequence[str]) -> Table:
     """One table of several runs: key columns, then per compared column each run's value and its ratio to the
-    first run's (numbers only). Tables without value columns list each run's rows."""
+    first run's (numbers only). Rows are paired by workload (pairing_keys); a key the runs differ in becomes a
+    compared column. Tables without value columns list each run's rows."""
     base = next(table for table in tables if table is not None)
+    keys = pairing_keys(tables)
     values = [i for i in (base.compare if base.compare is not None else range(len(base.columns))) if i not in base.keys]
     if not values:
         listed = tuple((label, *row) for label, table in zip(labels, tables, strict=True) if table
                        for row in table.rows)
         return Table(base.key, base.title, (Column("run"), *base.columns), listed, keys=(0, 1))
+    values = [i for i in base.keys if i not in keys] + values  # the setting the runs differ in, side by side
     found: dict[tuple[Value, ...], list[Sequence[Value] | None]] = {}
     for position, table in enumerate(tables):
         for row in table.rows if table else ():
-            found.setdefault(_row_key(base, row), [None] * len(tables))[position] = row
-    columns: list[Column] = [base.columns[i] for i in base.keys]
+            found.setdefault(_row_key(keys, row), [None] * len(tables))[position] = row
+    columns: list[Column] = [base.columns[i] for i in keys]
     for index in values:
         columns += _compared_columns(base.columns[index], labels)
     rows = tuple(_compared_row(base, key, per_run, values) for key, per_run in found.items())
     return Table(base.key, f"{base.title}: {' vs '.join(labels)}", tuple(columns), rows,
-                 keys=tuple(range(len(base.keys))))
+                 keys=tuple(range(len(keys))))
 
 
 def _compared_columns(column: Column, labels: Sequence[str]) -> list[Column]:
@@ -118,6 +139,42 @@ def _find_block(section: Section, block: Table | Figure) -> Table | Figure | Non
     return next((other for other in section.blocks if type(other) is type(block) and other.key == block.key), None)
 
 
+SAME_BY_NATURE = {"run", "started (UTC)", "command line", "store schema", "status", "test date (UTC)"}
+TARGET_FACTS = ("vendor", "model", "serial", "firmware", "path", "kind", "size_bytes", "transport", "write_cache")
+
+
+def _differing(name: str, values: Sequence[str], labels: Sequence[str]) -> str | None:
+    if len(set(values)) < 2:
+        return None
+    return f"{name}: " + " vs ".join(f"{value} ({label})" for value, label in zip(values, labels, strict=True))
+
+
+def differences(reports: Sequence[Report], labels: Sequence[str]) -> list[str]:
+    """What the runs differ in: the report's facts, the targets' facts (model, firmware, ...), and the settings of
+    the workloads the tables pair (queue depth and threads, case)."""
+    found: list[str | None] = []
+    for name in dict.fromkeys(label for report in reports for label, _ in report.facts):
+        if name not in SAME_BY_NATURE:
+            found.append(_differing(name, [dict(report.facts).get(name, "-") for report in reports], labels))
+    targets = [_target_rows(report) for report in reports]
+    for name in TARGET_FACTS:
+        found.append(_differing(name, [rows.get(name, "-") for rows in targets], labels))
+    for key in dict.fromkeys(table.key for report in reports for table in report.tables()):
+        tables = [next((t for t in report.tables() if t.key == key), None) for report in reports]
+        base = next(table for table in tables if table is not None)
+        for index in (i for i in base.keys if i not in pairing_keys(tables)):
+            per_run = [", ".join(dict.fromkeys(str(row[index]) for row in table.rows)) if table else "-"
+                       for table in tables]
+            found.append(_differing(base.columns[index].name, per_run, labels))
+    return list(dict.fromkeys(line for line in found if line))
+
+
+def _target_rows(report: Report) -> dict[str, str]:
+    """fact -> value of a run's first target, from its environment section."""
+    table = next((t for t in report.tables() if t.key == "targets"), None)
+    return {str(row[0]): str(row[1]) for row in table.rows if len(row) > 1} if table else {}
+
+
 def compare_reports(reports: Sequence[Report], labels: Sequence[str], run_dirs: Sequence[Path]) -> Report:
     """Several runs' reports side by side."""
     keys = list(dict.fromkeys(section.key for report in reports for section in report.sections))
@@ -133,10 +190,41 @@ def compare_reports(reports: Sequence[Report], labels: Sequence[str], run_dirs: 
                      for warning in report.warnings)
     progress = [f"{label}: {report.in_progress}" for label, report in zip(labels, reports, strict=True)
                 if report.in_progress]
+    differ = differences(reports, labels)
+    said = Text("What differs: " + "; ".join(differ) if differ else
+                "What differs: nothing the runs record (same device, settings and workloads).")
+    glance = [section for section in sections if section.key == GLANCE_KEY]
+    first = [replace(section, blocks=(said, *section.blocks)) for section in glance] or \
+        [Section(GLANCE_KEY, GLANCE_TITLE, blocks=(said,))]
+    rest = [section for section in sections if section.key != GLANCE_KEY]
     return Report(f"ptsbench comparison: {' vs '.join(labels)}",
                   "; ".join(f"{label}: {report.provenance}" for label, report in zip(labels, reports, strict=True)),
-                  (("runs", ", ".join(labels)),), (Section("runs", "Runs", blocks=(runs,)), *sections),
+                  (("runs", ", ".join(labels)),), (*first, *rest, Section("runs", "Runs", blocks=(runs,))),
                   "; ".join(progress) or None, warnings)
+
+
+def glance_by_value(compared: Report, reports: Sequence[Report], labels: Sequence[str]
+                    ) -> tuple[list[Table], list[str]]:
+    """For the terminal: the runs' headline tables compared one value at a time (each fits a terminal: the keys,
+    each run's value, the ratios), and what differs between the runs."""
+    glance = next((section for section in compared.sections if section.key == GLANCE_KEY), None)
+    texts = [block.text for block in glance.blocks if isinstance(block, Text)] if glance else []
+    found = [next((s for s in report.sections if s.key == GLANCE_KEY), None) for report in reports]
+    tables: list[Table] = []
+    for base in next((section.tables() for section in found if section), []):
+        peers = [next((t for t in section.tables() if t.key == base.key), None) if section else None
+                 for section in found]
+        for index in base.compare if base.compare is not None else range(len(base.columns)):
+            if index in base.keys:
+                continue
+            table = compare_table([replace(t, compare=(index,)) if t else None for t in peers], labels)
+            name = base.columns[index].name
+            columns = tuple(replace(column, name=column.name.removeprefix(f"{name} ").strip("[]"))
+                            for column in table.columns)
+            keys = len(table.keys)
+            rows = tuple(row for row in table.rows if any(value is not None for value in row[keys:]))
+            tables.append(replace(table, title=f"{name}: {' vs '.join(labels)}", columns=columns, rows=rows))
+    return tables, texts
 
 
 def run_labels(run_dirs: Sequence[Path]) -> list[str]:

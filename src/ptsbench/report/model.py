@@ -40,6 +40,8 @@ class Table:
     chart: Chart | None = None
     keys: tuple[int, ...] = (0,)  # columns that identify a row (compare matches rows by them)
     compare: tuple[int, ...] | None = None  # columns a comparison shows per run (default: all but the keys)
+    pair: tuple[int, ...] | None = None  # keys that name the workload: runs differing in the other keys (queue
+    #                                      depth, case, target) are paired by these, and the others compared
 
     def label_count(self) -> int:
         """Leading text columns that identify a row."""

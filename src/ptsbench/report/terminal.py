@@ -214,6 +214,57 @@ def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None 
             console.print(table)
 
 
+def model_table(table: Any, width: int | None = None) -> Any:
+    """A report table (model.Table) for the terminal: its constant text columns said once above it, each column in
+    one number format, and, when `width` is too narrow, its last value columns left out (said under it)."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ptsbench.report.model import condensed, formatted_rows
+
+    shown_table, constants = condensed(table)
+    cells = formatted_rows(shown_table)
+    heading = "\n".join([shown_table.title, *(f"{name}: {value}" for name, value in constants)])
+    count = len(shown_table.columns)
+
+    def build(count: int) -> Any:
+        rich_table = Table(title=escape(heading), title_justify="left", header_style="bold", box=box.SIMPLE_HEAD,
+                           pad_edge=False, show_edge=False)
+        for column in shown_table.columns[:count]:
+            numeric = column.kind != "text"
+            rich_table.add_column(escape(column.name), justify="right" if numeric else "left", no_wrap=numeric,
+                                  overflow="fold")
+        for row in cells:
+            rich_table.add_row(*(escape(text) for text in row[:count]))
+        left_out = len(shown_table.columns) - count
+        if left_out:
+            rich_table.caption = f"{left_out} more column(s) in the report: " + ", ".join(
+                column.name for column in shown_table.columns[count:])
+            rich_table.caption_justify = "left"
+        return rich_table
+
+    rich_table = build(count)
+    minimum = max(len(shown_table.keys), 2)
+    while width is not None and count > minimum and natural_width(rich_table) > width:
+        count -= 1
+        rich_table = build(count)
+    return rich_table
+
+
+def print_model_tables(tables: Sequence[Any], texts: Sequence[str] = ()) -> None:
+    """Lines of text, then report tables, on stdout: fitted to a terminal, at their own width when piped."""
+    from rich.console import Console
+
+    console = terminal_console()
+    width = console.width if console.is_terminal else None
+    rendered = [model_table(table, width) for table in tables]
+    for text in texts:
+        console.print(text, highlight=False)
+    for table in rendered:
+        (console if console.is_terminal else Console(width=natural_width(table))).print(table)
+
+
 def terminal_console() -> Any:
     """A rich Console on stdout; piped, lines are never wrapped at a width no terminal gave."""
     from rich.console import Console
