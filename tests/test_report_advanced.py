@@ -67,8 +67,8 @@ def banner(report: Report, key: str) -> str:
 
 def test_sections_titles_facts_and_their_own_reasons(advanced_report: tuple[Path, Report]) -> None:
     _out, report = advanced_report
-    assert [s.key for s in report.sections] == ["summary", "test-hir", "test-xsr", "test-cbw", "test-dirth",
-                                                 "test-hdd-iops", "environment"]
+    assert [s.key for s in report.sections] == ["glance", "test-hir", "test-xsr", "test-cbw", "test-dirth",
+                                                 "test-hdd-iops", "compliance", "environment"]
     titles = {"test-hir": "Host idle recovery", "test-xsr": "Cross stimulus recovery",
               "test-cbw": "Composite block size workload",
               "test-dirth": "Demand intensity / response time histogram", "test-hdd-iops": "HDD IOPS per zone"}

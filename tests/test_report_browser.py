@@ -72,6 +72,7 @@ class PageResult:
     plot_shots: dict[str, bytes] = field(default_factory=dict)
     title: str = ""
     text: str = ""
+    script_result: Any = None
 
     @property
     def errors(self) -> list[str]:
@@ -156,8 +157,9 @@ class Browser:
         os.close(self._command_write)
         os.close(self._reply_read)
 
-    def open_page(self, path: Path, shoot_plots: bool = False) -> PageResult:
-        """Load `path`, draw every plot, and collect errors, requests, plot states and screenshots."""
+    def open_page(self, path: Path, shoot_plots: bool = False, script: str = "") -> PageResult:
+        """Load `path`, draw every plot, and collect errors, requests, plot states and screenshots; `script`: a
+        JavaScript expression evaluated after the plots are drawn, its JSON text in `script_result`."""
         url = path.resolve().as_uri()
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
@@ -173,6 +175,9 @@ class Browser:
             result.exceptions.append(json.dumps(evaluated["exceptionDetails"])[:500])
         else:
             result.plots = json.loads(evaluated["result"]["value"])
+        if script:
+            found = self.send("Runtime.evaluate", {"expression": script, "returnByValue": True}, session=session)
+            result.script_result = json.loads(found["result"]["value"])
         text_js = "JSON.stringify([document.title, document.body.innerText])"
         facts = self.send("Runtime.evaluate", {"expression": text_js, "returnByValue": True}, session=session)
         result.title, result.text = json.loads(facts["result"]["value"])

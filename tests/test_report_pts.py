@@ -199,7 +199,7 @@ def test_real_pts_run_report(pts_report: Path) -> None:
     out, run_dir = pts_report, pts_report.parent
     report = load_report(run_dir)
     sections = {section.key: section for section in report.sections}
-    assert list(sections) == ["summary", "test-iops", "test-tp", "test-lat", "test-wsat", "environment"]
+    assert list(sections) == ["glance", "test-iops", "test-tp", "test-lat", "test-wsat", "compliance", "environment"]
     reader = next(table for table in sections["environment"].tables() if table.key == "log-reader")
     assert reader.rows == (("fio log reader", "compiled C"),)  # the test install builds the C parser
     for key in ("test-iops", "test-tp", "test-lat", "test-wsat"):
@@ -247,12 +247,12 @@ def test_real_pts_run_report(pts_report: Path) -> None:
     assert "json+ bins" in captions["lat-p99999-3d"] and "json+" not in captions["lat-mean-3d"]
     # PDF: pages and the table values
     text = pdf_text(out / "report.pdf")
-    assert pdf_pages(out / "report.pdf") == 1 + len(pdf.layout(report))
+    assert pdf_pages(out / "report.pdf") == len(pdf.layout(report))
     for name in ("rnd 4k 100/0", "rnd 64k 0/100"):
         assert f"{window[name]['iops']:,.1f}" in text
     assert "NOT PTS-compliant" in text and "Steady-state determination" in text and "Write saturation" in text
     # the summary's text (every deviation, note and stop reason) is printed whole, not shortened in the middle
-    summary_text = [cell for table in sections["summary"].tables() for row in table.rows for cell in row
+    summary_text = [cell for table in sections["compliance"].tables() for row in table.rows for cell in row
                     if isinstance(cell, str)]
     assert any(len(cell) > 44 for cell in summary_text)
     assert [cell for cell in summary_text if cell not in text] == []
@@ -333,8 +333,8 @@ def test_live_report_of_a_run_in_progress(tmp_path: Path) -> None:
     assert "NOT FINISHED: latest round 3 shown" in html
     assert not (out / "report.pdf").exists() and not (out / "figures").exists()
     report = load_report(run_dir)
-    assert [section.key for section in report.sections] == ["summary", "test-iops", "test-tp", "test-lat",
-                                                            "environment"]  # write saturation has not started
+    assert [section.key for section in report.sections] == ["glance", "test-iops", "test-tp", "test-lat",
+                                                            "compliance", "environment"]  # no write saturation yet
 
 
 def test_a_test_type_the_report_does_not_know_gets_the_common_sections(tmp_path: Path) -> None:

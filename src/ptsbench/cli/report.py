@@ -45,11 +45,10 @@ def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...
         raise click.UsageError("compare needs at least two run directories")
     if labels and len(labels) != len(run_dirs):
         raise click.UsageError(f"{len(labels)} --label for {len(run_dirs)} run directories: give one per run")
-    from ptsbench.report.compare import glance_by_value, run_labels
+    from ptsbench.report.compare import glance_by_value
     from ptsbench.report.terminal import print_model_tables
 
-    names = list(labels) or run_labels(list(run_dirs))
-    compared, reports = load_compare(list(run_dirs), names)
+    compared = load_compare(list(run_dirs), list(labels) or None)
     out_dir = render(compared, out or default_run_dir("compare"), static=not no_static)
-    print_model_tables(*glance_by_value(compared, reports, names))
+    print_model_tables(*glance_by_value(compared))
     click.echo(f"ptsbench: comparison written to {out_dir / HTML_NAME}", err=True)

@@ -26,11 +26,11 @@ HTML_NAME, PDF_NAME, XLSX_NAME, FIGURES_DIR = "index.html", "report.pdf", "resul
 def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str] | None = None,
                   static: bool = True) -> Path:
     """One report putting several runs side by side, written to out_dir; returns out_dir."""
-    return render(load_compare(run_dirs, labels)[0], Path(out_dir), static)
+    return render(load_compare(run_dirs, labels), Path(out_dir), static)
 
 
-def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None) -> tuple[Report, list[Report]]:
-    """Several runs' reports side by side, as data; and each run's report."""
+def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None) -> Report:
+    """Several runs' reports side by side, as data."""
     from ptsbench.store import RunStore
 
     run_dirs = [Path(path) for path in run_dirs]
@@ -39,8 +39,7 @@ def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None) 
         raise PtsbenchError(f"cannot compare runs of different kinds ({', '.join(sorted(kinds))})",
                             "compare PTS runs with PTS runs, and case-runner runs with case-runner runs")
     labels = list(labels) if labels else run_labels(run_dirs)
-    reports = [load_report(path) for path in run_dirs]
-    return compare_reports(reports, labels, run_dirs), reports
+    return compare_reports([load_report(path) for path in run_dirs], labels, run_dirs)
 
 
 def load_report(run_dir: Path, in_progress: str | None = None) -> Report:

@@ -9,7 +9,7 @@ from pathlib import Path
 from ptsbench.report import style
 from ptsbench.report.figures import Figure
 from ptsbench.report.glance import GLANCE_KEY, GLANCE_TITLE
-from ptsbench.report.model import Block, Column, Report, Section, Table, Text, Value
+from ptsbench.report.model import Block, Column, Report, Section, Table, Text, Value, split_groups
 
 RUN_DASHES = style.DASHES
 
@@ -52,11 +52,14 @@ def compare_table(tables: Sequence[Table | None], labels: Sequence[str]) -> Tabl
         for row in table.rows if table else ():
             found.setdefault(_row_key(keys, row), [None] * len(tables))[position] = row
     columns: list[Column] = [base.columns[i] for i in keys]
+    groups: list[tuple[str, tuple[int, ...]]] = []
     for index in values:
-        columns += _compared_columns(base.columns[index], labels)
+        added = _compared_columns(base.columns[index], labels)
+        groups.append((base.columns[index].name, tuple(range(len(columns), len(columns) + len(added)))))
+        columns += added
     rows = tuple(_compared_row(base, key, per_run, values) for key, per_run in found.items())
     return Table(base.key, f"{base.title}: {' vs '.join(labels)}", tuple(columns), rows,
-                 keys=tuple(range(len(keys))))
+                 keys=tuple(range(len(keys))), groups=tuple(groups))
 
 
 def _compared_columns(column: Column, labels: Sequence[str]) -> list[Column]:
@@ -203,28 +206,14 @@ def compare_reports(reports: Sequence[Report], labels: Sequence[str], run_dirs: 
                   "; ".join(progress) or None, warnings)
 
 
-def glance_by_value(compared: Report, reports: Sequence[Report], labels: Sequence[str]
-                    ) -> tuple[list[Table], list[str]]:
-    """For the terminal: the runs' headline tables compared one value at a time (each fits a terminal: the keys,
-    each run's value, the ratios), and what differs between the runs."""
+def glance_by_value(compared: Report) -> tuple[list[Table], list[str]]:
+    """For the terminal: the compared headline one value at a time (each fits a terminal: the keys, each run's
+    value, the ratios), and what differs between the runs."""
     glance = next((section for section in compared.sections if section.key == GLANCE_KEY), None)
-    texts = [block.text for block in glance.blocks if isinstance(block, Text)] if glance else []
-    found = [next((s for s in report.sections if s.key == GLANCE_KEY), None) for report in reports]
-    tables: list[Table] = []
-    for base in next((section.tables() for section in found if section), []):
-        peers = [next((t for t in section.tables() if t.key == base.key), None) if section else None
-                 for section in found]
-        for index in base.compare if base.compare is not None else range(len(base.columns)):
-            if index in base.keys:
-                continue
-            table = compare_table([replace(t, compare=(index,)) if t else None for t in peers], labels)
-            name = base.columns[index].name
-            columns = tuple(replace(column, name=column.name.removeprefix(f"{name} ").strip("[]"))
-                            for column in table.columns)
-            keys = len(table.keys)
-            rows = tuple(row for row in table.rows if any(value is not None for value in row[keys:]))
-            tables.append(replace(table, title=f"{name}: {' vs '.join(labels)}", columns=columns, rows=rows))
-    return tables, texts
+    if glance is None:
+        return [], []
+    texts = [block.text for block in glance.blocks if isinstance(block, Text)]
+    return [part for table in glance.tables() for part in split_groups(table)], texts
 
 
 def run_labels(run_dirs: Sequence[Path]) -> list[str]:

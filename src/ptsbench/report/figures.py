@@ -342,12 +342,12 @@ def _draw_bars3d(axes: Any, figure: Figure) -> None:
             continue
         axes.bar3d([column - 0.35] * len(cells), [row - 0.35 for row, _ in cells], 0.0, 0.7, 0.7,
                    [value for _, value in cells], color=palette[column % len(palette)], shade=True)
-    axes.set_xticks(range(len(bars.x_labels)), bars.x_labels, fontsize=7)
-    axes.set_yticks(range(len(bars.y_labels)), bars.y_labels, fontsize=7)
+    axes.set_xticks(range(len(bars.x_labels)), bars.x_labels, fontsize=8)
+    axes.set_yticks(range(len(bars.y_labels)), bars.y_labels, fontsize=8)
     axes.set_xlabel(figure.x_label, fontsize=8)
     axes.set_ylabel(figure.y_label, fontsize=8)
     axes.set_zlabel(figure.z_label, fontsize=8)
-    axes.tick_params(axis="z", labelsize=7)
+    axes.tick_params(axis="z", labelsize=8)
     axes.set_title(figure.title, fontsize=11, y=1.0)
     handles = [Patch(color=palette[column % len(palette)], label=label) for column, label in enumerate(bars.x_labels)]
     axes.legend(handles=handles, fontsize=style.LEGEND_PT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)

@@ -14,7 +14,7 @@ from typing import Any
 from ptsbench.report.build import FIGURES_DIR, PDF_NAME, XLSX_NAME
 from ptsbench.report.figures import BAR_GROUP_WIDTH, Bars3D, Figure, Series, atomic_file, color_of, log_ticks
 from ptsbench.report.lines import line_trace
-from ptsbench.report.model import Block, Report, Table, Text, condensed, formatted_rows
+from ptsbench.report.model import Block, Report, Table, Text, condensed, formatted_rows, split_groups
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -164,14 +164,14 @@ def _table_view(table: Table) -> dict[str, Any]:
     }
 
 
-def _block_view(block: Block, palette: Sequence[str], provenance: str) -> dict[str, Any]:
+def _block_views(block: Block, palette: Sequence[str], provenance: str) -> list[dict[str, Any]]:
     if isinstance(block, Text):
-        return {"type": "text", "kind": block.kind, "text": block.text}
+        return [{"type": "text", "kind": block.kind, "text": block.text}]
     if isinstance(block, Table):
-        return {"type": "table", **_table_view(block)}
+        return [{"type": "table", **_table_view(part)} for part in split_groups(block)]
     spec = _clean(plotly_spec(block, palette))
-    return {"type": "figure", "key": block.key, "title": block.title, "caption": block.caption,
-            "provenance": provenance, "spec": _script_json(spec)}
+    return [{"type": "figure", "key": block.key, "title": block.title, "caption": block.caption,
+             "provenance": provenance, "spec": _script_json(spec)}]
 
 
 def _plotly_js() -> str:
@@ -193,7 +193,8 @@ def render_html(report: Report, static: bool) -> str:
     environment = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True,
                                      undefined=jinja2.StrictUndefined)
     sections = [{"key": section.key, "title": section.title, "facts": section.facts,
-                 "blocks": [_block_view(block, palette, report.provenance) for block in section.blocks]}
+                 "blocks": [view for block in section.blocks
+                            for view in _block_views(block, palette, report.provenance)]}
                 for section in report.sections]
     return environment.from_string(template_text).render(
         report=report, sections=sections, static=static, plotly_js=_plotly_js(), refresh_s=LIVE_REFRESH_S,

@@ -5,7 +5,7 @@ and a new kind of section (a new PTS test) appears in every format at once.
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ptsbench.report.figures import Figure
 
@@ -42,6 +42,9 @@ class Table:
     compare: tuple[int, ...] | None = None  # columns a comparison shows per run (default: all but the keys)
     pair: tuple[int, ...] | None = None  # keys that name the workload: runs differing in the other keys (queue
     #                                      depth, case, target) are paired by these, and the others compared
+    groups: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (name, columns): parts a page may show as tables of
+    #                                                       their own, each with the key columns (a comparison:
+    #                                                       one per compared value, each run's value and ratio)
 
     def label_count(self) -> int:
         """Leading text columns that identify a row."""
@@ -66,6 +69,23 @@ def condensed(table: Table) -> tuple[Table, tuple[tuple[str, str], ...]]:
     facts = tuple((table.columns[index].name, str(table.rows[0][index])) for index in constant)
     return Table(table.key, table.title, tuple(table.columns[index] for index in kept),
                  tuple(tuple(row[index] for index in kept) for row in table.rows)), facts
+
+
+def split_groups(table: Table) -> list[Table]:
+    """A table with several column groups as one narrow table per group (the key columns, then the group's);
+    rows without a value in a group are left out of its table."""
+    if len(table.groups) < 2:
+        return [table]
+    keys = range(len(table.keys))
+    parts = []
+    for number, (name, columns) in enumerate(table.groups, start=1):
+        chosen = [*keys, *columns]
+        rows = tuple(tuple(row[i] for i in chosen) for row in table.rows
+                     if any(row[i] is not None and row[i] != "-" for i in columns))
+        shown = tuple(table.columns[i] if i in keys else
+                      replace(table.columns[i], name=table.columns[i].name.removeprefix(f"{name} ")) for i in chosen)
+        parts.append(Table(f"{table.key}-{number}", f"{name} ({table.title})", shown, rows, keys=tuple(keys)))
+    return parts
 
 
 @dataclass(frozen=True)

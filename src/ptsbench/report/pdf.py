@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.report.figures import Figure, atomic_file, draw
-from ptsbench.report.model import Block, Report, Section, Table, Text, condensed, formatted_rows
+from ptsbench.report.model import Block, Report, Section, Table, Text, condensed, formatted_rows, split_groups
 
 PAGE_W_IN, PAGE_H_IN = 11.69, 8.27  # A4 landscape
 MARGIN_IN = 0.45
@@ -207,7 +207,8 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
         pages.append(page)
         top_in = content_top_in
 
-    for block in section.blocks:
+    for block in [part for whole in section.blocks
+                  for part in (split_groups(whole) if isinstance(whole, Table) else [whole])]:
         if isinstance(block, Figure):
             if right_free is not None:
                 page.placed.append(Placed(block, right_free, FIGURE_IN, left_in=MARGIN_IN + half_in + FIGURE_GAP_IN,

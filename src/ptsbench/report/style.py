@@ -18,8 +18,8 @@ GRID = "#dddddd"  # grid lines of static figures
 CAPTION = "#444444"  # caption text under static figures
 DASHES = ("solid", "dash", "dot")  # line styles by name, as Series and plot Lines give them
 TITLE_PT = 11  # static figures: title, legend and caption font sizes
-LEGEND_PT = 7.0
-CAPTION_PT = 6.5
+LEGEND_PT = 8.0
+CAPTION_PT = 8.0
 LINE_WIDTH = 1.4  # static figures; the interactive ones draw slightly wider lines
 LINE_WIDTH_HTML = 1.6
 
