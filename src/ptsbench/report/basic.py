@@ -140,19 +140,26 @@ def wsat_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
     return [table, source_note(view), *_wsat_figures(rows)]
 
 
+def time_unit(largest_s: float) -> tuple[float, str]:
+    """(seconds per unit, unit) that write a duration axis up to `largest_s` in plain numbers: s, min or h."""
+    return (1.0, "s") if largest_s < 120 else (60.0, "min") if largest_s < 7200 else (3600.0, "h")
+
+
 def _wsat_figures(rows: Sequence[tuple[Any, ...]]) -> list[Block]:
-    """IOPS against IO time, data written and drive fills; mean latency against IO time."""
+    """IOPS against IO time, data written and drive fills; mean latency against IO time (in s, min or h, as fits
+    the run's length)."""
     iops = tuple(row[4] for row in rows)
+    per_unit_s, unit = time_unit(max((float(row[1] or 0.0) * 60 for row in rows), default=0.0))
+    time_x = tuple(float(row[1] or 0.0) * 60 / per_unit_s for row in rows)
     blocks: list[Block] = []
-    for index, (name, label) in enumerate((("time", "IO time (min)"), ("gb", "total written (GB)"),
-                                           ("fills", "drive fills (written / capacity)")), start=1):
-        x = tuple(float(row[index] or 0.0) for row in rows)
+    for index, (name, label) in enumerate(((("time", f"IO time ({unit})"), ("gb", "total written (GB)"),
+                                            ("fills", "drive fills (written / capacity)"))), start=1):
+        x = time_x if name == "time" else tuple(float(row[index] or 0.0) for row in rows)
         blocks.append(Figure(f"wsat-iops-vs-{name}", f"Write saturation: IOPS vs {label.split(' (')[0]}", label,
                              "IOPS", (Series("4k random write", x, iops),), data_sheet=True,
                              caption="IOPS of each 4 KiB random-write round, from fresh-out-of-box."))
-    blocks.append(Figure("wsat-lat-vs-time", "Write saturation: mean latency vs time", "IO time (min)",
-                         "mean latency (µs)", (Series("4k random write", tuple(float(r[1] or 0) for r in rows),
-                                                      tuple(r[5] for r in rows)),),
+    blocks.append(Figure("wsat-lat-vs-time", "Write saturation: mean latency vs time", f"IO time ({unit})",
+                         "mean latency (µs)", (Series("4k random write", time_x, tuple(r[5] for r in rows)),),
                          caption="Mean total latency of each round."))
     return blocks
 

@@ -269,6 +269,10 @@ def _draw_lines(axes: Any, figure: Figure) -> None:
     if figure.x_ticks:
         axes.set_xticks([position for position, _ in figure.x_ticks], [label for _, label in figure.x_ticks])
         axes.set_xticks([], minor=True)
+    elif figure.x_label.startswith("round"):  # whole rounds: no 1.5
+        from matplotlib.ticker import MaxNLocator
+
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     finish_axes(axes, figure.title, figure.x_label, figure.y_label, legend=bool(figure.series))
 
 

@@ -121,6 +121,8 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
         xs = [x for series in figure.series for x in series.x]
         ys = [y for series in figure.series for y in series.y]
         layout["xaxis"] = _axis(figure.x_label, figure.x_log, figure.x_ticks or (log_ticks(xs) if figure.x_log else ()))
+        if figure.x_label.startswith("round") and not figure.x_ticks and xs:  # whole rounds: no 1.5
+            layout["xaxis"].update(tickmode="linear", tick0=0, dtick=max(1, math.ceil((max(xs) - min(xs)) / 10)))
         layout["yaxis"] = _axis(figure.y_label, figure.y_log, log_ticks(ys) if figure.y_log else ())
         if figure.y_range != (None, None):
             low, high = figure.y_range
