@@ -355,6 +355,9 @@ ATTACKS: dict[str, tuple[list[str], bool]] = {
     "--target with a newline": (["run", "{d}/scratch.fio", "--target", "{d}/t\n.dat", "--size", "64k"], False),
     "--set include=": (["run", "{d}/scratch.fio", "--set", "include={d}/inc2.fio"], False),
     "--set a [section]": (["run", "{d}/scratch.fio", "--set", "[evil]=x"], False),
+    # a fio server names files under `directory` ADDRESS.NAME: here a link to the device
+    "--hosts: the server's name for a file under directory=": (["run", "{d}/server-name.fio", "--hosts", "{server}"],
+                                                               False),
     "job option after --": (["run", "{d}/scratch.fio", "--", "--filename={dev}"], False),
     "--target DEV/../DEV": (["run", "{d}/plain.fio", "--target", "{dev}/../{name}"], False),
     "backing file of the device's loop": (["run", "{d}/plain.fio", "--target", "{img}"], False),
@@ -397,6 +400,7 @@ def _attack_files(folder: Path, dev: str) -> None:
         "typo-read": "rw=read\nfilename=/dev/nvme9n1\n", "sysfs": "filename=/sys/kernel/mm/ksm/run\n",
         "dev-file": f"rw=read\nfilename={DEV_FILE}\n",
         "nosize": "", "hash": f"filename={folder}/safe#{dev}\n",
+        "server-name": f"directory={folder}/srv\nfilename=disk\n",
     }
     for job, body in jobs.items():
         (folder / f"{job}.fio").write_text(JOB_HEAD + "[w]\n" + body)
@@ -408,6 +412,8 @@ def _attack_files(folder: Path, dev: str) -> None:
     (folder / "inc2.fio").write_text(f"filename={dev}\n")
     (folder / "log").write_text(f"fio version 2 iolog\n{folder}/a add\n{folder}/a open\n{folder}/a write 0 4096\n")
     (folder / "link").symlink_to(dev)
+    (folder / "srv").mkdir()
+    (folder / "srv" / "127.0.0.1.disk").symlink_to(dev)
     os.mknod(folder / "node", 0o600 | stat.S_IFBLK, os.stat(dev).st_rdev)
 
 
@@ -416,7 +422,8 @@ def _devnum(dev: str) -> str:
     return f"{os.major(rdev)}\\:{os.minor(rdev)}"  # fio splits names at an unescaped ':'
 
 
-def test_attacks_on_the_guard(devices: dict[str, Device], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_attacks_on_the_guard(devices: dict[str, Device], loopback_server: str, tmp_path: Path,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
     ext4 = devices["ext4"]
     _attack_files(tmp_path, ext4.path)
     swapfile = tmp_path / "swapfile"
@@ -434,7 +441,8 @@ def test_attacks_on_the_guard(devices: dict[str, Device], tmp_path: Path, monkey
             if name == "active swap file" and not swapped:
                 wrong.append("active swap file: could not make one (swapon failed)")
                 continue
-            values = {"d": str(tmp_path), "dev": ext4.path, "img": str(ext4.image), "name": os.path.basename(ext4.path)}
+            values = {"d": str(tmp_path), "dev": ext4.path, "img": str(ext4.image), "name": os.path.basename(ext4.path),
+                      "server": loopback_server}
             args = [part.format(**values) for part in argv]
             out_dir = ["--out", str(tmp_path / "out")] if "--out" not in args and args[0] != "info" else []
             code, out, err = ptsbench(*args, *(["--dry-run"] if accepted else []), *out_dir)

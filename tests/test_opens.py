@@ -30,7 +30,7 @@ CASES = {
     # numjobs clones take their folder from a ':' list in turn; nrfiles names per clone
     "clones": "[j1]\nnumjobs=3\nnrfiles=2\ndirectory={d}/a:{d}/b\n",
     # filename_format keywords in any letter case, each clone its own name
-    "format": "[j2]\nfilename_format=F.$JobName.$jobnum.$filenum.$jobname\nnumjobs=2\n",
+    "format": "[j2]\nfilename_format=F.$JobName.$jobnum.$filenum.$jobname.$clientuid\nnumjobs=2\n",
     # a filename list: empty entries skipped, '\\:' is a colon in a name; directory in front of each
     "list": "[j3]\nfilename=x:y\\:z::w\ndirectory={d}/a\nnumjobs=2\n",
     # a section named after a device: fio opens the device
@@ -106,3 +106,30 @@ def test_include_inlined_as_fio_finds_it(tmp_path: Path, monkeypatch: pytest.Mon
 def test_fio_list_splits_as_fio() -> None:
     assert fio_list("::a:b\\:c::d") == ["a", "b:c", "d"]
     assert fio_list(None) == []
+
+
+def test_names_on_a_fio_server_match_a_real_one(tmp_path: Path) -> None:
+    """A fio server puts the client's address in front of names under `directory` and into `$clientuid`: the files
+    a real loopback server makes are the ones paths_on_server lists."""
+    import socket
+
+    from ptsbench.hosts import kill_tree, server_argv, wait_listening
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "d").mkdir()
+    job = tmp_path / "job.fio"
+    job.write_text(f"[global]\nioengine=psync\nrw=write\nsize=4k\ndirectory={tmp_path}/d\n[named]\nfilename=x\n"
+                   "[made]\nfilename_format=f.$clientuid.$jobnum\nnumjobs=2\n[plain]\nunique_filename=0\n")
+    server = subprocess.Popen(server_argv("127.0.0.1", port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_listening("127.0.0.1", port, 10.0)
+        subprocess.run(["fio", f"--client=127.0.0.1,{port}", str(job)], capture_output=True, timeout=60, check=False)
+    finally:
+        kill_tree(server.pid)
+        server.wait()
+    made = {str(path) for path in (tmp_path / "d").iterdir()}
+    assert len(made) == 4
+    assert {path for opened in parse_job_file(job, str(tmp_path)) for path in opened.paths_on_server("127.0.0.1")} \
+        == made

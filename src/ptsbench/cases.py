@@ -71,10 +71,12 @@ class Case:
     def writes(self) -> bool:
         return any(job.writes for job in self.opens)
 
-    def opened(self) -> list[tuple[str, bool]]:
-        """Every path fio opens for this case, and whether it is written."""
+    def opened(self, client_address: str | None = None) -> list[tuple[str, bool]]:
+        """Every path fio opens for this case (a fio server: when `client_address` sends it), and whether it is
+        written."""
         cwd = os.getcwd()
-        return [(path, job.writes) for job in self.opens for path in job.paths] + [
+        return [(path, job.writes) for job in self.opens
+                for path in (job.paths_on_server(client_address) if client_address else job.paths)] + [
             (path, True) for job in self.opens for path in written_logs(job.options, cwd)]
 
     def unknown_writes(self) -> list[str]:

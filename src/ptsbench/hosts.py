@@ -683,14 +683,19 @@ def probe_remote_engine(hosts: Sequence[Host], target: Target, timeout_s: float 
     return "psync", "ioengine psync (" + "; ".join(tried) + ")"
 
 
+def host_addresses(host: Host) -> list[str]:
+    """The addresses a host name stands for ([] when it does not resolve)."""
+    try:
+        infos = socket.getaddrinfo(host.name, None, proto=socket.IPPROTO_TCP)
+    except OSError:
+        return []
+    return sorted({str(info[4][0]) for info in infos})
+
+
 def is_this_machine(host: Host) -> bool:
     """Whether a host's address is one of this machine's (loopback or an own interface address: it can be bound
     here), so its fio server opens this machine's devices."""
-    try:
-        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host.name, None, proto=socket.IPPROTO_TCP)}
-    except OSError:
-        return False
-    for address in addresses:
+    for address in host_addresses(host):
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
         try:
             with socket.socket(family, socket.SOCK_STREAM) as probe:
@@ -718,8 +723,9 @@ def check_remote_writes(cases: Sequence[Any], destructive: bool, hosts: Sequence
             raise UnsafeTargetError(f"case {case.name}: {expanded[0].strip()!r} uses an environment variable, which "
                                     "each host's fio server expands with its own environment",
                                     "write the value itself in the job file")
-        if local:
-            check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted)
+        if local:  # the server puts the client's address into names under `directory`: judge those too
+            on_servers = [item for host in local for address in host_addresses(host) for item in case.opened(address)]
+            check_opened(case.opened() + on_servers, case.unknown_writes(), destructive, allow_mounted)
         for path, written in case.opened() if remote else ():
             _check_remote_path(path, destructive, remote, f"case {case.name}", written)
         if remote and case.unknown_writes() and not destructive:

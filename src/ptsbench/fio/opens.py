@@ -44,6 +44,24 @@ class JobOpens:
     paths: tuple[str, ...]  # every file or device fio opens for it (absolute), in fio's order
     writes: bool  # it writes, trims or otherwise changes what it opens
     unknown: tuple[str, ...] = ()  # why fio may open more than `paths` (an IO log replayed, a user-space engine)
+    generated: bool = False  # fio made the names up (filename_format or the job's name): no filename given
+    cwd: str = "/"
+
+    def paths_on_server(self, client_address: str) -> tuple[str, ...]:
+        """The paths a fio server opens for this job when `client_address` sends it: names under `directory` get
+        the client's address in front (fio's unique_filename, on by default) and `$clientuid` is that address."""
+        names = list(self.paths)
+        if self.generated:
+            names = [os.path.join(self.cwd, path) for path in
+                     _generated_names(self.name, self.options, self.cwd, client_address)]
+        if (self.options.get("unique_filename") or "1").strip() == "0":
+            return tuple(names)
+        folders = [os.path.join(self.cwd, folder) for folder in fio_list(self.options.get("directory"))]
+        moved = []
+        for path in names:
+            folder = next((f for f in folders if path.startswith(f + "/")), None)
+            moved.append(f"{folder}/{client_address}.{path[len(folder) + 1:]}" if folder else path)
+        return tuple(moved)
 
 
 @dataclass
@@ -122,7 +140,8 @@ def _job(name: str, state: _State, cwd: str) -> JobOpens:
     replay = bool(options.get("read_iolog"))
     if replay:
         unknown.append(f"it replays the IO log {options['read_iolog']}, which names its own files and writes")
-    elif not files and options.get("filename") is None:
+    generated = not replay and not files and options.get("filename") is None
+    if generated:
         files = _generated_names(name, options, cwd)
     engine = (options.get("ioengine") or "").strip()
     if engine in OPAQUE_ENGINES or engine.startswith("external") or "/" in engine:
@@ -134,7 +153,8 @@ def _job(name: str, state: _State, cwd: str) -> JobOpens:
     if options.get("replay_redirect"):
         files.append(options["replay_redirect"] or "")
     paths = tuple(dict.fromkeys(os.path.join(cwd, path) for path in files if path))
-    return JobOpens(name, dict(options), paths, replay or bool(programs) or writes(options), tuple(unknown))
+    return JobOpens(name, dict(options), paths, replay or bool(programs) or writes(options), tuple(unknown),
+                    generated, cwd)
 
 
 def writes(options: Mapping[str, str | None]) -> bool:
@@ -187,7 +207,7 @@ def _in_directory(options: Mapping[str, str | None], name: str, job_number: int)
     return f"{folders[job_number % len(folders)]}/{name}"
 
 
-def _generated_names(job: str, options: Mapping[str, str | None], cwd: str) -> list[str]:
+def _generated_names(job: str, options: Mapping[str, str | None], cwd: str, client: str = "") -> list[str]:
     """The files fio makes up for a job that names none: the job's own name when that exists and is not a regular
     file (e.g. a section called [/dev/sdb]), else `filename_format` for each clone and file number."""
     nrfiles = _count(options.get("nrfiles"))
@@ -197,7 +217,7 @@ def _generated_names(job: str, options: Mapping[str, str | None], cwd: str) -> l
             names.append(_in_directory(options, job, number))
             continue
         for file_number in range(nrfiles):
-            names.append(_in_directory(options, _format_name(options, job, number, file_number), number))
+            names.append(_in_directory(options, _format_name(options, job, number, file_number, client), number))
     return names
 
 
@@ -209,10 +229,10 @@ def _exists_not_regular(path: str) -> bool:
         return False
 
 
-def _format_name(options: Mapping[str, str | None], job: str, number: int, file_number: int) -> str:
+def _format_name(options: Mapping[str, str | None], job: str, number: int, file_number: int, client: str) -> str:
     """fio's make_filename: each keyword, in order, replaced wherever it occurs (any letter case)."""
     text = options.get("filename_format") or _DEFAULT_FORMAT
-    values = {"$jobname": job, "$jobnum": str(number), "$filenum": str(file_number), "$clientuid": "0"}
+    values = {"$jobname": job, "$jobnum": str(number), "$filenum": str(file_number), "$clientuid": client}
     for keyword in _FORMAT_KEYWORDS:
         for _ in range(16):  # a job name holding the keyword itself would make fio loop forever
             at = text.lower().find(keyword)
