@@ -133,3 +133,17 @@ def test_names_on_a_fio_server_match_a_real_one(tmp_path: Path) -> None:
     assert len(made) == 4
     assert {path for opened in parse_job_file(job, str(tmp_path)) for path in opened.paths_on_server("127.0.0.1")} \
         == made
+
+
+def test_dry_run_prints_fios_words_and_fails(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    bad = tmp_path / "bad.fio"
+    bad.write_text("[bad]\nioengine=null\nsize=1m\nrw=sideways\n")
+    done = run_cli("run", str(bad), "--dry-run", "--out", str(tmp_path / "out"))
+    assert done.returncode != 0 and done.stderr.count("ptsbench: error:") == 1 and "sideways" in done.stderr
+    assert "# fio rejects case 1" in done.stdout and "Traceback" not in done.stderr
+    good = tmp_path / "good.fio"
+    good.write_text("[good]\nioengine=null\nsize=1m\nrw=randwrite\n")
+    done = run_cli("run", str(good), "--dry-run", "--out", str(tmp_path / "out"))
+    assert done.returncode == 0 and "# guard: the real run would start" in done.stdout
