@@ -2,12 +2,13 @@
 
 Each job file of tests/data/truth runs through plain fio and through `ptsbench run`. The fio.json ptsbench stored for
 a case must be fio's raw document (the same jobs, groups, keys and options as plain fio prints for that file), and
-every number of ptsbench's JSON, CSV and table must equal what this test computes from that stored document on its
-own: fio's own figure for a row that is one fio entry; for a merged row (numjobs threads reported apart, read+write
-totals) fio's group arithmetic in exact rationals (IOs x 1000 / longest runtime, bytes x 1000 // longest runtime,
-the IO-weighted mean) and percentiles from the summed json+ bins with fio's rule (the first bin whose cumulative
-count reaches fio's threshold, compared exactly). Which fio entries form each row is written in each job file's first
-line (`# rows: 0 | 1 2`: entries 0, then 1 and 2 merged), so the test does not lean on ptsbench's own grouping.
+every number of ptsbench's JSON, CSV, table and results.xlsx must equal what this test computes from that stored
+document on its own: fio's own figure for a row that is one fio entry; for a merged row (numjobs threads reported
+apart, read+write totals) fio's group arithmetic in exact rationals (IOs x 1000 / longest runtime, bytes x 1000 //
+longest runtime, the IO-weighted mean) and percentiles from the summed json+ bins with fio's rule (the first bin whose
+cumulative count reaches fio's threshold, compared exactly). Which fio entries form each row is written in each job
+file's first line (`# rows: 0 | 1 2`: entries 0, then 1 and 2 merged), so the test does not lean on ptsbench's own
+grouping.
 """
 
 import csv
@@ -141,13 +142,32 @@ def _us(value_ns: float | None) -> str:
     return f"{value_us:,.{3 if value_us < 10 else 2 if value_us < 1000 else 0}f}"
 
 
-def table_cells(expected: Mapping[str, Any]) -> dict[str, str]:
-    """What the terminal table must show for an expected row."""
+def table_cells(expected: Mapping[str, Any], steady_columns: bool) -> dict[str, str]:
+    """What the terminal table must show for an expected row (with fio's steady state: runtime and verdict)."""
     as_float = {key: None if value is None else float(value) for key, value in expected.items() if key in NUMBERS}
     cells = {"IOPS": f"{as_float['iops']:,.0f}", "MB/s": f"{as_float['mb_s']:,.2f}",
              "mean µs": _us(as_float["lat_mean_ns"])}
     cells.update({f"p{p} µs": _us(as_float[f"lat_p{p}_ns"]) for p in TABLE_PERCENTILES})
+    if steady_columns:
+        cells["run s"] = f"{as_float['runtime_s']:,.3f}"
+        verdict = "attained" if expected["ss_attained"] else "NOT attained"
+        cells["fio steady state"] = "-" if expected["ss_attained"] is None else \
+            f"{verdict}: {expected['ss_criterion']} at {expected['ss_value']}"
     return cells
+
+
+XLSX_NUMBERS = {"IOPS": ("iops", 1), "MB/s": ("mb_s", 1), "lat mean (µs)": ("lat_mean_ns", 1000),
+                **{f"lat p{p} (µs)": (f"lat_p{p}_ns", 1000) for p in TABLE_PERCENTILES},
+                "runtime (s)": ("runtime_s", 1)}
+
+
+def xlsx_rows(path: Path) -> list[dict[str, Any]]:
+    """The run's results.xlsx as {header: cell} per row."""
+    import openpyxl
+
+    sheet = openpyxl.load_workbook(path, read_only=True)["results"]
+    header, *rows = list(sheet.iter_rows(values_only=True))
+    return [dict(zip(header, row, strict=True)) for row in rows]
 
 
 def parse_table(text: str) -> Iterator[dict[str, str]]:
@@ -211,7 +231,9 @@ def test_every_number_ptsbench_shows_equals_fios_json(tmp_path: Path) -> None:
     assert shown_csv.returncode == 0 and shown_table.returncode == 0, shown_csv.stderr + shown_table.stderr
     csv_rows = list(csv.DictReader(io.StringIO(shown_csv.stdout)))
     table_rows = list(parse_table(shown_table.stdout))
-    assert len(json_rows) == len(csv_rows) == len(table_rows)
+    workbook_rows = xlsx_rows(out / "results.xlsx")
+    assert len(json_rows) == len(csv_rows) == len(table_rows) == len(workbook_rows)
+    steady_columns = "fio steady state" in table_rows[0]
 
     mismatches: list[str] = []
     compared = rule_checks = raw_facts = rows = 0
@@ -250,10 +272,16 @@ def test_every_number_ptsbench_shows_equals_fios_json(tmp_path: Path) -> None:
                     mismatches.append(f"{label}: JSON {key} {shown_json[key]!r} != fio's {want[key]!r}")
                 if not equal(csv_value, want[key]):
                     mismatches.append(f"{label}: CSV {key} {csv_value!r} != fio's {want[key]!r}")
-            for column, cell in table_cells(want).items():
+            for column, cell in table_cells(want, steady_columns).items():
                 compared += 1
                 if shown_cells[column] != cell:
                     mismatches.append(f"{label}: table {column} {shown_cells[column]!r} != {cell!r}")
+            for column, (key, divisor) in XLSX_NUMBERS.items():
+                compared += 1
+                cell = workbook_rows[position][column]
+                expected_cell = None if want[key] is None else Fraction(want[key]) / divisor
+                if not equal(cell, expected_cell):
+                    mismatches.append(f"{label}: xlsx {column} {cell!r} != {expected_cell!r}")
             compared += 1
             if shown_cells["dir"] != want["direction"] or shown_cells["job"].rstrip("*") != want["job"]:
                 mismatches.append(f"{label}: table row {shown_cells['job']} {shown_cells['dir']}")

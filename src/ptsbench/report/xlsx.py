@@ -3,10 +3,11 @@
 from collections.abc import Sequence
 from pathlib import Path
 
-from ptsbench.report.tables import TABLE_PERCENTILES, ResultRow
+from ptsbench.report.tables import TABLE_PERCENTILES, ResultRow, steady_state_text
 
 HEADERS = ["case", "job", "host", "target", "rw", "bs", "iodepth", "numjobs", "direction", "status", "IOPS", "MB/s",
-           "lat mean (µs)", *(f"lat p{p} (µs)" for p in TABLE_PERCENTILES), "done after first host (s)", "message"]
+           "lat mean (µs)", *(f"lat p{p} (µs)" for p in TABLE_PERCENTILES), "done after first host (s)", "message",
+           "runtime (s)", "fio steady state", "how formed"]
 
 
 def write_results_xlsx(path: Path, rows: Sequence[ResultRow]) -> None:
@@ -22,7 +23,8 @@ def write_results_xlsx(path: Path, rows: Sequence[ResultRow]) -> None:
     for index, row in enumerate(rows, start=1):
         values = [row.case, row.job, row.host or "", row.target or "", row.rw, row.bs, row.iodepth, row.numjobs,
                   row.direction, row.status, row.iops, row.mb_s, _us(row.lat_mean_ns),
-                  *(_us(row.lat_percentiles_ns.get(p)) for p in TABLE_PERCENTILES), row.done_after_first_s, row.message]
+                  *(_us(row.lat_percentiles_ns.get(p)) for p in TABLE_PERCENTILES), row.done_after_first_s, row.message,
+                  row.runtime_s, None if row.ss_attained is None else steady_state_text(row), row.note or None]
         for column, value in enumerate(values):
             if isinstance(value, float):
                 sheet.write_number(index, column, value, numbers)
@@ -33,7 +35,7 @@ def write_results_xlsx(path: Path, rows: Sequence[ResultRow]) -> None:
     sheet.freeze_panes(1, 0)
     sheet.autofilter(0, 0, max(len(rows), 1), len(HEADERS) - 1)
     sheet.set_column(0, 3, 18)
-    sheet.set_column(10, len(HEADERS) - 2, 13)
+    sheet.set_column(10, len(HEADERS) - 5, 13)
     workbook.close()
     temporary.replace(path)
 
