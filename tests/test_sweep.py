@@ -59,6 +59,7 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
     # only the unfinished cells ran again: the finished ones kept their results from before the kill
     assert f"cell 1 {sorted(done_before)[0][4:]}" not in resumed.stderr
     assert "cell 5 randread-4k-qd2-nj2" in resumed.stderr
+    assert all(f"randwrite-4k-qd{qd}-nj2" in resumed.stdout for qd in (1, 2, 4))  # every cell's row at the end
     folders = sorted(path.name for path in cases.iterdir())
     assert len(folders) == 12 and folders[-1] == "012-randwrite-4k-qd4-nj2"
     for folder in folders:
@@ -165,9 +166,12 @@ def test_a_sweep_on_two_hosts_draws_each_host(tmp_path: Path, servers: Servers) 
     run_dir = tmp_path / "sweep"
     argv = [sys.executable, "-m", "ptsbench", "sweep", str(tmp_path / "null.dat"), "--hosts", hosts_arg(hosts),
             "--ioengine", "null", "--size", "64M", "--rw", "randread", "--iodepth", "1,2", "--runtime", "0.4",
-            "--out", str(run_dir)]
+            "--out", str(run_dir), "--format", "json"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert {(row["case"], row["host"]) for row in printed} == {
+        (f"randread-4k-qd{qd}-nj1", host) for qd in (1, 2) for host in (*(h.name for h in hosts), "all hosts")}
     from ptsbench.report.build import load_report
 
     table = next(table for table in load_report(run_dir).tables() if table.key == "sweep")

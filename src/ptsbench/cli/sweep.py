@@ -11,6 +11,7 @@ import click
 from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, _hosts_and_targets, _key_value
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
+from ptsbench.report.terminal import FORMATS
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case
@@ -84,6 +85,8 @@ def _numbers(value: str, option: str) -> tuple[int, ...]:
 @click.option("--precondition-repeat", is_flag=True, help="Run the precondition job before every cell.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any other fio option for every cell.")
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...).")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
+              help="The cells' results on stdout at the end: table, json or csv.")
 @click.option("--destructive", is_flag=True, help="Allow writes to a block device (refused by default).")
 @click.option("--allow-mounted", is_flag=True,
               help="With --destructive: allow writes to a device in use (mounted, md/dm/LVM member, swap).")
@@ -101,7 +104,8 @@ def _numbers(value: str, option: str) -> tuple[int, ...]:
 def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str, rwmixread: str | None,
           runtime_s: float, ramp_time_s: float | None, loops: int, size: str | None, ioengine: str | None,
           direct: int, ss: str | None, ss_dur_s: float | None, ss_ramp_s: float | None, precondition: Path | None,
-          precondition_repeat: bool, settings: tuple[str, ...], out: Path | None, destructive: bool,
+          precondition_repeat: bool, settings: tuple[str, ...], out: Path | None, output_format: str,
+          destructive: bool,
           allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
           lat_bound: str, lat_percentile: str) -> None:
     """Sweep targets over a matrix of rw x block size x read mix x numjobs x iodepth; every cell is a fio run
@@ -134,7 +138,7 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     )
     check_spec(spec)
     _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
-           dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile))
+           dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format)
 
 
 def _report_settings(bound: str, percentile: str) -> dict[str, object]:
@@ -159,7 +163,7 @@ def _report_settings(bound: str, percentile: str) -> dict[str, object]:
 
 def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out: Path | None,
            permission: tuple[bool, bool], log_interval_ms: int, fio_lat_log: bool, dry_run: bool,
-           hosts_spec: str | None, report: dict[str, object]) -> None:
+           hosts_spec: str | None, report: dict[str, object], output_format: str) -> None:
     from dataclasses import replace
 
     from ptsbench.cases import resolve_targets
@@ -178,7 +182,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
         else:
             ioengine = probe_engine(resolved[0].path)[0]
     spec = replace(spec, ioengine=ioengine)
-    run_dir = out or default_run_dir("sweep")
+    run_dir = out or default_run_dir("sweep-" + "-".join(Path(path).name for path in target_paths)[:60])
     fio_lat_log = fio_lat_log or bool(hosts)  # fio's client prints no status documents to derive latency from
     entries = plan_entries(spec, len(resolved))
     cases = plan_cases(entries, job_texts(spec), resolved, run_dir, log_interval_ms, fio_lat_log)
@@ -202,11 +206,12 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     })
     write_job_files(store.root, spec)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    execute(store, cases, hosts)
+    execute(store, cases, hosts, output_format)
 
 
-def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]") -> None:
-    """Run the sweep's unfinished cells with the run directory locked, then write its report."""
+def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", output_format: str = "table") -> None:
+    """Run the sweep's unfinished cells with the run directory locked, print every cell's results, write the
+    report."""
     from ptsbench.cli.run import write_final_report
     from ptsbench.pts.engine import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
@@ -226,6 +231,11 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]") -> None
             raise
         failed = [record.name for record in records if record.status != "ok"]
         store.update_manifest(status="failed" if failed else "done")
+    from ptsbench.cases import load_records
+    from ptsbench.report.tables import result_rows
+    from ptsbench.report.terminal import print_rows
+
+    print_rows(result_rows(load_records(store)), output_format)
     write_final_report(store.root)
     if failed:
         click.echo(f"ptsbench: error: failed cells: {', '.join(failed)} (see fio.stderr in {store.root}/cases; "
