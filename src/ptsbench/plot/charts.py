@@ -76,18 +76,24 @@ def _trace_lines(trace: Trace, name: str, color: str, dash: str, options: LineOp
     """The raw values (min and max per pixel column), and the smoothed and trend lines when asked."""
     if not len(trace.value):
         return []
-    x = trace.written_bytes if options.x_written else trace.time_s
-    if x is None:
-        raise PtsbenchError(f"{name}: the data written is not known", "use --x time")
+    # the points as they are (per-IO times in ms), scaled only once reduced to pixel columns
+    raw_x, x_scale = trace.time, trace.time_unit_s
+    if options.x_written:
+        if trace.written_bytes is None:
+            raise PtsbenchError(f"{name}: the data written is not known", "use --x time")
+        raw_x, x_scale = trace.written_bytes, 1.0
     opacity = 0.45 if options.smooth_s else 1.0
-    reduced = minmax_per_column(x, trace.value, PLOT_COLUMNS)
+    reduced = minmax_per_column(raw_x, trace.value, PLOT_COLUMNS)
     if reduced is None:
-        lines = [Line(name, np.asarray(x, np.float64) / x_divisor, np.asarray(trace.value, np.float64) / y_divisor,
-                      color, dash, 1.0, opacity)]
+        lines = [Line(name, np.asarray(raw_x, np.float64) * (x_scale / x_divisor),
+                      np.asarray(trace.value, np.float64) / y_divisor, color, dash, 1.0, opacity)]
     else:
         middle, low, high = reduced
-        lines = [Line(f"{name} (min-max per pixel)", middle / x_divisor, high / y_divisor, color, dash, 1.0, opacity,
-                      low / y_divisor)]
+        lines = [Line(f"{name} (min-max per pixel)", middle * (x_scale / x_divisor), high / y_divisor, color, dash,
+                      1.0, opacity, low / y_divisor)]
+    if not options.smooth_s and not options.trend:
+        return lines
+    x = raw_x if options.x_written else trace.time_s
     if options.smooth_s:
         at = np.linspace(float(trace.time_s[0]), float(trace.time_s[-1]), PLOT_COLUMNS)
         smooth = window_mean(trace.time_s, trace.value, at, options.smooth_s)

@@ -48,8 +48,8 @@ def value_counts(values: Array) -> tuple[Array, Array]:
         if inside.all():
             counts += np.bincount(offset, minlength=bins)
         else:
-            counts += np.bincount(offset[inside], minlength=bins)
-            beyond.append(chunk[~inside])
+            counts += np.bincount(np.compress(inside, offset), minlength=bins)  # faster than a boolean index
+            beyond.append(np.compress(~inside, chunk))
     present = np.flatnonzero(counts)
     distinct, counted = present.astype(np.uint64) + np.uint64(base), counts[present]
     if beyond:

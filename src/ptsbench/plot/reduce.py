@@ -22,7 +22,10 @@ def minmax_per_column(x: Array, y: Array, columns: int = 1600) -> tuple[Array, A
     if len(x) <= columns:
         return None
     edges = column_edges(float(x[0]), float(x[-1]), columns)
-    starts = np.searchsorted(x, edges[:-1], side="left")
+    bounds = edges[:-1]
+    if x.dtype.kind in "iu":  # integers (ms): as many lie below an edge as below its ceiling; no float copy of x
+        bounds = np.ceil(bounds).astype(x.dtype)
+    starts = np.searchsorted(x, bounds, side="left")
     used = np.flatnonzero(np.diff(np.append(starts, len(x))) > 0)  # columns holding at least one point
     starts = starts[used]
     low = np.minimum.reduceat(y, starts).astype(np.float64)

@@ -10,6 +10,7 @@ per direction (read, write, trim) and their total, at full resolution, in base u
 import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,19 @@ class Trace:
     """One direction of one run: points in time order, values in base units, data written so far at each point."""
 
     direction: str  # read, write, trim or total
-    time_s: Array  # where each point ends (a window's or interval's end, an IO's completion)
+    time: Array  # where each point ends (a window's or interval's end, an IO's completion), in time_unit_s
     value: Array
     written_bytes: Array | None = None
     start_s: Array | None = None  # windowed points: where each window starts; None: at the previous point
+    time_unit_s: float = 1.0  # per-IO traces keep fio's integer milliseconds (0.001): 10 M float copies cost more
+    # than reading the log, and a chart only needs their min and max per pixel column
+
+    @cached_property
+    def time_s(self) -> Array:
+        """`time` in seconds (made on first use from milliseconds)."""
+        if self.time_unit_s == 1.0:
+            return self.time
+        return np.multiply(self.time, self.time_unit_s, dtype=np.float64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,10 +240,6 @@ def default_interval_ms(span_ms: float) -> float:
     return 1000.0 if span_ms >= 100_000 else max(1.0, float(round(span_ms / 100.0)))
 
 
-def _seconds(time_ms: Array) -> Array:
-    return np.multiply(time_ms, 0.001, dtype=np.float64)
-
-
 def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path, ...], interval_ms: float | None,
                 need_written: bool) -> Run:
     events = merge_events(logs)
@@ -276,9 +282,12 @@ def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path
             over += f"; the last {left_out_ms:g} ms (a partial interval) left out"
         note = f"per-IO log: {'data' if kind == 'bw' else 'IOs'} completed per {over}"
         return Run(label, kind, paths, tuple(traces), note, mean_total, read_share, bs_mode, over)
-    traces = [Trace(name, _seconds(time_ms[chosen]), events.value[chosen],
-                    None if written is None else written[chosen]) for name, chosen in directions]
-    traces.append(Trace("total", _seconds(time_ms), events.value, written))
+    traces = []
+    for name, chosen in directions:
+        at = np.flatnonzero(chosen)  # take() by index is several times faster than a boolean mask on 10 M IOs
+        traces.append(Trace(name, time_ms.take(at), events.value.take(at), None if written is None else
+                            written.take(at), time_unit_s=0.001))
+    traces.append(Trace("total", time_ms, events.value, written, time_unit_s=0.001))
     return Run(label, kind, paths, tuple(traces), f"per-IO log: every IO's {kind}", None, read_share, bs_mode, "IOs")
 
 
