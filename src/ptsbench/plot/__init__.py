@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.logs import FioLog, HistLog, read_hist_log, read_log
-from ptsbench.plot import charts, draw
+from ptsbench.plot import charts
 from ptsbench.plot.draw import FORMATS, Chart, Look, write_chart
 from ptsbench.plot.series import HistRun, Run, Summary, build_hist_run, build_run, summarize, summarize_hist
 from ptsbench.plot.sources import RunFiles, find_runs
@@ -57,8 +57,6 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
     """Read the logs, draw the charts, write them and a summary.csv into options.out_dir."""
     _check(options, FORMATS)
     found = find_runs(inputs, options.kind, options.pattern, options.per_job, options.labels)
-    if set(options.formats) & {"png", "svg"}:
-        draw.preload_matplotlib()  # imported while the logs are read
     notes = list(found.left_out)
     line_options = charts.LineOptions(options.smooth_s, options.trend, options.x_axis == "written",
                                       options.directions)

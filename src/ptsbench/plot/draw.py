@@ -2,8 +2,6 @@
 
 import math
 import os
-import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,26 +91,7 @@ def write_chart(chart: Chart, directory: Path, file_format: str, look: Look = Lo
 
 # --- matplotlib -------------------------------------------------------------------------------------------------
 
-_preloading: list[threading.Thread] = []
-
-
-def preload_matplotlib() -> None:
-    """Start importing matplotlib on a thread, to overlap its import (about as long as reading 10 M log lines) with
-    reading the logs; the drawing waits for it rather than importing the same modules at the same time."""
-    if not _preloading and "matplotlib.figure" not in sys.modules:
-        thread = threading.Thread(target=_import_matplotlib, name="ptsbench-matplotlib", daemon=True)
-        thread.start()
-        _preloading.append(thread)
-
-
-def _import_matplotlib() -> None:
-    import matplotlib.backends.backend_agg  # noqa: F401
-    import matplotlib.figure  # noqa: F401
-
-
 def _write_static(chart: Chart, path: Path, file_format: str, dpi: int = DPI) -> None:
-    for thread in _preloading:
-        thread.join()
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
