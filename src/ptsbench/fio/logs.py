@@ -19,6 +19,7 @@ bad lines with skip_bad_lines).
 
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -74,9 +75,7 @@ def reader_name() -> str:
 def _block_parser() -> BlockParser:
     if _compiled_parse_lines is not None and os.environ.get(READER_ENV) != "numpy":
         return _parse_block
-    from ptsbench.fio.numpy_parser import parse_block
-
-    return parse_block
+    return _parse_block_numpy
 
 
 # --- names ------------------------------------------------------------------------------------------------------
@@ -416,31 +415,17 @@ def _parsed_blocks(blocks: Iterator[tuple[bytes, bool]], parser: BlockParser, co
     workers = min(4, os.cpu_count() or 1)
     if workers <= 1:
         for block, unterminated in blocks:
-            yield block, unterminated, _narrowed(parser(block, count, hex_columns))
+            yield block, unterminated, parser(block, count, hex_columns)
         return
     with ThreadPoolExecutor(workers) as pool:
         pending: list[Any] = []
         for block, unterminated in blocks:
-            pending.append((block, unterminated, pool.submit(_parse_narrowed, parser, block, count, hex_columns)))
+            pending.append((block, unterminated, pool.submit(parser, block, count, hex_columns)))
             if len(pending) > 2 * workers:
                 block0, unterminated0, future = pending.pop(0)
                 yield block0, unterminated0, future.result()
         for block0, unterminated0, future in pending:
             yield block0, unterminated0, future.result()
-
-
-def _parse_narrowed(parser: BlockParser, block: bytes, count: int, hex_columns: tuple[int, ...]
-                    ) -> list[Array] | None:
-    return _narrowed(parser(block, count, hex_columns))
-
-
-def _narrowed(columns: list[Array] | None) -> list[Array] | None:
-    """Each column in the smallest unsigned type holding its values (on the parsing thread, so that the reading thread
-    only copies them into place)."""
-    if columns is None:
-        return None
-    return [column if column.dtype.itemsize == 1 else column.astype(np.min_scalar_type(int(column.max())), copy=False)
-            for column in columns]
 
 
 def _line_regex(count: int, hex_columns: tuple[int, ...]) -> re.Pattern[bytes]:
@@ -474,10 +459,31 @@ def _check_lines(path: Path, block: bytes, regex: re.Pattern[bytes], done_lines:
 def _parse_block(block: bytes, count: int, hex_columns: tuple[int, ...]) -> list[Array] | None:
     """Columns of a block of whole lines (compiled parser), or None when a line is not `count` well-formed integers."""
     most_lines = len(block) // (2 * count)  # the shortest line: one digit per field, its separators and "\n"
-    out = np.empty((count, most_lines), np.uint64)  # untouched slots cost no memory
+    size = count * most_lines
+    scratch = getattr(_scratch, "rows", None)
+    if scratch is None or len(scratch) < size:  # a new array per block would be new pages (page faults) per block
+        scratch = _scratch.rows = np.empty(size, np.uint64)
+    out = scratch[:size].reshape(count, most_lines)
     hex_flags = bytes(index in hex_columns for index in range(count))
     lines = _compiled_parse_lines(block, hex_flags, out)
-    return list(out[:, :lines]) if lines > 0 else None
+    return _narrowed(list(out[:, :lines])) if lines > 0 else None
+
+
+def _parse_block_numpy(block: bytes, count: int, hex_columns: tuple[int, ...]) -> list[Array] | None:
+    from ptsbench.fio.numpy_parser import parse_block
+
+    return _narrowed(parse_block(block, count, hex_columns))
+
+
+_scratch = threading.local()  # per parsing thread: the compiled parser's output rows, reused block after block
+
+
+def _narrowed(columns: list[Array] | None) -> list[Array] | None:
+    """Copies of the columns, each in the smallest unsigned type holding its values (on the parsing thread, so that
+    the reading thread only copies them into place)."""
+    if columns is None:
+        return None
+    return [column.astype(np.min_scalar_type(int(column.max()))) for column in columns]
 
 
 # --- histogram bins and percentiles -----------------------------------------------------------------------------
