@@ -147,3 +147,16 @@ def test_dry_run_prints_fios_words_and_fails(tmp_path: Path) -> None:
     good.write_text("[good]\nioengine=null\nsize=1m\nrw=randwrite\n")
     done = run_cli("run", str(good), "--dry-run", "--out", str(tmp_path / "out"))
     assert done.returncode == 0 and "# guard: the real run would start" in done.stdout
+
+
+def test_a_fio_without_debug_output_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fio built without debug output would list no files: the job is refused, not judged empty (a stand-in that
+    runs the real fio and drops its debug lines, as such a build prints none)."""
+    wrapper = tmp_path / "fio"
+    wrapper.write_text('#!/bin/sh\nexec fio "$@" | grep -v "^parse\\|^file"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PTSBENCH_FIO", str(wrapper))
+    job = tmp_path / "w.fio"
+    job.write_text("[w]\nioengine=null\nsize=4k\nrw=write\nfilename=/dev/sda\n")
+    with pytest.raises(JobFileError, match="no parse debug output"):
+        parse_job_file(job)

@@ -87,6 +87,9 @@ def parse_job_file(job_path: Path, cwd: str | None = None) -> list[JobOpens]:
         words = " | ".join(said[:4]) or f"fio exited with code {done.returncode}"
         raise JobFileError(f"{job_path}: fio rejects it: {words}", "fix the job file (fio --parse-only JOB says "
                            "the same)")
+    if not any(line.startswith("parse") and "Parsing ini file" in line for line in done.stdout.splitlines()):
+        raise JobFileError(f"{fio_binary()} printed no parse debug output for {job_path} (built without --debug?), "
+                           "so ptsbench cannot check what the job opens", "use a fio built with debug output")
     return jobs_from_debug(done.stdout, cwd or os.getcwd())
 
 
