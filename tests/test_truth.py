@@ -17,7 +17,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
@@ -135,25 +135,47 @@ def equal(shown: Any, expected: Any) -> bool:
     return bool(shown == expected)
 
 
-def _us(value_ns: float | None) -> str:
-    if value_ns is None:
-        return "-"
-    value_us = value_ns / 1000
-    return f"{value_us:,.{3 if value_us < 10 else 2 if value_us < 1000 else 0}f}"
-
-
-def table_cells(expected: Mapping[str, Any], steady_columns: bool) -> dict[str, str]:
-    """What the terminal table must show for an expected row (with fio's steady state: runtime and verdict)."""
-    as_float = {key: None if value is None else float(value) for key, value in expected.items() if key in NUMBERS}
-    cells = {"IOPS": f"{as_float['iops']:,.0f}", "MB/s": f"{as_float['mb_s']:,.2f}",
-             "mean µs": _us(as_float["lat_mean_ns"])}
-    cells.update({f"p{p} µs": _us(as_float[f"lat_p{p}_ns"]) for p in TABLE_PERCENTILES})
+def table_cells(expected: Mapping[str, Any], steady_columns: bool) -> dict[str, Any]:
+    """What the terminal table must show for an expected row: numbers (compared to the digits shown) and texts."""
+    cells: dict[str, Any] = {"IOPS": expected["iops"], "MB/s": expected["mb_s"],
+                             "mean µs": _scaled(expected["lat_mean_ns"], 1000)}
+    cells.update({f"p{p} µs": _scaled(expected[f"lat_p{p}_ns"], 1000) for p in TABLE_PERCENTILES})
     if steady_columns:
-        cells["run s"] = f"{as_float['runtime_s']:,.3f}"
+        cells["run s"] = expected["runtime_s"]
         verdict = "attained" if expected["ss_attained"] else "NOT attained"
         cells["fio steady state"] = "-" if expected["ss_attained"] is None else \
             f"{verdict}: {expected['ss_criterion']} at {expected['ss_value']}"
     return cells
+
+
+def _scaled(value: Any, divisor: int) -> Fraction | None:
+    return None if value is None else Fraction(value) / divisor
+
+
+def shown_equal(cell: str, expected: Any) -> bool:
+    """A table cell shows the expected value: the same text, '-' for None, or a number equal to it to the digits
+    shown (within half a unit of its last digit)."""
+    if isinstance(expected, str) or expected is None:
+        return cell == (expected if expected is not None else "-")
+    if cell == "-":
+        return False
+    decimals = len(cell.partition(".")[2])
+    return abs(Fraction(cell.replace(",", "")) - Fraction(expected)) <= Fraction(1, 2 * 10**decimals) * (1 + 1e-9)
+
+
+def parse_table(text: str) -> tuple[list[dict[str, str]], dict[str, str]]:
+    """The rows of the terminal table as {column: cell}, and the columns said once above it ({name: value}).
+    Columns are at least two spaces apart; no cell holds two spaces in a row."""
+    lines = text.splitlines()
+    rule = next(index for index, line in enumerate(lines) if set(line.strip()) == {"─"})
+    names = re.split(r"\s{2,}", lines[rule - 1].strip())
+    said = dict(line.split(": ", 1) for line in lines[:rule - 1] if ": " in line)
+    rows = []
+    for line in lines[rule + 1:]:
+        if not line.strip() or line.startswith(("*", "(")):
+            break
+        rows.append(dict(zip(names, re.split(r"\s{2,}", line.strip()), strict=True)))
+    return rows, said
 
 
 XLSX_NUMBERS = {"IOPS": ("iops", 1), "MB/s": ("mb_s", 1), "lat mean (µs)": ("lat_mean_ns", 1000),
@@ -168,16 +190,6 @@ def xlsx_rows(path: Path) -> list[dict[str, Any]]:
     sheet = openpyxl.load_workbook(path, read_only=True)["results"]
     header, *rows = list(sheet.iter_rows(values_only=True))
     return [dict(zip(header, row, strict=True)) for row in rows]
-
-
-def parse_table(text: str) -> Iterator[dict[str, str]]:
-    """The rows of rich's table as {column: cell}."""
-    lines = text.splitlines()
-    header = next(line for line in lines if line.startswith("┃"))
-    names = [cell.strip() for cell in header.strip("┃").split("┃")]
-    for line in lines:
-        if line.startswith("│"):
-            yield dict(zip(names, (cell.strip() for cell in line.strip("│").split("│")), strict=True))
 
 
 def run_plain(job_files: Sequence[Path], env: Mapping[str, str], out: Path) -> dict[str, dict[str, Any]]:
@@ -230,7 +242,7 @@ def test_every_number_ptsbench_shows_equals_fios_json(tmp_path: Path) -> None:
     shown_table = run_cli("show", str(out))
     assert shown_csv.returncode == 0 and shown_table.returncode == 0, shown_csv.stderr + shown_table.stderr
     csv_rows = list(csv.DictReader(io.StringIO(shown_csv.stdout)))
-    table_rows = list(parse_table(shown_table.stdout))
+    table_rows, table_said = parse_table(shown_table.stdout)
     workbook_rows = xlsx_rows(out / "results.xlsx")
     assert len(json_rows) == len(csv_rows) == len(table_rows) == len(workbook_rows)
     steady_columns = "fio steady state" in table_rows[0]
@@ -274,7 +286,7 @@ def test_every_number_ptsbench_shows_equals_fios_json(tmp_path: Path) -> None:
                     mismatches.append(f"{label}: CSV {key} {csv_value!r} != fio's {want[key]!r}")
             for column, cell in table_cells(want, steady_columns).items():
                 compared += 1
-                if shown_cells[column] != cell:
+                if not shown_equal(shown_cells[column], cell):
                     mismatches.append(f"{label}: table {column} {shown_cells[column]!r} != {cell!r}")
             for column, (key, divisor) in XLSX_NUMBERS.items():
                 compared += 1
@@ -283,10 +295,27 @@ def test_every_number_ptsbench_shows_equals_fios_json(tmp_path: Path) -> None:
                 if not equal(cell, expected_cell):
                     mismatches.append(f"{label}: xlsx {column} {cell!r} != {expected_cell!r}")
             compared += 1
-            if shown_cells["dir"] != want["direction"] or shown_cells["job"].rstrip("*") != want["job"]:
-                mismatches.append(f"{label}: table row {shown_cells['job']} {shown_cells['dir']}")
+            workload = shown_cells.get("rw", table_said.get("rw", ""))
+            if want["direction"] not in workload or shown_cells["job"].rstrip("*") != want["job"]:
+                mismatches.append(f"{label}: table row {shown_cells['job']} {workload}")
     print(f"\ntruth: {len(job_files)} job files, {rows} rows, {compared} numbers compared, {rule_checks} fio "
           f"percentiles re-derived from bins, {raw_facts} facts of the stored fio.json checked against plain fio, "
           f"{len(mismatches)} mismatches")
     assert not mismatches, "\n".join(mismatches[:40])
     assert rows >= 60 and compared >= 1000
+    check_glance(out)
+
+
+def check_glance(out: Path) -> None:
+    """The report's "At a glance" grid keeps two job sections of one name apart (never a read of one beside the
+    write of the other, a mix that never ran)."""
+    from ptsbench.cases import load_records
+    from ptsbench.report.glance import grid_rows
+    from ptsbench.report.tables import result_rows
+    from ptsbench.store import RunStore
+
+    grid = grid_rows(result_rows(load_records(RunStore(out))))
+    same = [row for row in grid if row[0] == "08-same-name: same"]
+    assert len(same) == 2
+    assert same[0][1] is None and same[0][2] is not None or same[0][1] is not None and same[0][2] is None
+    assert (same[0][1] is None) != (same[1][1] is None)  # one reads, the other writes

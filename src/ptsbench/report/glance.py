@@ -83,15 +83,19 @@ def test_name(job: str) -> str:
 
 def grid_rows(rows: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
     """One row per test (a job, or quick's read and write jobs of one test together; per host on hosts) with read
-    and write side by side. ResultRow-like input; failed rows and total rows are left out."""
-    found: dict[str, dict[str, Any]] = {}
+    and write side by side. ResultRow-like input; failed rows and total rows are left out. Jobs are told apart by
+    case and position, never by name alone: two job sections of one name stay two rows (fio ran them apart)."""
+    found: dict[tuple[str, Any, str | None], tuple[str, dict[str, Any]]] = {}
+    cases = {row.case for row in rows}
     for row in rows:
         if row.direction not in DIRECTIONS or row.iops is None:
             continue
-        name = test_name(row.job) + (f" @ {row.host}" if row.host else "")
-        found.setdefault(name, {})[row.direction] = row
+        test = test_name(row.job)
+        name = (f"{row.case}: " if len(cases) > 1 else "") + test + (f" @ {row.host}" if row.host else "")
+        job = test if test != row.job else getattr(row, "job_index", row.job)  # quick's -read/-write pairs: one test
+        found.setdefault((row.case, job, row.host), (name, {}))[1][row.direction] = row
     grid = []
-    for name, directions in found.items():
+    for name, directions in found.values():
         read, write = directions.get("read"), directions.get("write")
         grid.append((name, *(_scaled(one.bw_bytes, 1e-6) if one else None for one in (read, write)),
                      *(one.iops if one else None for one in (read, write)),

@@ -33,6 +33,7 @@ class ResultRow:
     ss_criterion: str | None = None  # fio's ss setting, e.g. 'iops_slope:0.500000%'
     ss_value: str | None = None  # what fio measured against it, as fio printed it
     note: str = ""  # how the row was formed when it is not one of fio's entries as is
+    job_index: int = 0  # which of the case's jobs (rows of one job share it; two jobs of one name do not)
 
     @property
     def mb_s(self) -> float | None:
@@ -110,7 +111,7 @@ def result_rows(records: Sequence[Any]) -> list[ResultRow]:
             continue
         hosts = {host["host"]: host for host in getattr(record, "hosts", [])}
         done = done_after_first_s(record.jobs, list(hosts))
-        for job in record.jobs:
+        for job_index, job in enumerate(record.jobs):
             host = hosts.get(job.get("hostname"))
             if not job["directions"]:
                 rows.append(_failed_row(record, job))
@@ -126,7 +127,7 @@ def result_rows(records: Sequence[Any]) -> list[ResultRow]:
                     lat_percentiles_ns=direction["lat"]["percentiles_ns"],
                     message=host["message"] if host else record.message,
                     done_after_first_s=done.get((job["groupid"], job["name"], job.get("hostname"))),
-                    **_job_facts(job),
+                    job_index=job_index, **_job_facts(job),
                 ))
         reported = {job.get("hostname") for job in record.jobs}
         rows += [_host_row(record, host) for name, host in hosts.items() if name not in reported]
