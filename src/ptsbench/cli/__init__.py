@@ -36,7 +36,7 @@ SHORT_HELP: dict[str, str] = {
     "pts": "SNIA PTS tests: IOPS, throughput, latency, write saturation (--profile demo: 2 minutes).",
     "resume": "Continue an interrupted PTS run or sweep from its run directory.",
     "sweep": "A matrix of fio runs over rw, block size, mix, iodepth and numjobs (bench-fio's sweeps).",
-    "plot": "Charts and a summary from fio bw/iops/lat/clat/slat/histogram logs.",
+    "plot": "Charts from fio logs (over time), or bar charts from fio JSON output (over QD and numjobs).",
 }
 
 
