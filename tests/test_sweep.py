@@ -128,11 +128,22 @@ def test_dry_run_prints_the_cells_and_the_duration_and_writes_nothing(tmp_path: 
     (("--ss", "iops:1%"), "--ss needs --ss-dur"),
     (("--set", "iodepth=8"), "would change what the sweep sets"),
     (("--lat-bound", "7"), "not a duration with a unit"),
+    (("--size", "0"), "--size 0: a size of nothing"),
 ])
 def test_bad_input_is_one_error_line(tmp_path: Path, extra: tuple[str, ...], words: str) -> None:
     done = subprocess.run(sweep_argv(tmp_path / "sweep", *extra), capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
     assert done.stderr.startswith("ptsbench: error: ") and not (tmp_path / "sweep").exists()
+
+
+def test_a_new_file_target_needs_a_size(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "ptsbench", "sweep", str(tmp_path / "new.dat"), "--rw", "randread", "--iodepth",
+            "1", "--out", str(tmp_path / "sweep")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr == (f"ptsbench: error: {tmp_path / 'new.dat'} does not exist yet (or "
+                                                    "is empty): fio needs a size to make it: give --size, e.g. "
+                                                    "--size 4G\n")
+    assert not (tmp_path / "sweep").exists()
 
 
 def test_a_writing_sweep_on_a_block_device_needs_destructive(tmp_path: Path, loop_device: str) -> None:

@@ -126,6 +126,11 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
         raise PtsbenchError(f"--rw {unknown[0]!r} is not a fio rw value", f"use {', '.join(RW_CHOICES)}")
     if rwmixread and not all(v.isdigit() for v in _texts(rwmixread, "--rwmixread")):
         raise PtsbenchError(f"--rwmixread {rwmixread!r}: not whole percentages", "e.g. --rwmixread 70,50")
+    if size is not None:
+        from ptsbench.units import parse_size_bytes
+
+        if parse_size_bytes(size) == 0:
+            raise PtsbenchError(f"--size {size}: a size of nothing", "give the size fio should use, e.g. --size 4G")
     if precondition_repeat and precondition is None:
         raise PtsbenchError("--precondition-repeat needs --precondition FILE", "name the precondition job file")
     spec = SweepSpec(
@@ -174,6 +179,10 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, target_paths, dry_run)
     if not hosts:
         resolved = resolve_targets(target_paths, spec.size)
+        empty = next((t for t in resolved if t.kind == "file" and not t.size_bytes and not spec.size), None)
+        if empty is not None:
+            raise PtsbenchError(f"{empty.path} does not exist yet (or is empty): fio needs a size to make it",
+                                "give --size, e.g. --size 4G")
     if ioengine is None:
         if hosts:
             from ptsbench.hosts import probe_remote_engine
