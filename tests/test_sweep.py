@@ -209,3 +209,24 @@ def test_precondition_runs_before_each_target_s_cells(tmp_path: Path) -> None:
     assert re.findall(r"^# case \d+: (\S+)", repeated.stdout, re.MULTILINE) == [
         "precondition-randread-4k-qd1-nj1", "randread-4k-qd1-nj1", "precondition-randread-4k-qd1-nj2",
         "randread-4k-qd1-nj2"]
+
+
+def test_progress_eta_counts_the_plan_and_the_start_up_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ptsbench.cases import CaseRecord
+    from ptsbench.fio.runner import FioStatus
+    from ptsbench.report.progress import SweepProgress
+    from ptsbench.sweep import job_texts
+    from ptsbench.sweep import plan_cases as plan_sweep_cases
+
+    spec = SweepSpec(rw=("randread",), bs=("4k",), iodepth=(1, 2, 4), numjobs=(1,), runtime_s=10)
+    planned = plan_sweep_cases(plan_entries(spec, 1), job_texts(spec), [], tmp_path, 1000, False)
+    clock = [100.0]
+    monkeypatch.setattr("time.monotonic", lambda: clock[0])
+    with SweepProgress(planned, 0) as progress:
+        overall = progress.progress.tasks[progress.overall]
+        on_status = progress.start(planned[0])
+        on_status(FioStatus(elapsed_s=4.0, eta_s=6.0, iops=1.0, bw_bytes=4096.0, running_job=None))
+        assert overall.fields["eta"] == "0:26" and overall.completed == 4.0  # 6 s of this cell, 2 x 10 s to come
+        clock[0] += 12.0  # the first cell took 2 s beyond its 10 s (fio's start-up)
+        progress.finish(planned[0], CaseRecord(1, planned[0].name, "", None, "ok", "", "", "", []))
+        assert overall.fields["eta"] == "0:24" and overall.description == "sweep: 1 of 3 cells done"
