@@ -256,7 +256,10 @@ def _target(target: str | None, run_dir: Path, size_bytes: int | None, size_give
             raise TargetError("no target given", "pass a block device or file, or use --profile demo or --size")
         scratch = str((run_dir / "scratch.dat").absolute())  # made by fio inside the new run directory
         return Target(path=scratch, kind="file", size_bytes=size_bytes, requested="scratch file"), True
+    from ptsbench.fio.jobs import target_options
+
     resolved = resolve_target(target, size_bytes)
+    target_options(resolved.path)  # refuses a path fio would read as another (';', '#', '$')
     if not size_given and resolved.names_missing_file:  # a typo is no new file
         raise TargetError(f"{target}: no such file", "give --size to create it (or check the path for a typo)")
     return resolved, False

@@ -169,7 +169,12 @@ def add_overrides(
 
 
 def target_options(path: str) -> dict[str, str | None]:
-    """Options that point a job at one target path (the job's own file options are removed first)."""
+    """Options that point a job at one target path (the job's own file options are removed first). fio cuts a line
+    at ';' or '#' and expands '$' words in it: such a path would name another file."""
+    odd = [char for char in ";#$" if char in path]
+    if odd:
+        raise JobFileError(f"target {path!r} holds {odd[0]!r}, which fio reads as part of its job file syntax",
+                           "rename the target or point to it through a link without it")
     return {"filename": _escape_fio_value(path)}
 
 
