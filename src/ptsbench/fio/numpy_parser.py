@@ -107,39 +107,38 @@ def _decimal(block: bytes, data: Array, ends: Array, digits: Array) -> Array | N
     if width == 1:
         return data[ends - 1] - _ZERO
     if width <= 4:
-        return _swar4(_gather(block, 4, ends) & _MASK32[digits])
+        return _swar(_gather(block, 4, ends) & _MASK32[digits])
     if width > _MAX_DECIMAL_DIGITS:
         return None
-    values = _swar8(_gather(block, 8, ends) & _MASK64[digits])
+    values = _swar(_gather(block, 8, ends) & _MASK64[digits])
     for shift in (8, 16):  # more than 8 digits: the next 8 to the left
         longer = np.flatnonzero(digits > shift)
         if not len(longer):
             break
-        upper = _swar8(_gather(block, 8, ends[longer] - shift) & _MASK64[digits[longer] - shift])
+        upper = _swar(_gather(block, 8, ends[longer] - shift) & _MASK64[digits[longer] - shift])
         values[longer] += upper * np.uint64(10**shift)
     return values
 
 
-def _swar4(words: Array) -> Array:
-    """Four digit nibbles (most significant in the lowest byte) to their value."""
-    words *= np.uint32(10 * 256 + 1)
-    words >>= np.uint32(8)
-    words &= np.uint32(0x00FF00FF)
-    words *= np.uint32(100 * 65536 + 1)
-    words >>= np.uint32(16)
-    return words
+# Digit nibbles (most significant in the lowest byte) to their value: each step adds neighbouring groups together
+# (high group x 10**k + low group), shifts the sum down and masks to the next group size; per word size in bytes.
+_SWAR_STEPS = {
+    size: tuple((kind(multiply), kind(shift), None if mask is None else kind(mask)) for multiply, shift, mask in steps)
+    for size, kind, steps in (
+        (4, np.uint32, ((10 * 256 + 1, 8, 0x00FF00FF), (100 * 65536 + 1, 16, None))),
+        (8, np.uint64, ((10 * 256 + 1, 8, 0x00FF00FF00FF00FF), (100 * 65536 + 1, 16, 0x0000FFFF0000FFFF),
+                        (10000 * 2**32 + 1, 32, None))),
+    )
+}
 
 
-def _swar8(words: Array) -> Array:
-    """Eight digit nibbles (most significant in the lowest byte) to their value."""
-    words *= np.uint64(10 * 256 + 1)
-    words >>= np.uint64(8)
-    words &= np.uint64(0x00FF00FF00FF00FF)
-    words *= np.uint64(100 * 65536 + 1)
-    words >>= np.uint64(16)
-    words &= np.uint64(0x0000FFFF0000FFFF)
-    words *= np.uint64(10000 * 2**32 + 1)
-    words >>= np.uint64(32)
+def _swar(words: Array) -> Array:
+    """Four or eight digit nibbles per word (uint32 or uint64) to their value, in place."""
+    for multiplier, shift, mask in _SWAR_STEPS[words.dtype.itemsize]:
+        words *= multiplier
+        words >>= shift
+        if mask is not None:
+            words &= mask
     return words
 
 
