@@ -50,17 +50,20 @@ def test_profiles_set_the_advanced_parameters() -> None:
 
 
 def test_command_line_overrides_per_test() -> None:
-    settings = settings_for("hir,xsr,dirth,hdd-iops", round_time_s=["hir=10"], numjobs=["2"], iodepth=["xsr=4"],
-                            dirth_workload=["4k:70"], hdd_zones=["16"], xsr_group_s=["1h,30m,1h"])
+    settings = settings_for("hir,xsr,dirth,hdd-iops", ss_round_s=["hir=10"], numjobs=["2"], iodepth=["xsr=4"],
+                            dirth_workload=["4k:70"], hdd_zones=["16"], xsr_group_s=["1h,30m,1h"],
+                            point_prewrite_depth=["point"])
     hir, xsr, dirth, hdd = (settings.advanced[t] for t in ("hir", "xsr", "dirth", "hdd-iops"))
-    assert hir.round_time_s == 10 and xsr.round_time_s == 60  # hir=VALUE: only HIR
+    assert hir.ss_round_s == 10 and dirth.ss_round_s == 1800  # hir=VALUE: only HIR
+    assert dirth.point_prewrite_depth == "point"
     assert hir.numjobs == 2 and xsr.xsr_depth == (2, 4) and hdd.hdd_depth == (2, 1)  # TC/QD pairs of XSR and HDD
     assert dirth.numjobs == 4  # DIRTH sweeps TC and QD: --numjobs is not its parameter
     assert (dirth.dirth_bs_bytes, dirth.dirth_read_pct) == (4096, 70) and hdd.hdd_zones == 16
     assert xsr.xsr_group_s == (3600.0, 1800.0, 3600.0)
     plan = make_plan(settings, device())
     reasons = "\n".join(plan.deviations)
-    assert "Host idle recovery: round_time_s 10 (PTS: 60)" in reasons
+    assert "Host idle recovery: ss_round_s 10 (PTS: 1800)" in reasons
+    assert "point_prewrite_depth" not in reasons  # a recorded reading, stated in the plan
     assert "Cross stimulus recovery: xsr_depth 2,4 (PTS: 1,32)" in reasons
     assert "dirth_bs_bytes" not in reasons and "hdd" not in reasons  # the operator's choices
     assert Settings.from_dict(settings.to_dict()) == settings  # what resume reads back

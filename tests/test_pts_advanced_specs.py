@@ -74,10 +74,10 @@ def test_cbw_is_pts_20_and_ecw_pts_11() -> None:
 @pytest.mark.parametrize("test", ["cbw", "dirth", "ecw"])
 def test_demand_intensity_round(test: str) -> None:
     wdpc, rounds = build_advanced(test, SPEC_PARAMS, spec_of(test))
-    # preconditioning: purge, writes at TC32/QD32 in 1-minute rounds until steady state (at most 25 rounds)
+    # preconditioning: purge, writes at TC32/QD32 in 30-minute rounds until steady state (at most 25 rounds)
     assert wdpc.key == f"{test}-wdpc" and wdpc.purge and wdpc.precondition is None
     (writes,) = wdpc.cells
-    assert (writes.numjobs, writes.iodepth, writes.read_pct, writes.runtime_s) == (32, 32, 0, 60)
+    assert (writes.numjobs, writes.iodepth, writes.read_pct, writes.runtime_s) == (32, 32, 0, 1800)
     assert wdpc.tracked[0].cell == writes.name and wdpc.tracked[0].metric == "iops"
     assert (wdpc.stop.kind, wdpc.stop.max_rounds) == ("steady", 25)
     # each round: a 5-minute TC32/QD32 pre-write, then 49 cells, TC outer and QD inner, both 32 down to 1
@@ -130,6 +130,11 @@ def test_operating_point_phases() -> None:
         assert (prewrite.numjobs, prewrite.iodepth, prewrite.read_pct, prewrite.runtime_s) == (32, 32, 0, 3600)
         assert (capture.numjobs, capture.iodepth, capture.read_pct, capture.runtime_s) == (tc, qd, 65, 600)
         assert not phase.purge and (phase.stop.kind, phase.stop.max_rounds) == ("rounds", 1)
+    own = AdvancedParams(point_prewrite_depth="point")
+    for phase, depth in zip(operating_point_phases("dirth", "DIRTH", workload, own, {"max": (16, 32), "min": (1, 1)}),
+                            [(16, 32), (1, 1)], strict=True):
+        assert (phase.cells[0].numjobs, phase.cells[0].iodepth) == depth == (phase.cells[1].numjobs,
+                                                                            phase.cells[1].iodepth)
 
 
 def test_hir_schedule() -> None:
@@ -137,7 +142,7 @@ def test_hir_schedule() -> None:
     steady, waits = phases[0], phases[1:]
     assert steady.key == "hir-ss" and steady.purge
     (writes,) = steady.cells
-    assert (writes.name, writes.numjobs, writes.iodepth, writes.runtime_s) == ("rnd 4k 0/100", 4, 32, 60)
+    assert (writes.name, writes.numjobs, writes.iodepth, writes.runtime_s) == ("rnd 4k 0/100", 4, 32, 1800)
     assert steady.tracked[0].cell == "rnd 4k 0/100" and steady.stop.kind == "steady"
     assert [p.key for p in waits] == ["hir-w5s", "hir-w10s", "hir-w15s", "hir-w25s", "hir-w50s"]
     for phase, wait_s in zip(waits, (5, 10, 15, 25, 50), strict=True):

@@ -14,7 +14,8 @@ def test_dry_run_prints_plan_and_job_files_and_runs_nothing(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("# PTS 2.0 enterprise profile on ")
-    assert out.count("[global]") == 5 + 4  # a round per phase, preconditioning for all but write saturation
+    assert out.count("[global]") == 6 + 4  # a round per phase (the latency histogram's too), preconditioning for
+    # all but write saturation and the histogram
     assert out.count("[wipc-128k]") == 3 and out.count("[wipc-1m]") == 1  # IOPS, TP 128k, LAT; TP 1m
     assert "tracked: rnd 4k 0/100 iops, rnd 64k 65/35 iops, rnd 1m 100/0 iops" in out
     assert "[c55-rnd-512-0-100]" in out and "# Write saturation: round 1 job file" in out
@@ -24,11 +25,11 @@ def test_dry_run_prints_plan_and_job_files_and_runs_nothing(tmp_path: Path) -> N
     assert not run_dir.exists() and not target.exists()
 
 
-def test_dry_run_spec_1_1_client(tmp_path: Path) -> None:
-    done = run_cli("pts", str(tmp_path / "t.dat"), "--size", "1G", "--profile", "client", "--spec", "1.1",
-                   "--tests", "iops,tp", "--dry-run")
+def test_dry_run_client(tmp_path: Path) -> None:
+    done = run_cli("pts", str(tmp_path / "t.dat"), "--size", "4G", "--profile", "client", "--tests", "iops,tp",
+                   "--dry-run")
     assert done.returncode == 0, done.stderr
-    assert "tracked: rnd 4k 0/100 iops;" in done.stdout and "(TC2/QD16)" in done.stdout
+    assert "(TC2/QD16)" in done.stdout and "(TC1/QD32)" in done.stdout
     assert "Throughput 128k" not in done.stdout and "Throughput 1m" in done.stdout
 
 
@@ -59,7 +60,7 @@ def test_help_lists_the_commands() -> None:
         (["--mixes", "iops=100/0,65/30"], "not a read/write mix: '65/30'"),  # its write share was ignored
         (["--block-sizes", "iops=8k,64k,1m"], "tracked variable 'rnd 4k 0/100' is not in the round"),
         (["--numjobs", "lat=0"], "not a positive whole number"),
-        (["--size", "1M"], "too small"),
+        (["--size", "512K"], "too small"),
         (["--round-time", "soon"], "not a duration"),
         (["--round-time", "0.0004"], "under fio's 1 ms resolution"),  # would be fio's runtime=0: no time limit
         (["--tests", "hir", "--hir-burst-time", "0.0002"], "under fio's 1 ms resolution"),

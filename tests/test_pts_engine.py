@@ -39,7 +39,11 @@ def test_demo_profile_runs_all_four_tests_on_a_scratch_file(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["kind"] == "pts" and manifest["status"] == "done"
-    assert [p.name for p in sorted((run_dir / "pts").iterdir())] == ["iops", "lat", "tp-128k", "tp-1m", "wsat"]
+    assert [p.name for p in sorted((run_dir / "pts").iterdir())] == ["iops", "lat", "lat-histogram", "tp-128k",
+                                                                     "tp-1m", "wsat"]
+    (capture,) = rounds_of(run_dir, "lat-histogram")
+    histogram = capture["cells"]["rnd 4k 0/100"]["histogram"]  # PTS 2.0's latency histogram, after steady state
+    assert histogram["n"] == sum(histogram["counts"]) == capture["cells"]["rnd 4k 0/100"]["total"]["lat_n"] > 0
     reasons = "\n".join(manifest["compliance"]["reasons"])
     assert manifest["compliance"]["compliant"] is False
     assert "purge: none" in reasons and "write cache not disabled" in reasons and "0.1 s per cell" in reasons

@@ -37,8 +37,8 @@ def cells(plan: Plan, key: str) -> list[tuple[str, int, int, int, int]]:
     return [(c.pattern, c.read_pct, c.bs_bytes, c.numjobs, c.iodepth) for c in plan.phase(key).cells]
 
 
-@pytest.mark.parametrize(("profile", "tc", "qd"), [("enterprise", 4, 32), ("client", 2, 16)])
-@pytest.mark.parametrize("spec", ["2.0", "1.1"])
+@pytest.mark.parametrize(("profile", "tc", "qd", "spec"),
+                         [("enterprise", 4, 32, "2.0"), ("enterprise", 4, 32, "1.1"), ("client", 2, 16, "2.0")])
 def test_iops_round_is_mix_outer_block_size_inner(profile: str, tc: int, qd: int, spec: str) -> None:
     plan = plan_for(profile, spec)
     expected = [("rnd", mix, bs, tc, qd) for mix in IOPS_MIXES for bs in IOPS_BS]
@@ -50,10 +50,9 @@ def test_iops_round_is_mix_outer_block_size_inner(profile: str, tc: int, qd: int
     assert all(cell.runtime_s == 60 for cell in plan.phase("iops").cells)
 
 
-@pytest.mark.parametrize("profile", ["enterprise", "client"])
-def test_tracked_iops_variables_by_spec_version(profile: str) -> None:
-    pts2 = plan_for(profile, "2.0").phase("iops").phase.tracked
-    pts11 = plan_for(profile, "1.1").phase("iops").phase.tracked
+def test_tracked_iops_variables_by_spec_version() -> None:
+    pts2 = plan_for("client", "2.0").phase("iops").phase.tracked
+    pts11 = plan_for("enterprise", "1.1").phase("iops").phase.tracked
     assert [(t.cell, t.metric) for t in pts2] == [
         ("rnd 4k 0/100", "iops"), ("rnd 64k 65/35", "iops"), ("rnd 1m 100/0", "iops")]
     assert [(t.cell, t.metric) for t in pts11] == [("rnd 4k 0/100", "iops")]
@@ -69,8 +68,9 @@ def test_tracked_cells_are_found_by_name_not_position() -> None:
 
 def test_throughput_one_phase_per_block_size_with_its_own_preconditioning() -> None:
     enterprise, client = plan_for("enterprise"), plan_for("client")
-    assert [p.key for p in enterprise.phases] == ["iops", "tp-1m", "tp-128k", "lat", "wsat"]
-    assert [p.key for p in client.phases] == ["iops", "tp-1m", "lat", "wsat"]
+    assert [p.key for p in enterprise.phases] == ["iops", "tp-1m", "tp-128k", "lat", "lat-histogram", "wsat"]
+    assert [p.key for p in client.phases] == ["iops", "tp-1m", "lat", "lat-histogram", "wsat"]
+    assert [p.key for p in plan_for("enterprise", "1.1").phases] == ["iops", "tp-1m", "tp-128k", "lat", "wsat"]
     for key, bs in (("tp-1m", 1024**2), ("tp-128k", 128 * 1024)):
         phase = enterprise.phase(key)
         assert cells(enterprise, key) == [("seq", 100, bs, 1, 32), ("seq", 0, bs, 1, 32)]
@@ -82,11 +82,14 @@ def test_throughput_one_phase_per_block_size_with_its_own_preconditioning() -> N
 
 def test_throughput_spec_1_1_uses_the_profile_depth() -> None:
     assert cells(plan_for("enterprise", "1.1"), "tp-1m")[0][3:] == (4, 32)
-    assert cells(plan_for("client", "1.1"), "tp-1m")[0][3:] == (2, 16)
 
 
-@pytest.mark.parametrize("profile", ["enterprise", "client"])
-@pytest.mark.parametrize("spec", ["2.0", "1.1"])
+def test_client_profile_under_pts_e_1_1_is_refused() -> None:
+    with pytest.raises(PtsbenchError, match="no client profile"):
+        make_settings("client", "1.1")
+
+
+@pytest.mark.parametrize(("profile", "spec"), [("enterprise", "2.0"), ("enterprise", "1.1"), ("client", "2.0")])
 def test_latency_at_tc1_qd1(profile: str, spec: str) -> None:
     plan = plan_for(profile, spec)
     expected = [("rnd", mix, bs, 1, 1) for mix in (100, 65, 0) for bs in (8192, 4096, 512)]
@@ -107,14 +110,17 @@ def test_write_saturation(profile: str, tc: int, qd: int) -> None:
 def test_active_range_and_write_cache_per_profile() -> None:
     enterprise, client = plan_for("enterprise"), plan_for("client")
     assert enterprise.settings.write_cache == "disabled" and client.settings.write_cache == "enabled"
-    assert enterprise.active_range_bytes <= TB < enterprise.active_range_bytes + enterprise.align_bytes
-    assert client.active_range_bytes <= 0.75 * TB < client.active_range_bytes + client.align_bytes
+    assert enterprise.active_range_bytes <= TB < enterprise.active_range_bytes + 1024**2
+    assert enterprise.segments is None and client.segments is not None
+    segments = client.segments
+    assert segments.count == 2048 and segments.stride_bytes * 2048 <= TB < (segments.stride_bytes + 1024**2) * 2048
+    assert segments.size_bytes <= 0.75 * segments.stride_bytes < segments.size_bytes + 1024**2
+    assert client.active_range_bytes == 2048 * segments.size_bytes
 
 
 def test_compliant_profiles_have_no_deviations_and_demo_lists_them() -> None:
-    for profile in ("enterprise", "client"):
-        for spec in ("2.0", "1.1"):
-            assert plan_for(profile, spec).deviations == ()
+    for profile, spec in (("enterprise", "2.0"), ("enterprise", "1.1"), ("client", "2.0")):
+        assert plan_for(profile, spec).deviations == ()
     demo = plan_for("demo")
     text = "\n".join(demo.deviations)
     for expected in ("0.5 s per cell (PTS: 60 s)", "at most 5 rounds", "time limit", "mixes 100/0,65/35,0/100"):
@@ -167,7 +173,9 @@ def test_removing_a_tracked_cell_is_refused() -> None:
 
 def test_too_small_target_is_refused() -> None:
     with pytest.raises(PtsbenchError, match="too small"):
-        plan_for(target=device(size=3 * 1024**2))
+        plan_for(target=device(size=1024**2 - 4096))
+    with pytest.raises(PtsbenchError, match="too small for 2048 segments"):
+        plan_for("client", target=device(size=2048 * 1024**2))
 
 
 def test_round_job_file_has_one_stonewalled_job_per_cell_in_order() -> None:
@@ -197,25 +205,29 @@ def test_round_seeds_are_recorded_per_round_and_reproducible() -> None:
 
 
 @pytest.mark.parametrize("profile", ["enterprise", "client", "demo"])
-def test_preconditioning_writes_exactly_twice_the_active_range_across_jobs(profile: str) -> None:
-    plan = plan_for(profile, target=device(size=10 * GIB + 12345))
+def test_preconditioning_is_one_stream_writing_twice_the_range(profile: str) -> None:
+    """WIPC: one sequential stream at TC1/QD32 from LBA 0, twice the active range (client: twice every LBA the
+    segments spread over, i.e. the user capacity to under one stride)."""
+    size = 10 * GIB + 12345
+    plan = plan_for(profile, target=device(size=size))
     phase = plan.phase("iops")
     (section,) = parse_job_text(precondition_job(plan, phase), "wipc")
-    numjobs = int(section.get("numjobs") or 1)
-    slice_bytes, io_size = int(section.get("size") or 0), int(section.get("io_size") or 0)
-    assert section.get("rw") == "write" and section.get("bs") == "128k"
-    assert slice_bytes * numjobs == plan.active_range_bytes
-    assert io_size * numjobs == 2 * plan.active_range_bytes == phase.precondition_bytes
-    assert slice_bytes % (128 * 1024) == 0
-    if numjobs > 1:
-        assert section.get("offset_increment") == str(slice_bytes)
+    covered, io_size = int(section.get("size") or 0), int(section.get("io_size") or 0)
+    assert section.get("rw") == "write" and section.get("bs") == "128k" and section.get("offset") == "0"
+    assert (section.get("numjobs"), section.get("iodepth")) == ("1", "32") and not section.has("offset_increment")
+    assert covered == plan.precondition_range_bytes and io_size == 2 * covered == phase.precondition_bytes
+    assert covered % (128 * 1024) == 0
+    if profile == "client":
+        assert size - size // 2048 <= covered <= size
+    else:
+        assert covered == plan.active_range_bytes
 
 
 def test_sequential_cell_carries_on_where_the_previous_round_stopped() -> None:
     plan = plan_for(target=device(size=64 * GIB))
     phase = plan.phase("tp-1m")
     write = phase.cells[1]
-    region = plan.slice_bytes(1)
+    region = plan.stream_bytes(phase.phase, write)
     fresh = parse_job_text(round_job(plan, phase, 1).text, "r1")
     assert [s.get("offset") for s in fresh] == ["0", "0"]
     start = 60 * 1024**3
@@ -229,8 +241,8 @@ def test_sequential_cell_carries_on_where_the_previous_round_stopped() -> None:
     assert part_b.get("offset") == "0" and part_b.has("time_based")
     assert part_b.get("runtime") == f"{round((60 - (region - start) / rate) * 1000)}ms"
     assert job.seq_starts[write.name] == start
-    assert next_seq_offset(plan, write, start, (region - start) + 5 * 1024**3) == 5 * 1024**3
-    assert next_seq_offset(plan, write, 0, 3 * 1024**3 + 100) == 3 * 1024**3
+    assert next_seq_offset(plan, phase.phase, write, start, (region - start) + 5 * 1024**3) == 5 * 1024**3
+    assert next_seq_offset(plan, phase.phase, write, 0, 3 * 1024**3 + 100) == 3 * 1024**3
 
 
 def test_settings_survive_the_store_round_trip() -> None:

@@ -57,6 +57,10 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @_advanced("--prewrite-time", "CBW/DIRTH/ECW pre-write before each sweep round (PTS: 5m).")
 @_advanced("--point-prewrite-time", "CBW/DIRTH/ECW pre-write before each operating point (PTS: 60m).")
 @_advanced("--point-capture-time", "CBW/DIRTH/ECW response-time capture at each operating point (PTS: 10m).")
+@_advanced("--point-prewrite-depth", "CBW/DIRTH/ECW operating-point pre-write at the sweep's top TC/QD (top, "
+           "TC32/QD32, the default) or at the point's own TC/QD (point).")
+@_advanced("--ss-round-time", "HIR baseline and CBW/DIRTH/ECW preconditioning round length (PTS: 30m, 30 one-minute "
+           "intervals).")
 @_advanced("--dirth-workload", "DIRTH random workload as BLOCK_SIZE:READ_PERCENT (default 8k:65).")
 @_advanced("--zones", "HDD zones of the active range (TKperf: 128).")
 @click.option("--active-range", type=click.FloatRange(0, 100, min_open=True), help="Active range in percent.")
@@ -66,6 +70,11 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
               help="Write saturation stops after this many times the capacity written (PTS: 4).")
 @click.option("--wsat-time", help="Write saturation time limit, e.g. 24h (PTS: 24h).")
 @click.option("--ramp-time", type=click.FloatRange(min=0), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
+@click.option("--lat-histogram-time", help="PTS 2.0 latency test: response-time histogram capture after steady "
+              "state (PTS: 20m; 0: none).")
+@click.option("--device-info", multiple=True, metavar="KEY=VALUE|@FILE",
+              help="Describe the device for the report, e.g. form_factor=U.2 media=TLC interface='PCIe 4.0 x4'; "
+              "@FILE reads KEY=VALUE lines. Repeatable.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and every fio job file; run nothing.")
 @click.option("--hosts", "hosts_spec", metavar="HOSTS",
               help="Run on the same TARGET path on these hosts at once, rounds in lockstep (each runs `ptsbench "
@@ -74,7 +83,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
         destructive: bool, purge_method: str, active_range: float | None, precondition_multiple: float | None,
         wsat_capacity: float | None, wsat_time: str | None, ramp_time: float, dry_run: bool, hosts_spec: str | None,
-        **overrides: tuple[str, ...]) -> None:
+        lat_histogram_time: str | None, device_info: tuple[str, ...], **overrides: tuple[str, ...]) -> None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
     time histogram, and TKperf's HDD zone tests.
@@ -95,6 +104,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
       ptsbench pts /dev/nvme0n1 --spec 1.1 --tests ecw --destructive
       ptsbench pts /dev/sdc --tests hdd-iops,hdd-tp --zones 64 --destructive
       ptsbench pts /dev/nvme0n1 --hosts node1,node2 --size 1T --destructive
+      ptsbench pts /dev/nvme0n1 --device-info form_factor=M.2 --device-info media=QLC --destructive
     """
     from ptsbench.cli.run import one_line
     from ptsbench.pts.specs import OPTION_NAMES, make_settings, parse_overrides, parse_tests
@@ -107,11 +117,12 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     fields = {flag.lstrip("-").replace("-", "_"): name for name, flag in OPTION_NAMES.items()}
     parsed = parse_overrides({fields[param]: values for param, values in overrides.items() if values}, chosen)
     settings = make_settings(profile, spec, chosen, parsed, active_range, precondition_multiple, wsat_capacity,
-                             _seconds(wsat_time), ramp_time)
+                             _seconds(wsat_time), ramp_time, _histogram_seconds(lat_histogram_time))
+    description = parse_device_info(device_info)
     run_dir = out or default_run_dir(f"pts-{profile}")
     if hosts_spec:
         _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
-                      f"pts-{profile}")
+                      f"pts-{profile}", description)
         return
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
     resolved, scratch = _target(target, run_dir, size_bytes, size is not None)
@@ -130,7 +141,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     if purge_method != "auto":  # resume keeps the method: refuse one the target cannot take before the run exists
         choose_purge(resolved, facts, purge_method)
     if dry_run:
-        _print_dry_run(plan)
+        _print_dry_run(plan, description)
         method = choose_purge(resolved, facts, purge_method)
         deviation = "" if method.pts_purge else " (not a PTS purge: the run will not be PTS-compliant)"
         click.echo(f"# Purge at run time: {method.name}{deviation}; write cache set to "
@@ -140,14 +151,15 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     from ptsbench.pts.engine import create_run
 
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method=purge_method,
-                             scratch=scratch, name=f"pts-{profile}")
+                             scratch=scratch, name=f"pts-{profile}", device_info=description)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     _print_plan(plan)
     _run(store, resolved, destructive)
 
 
 def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, size: str | None, run_dir: Path,
-                  destructive: bool, purge_method: str, dry_run: bool, name: str) -> None:
+                  destructive: bool, purge_method: str, dry_run: bool, name: str,
+                  description: dict[str, str]) -> None:
     """`pts TARGET --hosts HOSTS --size SIZE`: pre-flight, plan on the given size, run on every host at once."""
     from dataclasses import asdict
 
@@ -170,13 +182,13 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     if dry_run:
         click.echo(f"# hosts: {', '.join(host.label for host in hosts)} (one fio client per round; pre-flight and "
                    "the ioengine probe run on the hosts when the run starts)")
-        _print_dry_run(make_plan(settings, info))
+        _print_dry_run(make_plan(settings, info), description)
         _guard_verdict(lambda: check_remote_path(resolved.path, destructive, hosts, "the PTS run"))
         return
     check_remote_path(resolved.path, destructive, hosts, "the PTS run")
     facts = remote_target_facts(infos, parse_size_bytes(size))
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method="none",
-                             name=name, hosts=[asdict(found) for found in infos])
+                             name=name, hosts=[asdict(found) for found in infos], device_info=description)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     _print_plan(plan)
     _run(store, resolved, destructive)
@@ -246,6 +258,39 @@ def _seconds(text: str | None) -> float | None:
     return value
 
 
+def _histogram_seconds(text: str | None) -> float | None:
+    """--lat-histogram-time: a duration, or 0 for no capture."""
+    if text is not None and text.strip() in ("0", "0s"):
+        return 0.0
+    return _seconds(text)
+
+
+def parse_device_info(items: tuple[str, ...]) -> dict[str, str]:
+    """--device-info KEY=VALUE and @FILE (KEY=VALUE lines; blank lines and # comments skipped), later values
+    winning: the user's description of the device (form factor, media, interface...), as given."""
+    from ptsbench.errors import PtsbenchError
+
+    pairs: list[tuple[str, str]] = []
+    for item in items:
+        if item.startswith("@"):
+            try:
+                lines = Path(item[1:]).read_text().splitlines()
+            except (OSError, UnicodeDecodeError) as error:
+                raise PtsbenchError(f"cannot read --device-info file {item[1:]}: {error}",
+                                    "give a text file of KEY=VALUE lines") from error
+            pairs += [(line, item) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+        else:
+            pairs.append((item, item))
+    described: dict[str, str] = {}
+    for text, given in pairs:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise PtsbenchError(f"--device-info {given}: {text.strip()!r} is not KEY=VALUE",
+                                "e.g. --device-info form_factor=U.2 --device-info media=TLC")
+        described[key.strip()] = value.strip()
+    return described
+
+
 def _target(target: str | None, run_dir: Path, size_bytes: int | None, size_given: bool,
             ) -> "tuple[Target, bool]":
     from ptsbench.errors import TargetError
@@ -290,11 +335,14 @@ def _print_plan(plan: "Plan") -> None:
         click.echo(line, err=True)
 
 
-def _print_dry_run(plan: "Plan") -> None:
+def _print_dry_run(plan: "Plan", description: dict[str, str]) -> None:
     from ptsbench.pts.plan import describe, precondition_job, round_job, round_seed
+    from ptsbench.pts.tables import device_description
 
     for line in describe(plan):
         click.echo(f"# {line}")
+    if description:
+        click.echo(f"# Device description: {device_description({'device_info': description})}")
     for phase in plan.phases:
         if phase.phase.precondition is not None:
             click.echo(f"\n# {phase.phase.title}: preconditioning job file")

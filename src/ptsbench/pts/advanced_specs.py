@@ -4,30 +4,32 @@ Every test is built from the shapes of pts/specs.py - CellSpec, Phase, StopRule,
 run it: a test is a chain of phases (purge only in the first), each phase rounds of cells run as one fio process.
 TC is fio numjobs and QD is fio iodepth everywhere (CellSpec.numjobs / .iodepth); cell names say both ("tc16/qd4").
 
-- HIR (host idle recovery): phase `hir-ss`: purge (no WIPC, as cloudharmony/block-storage and a PTS 2.0.2
-  Python suite do), 1-minute rounds of RND 4 KiB writes at the profile's TC/QD until steady state (its IOPS is the
-  baseline). Then one phase per wait state W (5, 10, 15, 25, 50 s), one round each: 360 burst cells of
-  5 s RND 4 KiB writes, burst k starting at k x (5 + W) s, and one 1800 s recovery cell starting at 360 x (5 + W) s
-  (so W s of idle follow every burst, the last one included). The start times are fio `startdelay`, which fio counts
-  from its own start (measured with fio 3.33: stonewalled jobs with startdelay 2 s and 4 s start 2 s apart, not
-  after the previous job plus the delay), so the hand-off time between jobs never adds up over 360 cycles.
-  (fio's thinktime_iotime looked simpler, but in fio 3.33 its first burst lasts iotime + thinktime, measured.)
+- HIR (host idle recovery): phase `hir-ss`: purge (no WIPC, as cloudharmony/block-storage and a PTS 2.0.2 Python suite
+  do), 30-minute rounds (`ss_round_s`, cloudharmony's 30 one-minute intervals) of RND 4 KiB writes at the profile's
+  TC/QD until steady state (its IOPS is the baseline): long enough that a fresh drive passes its write cliff before
+  steady state is judged. Then one phase per wait state W (5, 10, 15, 25, 50 s), one round each: 360 burst cells of 5 s
+  RND 4 KiB writes, burst k starting at k x (5 + W) s, and one 1800 s recovery cell starting at 360 x (5 + W) s (so W s
+  of idle follow every burst, the last one included). The start times are fio `startdelay`, which fio counts from its
+  own start (measured with fio 3.33: stonewalled jobs with startdelay 2 s and 4 s start 2 s apart, not after the
+  previous job plus the delay), so the hand-off time between jobs never adds up over 360 cycles. (fio's thinktime_iotime
+  looked simpler, but in fio 3.33 its first burst lasts iotime + thinktime, measured.)
 - XSR (cross stimulus recovery): three phases of 1-minute rounds, no tracked variable: SEQ 1024 KiB writes for 8 h
   (purge first), RND 8 KiB writes for 6 h, SEQ 1024 KiB writes for 8 h; each round is one throughput sample.
   TC1/QD32 and no WIPC as in the public PTS implementations (cloudharmony/block-storage's ADATA fork,
   lib/BlockStorageTestXsr.php; a PTS 2.0.2 Python suite's 06_XSR); group lengths 8/6/8 h as in the ADATA fork
   (the Python suite has 6/8/6 h): see docs/pts-spec-sources.md.
-- CBW / DIRTH / ECW (demand intensity): phase `KEY-wdpc`: purge, 1-minute rounds of the workload's writes at
-  TC32/QD32 until steady state; phase `KEY`: rounds of a 5-minute TC32/QD32 pre-write then the 49 cells
-  for TC in 32,16,8,6,4,2,1 (outer) and QD in 32,16,8,6,4,2,1 (inner) - from the highest outstanding IO down to
-  TC1/QD1 - tracked on the TC32/QD32 IOPS; then, once MaxIOPS / MidIOPS / MinIOPS are chosen (pts/advanced.py),
-  phases `KEY-max`, `KEY-mid`, `KEY-min`: a 60-minute TC32/QD32 pre-write and a 10-minute capture at the point's
-  TC/QD whose json+ bins give the response-time histogram. CBW's access pattern is JEDEC JESD219 (fio bssplit and
-  random_distribution=zoned), read/write 40/60 as JESD219 itself (fio's examples/jesd219.fio: rwmixread=40);
-  DIRTH's is the operator's random workload (default 8 KiB 65/35, the ADATA fork's default); ECW is PTS-E 1.1's
-  counterpart of CBW with the same pattern, 40/60 mix and 7 x 7 sweep (a public PTS-E ECW script, 07_ECW).
-  Pre-writes use the workload's block sizes and LBA zones with 100 % writes at TC32/QD32, as those scripts do.
-  DIRTH is in PTS-E 1.1 too (cloudharmony/block-storage README lists it among the spec's eight tests).
+- CBW / DIRTH / ECW (demand intensity): phase `KEY-wdpc`: purge, 30-minute rounds (`ss_round_s`, as the ADATA fork's
+  DIRTH) of the workload's writes at TC32/QD32 until steady state; phase `KEY`: rounds of a 5-minute TC32/QD32 pre-write
+  then the 49 cells for TC in 32,16,8,6,4,2,1 (outer) and QD in 32,16,8,6,4,2,1 (inner) - from the highest outstanding
+  IO down to TC1/QD1 - tracked on the TC32/QD32 IOPS; then, once MaxIOPS / MidIOPS / MinIOPS are chosen
+  (pts/advanced.py), phases `KEY-max`, `KEY-mid`, `KEY-min`: a 60-minute pre-write (at TC32/QD32 as a PTS 2.0.2 Python
+  suite does, or with `point_prewrite_depth` "point" at the point's own TC/QD as the ADATA fork does) and a 10-minute
+  capture at the point's TC/QD whose json+ bins give the response-time histogram. CBW's access pattern is JEDEC JESD219
+  (fio bssplit and random_distribution=zoned), read/write 40/60 as JESD219 itself (fio's examples/jesd219.fio:
+  rwmixread=40); DIRTH's is the operator's random workload (default 8 KiB 65/35, the ADATA fork's default); ECW is PTS-E
+  1.1's counterpart of CBW with the same pattern, 40/60 mix and 7 x 7 sweep (a public PTS-E ECW script, 07_ECW).
+  Pre-writes use the workload's block sizes and LBA zones with 100 % writes at TC32/QD32, as those scripts do. DIRTH is
+  in PTS-E 1.1 too (cloudharmony/block-storage README lists it among the spec's eight tests).
 - HDD zones (TKperf, src/perfTest/DeviceTests.py): the active range cut into 128 equal zones, outer (low LBAs) to
   inner; `hdd-iops`: per zone, RND mixes 100/50/0 % read (outer) x 64k, 16k, 4k (inner); `hdd-tp`: per block size
   1024k then 4k, every zone in turn, SEQ read then write. No purge, no steady state: one round of 60 s cells.
@@ -82,6 +84,12 @@ DEMAND_QDS = (32, 16, 8, 6, 4, 2, 1)
 PREWRITE_S = 300.0
 POINT_PREWRITE_S = 3600.0
 POINT_CAPTURE_S = 600.0
+# HIR's baseline and CBW/DIRTH/ECW's preconditioning: rounds of 30 one-minute intervals (cloudharmony/block-storage's
+# HIR, the ADATA fork's DIRTH), long enough that a fresh drive passes its write cliff before steady state is judged
+SS_ROUND_S = 30 * 60.0
+# Operating-point pre-writes: "top" at the sweep's highest TC/QD (TC32/QD32: a PTS 2.0.2 Python suite's 07_CBW_2,
+# the same depth as every round's pre-write), or "point" at the operating point's own TC/QD (the ADATA fork)
+PREWRITE_DEPTHS = ("top", "point")
 OPERATING_POINTS = ("max", "mid", "min")
 JESD219_BLOCK_SIZES = (  # (bytes, % of IOs)
     (512, 4), (1024, 1), (1536, 1), (2048, 1), (2560, 1), (3072, 1), (3584, 1),
@@ -128,6 +136,8 @@ class AdvancedParams:
     prewrite_s: float = PREWRITE_S
     point_prewrite_s: float = POINT_PREWRITE_S
     point_capture_s: float = POINT_CAPTURE_S
+    point_prewrite_depth: str = PREWRITE_DEPTHS[0]
+    ss_round_s: float = SS_ROUND_S  # HIR baseline and CBW/DIRTH/ECW preconditioning rounds
     dirth_bs_bytes: int = DIRTH_BLOCK_SIZE
     dirth_read_pct: int = DIRTH_READ_PCT
     hdd_zones: int = HDD_ZONES
@@ -149,8 +159,10 @@ DEMO_PARAMS = profile_params(PROFILES["demo"])
 
 def advanced_from_dict(data: Mapping[str, object]) -> AdvancedParams:
     """The inverse of dataclasses.asdict after a JSON round trip (lists back to tuples); missing fields keep the
-    spec's value."""
+    spec's value, except the steady-state round of a run made before it existed: the round time, as then."""
     values = {item.name: data[item.name] for item in fields(AdvancedParams) if item.name in data}
+    if "ss_round_s" not in values and "round_time_s" in values:
+        values["ss_round_s"] = values["round_time_s"]
     return AdvancedParams(**{name: tuple(v) if isinstance(v, list) else v  # type: ignore[arg-type]
                              for name, v in values.items()})
 
@@ -273,7 +285,7 @@ def hir_phases(params: AdvancedParams) -> tuple[Phase, ...]:
     workload = cell_name("rnd", HIR_BLOCK_SIZE, 0)
     steady = Phase(
         key="hir-ss", test="hir", title="Host idle recovery: steady state (baseline)", purge=True,
-        precondition=None, cells=(CellSpec(workload, "rnd", 0, HIR_BLOCK_SIZE, tc, qd, params.round_time_s),),
+        precondition=None, cells=(CellSpec(workload, "rnd", 0, HIR_BLOCK_SIZE, tc, qd, params.ss_round_s),),
         tracked=(Tracked(workload, "iops"),), stop=StopRule("steady", params.max_rounds), role="baseline")
     phases = [steady]
     for wait_s in params.hir_wait_states_s:
@@ -309,7 +321,7 @@ def xsr_phases(params: AdvancedParams) -> tuple[Phase, ...]:
 def demand_phases(key: str, title: str, workload: Workload, params: AdvancedParams) -> tuple[Phase, ...]:
     """Preconditioning to steady state, then rounds of the pre-write and the TC x QD sweep (high to low)."""
     top_tc, top_qd = max(params.demand_tcs), max(params.demand_qds)
-    writes = workload.cell(0, top_tc, top_qd, params.round_time_s)
+    writes = workload.cell(0, top_tc, top_qd, params.ss_round_s)
     wdpc = Phase(
         key=f"{key}-wdpc", test=key, title=f"{title}: preconditioning", purge=True, precondition=None,
         cells=(writes,), tracked=(Tracked(writes.name, "iops"),), stop=StopRule("steady", params.max_rounds),
@@ -331,12 +343,14 @@ def sweep_cells(cells: Sequence[CellSpec]) -> tuple[CellSpec, ...]:
 def operating_point_phases(key: str, title: str, workload: Workload, params: AdvancedParams,
                            points: Mapping[str, tuple[int, int]]) -> tuple[Phase, ...]:
     """One phase per chosen operating point ('max', 'mid', 'min' -> (TC, QD); a point left out is not run): a
-    TC/QD-top pre-write, then the capture at the point's TC/QD whose latency bins make the response-time histogram."""
+    pre-write (at the sweep's top TC/QD, or the point's own: `point_prewrite_depth`), then the capture at the point's
+    TC/QD whose latency bins make the response-time histogram."""
     top_tc, top_qd = max(params.demand_tcs), max(params.demand_qds)
     phases = []
     for point in (point for point in OPERATING_POINTS if point in points):
         tc, qd = points[point]
-        cells = (workload.cell(0, top_tc, top_qd, params.point_prewrite_s, role="pre-write"),
+        pre_tc, pre_qd = (tc, qd) if params.point_prewrite_depth == "point" else (top_tc, top_qd)
+        cells = (workload.cell(0, pre_tc, pre_qd, params.point_prewrite_s, role="pre-write"),
                  workload.cell(workload.read_pct, tc, qd, params.point_capture_s, role="histogram"))
         phases.append(Phase(
             key=f"{key}-{point}", test=key, title=f"{title}: {point.capitalize()}IOPS at TC{tc}/QD{qd}",
@@ -380,7 +394,7 @@ class AdvancedDef:
     key: str
     title: str
     specs: tuple[str, ...]
-    section: str
+    section: Mapping[str, str]  # the spec's name for the test, by spec version
     build: Callable[[AdvancedParams], tuple[Phase, ...]] = field(repr=False)
     workload: Callable[[AdvancedParams], Workload] | None = field(default=None, repr=False)  # demand tests
 
@@ -395,18 +409,24 @@ def _cbw(_params: AdvancedParams) -> Workload:
 
 
 ADVANCED_DEFS: dict[str, AdvancedDef] = {
-    "hir": AdvancedDef("hir", "Host idle recovery", ("2.0", "1.1"), "PTS 2.0.2 section 11 (HIR)", hir_phases),
-    "xsr": AdvancedDef("xsr", "Cross stimulus recovery", ("2.0", "1.1"), "PTS 2.0.2 section 12 (XSR)", xsr_phases),
-    "cbw": AdvancedDef("cbw", "Composite block size workload", ("2.0",), "PTS 2.0.2 section 13 (CBW)",
+    "hir": AdvancedDef("hir", "Host idle recovery", ("2.0", "1.1"),
+                       {"2.0": "PTS 2.0.2 section 11 (HIR)", "1.1": "PTS-E 1.1 Host Idle Recovery test"}, hir_phases),
+    "xsr": AdvancedDef("xsr", "Cross stimulus recovery", ("2.0", "1.1"),
+                       {"2.0": "PTS 2.0.2 section 12 (XSR)", "1.1": "PTS-E 1.1 Cross Stimulus Recovery test"},
+                       xsr_phases),
+    "cbw": AdvancedDef("cbw", "Composite block size workload", ("2.0",), {"2.0": "PTS 2.0.2 section 13 (CBW)"},
                        _demand("cbw", "Composite block size workload", _cbw), _cbw),
     "dirth": AdvancedDef("dirth", "Demand intensity / response time histogram", ("2.0", "1.1"),
-                         "PTS 2.0.2 section 14 (DIRTH)",
+                         {"2.0": "PTS 2.0.2 section 14 (DIRTH)", "1.1": "PTS-E 1.1 Demand Intensity test"},
                          _demand("dirth", "Demand intensity / response time histogram", dirth_workload),
                          dirth_workload),
-    "ecw": AdvancedDef("ecw", "Enterprise composite workload", ("1.1",), "PTS-E 1.1 (ECW)",
+    "ecw": AdvancedDef("ecw", "Enterprise composite workload", ("1.1",),
+                       {"1.1": "PTS-E 1.1 Enterprise Composite Workload test"},
                        _demand("ecw", "Enterprise composite workload", _cbw), _cbw),
-    "hdd-iops": AdvancedDef("hdd-iops", "HDD IOPS per zone", ("2.0", "1.1"), "TKperf HDD mode", hdd_iops_phases),
-    "hdd-tp": AdvancedDef("hdd-tp", "HDD throughput per zone", ("2.0", "1.1"), "TKperf HDD mode", hdd_tp_phases),
+    "hdd-iops": AdvancedDef("hdd-iops", "HDD IOPS per zone", ("2.0", "1.1"),
+                            {"2.0": "TKperf HDD mode", "1.1": "TKperf HDD mode"}, hdd_iops_phases),
+    "hdd-tp": AdvancedDef("hdd-tp", "HDD throughput per zone", ("2.0", "1.1"),
+                          {"2.0": "TKperf HDD mode", "1.1": "TKperf HDD mode"}, hdd_tp_phases),
 }
 ADVANCED_ORDER = ("hir", "xsr", "cbw", "ecw", "dirth", "hdd-iops", "hdd-tp")
 
@@ -447,7 +467,7 @@ def advanced_params(test: str, profile: Profile, spec: str, changes: Mapping[str
 
 def check_params(params: AdvancedParams) -> None:
     """One clear error for a parameter no test can run with."""
-    durations = (params.round_time_s, params.hir_burst_s, params.hir_recovery_s, params.prewrite_s,
+    durations = (params.round_time_s, params.ss_round_s, params.hir_burst_s, params.hir_recovery_s, params.prewrite_s,
                  params.point_prewrite_s, params.point_capture_s, *params.xsr_group_s)
     if any(value <= 0 for value in durations) or any(wait < 0 for wait in params.hir_wait_states_s):
         raise PtsbenchError("advanced test durations must be positive", "e.g. --round-time 60")
@@ -460,13 +480,17 @@ def check_params(params: AdvancedParams) -> None:
     if params.dirth_bs_bytes <= 0 or params.dirth_bs_bytes % 512 or not 0 <= params.dirth_read_pct <= 100:
         raise PtsbenchError("DIRTH block size must be a multiple of 512 and its read share 0..100",
                             "e.g. 8k and 65")
+    if params.point_prewrite_depth not in PREWRITE_DEPTHS:
+        raise PtsbenchError(f"unknown operating-point pre-write depth {params.point_prewrite_depth!r}",
+                            f"use one of {', '.join(PREWRITE_DEPTHS)}")
     if len(params.xsr_group_s) != len(XSR_GROUPS):
         raise PtsbenchError("XSR has three access groups", "give three durations")
 
 
 # Which tests use each parameter: what a command-line override may change and what a deviation concerns
 PARAM_TESTS: dict[str, tuple[str, ...]] = {
-    "round_time_s": ("hir", "xsr", "cbw", "ecw", "dirth", "hdd-iops", "hdd-tp"),
+    "round_time_s": ("xsr", "cbw", "ecw", "dirth", "hdd-iops", "hdd-tp"),
+    "ss_round_s": ("hir", "cbw", "ecw", "dirth"),
     "max_rounds": ("hir", "cbw", "ecw", "dirth"),
     "numjobs": ("hir",),
     "iodepth": ("hir",),
@@ -481,6 +505,7 @@ PARAM_TESTS: dict[str, tuple[str, ...]] = {
     "prewrite_s": ("cbw", "ecw", "dirth"),
     "point_prewrite_s": ("cbw", "ecw", "dirth"),
     "point_capture_s": ("cbw", "ecw", "dirth"),
+    "point_prewrite_depth": ("cbw", "ecw", "dirth"),
     "dirth_bs_bytes": ("dirth",),
     "dirth_read_pct": ("dirth",),
     "hdd_zones": ("hdd-iops", "hdd-tp"),
@@ -488,6 +513,9 @@ PARAM_TESTS: dict[str, tuple[str, ...]] = {
 }
 # The operator's choices (DIRTH's workload) and TKperf's defaults (HDD zones): not deviations from the spec
 OPERATOR_CHOICES = frozenset({"dirth_bs_bytes", "dirth_read_pct", "hdd_zones", "hdd_depth"})
+# Recorded choices where the public implementations differ and the spec text was not at hand: shown in the plan,
+# not deviations
+READINGS = frozenset({"point_prewrite_depth"})
 # Tests whose TC/QD is a pair of their own: --numjobs / --iodepth change it
 DEPTH_FIELDS = {"xsr": "xsr_depth", "hdd-iops": "hdd_depth", "hdd-tp": "hdd_depth"}
 
@@ -499,7 +527,7 @@ def advanced_deviations(tests: Sequence[str], params: AdvancedParams,
     for item in fields(AdvancedParams):
         ours, theirs = getattr(params, item.name), getattr(reference, item.name)
         concerned = [ADVANCED_DEFS[test].title for test in tests if test in PARAM_TESTS[item.name]]
-        if ours != theirs and concerned and item.name not in OPERATOR_CHOICES:
+        if ours != theirs and concerned and item.name not in OPERATOR_CHOICES | READINGS:
             reasons.append(f"{', '.join(concerned)}: {item.name} {_show(ours)} (PTS: {_show(theirs)})")
     return reasons
 
@@ -568,6 +596,13 @@ def _xsr_groups(text: str) -> tuple[float, ...]:
     return groups
 
 
+def _prewrite_depth(text: str) -> str:
+    if text not in PREWRITE_DEPTHS:
+        raise PtsbenchError(f"not an operating-point pre-write depth: {text!r}",
+                            "top (the sweep's highest TC/QD, TC32/QD32) or point (the point's own TC/QD)")
+    return text
+
+
 # Parsers of the advanced tests' command-line overrides (by parameter name; specs.OPTION_NAMES gives the options)
 ADVANCED_PARSERS: dict[str, Callable[[str], object]] = {
     "hir_wait_states_s": _wait_states,
@@ -580,6 +615,8 @@ ADVANCED_PARSERS: dict[str, Callable[[str], object]] = {
     "prewrite_s": parse_seconds,
     "point_prewrite_s": parse_seconds,
     "point_capture_s": parse_seconds,
+    "point_prewrite_depth": _prewrite_depth,
+    "ss_round_s": parse_seconds,
     "dirth_workload": parse_dirth_workload,
     "hdd_zones": parse_positive_int,
 }

@@ -132,9 +132,11 @@ def create_run(
     scratch: bool = False,
     name: str = "pts",
     hosts: Sequence[Mapping[str, Any]] = (),
+    device_info: Mapping[str, str] | None = None,
 ) -> tuple[PtsStore, Plan]:
     """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet. `hosts`: the
-    pre-flight facts of every host (hosts.HostInfo as a dict) for a run on fio servers."""
+    pre-flight facts of every host (hosts.HostInfo as a dict) for a run on fio servers; `device_info`: the user's
+    description of the device (form factor, media, interface...), for the report's first page."""
     plan = make_plan(settings, info)
     manifest = {
         "kind": "pts",
@@ -149,6 +151,7 @@ def create_run(
         "compliance": {"compliant": not plan.deviations, "reasons": list(plan.deviations)},
         "notes": list(plan.notes),
         "write_cache": [],
+        "device_info": dict(device_info or {}),
         "status": "created",
         **({"hosts": [dict(host) for host in hosts]} if hosts else {}),
     }
@@ -273,6 +276,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
         stop_orphan_fio(pts.root)
         pts.store.update_manifest(status="running")
         try:
+            _check_versions(pts)
             _apply_write_cache(context)
             write_plan(pts.root, plan)
             index = 0
@@ -290,6 +294,22 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
             pts.store.update_manifest(status="failed")
             raise
         pts.store.update_manifest(status="done", finished_utc=utc_now())
+
+
+def _check_versions(pts: PtsStore) -> None:
+    """A deviation when this start runs another ptsbench or fio than the one the run started with: rounds before
+    and after would come from different programs. Every start is recorded under "starts"."""
+    from ptsbench import __version__
+    from ptsbench.fio.runner import fio_version
+
+    manifest = pts.store.manifest
+    now = {"utc": utc_now(), "ptsbench_version": __version__, "fio_version": fio_version()}
+    pts.store.update_manifest(starts=[*(manifest.get("starts") or []), now])
+    changed = [f"{name} {manifest.get(f'{name}_version')} -> {now[f'{name}_version']}" for name in ("ptsbench", "fio")
+               if manifest.get(f"{name}_version") != now[f"{name}_version"]]
+    if changed:
+        pts.add_compliance_reason(f"resumed with another version ({', '.join(changed)}) at {now['utc']}: rounds "
+                                  "before and after ran different programs")
 
 
 def check_stored_plan(pts: PtsStore, plan: Plan) -> None:
@@ -610,8 +630,8 @@ def _round_cells(plan: Plan, phase: PhasePlan, job: RoundJob, results: Sequence[
         if cell.pattern == "seq":
             start = job.seq_starts.get(cell.name, 0)
             cells[cell.name]["seq_start_bytes"] = start
-            cells[cell.name]["seq_end_bytes"] = next_seq_offset(
-                plan, cell, start, cells[cell.name]["total"]["io_bytes"] if cells[cell.name]["total"] else 0)
+            moved = cells[cell.name]["total"]["io_bytes"] if cells[cell.name]["total"] else 0
+            cells[cell.name]["seq_end_bytes"] = next_seq_offset(plan, phase.phase, cell, start, moved)
     return cells
 
 

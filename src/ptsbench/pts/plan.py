@@ -1,9 +1,16 @@
 """Planning, pure: settings + target facts -> phases of rounds of cells, their fio job text, durations and the
 reasons a run departs from the spec. Nothing here starts fio or touches the target.
 
-Active range: size x active-range % rounded down to a whole number of alignment units, where a unit is the largest
-block size (at least 1 MiB) times every thread count used, so each thread's slice of a sequential job (and of
-preconditioning) is a whole number of blocks and the slices add up to exactly the active range.
+Active range: size x active-range % rounded down to a whole number of alignment units, a unit being the smallest
+common multiple of every block size and 1 MiB (under one block of the largest size is left out; the plan notes it).
+Each thread of a sequential cell writes its own slice, the range divided by the thread count and rounded down to
+whole blocks (the plan notes the few blocks no slice holds). Preconditioning (WIPC) is one sequential stream over the
+whole range. The client profile's active range is `segments` (2,048) equal segments spread evenly over all LBAs: the
+base tests' cells touch only them, through fio zonemode=strided (zonerange = a segment, zoneskip = the gap to the
+next); WIPC writes the whole capacity. fio 3.33 wraps a strided job at the end of the file rather than of its size
+(measured), so segmented cells run `loops` passes of exactly one visit per segment, stopped by their runtime, instead
+of time_based: a random cell does one IO per segment per pass at a random offset in it (fio's zoned distributions
+take at most 256 zones, too few for 2,048 segments), a sequential cell writes whole segments.
 
 Sequential cells do not restart at offset 0 each round: the engine carries, per cell, the position each thread's
 stream reached (`SeqStart`). A round then writes its slice from that position to the slice end (job part "a",
@@ -28,6 +35,7 @@ from ptsbench.fio.jobs import PERCENTILE_OPTIONS, render_job_file
 from ptsbench.pts.advanced_specs import (
     ADVANCED_DEFS,
     OPERATING_POINTS,
+    ZonedCellSpec,
     advanced_deviations,
     place_zones,
     profile_params,
@@ -35,6 +43,8 @@ from ptsbench.pts.advanced_specs import (
     start_delay_s,
 )
 from ptsbench.pts.specs import (
+    CLIENT_SEGMENTS,
+    LAT_HISTOGRAM_S,
     PROFILES,
     PTS_MAX_ROUNDS,
     PTS_ROUND_TIME_S,
@@ -53,6 +63,7 @@ from ptsbench.units import format_bs, format_bytes, format_duration, parse_size_
 
 MIB = 1024**2
 SMALL_BS_BYTES = 512
+SEGMENT_LOOPS = 1 << 30  # passes over the segments: the cell's runtime ends it long before
 # fio 3.33 starts a stonewalled job only on its next 100 ms scheduling pass plus a 100 ms start-up wait
 # (backend.c run_threads): measured 0.2-0.3 s between cells; a new fio process costs about 0.5 s.
 CELL_HANDOFF_S = 0.3
@@ -103,14 +114,48 @@ class PhasePlan:
 
 
 @dataclass(frozen=True)
+class Segments:
+    """The client's segmented active range: `count` segments of `size_bytes`, one every `stride_bytes` from LBA 0."""
+
+    count: int
+    size_bytes: int
+    stride_bytes: int
+
+    @property
+    def span_bytes(self) -> int:
+        """The LBAs the segments spread over."""
+        return self.count * self.stride_bytes
+
+    @property
+    def share_pct(self) -> float:
+        """The share of the LBAs they spread over that the segments hold."""
+        return 100 * self.size_bytes / self.stride_bytes
+
+    def zone_options(self, visit_bytes: int) -> dict[str, str | None]:
+        """fio options confining a job to the segments, `visit_bytes` of IO in each before the next."""
+        return {"zonemode": "strided", "zonerange": str(self.size_bytes),
+                "zoneskip": str(self.stride_bytes - self.size_bytes), "zonesize": str(visit_bytes)}
+
+
+@dataclass(frozen=True)
 class Plan:
     settings: Settings
     target: TargetInfo
-    active_range_bytes: int
+    active_range_bytes: int  # the amount of LBAs the tests touch (segmented: all segments together)
     align_bytes: int
     phases: tuple[PhasePlan, ...]
     deviations: tuple[str, ...]
     notes: tuple[str, ...]
+    segments: Segments | None = None
+
+    @property
+    def precondition_range_bytes(self) -> int:
+        """What WIPC writes over, from LBA 0: the active range, or with segments every LBA they spread over."""
+        return self.segments.span_bytes if self.segments else self.active_range_bytes
+
+    def segmented(self, phase: Phase) -> bool:
+        """Whether a phase's cells touch only the segments (the base tests of a segmented run)."""
+        return self.segments is not None and phase.test in TEST_DEFS
 
     @property
     def worst_case_s(self) -> float:
@@ -137,9 +182,12 @@ class Plan:
     def phase(self, key: str) -> PhasePlan:
         return next(phase for phase in self.phases if phase.key == key)
 
-    def slice_bytes(self, numjobs: int) -> int:
-        """Each thread's share of the active range for sequential jobs."""
-        return self.active_range_bytes // numjobs
+    def stream_bytes(self, phase: Phase, cell: CellSpec) -> int:
+        """The bytes each thread of a sequential cell writes in one pass over its own slice: the active range split
+        among the threads in whole blocks, or with segments, whole segments."""
+        if self.segments and self.segmented(phase):
+            return self.segments.count // cell.numjobs * self.segments.size_bytes
+        return self.active_range_bytes // cell.numjobs // cell.bs_bytes * cell.bs_bytes
 
 
 @dataclass(frozen=True)
@@ -169,16 +217,32 @@ def make_plan(
     given); PtsbenchError when the target is too small or a tracked cell is missing."""
     phases = build_phases(settings, operating_points) if phases is None else phases
     align = _align_bytes(phases)
-    active = int(target.size_bytes * settings.active_range_pct / 100) // align * align
+    requested = target.size_bytes * settings.active_range_pct / 100
+    active = int(requested) // align * align
     if active <= 0:
         raise PtsbenchError(
             f"target {target.path} is too small: {format_bytes(target.size_bytes)} at "
             f"{settings.active_range_pct:g} % active range is under one {format_bytes(align)} unit",
             "use a larger target or --size",
         )
-    phases = place_zones(phases, active, align)
     notes: list[str] = []
+    segments = _segments(settings, target, phases) if settings.segments else None
+    if segments is not None:
+        active = segments.count * segments.size_bytes
+        notes.append(f"active range: {settings.active_range_pct:g} % in {segments.count} segments of "
+                     f"{segments.size_bytes:,} bytes, one every {segments.stride_bytes:,} bytes from LBA 0 "
+                     f"({active:,} bytes; {requested:,.0f} asked); preconditioning writes all "
+                     f"{segments.span_bytes:,} bytes they spread over")
+    elif active < requested:
+        notes.append(f"active range {active:,} bytes: {settings.active_range_pct:g} % of {target.size_bytes:,} is "
+                     f"{requested:,.0f}, rounded down to whole {format_bytes(align)} units (less than one block of "
+                     "the largest size left out)")
+    phases = place_zones(phases, active, align)
     deviations = plan_deviations(settings)
+    if segments is not None and segments.share_pct < settings.active_range_pct - 0.5:
+        deviations.append(f"active range: the {segments.count} segments hold {segments.share_pct:.1f} % of the LBAs "
+                          f"they spread over, not {settings.active_range_pct:g} % (whole units of the largest block "
+                          "size on a small target)")
     sector = target.logical_sector_bytes or 512
     skip_small = sector > SMALL_BS_BYTES
     small_cells = any(_smallest_bs(cell) < 4096 for phase in phases for cell in phase.cells)
@@ -200,13 +264,50 @@ def make_plan(
             raise PtsbenchError(f"{phase.title}: no cell can run on this target", "choose other block sizes")
         _check_tracked(phase, cells)
         pre = phase.precondition
-        pre_bytes = int(round(active * pre.multiple)) if pre else 0
+        pre_range = segments.span_bytes if segments else active
+        pre_bytes = int(round(pre_range * pre.multiple)) if pre else 0
         phase_plans.append(PhasePlan(phase, cells, skipped, phase.stop.max_rounds, pre_bytes))
     for test, bssplit in fitted_tests.items():
         title = ADVANCED_DEFS[test].title if test in ADVANCED_DEFS else test
         deviations.append(f"{title}: IOs under the {sector}-byte logical sector run as {sector}-byte IOs "
                           f"(bssplit {bssplit})")
-    return Plan(settings, target, active, align, tuple(phase_plans), tuple(deviations), tuple(notes))
+    plan = Plan(settings, target, active, align, tuple(phase_plans), tuple(deviations), tuple(notes), segments)
+    return replace(plan, notes=(*plan.notes, *_slice_notes(plan)))
+
+
+def _segments(settings: Settings, target: TargetInfo, phases: tuple[Phase, ...]) -> Segments:
+    """The segmented active range: `settings.segments` equal strides over the target, each holding a segment of
+    the active-range share, both whole multiples of every block size the base tests use."""
+    sizes = [cell.bs_bytes for phase in phases if phase.test in TEST_DEFS for cell in phase.cells] or [4096]
+    unit = math.lcm(4096, *sizes)
+    stride = target.size_bytes // settings.segments // unit * unit
+    size = int(stride * settings.active_range_pct / 100) // unit * unit
+    if size <= 0:
+        least = settings.segments * unit * math.ceil(100 / settings.active_range_pct)
+        raise PtsbenchError(f"target {target.path} is too small for {settings.segments} segments of whole "
+                            f"{format_bytes(unit)} units at {settings.active_range_pct:g} % active range",
+                            f"use a target of at least {format_bytes(least)}, or smaller block sizes")
+    for phase in phases:
+        for cell in phase.cells:
+            if phase.test in TEST_DEFS and cell.pattern == "seq" and settings.segments % cell.numjobs:
+                raise PtsbenchError(f"{phase.title}: {settings.segments} segments cannot be shared evenly among "
+                                    f"{cell.numjobs} sequential threads", "use a thread count that divides it")
+    return Segments(settings.segments, size, stride)
+
+
+def _slice_notes(plan: Plan) -> list[str]:
+    """What sequential threads leave out: the active range split among TC threads in whole blocks (or segments)."""
+    notes = []
+    for phase in plan.phases:
+        for cell in phase.cells:
+            if cell.pattern != "seq" or cell.numjobs == 1 or isinstance(cell, ZonedCellSpec):
+                continue
+            covered = plan.stream_bytes(phase.phase, cell) * cell.numjobs
+            if covered < plan.active_range_bytes:
+                notes.append(f"{phase.phase.title}: {cell.name} at TC{cell.numjobs} writes {covered:,} bytes per "
+                             f"pass, each thread its own slice in whole blocks; {plan.active_range_bytes - covered:,}"
+                             " bytes at the slices' ends are in none")
+    return list(dict.fromkeys(notes))
 
 
 def _bssplit_sizes(cell: CellSpec) -> list[tuple[int, int]]:
@@ -239,11 +340,7 @@ def _fit_to_sector(cell: CellSpec, sector_bytes: int) -> CellSpec:
 def _align_bytes(phases: tuple[Phase, ...]) -> int:
     sizes = [cell.bs_bytes for phase in phases for cell in phase.cells]
     sizes += [phase.precondition.bs_bytes for phase in phases if phase.precondition]
-    unit = max([MIB, *sizes])
-    unit = unit if all(unit % size == 0 for size in sizes) else math.lcm(*sizes, MIB)
-    jobs = [cell.numjobs for phase in phases for cell in phase.cells]
-    jobs += [phase.precondition.numjobs for phase in phases if phase.precondition]
-    return unit * math.lcm(*jobs)
+    return math.lcm(MIB, *sizes)
 
 
 def _check_tracked(phase: Phase, cells: tuple[CellSpec, ...]) -> None:
@@ -266,6 +363,13 @@ def plan_deviations(settings: Settings) -> list[str]:
         reasons.append(f"preconditioning writes {settings.wipc_multiple:g} x the active range (PTS: 2 x)")
     if settings.ramp_time_s:
         reasons.append(f"ramp time {settings.ramp_time_s:g} s (PTS: 0)")
+    if settings.kind == "client" and settings.segments != CLIENT_SEGMENTS:
+        reasons.append(f"active range in {settings.segments or 'one contiguous'} segment(s) from LBA 0 (PTS client: "
+                       f"{CLIENT_SEGMENTS} segments over all LBAs)")
+    if settings.spec == "2.0" and "lat" in settings.tests and settings.lat_histogram_s != LAT_HISTOGRAM_S:
+        captured = (f"response-time histogram captured for {format_duration(settings.lat_histogram_s)}"
+                    if settings.lat_histogram_s else "no response-time histogram")
+        reasons.append(f"Latency: {captured} (PTS 2.0: {format_duration(LAT_HISTOGRAM_S)} after steady state)")
     for test in settings.tests:
         if test not in TEST_DEFS:  # the advanced tests, against the spec at the profile's TC/QD
             reasons += advanced_deviations([test], settings.advanced[test], profile_params(PROFILES[settings.kind]))
@@ -374,12 +478,12 @@ def _cell_options(cell: CellSpec) -> dict[str, str | None]:
 
 
 def precondition_job(plan: Plan, phase: PhasePlan) -> str:
-    """The WIPC job file: sequential writes, each thread over its own slice, exactly `multiple` x the range."""
+    """The WIPC job file: sequential writes over the whole range from LBA 0, `multiple` x the range in all: one
+    stream (TC1), or each thread its own slice when the precondition has more threads."""
     pre = phase.phase.precondition
     if pre is None:
         raise PtsbenchError(f"{phase.phase.title} has no preconditioning", "")
-    slice_bytes = plan.slice_bytes(pre.numjobs)
-    per_job_bytes = phase.precondition_bytes // pre.numjobs
+    slice_bytes = plan.precondition_range_bytes // pre.numjobs // pre.bs_bytes * pre.bs_bytes
     options: dict[str, str | None] = {
         "rw": "write",
         "bs": format_bs(pre.bs_bytes),
@@ -387,7 +491,7 @@ def precondition_job(plan: Plan, phase: PhasePlan) -> str:
         "iodepth": str(pre.iodepth),
         "offset": "0",
         "size": str(slice_bytes),
-        "io_size": str(per_job_bytes),
+        "io_size": str(phase.precondition_bytes // pre.numjobs),
     }
     if pre.numjobs > 1:
         options["offset_increment"] = str(slice_bytes)
@@ -405,15 +509,20 @@ def round_job(
         options = _cell_options(cell)
         runtime = _duration(cell.runtime_s)
         if cell.pattern != "seq":
-            options.update({"offset": "0", "size": str(plan.active_range_bytes), "time_based": None,
-                            "runtime": runtime})
+            if plan.segments and plan.segmented(phase.phase):  # one IO per segment per pass (see the docstring)
+                options.update({"offset": "0", "size": str(plan.segments.count * cell.bs_bytes),
+                                **plan.segments.zone_options(cell.bs_bytes), "loops": str(SEGMENT_LOOPS),
+                                "runtime": runtime})
+            else:
+                options.update({"offset": "0", "size": str(plan.active_range_bytes), "time_based": None,
+                                "runtime": runtime})
             options.update(dict(cell.fio_options))  # a test's own options win (zones, bssplit, startdelay...)
             jobs.append((job_name(index, cell), options))
             names.append((job_name(index, cell), cell.name))
             continue
         start = (seq_starts or {}).get(cell.name, SeqStart())
-        parts = _seq_parts(plan, cell, start)
-        starts[cell.name] = start.offset_bytes
+        used, parts = _seq_parts(plan, phase.phase, cell, start)
+        starts[cell.name] = used
         for part, part_options in parts:
             jobs.append((job_name(index, cell, part), {**options, **part_options, **dict(cell.fio_options)}))
             names.append((job_name(index, cell, part), cell.name))
@@ -421,30 +530,44 @@ def round_job(
     return RoundJob(text, tuple(names), starts)
 
 
-def _seq_parts(plan: Plan, cell: CellSpec, start: SeqStart) -> list[tuple[str, dict[str, str | None]]]:
-    """The job parts of a sequential cell continuing at `start` within each thread's slice."""
-    slice_bytes = plan.slice_bytes(cell.numjobs)
-    spread: dict[str, str | None] = {"offset_increment": str(slice_bytes)} if cell.numjobs > 1 else {}
-    offset = start.offset_bytes % slice_bytes
-    whole: dict[str, str | None] = {"offset": "0", "size": str(slice_bytes), **spread, "time_based": None,
-             "runtime": _duration(cell.runtime_s)}
+def _seq_parts(plan: Plan, phase: Phase, cell: CellSpec,
+               start: SeqStart) -> tuple[int, list[tuple[str, dict[str, str | None]]]]:
+    """Where each thread's stream continues within its slice (segmented: at the start of the segment it reached)
+    and the job parts that continue it there."""
+    stream = plan.stream_bytes(phase, cell)
+    runtime = _duration(cell.runtime_s)
+    offset = start.offset_bytes % stream
+    if plan.segments and plan.segmented(phase):
+        segments = plan.segments
+        per_thread = segments.count // cell.numjobs
+        offset = offset // segments.size_bytes * segments.size_bytes
+        lba_offset = offset // segments.size_bytes * segments.stride_bytes
+        spread: dict[str, str | None] = {"offset_increment": str(per_thread * segments.stride_bytes)}
+        repeat: dict[str, str | None] = {"loops": str(SEGMENT_LOOPS)}
+        spread.update(segments.zone_options(segments.size_bytes))
+    else:
+        lba_offset = offset
+        spread = {"offset_increment": str(stream)}
+        repeat = {"time_based": None}
+    if cell.numjobs == 1:
+        spread.pop("offset_increment")
+    whole: dict[str, str | None] = {"offset": "0", "size": str(stream), **spread, **repeat, "runtime": runtime}
     if offset == 0:
-        return [("", whole)]
-    part_a: dict[str, str | None] = {"offset": str(offset), "size": str(slice_bytes - offset), **spread,
-              "runtime": _duration(cell.runtime_s)}
+        return offset, [("", whole)]
+    part_a: dict[str, str | None] = {"offset": str(lba_offset), "size": str(stream - offset), **spread,
+                                     "runtime": runtime}
     if not start.rate_bytes_per_s:
-        return [("a", part_a), ("b", {**whole, "runtime": _duration(cell.runtime_s)})]
-    rest_s = cell.runtime_s - (slice_bytes - offset) / start.rate_bytes_per_s
+        return offset, [("a", part_a), ("b", whole)]
+    rest_s = cell.runtime_s - (stream - offset) / start.rate_bytes_per_s
     if rest_s * 1000 < 1:
-        return [("a", part_a)]
-    return [("a", part_a), ("b", {**whole, "runtime": _duration(rest_s)})]
+        return offset, [("a", part_a)]
+    return offset, [("a", part_a), ("b", {**whole, "runtime": _duration(rest_s)})]
 
 
-def next_seq_offset(plan: Plan, cell: CellSpec, start_offset: int, io_bytes: int) -> int:
+def next_seq_offset(plan: Plan, phase: Phase, cell: CellSpec, start_offset: int, io_bytes: int) -> int:
     """Where each thread's stream stops after a round that moved `io_bytes` in total from `start_offset`."""
-    slice_bytes = plan.slice_bytes(cell.numjobs)
     per_thread = io_bytes // cell.numjobs // cell.bs_bytes * cell.bs_bytes
-    return (start_offset + per_thread) % slice_bytes
+    return (start_offset + per_thread) % plan.stream_bytes(phase, cell)
 
 
 def describe(plan: Plan) -> list[str]:
@@ -458,8 +581,9 @@ def describe(plan: Plan) -> list[str]:
     for phase in plan.phases:
         pre = phase.phase.precondition
         steps = ["purge"] if phase.phase.purge else []
-        steps.append(f"WIPC {format_bytes(phase.precondition_bytes)} of {format_bs(pre.bs_bytes)} seq writes"
-                     if pre else "no WIPC")
+        steps.append(f"WIPC {format_bytes(phase.precondition_bytes)} of {format_bs(pre.bs_bytes)} seq writes "
+                     f"({'one stream' if pre.numjobs == 1 else f'{pre.numjobs} streams'}, "
+                     f"TC{pre.numjobs}/QD{pre.iodepth})" if pre else "no WIPC")
         tracked = ", ".join(t.label for t in phase.phase.tracked) or "none"
         lines.append(
             f"  {phase.phase.title}: {', '.join(steps)}; {_round_text(phase)}, {_stop_text(phase)}; "
@@ -468,8 +592,11 @@ def describe(plan: Plan) -> list[str]:
         if phase.phase.role == "sweep" and phase.phase.test in plan.pending_points:
             params = plan.settings.advanced[phase.phase.test]
             point_s = params.point_prewrite_s + params.point_capture_s
+            depth = ("at the sweep's top TC/QD" if params.point_prewrite_depth == "top"
+                     else "at the point's own TC/QD")
             lines.append(f"  {ADVANCED_DEFS[phase.phase.test].title}: then MaxIOPS, MidIOPS and MinIOPS, chosen "
-                         f"after steady state: each {format_duration(params.point_prewrite_s)} pre-write + "
+                         f"after steady state: each {format_duration(params.point_prewrite_s)} pre-write {depth} "
+                         f"(--point-prewrite-depth {params.point_prewrite_depth}) + "
                          f"{format_duration(params.point_capture_s)} histogram capture; worst case "
                          f"{format_duration(len(OPERATING_POINTS) * point_s)}")
     lines.append(f"Worst case: {format_duration(plan.worst_case_s)} of IO (+ about "

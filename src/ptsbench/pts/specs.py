@@ -5,9 +5,11 @@ count and queue depth, the tracked variables NAMED BY WORKLOAD (e.g. "rnd 4k 0/1
 preconditioning and stop rule. `build_test` turns a row plus the run's `Settings` into `Phase`s - what the engine
 runs: purge -> precondition -> rounds of cells -> stop. Throughput has one phase per block size.
 
-Sources: PTS 2.0.2 (IOPS with three tracked cells, TP at TC1/QD32, LAT at TC1/QD1 with five-nines, WSAT) and
-PTS-E 1.1 (one tracked IOPS cell: 4 KiB random write; TP at the profile's TC/QD). Enterprise: active range 100 %,
-write cache disabled, TC4/QD32. Client: active range 75 %, write cache enabled, TC2/QD16, TP at 1024 KiB only.
+Sources: PTS 2.0.2 (IOPS with three tracked cells, TP at TC1/QD32, LAT at TC1/QD1 with five-nines and, after steady
+state, a 20-minute response-time histogram, WSAT) and PTS-E 1.1 (one tracked IOPS cell: 4 KiB random write; TP at
+the profile's TC/QD; no client profile). Enterprise: active range 100 %, write cache disabled, TC4/QD32. Client
+(PTS 2.0 only): active range 75 % in 2,048 segments over all LBAs, write cache enabled, TC2/QD16, TP at 1024 KiB
+only. WIPC is one sequential stream at TC1/QD32 over the whole range (the client's: all LBAs).
 The spec PDFs were not readable here; each value was checked against public implementations instead (TKperf's
 DeviceTests.py and StdyState.py for the matrices, nesting, tracked cells and the 20 %/10 % steady-state rule;
 cloudharmony/block-storage and a PTS 2.0.2 Python suite for WIPC, TP at TC1/QD32 and the profiles' TC/QD): the
@@ -39,6 +41,13 @@ WIPC_BS_BYTES = 128 * 1024
 WIPC_MULTIPLE = 2.0
 WSAT_CAPACITY_MULTIPLE = 4.0
 WSAT_MAX_TIME_S = 24 * 3600.0
+# WIPC as one sequential stream at TC1/QD32 (a PTS 2.0.2 Python suite's stdPrecond; cloudharmony's single job): each
+# LBA written in order, as a drive sees it from the spec's "sequential 128 KiB writes", whatever the test's TC/QD
+WIPC_DEPTH = (1, 32)
+# PTS 2.0 latency test: response-time histogram of RND 4 KiB writes at TC1/QD1 after steady state
+LAT_HISTOGRAM_S = 20 * 60.0
+# PTS client: the active-range amount is touched in this many equal segments spread over all LBAs
+CLIENT_SEGMENTS = 2048
 
 METRICS = ("iops", "bw_bytes", "lat_mean_ns", "lat_max_ns")
 
@@ -155,7 +164,7 @@ class TestDef:
     precondition: str  # "wipc" (128 KiB) | "wipc-at-bs" (at the phase's block size) | "none"
     stop: str  # "steady" | "written"
     phase_per_block_size: bool = False
-    section: str = ""
+    section: Mapping[str, str] = field(default_factory=dict)  # the spec's name for the test, by spec version
 
     def spec_block_sizes(self, kind: str) -> tuple[int, ...]:
         return tuple(parse_size_bytes(bs) for bs in self.block_sizes.get(kind, self.block_sizes["enterprise"]))
@@ -176,7 +185,7 @@ TEST_DEFS: dict[str, TestDef] = {
         metric="iops",
         precondition="wipc",
         stop="steady",
-        section="PTS 2.0.2 section 7 (IOPS)",
+        section={"2.0": "PTS 2.0.2 section 7 (IOPS)", "1.1": "PTS-E 1.1 IOPS test"},
     ),
     "tp": TestDef(
         key="tp",
@@ -190,7 +199,7 @@ TEST_DEFS: dict[str, TestDef] = {
         precondition="wipc-at-bs",
         stop="steady",
         phase_per_block_size=True,
-        section="PTS 2.0.2 section 8 (Throughput)",
+        section={"2.0": "PTS 2.0.2 section 8 (Throughput)", "1.1": "PTS-E 1.1 Throughput test"},
     ),
     "lat": TestDef(
         key="lat",
@@ -203,7 +212,7 @@ TEST_DEFS: dict[str, TestDef] = {
         metric="lat_mean_ns",
         precondition="wipc",
         stop="steady",
-        section="PTS 2.0.2 section 9 (Latency)",
+        section={"2.0": "PTS 2.0.2 section 9 (Latency)", "1.1": "PTS-E 1.1 Latency test"},
     ),
     "wsat": TestDef(
         key="wsat",
@@ -216,7 +225,7 @@ TEST_DEFS: dict[str, TestDef] = {
         metric="iops",
         precondition="none",
         stop="written",
-        section="PTS 2.0.2 section 10 (Write saturation)",
+        section={"2.0": "PTS 2.0.2 section 10 (Write saturation)", "1.1": "PTS-E 1.1 Write Saturation test"},
     ),
 }
 TEST_ORDER = ("iops", "tp", "lat", "wsat")
@@ -243,13 +252,16 @@ class Profile:
     # AdvancedParams fields the profile changes; the advanced tests take TC/QD, round time and maximum rounds from
     # the profile's own fields (advanced_specs.profile_params)
     advanced: Mapping[str, object] = field(default_factory=dict)
+    lat_histogram_s: float = LAT_HISTOGRAM_S  # PTS 2.0 only; 0: none
+    segments: int = 0  # 0: one contiguous active range from LBA 0 (enterprise); client: CLIENT_SEGMENTS
 
 
 PROFILES: dict[str, Profile] = {
     "enterprise": Profile(
         "enterprise", "enterprise", 100.0, "disabled", 4, 32, description="PTS enterprise: AR 100 %, WCD, TC4/QD32"
     ),
-    "client": Profile("client", "client", 75.0, "enabled", 2, 16, description="PTS client: AR 75 %, WCE, TC2/QD16"),
+    "client": Profile("client", "client", 75.0, "enabled", 2, 16, segments=CLIENT_SEGMENTS,
+                      description=f"PTS client: AR 75 % in {CLIENT_SEGMENTS} segments, WCE, TC2/QD16"),
     "demo": Profile(
         "demo",
         "enterprise",
@@ -260,6 +272,7 @@ PROFILES: dict[str, Profile] = {
         round_time_s=0.5,
         max_rounds=WINDOW_ROUNDS,
         wsat_max_time_s=20.0,
+        lat_histogram_s=1.0,
         per_test={
             # the three PTS 2.0 tracked IOPS cells sit in this reduced matrix
             "iops": {"mixes": (100, 65, 0), "block_sizes": tuple(parse_size_bytes(b) for b in ("1m", "64k", "4k"))},
@@ -280,6 +293,7 @@ PROFILES: dict[str, Profile] = {
             "point_prewrite_s": 2.0,
             "point_capture_s": 2.0,
             "hdd_zones": 4,
+            "ss_round_s": 0.5,
         },
     ),
 }
@@ -302,6 +316,8 @@ class Settings:
     params: Mapping[str, TestParams]
     scratch_size_bytes: int | None = None
     advanced: Mapping[str, "AdvancedParams"] = field(default_factory=dict)  # per selected advanced test
+    lat_histogram_s: float = 0.0  # the latency test's response-time capture after steady state; 0: none
+    segments: int = 0  # the active range in this many segments over all LBAs; 0: contiguous from LBA 0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -316,6 +332,8 @@ class Settings:
             "wsat_max_time_s": self.wsat_max_time_s,
             "ramp_time_s": self.ramp_time_s,
             "scratch_size_bytes": self.scratch_size_bytes,
+            "lat_histogram_s": self.lat_histogram_s,
+            "segments": self.segments,
             "params": {
                 test: {
                     "block_sizes": list(p.block_sizes),
@@ -332,7 +350,8 @@ class Settings:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> "Settings":
-        """The inverse of to_dict (what resume reads back from the store)."""
+        """The inverse of to_dict (what resume reads back from the store). A key a run made by an older ptsbench
+        lacks keeps that version's behaviour (no latency histogram, a contiguous active range)."""
         raw_params = data["params"]
         assert isinstance(raw_params, dict)
         params = {
@@ -351,7 +370,8 @@ class Settings:
         raw_advanced = data.get("advanced") or {}
         assert isinstance(raw_advanced, dict)
         advanced = {test: advanced_from_dict(p) for test, p in raw_advanced.items()}
-        values = {key: data[key] for key in cls.__dataclass_fields__ if key not in ("params", "advanced")}
+        values = {key: data[key] for key in cls.__dataclass_fields__
+                  if key in data and key not in ("params", "advanced")}
         values["tests"] = tuple(values["tests"])  # type: ignore[arg-type]
         return cls(params=params, advanced=advanced, **values)  # type: ignore[arg-type]
 
@@ -393,12 +413,19 @@ def make_settings(
     wsat_capacity_multiple: float | None = None,
     wsat_max_time_s: float | None = None,
     ramp_time_s: float = 0.0,
+    lat_histogram_s: float | None = None,
 ) -> Settings:
     """Settings from a profile, a spec version and overrides (`overrides[test][field]` replaces a TestParams field)."""
     if profile_name not in PROFILES:
         raise PtsbenchError(f"unknown profile {profile_name!r}", f"choose one of {', '.join(PROFILES)}")
     if spec not in SPEC_VERSIONS:
         raise PtsbenchError(f"unknown PTS version {spec!r}", f"choose one of {', '.join(SPEC_VERSIONS)}")
+    if spec == "1.1" and PROFILES[profile_name].kind == "client":
+        raise PtsbenchError("PTS-E 1.1 is the enterprise specification: it has no client profile",
+                            "use --profile client with --spec 2.0, or --profile enterprise with --spec 1.1")
+    if spec == "1.1" and lat_histogram_s:
+        raise PtsbenchError("PTS-E 1.1's latency test has no response-time histogram",
+                            "leave --lat-histogram-time out, or use --spec 2.0")
     from ptsbench.pts.advanced_specs import advanced_params
 
     known = all_tests()
@@ -432,6 +459,9 @@ def make_settings(
         params=params,
         scratch_size_bytes=profile.scratch_size_bytes,
         advanced=advanced,
+        lat_histogram_s=0.0 if spec != "2.0" or "lat" not in ordered
+        else profile.lat_histogram_s if lat_histogram_s is None else lat_histogram_s,
+        segments=profile.segments,
     )
     _check_settings(settings)
     return settings
@@ -462,6 +492,8 @@ def _check_settings(settings: Settings) -> None:
         raise PtsbenchError("preconditioning amount and WSAT limits must be positive", "check the overrides")
     if settings.ramp_time_s < 0:
         raise PtsbenchError("ramp time cannot be negative", "PTS uses 0")
+    if settings.lat_histogram_s < 0 or 0 < settings.lat_histogram_s < 0.001:
+        raise PtsbenchError("the latency histogram capture must be 0 (none) or at least 1 ms", "PTS 2.0: 20m")
 
 
 def _phase_block_sizes(defn: TestDef, params: TestParams) -> list[tuple[str, tuple[int, ...]]]:
@@ -500,22 +532,31 @@ def build_test(test: str, settings: Settings) -> tuple[Phase, ...]:
                 title=defn.title if len(block_sizes) > 1 or not defn.phase_per_block_size
                 else f"{defn.title} {format_bs(block_sizes[0])}",
                 purge=True,
-                precondition=_precondition(defn, block_sizes, params, settings),
+                precondition=_precondition(defn, block_sizes, settings),
                 cells=cells,
                 tracked=tracked,
                 stop=_stop_rule(defn, params, settings),
             )
         )
+    if test == "lat" and settings.lat_histogram_s:
+        phases.append(_lat_histogram(params, settings.lat_histogram_s))
     return tuple(phases)
 
 
-def _precondition(
-    defn: TestDef, block_sizes: tuple[int, ...], params: TestParams, settings: Settings
-) -> Precondition | None:
+def _lat_histogram(params: TestParams, runtime_s: float) -> Phase:
+    """PTS 2.0's response-time histogram of the latency test: once steady state is reached, RND 4 KiB writes at
+    the test's TC/QD (TC1/QD1) for `runtime_s`; its json+ bins give the histogram and the confidence levels."""
+    name = cell_name("rnd", 4096, 0)
+    cell = CellSpec(name, "rnd", 0, 4096, params.numjobs, params.iodepth, runtime_s, role="histogram")
+    return Phase(key="lat-histogram", test="lat", title="Latency: response-time histogram", purge=False,
+                 precondition=None, cells=(cell,), tracked=(), stop=StopRule("rounds", 1), role="histogram")
+
+
+def _precondition(defn: TestDef, block_sizes: tuple[int, ...], settings: Settings) -> Precondition | None:
     if defn.precondition == "none":
         return None
     bs = block_sizes[0] if defn.precondition == "wipc-at-bs" else WIPC_BS_BYTES
-    return Precondition(bs_bytes=bs, multiple=settings.wipc_multiple, numjobs=params.numjobs, iodepth=params.iodepth)
+    return Precondition(bs_bytes=bs, multiple=settings.wipc_multiple, numjobs=WIPC_DEPTH[0], iodepth=WIPC_DEPTH[1])
 
 
 def _stop_rule(defn: TestDef, params: TestParams, settings: Settings) -> StopRule:
@@ -600,6 +641,7 @@ OPTION_NAMES = {
     "xsr_group_s": "--xsr-groups", "demand_tcs": "--demand-tcs", "demand_qds": "--demand-qds",
     "prewrite_s": "--prewrite-time", "point_prewrite_s": "--point-prewrite-time",
     "point_capture_s": "--point-capture-time", "dirth_workload": "--dirth-workload", "hdd_zones": "--zones",
+    "point_prewrite_depth": "--point-prewrite-depth", "ss_round_s": "--ss-round-time",
 }
 
 

@@ -144,6 +144,24 @@ def _percentiles(view: PhaseView) -> Table:
                  tuple(rows), (view.source(),))
 
 
+def _lat_histogram(views: Sequence[PhaseView]) -> list[Table]:
+    """PTS 2.0's latency histogram capture: the latency by which each share of its IOs completed."""
+    view = next((view for view in views if view.plan.get("role") == "histogram" and view.rounds), None)
+    if view is None:
+        return []
+    capture = next((c for c in view.rounds[0]["cells"].values() if c.get("role") == "histogram"), None)
+    histogram = (capture or {}).get("histogram")
+    if not histogram:
+        return []
+    found = histogram.get("percentiles_ns") or {}
+    cell = view.plan["cells"][0]
+    return [Table("Latency response-time histogram: confidence levels (us, total latency)",
+                  ("workload", "IOs", *(f"{p} %" for p in found), "max"),
+                  ((f"{cell['name']} TC{cell['numjobs']}/QD{cell['iodepth']}", f"{int(histogram['n']):,}",
+                    *(_us(value) for value in found.values()), _us(histogram.get("max_ns"))),),
+                  (f"{cell['runtime_s']:g} s capture after steady state; from fio's json+ latency bins",))]
+
+
 def _wsat(view: PhaseView, capacity_bytes: int) -> Table:
     rounds = view.rounds
     if not rounds:
@@ -476,6 +494,7 @@ def pts_tables(store: RunStore, host: str | None = None) -> list[Table]:
             tables.append(_matrix(mine[0], "lat_mean_ns", _us, "Mean latency (us)"))
             tables.append(_matrix(mine[0], "lat_max_ns", _us, "Maximum latency (us)"))
             tables.append(_percentiles(mine[0]))
+            tables += _lat_histogram(mine)
         elif test == "wsat":
             tables.append(_wsat(mine[0], capacity))
     if any(view.plan["tracked"] for view in views):
@@ -507,6 +526,7 @@ def header_lines(manifest: Mapping[str, Any], status: str | None = None) -> list
         f"target {info['path']} ({info['kind']}, {info['size_bytes'] / 1e9:,.2f} GB{', ' + device if device else ''}), "
         f"ioengine {info['ioengine']}, active range {settings['active_range_pct']:g} %, "
         f"fio {manifest.get('fio_version')}",
+        *([f"device description: {device_description(manifest)}"] if manifest.get("device_info") else []),
         *([f"on {len(manifest['hosts'])} hosts at once (rounds in lockstep): "
            + ", ".join(f"{h['host']}:{h['port']} ({h['hostname']}, {h['fio_version']})" for h in manifest["hosts"])]
           if manifest.get("hosts") else []),
@@ -529,6 +549,13 @@ def _headline(store: RunStore) -> Table:
     return Table("At a glance: tracked values at steady state (window averages)",
                  tuple(column.name for column in PTS_COLUMNS),
                  tuple(tuple(column[position] for column in cells) for position in range(len(rows))))
+
+
+def device_description(manifest: Mapping[str, Any]) -> str:
+    """The user's description of the device (--device-info) as one line: 'form factor U.2, media TLC'."""
+    described = ", ".join(f"{str(key).replace('_', ' ')} {value}"
+                          for key, value in (manifest.get("device_info") or {}).items())
+    return described or "not given (ptsbench pts --device-info KEY=VALUE)"
 
 
 def render_pts(store: RunStore, console: Any) -> None:

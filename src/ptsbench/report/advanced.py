@@ -324,15 +324,15 @@ def operating_point_blocks(views: Views, record: Mapping[str, Any], title: str, 
                Column("max (µs)", "us")), tuple(capture_rows)),
     ]
     if histograms:
-        blocks.append(_histogram_table(f"{test}-histograms", title, histograms))
-        blocks += [_histogram_figure(f"{test}-histogram-{point}", title, POINT_NAMES.get(point, point), histogram)
+        blocks.append(histogram_table(f"{test}-histograms", title, histograms))
+        blocks += [histogram_figure(f"{test}-histogram-{point}", title, POINT_NAMES.get(point, point), histogram)
                    for point, histogram in histograms.items()]
     else:
         blocks.append(Text("Response-time histograms: no operating point has been captured yet."))
     return blocks
 
 
-def _histogram_table(key: str, title: str, histograms: Mapping[str, Mapping[str, Any]]) -> Table:
+def histogram_table(key: str, title: str, histograms: Mapping[str, Mapping[str, Any]]) -> Table:
     """IOs per total-latency bucket of each point's capture: the buckets where some point has IOs."""
     edges = list(next(iter(histograms.values()))["edges_ns"])
     labels = bucket_labels(edges, "µs")
@@ -346,7 +346,7 @@ def _histogram_table(key: str, title: str, histograms: Mapping[str, Mapping[str,
                  tuple(rows))
 
 
-def _histogram_figure(key: str, title: str, name: str, histogram: Mapping[str, Any]) -> Figure:
+def histogram_figure(key: str, title: str, name: str, histogram: Mapping[str, Any]) -> Figure:
     """One point's histogram: IOs per bucket from the first to the last bucket with IOs, log count axis."""
     counts = [int(count) for count in histogram["counts"]]
     used = [index for index, count in enumerate(counts) if count]

@@ -1,6 +1,7 @@
 """Report blocks of PTS's basic tests - IOPS, throughput, latency, write saturation - and of a test without blocks
 of its own (a table of every cell), built from the phases' views (pts_views.py)."""
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,22 +70,29 @@ def iops_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
 
 
 def tp_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
-    """Throughput: sequential read and write MB/s per block size, and their convergence."""
-    rows = []
+    """Throughput: sequential read and write MB/s per block size (table and 2D plot), and their convergence."""
+    sizes: list[int] = []
+    measured: dict[str, list[float | None]] = {"read": [], "write": []}
     for view in views:
         values = view.values()
         for cell in cells_of(view)[:1]:
-            read = next((values.get(c["name"]) or {} for c in cells_of(view) if c["read_pct"] == 100), {})
-            write = next((values.get(c["name"]) or {} for c in cells_of(view) if c["read_pct"] == 0), {})
-            rows.append((bs_label(cell["bs_bytes"]), scaled(read.get("bw_bytes"), 1e-6),
-                         scaled(write.get("bw_bytes"), 1e-6)))
-    blocks: list[Block] = [
+            sizes.append(int(cell["bs_bytes"]))
+            for name, read_pct in (("read", 100), ("write", 0)):
+                found = next((values.get(c["name"]) or {} for c in cells_of(view) if c["read_pct"] == read_pct), {})
+                measured[name].append(scaled(found.get("bw_bytes"), 1e-6))
+    rows = tuple((bs_label(bs), read, write) for bs, read, write in zip(sizes, measured["read"], measured["write"],
+                                                                        strict=True))
+    return [
         Table("tp", "Throughput: sequential MB/s per block size", (Column("block size"), Column("read (MB/s)", "mbs"),
-              Column("write (MB/s)", "mbs")), tuple(rows), Chart("Throughput", "block size", "MB/s")),
+              Column("write (MB/s)", "mbs")), rows, Chart("Throughput", "block size", "MB/s")),
         *(source_note(view) for view in views),
+        Figure("tp-2d", "Throughput vs block size (sequential read and write)", "block size (KiB)", "MB/s",
+               tuple(Series(name, tuple(bs / 1024 for bs in sizes), tuple(values))
+                     for name, values in measured.items()),
+               x_log=True, x_ticks=tuple((bs / 1024, bs_label(bs)) for bs in sizes), data_sheet=True,
+               caption="Average sequential read and write MB/s over each block size's measurement window."),
+        *(_tp_convergence(views, read_pct, name) for read_pct, name in ((100, "read"), (0, "write"))),
     ]
-    blocks += [_tp_convergence(views, read_pct, name) for read_pct, name in ((100, "read"), (0, "write"))]
-    return blocks
 
 
 def _tp_convergence(views: Sequence[Any], read_pct: int, name: str) -> Figure:
@@ -102,8 +110,11 @@ def _tp_convergence(views: Sequence[Any], read_pct: int, name: str) -> Figure:
 
 
 def lat_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
-    """Latency: mean, maximum and five-nines tables with 3D bars."""
-    view = views[0]
+    """Latency: mean, maximum and five-nines tables with 3D bars, mean and maximum against block size per mix, and
+    (PTS 2.0) the response-time histogram with its confidence levels."""
+    view = next((view for view in views if view.plan.get("role", "") == ""), None)
+    if view is None:  # the histogram capture alone
+        return lat_histogram_blocks(views)
     blocks: list[Block] = []
     for key, title, value_of, how, caption in (
         ("lat-mean", "Mean total latency", _metric("lat_mean_ns", 1e-3), "average over",
@@ -118,7 +129,58 @@ def lat_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
         blocks.append(source_note(view, how))
         blocks.append(_bars(f"{key}-3d", f"{title} by block size and read/write mix", view, value_of, "µs",
                             f"{title}: {caption}."))
-    return blocks
+    blocks += [_lat_2d(view, metric, name) for metric, name in (("lat_mean_ns", "mean"), ("lat_max_ns", "maximum"))]
+    return blocks + lat_histogram_blocks(views)
+
+
+def _lat_2d(view: Any, metric: str, name: str) -> Figure:
+    """Mean or maximum total latency against block size, one line per mix (the 2D plot of a latency table)."""
+    from ptsbench.pts.specs import mix_label
+
+    sizes, mixes = axes_of(view)
+    matrix = matrix_of(view, _metric(metric, 1e-3))
+    series = tuple(Series(mix_label(mix), tuple(bs / 1024 for bs in sizes), tuple(row[column] for row in matrix))
+                   for column, mix in enumerate(mixes))
+    return Figure(f"lat-{metric.split('_')[1]}-2d", f"{name.capitalize()} total latency vs block size per "
+                  "read/write mix", "block size (KiB)", f"{name} latency (µs)", series, x_log=True,
+                  x_ticks=tuple((bs / 1024, bs_label(bs)) for bs in sizes), data_sheet=True,
+                  caption=f"The {name} total latency of each cell over the measurement window, per mix.")
+
+
+def lat_histogram_blocks(views: Sequence[Any]) -> list[Block]:
+    """PTS 2.0's response-time histogram of the latency test and the latency at each confidence level, from the
+    capture's json+ bins (stored by the engine; percentiles as fio computes them from the bins)."""
+    from ptsbench.pts.advanced import HISTOGRAM_PERCENTILES
+    from ptsbench.report.advanced import histogram_figure, histogram_table
+
+    view = next((view for view in views if view.plan.get("role") == "histogram"), None)
+    if view is None:
+        return []
+    cells = view.rounds[0]["cells"].values() if view.rounds else ()
+    cell = next((cell for cell in cells if cell.get("role") == "histogram"), None)
+    histogram = (cell or {}).get("histogram")
+    if not histogram:
+        return [Text(f"{view.plan['title']}: not captured yet.")]
+    spec = view.plan["cells"][0]
+    name = f"{spec['name']}, TC{spec['numjobs']}/QD{spec['iodepth']}"
+    found = histogram.get("percentiles_ns") or {}
+    levels = [(p, scaled(found.get(p), 1e-3)) for p in HISTOGRAM_PERCENTILES]
+    nines = [(-math.log10(1 - float(p) / 100), value) for p, value in levels]
+    return [
+        Text(f"Response-time histogram: {spec['runtime_s']:g} s of {name} after steady state, "
+             f"{int(histogram.get('n') or 0):,} IOs."),
+        histogram_table("lat-histogram", "Latency", {name: histogram}),
+        histogram_figure("lat-histogram", "Latency", name, histogram),
+        Table("lat-confidence", "Latency: response time at each confidence level (% of IOs completed)",
+              (Column("IOs completed (%)"), Column("total latency (µs)", "us")),
+              tuple((f"{p} %", value) for p, value in levels)),
+        Figure("lat-confidence-plot", "Latency: confidence levels (the latency by which each share of IOs "
+               "completed)", "IOs completed (%)", "total latency (µs)",
+               (Series(name, tuple(x for x, _ in nines), tuple(y for _, y in nines)),), y_log=True,
+               x_ticks=tuple((x, f"{p} %") for (x, _), (p, _) in zip(nines, levels, strict=True)), data_sheet=True,
+               caption=f"{name}: the total latency by which 99 %, 99.9 %, 99.99 % and 99.999 % of the capture's IOs "
+                       "had completed, from fio's json+ latency bins."),
+    ]
 
 
 def wsat_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:

@@ -89,14 +89,15 @@ def _dates_fact(views: Sequence[Any]) -> str:
     return f"{rounds[0].get('started_utc', '-')} to {rounds[-1].get('finished_utc', '-')}"
 
 
-def test_title(test: str, views: Sequence[Any]) -> tuple[str, str]:
-    """(title, spec section) of a test: the basic tests' and the advanced ones' rows; else its phases' name."""
+def test_title(test: str, views: Sequence[Any], spec: str = "") -> tuple[str, str]:
+    """(title, spec section) of a test: the basic tests' and the advanced ones' rows, the section in the spec
+    version that ran (none for a version without the test); else its phases' name."""
     from ptsbench.pts.advanced_specs import ADVANCED_DEFS
     from ptsbench.pts.specs import TEST_DEFS
 
     definition = TEST_DEFS.get(test) or ADVANCED_DEFS.get(test)
     if definition is not None:
-        return definition.title, definition.section
+        return definition.title, definition.section.get(spec, "")
     return str(views[0].plan["title"]).split(":")[0], ""
 
 
@@ -164,7 +165,7 @@ def _sweep_loop(sweep: Any) -> str:
 def pts_test_facts(context: PtsContext, test: str, views: Sequence[Any]) -> tuple[tuple[str, str], ...]:
     """The header facts PTS asks for on every page of a test."""
     settings = context.manifest.get("settings") or {}
-    title, section = test_title(test, views)
+    title, section = test_title(test, views, str(settings.get("spec")))
     return (
         ("test", title + (f"; {section}" if section else "")),
         ("specification", f"{SPEC_NAMES.get(str(settings.get('spec')), settings.get('spec'))}, "
@@ -177,7 +178,8 @@ def pts_test_facts(context: PtsContext, test: str, views: Sequence[Any]) -> tupl
 
 
 def _system_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The platform, the test software and the device under test."""
+    """The platform, the test software and the device under test (with the user's description of it)."""
+    from ptsbench.pts.tables import device_description
     from ptsbench.units import format_bytes
 
     host, target = manifest.get("host") or {}, manifest.get("target") or {}
@@ -191,6 +193,7 @@ def _system_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         ("test software", f"ptsbench {manifest.get('ptsbench_version')}, {manifest.get('fio_version')}, "
                           f"ioengine {info.get('ioengine', '-')}"),
         ("device", device_name(target)),
+        ("device description", device_description(manifest)),
         ("serial / firmware", f"{target.get('serial') or '-'} / {target.get('firmware') or '-'}"),
         ("capacity", f"{capacity / 1e9:,.3f} GB ({capacity:,} bytes)"),
         ("interface / media", f"{target.get('transport') or '-'} / "

@@ -51,7 +51,8 @@ def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Se
     blocks += TEST_BLOCKS.get(test, ADVANCED_BLOCKS.get(test, cells_blocks))(views, context)
     blocks += host_blocks(test, views, context)
     blocks += telemetry_blocks(test, views)
-    return Section(slug("test", test), test_title(test, views)[0], pts_test_facts(context, test, views),
+    spec = str((context.manifest.get("settings") or {}).get("spec"))
+    return Section(slug("test", test), test_title(test, views, spec)[0], pts_test_facts(context, test, views),
                    tuple(blocks))
 
 
