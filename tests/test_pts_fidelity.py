@@ -26,13 +26,15 @@ DRY_RUNS: list[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]
         "Host idle recovery: steady state (baseline): purge, no WIPC; 1 cell/round x 1800s",  # 1: 30-minute rounds
         "Composite block size workload: preconditioning: purge, no WIPC; 1 cell/round x 1800s",
         "pre-write at the sweep's top TC/QD (--point-prewrite-depth top)",  # 4: the recorded reading
-        "Note: active range 10,737,418,240 bytes: 100 % of 10,737,430,000 is 10,737,430,000, rounded down",  # 6
+        "Note: active range 10,737,418,240 bytes: 100 % of 10,737,430,000 is 10,737,430,000, rounded down to "
+        "whole 1.0 MiB units of the block sizes (the last 11,760 bytes left out)",  # 6: both numbers
      ), ("Not PTS-compliant",)),
     ("enterprise", "1.1", ("--tests", "iops,lat,hir,ecw"), (
         "1 cell/round x 1800s", "one stream, TC1/QD32"), ("response-time histogram", "Not PTS-compliant")),
-    ("client", "2.0", ("--tests", "iops,lat,tp"), (
+    ("client", "2.0", ("--tests", "iops,lat,tp,hir"), (
         "Note: active range: 75 % in 2048 segments of 3,145,728 bytes, one every 5,242,880 bytes from LBA 0",  # 3
         "preconditioning writes all 10,737,418,240 bytes they spread over",
+        "Host idle recovery: the same amount as one contiguous range from LBA 0",
         "WIPC 20.0 GiB of 128k seq writes (one stream, TC1/QD32)",
         # a 10 GiB target is too small for 75 % in whole 1 MiB units: the rounding is a deviation, with both numbers
         "active range: the 2048 segments hold 60.0 % of the LBAs they spread over, not 75 %",
@@ -77,6 +79,7 @@ def test_client_profile_under_pts_e_1_1_is_refused_in_one_line(tmp_path: Path) -
     (("--device-info", "form_factor"), "'form_factor' is not KEY=VALUE"),
     (("--device-info", "@/nonexistent/info.txt"), "cannot read --device-info file"),
     (("--spec", "1.1", "--lat-histogram-time", "5m"), "no response-time histogram"),
+    (("--tests", "iops", "--lat-histogram-time", "5m"), "applies to the latency test, which is not selected"),
     (("--tests", "cbw", "--point-prewrite-depth", "middle"), "not an operating-point pre-write depth"),
 ])
 def test_bad_fidelity_options_are_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:

@@ -171,6 +171,8 @@ def plan_record(plan: Plan) -> dict[str, Any]:
     return {
         "active_range_bytes": plan.active_range_bytes,
         "align_bytes": plan.align_bytes,
+        "segments": asdict(plan.segments) if plan.segments else None,
+        "precondition_range_bytes": plan.precondition_range_bytes,
         "worst_case_s": plan.worst_case_s,
         "pending_points": list(plan.pending_points),
         "deviations": list(plan.deviations),

@@ -233,10 +233,14 @@ def make_plan(
                      f"{segments.size_bytes:,} bytes, one every {segments.stride_bytes:,} bytes from LBA 0 "
                      f"({active:,} bytes; {requested:,.0f} asked); preconditioning writes all "
                      f"{segments.span_bytes:,} bytes they spread over")
+        others = list(dict.fromkeys(ADVANCED_DEFS[phase.test].title for phase in phases if phase.test in ADVANCED_DEFS))
+        if others:
+            notes.append(f"{', '.join(others)}: the same amount as one contiguous range from LBA 0 (the segments "
+                         "apply to IOPS, throughput, latency and write saturation)")
     elif active < requested:
         notes.append(f"active range {active:,} bytes: {settings.active_range_pct:g} % of {target.size_bytes:,} is "
-                     f"{requested:,.0f}, rounded down to whole {format_bytes(align)} units (less than one block of "
-                     "the largest size left out)")
+                     f"{requested:,.0f}, rounded down to whole {format_bytes(align)} units of the block sizes (the "
+                     f"last {requested - active:,.0f} bytes left out)")
     phases = place_zones(phases, active, align)
     deviations = plan_deviations(settings)
     if segments is not None and segments.share_pct < settings.active_range_pct - 0.5:

@@ -423,6 +423,9 @@ def make_settings(
     if spec == "1.1" and PROFILES[profile_name].kind == "client":
         raise PtsbenchError("PTS-E 1.1 is the enterprise specification: it has no client profile",
                             "use --profile client with --spec 2.0, or --profile enterprise with --spec 1.1")
+    if lat_histogram_s is not None and "lat" not in tests:
+        raise PtsbenchError("--lat-histogram-time applies to the latency test, which is not selected",
+                            "drop it or add lat to --tests")
     if spec == "1.1" and lat_histogram_s:
         raise PtsbenchError("PTS-E 1.1's latency test has no response-time histogram",
                             "leave --lat-histogram-time out, or use --spec 2.0")

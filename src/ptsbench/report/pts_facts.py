@@ -57,7 +57,8 @@ def _precondition_fact(context: PtsContext, views: Sequence[Any]) -> str:
             continue
         done = context.pts.precondition_result(view.key)
         written = f", {done['written_bytes'] / 1e9:,.3f} GB written" if done else ", not finished"
-        parts.append(f"WIPC: sequential {bs_label(pre['bs_bytes'])} writes, {pre['multiple']:g} x active range at "
+        over = "every LBA the segments spread over" if context.plan.get("segments") else "active range"
+        parts.append(f"WIPC: sequential {bs_label(pre['bs_bytes'])} writes, {pre['multiple']:g} x {over} at "
                      f"TC{pre['numjobs']}/QD{pre['iodepth']}{written}")
     return "; ".join(dict.fromkeys(parts)) or "none (from fresh-out-of-box)"
 
@@ -203,6 +204,15 @@ def _system_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     )
 
 
+def _active_range_fact(settings: Mapping[str, Any], active: Any, segments: Mapping[str, Any] | None) -> str:
+    """'100 % (1,000.205 GB)', or the client's '75 % (... GB) in 2048 segments of ... bytes, one every ... bytes'."""
+    text = f"{settings.get('active_range_pct', '-')} %" + (f" ({active / 1e9:,.3f} GB)" if active else "")
+    if segments:
+        text += (f" in {segments['count']} segments of {segments['size_bytes']:,} bytes, one every "
+                 f"{segments['stride_bytes']:,} bytes from LBA 0")
+    return text
+
+
 def _method_facts(context: PtsContext, views: Sequence[Any]) -> tuple[tuple[str, str], ...]:
     """How the device was prepared and driven: purge, write cache, data, LBAs, active range, preconditioning."""
     manifest, settings = context.manifest, context.manifest.get("settings") or {}
@@ -214,8 +224,7 @@ def _method_facts(context: PtsContext, views: Sequence[Any]) -> tuple[tuple[str,
         ("data pattern", _data_pattern(options)),
         ("LBA generator", f"{options.get('random_generator') or 'fio default'}, seed per round "
                           f"(base seed {manifest.get('base_seed', '-')})"),
-        ("active range", f"{settings.get('active_range_pct', '-')} %"
-                         + (f" ({active / 1e9:,.3f} GB)" if active else "")),
+        ("active range", _active_range_fact(settings, active, context.plan.get("segments"))),
         ("preconditioning", _precondition_fact(context, views)),
     )
 
