@@ -21,8 +21,9 @@ from ptsbench.report.style import device_name, short_device_name
 
 TestBlocks = Callable[[Sequence[Any], PtsContext], list[Block]]
 TEST_BLOCKS: dict[str, TestBlocks] = {"iops": iops_blocks, "tp": tp_blocks, "lat": lat_blocks, "wsat": wsat_blocks}
+STEADY_STATE_SOURCE = {"2.0": "PTS 2.0.2 section 2.1.24", "1.1": "PTS-E 1.1"}  # cited as the version that ran
 STEADY_STATE_RULE = (
-    "Steady state (PTS 2.0.2 section 2.1.24): over the measurement window (the last 5 rounds) the tracked variable's "
+    "Steady state ({source}): over the measurement window (the last 5 rounds) the tracked variable's "
     "range (max - min) is at most 20 % of its average, and the least-squares line through the window changes by at "
     "most 10 % of the average across the window. 'At most' is read as <=. Reported values are averages over the "
     "window rounds.")
@@ -80,7 +81,8 @@ def pts_compliance_section(context: PtsContext, groups: Sequence[tuple[str, Sequ
     notes = manifest.get("notes") or []
     if notes:
         blocks.append(Table("notes", "Notes", (Column("note"),), tuple((note,) for note in notes)))
-    blocks.append(Text(STEADY_STATE_RULE))
+    spec = str((manifest.get("settings") or {}).get("spec"))
+    blocks.append(Text(STEADY_STATE_RULE.format(source=STEADY_STATE_SOURCE.get(spec, f"PTS {spec}"))))
     return Section("compliance", "Compliance and rounds", blocks=tuple(blocks))
 
 
