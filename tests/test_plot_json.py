@@ -159,3 +159,16 @@ def test_log_charts_take_line_width_markers_and_colours(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     svg = next(out.glob("*.svg")).read_text()
     assert "stroke: #aa3377" in svg and "stroke-width: 3.5" in svg and "<use " in svg  # markers are <use> marks
+
+
+def test_runs_of_several_block_sizes_get_mb_s_against_block_size(tmp_path: Path) -> None:
+    for bs in ("64k", "4k"):
+        subprocess.run(["fio", f"--name=b{bs}", "--ioengine=null", "--size=256M", "--rw=read", f"--bs={bs}",
+                        "--runtime=200ms", "--time_based", "--output-format=json", f"--output={tmp_path / bs}.json"],
+                       check=True, capture_output=True)
+    done = plot(str(tmp_path / "64k.json"), str(tmp_path / "4k.json"), "--out", str(tmp_path / "out"), "--format",
+                "svg", "--charts", "bs")
+    assert done.returncode == 0, done.stderr
+    svg = (tmp_path / "out" / "sweep-read-read-by-bs-qd1-nj1-mbs.svg").read_text()
+    assert "block size" in svg and svg.index(">4k<") < svg.index(">64k<")  # in size order, not the order given
+    assert len(list((tmp_path / "out").glob("*.svg"))) == 1

@@ -8,6 +8,7 @@ import click
 
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
+from ptsbench.report.sweep_charts import CHARTS as CHART_NAMES
 
 KINDS = ("bw", "iops", "lat", "clat", "slat", "hist")
 DIRECTIONS = ("read", "write", "trim", "total")
@@ -23,7 +24,6 @@ def _percentiles(text: str) -> tuple[float, ...]:
     return values
 
 
-CHART_NAMES = ("qd", "numjobs", "3d", "heatmap", "histogram", "percentiles")
 
 
 def json_options(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -13,7 +13,7 @@ from ptsbench.report.figures import Bars3D, Figure, Series
 if TYPE_CHECKING:
     from ptsbench.fio.jsonfiles import FoundJob
 
-CHARTS = ("qd", "numjobs", "3d", "heatmap", "histogram", "percentiles")
+CHARTS = ("qd", "numjobs", "bs", "runs", "3d", "heatmap", "histogram", "percentiles")
 PERCENTILE_BARS = ("50", "90", "99", "99.9", "99.99")
 # histogram bucket upper edges in ns: 1, 2, 5 of every decade from 100 ns to 500 s
 BUCKET_EDGES_NS = tuple(m * 10**e for e in range(2, 12) for m in (1, 2, 5))
@@ -108,7 +108,7 @@ class _Builder:
                       subtitle=self.options.subtitle, y_range=y_range, data_table=self.options.data_table,
                       palette=self.options.palette)
 
-    def bars(self, points: Sequence[Point], axis: str, values: Sequence[int], name: str, value: str
+    def bars(self, points: Sequence[Point], axis: str, values: Sequence[int | str], name: str, value: str
              ) -> list[Series]:
         """A bar series per source (or per statistic for one source) over the axis values."""
         series = []
@@ -153,6 +153,26 @@ class _Builder:
                 figures += [self.figure(f"{key}-lat-{_slug(name)}", f"{title}: {name} {latency}", axis_name[axis],
                                         f"{name} latency (µs)", self.bars(chosen, axis, values, name, stat),
                                         ticks, self.options.lat_range_us) for name, stat in stats]
+        return figures
+
+    def by_block_size(self, points: Sequence[Point]) -> list[Figure]:
+        """MB/s bars against block size, per workload (without its block size), queue depth and numjobs, where
+        more than one block size ran."""
+        figures = []
+        found: dict[tuple[str, int | None, str], list[Point]] = {}
+        for point in points:
+            found.setdefault((point.rw, point.rwmixread, point.direction), []).append(point)
+        for (rw, mix, direction), chosen in found.items():
+            sizes = sorted({p.bs for p in chosen}, key=_size_order)
+            if len(sizes) < 2:
+                continue
+            for iodepth, numjobs in sorted({(p.iodepth, p.numjobs) for p in chosen}):
+                same = [p for p in chosen if (p.iodepth, p.numjobs) == (iodepth, numjobs)]
+                workload = f"{rw}" + (f" {mix}/{100 - mix}" if mix is not None else "") + f", {direction}"
+                title = f"{workload}, queue depth {iodepth}, numjobs {numjobs}: MB/s"
+                key = f"{_slug(workload)}-by-bs-qd{iodepth}-nj{numjobs}-mbs"
+                figures.append(self.figure(key, title, "block size", "MB/s", self.bars(same, "bs", sizes, "MB/s",
+                                                                                      "mbs"), sizes))
         return figures
 
     def by_run(self, points: Sequence[Point]) -> list[Figure]:
@@ -250,9 +270,22 @@ class _Builder:
                             "latency (µs)", series, [f"p{pct}" for pct in wanted], y_log=True)]
 
 
+def _size_order(bs: str) -> tuple[int, str]:
+    """Block sizes in size order (bssplit and ranges, which have no one size, after them by name)."""
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.units import parse_size_bytes
+
+    try:
+        return parse_size_bytes(bs), bs
+    except PtsbenchError:
+        return 1 << 62, bs
+
+
 def _value(point: Point, stat: str) -> float | None:
     if stat == "iops":
         return point.iops
+    if stat == "mbs":
+        return point.bw_bytes / 1e6
     if stat == "mean":
         return point.lat_mean_ns / 1000 if point.lat_mean_ns else None
     value = point.percentiles_ns.get(stat)
@@ -295,9 +328,11 @@ def sweep_figures(points: Sequence[Point], options: ChartOptions, key: str, capt
     builder = _Builder(points, options, key, caption)
     figures: list[Figure] = []
     found = groups(points)
-    if all(len({p.iodepth for p in chosen}) == 1 and len({p.numjobs for p in chosen}) == 1
-           for chosen in found.values()):
+    if "runs" in options.charts and all(len({p.iodepth for p in chosen}) == 1 and len({p.numjobs for p in chosen})
+                                        == 1 for chosen in found.values()):
         figures += builder.by_run(points)
+    if "bs" in options.charts:
+        figures += builder.by_block_size(points)
     for workload, chosen in found.items():
         if "qd" in options.charts and len({p.iodepth for p in chosen}) > 1:
             figures += builder.against(workload, chosen, "iodepth", "numjobs")
