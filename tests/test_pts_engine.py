@@ -285,3 +285,45 @@ def test_resume_refuses_a_plan_that_differs_from_the_stored_one(tmp_path: Path) 
         run(store, target, destructive=False, reporter=QuietReporter())
     assert not (store.root / "pts" / "iops" / "rounds").exists()
     assert json.loads((store.root / "plan.json").read_text()) == stored_plan
+
+
+def test_write_cache_is_put_back_after_the_run(tmp_path: Path, fakebin: Any) -> None:
+    """The device's write cache (a stand-in hdparm keeps it) is off while the rounds run and on again at the end,
+    as it was; the manifest says so (the device lab checks the same on real NVMe and SCSI disks)."""
+    from ptsbench.fio.runner import probe_engine
+    from ptsbench.target.target import resolve_target
+
+    settings = make_settings("demo", "1.1", ("iops",), {"iops": {"round_time_s": 0.2, "max_rounds": 1,
+                                                                  "block_sizes": (4096,), "mixes": (0,)}})
+    with attached_loop(str(tmp_path), size_bytes=16 * 1024**2) as device:
+        target = resolve_target(device)
+        facts = {"transport": "sata", "disk": device}  # hdparm is the stand-in: the loop device is never asked
+        info = target_info(target, facts, probe_engine(str(tmp_path))[0], 16 * 1024**2)
+        store, _ = create_run(tmp_path / "run", settings, info, facts, ioengine_note="", purge_method="none")
+        run(store, target, destructive=True)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    (record,) = manifest["write_cache"]
+    assert (record["before"], record["after"], record["set"]) == (True, False, True)
+    assert manifest["write_cache_restored"]["to"] is True and manifest["write_cache_restored"]["done"] is True
+    assert [argv for argv in fakebin() if argv[1].startswith("-W") and argv[1] != "-W"] == [
+        ["hdparm", "-W0", device], ["hdparm", "-W1", device]]
+
+
+def test_write_cache_is_put_back_when_the_run_fails(tmp_path: Path, fakebin: Any,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.fio.runner import probe_engine
+    from ptsbench.target.target import resolve_target
+
+    monkeypatch.setenv("FAKEBIN_FAIL", "blkdiscard")
+    settings = make_settings("demo", "1.1", ("iops",), {"iops": {"round_time_s": 0.2, "max_rounds": 1}})
+    with attached_loop(str(tmp_path), size_bytes=16 * 1024**2) as device:
+        target = resolve_target(device)
+        facts = {"transport": "sata", "disk": device}
+        info = target_info(target, facts, probe_engine(str(tmp_path))[0], 16 * 1024**2)
+        store, _ = create_run(tmp_path / "run", settings, info, facts, ioengine_note="", purge_method="blkdiscard")
+        with pytest.raises(PtsbenchError, match="purge failed"):
+            run(store, target, destructive=True)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and manifest["write_cache_restored"]["done"] is True
+    assert [argv[1] for argv in fakebin() if argv[0] == "hdparm" and argv[1] != "-W"] == ["-W0", "-W1"]

@@ -1,4 +1,4 @@
-"""Stand-in for nvme, hdparm, sg_format, sg_sanitize and blkdiscard, for fault injection.
+"""Stand-in for nvme, hdparm, sdparm, sg_format, sg_sanitize and blkdiscard, for fault injection.
 
 The sh scripts of those names run `$FAKEBIN_PYTHON fake_tool.py TOOL ARGS...`.
 
@@ -6,7 +6,8 @@ Every call appends its argv as one JSON line to $FAKEBIN_LOG. $FAKEBIN_FAIL list
 "tool:argument" entries that make matching calls fail (exit 5, message on stderr). Device state that the code
 reads back (write cache, sanitize progress) lives in $FAKEBIN_LOG.state.json. Knobs: FAKE_NVME_SANICAP,
 FAKE_NVME_FLBAS, FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT,
-FAKE_SANITIZE_IN_PROGRESS (a sanitize already runs), FAKE_HDPARM_SECURITY, FAKE_WRITE_CACHE,
+FAKE_SANITIZE_IN_PROGRESS (a sanitize already runs), FAKE_HDPARM_SECURITY, FAKE_HDPARM_ABORTED (security commands
+the drive aborts while hdparm exits 0, as QEMU's AHCI disk does), FAKE_WRITE_CACHE,
 FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG and FAKE_SMARTCTL_JSON (files
 whose text `nvme smart-log` and `smartctl` print; smartctl exits with the document's smartctl.exit_status).
 """
@@ -32,10 +33,18 @@ def main() -> int:
             return 5
     state_path = log + ".state.json"
     state = json.loads(Path(state_path).read_text(encoding="utf-8")) if os.path.exists(state_path) else {}
-    output = {"nvme": nvme, "hdparm": hdparm, "smartctl": smartctl}.get(TOOL, lambda _state: "")(state)
+    if TOOL == "nvme" and ARGS[0] == "set-feature" and "--namespace-id=0" not in ARGS:
+        print("NVMe status: Feature Not Namespace Specific: The Feature Identifier specified is not namespace "
+              "specific(0x410f)", file=sys.stderr)  # what a real controller answers for feature 6 (VWC)
+        return 1
+    output = {"nvme": nvme, "hdparm": hdparm, "sdparm": sdparm, "smartctl": smartctl}.get(
+        TOOL, lambda _state: "")(state)
     with open(state_path, "w", encoding="utf-8") as handle:
         json.dump(state, handle)
     sys.stdout.write(output)
+    if TOOL == "sg_format":  # like on QEMU's scsi-hd: the LU name (a binary NAA id) printed as raw bytes
+        sys.stdout.flush()
+        sys.stdout.buffer.write(b"      LU name: \xd8\x43\x5c\x00\x01\nFORMAT UNIT Complete\n")
     return json.loads(output).get("smartctl", {}).get("exit_status", 0) if TOOL == "smartctl" else 0
 
 
@@ -67,6 +76,15 @@ def nvme(state: dict) -> str:
     return "Success\n"
 
 
+def sdparm(state: dict) -> str:
+    """The WCE bit of the caching mode page: --set=WCE=N changes it, --get=WCE prints it."""
+    for arg in ARGS:
+        if arg.startswith("--set=WCE=") and not ENV.get("FAKE_WRITE_CACHE_STUCK"):
+            state["write_cache"] = int(arg[-1])
+    value = state.get("write_cache", int(ENV.get("FAKE_WRITE_CACHE", "1")))
+    return f"WCE           {value}  [cha: y, def:  1]\n" if "--get=WCE" in ARGS else ""
+
+
 def smartctl(_state: dict) -> str:
     return Path(ENV["FAKE_SMARTCTL_JSON"]).read_text(encoding="utf-8")
 
@@ -75,6 +93,9 @@ def hdparm(state: dict) -> str:
     device = ARGS[-1]
     if ARGS[0] == "-I":
         lines = ENV.get("FAKE_HDPARM_SECURITY", "supported,not enabled,not locked,not frozen").split(",")
+        if "password" in state:  # what the commands below left on the drive
+            lines = [("enabled" if state["password"] else "not enabled") if line.endswith("enabled") else line
+                     for line in lines]
         security = "".join(f"\t\t{line}\n" if " " not in line else f"\t{line.replace(' ', chr(9))}\n"
                            for line in lines)
         return (f"\n{device}:\n\nATA device, with non-removable media\n\tModel Number:       FAKE SSD\n"
@@ -86,6 +107,11 @@ def hdparm(state: dict) -> str:
     if ARGS[0].startswith("-W"):
         value = state.get("write_cache", int(ENV.get("FAKE_WRITE_CACHE", "1")))
         return f"\n{device}:\n write-caching =  {value} ({'on' if value else 'off'})\n"
+    aborted = ENV.get("FAKE_HDPARM_ABORTED", "").split(",")  # the drive aborts these, hdparm still exits 0
+    for command, password in (("--security-set-pass", True), ("--security-erase", False),
+                              ("--security-disable", False)):
+        if command in ARGS and command not in aborted:
+            state["password"] = password
     return f"security_password: \"{ARGS[ARGS.index(device) - 1]}\"\n\n{device}:\n Issuing SECURITY command\n"
 
 

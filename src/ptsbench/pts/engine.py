@@ -280,15 +280,18 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
         try:
             _check_versions(pts)
             _apply_write_cache(context)
-            write_plan(pts.root, plan)
-            index = 0
-            while index < len(context.plan.phases):  # operating points add phases as the run goes
-                phase = context.plan.phases[index]
-                if pts.phase_result(phase.key) is None:
-                    _run_phase(context, index, phase)
-                if phase.phase.role == "sweep":
-                    _choose_operating_points(context, phase)
-                index += 1
+            try:
+                write_plan(pts.root, plan)
+                index = 0
+                while index < len(context.plan.phases):  # operating points add phases as the run goes
+                    phase = context.plan.phases[index]
+                    if pts.phase_result(phase.key) is None:
+                        _run_phase(context, index, phase)
+                    if phase.phase.role == "sweep":
+                        _choose_operating_points(context, phase)
+                    index += 1
+            finally:
+                _restore_write_cache(context)
         except KeyboardInterrupt:
             pts.store.update_manifest(status="interrupted")
             raise
@@ -363,6 +366,20 @@ def _apply_write_cache(context: _Context) -> None:
     context.reporter.event(f"write cache: {message}")
     if after is not wanted:
         context.pts.add_compliance_reason(f"write cache not {context.plan.settings.write_cache}: {message}")
+
+
+def _restore_write_cache(context: _Context) -> None:
+    """Put the write cache back as it was before the run first changed it (also after a failure or Ctrl-C)."""
+    from ptsbench.target.cache import set_write_cache
+
+    records = context.pts.store.manifest.get("write_cache") or []
+    original = records[0].get("before") if records else None
+    if context.hosts or not isinstance(original, bool) or not any(record.get("set") for record in records):
+        return
+    done, message = set_write_cache(context.target, context.facts, original)
+    context.pts.store.update_manifest(write_cache_restored={"utc": utc_now(), "to": original, "done": done,
+                                                            "message": message})
+    context.reporter.event(f"write cache restored: {message}" if done else f"write cache NOT restored: {message}")
 
 
 def _run_phase(context: _Context, index: int, phase: PhasePlan) -> None:

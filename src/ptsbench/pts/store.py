@@ -4,7 +4,8 @@ Layout (inside a RunStore whose manifest has kind "pts"):
   manifest.json        kind "pts"; settings (profile, spec, tests, per-test parameters; `advanced`: per advanced
                        test its AdvancedParams fields, see advanced_specs.py); target (facts, size, sector sizes,
                        ioengine and how it was chosen); base_seed; write_cache (wanted, before, after, message,
-                       per start/resume); compliance {compliant, reasons}; notes; status ("running" |
+                       per start/resume); write_cache_restored (to, done, message: put back at the end, also
+                       of a failed or interrupted run); compliance {compliant, reasons}; notes; status ("running" |
                        "interrupted" | "failed" | "done"); scratch (true when the target is a scratch file ptsbench
                        made in the run directory); operating_points (CBW/DIRTH/ECW, written when the sweep phase
                        ends, before the points run): {test: {phase (the sweep's key), window_rounds (the sweep

@@ -1,4 +1,8 @@
-"""The device's volatile write cache (PTS: Enterprise runs with it disabled, Client with it enabled)."""
+"""The device's volatile write cache (PTS: Enterprise runs with it disabled, Client with it enabled).
+
+NVMe: feature 6 (Volatile Write Cache) belongs to the controller: it is read and set on /dev/nvmeN with namespace
+id 0 (set on a namespace, a controller answers "Feature Not Namespace Specific"). SCSI: the WCE bit of the caching
+mode page (sdparm), current value only. SATA: hdparm -W. None of them is saved: a power cycle resets it."""
 
 import os
 import re
@@ -9,6 +13,7 @@ from ptsbench.target.purge import CommandLog, tool_message
 from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
 
 NVME_FEATURE_VWC = "6"  # Volatile Write Cache feature id
+SCSI_TRANSPORTS = ("scsi", "sas")
 
 
 def read_write_cache(target: Target, facts: dict[str, object], log: CommandLog | None = None) -> bool | None:
@@ -34,9 +39,12 @@ def set_write_cache(
     device = _disk(target, facts) or target.path
     transport = str(facts.get("transport") or "")
     if transport.startswith("nvme") and shutil.which("nvme"):
-        argv = ["nvme", "set-feature", device, "-f", NVME_FEATURE_VWC, "-v", "1" if enabled else "0"]
+        device = _nvme_controller(device, facts)
+        argv = ["nvme", "set-feature", device, "-f", NVME_FEATURE_VWC, "--namespace-id=0", "-v", str(int(enabled))]
     elif transport == "sata" and shutil.which("hdparm"):
         argv = ["hdparm", f"-W{1 if enabled else 0}", device]
+    elif transport in SCSI_TRANSPORTS and shutil.which("sdparm"):
+        argv = ["sdparm", "--quiet", f"--set=WCE={int(enabled)}", device]
     else:
         return False, f"cannot set the write cache of {device} (transport {transport or 'unknown'}): left as is"
     done = log.run(argv)
@@ -56,15 +64,25 @@ def _disk(target: Target, facts: dict[str, object]) -> str | None:
     return target.path if target.kind == "block" else None
 
 
+def _nvme_controller(device: str, facts: dict[str, object]) -> str:
+    controller = facts.get("nvme_controller")
+    return controller if isinstance(controller, str) else device
+
+
 def _read_with_tool(device: str, facts: dict[str, object], log: CommandLog) -> bool | None:
     transport = str(facts.get("transport") or "")
     if transport.startswith("nvme") and shutil.which("nvme"):
-        done = log.run(["nvme", "get-feature", device, "-f", NVME_FEATURE_VWC])
+        done = log.run(["nvme", "get-feature", _nvme_controller(device, facts), "-f", NVME_FEATURE_VWC])
         match = re.search(r"Current value:\s*(0x[0-9a-fA-F]+|\d+)", done.stdout) if done.returncode == 0 else None
         return bool(int(match.group(1), 0) & 1) if match else None
     if transport == "sata" and shutil.which("hdparm"):
         done = log.run(["hdparm", "-W", device])
         match = re.search(r"write-caching\s*=\s*([01])", done.stdout) if done.returncode == 0 else None
+        return match.group(1) == "1" if match else None
+    if transport in SCSI_TRANSPORTS and shutil.which("sdparm"):
+        # sdparm may exit non-zero after printing the current value (a device without saved values, like QEMU's)
+        done = log.run(["sdparm", "--quiet", "--get=WCE", device])
+        match = re.search(r"^WCE\s+([01])\b", done.stdout, re.MULTILINE)
         return match.group(1) == "1" if match else None
     return None
 

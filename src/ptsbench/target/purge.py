@@ -53,11 +53,12 @@ class CommandLog:
     commands: list[list[str]] = field(default_factory=list)
 
     def run(self, argv: list[str], timeout_s: float = PROBE_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-        """Run argv (stdin closed); a missing tool or a timeout becomes a failed result, not an exception."""
+        """Run argv (stdin closed); a missing tool or a timeout becomes a failed result, not an exception. Bytes
+        that are not UTF-8 (sg_format prints a binary LU name) are replaced, never an exception."""
         self.commands.append(list(argv))
         try:
-            return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False,
-                                  stdin=subprocess.DEVNULL)
+            return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout_s,
+                                  check=False, stdin=subprocess.DEVNULL)
         except FileNotFoundError:
             return subprocess.CompletedProcess(argv, 127, "", f"{argv[0]}: command not found")
         except subprocess.TimeoutExpired:
@@ -237,10 +238,19 @@ class AtaSecureErase:
         done = log.run(["hdparm", *password, "--security-set-pass", ATA_TEMP_PASSWORD, device])
         if done.returncode != 0:
             return log.outcome(self.name, False, f"setting the temporary password failed: {tool_message(done)}")
-        done = log.run(["hdparm", *password, "--security-erase", ATA_TEMP_PASSWORD, device], LONG_TIMEOUT_S)
-        if done.returncode == 0:
-            return log.outcome(self.name, True, f"ATA secure erase of {device} done")
-        message = f"secure erase failed: {tool_message(done)}"
+        # hdparm exits 0 even when the drive aborts the command: believe the drive's own Security state
+        enabled = _password_set(log, device)
+        if enabled is False:
+            return log.outcome(self.name, False, "setting the temporary password failed: the drive shows no "
+                                                 "password set afterwards (hdparm -I), though hdparm exited 0")
+        if enabled is None:
+            message = "cannot read the drive's security state after setting the temporary password"
+        else:
+            done = log.run(["hdparm", *password, "--security-erase", ATA_TEMP_PASSWORD, device], LONG_TIMEOUT_S)
+            if done.returncode == 0 and _password_set(log, device) is False:  # the drive clears it when done
+                return log.outcome(self.name, True, f"ATA secure erase of {device} done")
+            message = (f"secure erase failed: {tool_message(done)}" if done.returncode != 0 else
+                       "secure erase failed: the drive still has the temporary password afterwards (hdparm -I)")
         undo = log.run(["hdparm", *password, "--security-disable", ATA_TEMP_PASSWORD, device])
         if undo.returncode != 0:
             message += (f"; removing the temporary password {ATA_TEMP_PASSWORD!r} ALSO failed "
@@ -262,6 +272,12 @@ def _security_problem(log: CommandLog, device: str) -> str | None:
         if state in states:
             return why
     return None
+
+
+def _password_set(log: CommandLog, device: str) -> bool | None:
+    """Whether the drive's Security section says a password is enabled; None when `hdparm -I` fails."""
+    done = log.run(["hdparm", "-I", device])
+    return "enabled" in _security_states(done.stdout) if done.returncode == 0 else None
 
 
 def _security_states(hdparm_identify: str) -> set[str]:
@@ -297,10 +313,11 @@ class ScsiFormat:
     def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
         log = CommandLog()
         device = _device(target, facts)
+        # --quick: no 15 s countdown for a human to press Ctrl-C (--destructive was that confirmation)
         if shutil.which("sg_format"):
-            argv, what = ["sg_format", "--format", device], "SCSI FORMAT UNIT"
+            argv, what = ["sg_format", "--format", "--quick", device], "SCSI FORMAT UNIT"
         else:
-            argv, what = ["sg_sanitize", "--block", device], "SCSI SANITIZE (block erase)"
+            argv, what = ["sg_sanitize", "--block", "--quick", device], "SCSI SANITIZE (block erase)"
         done = log.run(argv, LONG_TIMEOUT_S)
         if done.returncode != 0:
             return log.outcome(self.name, False, tool_message(done))
