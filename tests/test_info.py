@@ -116,6 +116,52 @@ def test_nvme_sysfs_layout(tmp_path: Path) -> None:
     assert facts["wwid"] == "eui.0025388b91d0cafe"
 
 
+def _scsi_disk(root: Path, host_path: str, name: str, strings: dict[str, str]) -> Path:
+    """A SCSI disk's sysfs directories as the kernel lays them out (seen in the device lab's QEMU guest)."""
+    device = root / host_path
+    disk = device / "block" / name
+    (disk / "queue").mkdir(parents=True)
+    (disk / "queue" / "rotational").write_text("1\n")
+    for key, value in {"scsi_level": "6", **strings}.items():
+        (device / key).write_text(value + "\n")
+    (disk / "device").symlink_to(device)
+    return disk
+
+
+def test_scsi_disk_behind_virtio_is_scsi(tmp_path: Path) -> None:
+    """virtio-scsi: the disk takes SCSI commands (sdparm, sg_format), so its transport is scsi, not virtio."""
+    disk = _scsi_disk(tmp_path, "pci0000:00/0000:00:06.0/virtio2/host0/target0:0:0/0:0:0:0", "sda",
+                      {"vendor": "QEMU", "model": "LAB SSD", "rev": "2.5+"})
+    facts = device_facts(str(disk))
+    assert (facts["transport"], facts["vendor"], facts["model"], facts["firmware"]) == ("scsi", "QEMU", "LAB SSD",
+                                                                                       "2.5+")
+
+
+def _ata_words(fields: dict[int, str]) -> str:
+    """256 IDENTIFY words as libata prints them in ata_device/devX.Y/id (hex, 8 a line), strings at their words."""
+    words = [0] * 256
+    for first, text in fields.items():
+        raw = text.encode("ascii")
+        words[first : first + len(raw) // 2] = [int.from_bytes(raw[i : i + 2], "big") for i in range(0, len(raw), 2)]
+    return "".join(f"{word:04x}{chr(10) if index % 8 == 7 else ' '}" for index, word in enumerate(words))
+
+
+def test_sata_strings_come_whole_from_ata_identify(tmp_path: Path) -> None:
+    """libata's SCSI strings cut the model to 16 and the firmware to 4 characters; IDENTIFY has them whole."""
+    port = "pci0000:00/0000:00:07.0/ata1"
+    disk = _scsi_disk(tmp_path, f"{port}/host1/target1:0:0/1:0:0:0", "sdc",
+                      {"vendor": "ATA", "model": "LAB SATA DISK WI", "rev": "W123"})
+    ident = tmp_path / port / "link1" / "dev1.0" / "ata_device" / "dev1.0"
+    ident.mkdir(parents=True)
+    (ident / "id").write_text(_ata_words({10: "LABSATA0".ljust(20), 23: "LABFW123",
+                                          27: "LAB SATA DISK WITH A 40 CHARACTER MODEL".ljust(40)}))
+    facts = device_facts(str(disk))
+    assert facts["transport"] == "sata" and facts["serial"] == "LABSATA0"
+    assert (facts["model"], facts["firmware"]) == ("LAB SATA DISK WITH A 40 CHARACTER MODEL", "LABFW123")
+    (ident / "id").write_text("garbage\n")  # unreadable IDENTIFY: the SCSI strings, never an error
+    assert device_facts(str(disk))["model"] == "LAB SATA DISK WI"
+
+
 def _ptsbench(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "250"}  # long temporary paths: no wrapping in the table
     argv = [sys.executable, "-m", "ptsbench", *args]

@@ -1,5 +1,6 @@
 """Device and host facts from sysfs and /proc: fast, no subprocess, None for anything not exposed."""
 
+import glob
 import os
 import platform
 import re
@@ -85,13 +86,16 @@ def device_facts(sysdir: str) -> dict[str, object]:
     device = os.path.join(ident, "device")
     firmware = read_sysfs(os.path.join(device, "firmware_rev")) or read_sysfs(os.path.join(device, "rev"))
     rotational = read_sysfs(os.path.join(disk, "queue", "rotational"))
+    transport = _transport(ident)
+    # a SATA disk's SCSI strings are cut to 16 (model) and 4 (firmware) characters: ATA IDENTIFY has them whole
+    ata = _ata_identify_strings(ident) if transport == "sata" else {}
     return {
         "disk": _dev_node(disk),
-        "transport": _transport(ident),
-        "model": read_sysfs(os.path.join(device, "model")),
+        "transport": transport,
+        "model": ata.get("model") or read_sysfs(os.path.join(device, "model")),
         "vendor": _vendor(device),
-        "serial": _serial(ident),
-        "firmware": firmware,
+        "serial": ata.get("serial") or _serial(ident),
+        "firmware": ata.get("firmware") or firmware,
         "wwid": read_sysfs(os.path.join(ident, "wwid")) or read_sysfs(os.path.join(device, "wwid")),
         "nvme_controller": _nvme_controller(ident),
         "logical_sector_bytes": _int(read_sysfs(os.path.join(disk, "queue", "logical_block_size"))),
@@ -157,15 +161,48 @@ def _transport(disk: str) -> str | None:
     for prefix, transport in _VIRTUAL_TRANSPORTS:
         if name.startswith(prefix):
             return transport
-    if "/virtio" in disk:
-        return "virtio"
     if "/usb" in disk:
         return "usb"
     if "/ata" in disk or read_sysfs(os.path.join(disk, "device", "vendor")) == "ATA":
         return "sata"
     if os.path.exists(os.path.join(disk, "device", "scsi_level")):
-        return "scsi"
+        return "scsi"  # also a SCSI disk behind virtio-scsi: it takes SCSI commands (sdparm, sg_format)
+    if "/virtio" in disk:
+        return "virtio"
     return None
+
+
+# ATA IDENTIFY DEVICE string fields: (first word, word count); two characters per word, high byte first
+_ATA_STRINGS = {"serial": (10, 10), "firmware": (23, 4), "model": (27, 20)}
+
+
+def _ata_identify_strings(disk: str) -> dict[str, str]:
+    """Model, serial and firmware from the IDENTIFY data libata keeps in sysfs (ata_device/devX.Y/id, 256
+    hex words), for the ATA device under the disk's SCSI device (its SCSI target id is the ATA device number);
+    empty when not found."""
+    real = os.path.realpath(os.path.join(disk, "device"))
+    port = re.search(r"/(ata\d+)/", real)
+    scsi_id = os.path.basename(real).split(":")
+    if port is None or len(scsi_id) != 4:
+        return {}
+    root = real[: port.end()]
+    found = sorted(glob.glob(os.path.join(root, "link*", "dev*", "ata_device", "dev*", "id")))
+    if len(found) > 1:
+        found = [path for path in found if path.endswith(f".{scsi_id[2]}/id")]
+    try:
+        with open(found[0], encoding="ascii") as handle:
+            words = [int(word, 16) for word in handle.read().split()]
+    except (IndexError, OSError, ValueError):
+        return {}
+    if len(words) < 256 or len(found) != 1:
+        return {}
+    strings = {}
+    for key, (first, count) in _ATA_STRINGS.items():
+        raw = b"".join(word.to_bytes(2, "big") for word in words[first : first + count])
+        text = raw.decode("ascii", errors="replace").strip(" \x00")
+        if text:
+            strings[key] = text
+    return strings
 
 
 def _vendor(device: str) -> str | None:
