@@ -110,6 +110,22 @@ def test_smartctl_sas_hdd() -> None:
     assert values["data_written_bytes"] == 1_086_347_509_000_000  # "1086347.509" decimal GB written
 
 
+def test_real_nvme_cli_counters_are_strings() -> None:
+    values = parse_nvme_smart_log(recorded("nvme-cli-2.3-smart-log-qemu.json"))
+    assert (values["temperature_k"], values["temperature_c"]) == (323, 50)
+    assert values["data_units_written"] == 66 and values["data_written_bytes"] == 66 * 512_000
+    assert values["media_errors"] == 0 and values["thm_temp1_trans_count"] == 0
+
+
+def test_smartctl_scsi_temperature_zero_is_unknown() -> None:
+    """smartctl prints a temperature of 0 for a SCSI disk without a temperature log page (QEMU's scsi-hd)."""
+    values = parse_smartctl(recorded("smartctl-7.3-qemu-scsi.json"))
+    assert values["temperature_c"] is None
+    assert all(value is None for value in values.values())
+    sata = parse_smartctl(recorded("smartctl-7.3-qemu-sata.json"))
+    assert sata["temperature_c"] == 31 and sata["data_written_bytes"] is None  # an ATA 0 would stay 0
+
+
 def test_smartctl_nvme() -> None:
     values = parse_smartctl(recorded("smartctl-7.3-nvme.json"))
     assert values["temperature_c"] == 41 and values["temperature_k"] is None

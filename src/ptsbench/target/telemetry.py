@@ -8,7 +8,8 @@ Device values come from the tools that expose them, read as JSON:
   of 1000 x 512 bytes. Without nvme-cli, `smartctl -j -a` is used (it has no throttle counters).
 - SATA / SAS / USB: `smartctl -j -a DEV` (smartmontools 7.x): `temperature.current` (Celsius); ATA attributes by name:
   Reported_Uncorrect (187) as media errors, Total_LBAs_Written (241, x logical sector size) or the Host_Writes_*
-  variants for data written; SCSI: `scsi_error_counter_log` uncorrected errors and write `gigabytes_processed`.
+  variants for data written; SCSI: `scsi_error_counter_log` uncorrected errors and write `gigabytes_processed`,
+  and a temperature of 0, which smartctl prints for a SCSI device without a temperature log page, is unknown.
   ATA and SCSI define no thermal-throttle counters: those keys stay None.
 Celsius is Kelvin - 273, the NVMe convention nvme-cli and smartctl both print.
 
@@ -179,6 +180,8 @@ def parse_smartctl(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The telemetry values of a `smartctl -j -a` document (ATA, SCSI or NVMe device)."""
     values: dict[str, Any] = dict.fromkeys(("temperature_c", "temperature_k", "critical_warning", *COUNTER_KEYS))
     values["temperature_c"] = _number((doc.get("temperature") or {}).get("current"))
+    if values["temperature_c"] == 0 and (doc.get("device") or {}).get("protocol") == "SCSI":
+        values["temperature_c"] = None  # smartctl's "<not available>" of a SCSI device: no temperature log page
     nvme = doc.get("nvme_smart_health_information_log")
     if isinstance(nvme, dict):
         units = _number(nvme.get("data_units_written"))
