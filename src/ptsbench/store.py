@@ -12,7 +12,8 @@ Layout (schema version 1):
   results.xlsx                  the results table as a workbook
   report/                       index.html, report.pdf, results.xlsx and figures/ (ptsbench report; made at the end
                                 of every run, rewritten after every round during a PTS run)
-PTS runs keep their rounds under pts/ (see ptsbench/pts/store.py).
+PTS runs keep their rounds under pts/ (see ptsbench/pts/store.py); sweeps keep their cells as cases and the
+cells' job files under sweep/ (see ptsbench/sweep.py).
 Every file is written atomically (temporary file, fsync, rename), so a kill at any moment leaves either the old or
 the new file, never half of one.
 """
