@@ -106,6 +106,8 @@ def test_not_fio_output_is_one_error_line(tmp_path: Path) -> None:
     done = plot(str(other), "--out", str(tmp_path / "out"))
     assert done.returncode == 2 and done.stderr.startswith("ptsbench: error: no fio results in")
     assert "Traceback" not in done.stderr
+    folder = plot(str(tmp_path), "--out", str(tmp_path / "out"))  # a folder of JSON without --json: say so
+    assert folder.returncode == 2 and folder.stderr.endswith("add --json to draw fio's JSON output as bar charts\n")
 
 
 def point(source: str, iodepth: int, p99_ns: float, iops: float = 1000.0, label: str = "", filename: str = ""

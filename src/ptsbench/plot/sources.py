@@ -53,6 +53,9 @@ def find_runs(inputs: Sequence[str], kind: str | None = None, pattern: str | Non
         keep.append(path)
     if not keep:
         what = f" {kind}" if kind else ""
+        if any(next(Path(text).rglob("*.json"), None) for text in inputs if Path(text).is_dir()):
+            raise PtsbenchError(f"no fio{what} logs in {' '.join(inputs)}, but JSON files",
+                                "add --json to draw fio's JSON output as bar charts")
         raise PtsbenchError(f"no fio{what} logs in {' '.join(inputs)}",
                             "pass log files, folders holding them or glob patterns (e.g. 'results/*_bw.*.log')")
     runs = _group(keep, kind, per_job)
