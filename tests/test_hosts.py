@@ -202,7 +202,28 @@ def test_done_after_first_is_the_runtime_difference() -> None:
     jobs = [{"groupid": 0, "name": "j", "hostname": host, "directions": [{"runtime_ms": runtime}]}
             for host, runtime in (("a", 2000), ("b", 2350), ("all hosts", 2350))]
     done = done_after_first_s(jobs, ["a", "b"])
-    assert done == {(0, "j", "a"): 0.0, (0, "j", "b"): 0.35, (0, "j", "all hosts"): 0.35}
+    assert done == {0: 0.0, 1: 0.35, 2: 0.35}
+    # a second job of the same name is another job: its own runtimes
+    twice = [*jobs, *({**job, "directions": [{"runtime_ms": 1000}]} for job in jobs)]
+    assert done_after_first_s(twice, ["a", "b"]) == {0: 0.0, 1: 0.35, 2: 0.35, 3: 0.0, 4: 0.0, 5: 0.0}
+
+
+def test_two_sections_of_one_name_stay_two_jobs_on_every_host(tmp_path: Path, servers: Servers,
+                                                             write_job) -> None:  # type: ignore[no-untyped-def]
+    hosts = servers(2)
+    job = write_job("same.fio", "[global]\nioengine=null\nsize=64m\ntime_based\nruntime=300ms\n\n"
+                                "[same]\nrw=randread\n\n[same]\nrw=randwrite\nnumjobs=2\n")
+    result = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--out", str(tmp_path / "run"), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(result)
+    # per job: each host, then all hosts; the reader's rows never hold the writer's IOs
+    assert [(r["job"], r["host"], r["direction"], r["numjobs"]) for r in rows] == [
+        *[("same", host, "read", 1) for host in ("127.0.0.1", "127.0.0.2", "all hosts")],
+        *[("same", host, "write", 2) for host in ("127.0.0.1", "127.0.0.2", "all hosts")]]
+    doc = fio_json(tmp_path / "run" / "cases" / "001-same")
+    writers = [entry for entry in doc["client_stats"] if entry["jobname"] == "same" and entry["write"]["total_ios"]]
+    assert rows[5]["iops"] == 1000 * sum(e["write"]["total_ios"] for e in writers) / max(
+        e["write"]["runtime"] for e in writers)
 
 
 def test_two_hosts_rows_sums_exact_percentiles_and_logs_apart(tmp_path: Path, servers: Servers,

@@ -804,11 +804,24 @@ def host_statuses(hosts: Sequence[Host], results: Sequence[JobResult], fio_text:
     return statuses
 
 
-def aggregate_hosts(results: Sequence[JobResult], label: str = ALL_HOSTS) -> list[JobResult]:
-    """One result per job over all hosts: IOPS, bandwidth and IO counts summed, latency merged from the bins."""
-    by_job: dict[tuple[int, str], list[JobResult]] = {}
+def job_keys(results: Sequence[JobResult]) -> list[tuple[int, str, int]]:
+    """Each result's job across hosts: its group, its name and which job of that name it is on its host (two job
+    sections of one name are two jobs, on every host in the same order)."""
+    seen: dict[tuple[str | None, int, str], int] = {}
+    keys = []
     for result in results:
-        by_job.setdefault((result.groupid, result.name), []).append(result)
+        on_host = (result.hostname, result.groupid, result.name)
+        seen[on_host] = seen.get(on_host, -1) + 1
+        keys.append((result.groupid, result.name, seen[on_host]))
+    return keys
+
+
+def aggregate_hosts(results: Sequence[JobResult], label: str = ALL_HOSTS) -> list[JobResult]:
+    """One result per job over all hosts, with fio's group arithmetic (as its All clients entry): IOs summed over the
+    longest runtime, latency merged from the bins."""
+    by_job: dict[tuple[int, str, int], list[JobResult]] = {}
+    for key, result in zip(job_keys(results), results, strict=True):
+        by_job.setdefault(key, []).append(result)
     merged = []
     for parts in by_job.values():
         directions = []
@@ -883,12 +896,14 @@ def host_outcome(hosts: Sequence[Host], results: Sequence[JobResult], doc: Mappi
         if mismatches:
             problem = "the all-hosts merge disagrees with fio's All clients: " + "; ".join(mismatches)
     host_order = {host.name: index for index, host in enumerate(hosts)}
-    job_order: dict[tuple[int, str], int] = {}
-    for result in results:
-        job_order.setdefault((result.groupid, result.name), len(job_order))
-    jobs = sorted([*results, *aggregates], key=lambda r: (job_order[(r.groupid, r.name)],
-                                                          host_order.get(r.hostname or "", len(host_order))))
-    return HostOutcome(jobs, statuses, problem)
+    every = [*results, *aggregates]
+    keys = job_keys(every)
+    job_order: dict[tuple[int, str, int], int] = {}
+    for key in keys:
+        job_order.setdefault(key, len(job_order))
+    ordered = sorted(zip(keys, every, strict=True),
+                     key=lambda pair: (job_order[pair[0]], host_order.get(pair[1].hostname or "", len(host_order))))
+    return HostOutcome([result for _, result in ordered], statuses, problem)
 
 
 def unchecked_targets(paths: Sequence[str]) -> list[Target]:

@@ -51,23 +51,30 @@ def _failed_row(record: Any, job: dict[str, Any] | None) -> ResultRow:
     )
 
 
-def done_after_first_s(jobs: Sequence[dict[str, Any]], hosts: Sequence[str]) -> dict[tuple[int, str, str], float]:
-    """Per host job, how long after the first host it finished (elbencho's first/last done); other rows: the spread.
+def done_after_first_s(jobs: Sequence[dict[str, Any]], hosts: Sequence[str]) -> dict[int, float]:
+    """Per host job (by its position in `jobs`), how long after the first host it finished (elbencho's first/last
+    done); other rows: the spread. Two jobs of one name are told apart by their order on each host.
 
     From fio's runtime of the job on each host: the hosts start together (fio's client starts them at once).
     """
-    runtime_ms: dict[tuple[int, str], dict[str, int]] = {}
+    seen: dict[tuple[Any, int, str], int] = {}
+    keys = []
     for job in jobs:
+        on_host = (job.get("hostname"), job["groupid"], job["name"])
+        seen[on_host] = seen.get(on_host, -1) + 1
+        keys.append((job["groupid"], job["name"], seen[on_host]))
+    runtime_ms: dict[tuple[int, str, int], dict[str, int]] = {}
+    for key, job in zip(keys, jobs, strict=True):
         if job.get("hostname") in hosts and job["directions"]:
             runtime = max(direction["runtime_ms"] for direction in job["directions"])
-            runtime_ms.setdefault((job["groupid"], job["name"]), {})[job["hostname"]] = runtime
-    done: dict[tuple[int, str, str], float] = {}
-    for job in jobs:
-        per_host = runtime_ms.get((job["groupid"], job["name"]))
+            runtime_ms.setdefault(key, {})[job["hostname"]] = runtime
+    done: dict[int, float] = {}
+    for index, (key, job) in enumerate(zip(keys, jobs, strict=True)):
+        per_host = runtime_ms.get(key)
         if per_host and job.get("hostname"):
             first = min(per_host.values())
             end = per_host.get(job["hostname"], max(per_host.values()))
-            done[(job["groupid"], job["name"], job["hostname"])] = (end - first) / 1000
+            done[index] = (end - first) / 1000
     return done
 
 
@@ -126,7 +133,7 @@ def result_rows(records: Sequence[Any]) -> list[ResultRow]:
                     lat_mean_ns=direction["lat"]["mean_ns"],
                     lat_percentiles_ns=direction["lat"]["percentiles_ns"],
                     message=host["message"] if host else record.message,
-                    done_after_first_s=done.get((job["groupid"], job["name"], job.get("hostname"))),
+                    done_after_first_s=done.get(job_index),
                     job_index=job_index, **_job_facts(job),
                 ))
         reported = {job.get("hostname") for job in record.jobs}
