@@ -233,7 +233,7 @@ def _record(case: Case, outcome: FioOutcome | None, started: str, message: str =
 
 
 def _add_hosts(record: CaseRecord, hosts: Sequence[Host], results: list[JobResult], outcome: FioOutcome | None) -> None:
-    """Each host's status, and the all-hosts rows (rates summed, latency merged from the bins)."""
+    """Each host's status, and the all-hosts rows (fio's group arithmetic, latency merged from the bins)."""
     said = (outcome.stdout_text + "\n" + outcome.stderr_text) if outcome else ""
     found = host_outcome(hosts, results, outcome.doc if outcome else None, said)
     record.jobs = [job_result_dict(result) for result in found.jobs]

@@ -2,8 +2,8 @@
 
 Every host runs `fio --server`; the controller runs one `fio --client=HOSTLIST job.fio`, which sends the same job to
 every host at once and gets one json+ entry per host job back (`client_stats`). ptsbench adds, per case, an all-hosts
-entry (rates summed, latency merged exactly from the hosts' bins) and the per-host status (what fio said about a host
-that dropped off).
+entry (fio's group arithmetic: IOs over the longest runtime; latency merged exactly from the hosts' bins) and the
+per-host status (what fio said about a host that dropped off).
 
 Before any IO, `preflight` asks every host, with tiny fio jobs (1-byte reads, a 4 KiB scratch file removed again),
 whether it answers, runs the same fio version as the controller and can use each target path.

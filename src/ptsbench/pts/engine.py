@@ -665,8 +665,8 @@ def _host_part(phase: PhasePlan, cells: dict[str, Any], finished: Sequence[Mappi
 
 
 def aggregate_cells(phase: PhasePlan, jobs: Mapping[str, RoundJob], results: Sequence[JobResult]) -> dict[str, Any]:
-    """The all-hosts cells of a round: per direction, each host's cell (its parts in sequence) merged: IOPS, MB/s
-    and IO counts summed, latency merged exactly from the bins."""
+    """The all-hosts cells of a round: per direction, each host's cell (its parts in sequence) merged with fio's
+    group arithmetic (IOs and bytes summed over the longest runtime), latency merged exactly from the bins."""
     cells = {}
     for cell in phase.cells:
         names: dict[str, None] = {}

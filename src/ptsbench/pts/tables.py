@@ -476,7 +476,8 @@ def _telemetry(views: Sequence[PhaseView]) -> Table | None:
 
 def pts_tables(store: RunStore, host: str | None = None) -> list[Table]:
     """Every PTS table of a run directory, in test order; for a run on hosts, `host` None: all hosts together
-    (IOPS and MB/s summed, latency merged from every host's bins, steady state of every host), else one host's."""
+    (IOPS and MB/s as fio's group arithmetic: all hosts' IOs over the longest runtime; latency merged from every
+    host's bins; steady state of every host), else one host's."""
     pts = PtsStore(store)
     views = load_views(pts, host)
     manifest = store.manifest
@@ -573,8 +574,9 @@ def render_pts(store: RunStore, console: Any) -> None:
     hosts = [str(h["host"]) for h in manifest.get("hosts") or ()]
     sections: list[tuple[str | None, str]] = [(None, "")]
     if hosts:
-        sections = [(None, f"All {len(hosts)} hosts: IOPS and MB/s summed, latency merged from every host's fio "
-                           "bins; steady state judged per host"), *((h, f"Host {h}") for h in hosts)]
+        sections = [(None, f"All {len(hosts)} hosts: IOs over the longest runtime (fio's group arithmetic), "
+                           "latency merged from every host's fio bins; steady state judged per host"),
+                    *((h, f"Host {h}") for h in hosts)]
     for host, heading in sections:
         if heading:
             console.rule(heading)

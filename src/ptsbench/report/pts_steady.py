@@ -128,8 +128,8 @@ def host_blocks(test: str, views: Sequence[Any], context: PtsContext) -> list[Bl
     hosts = list(context.hosts)
     started = [view for view in views if view.rounds]
     blocks: list[Block] = [Text(f"Per host ({', '.join(hosts)}): the tables and figures above are all hosts "
-                                "together (IOPS and MB/s summed, latency merged from every host's fio bins); below, "
-                                "each host's own numbers.")]
+                                "together (all hosts' IOs over the longest runtime, latency merged from every "
+                                "host's fio bins); below, each host's own numbers.")]
     blocks += [_host_values(test, metric, [view for view in started if phase_metric(view) == metric], context)
                for metric in dict.fromkeys(phase_metric(view) for view in started)]
     rows: list[tuple[Value, ...]] = []
