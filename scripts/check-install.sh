@@ -3,7 +3,8 @@
 #   1. the wheel (`pip wheel`, with the compiled log parser): ptsbench --version, ptsbench plot of a fio log and the
 #      demo's dry run;
 #   2. `CC=/bin/false pip install .` (no C compiler): the install succeeds, says in one line that the fast parser was
-#      not built, and ptsbench plot of the same log gives the same summary with the numpy parser.
+#      not built, and ptsbench plot of the same log gives the same summary with the numpy parser;
+#   3. scripts/install.sh run by a user without root on a machine without fio: it says to install fio and stops.
 # Dependencies come from a wheel folder (the versions of constraints.txt) filled from PyPI on the first run and used
 # offline after that (PTSBENCH_WHEELS sets where; default ~/.cache/ptsbench/wheels). About a minute (1.5 minutes on
 # a 2-CPU machine loaded by other test runs); --no-compile spares byte-compiling the dependencies twice.
@@ -90,4 +91,30 @@ ptsbench=$work/venv-nocc/bin/ptsbench
 "$ptsbench" plot "$logs/check_lat.log" "$logs/check_bw.log" --out "$work/plot-nocc" >/dev/null
 cmp "$work/plot-wheel/summary.csv" "$work/plot-nocc/summary.csv" \
   || fail "the numpy reader's summary differs from the compiled reader's"
-step "ok in ${SECONDS} s: wheel install, and install without a C compiler (numpy log reader, same summary)"
+cd "$source_dir"
+
+# 3. install.sh as a user without root on a machine without fio: it names the package instead of calling apt-get
+as_nobody() { su nobody -s /bin/bash -c "$1"; }
+system_python=""
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then  # a Python 3.11+ that another user can run
+  system_python=$(as_nobody 'PATH=/usr/local/bin:/usr/bin:/bin; for p in python3.13 python3.12 python3.11 python3; do
+    "$p" -c "import sys; sys.exit(sys.version_info < (3, 11))" 2>/dev/null && type -P "$p" && break; done' || true)
+fi
+if [ -n "$system_python" ]; then
+  rootless=$work/rootless
+  mkdir -p "$rootless/scripts" "$rootless/bin"
+  cp scripts/install.sh "$rootless/scripts/"
+  for tool in dirname id xargs echo sudo; do  # what install.sh uses before it stops; no fio, no apt-get
+    found=$(type -P "$tool") && ln -s "$found" "$rootless/bin/$tool"
+  done
+  ln -s "$system_python" "$rootless/bin/python3"
+  chmod -R a+rX "$work"
+  if as_nobody "PATH=$rootless/bin $BASH $rootless/scripts/install.sh" >"$work/rootless.out" 2>&1; then
+    fail "install.sh without fio and without root did not stop"
+  fi
+  grep -q "install.sh: missing: fio. Install them as root" "$work/rootless.out" && ! grep -q "apt-get install -y" \
+    "$work/rootless.out" || { cat "$work/rootless.out" >&2; fail "install.sh without root did not name what to install"; }
+else
+  step "left out: install.sh as another user (needs root to switch to nobody, and a Python 3.11+ nobody can run)"
+fi
+step "ok in ${SECONDS} s: wheel install; install without a C compiler (numpy log reader, same summary); install.sh without root"
