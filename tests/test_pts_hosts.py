@@ -37,8 +37,17 @@ def host_entries(round_dir: Path, jobs: list[str]) -> dict[str, list[dict[str, A
     return found
 
 
+def group_iops(parts: list[dict[str, Any]]) -> float:
+    """fio's own IOPS of one entry; of several, fio's group arithmetic: all IOs over the longest runtime."""
+    used = [part for part in parts if part["total_ios"]]
+    if len(used) == 1:
+        return float(used[0]["iops"])
+    return 1000 * sum(part["total_ios"] for part in used) / max(part["runtime"] for part in used)
+
+
 def check_round(run_dir: Path, record: dict[str, Any], hosts: list[str]) -> None:
-    """Per host: fio's numbers; all hosts: rates summed, percentiles those of every host's merged bins. (A
+    """Per host: fio's numbers (several entries of a cell: fio's group arithmetic, IOs over the longest runtime);
+    all hosts: the same group arithmetic over every host's entries, percentiles those of every host's merged bins. (A
     sequential cell a host ran in two parts, -a and -b, has its rates over both parts' runtime: counts are checked.)"""
     folder = run_dir / "pts" / record["phase"] / "rounds" / f"{record['round']:03d}"
     command = (folder / "command.txt").read_text()
@@ -55,12 +64,16 @@ def check_round(run_dir: Path, record: dict[str, Any], hosts: list[str]) -> None
                 for count in ("io_bytes", "total_ios"):
                     assert mine[direction][count] == sum(e[direction][count] for e in entries[host])
                 if whole:
-                    assert mine[direction]["iops"] == sum(e[direction]["iops"] for e in entries[host])
-        assert cell["iops"] == pytest.approx(sum(record["hosts"][host]["cells"][name]["iops"] for host in hosts))
+                    assert mine[direction]["iops"] == group_iops([e[direction] for e in entries[host]])
+        every = [e[d] for h in hosts for e in entries[h] for d in used]
+        if whole:
+            assert cell["iops"] == pytest.approx(group_iops(every), rel=1e-12)
         for direction in used:
-            assert cell[direction]["io_bytes"] == sum(e[direction]["io_bytes"] for h in hosts for e in entries[h])
+            parts = [e[direction] for h in hosts for e in entries[h] if e[direction]["total_ios"]]
+            assert cell[direction]["io_bytes"] == sum(part["io_bytes"] for part in parts)
             if whole:
-                assert cell[direction]["bw_bytes"] == sum(e[direction]["bw_bytes"] for h in hosts for e in entries[h])
+                assert cell[direction]["bw_bytes"] == 1000 * cell[direction]["io_bytes"] // max(
+                    part["runtime"] for part in parts)
         merged: dict[int, int] = {}
         for host_parts in entries.values():
             for entry in host_parts:
@@ -139,7 +152,7 @@ def test_host_killed_mid_round_then_resume(tmp_path: Path, servers: Servers) -> 
     kept = failed["kept"][hosts[0].name]["rnd 4k 0/100"]
     entries = host_entries(second, kept["jobs"])
     assert list(entries) == [hosts[0].name]  # fio's results of the surviving host, kept with fio's own numbers
-    assert kept["iops"] == sum(entry["write"]["iops"] for entry in entries[hosts[0].name])
+    assert kept["iops"] == group_iops([entry["write"] for entry in entries[hosts[0].name]])
     assert not (second / "round.json").exists() and len(rounds_of(run_dir)) == 1
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"
 
