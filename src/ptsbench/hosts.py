@@ -9,6 +9,7 @@ Before any IO, `preflight` asks every host, with tiny fio jobs (1-byte reads, a 
 whether it answers, runs the same fio version as the controller and can use each target path.
 """
 
+import contextlib
 import errno
 import ipaddress
 import json
@@ -212,18 +213,56 @@ def wait_listening(address: str, port: int, timeout_s: float = 10.0) -> bool:
 
 
 def start_daemon(bind: str, port: int, pidfile: Path, timeout_s: float = 10.0) -> int:
-    """Start a daemonized fio server, wait until it listens, return its pid."""
+    """Start a daemonized fio server, wait until it listens, return its pid. fio starts listening even when it
+    cannot write the pid file: that is checked first, and a server whose pid file did not appear is stopped (it
+    could not be stopped later)."""
     check_port_free(bind, port)
+    _check_pidfile_writable(Path(pidfile))
     argv = server_argv(bind, port, pidfile)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
     said = " | ".join(line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip())
     if done.returncode != 0:
         raise HostError(f"fio --server exited with code {done.returncode}: {said or 'no message'}",
                         "check the address and port")
-    if not wait_listening(bind, port, timeout_s):
+    listening = wait_listening(bind, port, timeout_s)
+    try:
+        pid = read_pidfile(pidfile)
+    except HostError as error:
+        for server_pid in _server_pids(argv[1]):
+            stop_process(server_pid, timeout_s)
+        raise HostError(f"the fio server wrote no pid file ({error.message}); it was stopped again",
+                        "give a --pidfile in a folder you can write") from None
+    if not listening:
         raise HostError(f"the fio server did not start listening on {bind} port {port} within {timeout_s:g} s",
                         f"run `{' '.join(argv[:2])}` by hand to see why")
-    return read_pidfile(pidfile)
+    return pid
+
+
+def _check_pidfile_writable(pidfile: Path) -> None:
+    folder = pidfile.resolve().parent
+    if not folder.is_dir():
+        raise HostError(f"cannot write the pid file {pidfile}: folder {folder} does not exist",
+                        "give a --pidfile in an existing folder you can write")
+    if not os.access(folder, os.W_OK | os.X_OK) or (pidfile.exists() and not os.access(pidfile, os.W_OK)):
+        raise HostError(f"cannot write the pid file {pidfile}: permission denied",
+                        "give a --pidfile you can write (e.g. under /tmp, or run as root for /run)")
+    if pidfile.is_dir():
+        raise HostError(f"the pid file {pidfile} is a folder", "give a file name for --pidfile")
+
+
+def _server_pids(server_arg: str) -> list[int]:
+    """fio processes started with exactly this --server=... argument."""
+    wanted = server_arg.encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if wanted in argv:
+                pids.append(int(entry.name))
+    return pids
 
 
 def read_pidfile(pidfile: Path) -> int:
@@ -282,18 +321,36 @@ def stop_server(pidfile: Path, timeout_s: float = 10.0) -> int:
     """Stop the fio server named by a pid file (SIGTERM, then SIGKILL to it and its jobs); return its pid."""
     pid = read_pidfile(pidfile)
     if not _is_fio_server(pid):
+        if _alive(pid):  # the pid was reused: another program's process, not ours to signal
+            raise HostError(f"pid {pid} (from {pidfile}) is {_command_of(pid)}, not a fio server: it was left alone",
+                            "the server stopped earlier and the pid now belongs to another process; remove the "
+                            "pid file")
         Path(pidfile).unlink(missing_ok=True)
         raise HostError(f"no fio server runs as pid {pid} (from {pidfile})", "it has stopped already; pid file removed")
+    stop_process(pid, timeout_s)
+    Path(pidfile).unlink(missing_ok=True)
+    return pid
+
+
+def _command_of(pid: int) -> str:
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "a process"
+    return f"`{' '.join(word.decode(errors='replace') for word in words if word)[:80]}`"
+
+
+def stop_process(pid: int, timeout_s: float = 10.0) -> None:
+    """SIGTERM a fio server, then SIGKILL it and its job processes (which leave its process group) if they stay."""
     members = process_tree(pid)
-    os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and any(_alive(member) for member in members):
         time.sleep(0.05)
     for member in members:
         if _alive(member):
             kill_tree(member)
-    Path(pidfile).unlink(missing_ok=True)
-    return pid
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """`ptsbench server`: start (or stop) the fio server a controller's `--hosts` runs talk to."""
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -42,12 +43,23 @@ def server(bind: str, port: int, daemon: bool, pidfile: Path | None, stop: bool)
             click.echo(f"ptsbench: fio server listening on {bind} port {port} (pid {pid}, pid file {pidfile})",
                        err=True)
         return
+    from ptsbench.hosts import stop_process
+
     check_port_free(bind, port)
     process = subprocess.Popen(server_argv(bind, port), stdin=subprocess.DEVNULL)
+    signal.signal(signal.SIGTERM, _exit_on_signal)  # `kill` of ptsbench stops its fio server too
+    signal.signal(signal.SIGHUP, _exit_on_signal)
     try:
         if wait_listening(bind, port, timeout_s=10.0):
             click.echo(f"ptsbench: fio server listening on {bind} port {port}; Ctrl-C stops it", err=True)
         sys.exit(process.wait())
-    except KeyboardInterrupt:
-        process.terminate()  # fio also got the SIGINT: make sure it goes
-        process.wait()
+    except KeyboardInterrupt:  # fio got the SIGINT too; it is stopped below if it stays
+        pass
+    finally:
+        if process.poll() is None:
+            stop_process(process.pid)
+            process.wait()
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    sys.exit(128 + signum)
