@@ -257,6 +257,16 @@ def _verifies(options: Mapping[str, Any]) -> bool:
     return str(options.get("verify") or "0") != "0" and str(options.get("do_verify", "1")) != "0"
 
 
+def _iodepth(entry: Mapping[str, Any], options: Mapping[str, Any], members: Sequence[JobSection] = ()) -> int:
+    """The queue depth fio used: its `latency_depth` (fio keeps its default for a value it refuses, such as
+    iodepth=-3), except for a group_reporting entry of several jobs or where latency_target or a latency step
+    probe varies the depth; then the option."""
+    probing = len(members) > 1 or any(key in options for key in ("latency_target", "latency_run"))
+    if not probing and isinstance(entry.get("latency_depth"), int) and entry["latency_depth"] > 0:
+        return int(entry["latency_depth"])
+    return _int_option(options, "iodepth", 1)
+
+
 def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[str, str],
                 members: Sequence[JobSection] = ()) -> JobResult:
     """One row from the entries of one job (several: its threads reported apart) or of one group_reporting entry
@@ -278,7 +288,7 @@ def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[st
         groupid=int(first.get("groupid", 0)),
         rw="+".join(dict.fromkeys(os.path.expandvars(rw_text(section.options)) for section in described)),
         bs="+".join(dict.fromkeys(os.path.expandvars(block_size_text(section.options)) for section in described)),
-        iodepth=_int_option({k: os.path.expandvars(v or "") for k, v in described[0].options.items()}, "iodepth", 1),
+        iodepth=_iodepth(first, {k: os.path.expandvars(v or "") for k, v in described[0].options.items()}, members),
         numjobs=max(len(members), len(entries)) if members else _int_option(options, "numjobs", len(entries)),
         error=max(int(entry.get("error", 0)) for entry in entries),
         usr_cpu=sum(float(entry.get("usr_cpu", 0.0)) for entry in entries),
