@@ -159,6 +159,15 @@ class PtsStore:
         while (path := self.round_dir(phase_key, number) / ROUND_FILE).exists():
             rounds.append(_round_record(path, number))
             number += 1
+        later = sorted(path.parent.name for path in self.rounds_dir(phase_key).glob(f"*/{ROUND_FILE}")
+                       if path.parent.name.isdigit() and int(path.parent.name) > number)
+        phase = self.phase_result(phase_key)
+        recorded = phase.get("rounds") if isinstance(phase, dict) else None
+        if later or (isinstance(recorded, int) and recorded > len(rounds)):
+            stored = f"rounds {', '.join(later)} are stored" if later else f"{phase_key}/{PHASE_FILE} says " \
+                f"{recorded} rounds ran"
+            raise StoreError(f"{self.rounds_dir(phase_key) / f'{number:03d}' / ROUND_FILE} is missing but {stored}",
+                             "restore the round from a copy: the test's averages and steady state need every round")
         return rounds
 
     def set_aside_interrupted(self, phase_key: str, next_round: int) -> list[Path]:
