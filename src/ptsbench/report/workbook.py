@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.figures import Figure, atomic_file
+from ptsbench.report.figures import Figure
 from ptsbench.report.model import NUMBER_FORMATS, Report, Table, Value
 
 ABOUT = "about"
@@ -123,11 +123,17 @@ def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> N
 
 
 def write_workbook(report: Report, path: Path) -> None:
-    """results.xlsx of the report, replaced atomically."""
+    """results.xlsx of the report: made in memory, then replaced atomically (a full disk is one clear error, and
+    no half-written zip is left to complain when it is collected)."""
+    import io
+
     import xlsxwriter
 
-    with atomic_file(path) as temporary:
-        _write(xlsxwriter.Workbook(str(temporary), {"nan_inf_to_errors": False}), report)
+    from ptsbench.store import atomic_write_bytes
+
+    data = io.BytesIO()
+    _write(xlsxwriter.Workbook(data, {"nan_inf_to_errors": False, "in_memory": True}), report)
+    atomic_write_bytes(path, data.getvalue())
 
 
 def _write(workbook: Any, report: Report) -> None:

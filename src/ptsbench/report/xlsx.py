@@ -11,11 +11,15 @@ HEADERS = ["case", "job", "host", "target", "rw", "bs", "iodepth", "numjobs", "d
 
 
 def write_results_xlsx(path: Path, rows: Sequence[ResultRow]) -> None:
-    """Write the table to `path` (written to a temporary name first, then renamed)."""
+    """Write the table to `path` (made in memory, then written atomically: a full disk is one clear error)."""
+    import io
+
     import xlsxwriter
 
-    temporary = path.with_name(f".{path.name}.tmp")
-    workbook = xlsxwriter.Workbook(str(temporary))
+    from ptsbench.store import atomic_write_bytes
+
+    data = io.BytesIO()
+    workbook = xlsxwriter.Workbook(data, {"in_memory": True})
     sheet = workbook.add_worksheet("results")
     bold = workbook.add_format({"bold": True})
     numbers = workbook.add_format({"num_format": "#,##0.00"})
@@ -37,7 +41,7 @@ def write_results_xlsx(path: Path, rows: Sequence[ResultRow]) -> None:
     sheet.set_column(0, 3, 18)
     sheet.set_column(10, len(HEADERS) - 5, 13)
     workbook.close()
-    temporary.replace(path)
+    atomic_write_bytes(path, data.getvalue())
 
 
 def _us(value_ns: float | None) -> float | None:
