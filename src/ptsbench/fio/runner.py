@@ -30,6 +30,8 @@ MIN_FIO_VERSION = (3, 16)
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"
 _UNKNOWN_ETA = 2**31 - 1
 STOP_TIMEOUT_S = 10.0
+# fio prints a status document every second; this long without one, past the expected end, fio is hung
+HANG_SILENCE_S = float(os.environ.get("PTSBENCH_HANG_S", "30"))
 _running: set["subprocess.Popen[str]"] = set()  # fio processes of this program, for stop_all()
 _stopped: set[int] = set()  # pids of those stop_all() asked to stop
 
@@ -53,25 +55,41 @@ class FioOutcome:
     doc: dict[str, Any] | None
     stdout_text: str
     stderr_text: str
+    hung_s: float | None = None  # set when the watchdog stopped fio: seconds without a status document
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and self.doc is not None and not self.job_errors()
+        return (self.returncode == 0 and self.doc is not None and self.hung_s is None and not self.job_errors()
+                and not self.jobs_not_run())
+
+    def _job_entries(self) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = (self.doc or {}).get("jobs", []) + (self.doc or {}).get("client_stats", [])
+        return entries
 
     def job_errors(self) -> list[str]:
-        jobs = (self.doc or {}).get("jobs", []) + (self.doc or {}).get("client_stats", [])
-        return [f"job {job.get('jobname')}: error {job['error']}" for job in jobs if job.get("error")]
+        return [f"job {job.get('jobname')}: error {job['error']}" for job in self._job_entries() if job.get("error")]
+
+    def jobs_not_run(self) -> list[str]:
+        """Jobs fio lists but never ran: no runtime and no IO (fio aborts some, such as a write to a mounted
+        device without allow_mounted_write, with exit code 0 and a line on stderr)."""
+        return [f"job {job.get('jobname')}" + (f" on {job['hostname']}" if job.get("hostname") else "")
+                for job in self._job_entries()
+                if not job.get("job_runtime") and not any((job.get(direction) or {}).get("total_ios")
+                                                          for direction in ("read", "write", "trim"))]
 
     def error_line(self) -> str:
         """One line saying why the run failed, in fio's own words where it gave any."""
-        if self.returncode < 0:
+        if self.hung_s is not None:
+            prefix = f"fio hung: no status for {self.hung_s:.0f} s past its expected end; it was stopped"
+        elif self.returncode < 0:
             prefix = f"fio was killed by signal {signal.Signals(-self.returncode).name}"
         elif self.returncode:
             prefix = f"fio exited with code {self.returncode}"
         elif self.doc is None:
             prefix = "fio printed no JSON result"
         else:
-            prefix = "; ".join(self.job_errors()) or "ok"
+            not_run = self.jobs_not_run()
+            prefix = "; ".join(self.job_errors() + ([", ".join(not_run) + " did not run"] if not_run else [])) or "ok"
         said = [line.strip() for line in (self.stderr_text + "\n" + self.stdout_text).splitlines() if line.strip()]
         # fio states the problem first, then may list valid values (lines starting with ':'): keep the statement
         fio_lines = [line for line in said if not line.startswith(("{", ":", "valid values"))][:3]
@@ -206,14 +224,17 @@ def run_fio(
     on_document: Callable[[dict[str, Any]], None] | None = None,
     extra_args: Sequence[str] = (),
     client: str | None = None,
+    expected_s: float | None = None,
 ) -> FioOutcome:
     """Run fio on a job file; stream status to on_status (and every document to on_document); write the final
-    JSON document atomically to json_path."""
+    JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog)."""
     argv = fio_command(job_path, extra_args, client)
     tracker = _StatusTracker()
     last: list[tuple[str, dict[str, Any]]] = []
+    watchdog = _Watchdog(job_path, expected_s, streams_status=client is None)
 
     def each_document(text: str, doc: dict[str, Any]) -> None:
+        watchdog.heard()
         last[:] = [(text, doc)]
         if on_document is not None:
             on_document(doc)
@@ -228,6 +249,7 @@ def run_fio(
         assert process.stdout is not None
         _running.add(process)
         threading.Thread(target=_stop_jobs_of_killed_fio, args=(process, job_path), daemon=True).start()
+        watchdog.watch(process)
         try:
             other_text = _read_documents(process.stdout, each_document)
         except KeyboardInterrupt:
@@ -238,13 +260,51 @@ def run_fio(
             raise
         finally:
             _running.discard(process)
+            watchdog.close()
         returncode = process.wait()
     if last:
         atomic_write_text(json_path, last[0][0])
-    outcome = FioOutcome(returncode, last[0][1] if last else None, other_text, Path(stderr_path).read_text())
+    stderr_text = Path(stderr_path).read_text(errors="replace")
+    outcome = FioOutcome(returncode, last[0][1] if last else None, other_text, stderr_text, watchdog.hung_s)
     if interrupted or process.pid in _stopped:
         raise FioInterrupted(outcome)
     return outcome
+
+
+class _Watchdog:
+    """Stops a hung fio. fio prints a status document every second (its client only at the end), so fio is hung
+    when, past the expected end of its jobs, no document came for HANG_SILENCE_S. Without a known end, a local fio
+    silent that long is hung too; a client's silence then proves nothing, so it is not watched. Stopping kills fio
+    and its job processes (each in a session of its own), so nothing waits forever and no fio is left running."""
+
+    def __init__(self, job_path: Path, expected_s: float | None, streams_status: bool) -> None:
+        self.job_path = job_path
+        self.expected_s = expected_s
+        self.enabled = streams_status or expected_s is not None
+        self.started = self.last_heard = time.monotonic()
+        self.hung_s: float | None = None
+        self.done = threading.Event()
+
+    def heard(self) -> None:
+        self.last_heard = time.monotonic()
+
+    def watch(self, process: "subprocess.Popen[str]") -> None:
+        if self.enabled:
+            threading.Thread(target=self._run, args=(process,), daemon=True).start()
+
+    def _run(self, process: "subprocess.Popen[str]") -> None:
+        end = self.started + (self.expected_s or 0.0)
+        while not self.done.wait(1.0):
+            now = time.monotonic()
+            silent_s = now - max(self.last_heard, end)
+            if silent_s >= HANG_SILENCE_S and process.poll() is None:
+                self.hung_s = now - self.last_heard
+                process.kill()
+                kill_fio_processes(self.job_path)
+                return
+
+    def close(self) -> None:
+        self.done.set()
 
 
 class FioInterrupted(KeyboardInterrupt):
@@ -289,9 +349,10 @@ def fio_pids(path: Path) -> list[int]:
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(entry / "cwd")
         except OSError:
             continue
-        words = [word.decode(errors="replace") for word in argv if word]
+        words = [os.path.join(cwd, word.decode(errors="replace")) for word in argv if word]  # relative to its cwd
         if words and Path(words[0]).name == "fio" and any(word.startswith(marker) for word in words[1:]):
             pids.append(int(entry.name))
     return pids
