@@ -332,13 +332,16 @@ def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, wri
     assert process.returncode == 130 and "Traceback" not in stderr and "ptsbench: error: interrupted" in stderr
     first = json.loads((out / "cases" / "001-1" / "result.json").read_text())
     second = json.loads((out / "cases" / "002-2" / "result.json").read_text())
-    assert first["status"] == "ok" and second["status"] == "failed" and "interrupted" in second["message"]
+    assert first["status"] == "ok" and second["status"] == "interrupted" and "interrupted" in second["message"]
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
     # what fio measured before the Ctrl-C is kept: its final document, the finished job and the partial one
     done = fio_json(out / "cases" / "002-2")["jobs"][0]["read"]
     assert [job["name"] for job in second["jobs"]] == ["done", "second"]
     assert second["jobs"][0]["directions"][0]["total_ios"] == done["total_ios"] > 0
     rows = json.loads(stdout)  # and the table of what finished is printed
     assert [(row["case"], row["job"]) for row in rows] == [("1", "first"), ("2", "done"), ("2", "second")]
+    assert [row["status"] for row in rows] == ["ok", "interrupted", "interrupted"]
+    assert "second (interrupted)" in run_cli("show", str(out)).stdout
     assert not (out / "cases" / "003-3").exists()
     found = subprocess.run(["pgrep", "-f", f"{out}/cases/002-2/job.fio"], capture_output=True, text=True)
     assert found.stdout.strip() == ""  # fio was stopped, not left running

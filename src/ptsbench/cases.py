@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ptsbench.errors import JobFileError, TargetError
+from ptsbench.errors import JobFileError, StoreError, TargetError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals
 from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, parse_job_text, written_logs
@@ -37,7 +37,7 @@ class Overrides:
     def as_options(self) -> dict[str, str | None]:
         options: dict[str, str | None] = {}
         if self.runtime_s is not None:
-            options.update(runtime=f"{self.runtime_s:g}", time_based=None)
+            options.update(runtime=f"{self.runtime_s:.3f}".rstrip("0").rstrip("."), time_based=None)  # no 1e+07
         if self.size is not None:
             options["size"] = self.size
         if self.ioengine is not None:
@@ -213,15 +213,16 @@ def _expand_keyword(value: str) -> str:
 
 
 def _record(case: Case, outcome: FioOutcome | None, started: str, message: str = "",
-            hosts: Sequence[Host] = ()) -> CaseRecord:
+            hosts: Sequence[Host] = (), interrupted: bool = False) -> CaseRecord:
     results = parse_jobs(outcome.doc, case.sections) if outcome and outcome.doc else []
     ok = outcome is not None and outcome.ok
+    hung = outcome is not None and outcome.hung_s is not None
     record = CaseRecord(
         index=case.index,
         name=case.name,
         source=case.source,
         target=case.target.path if case.target else None,
-        status="ok" if ok else "failed",
+        status="interrupted" if interrupted else "hung" if hung else "ok" if ok else "failed",
         message=message or ("" if ok or outcome is None else outcome.error_line()),
         started_utc=started,
         ended_utc=utc_now(),
@@ -238,9 +239,9 @@ def _add_hosts(record: CaseRecord, hosts: Sequence[Host], results: list[JobResul
     found = host_outcome(hosts, results, outcome.doc if outcome else None, said)
     record.jobs = [job_result_dict(result) for result in found.jobs]
     record.hosts = [asdict(status) for status in found.statuses]
-    if found.problem:
+    if found.problem and record.status == "ok":
         record.status = "failed"
-        record.message = record.message if record.message.startswith("interrupted") else found.problem
+        record.message = found.problem
 
 
 def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None] | None,
@@ -259,12 +260,13 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path, client=client)) + "\n")
     started = utc_now()
     latency = LatencyIntervals(case.lat_log_prefixes)
+    new_file = _new_target_file(case, hosts)
     try:
         outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
-                          on_status=on_status, on_document=latency.add, client=client)
+                          on_status=on_status, on_document=latency.add, client=client, expected_s=case.expected_s)
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
-        record = _record(case, partial, started, "interrupted by the user", hosts)
+        record = _record(case, partial, started, "interrupted by the user", hosts, interrupted=True)
         atomic_write_json(case_dir / RESULT, asdict(record))
         raise
     finally:
@@ -272,16 +274,84 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     record = _record(case, outcome, started, hosts=hosts)
     if outcome.doc is None:  # fio refused the job file or died before its first result: name the file
         record.message = f"{case.source}: {record.message}"
+    if new_file is not None and record.status != "ok" and os.path.isfile(new_file):
+        os.unlink(new_file)  # half laid out (a full disk, an abort): not left behind taking the space
+        record.message += f" (removed {new_file}, which fio had created for this case)"
     atomic_write_json(case_dir / RESULT, asdict(record))
     return record
 
 
+def _new_target_file(case: Case, hosts: Sequence[Host]) -> str | None:
+    """The case's target file when fio is about to create it here (None when it exists, or is on other hosts)."""
+    target = case.target
+    if hosts or target is None or target.kind != "file" or os.path.lexists(target.path):
+        return None
+    return target.path
+
+
+def check_parallel_targets(targets: Sequence[Target]) -> None:
+    """--parallel runs one fio per target at once: two of them on one file or device would measure each other."""
+    seen: dict[str, str] = {}
+    for target in targets:
+        real = os.path.realpath(target.path)
+        if real in seen:
+            raise TargetError(f"--parallel with {seen[real]} and {target.requested}: both are {real}",
+                              "give each target once (two fio processes on one target measure each other)")
+        seen[real] = target.requested
+
+
+def check_free_space(targets: Sequence[Target]) -> None:
+    """Refuse, before any IO, new test files (or growth of existing ones) that do not fit in the free space of
+    their filesystem: fio would fill the disk while laying them out, then fail."""
+    from ptsbench.units import format_bytes
+
+    needed: dict[int, tuple[int, str]] = {}  # filesystem (st_dev) -> bytes to add, a folder on it
+    for target in targets:
+        if target.kind != "file" or not target.size_bytes:
+            continue
+        folder = os.path.dirname(target.path)
+        try:
+            current = os.stat(target.path).st_size if os.path.exists(target.path) else 0
+            device = os.stat(folder).st_dev
+        except OSError:
+            continue
+        grow = max(target.size_bytes - current, 0)
+        total, _ = needed.get(device, (0, folder))
+        needed[device] = (total + grow, folder)
+    for grow, folder in needed.values():
+        stats = os.statvfs(folder)
+        free = stats.f_bavail * stats.f_frsize
+        if grow > free:
+            raise TargetError(f"the test file(s) in {folder} need {format_bytes(grow)} ({grow} bytes) but only "
+                              f"{format_bytes(free)} ({free} bytes) are free there",
+                              "pass a smaller --size, free space, or choose a target on another filesystem")
+
+
 def load_records(store: RunStore) -> list[CaseRecord]:
-    """Finished cases of a run directory, in case order."""
+    """Finished cases of a run directory, in case order. A run that ended names its cases in the manifest: one
+    without its result.json (or without cases/) is a damaged store, refused naming what is missing."""
     cases_dir = store.root / "cases"
+    manifest = store.manifest
+    planned = manifest.get("cases")
+    if isinstance(planned, list) and manifest.get("status") == "done":
+        missing = [cases_dir / str(name) / RESULT for name in planned if not (cases_dir / str(name) / RESULT).is_file()]
+        if missing:
+            what = f"{cases_dir} is missing" if not cases_dir.is_dir() else \
+                f"{missing[0]} is missing" + (f" (and {len(missing) - 1} more result.json)" if len(missing) > 1 else "")
+            raise StoreError(f"{what}: the run finished {len(planned)} case(s)",
+                             "restore the run directory from a copy, or run it again")
     if not cases_dir.is_dir():
         return []
-    return [CaseRecord(**read_json(path)) for path in sorted(cases_dir.glob(f"*/{RESULT}"))]
+    return [_case_record(path) for path in sorted(cases_dir.glob(f"*/{RESULT}"))]
+
+
+def _case_record(path: Path) -> CaseRecord:
+    data = read_json(path)
+    try:
+        return CaseRecord(**data)
+    except TypeError as error:  # not a mapping, or fields missing or unknown: edited or damaged by hand
+        raise StoreError(f"{path} is damaged: not a case result as ptsbench wrote it ({error})",
+                         "restore it from a copy, or run the case again") from error
 
 
 class CaseProgress(Protocol):

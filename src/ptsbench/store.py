@@ -21,8 +21,11 @@ the new file, never half of one.
 import datetime
 import json
 import os
+import re
+import shutil
 import sys
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +38,20 @@ MANIFEST = "manifest.json"
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write `text` to `path` so that readers see the old or the new content, never a mix."""
+    atomic_write_bytes(path, text.encode())
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that readers see the old or the new content, never a mix."""
     path = Path(path)
     temporary = path.with_name(f".{path.name}.tmp")
     try:
-        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        temporary = Path(name)  # a name of its own: two writers of one file never share a temporary
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(text)
+        # a name of its own, with this process's id (the next report removes it if this process was killed):
+        # two writers of one file never share a temporary
+        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+        temporary = Path(name)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
@@ -67,14 +77,81 @@ def atomic_write_json(path: Path, obj: object) -> None:
     atomic_write_text(path, json.dumps(obj, indent=1, sort_keys=False) + "\n")
 
 
+def read_text(path: Path) -> str:
+    """A stored text file, with one clear error line when it is missing, unreadable or not text."""
+    try:
+        return Path(path).read_text()
+    except FileNotFoundError as error:
+        raise StoreError(f"{path} is missing", "is this a ptsbench run directory?") from error
+    except UnicodeDecodeError as error:
+        raise StoreError(f"{path} is damaged: not UTF-8 text (byte {error.start})", "restore it or rerun") from error
+    except OSError as error:
+        raise StoreError(f"cannot read {path}: {error.strerror}", "check the run directory") from error
+
+
 def read_json(path: Path) -> Any:
     """Load a stored JSON file, with one clear error line when it is missing or damaged."""
     try:
-        return json.loads(Path(path).read_text())
-    except FileNotFoundError as error:
-        raise StoreError(f"{path} is missing", "is this a ptsbench run directory?") from error
+        return json.loads(read_text(path))
     except json.JSONDecodeError as error:
         raise StoreError(f"{path} is damaged: {error.msg} at line {error.lineno}", "restore it or rerun") from error
+
+
+_TEMPORARY = re.compile(r"^\..*?(?:\.(\d+)[.-][^.]*)?\.tmp$|^\.claims-(\d+)-")
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files (and figure claim folders) a killed writer left in `folder`: those whose
+    process is gone. A live writer's temporaries are left alone."""
+    removed: list[Path] = []
+    try:
+        entries = list(Path(folder).iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMPORARY.match(entry.name)
+        if not match:
+            continue
+        pid = match.group(1) or match.group(2)
+        if pid and _alive(int(pid)):
+            continue
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def check_new_run_dir(root: Path, prepared: Collection[str] = ()) -> None:
+    """A run is written into a folder of its own: a new or empty one (besides `prepared` files), never over a
+    finished run or files of the user's."""
+    if Path(root).is_file():
+        raise StoreError(f"--out {root} is a file", "choose a new folder for the run")
+    try:
+        entries = sorted(entry.name for entry in Path(root).iterdir() if entry.name not in prepared)
+    except (FileNotFoundError, NotADirectoryError):  # new (mkdir says what is wrong with its parents)
+        return
+    except OSError as error:
+        raise StoreError(f"cannot read {root}: {error.strerror}", _write_hint(error)) from None
+    if MANIFEST in entries:
+        resumable = RunStore(root).kind in ("pts", "sweep")
+        raise StoreError(f"{root} already holds a run",
+                         "choose another --out" + (", or `ptsbench resume` it" if resumable else ""))
+    if entries:
+        shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
+        raise StoreError(f"{root} is not empty (it holds {shown})",
+                         "choose a new or empty folder for --out: a run never writes over other files")
 
 
 def utc_now() -> str:
@@ -93,8 +170,9 @@ class RunStore:
         self.root = Path(root)
 
     @classmethod
-    def create(cls, root: Path, manifest: dict[str, Any]) -> "RunStore":
-        """Make the run directory and write its manifest (versions, command line and host facts are added here)."""
+    def create(cls, root: Path, manifest: dict[str, Any], prepared: Collection[str] = ()) -> "RunStore":
+        """Make the run directory and write its manifest (versions, command line and host facts are added here).
+        `prepared` names files the caller already put there (quick's job file)."""
         from ptsbench.fio.runner import fio_version
         from ptsbench.target.info import host_facts
 
@@ -108,14 +186,11 @@ class RunStore:
             **manifest,
         }
         root = Path(root)
+        check_new_run_dir(root, prepared)
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise StoreError(f"cannot create run directory {root}: {error.strerror}", _write_hint(error)) from error
-        if (root / MANIFEST).exists():
-            resumable = cls(root).kind in ("pts", "sweep")
-            raise StoreError(f"{root} already holds a run",
-                             "choose another --out" + (", or `ptsbench resume` it" if resumable else ""))
         store = cls(root)
         atomic_write_json(root / MANIFEST, full)
         return store

@@ -3,6 +3,7 @@
 import errno
 import importlib
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -71,6 +72,34 @@ def cli() -> None:
       ptsbench run jobs/ --target /dev/nvme0n1 --destructive
       ptsbench show ptsbench-results/20261120T101500Z-quick
     """
+
+
+class Seconds(click.ParamType):
+    """A duration: seconds, or with a unit (500ms, 2m, 1h); at least fio's 1 ms, at most a year."""
+
+    name = "seconds"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        from ptsbench.errors import PtsbenchError
+        from ptsbench.pts.specs import parse_seconds
+
+        try:
+            return parse_seconds(str(value))
+        except PtsbenchError as error:
+            self.fail(str(error), param, ctx)
+
+
+def text_path(value: Path | None) -> Path | None:
+    """A path that is text (fio job files and the store's JSON name it): refuse bytes that are not UTF-8."""
+    if value is not None:
+        try:
+            str(value).encode("utf-8")
+        except UnicodeEncodeError:
+            raise click.BadParameter(f"{str(value).encode('utf-8', 'surrogateescape')!r} is not valid UTF-8 text; "
+                                     "choose a name in UTF-8") from None
+    return value
 
 
 def fail(message: str, exit_code: int = 2) -> None:

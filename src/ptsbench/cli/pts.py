@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ptsbench.cli import text_path
+
 if TYPE_CHECKING:
     from ptsbench.hosts import Host, HostInfo
     from ptsbench.pts.plan import Plan, TargetInfo
@@ -35,7 +37,8 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
               help="Tests to run (any order; they run in this one): iops, tp, lat, wsat, hir (host idle recovery), "
               "xsr (cross stimulus recovery), cbw (composite block size workload; ecw with --spec 1.1), dirth "
               "(demand intensity / response time histogram), hdd-iops, hdd-tp (TKperf's HDD zones).")
-@click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...).")
+@click.option("--out", type=click.Path(path_type=Path), callback=lambda _c, _p, value: text_path(value),
+              help="Run directory (default ./ptsbench-results/...).")
 @click.option("--size", help="Size of a new target file or scratch file (e.g. 64G); a device is tested whole.")
 @click.option("--destructive", is_flag=True, help="Allow writing (and purging) a block device. All data is lost.")
 @click.option("--purge", "purge_method", default="auto", show_default=True,
@@ -120,7 +123,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
                              _seconds(wsat_time), ramp_time, _histogram_seconds(lat_histogram_time))
     description = parse_device_info(device_info)
     run_dir = out or default_run_dir(f"pts-{profile}")
-    if hosts_spec:
+    if hosts_spec is not None:
         _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
                       f"pts-{profile}", description)
         return
@@ -148,8 +151,10 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
                    f"{settings.write_cache} (a deviation if the device does not allow it)")
         _guard_verdict(lambda: check_path_allowed(resolved.path, True, destructive))
         return
+    from ptsbench.cases import check_free_space
     from ptsbench.pts.engine import create_run
 
+    check_free_space([resolved])
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method=purge_method,
                              scratch=scratch, name=f"pts-{profile}", device_info=description)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)

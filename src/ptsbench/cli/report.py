@@ -4,6 +4,8 @@ from pathlib import Path
 
 import click
 
+from ptsbench.cli import text_path
+
 
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
@@ -25,7 +27,7 @@ def report(run_dir: Path, no_static: bool) -> None:
 
 @click.command()
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path),
+@click.option("--out", type=click.Path(path_type=Path), callback=lambda _c, _p, value: text_path(value),
               help="Report folder (default ./ptsbench-results/compare-<time>).")
 @click.option("--label", "labels", multiple=True, help="Name of each run in the report, in order (repeatable).")
 @click.option("--no-static", is_flag=True, help="Only index.html and results.xlsx (skip report.pdf and figures/).")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ptsbench.cli import Seconds, text_path
 from ptsbench.report.terminal import FORMATS
 
 if TYPE_CHECKING:
@@ -28,7 +29,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
     decorators = [
         click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
                      help="Results on stdout: table, json or csv."),
-        click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...)."),
+        click.option("--out", type=click.Path(path_type=Path), callback=lambda _c, _p, value: text_path(value),
+                     help="Run directory (default ./ptsbench-results/...)."),
         click.option("--destructive", is_flag=True, help="Allow writes to a block device (refused by default)."),
         click.option("--allow-mounted", is_flag=True,
                      help="With --destructive: allow writes to a device in use (mounted, md/dm/LVM member, swap)."),
@@ -49,8 +51,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.argument("jobs", nargs=-1, required=True)
 @click.option("--target", "targets", multiple=True, help="File, folder or block device (repeatable).")
 @click.option("--parallel", is_flag=True, help="Run the cases of all targets at once.")
-@click.option("--runtime", "runtime_s", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds per job (sets runtime and time_based).")
+@click.option("--runtime", "runtime_s", type=Seconds(),
+              help="Seconds per job, or 500ms, 2m, 1h (sets runtime and time_based).")
 @click.option("--size", help="fio size for every job, e.g. 1G.")
 @click.option("--ioengine", help="fio ioengine for every job.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any fio option (repeatable).")
@@ -69,7 +71,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
       ptsbench run jobs/ --dry-run
       ptsbench run randread.fio --target /dev/nvme0n1 --hosts node1,node2,node3 --destructive
     """
-    from ptsbench.cases import Overrides, job_files, resolve_targets
+    from ptsbench.cases import Overrides, check_free_space, check_parallel_targets, job_files, resolve_targets
 
     one_line(*targets, what="--target")
     one_line(size, ioengine, what="--size/--ioengine")
@@ -79,6 +81,9 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, list(targets), dry_run)
     if not hosts:
         resolved = resolve_targets(targets, size)
+        check_free_space(resolved)
+    if parallel:
+        check_parallel_targets(resolved)
     name = _run_name(jobs, paths)
     _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
              log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log)
@@ -87,7 +92,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
                        ) -> "tuple[list[Host], list[HostInfo], list[Target]]":
     """With --hosts: the hosts, and (unless a dry run) the pre-flight facts and targets as every host resolves them."""
-    if not hosts_spec:
+    if hosts_spec is None:
         return [], [], []
     from ptsbench.hosts import parse_hosts, preflight, unchecked_targets
 
@@ -101,8 +106,8 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 
 @click.command()
 @click.argument("target", required=False)
-@click.option("--runtime", "runtime_s", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
-              help="Seconds per test.")
+@click.option("--runtime", "runtime_s", type=Seconds(), default=5.0, show_default=True,
+              help="Seconds per test, or 500ms, 2m, 1h.")
 @click.option("--size", help="Test file size (or range on a device)  [default: 1G; needed to make a new file].")
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
@@ -124,23 +129,26 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     one_line(target, what="TARGET")
     one_line(size, what="--size")
     one_line(str(out) if out else None, what="--out")
-    from ptsbench.cases import Overrides, resolve_targets
+    from ptsbench.cases import Overrides, check_free_space, resolve_targets
     from ptsbench.fio.runner import probe_engine
     from ptsbench.quick import quick_job_text
-    from ptsbench.store import atomic_write_text, default_run_dir
+    from ptsbench.store import atomic_write_text, check_new_run_dir, default_run_dir
 
     run_dir = out or default_run_dir("quick")
+    if not dry_run:
+        check_new_run_dir(run_dir)
     scratch = target is None
     target_path = str(run_dir / "scratch.dat") if scratch else str(target)
-    if scratch:
-        run_dir.mkdir(parents=True, exist_ok=True)
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, [target_path], dry_run)
     if not hosts:
+        if scratch:  # the scratch file's folder must exist for it to resolve
+            run_dir.mkdir(parents=True, exist_ok=True)
         resolved = resolve_targets([target_path], size or QUICK_SIZE)
         if not scratch and size is None and resolved[0].names_missing_file:
             from ptsbench.errors import TargetError
 
             raise TargetError(f"{target}: no such file", "give --size to create it (or check the path for a typo)")
+        check_free_space(resolved)
         engine, _note = probe_engine(resolved[0].path)
     else:
         from ptsbench.hosts import probe_remote_engine
@@ -155,7 +163,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     try:
         _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir,
                  (destructive, allow_mounted), log_interval_ms, dry_run, hosts=hosts, host_infos=infos,
-                 fio_lat_log=fio_lat_log)
+                 fio_lat_log=fio_lat_log, prepared=(job_path.name,))
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -203,7 +211,7 @@ def _run_name(jobs: Sequence[str], paths: Sequence[Path]) -> str:
 def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides", parallel: bool, name: str,
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
-             fio_lat_log: bool = False) -> None:
+             fio_lat_log: bool = False, prepared: Sequence[str] = ()) -> None:
     from ptsbench.cases import expected_total_s, manifest_settings, plan_cases, run_cases
     from ptsbench.report.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
@@ -224,7 +232,8 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
         **manifest_settings(overrides, log_interval_ms, parallel), "expected_duration_s": total_s,
         **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
-    })
+        "cases": [case.dir_name for case in cases], "status": "running",
+    }, prepared)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     from ptsbench.report.progress import TerminalProgress
 
@@ -232,8 +241,10 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         with TerminalProgress() as progress:
             records = run_cases(store, cases, parallel, progress, hosts)
     except KeyboardInterrupt:
+        store.update_manifest(status="interrupted")
         _finish_interrupted(store, output_format)
         raise
+    store.update_manifest(status="done")
     _finish(store, result_rows(records), output_format, grid=name == "quick")
     if any(record.status != "ok" for record in records):
         failed = ", ".join(record.name for record in records if record.status != "ok")

@@ -624,7 +624,12 @@ def parse_seconds(text: str) -> float:
         raise PtsbenchError(f"not a duration: {text!r}", "use seconds, or a suffix: 500ms, 60s, 2m, 1h")
     if seconds < 0.001:  # fio counts whole milliseconds, and its runtime=0 means "no limit"
         raise PtsbenchError(f"duration {text!r} is under fio's 1 ms resolution", "use at least 1ms")
+    if seconds > MAX_SECONDS:
+        raise PtsbenchError(f"duration {text!r} is over a year", "use a duration of at most 366 days")
     return seconds
+
+
+MAX_SECONDS = 366 * 86400  # longer is a typo, not a benchmark
 
 
 OVERRIDE_PARSERS: dict[str, Callable[[str], object]] = {

@@ -21,12 +21,22 @@ from ptsbench.report.pts_report import pts_report
 
 REPORT_DIR = "report"
 HTML_NAME, PDF_NAME, XLSX_NAME, FIGURES_DIR = "index.html", "report.pdf", "results.xlsx", "figures"
+COMPARED = "compared.json"  # marks a comparison's folder (which runs, which labels): a later compare may replace it
 
 
 def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str] | None = None,
                   static: bool = True) -> Path:
     """One report putting several runs side by side, written to out_dir; returns out_dir."""
-    return render(load_compare(run_dirs, labels), Path(out_dir), static)
+    from ptsbench.store import atomic_write_json, utc_now
+
+    out_dir = Path(out_dir)
+    report = load_compare(run_dirs, labels)
+    check_compare_out(out_dir)
+    render(report, out_dir, static)
+    atomic_write_json(out_dir / COMPARED, {"runs": [str(path) for path in run_dirs],
+                                           "labels": list(labels) if labels else run_labels(run_dirs),
+                                           "written_utc": utc_now()})
+    return out_dir
 
 
 def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None) -> Report:
@@ -34,12 +44,34 @@ def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None) 
     from ptsbench.store import RunStore
 
     run_dirs = [Path(path) for path in run_dirs]
+    seen: dict[Path, Path] = {}
+    for path in run_dirs:
+        if path.resolve() in seen:
+            raise PtsbenchError(f"{seen[path.resolve()]} and {path} are the same run",
+                                "compare different runs (each run directory once)")
+        seen[path.resolve()] = path
     kinds = {RunStore.open(path).kind for path in run_dirs}
     if len(kinds) > 1:
         raise PtsbenchError(f"cannot compare runs of different kinds ({', '.join(sorted(kinds))})",
                             "compare PTS runs with PTS runs, and case-runner runs with case-runner runs")
     labels = list(labels) if labels else run_labels(run_dirs)
     return compare_reports([load_report(path) for path in run_dirs], labels, run_dirs)
+
+
+def check_compare_out(out_dir: Path) -> None:
+    """A comparison goes into a new or empty folder, or over an earlier comparison; never into a run directory
+    (its own report and workbook) or over other files."""
+    from ptsbench.store import MANIFEST
+
+    for folder in (out_dir, *out_dir.resolve().parents):
+        if (folder / MANIFEST).is_file():
+            raise PtsbenchError(f"--out {out_dir} is inside the run directory {folder}",
+                                "choose a folder of its own for the comparison: it would overwrite the run's files")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / COMPARED).is_file():
+        raise PtsbenchError(f"--out {out_dir} is not empty and holds no earlier comparison",
+                            "choose a new or empty folder: a comparison never writes over other files")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PtsbenchError(f"--out {out_dir} is a file", "choose a new folder for the comparison")
 
 
 def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
@@ -78,7 +110,7 @@ def write_static(report: Report, out_dir: Path) -> None:
     figures_dir = out_dir / FIGURES_DIR
     figures_dir.mkdir(exist_ok=True)
     figures = report.figures()
-    claims = Path(tempfile.mkdtemp(prefix=".claims-", dir=figures_dir))
+    claims = Path(tempfile.mkdtemp(prefix=f".claims-{os.getpid()}-", dir=figures_dir))
     processes: list[Any] = []
     try:
         for _ in range(_figure_workers(len(figures))):
@@ -120,8 +152,11 @@ def _wait_worker(process: Any, out_dir: Path) -> None:
 def render(report: Report, out_dir: Path, static: bool = True) -> Path:
     """Write the report's files into out_dir: index.html and results.xlsx; with static, report.pdf and figures/."""
     from ptsbench.report import html, workbook
+    from ptsbench.store import remove_stale_temporaries
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    for folder in (out_dir, out_dir / FIGURES_DIR):  # what a killed report left behind
+        remove_stale_temporaries(folder)
     workbook.write_workbook(report, out_dir / XLSX_NAME)
     if static:
         write_static(report, out_dir)
@@ -131,8 +166,12 @@ def render(report: Report, out_dir: Path, static: bool = True) -> Path:
 
 def build_report(run_dir: Path, static: bool = True, in_progress: str | None = None) -> Path:
     """RUN_DIR/report/ from the store alone; returns the report directory."""
+    from ptsbench.store import remove_stale_temporaries
+
     run_dir = Path(run_dir)
-    return render(load_report(run_dir, in_progress), run_dir / REPORT_DIR, static)
+    report = load_report(run_dir, in_progress)
+    remove_stale_temporaries(run_dir)  # a killed run's results.xlsx or manifest temporary
+    return render(report, run_dir / REPORT_DIR, static)
 
 
 def write_report(run_dir: Path, in_progress: str | None = None, static: bool | None = None) -> Path:

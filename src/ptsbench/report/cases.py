@@ -10,6 +10,7 @@ from ptsbench.report.figures import Figure, Series, percentile_figure
 from ptsbench.report.glance import case_glance_section
 from ptsbench.report.model import Block, Chart, Column, Report, Section, Table, Text
 from ptsbench.report.tables import RESULT_PERCENTILES
+from ptsbench.store import read_text
 
 RESULT_COLUMNS = (
     Column("case"), Column("job"), Column("host"), Column("target"), Column("rw"), Column("bs"), Column("QDxT"),
@@ -68,7 +69,7 @@ def _log_prefixes(case_dir: Path) -> tuple[list[tuple[str, dict[str, str]]], boo
     found = []
     fio_lat_logs = False
     logs = (case_dir / "logs").resolve()
-    for section in parse_job_text(job_path.read_text(), str(job_path)):
+    for section in parse_job_text(read_text(job_path), str(job_path)):
         kinds = {}
         for kind in LOG_KINDS:
             prefix = section.get(f"write_{kind}_log")
@@ -180,7 +181,7 @@ def case_section(store_root: Path, record: Any, interval_ms: float) -> Section:
         blocks.append(Text(f"Case failed: {record.message or 'see fio.stderr'}", "warning"))
     command = case_dir / "command.txt"
     if command.is_file():
-        blocks.append(Text(command.read_text().strip(), "code"))
+        blocks.append(Text(read_text(command).strip(), "code"))
     blocks.extend(case_figures(case_dir, record, f"case{record.index:03d}", interval_ms))
     return Section(f"case{record.index:03d}", f"Case {record.index}: {record.name}", facts, tuple(blocks))
 

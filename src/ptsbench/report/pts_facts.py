@@ -6,6 +6,7 @@ from typing import Any
 
 from ptsbench.report.pts_views import SPEC_NAMES, PtsContext, bs_label, cells_of
 from ptsbench.report.style import device_name
+from ptsbench.store import read_text
 
 
 def _job_options(context: PtsContext, phase_key: str) -> dict[str, str | None]:
@@ -16,7 +17,7 @@ def _job_options(context: PtsContext, phase_key: str) -> dict[str, str | None]:
     if not paths:
         return {}
     path = paths[0]
-    sections = parse_job_text(path.read_text(), str(path))
+    sections = parse_job_text(read_text(path), str(path))
     return dict(sections[0].options) if sections else {}
 
 

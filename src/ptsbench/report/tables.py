@@ -46,7 +46,8 @@ def _failed_row(record: Any, job: dict[str, Any] | None) -> ResultRow:
         case=record.name, job=job["name"] if job else "-", host=job.get("hostname") if job else None,
         target=record.target, rw=job["rw"] if job else "-", bs=job["bs"] if job else "-",
         iodepth=job["iodepth"] if job else 0, numjobs=job["numjobs"] if job else 0, direction="-",
-        status="failed", iops=None, bw_bytes=None, lat_mean_ns=None, lat_percentiles_ns={},
+        status=record.status if record.status != "ok" else "failed", iops=None, bw_bytes=None, lat_mean_ns=None,
+        lat_percentiles_ns={},
         message=record.message,
     )
 

@@ -82,8 +82,10 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
         if row.status != "ok" and row.iops is None:
             # fio's message goes under the table, where it wraps: in a cell it squeezed every other column away
             failures.append(f"{row.case} {row.job}: {row.message or row.status}")
-            columns["IOPS"][index] = "[red]FAILED[/red]"
+            columns["IOPS"][index] = f"[red]{row.status.upper()}[/red]"  # FAILED, HUNG, INTERRUPTED
             columns["MB/s"][index] = f"[red]see ({len(failures)})[/red]"
+        elif row.status != "ok":  # numbers fio measured until it was interrupted
+            columns["job"][index] += f" [red]({row.status})[/red]"
     shown = list(columns)
 
     heading = "\n".join([*([title] if title else []), *(f"{name}: {value}" for name, value in said)]) or None

@@ -1,0 +1,253 @@
+"""Nothing already there is lost, a case is ok only when fio ran it, hangs are stopped, servers are stopped.
+
+Real fio throughout (null engine, files, a mounted loop device as root, a loopback fio server); a stand-in fio only
+for a hang fio cannot produce on demand.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import attached_loop, run_cli
+from ptsbench.fio.runner import fio_pids
+from ptsbench.hosts import wait_listening
+from test_hosts import Servers, free_port, servers  # noqa: F401 (a fixture)
+from test_run_cli import assert_one_line_error
+
+NULL_JOB = "[null]\nioengine=null\nsize=16m\nbs=4k\nrw=randread\n"
+WRITE_JOB = "[w]\nrw=randwrite\nbs=4k\nsize=4m\n"
+
+
+def tree_digest(root: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def result_of(run_dir: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads(next((run_dir / "cases").glob("*/result.json")).read_text())
+
+
+# ---- nothing already there is lost ---------------------------------------------------------------------------
+
+
+def test_out_into_a_users_folder_or_a_run_is_refused_and_nothing_changes(tmp_path: Path) -> None:
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.xlsx").write_text("my own workbook")
+    (mine / "report").mkdir()
+    (mine / "report" / "index.html").write_text("my page")
+    before = tree_digest(mine)
+    for command in (("run", str(job), "--runtime", "0.2"), ("quick", "--runtime", "0.2", "--size", "4M")):
+        assert_one_line_error(run_cli(*command, "--out", str(mine)), "is not empty", "results.xlsx")
+    assert tree_digest(mine) == before
+    run_a = tmp_path / "a"
+    assert run_cli("run", str(job), "--runtime", "0.2", "--out", str(run_a)).returncode == 0
+    run_b = tmp_path / "b"
+    assert run_cli("run", str(job), "--runtime", "0.2", "--out", str(run_b)).returncode == 0
+    finished = tree_digest(run_a)
+    assert_one_line_error(run_cli("run", str(job), "--out", str(run_a)), "already holds a run")
+    # compare never writes into a run (nor its report folder), nor over a user's folder, nor compares a run with itself
+    assert_one_line_error(run_cli("compare", str(run_a), str(run_b), "--out", str(run_a)), "inside the run directory")
+    assert_one_line_error(run_cli("compare", str(run_a), str(run_b), "--out", str(run_a / "report")),
+                          "inside the run directory")
+    assert_one_line_error(run_cli("compare", str(run_a), str(run_b), "--out", str(mine)), "not empty")
+    assert_one_line_error(run_cli("compare", str(run_a), f"{run_a}/", "--out", str(tmp_path / "c")), "same run")
+    assert tree_digest(run_a) == finished and tree_digest(mine) == before
+    # an earlier comparison may be replaced by a new one
+    for _ in range(2):
+        done = run_cli("compare", str(run_a), str(run_b), "--out", str(tmp_path / "c"), "--no-static")
+        assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "c" / "compared.json").read_text())["runs"] == [str(run_a), str(run_b)]
+
+
+def test_size_over_the_free_space_is_refused_with_both_numbers(tmp_path: Path) -> None:
+    job = tmp_path / "w.fio"
+    job.write_text("[w]\nrw=write\nbs=1m\n")
+    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+    result = run_cli("run", str(job), "--target", str(tmp_path / "t.dat"), "--size", "900T",
+                     "--out", str(tmp_path / "r"))
+    assert_one_line_error(result, "need 900.0 TiB", f"({900 * 1024**4} bytes)", "are free there")
+    stated_free = int(result.stderr.split("only ")[1].split("(")[1].split(" bytes")[0])
+    assert abs(stated_free - free) < 64 * 1024**2  # the free space of that filesystem, as statvfs says
+    assert not (tmp_path / "t.dat").exists() and not (tmp_path / "r").exists()  # refused before any IO
+    assert_one_line_error(run_cli("quick", str(tmp_path), "--size", "900T", "--out", str(tmp_path / "q")), "free")
+    assert_one_line_error(run_cli("pts", str(tmp_path / "p.dat"), "--profile", "demo", "--size", "900T",
+                                  "--out", str(tmp_path / "p")), "are free there")
+
+
+@pytest.fixture
+def small_filesystem(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4M", "tmpfs", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_file_made_for_a_case_that_failed_at_layout_is_removed(tmp_path: Path, small_filesystem: Path) -> None:
+    job = tmp_path / "r.fio"
+    job.write_text("[r]\nrw=randread\nbs=64k\nsize=64m\n")  # the job's own size: no --size to check up front
+    kept = small_filesystem / "kept.dat"
+    kept.write_bytes(b"x" * 4096)
+    out = tmp_path / "r"
+    result = run_cli("run", str(job), "--target", str(small_filesystem / "new.dat"), "--out", str(out))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    record = result_of(out)
+    assert record["status"] == "failed" and "No space left" in record["message"] and "removed" in record["message"]
+    assert sorted(path.name for path in small_filesystem.iterdir()) == ["kept.dat"]
+    assert kept.read_bytes() == b"x" * 4096
+
+
+# ---- a case is ok only when fio ran it ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mounted_loop(tmp_path: Path) -> Iterator[str]:
+    with attached_loop(str(tmp_path)) as device:
+        subprocess.run(["mkfs.ext4", "-q", device], check=True)
+        mount = tmp_path / "mnt"
+        mount.mkdir()
+        subprocess.run(["mount", device, str(mount)], check=True)
+        try:
+            yield device
+        finally:
+            subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_fio_aborting_with_exit_code_0_is_a_failed_case(tmp_path: Path, mounted_loop: str,
+                                                        servers: Servers) -> None:  # noqa: F811
+    job = tmp_path / "w.fio"
+    job.write_text(WRITE_JOB)
+    out = tmp_path / "local"
+    result = run_cli("run", str(job), "--target", mounted_loop, "--destructive", "--allow-mounted", "--out", str(out),
+                     "--format", "json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    rows = json.loads(result.stdout)
+    assert [row["status"] for row in rows] == ["failed"] and rows[0]["iops"] is None
+    assert "did not run" in rows[0]["message"] and "allow_mounted_write" in rows[0]["message"]
+    assert result_of(out)["status"] == "failed"
+    (host,) = servers(1)
+    out = tmp_path / "hosts"
+    result = run_cli("run", str(job), "--target", mounted_loop, "--destructive", "--allow-mounted", "--out", str(out),
+                     "--hosts", host.label, "--format", "json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result_of(out)["status"] == "failed"
+    assert "allow_mounted_write" in result_of(out)["message"]
+
+
+# ---- hangs ----------------------------------------------------------------------------------------------------
+
+HANGING_FIO = """#!/bin/sh
+# stands in for a fio that hangs: it answers --version, then prints nothing and never ends
+[ "$1" = "--version" ] && { echo fio-3.33; exit 0; }
+exec sleep 3600
+"""
+
+
+def test_a_hung_fio_is_stopped_and_recorded_as_hung(tmp_path: Path) -> None:
+    stand_in = tmp_path / "bin" / "fio"
+    stand_in.parent.mkdir()
+    stand_in.write_text(HANGING_FIO)
+    stand_in.chmod(0o755)
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB + "runtime=1\ntime_based\n")
+    out = tmp_path / "stand-in"
+    started = time.monotonic()
+    result = run_cli("run", str(job), "--out", str(out), "--format", "json", timeout=60,
+                     env={"PTSBENCH_FIO": str(stand_in), "PTSBENCH_HANG_S": "2"})
+    assert result.returncode == 1 and time.monotonic() - started < 30
+    assert json.loads(result.stdout)[0]["status"] == "hung" and result_of(out)["status"] == "hung"
+    assert "fio hung" in result_of(out)["message"]
+    assert not subprocess.run(["pgrep", "-f", f"sleep 3600.*{tmp_path}"], capture_output=True).stdout
+
+
+def test_real_fio_stopped_with_sigstop_is_killed_with_its_jobs(tmp_path: Path) -> None:
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB + "runtime=2\ntime_based\n")
+    out = tmp_path / "stopped"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PTSBENCH_HANG_S": "3"})
+    deadline = time.monotonic() + 30
+    while not fio_pids(out) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pids = fio_pids(out)
+    assert pids
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    _stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1 and "Traceback" not in stderr
+    assert result_of(out)["status"] == "hung"
+    assert fio_pids(out) == []  # fio and its job processes are gone
+
+
+# ---- interruptions (Ctrl-C: test_run_cli.py) ---------------------------------------------------------------
+
+
+def test_stale_temporaries_of_a_killed_report_are_removed_by_the_next(tmp_path: Path) -> None:
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB)
+    out = tmp_path / "r"
+    assert run_cli("run", str(job), "--runtime", "0.2", "--out", str(out)).returncode == 0
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs: the writer was killed
+    stale = [out / "report" / f".index.html.{dead.pid}.abc123.tmp", out / "report" / "figures" /
+             f".null-iops.png.{dead.pid}-1401.tmp", out / f".results.xlsx.{dead.pid}.x_y.tmp"]
+    live = out / "report" / f".report.pdf.{os.getpid()}.keep.tmp"  # a writer that still runs (this test)
+    for path in [*stale, live]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    (out / "report" / "figures" / f".claims-{dead.pid}-zz").mkdir()
+    result = run_cli("report", str(out))
+    assert result.returncode == 0, result.stderr
+    assert not any(path.exists() for path in stale) and live.exists()
+    assert not list((out / "report" / "figures").glob(".claims-*"))
+    assert not [path for path in (out / "report").rglob("*") if path.is_file() and path.stat().st_size == 0
+                and path != live]
+
+
+# ---- ptsbench server ------------------------------------------------------------------------------------------
+
+
+def test_server_lifecycle_pid_file_sigterm_and_a_reused_pid(tmp_path: Path) -> None:
+    port = free_port(["127.0.0.1"])
+    unwritable = tmp_path / "missing-folder" / "fio.pid"
+    result = run_cli("server", "--port", str(port), "--daemon", "--pidfile", str(unwritable))
+    assert_one_line_error(result, "pid file", "does not exist")
+    assert not wait_listening("127.0.0.1", port, 1.0)  # no server left listening without a way to stop it
+    # a foreground server stops its fio on SIGTERM
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "server", "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_listening("127.0.0.1", port, 15.0)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGTERM
+    assert not wait_listening("127.0.0.1", port, 1.0)
+    # a pid file naming a live process that is not a fio server: left alone, and said so
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        pidfile = tmp_path / "stale.pid"
+        pidfile.write_text(f"{bystander.pid}\n")
+        result = run_cli("server", "--stop", "--pidfile", str(pidfile))
+        assert_one_line_error(result, "not a fio server", "left alone")
+        assert "stopped already" not in result.stderr
+        assert bystander.poll() is None and pidfile.exists()
+    finally:
+        bystander.kill()
+        bystander.wait()
