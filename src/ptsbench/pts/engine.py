@@ -276,7 +276,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
                        hosts=hosts)
     with pts.lock():
         stop_orphan_fio(pts.root)
-        pts.store.update_manifest(status="running")
+        pts.store.update_manifest(status="running", **({"failure": None} if "failure" in pts.store.manifest else {}))
         try:
             _check_versions(pts)
             _apply_write_cache(context)
@@ -295,8 +295,8 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
         except KeyboardInterrupt:
             pts.store.update_manifest(status="interrupted")
             raise
-        except BaseException:
-            pts.store.update_manifest(status="failed")
+        except BaseException as error:  # why, in the store too (e.g. "IOPS round 3 failed: fio hung: ...")
+            pts.store.update_manifest(status="failed", failure=str(error))
             raise
         pts.store.update_manifest(status="done", finished_utc=utc_now())
 
@@ -474,7 +474,7 @@ def _host_keys(context: _Context) -> list[str]:
 
 
 def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
-               on_status: Callable[[FioStatus], None]) -> FioOutcome:
+               on_status: Callable[[FioStatus], None], expected_s: float | None = None) -> FioOutcome:
     """Write the job file(s) and the command line, then run fio: here, or as one fio client that starts the job
     on every host at once and returns when the last host is done (rounds in lockstep). Hosts with the same job
     share job.fio; otherwise each host has job-HOST.fio."""
@@ -492,7 +492,7 @@ def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
     atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path, extra, client)) + "\n")
     finished = None if context.hosts else FinishedCells(folder / PARTIAL_FILE)  # fio's client streams no status
     return run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr", on_status=on_status,
-                   on_document=finished, extra_args=extra, client=client)
+                   on_document=finished, extra_args=extra, client=client, expected_s=expected_s)
 
 
 class FinishedCells:
@@ -589,7 +589,7 @@ def _run_round(
     before = context.telemetry or _telemetry(context)
     host_before = cpu_snapshot()
     started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
-    outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status)
+    outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status, phase.round_s)
     wall_s, cpu_s = time.monotonic() - wall_start, time.process_time() - cpu_start
     host_after = cpu_snapshot()
     context.telemetry = after = _telemetry(context)
