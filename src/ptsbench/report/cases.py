@@ -160,7 +160,7 @@ def _percentile_figure(case_dir: Path, record: Any, key: str) -> Figure | None:
     if not (case_dir / "fio.json").is_file():
         return None
     job_path = case_dir / "job.fio"
-    sections = parse_job_text(job_path.read_text(), str(job_path)) if job_path.is_file() else []
+    sections = parse_job_text(read_text(job_path), str(job_path)) if job_path.is_file() else []
     curves = [(_series_name(job.name, job.hostname, direction.direction), direction.lat.bins)
               for job in parse_jobs(read_fio_json(case_dir / "fio.json"), sections)
               for direction in job.directions if direction.direction != "total" and direction.lat.bins]
