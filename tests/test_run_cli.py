@@ -261,7 +261,7 @@ def test_full_output_disk_keeps_finished_cases(tmp_path: Path, write_job) -> Non
         # leave room for the manifest and the first case, not for the second one's json+ output
         result = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),
                                  "--log-interval", "1"], capture_output=True, text=True,
-                                preexec_fn=lambda: filler.write_bytes(b"\0" * 440_000))
+                                preexec_fn=lambda: filler.write_bytes(b"\0" * 485_000))
         assert_one_line_error(result, "disk is full")
         assert json.loads((out / "cases" / "001-1" / "result.json").read_text())["status"] == "ok"
     finally:

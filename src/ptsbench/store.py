@@ -208,7 +208,9 @@ class RunStore:
 
     @property
     def manifest(self) -> dict[str, Any]:
-        manifest: dict[str, Any] = read_json(self.root / MANIFEST)
+        manifest = read_json(self.root / MANIFEST)
+        if not isinstance(manifest, dict):
+            raise StoreError(f"{self.root / MANIFEST} is damaged: not a JSON object", "restore it from a copy")
         return manifest
 
     def update_manifest(self, **fields: object) -> None:

@@ -2,6 +2,7 @@
 
 import errno
 import importlib
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,16 @@ class Seconds(click.ParamType):
             return parse_seconds(str(value))
         except PtsbenchError as error:
             self.fail(str(error), param, ctx)
+
+
+class Finite(click.FloatRange):
+    """A float range that also refuses nan and inf (click's range checks let nan through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number: float = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 def text_path(value: Path | None) -> Path | None:

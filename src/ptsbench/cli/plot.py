@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ptsbench.cli import Finite
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.sweep_charts import CHARTS as CHART_NAMES
@@ -132,13 +133,13 @@ def _check_colors(colors: tuple[str, ...]) -> None:
               show_default=True, help="Folder for the charts and summary.csv.")
 @click.option("--format", "formats", type=click.Choice(("png", "svg", "html")), multiple=True,
               help="Chart format; repeat for several (default png). html is one offline file with plotly.js inside.")
-@click.option("--smooth", "smooth_s", type=float, metavar="SECONDS", help="Also draw the mean over this window.")
+@click.option("--smooth", "smooth_s", type=Finite(), metavar="SECONDS", help="Also draw the mean over this window.")
 @click.option("--trend", is_flag=True, help="Also draw the least-squares trend line.")
 @click.option("--x", "x_axis", type=click.Choice(("time", "written")), default="time", show_default=True,
               help="x axis: time, or data written so far (SLC cache exhaustion).")
 @click.option("--compare", is_flag=True, help="All runs on one chart per kind (their totals unless --dir).")
 @click.option("--per-job", is_flag=True, help="Keep per-job logs (_bw.1.log, _bw.2.log) apart instead of merging.")
-@click.option("--interval", "interval_ms", type=float, metavar="MS",
+@click.option("--interval", "interval_ms", type=Finite(), metavar="MS",
               help="Interval for merging jobs, per-IO rates and histogram percentiles (default: from the logs).")
 @click.option("--dir", "directions", type=click.Choice(DIRECTIONS), multiple=True,
               help="Directions to draw; repeat for several (default: all and their total).")

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ptsbench.cli import text_path
+from ptsbench.cli import Finite, text_path
 
 if TYPE_CHECKING:
     from ptsbench.hosts import Host, HostInfo
@@ -66,13 +66,13 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
            "intervals).")
 @_advanced("--dirth-workload", "DIRTH random workload as BLOCK_SIZE:READ_PERCENT (default 8k:65).")
 @_advanced("--zones", "HDD zones of the active range (TKperf: 128).")
-@click.option("--active-range", type=click.FloatRange(0, 100, min_open=True), help="Active range in percent.")
-@click.option("--precondition-multiple", type=click.FloatRange(0, min_open=True),
+@click.option("--active-range", type=Finite(0, 100, min_open=True), help="Active range in percent.")
+@click.option("--precondition-multiple", type=Finite(0, 1000, min_open=True),
               help="Preconditioning writes this many times the active range (PTS: 2).")
-@click.option("--wsat-capacity", type=click.FloatRange(0, min_open=True),
+@click.option("--wsat-capacity", type=Finite(0, 1000, min_open=True),
               help="Write saturation stops after this many times the capacity written (PTS: 4).")
 @click.option("--wsat-time", help="Write saturation time limit, e.g. 24h (PTS: 24h).")
-@click.option("--ramp-time", type=click.FloatRange(min=0), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
+@click.option("--ramp-time", type=Finite(0, 366 * 86400), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
 @click.option("--lat-histogram-time", help="PTS 2.0 latency test: response-time histogram capture after steady "
               "state (PTS: 20m; 0: none).")
 @click.option("--device-info", multiple=True, metavar="KEY=VALUE|@FILE",
@@ -249,6 +249,7 @@ def resume(run_dir: Path, destructive: bool) -> None:
         return
     store = PtsStore(RunStore.open(run_dir))
     target = resume_target(store)
+    store.check_readable()  # a damaged store is refused before the resume changes anything
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
     _run(store, target, destructive)
 

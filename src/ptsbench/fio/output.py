@@ -36,8 +36,14 @@ def load_fio_json(text: str) -> dict[str, Any]:
 
 
 def read_fio_json(path: Path) -> dict[str, Any]:
-    """fio's stored document (fio.json of a case or round)."""
-    return load_fio_json(Path(path).read_text())
+    """fio's stored document (fio.json of a case or round); StoreError when it is damaged."""
+    from ptsbench.errors import StoreError
+    from ptsbench.store import read_text
+
+    try:
+        return load_fio_json(read_text(path))
+    except (ValueError, TypeError) as error:  # not JSON, or not a document
+        raise StoreError(f"{path} is damaged: not fio's JSON document ({error})", "restore it or rerun") from error
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,16 @@ class PtsStore:
     def phase_dir(self, phase_key: str) -> Path:
         return self.root / PTS_DIR / phase_key
 
+    def check_readable(self) -> None:
+        """Read everything stored (plan, and every phase's rounds and results): StoreError naming the first damaged
+        or missing file, before a resume changes anything."""
+        read_json(self.root / "plan.json")
+        phases = sorted(path.name for path in (self.root / PTS_DIR).glob("*") if path.is_dir())
+        for key in phases:
+            self.finished_rounds(key)
+            self.precondition_result(key)
+            self.purge_attempts(key)
+
     def rounds_dir(self, phase_key: str) -> Path:
         return self.phase_dir(phase_key) / "rounds"
 
