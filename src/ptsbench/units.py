@@ -4,6 +4,7 @@ import re
 
 from ptsbench.errors import PtsbenchError
 
+MAX_SECONDS = 366 * 86400  # a duration longer than a year is a typo, not a benchmark
 _BINARY = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 

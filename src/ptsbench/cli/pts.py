@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ptsbench.cli import Finite, text_path
+from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
     from ptsbench.hosts import Host, HostInfo
@@ -72,7 +73,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option("--wsat-capacity", type=Finite(0, 1000, min_open=True),
               help="Write saturation stops after this many times the capacity written (PTS: 4).")
 @click.option("--wsat-time", help="Write saturation time limit, e.g. 24h (PTS: 24h).")
-@click.option("--ramp-time", type=Finite(0, 366 * 86400), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
+@click.option("--ramp-time", type=Finite(0, MAX_SECONDS), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
 @click.option("--lat-histogram-time", help="PTS 2.0 latency test: response-time histogram capture after steady "
               "state (PTS: 20m; 0: none).")
 @click.option("--device-info", multiple=True, metavar="KEY=VALUE|@FILE",

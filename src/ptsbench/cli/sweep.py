@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ptsbench.cli import Finite, Seconds, text_path
 from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, _hosts_and_targets, _key_value
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.terminal import FORMATS
+from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case
@@ -66,9 +68,9 @@ def _numbers(value: str, option: str) -> tuple[int, ...]:
               help="Queue depths, comma-separated; 1,2,...,256 continues the series.")
 @click.option("--numjobs", default="1", show_default=True, help="Job counts (threads), comma-separated.")
 @click.option("--rwmixread", help="Read shares in percent for mixed rw values (rw, randrw), comma-separated.")
-@click.option("--runtime", "runtime_s", type=click.FloatRange(min=0, min_open=True), default=60.0,
+@click.option("--runtime", "runtime_s", type=Seconds(), default=60.0,
               show_default=True, help="Seconds per cell (fio's runtime, time_based).")
-@click.option("--ramp-time", "ramp_time_s", type=click.FloatRange(min=0), help="fio's ramp_time per cell (seconds).")
+@click.option("--ramp-time", "ramp_time_s", type=Finite(0, MAX_SECONDS), help="fio's ramp_time per cell (seconds).")
 @click.option("--loops", type=click.IntRange(min=1), default=1, show_default=True,
               help="Run every cell this many times, each stored and drawn on its own.")
 @click.option("--size", help="fio size (needed for a file target that does not exist yet), e.g. 4G.")
@@ -76,15 +78,16 @@ def _numbers(value: str, option: str) -> tuple[int, ...]:
 @click.option("--direct", type=click.IntRange(0, 1), default=1, show_default=True, help="fio's direct (0: buffered).")
 @click.option("--ss", metavar="CRITERION", help="fio's steady state: end a cell early once reached, e.g. iops:0.3% "
               "or bw_slope:0.1% (fio's ss=).")
-@click.option("--ss-dur", "ss_dur_s", type=click.FloatRange(min=0, min_open=True),
+@click.option("--ss-dur", "ss_dur_s", type=Seconds(),
               help="Window fio judges steady state over (seconds, fio's ss_dur).")
-@click.option("--ss-ramp", "ss_ramp_s", type=click.FloatRange(min=0),
+@click.option("--ss-ramp", "ss_ramp_s", type=Finite(0, MAX_SECONDS),
               help="Seconds before fio starts judging steady state (fio's ss_ramp).")
 @click.option("--precondition", type=click.Path(dir_okay=False, path_type=Path),
               help="A fio job file run on each target before its cells (its filename becomes the target).")
 @click.option("--precondition-repeat", is_flag=True, help="Run the precondition job before every cell.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any other fio option for every cell.")
-@click.option("--out", type=click.Path(path_type=Path), help="Run directory (default ./ptsbench-results/...).")
+@click.option("--out", type=click.Path(path_type=Path), callback=lambda _c, _p, value: text_path(value),
+              help="Run directory (default ./ptsbench-results/...).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
               help="The cells' results on stdout at the end: table, json or csv.")
 @click.option("--destructive", is_flag=True, help="Allow writes to a block device (refused by default).")
@@ -171,7 +174,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
            hosts_spec: str | None, report: dict[str, object], output_format: str) -> None:
     from dataclasses import replace
 
-    from ptsbench.cases import resolve_targets
+    from ptsbench.cases import check_free_space, resolve_targets
     from ptsbench.fio.runner import probe_engine
     from ptsbench.store import RunStore, default_run_dir
     from ptsbench.sweep import job_texts, plan_cases, plan_entries, write_job_files
@@ -183,6 +186,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
         if empty is not None:
             raise PtsbenchError(f"{empty.path} does not exist yet (or is empty): fio needs a size to make it",
                                 "give --size, e.g. --size 4G")
+        check_free_space(resolved)
     if ioengine is None:
         if hosts:
             from ptsbench.hosts import probe_remote_engine

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ptsbench.pts.advanced_specs import AdvancedParams
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.units import format_bs, parse_size_bytes
+from ptsbench.units import MAX_SECONDS, format_bs, parse_size_bytes
 
 SPEC_VERSIONS = ("2.0", "1.1")
 PROFILES_NAMES = ("enterprise", "client", "demo")
@@ -627,9 +627,6 @@ def parse_seconds(text: str) -> float:
     if seconds > MAX_SECONDS:
         raise PtsbenchError(f"duration {text!r} is over a year", "use a duration of at most 366 days")
     return seconds
-
-
-MAX_SECONDS = 366 * 86400  # longer is a typo, not a benchmark
 
 
 OVERRIDE_PARSERS: dict[str, Callable[[str], object]] = {
