@@ -356,7 +356,6 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
      "not empty"),
     ("sweep-out-not-utf8", ("sweep", "{tmp}/s.dat", "--size", "1M", "--out", "{tmp}/\udcff"), "UTF-8"),
     ("sweep-lat-percentile", ("sweep", "{tmp}/s.dat", "--size", "1M", "--lat-percentile", "101"), "percentile"),
-    ("resume-a-sweep-made-of-a-run", ("resume", "{d_schema}"), "schema"),
     # ---- the group ----
     ("unknown-command", ("benchmark",), "No such command"),
     ("unknown-global-option", ("--fast", "run"), "No such option"),
