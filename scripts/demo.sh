@@ -6,4 +6,14 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 out="ptsbench-results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
 .venv/bin/ptsbench pts --profile demo --out "$out"
-echo "report: $out/report/index.html (also report.pdf, results.xlsx, figures/); tables again: .venv/bin/ptsbench show $out"
+# name only what was written (a report that could not be drawn is a warning of the run, not a file to open)
+written=()
+for name in index.html report.pdf results.xlsx figures; do
+    [ -s "$out/report/$name" ] || [ -d "$out/report/$name" ] && written+=("$out/report/$name")
+done
+if [ ${#written[@]} -gt 0 ]; then
+    echo "report: ${written[*]}"
+else
+    echo "no report was written; make it with: .venv/bin/ptsbench report $out"
+fi
+echo "tables again: .venv/bin/ptsbench show $out"
