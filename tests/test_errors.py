@@ -4,8 +4,10 @@ Real fio throughout (null engine, files, a mounted loop device as root, a loopba
 for a hang fio cannot produce on demand.
 """
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -83,18 +85,38 @@ def test_size_over_the_free_space_is_refused_with_both_numbers(tmp_path: Path) -
                                   "--out", str(tmp_path / "p")), "are free there")
 
 
-@pytest.fixture
-def small_filesystem(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs (root only)."""
+@contextlib.contextmanager
+def tmpfs(mount: Path, size: str) -> Iterator[Path]:
+    """A small tmpfs (root only)."""
     if os.geteuid() != 0:
         pytest.skip("needs root to mount a tmpfs")
-    mount = tmp_path / "small"
     mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4M", "tmpfs", str(mount)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], check=True)
     try:
         yield mount
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.fixture
+def small_filesystem(tmp_path: Path) -> Iterator[Path]:
+    with tmpfs(tmp_path / "small", "4M") as mount:
+        yield mount
+
+
+def test_a_full_disk_leaves_no_partial_figure_or_workbook(tmp_path: Path) -> None:
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB)
+    run = tmp_path / "run"
+    assert run_cli("run", str(job), "--runtime", "0.5", "--out", str(run)).returncode == 0
+    with tmpfs(tmp_path / "full", "40k") as full:
+        plotted = run_cli("plot", str(run), "--out", str(full / "p"), "--format", "png", "--format", "svg")
+        assert_one_line_error(plotted, "disk is full")
+        shutil.copytree(run, tmp_path / "run2")
+        compared = run_cli("compare", str(run), str(tmp_path / "run2"), "--out", str(full / "c"), "--no-static")
+        assert_one_line_error(compared, "disk is full")
+        written = [path for path in full.rglob("*") if path.is_file()]
+        assert written and all(path.stat().st_size > 0 and not path.name.startswith(".") for path in written)
 
 
 def test_a_file_made_for_a_case_that_failed_at_layout_is_removed(tmp_path: Path, small_filesystem: Path) -> None:

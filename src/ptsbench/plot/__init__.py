@@ -179,15 +179,18 @@ def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     percentiles = [p for p, _ in summaries[0].percentiles] if summaries else []
-    with open(partial, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["run", "kind", "direction", "unit", "count", "over", "min", "mean", "max", "stddev",
-                         *(f"p{p:g}" for p in percentiles)])
-        for row in summaries:
-            writer.writerow([row.run, row.kind, row.direction, row.unit, row.count, row.over, repr(row.min),
-                             repr(row.mean),
-                             repr(row.max), repr(row.stddev), *(repr(value) for _, value in row.percentiles)])
-    os.replace(partial, path)
+    try:
+        with open(partial, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["run", "kind", "direction", "unit", "count", "over", "min", "mean", "max", "stddev",
+                             *(f"p{p:g}" for p in percentiles)])
+            for row in summaries:
+                writer.writerow([row.run, row.kind, row.direction, row.unit, row.count, row.over, repr(row.min),
+                                 repr(row.mean), repr(row.max), repr(row.stddev),
+                                 *(repr(value) for _, value in row.percentiles)])
+        os.replace(partial, path)
+    finally:  # a failed write (a full disk) leaves no partial file behind
+        partial.unlink(missing_ok=True)
     return path
 
 

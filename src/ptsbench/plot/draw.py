@@ -81,11 +81,14 @@ def write_chart(chart: Chart, directory: Path, file_format: str, look: Look = Lo
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{chart.key}.{file_format}"
     partial = path.with_name(f".{path.name}.partial")
-    if file_format == "html":
-        _write_html(chart, partial)
-    else:
-        _write_static(chart, partial, file_format, look.dpi)
-    os.replace(partial, path)
+    try:
+        if file_format == "html":
+            _write_html(chart, partial)
+        else:
+            _write_static(chart, partial, file_format, look.dpi)
+        os.replace(partial, path)
+    finally:  # a failed write (a full disk) leaves no empty or partial chart behind
+        partial.unlink(missing_ok=True)
     return path
 
 
