@@ -91,6 +91,8 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         "p_round2_gone": (pts, "pts/iops/rounds/002", None),
         "p_plan_bin": (pts, "plan.json", GARBAGE),
         "p_phase_bin": (pts, "pts/iops/phase.json", GARBAGE),
+        "p_phase_gone": (pts, "pts/iops/phase.json", None),
+        "p_phase_dir_gone": (pts, "pts/iops", None),
     }
     for name, (source, path, data) in damaged.items():
         places[name] = str(_damage(root, source, name, path, data))
@@ -263,6 +265,10 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("show-pts-round-deleted", ("show", "{p_round1_gone}"), "missing"),
     ("show-pts-last-round-deleted", ("show", "{p_round2_gone}"), "missing"),
     ("show-pts-phase-binary", ("show", "{p_phase_bin}"), "damaged"),
+    ("show-pts-phase-gone", ("show", "{p_phase_gone}"), "phase.json is missing"),
+    ("show-pts-phase-folder-gone", ("show", "{p_phase_dir_gone}"), "phase.json is missing"),
+    ("report-pts-phase-folder-gone", ("report", "{p_phase_dir_gone}", "--no-static"), "phase.json is missing"),
+    ("resume-pts-phase-folder-gone", ("resume", "{p_phase_dir_gone}"), "phase.json is missing"),
     # ---- report ----
     ("report-nothing", ("report",), "Missing argument"),
     ("report-missing", ("report", "{root}/nope"), "no such run directory"),

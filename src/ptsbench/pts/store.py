@@ -204,7 +204,13 @@ class PtsStore:
 
     def phase_result(self, phase_key: str) -> dict[str, Any] | None:
         path = self.phase_dir(phase_key) / PHASE_FILE
-        return read_json(path) if path.exists() else None
+        if path.exists():
+            result: dict[str, Any] = read_json(path)
+            return result
+        if self.store.manifest.get("status") == "done":  # every phase of a finished run ended
+            raise StoreError(f"{path} is missing, but the run finished",
+                             "restore the phase folder from a copy: without it the test cannot be reported")
+        return None
 
     def purge_attempts(self, phase_key: str) -> list[dict[str, Any]]:
         path = self.phase_dir(phase_key) / "purge.json"
