@@ -1,14 +1,17 @@
 """The run directory: the single source of truth that reports, show, compare and resume read.
 
 Layout (schema version 1):
-  manifest.json                 kind, versions, command line, host and target facts, settings
+  manifest.json                 kind, versions, command line, host and target facts, settings; a case-runner run
+                                also names its planned cases (`cases`, folder names) and its `status` ("running" |
+                                "interrupted" | "done"): a finished run missing a case's result.json is damaged
   cases/NNN-NAME/               one per case-runner case, written when the case ends
     job.fio  command.txt        the exact job file and fio command line
     fio.json  fio.stderr        fio's final json+ document as it printed it, and its stderr
     logs/                       fio's per-interval bw / iops logs (JOB_bw.N.log, JOB_iops.N.log), and JOB_lat.log:
                                 mean total latency per second derived exactly from fio's status documents (fio's
                                 own JOB_lat.N.log instead with --fio-lat-log or --hosts)
-    result.json                 parsed results and status; written last, so its presence means "case finished"
+    result.json                 parsed results and status ("ok" | "failed" | "hung" | "interrupted"); written
+                                last, so its presence means "case finished"
   results.xlsx                  the results table as a workbook
   report/                       index.html, report.pdf, results.xlsx and figures/ (ptsbench report; made at the end
                                 of every run, rewritten after every round during a PTS run)
