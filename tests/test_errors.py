@@ -173,9 +173,12 @@ def test_fio_aborting_with_exit_code_0_is_a_failed_case(tmp_path: Path, mounted_
 # ---- hangs ----------------------------------------------------------------------------------------------------
 
 HANGING_FIO = """#!/bin/sh
-# stands in for a fio that hangs: it answers --version, then prints nothing and never ends
-[ "$1" = "--version" ] && { echo fio-3.33; exit 0; }
-exec sleep 3600
+# stands in for a fio that hangs running jobs (it prints nothing and never ends); the real fio answers --version and
+# parses the job file
+case "$*" in
+    *--output-format*) exec python3 -c "import time; time.sleep(3600)" "$@" ;;
+esac
+exec fio "$@"
 """
 
 
@@ -193,7 +196,7 @@ def test_a_hung_fio_is_stopped_and_recorded_as_hung(tmp_path: Path) -> None:
     assert result.returncode == 1 and time.monotonic() - started < 30
     assert json.loads(result.stdout)[0]["status"] == "hung" and result_of(out)["status"] == "hung"
     assert "fio hung" in result_of(out)["message"]
-    assert not subprocess.run(["pgrep", "-f", f"sleep 3600.*{tmp_path}"], capture_output=True).stdout
+    assert not subprocess.run(["pgrep", "-f", f"time.sleep.*{tmp_path}"], capture_output=True).stdout
 
 
 def test_real_fio_stopped_with_sigstop_is_killed_with_its_jobs(tmp_path: Path) -> None:

@@ -146,9 +146,11 @@ class PtsStore:
     def check_readable(self) -> None:
         """Read everything stored (plan, and every phase's rounds and results): StoreError naming the first damaged
         or missing file, before a resume changes anything."""
-        read_json(self.root / "plan.json")
-        phases = sorted(path.name for path in (self.root / PTS_DIR).glob("*") if path.is_dir())
-        for key in phases:
+        plan = read_json(self.root / "plan.json")
+        planned = [phase.get("key") for phase in plan.get("phases", []) if isinstance(phase, dict)] \
+            if isinstance(plan, dict) else []
+        stored = [path.name for path in (self.root / PTS_DIR).glob("*") if path.is_dir()]
+        for key in dict.fromkeys([*(str(key) for key in planned if key), *sorted(stored)]):
             self.finished_rounds(key)
             self.precondition_result(key)
             self.purge_attempts(key)
