@@ -170,6 +170,20 @@ def test_fio_aborting_with_exit_code_0_is_a_failed_case(tmp_path: Path, mounted_
     assert "allow_mounted_write" in result_of(out)["message"]
 
 
+def test_the_table_shows_the_queue_depth_fio_used_not_the_typed_one(tmp_path: Path) -> None:
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB)
+    depths = []
+    for value in ("-3", "4"):
+        result = run_cli("run", str(job), "--runtime", "0.2", "--set", f"iodepth={value}", "--format", "json",
+                         "--out", str(tmp_path / value))
+        assert result.returncode == 0, result.stderr
+        depths.append(json.loads(result.stdout)[0]["iodepth"])
+        fio_said = json.loads(next((tmp_path / value / "cases").glob("*/fio.json")).read_text())["jobs"][0]
+        assert depths[-1] == fio_said["latency_depth"]
+    assert depths == [1, 4]  # fio refused -3 and kept its default
+
+
 # ---- hangs ----------------------------------------------------------------------------------------------------
 
 HANGING_FIO = """#!/bin/sh
