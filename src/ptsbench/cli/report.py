@@ -40,7 +40,7 @@ def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...
       ptsbench compare results/nvme0-pts results/nvme1-pts --out cmp-nvme
       ptsbench compare run-a run-b run-c --label "fw 1.0" --label "fw 1.1" --label "fw 1.2"
     """
-    from ptsbench.report.build import HTML_NAME, load_compare, render
+    from ptsbench.report.build import HTML_NAME, build_compare, load_compare
     from ptsbench.store import default_run_dir
 
     if len(run_dirs) < 2:
@@ -51,6 +51,7 @@ def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...
     from ptsbench.report.terminal import print_model_tables
 
     compared = load_compare(list(run_dirs), list(labels) or None)
-    out_dir = render(compared, out or default_run_dir("compare"), static=not no_static)
+    out_dir = build_compare(list(run_dirs), out or default_run_dir("compare"), list(labels) or None,
+                            static=not no_static, report=compared)
     print_model_tables(*glance_by_value(compared))
     click.echo(f"ptsbench: comparison written to {out_dir / HTML_NAME}", err=True)

@@ -25,13 +25,14 @@ COMPARED = "compared.json"  # marks a comparison's folder (which runs, which lab
 
 
 def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str] | None = None,
-                  static: bool = True) -> Path:
-    """One report putting several runs side by side, written to out_dir; returns out_dir."""
+                  static: bool = True, report: Report | None = None) -> Path:
+    """One report putting several runs side by side (`report`: load_compare's, when already made), written to
+    out_dir, which must be new, empty or an earlier comparison; returns out_dir."""
     from ptsbench.store import atomic_write_json, utc_now
 
     out_dir = Path(out_dir)
-    report = load_compare(run_dirs, labels)
     check_compare_out(out_dir)
+    report = report or load_compare(run_dirs, labels)
     render(report, out_dir, static)
     atomic_write_json(out_dir / COMPARED, {"runs": [str(path) for path in run_dirs],
                                            "labels": list(labels) if labels else run_labels(run_dirs),
