@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The device lab: boots a QEMU guest (software emulation) with emulated NVMe, SCSI, SATA and rotational disks and
+# runs ptsbench's device checks in it, on the real Linux drivers and tools, with this checkout's own venv (the host's
+# root is shared read-only into the guest). Prints one line `device lab: N passed, M failed`.
+#
+#   bash scripts/device-lab.sh [--results FILE] [--checks NAME,NAME...] [--keep]
+#
+# --results: where the results go (JSON lines, one per check); --checks: run only these checks (names as in
+# tests/device_lab_guest.py); --keep: keep the work directory (disk images, console log).
+# Exit status: 0 all passed, 1 a check failed, 77 the lab cannot run on this machine (the reason on stderr).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+results="" checks="" keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --results) results=$2; shift 2 ;;
+    --checks) checks=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    *) echo "device-lab: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+cannot() { echo "device lab: cannot run: $*" >&2; exit 77; }
+
+[ "$(id -u)" = 0 ] || cannot "needs root (QEMU's share of / must read every file; apt-get installs the packages)"
+[ -x "$repo/.venv/bin/python" ] || cannot "no venv in $repo: run bash scripts/install.sh --test first"
+
+# what the lab needs, installed only when missing: the guest's kernel and tools run from the host's root
+packages=()
+for pair in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static nvme:nvme-cli sg_format:sg3-utils \
+            hdparm:hdparm smartctl:smartmontools sdparm:sdparm; do
+  command -v "${pair%%:*}" >/dev/null || packages+=("${pair#*:}")
+done
+busybox_bin=$(command -v busybox || true)
+[ -n "$busybox_bin" ] && ! ldd "$busybox_bin" >/dev/null 2>&1 || packages+=(busybox-static)  # needs a static one
+ls /boot/vmlinuz-*-amd64 >/dev/null 2>&1 || packages+=(linux-image-amd64)
+if [ "${#packages[@]}" -gt 0 ]; then
+  echo "device lab: installing ${packages[*]} with apt-get" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${packages[@]}" >/dev/null; } || cannot "apt-get could not install ${packages[*]}"
+fi
+
+# the newest Debian kernel whose modules are installed: the guest loads them from the shared root
+kernel=""
+for candidate in $(ls -v /boot/vmlinuz-*-amd64 2>/dev/null); do
+  version=${candidate#/boot/vmlinuz-}
+  [ -f "/lib/modules/$version/modules.dep" ] && kernel=$candidate
+done
+[ -n "$kernel" ] || cannot "no /boot/vmlinuz-*-amd64 with its modules (apt-get install linux-image-amd64)"
+version=${kernel#/boot/vmlinuz-}
+moddir=/lib/modules/$version
+
+work=$(mktemp -d /tmp/ptsbench-lab.XXXXXX)
+cleanup() {
+  if [ "$keep" = 1 ]; then echo "device lab: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+mkdir -p "$work/out" "$work/initramfs"/{bin,dev,proc,sys,host,rw,newroot,modules}
+[ -n "$results" ] || results=$work/out/results.jsonl
+results=$(realpath -m "$results")
+
+# sparse disk images: nothing is allocated until the guest writes
+truncate -s 256M "$work/nvme0.img"
+truncate -s 256M "$work/nvme1.img"
+truncate -s 256M "$work/ssd.img"
+truncate -s 256M "$work/hdd.img"
+truncate -s 256M "$work/sata.img"
+
+# initramfs: static busybox and the modules that mount the shared root (each after its dependencies)
+cp "$(command -v busybox)" "$work/initramfs/bin/busybox"
+load_order=()
+add_module() {  # $1: path relative to $moddir; its dependencies first, each once
+  local dep
+  for dep in $(grep "^$1:" "$moddir/modules.dep" | cut -d: -f2); do add_module "$dep"; done
+  case " ${load_order[*]} " in *" $1 "*) ;; *) load_order+=("$1") ;; esac
+}
+for name in virtio_pci 9pnet_virtio 9p overlay; do
+  path=$(grep -E "/$name\.ko(\.[a-z]+)?:" "$moddir/modules.dep" | cut -d: -f1 | head -1)
+  [ -n "$path" ] || cannot "module $name is not in $moddir"
+  add_module "$path"
+done
+for path in "${load_order[@]}"; do
+  cp "$moddir/$path" "$work/initramfs/modules/"
+  echo "/modules/$(basename "$path")" >> "$work/initramfs/modules/order"
+done
+cat > "$work/initramfs/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for module in $(cat /modules/order); do insmod "$module" || echo "init: insmod $module failed"; done
+out=$(sed -n 's/.*lab\.out=\([^ ]*\).*/\1/p' /proc/cmdline)
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose hostroot /host
+mount -t tmpfs -o size=1500m tmpfs /rw && mkdir /rw/up /rw/work
+mount -t overlay overlay -o lowerdir=/host,upperdir=/rw/up,workdir=/rw/work /newroot
+mount -t proc proc /newroot/proc; mount -t sysfs sys /newroot/sys; mount -t devtmpfs dev /newroot/dev
+mkdir -p /newroot/dev/shm; mount -t tmpfs tmpfs /newroot/dev/shm
+mount -t 9p -o trans=virtio,version=9p2000.L labout "/newroot$out"
+chroot /newroot /bin/sh "$out/guest.sh"
+echo "$?" > "/newroot$out/status"
+sync; poweroff -f
+EOF
+chmod +x "$work/initramfs/init"
+(cd "$work/initramfs" && find . | cpio -o -H newc --quiet | gzip -1 > "$work/initramfs.gz")
+
+# what runs in the guest, chrooted into the host's root: the rest of the drivers, then the checks
+cat > "$work/out/guest.sh" <<EOF
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
+modprobe -a nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic || echo "guest: modprobe failed"
+for wait in 1 2 3 4 5 6 7 8 9 10; do [ -e /dev/nvme1n1 ] && [ -e /dev/sdc ] && break; sleep 0.5; done
+cd "$repo"
+"$repo/.venv/bin/python" "$repo/tests/device_lab_guest.py" --results "$work/out/results.jsonl" ${checks:+--checks "$checks"}
+EOF
+
+echo "device lab: booting $kernel under QEMU (TCG) with 2 NVMe controllers, 2 SCSI disks and 1 SATA disk" >&2
+started=$(date +%s)
+timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
+  -accel tcg -cpu max -smp 2 -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
+  -kernel "$kernel" -initrd "$work/initramfs.gz" \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 lab.out=$work/out" \
+  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+  -virtfs local,path="$work/out",mount_tag=labout,security_model=none \
+  -drive file="$work/nvme0.img",if=none,id=nv0,format=raw \
+  -device nvme,id=nvme0,serial=LABNVME0,drive=nv0 \
+  -drive file="$work/nvme1.img",if=none,id=nv1,format=raw \
+  -device nvme,id=nvme1,serial=LABNVME1 \
+  -device nvme-ns,drive=nv1,bus=nvme1,nsid=1,logical_block_size=4096,physical_block_size=4096 \
+  -device virtio-scsi-pci,id=scsi0 \
+  -drive file="$work/ssd.img",if=none,id=ssd0,format=raw \
+  -device scsi-hd,drive=ssd0,bus=scsi0.0,product="LAB SSD",serial=LABSSD0,rotation_rate=1 \
+  -drive file="$work/hdd.img",if=none,id=hdd0,format=raw \
+  -device scsi-hd,drive=hdd0,bus=scsi0.0,product="LAB HDD",serial=LABHDD0,rotation_rate=7200 \
+  -device ahci,id=ahci \
+  -drive file="$work/sata.img",if=none,id=sata0,format=raw \
+  -device ide-hd,drive=sata0,bus=ahci.0,model="LAB SATA DISK WITH A 40 CHARACTER MODEL",serial=LABSATA0,ver=LABFW123 \
+  </dev/null || echo "device lab: QEMU exited with status $? after $(( $(date +%s) - started )) s" >&2
+echo "device lab: guest ran $(( $(date +%s) - started )) s" >&2
+[ "$results" = "$work/out/results.jsonl" ] || cp "$work/out/results.jsonl" "$results" 2>/dev/null || : > "$results"
+"$repo/.venv/bin/python" "$repo/tests/device_lab_guest.py" --summarize "$results" ${checks:+--checks "$checks"}

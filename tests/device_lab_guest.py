@@ -1,0 +1,699 @@
+"""The device lab's checks. They run INSIDE the QEMU guest that scripts/device-lab.sh boots, on the real kernel
+drivers (nvme, virtio_scsi + sd, ahci) and the real tools (nvme-cli, sg3-utils, sdparm, hdparm, smartctl, fio), and
+compare what ptsbench says and does with what the device itself answers.
+
+  device_lab_guest.py --results FILE [--checks A,B]   (in the guest) run the checks, one JSON line each to FILE
+  device_lab_guest.py --summarize FILE [--checks A,B] (on the host) print `device lab: N passed, M failed`; a check
+                                                      without a result (the guest died) counts as failed
+  device_lab_guest.py --list                          the check names, in run order
+
+Checks run in order and some use what an earlier one left (the 4 KiB namespace is purged before the guard check
+partitions it). Not collected by pytest itself: tests/test_device_lab.py runs the lab once and turns each check into a
+test. What QEMU does not emulate is written down in docs/device-lab.md.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ptsbench.target.target import Target
+
+WORK = Path("/tmp/ptsbench-device-lab")  # in the guest's overlay: writes stay in the guest's memory
+JOB = "[lab]\nrw=randwrite\nbs=4k\niodepth=4\nsize=64M\n"
+
+
+@dataclass(frozen=True)
+class Disk:
+    """One emulated disk as scripts/device-lab.sh sets it up (the QEMU options give these values)."""
+
+    name: str
+    serial: str
+    model: str
+    transport: str
+    logical_sector_bytes: int
+    rotational: bool
+
+
+DISKS = (
+    Disk("nvme512", "LABNVME0", "QEMU NVMe Ctrl", "nvme", 512, False),
+    Disk("nvme4k", "LABNVME1", "QEMU NVMe Ctrl", "nvme", 4096, False),
+    Disk("ssd", "LABSSD0", "LAB SSD", "scsi", 512, False),
+    Disk("hdd", "LABHDD0", "LAB HDD", "scsi", 512, True),
+    Disk("sata", "LABSATA0", "LAB SATA DISK WITH A 40 CHARACTER MODEL", "sata", 512, True),
+)
+SATA_FIRMWARE = "LABFW123"  # 8 characters: more than a SCSI INQUIRY revision (4) holds
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# helpers
+
+
+def run(argv: list[str], ok: bool | None = True, timeout_s: float = 600, stdin: str | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    """Run a command; with ok=True (False) its exit status must be 0 (non-zero), None: either."""
+    done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout_s, input=stdin,
+                          check=False)
+    if ok is not None and (done.returncode == 0) != ok:
+        raise AssertionError(f"{' '.join(argv)} exited with {done.returncode} (expected {'0' if ok else 'non-zero'})"
+                             f": {(done.stderr or done.stdout)[-1500:]}")
+    return done
+
+
+# Python starts slowly in the emulated guest (imports over 9p, about 10x slower than the host), so ptsbench runs in
+# a child forked from this process, which has imported it (and what its reports draw with) once: the same entry
+# point as the console script, the same exit status, stdout and stderr.
+WARM_MODULES = ("ptsbench.cli", "ptsbench.cases", "ptsbench.pts.engine", "ptsbench.report.build",
+                "ptsbench.report.figures", "ptsbench.report.pdf", "ptsbench.report.html", "ptsbench.report.xlsx",
+                "matplotlib.pyplot", "plotly.graph_objects", "numpy")
+
+
+def warm_up() -> None:
+    import contextlib
+    import importlib
+
+    for name in WARM_MODULES:
+        with contextlib.suppress(ImportError):  # a module renamed by another change: only slower
+            importlib.import_module(name)
+
+
+def start_ptsbench(args: list[str], output: Path) -> int:
+    """Fork a child running `ptsbench ARGS` with stdout in OUTPUT.out and stderr in OUTPUT.err; its pid."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        for fd, suffix in ((1, ".out"), (2, ".err")):
+            os.dup2(os.open(f"{output}{suffix}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+        sys.argv = ["ptsbench", *args]
+        from ptsbench.cli import main
+
+        main()
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    except BaseException:  # noqa: BLE001 - a traceback is a failure the check reports
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def finish_ptsbench(pid: int, args: list[str], output: Path, ok: bool | None) -> subprocess.CompletedProcess[str]:
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    done = subprocess.CompletedProcess(["ptsbench", *args], code,
+                                       Path(f"{output}.out").read_text(errors="replace"),
+                                       Path(f"{output}.err").read_text(errors="replace"))
+    if ok is not None and (code == 0) != ok:
+        raise AssertionError(f"ptsbench {' '.join(args)} exited with {code} (expected {'0' if ok else 'non-zero'})"
+                             f": {(done.stderr or done.stdout)[-1500:]}")
+    return done
+
+
+def ptsbench(*args: str, ok: bool | None = True) -> subprocess.CompletedProcess[str]:
+    output = WORK / f"ptsbench-{time.monotonic_ns()}"
+    return finish_ptsbench(start_ptsbench(list(args), output), list(args), output, ok)
+
+
+def find_disks() -> dict[str, str]:
+    """Lab disk name -> /dev node, found by serial (NVMe) or model (SCSI, SATA): probe order differs per boot."""
+    found = {}
+    for entry in sorted(os.listdir("/sys/block")):
+        device = Path("/sys/block", entry, "device")
+        serial = _read(device / "serial")
+        model = _read(device / "model")
+        for disk in DISKS:
+            if (disk.transport == "nvme" and serial == disk.serial) or (
+                    disk.transport != "nvme" and model and disk.model.startswith(model)):
+                found[disk.name] = f"/dev/{entry}"
+    return found
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def controller(dev: str) -> str:
+    return re.sub(r"n\d+$", "", dev)  # /dev/nvme0n1 -> /dev/nvme0
+
+
+def generic(dev: str) -> str:
+    return dev.replace("/dev/nvme", "/dev/ng")  # /dev/nvme0n1 -> /dev/ng0n1
+
+
+def nvme_json(*args: str) -> dict:
+    return json.loads(run(["nvme", *args, "-o", "json"]).stdout)
+
+
+def device_write_cache(disk: Disk, dev: str) -> int:
+    """The write cache as the device answers it: NVMe feature 6, SCSI WCE (sdparm), ATA (hdparm -W)."""
+    if disk.transport == "nvme":
+        out = run(["nvme", "get-feature", controller(dev), "-f", "6"]).stdout
+        return int(re.search(r"Current value:\s*(0x[0-9a-f]+|\d+)", out, re.I)[1], 0) & 1  # type: ignore[index]
+    if disk.transport == "scsi":
+        out = run(["sdparm", "--get=WCE", dev], ok=None).stdout
+        return int(re.search(r"^WCE\s+(\d)", out, re.M)[1])  # type: ignore[index]
+    out = run(["hdparm", "-W", dev]).stdout
+    return int(re.search(r"write-caching\s*=\s*(\d)", out)[1])  # type: ignore[index]
+
+
+def write_pattern(dev: str, offsets: list[int]) -> bytes:
+    """Write 4 KiB of random bytes at each offset (direct IO), return them."""
+    data = os.urandom(4096)
+    fd = os.open(dev, os.O_WRONLY | os.O_DIRECT | os.O_SYNC)
+    try:
+        import mmap
+
+        buffer = mmap.mmap(-1, 4096)
+        buffer.write(data)
+        for offset in offsets:
+            os.pwrite(fd, buffer, offset)
+    finally:
+        os.close(fd)
+    return data
+
+
+def read_at(dev: str, offsets: list[int]) -> list[bytes]:
+    run(["blockdev", "--flushbufs", dev])
+    with open(dev, "rb", buffering=0) as handle:
+        return [os.pread(handle.fileno(), 4096, offset) for offset in offsets]
+
+
+def uring_job(path: Path, ng: str) -> Path:
+    """The lab's job with fio's io_uring_cmd engine on an NVMe generic character device."""
+    path.write_text(JOB.replace("[lab]\n", f"[uring]\nfilename={ng}\nioengine=io_uring_cmd\ncmd_type=nvme\n"))
+    return path
+
+
+def size_bytes(dev: str) -> int:
+    return int(run(["blockdev", "--getsize64", dev]).stdout)
+
+
+def run_watching_cache(disk: Disk, dev: str, args: list[str]) -> list[tuple[float, int]]:
+    """`ptsbench ARGS` while reading the device's write cache once a second: (time.time(), value) of each read."""
+    output = WORK / f"ptsbench-{time.monotonic_ns()}"
+    pid = start_ptsbench(args, output)
+    seen = []
+    while True:
+        reaped, status = os.waitpid(pid, os.WNOHANG)
+        if reaped:
+            break
+        seen.append((time.time(), device_write_cache(disk, dev)))
+        time.sleep(1.0)
+    code = os.waitstatus_to_exitcode(status)
+    assert code == 0, f"ptsbench {' '.join(args)} exited with {code}: {Path(f'{output}.err').read_text()[-2000:]}"
+    return seen
+
+
+def facts_of(dev: str) -> "tuple[Target, dict[str, object]]":
+    from ptsbench.target.info import target_facts
+    from ptsbench.target.target import resolve_target
+
+    target = resolve_target(dev)
+    return target, target_facts(target)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the checks
+
+Check = Callable[["Lab"], str | None]
+CHECKS: dict[str, Check] = {}
+BACKGROUND: set[str] = set()  # checks that run in a child process while the next ones go on
+WAITS: dict[str, tuple[str, ...]] = {}  # check -> background checks that must have ended before it starts
+
+
+def check(name: str, background: bool = False, waits: tuple[str, ...] = ()) -> Callable[[Check], Check]:
+    """Register a check. background: mostly waiting (sg_format polls once a minute) or busy on its own disk, so
+    it runs alongside the checks after it (the emulated CPUs are the lab's bottleneck: two at a time use both);
+    waits: background checks on the same disk that must end first."""
+    def register(function: Check) -> Check:
+        CHECKS[name] = function
+        if background:
+            BACKGROUND.add(name)
+        WAITS[name] = waits
+        return function
+
+    return register
+
+
+@dataclass
+class Lab:
+    devs: dict[str, str]
+    samples: Path  # raw tool output kept for the record (next to the results, on the host)
+
+    def keep(self, name: str, text: str) -> None:
+        self.samples.mkdir(exist_ok=True)
+        (self.samples / name).write_text(text)
+
+    def disk(self, name: str) -> tuple[Disk, str]:
+        return next(d for d in DISKS if d.name == name), self.devs[name]
+
+
+def _info_check(name: str) -> Check:
+    def info_check(lab: Lab) -> str:
+        disk, dev = lab.disk(name)
+        facts = json.loads(ptsbench("info", dev, "--json").stdout)["target"]
+        sysdir = Path("/sys/block", os.path.basename(dev))
+        want: dict[str, object] = {
+            "transport": disk.transport,
+            "rotational": _read(sysdir / "queue" / "rotational") == "1",
+            "logical_sector_bytes": int(_read(sysdir / "queue" / "logical_block_size") or 0),
+            "physical_sector_bytes": int(_read(sysdir / "queue" / "physical_block_size") or 0),
+            "size_bytes": int(_read(sysdir / "size") or 0) * 512,
+        }
+        assert want["rotational"] is disk.rotational, f"QEMU set up rotational {disk.rotational}, sysfs says not"
+        assert want["logical_sector_bytes"] == disk.logical_sector_bytes
+        if disk.transport == "nvme":
+            ctrl = nvme_json("id-ctrl", controller(dev))
+            ns = nvme_json("id-ns", dev)
+            lbaf = ns["lbafs"][ns["flbas"] & 0xF]
+            assert 2 ** lbaf["ds"] == want["logical_sector_bytes"], f"LBA format in use {lbaf} vs sysfs"
+            want.update(model=ctrl["mn"].strip(), serial=ctrl["sn"].strip(), firmware=ctrl["fr"].strip(),
+                        nvme_controller=controller(dev), size_bytes=ns["nsze"] * 2 ** lbaf["ds"])
+        elif disk.transport == "scsi":
+            inquiry = run(["sg_inq", dev]).stdout
+            fields = dict(re.findall(r"^\s*(Vendor identification|Product identification|Product revision level|"
+                                     r"Unit serial number):\s*(.*?)\s*$", inquiry, re.M))
+            want.update(vendor=fields["Vendor identification"], model=fields["Product identification"],
+                        firmware=fields["Product revision level"], serial=fields["Unit serial number"])
+        else:
+            identify = run(["hdparm", "-I", dev]).stdout
+            fields = dict(re.findall(r"^\s*(Model Number|Serial Number|Firmware Revision):\s*(.*?)\s*$", identify,
+                                     re.M))
+            want.update(model=fields["Model Number"], serial=fields["Serial Number"],
+                        firmware=fields["Firmware Revision"])
+            assert want["firmware"] == SATA_FIRMWARE and want["model"] == disk.model, identify[:600]
+        wrong = {key: (facts.get(key), value) for key, value in want.items() if facts.get(key) != value}
+        assert not wrong, f"ptsbench info {dev} differs from the device (ptsbench, device): {wrong}"
+        return f"{dev}: " + ", ".join(f"{key}={value}" for key, value in want.items())
+
+    return info_check
+
+
+for _disk in DISKS:
+    check(f"info-{_disk.name}")(_info_check(_disk.name))
+
+
+@check("pts-hdd-iops", background=True)
+def pts_hdd(lab: Lab) -> str:
+    disk, dev = lab.disk("hdd")
+    out = WORK / "pts-hdd"
+    seen = run_watching_cache(disk, dev, ["pts", dev, "--profile", "demo", "--tests", "hdd-iops",
+                                                  "--zones", "2", "--destructive", "--out", str(out)])
+    notes = _pts_store_checks(out, dev, disk, seen, None, "smartctl")
+    return "; ".join(notes)
+
+
+def _cache_check(name: str) -> Check:
+    def cache_check(lab: Lab) -> str:
+        from ptsbench.target.cache import read_write_cache, set_write_cache
+
+        disk, dev = lab.disk(name)
+        target, facts = facts_of(dev)
+        assert device_write_cache(disk, dev) == 1, "the lab's disks start with the write cache on"
+        assert read_write_cache(target, facts) is True
+        steps = []
+        for wanted in (False, True):
+            done, message = set_write_cache(target, facts, wanted)
+            assert done, message
+            assert device_write_cache(disk, dev) == int(wanted), f"device still reads {not wanted}: {message}"
+            assert read_write_cache(target, facts) is wanted
+            steps.append(message)
+        return "; ".join(steps)
+
+    return cache_check
+
+
+for _name in ("nvme512", "ssd", "sata"):
+    check(f"write-cache-{_name}")(_cache_check(_name))
+
+
+@check("telemetry-nvme")
+def telemetry_nvme(lab: Lab) -> str:
+    from ptsbench.target.telemetry import read_telemetry
+
+    _, dev = lab.disk("nvme512")
+    target, facts = facts_of(dev)
+    before = read_telemetry(target, facts)
+    run(["dd", "if=/dev/urandom", f"of={dev}", "bs=1M", "count=32", "oflag=direct", "status=none"])
+    after = read_telemetry(target, facts)
+    text = run(["nvme", "smart-log", controller(dev), "-o", "json"]).stdout
+    lab.keep("nvme-cli-smart-log-qemu.json", text)
+    log = json.loads(text)
+    assert after["source"] == "nvme-cli" and after["note"] is None, after
+    assert after["temperature_k"] == log["temperature"] and after["temperature_c"] == log["temperature"] - 273
+    assert after["data_units_written"] == int(log["data_units_written"])
+    written = after["data_units_written"] - before["data_units_written"]
+    assert written >= 32 * 2**20 // 512_000, f"32 MiB written, smart-log counts {written} units of 512000 bytes"
+    return f"{after['temperature_c']} C, {written} data units written by 32 MiB"
+
+
+def _smartctl_reading(lab: Lab, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """ptsbench's telemetry reading of a lab disk and smartctl's own JSON document of it (kept as a sample)."""
+    from ptsbench.target.telemetry import read_telemetry
+
+    _, dev = lab.disk(name)
+    reading = read_telemetry(*facts_of(dev))
+    text = run(["smartctl", "-j", "-a", dev], ok=None).stdout
+    lab.keep(f"smartctl-qemu-{name}.json", text)
+    assert reading["source"] == "smartctl", reading
+    return reading, json.loads(text)
+
+
+@check("telemetry-sata")
+def telemetry_sata(lab: Lab) -> str:
+    reading, doc = _smartctl_reading(lab, "sata")
+    assert reading["note"] is None, reading
+    assert reading["temperature_c"] == doc["temperature"]["current"], (reading, doc.get("temperature"))
+    return f"{reading['temperature_c']} C from {reading['command']}"
+
+
+@check("telemetry-scsi")
+def telemetry_scsi(lab: Lab) -> str:
+    reading, doc = _smartctl_reading(lab, "ssd")
+    if not doc.get("smart_support", {}).get("available"):  # QEMU: no SMART, a temperature of 0
+        assert reading["temperature_c"] is None and str(reading["note"]).startswith("not available"), reading
+    return str(reading["note"])
+
+
+@check("purge-nvme4k")
+def purge_nvme(lab: Lab) -> str:
+    from ptsbench.target.purge import NvmeSanitize, choose_purge, purge
+
+    _, dev = lab.disk("nvme4k")
+    target, facts = facts_of(dev)
+    offsets = [0, size_bytes(dev) // 2, size_bytes(dev) - 4096]
+    data = write_pattern(dev, offsets)
+    assert read_at(dev, offsets) == [data] * 3
+    assert NvmeSanitize().applies(target, facts) == "sanitize not supported"
+    assert choose_purge(target, facts).name == "nvme-format"
+    flbas = nvme_json("id-ns", dev)["flbas"] & 0xF
+    outcome = purge(target, facts, destructive=True)
+    assert outcome.ok and not outcome.is_deviation, outcome
+    assert ["nvme", "format", dev, "--ses=1", f"--lbaf={flbas}"] in outcome.commands, outcome.commands
+    assert read_at(dev, offsets) == [bytes(4096)] * 3, "data written before the purge is still there"
+    assert _read(Path("/sys/block", os.path.basename(dev), "queue/logical_block_size")) == "4096"
+    return outcome.message
+
+
+@check("purge-sata")
+def purge_sata(lab: Lab) -> str:
+    from ptsbench.target.purge import AtaSecureErase, choose_purge, purge
+
+    _, dev = lab.disk("sata")
+    target, facts = facts_of(dev)
+    why = AtaSecureErase().applies(target, facts)
+    assert why == "the ATA security feature set is not supported", why
+    assert choose_purge(target, facts).name == "blkdiscard"
+    outcome = purge(target, facts, destructive=True)
+    assert outcome.ok and outcome.is_deviation and outcome.commands == [["blkdiscard", dev]], outcome
+    assert_no_ata_password(dev)
+    return f"{why}: fell back to {outcome.method}, a deviation ({outcome.message})"
+
+
+def assert_no_ata_password(dev: str) -> None:
+    identify = run(["hdparm", "-I", dev]).stdout
+    section = identify.split("Security:", 1)[1] if "Security:" in identify else ""
+    states = {line.strip() for line in section.splitlines()[1:8]}
+    assert "enabled" not in states and "locked" not in states, f"a password is set on {dev}: {section[:400]}"
+
+
+@check("ata-password-never-left")
+def ata_password(lab: Lab) -> str:
+    """QEMU has no ATA security feature set: force the erase past its probe, so the device aborts the very first
+    security command, and check ptsbench stops there and no password is left."""
+    from ptsbench.target import purge as purge_module
+
+    _, dev = lab.disk("sata")
+    target, facts = facts_of(dev)
+    probe = purge_module._security_problem
+    purge_module._security_problem = lambda log, device: None
+    try:
+        outcome = purge_module.AtaSecureErase().run(target, facts)
+    finally:
+        purge_module._security_problem = probe
+    assert not outcome.ok and "temporary password failed" in outcome.message, outcome
+    assert [c for c in outcome.commands if "--security-erase" in c] == [], "erase attempted without a password"
+    assert_no_ata_password(dev)
+    return outcome.message
+
+
+@check("purge-scsi", background=True)
+def purge_scsi(lab: Lab) -> str:
+    from ptsbench.target.purge import purge
+
+    _, dev = lab.disk("ssd")
+    target, facts = facts_of(dev)
+    offsets = [0, size_bytes(dev) - 4096]
+    data = write_pattern(dev, offsets)
+    outcome = purge(target, facts, destructive=True)
+    assert outcome.method == "scsi" and outcome.ok and not outcome.is_deviation, outcome
+    assert outcome.commands == [["sg_format", "--format", "--quick", dev]], outcome.commands
+    erased = read_at(dev, offsets) != [data] * 2
+    return f"{outcome.message}; data written before {'erased' if erased else 'still there (QEMU: FORMAT UNIT only)'}"
+
+
+@check("guard-nvme")
+def guard(lab: Lab) -> str:
+    """On the 4 KiB namespace (blank after purge-nvme4k): a GPT partition table, then a mounted partition. The
+    character device /dev/ngXnY, named in a job file, is judged like its namespace. run-parallel-nvme then writes
+    the blank namespace with --destructive."""
+    _, dev = lab.disk("nvme4k")
+    mnt = WORK / "mnt"
+    mnt.mkdir(exist_ok=True)
+    ng_job = uring_job(WORK / "ng.fio", generic(dev))
+    seen: list[str] = []
+
+    def refused(target: str | None, *extra: str, says: tuple[str, ...]) -> None:
+        job = ["--target", target, str(WORK / "lab.fio")] if target else [str(ng_job)]
+        done = ptsbench("run", *job, "--runtime", "1", "--out", str(WORK / f"guard-{len(seen)}"), *extra, ok=False)
+        error = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
+        assert error.startswith("ptsbench: error: refusing to write"), done.stderr[-800:]
+        missing = [word for word in says if word not in error]
+        assert not missing, f"{target or generic(dev)} {extra}: {missing} not in {error!r}"
+        seen.append(f"{target or generic(dev) + ' (job file)'} {' '.join(extra)}: {error}")
+
+    run(["sfdisk", "--quiet", dev], stdin="label: gpt\n,\n")
+    part = dev + "p1"
+    for _ in range(25):
+        if os.path.exists(part):
+            break
+        time.sleep(0.2)
+    refused(dev, says=("gpt", "has partitions: " + os.path.basename(part)))
+    refused(None, says=(dev, "gpt", os.path.basename(part)))
+    run(["mkfs.ext4", "-q", "-F", part])
+    run(["mount", part, str(mnt)])
+    try:
+        refused(dev, "--destructive", says=(f"{part} is mounted on {mnt}",))
+        refused(None, "--destructive", says=(f"{part} is mounted on {mnt}",))
+        refused(part, "--destructive", says=(f"{part} is mounted on {mnt}",))
+    finally:
+        run(["umount", str(mnt)])
+    run(["wipefs", "-q", "-a", part])
+    run(["wipefs", "-q", "-a", dev])
+    run(["blockdev", "--rereadpt", dev])
+    assert not os.path.exists(part), f"{part} still there after wiping the partition table"
+    refused(dev, says=("block device",))
+    return " | ".join(seen)
+
+
+@check("io_uring_cmd-ng", background=True)
+def uring_cmd(lab: Lab) -> str:
+    """fio's io_uring_cmd engine on the NVMe generic character device, named in a job file."""
+    _, dev = lab.disk("nvme512")
+    ng = generic(dev)
+    job = uring_job(WORK / "uring.fio", ng)
+    done = ptsbench("run", str(job), "--runtime", "2", "--destructive", "--format", "json", "--out",
+                    str(WORK / "uring"))
+    rows = json.loads(done.stdout)
+    assert rows and rows[0]["status"] == "ok" and rows[0]["iops"] > 0, rows
+    fio = json.loads(next((WORK / "uring" / "cases").glob("*/fio.json")).read_text())
+    options = fio["jobs"][0]["job options"]
+    assert options["ioengine"] == "io_uring_cmd" and options["filename"] == ng, options
+    return f"{ng}: {rows[0]['iops']:.0f} IOPS with io_uring_cmd"
+
+
+@check("run-parallel-nvme")
+def parallel(lab: Lab) -> str:
+    devs = [lab.devs["nvme512"], lab.devs["nvme4k"]]  # the 4 KiB one blank after guard-nvme: accepted now
+    out = WORK / "parallel"
+    done = ptsbench("run", str(WORK / "lab.fio"), *[a for d in devs for a in ("--target", d)], "--parallel",
+                    "--runtime", "3", "--destructive", "--format", "json", "--out", str(out))
+    rows = json.loads(done.stdout)
+    assert sorted(row["target"] for row in rows) == sorted(devs), rows
+    assert all(row["status"] == "ok" and row["iops"] > 0 for row in rows), rows
+    spans = [json.loads(path.read_text()) for path in sorted((out / "cases").glob("*/result.json"))]
+    first, second = spans
+    assert first["started_utc"] <= second["ended_utc"] and second["started_utc"] <= first["ended_utc"], spans
+    return ", ".join(f"{row['target']} {row['iops']:.0f} IOPS" for row in rows) + " (overlapping in time)"
+
+
+def _utc(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _pts_store_checks(out: Path, dev: str, disk: Disk, seen: list[tuple[float, int]], method: str | None,
+                      source: str) -> list[str]:
+    """What a finished demo PTS run stored, against the device: purge, write cache, telemetry, report."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "done", manifest["status"]
+    attempts = [a for path in sorted(out.glob("pts/*/purge.json")) for a in json.loads(path.read_text())]
+    assert [a["method"] for a in attempts if a["ok"]] == ([method] if method else []), attempts
+    records = manifest["write_cache"]
+    assert records[0]["before"] is True and records[-1]["after"] is False, records
+    rounds = [json.loads(path.read_text()) for path in sorted(out.glob("pts/*/rounds/*/round.json"))]
+    assert rounds, "no rounds stored"
+    # from the purge (or the first round) to the end of the last round: off at every read (1 s of clock slack)
+    start = _utc(attempts[0]["started_utc"] if attempts else rounds[0]["started_utc"]) + 1
+    end = _utc(rounds[-1]["finished_utc"]) - 1
+    during = [value for when, value in seen if start < when < end]
+    assert during and set(during) == {0}, f"write cache read while the run wrote: {during} ({seen})"
+    assert device_write_cache(disk, dev) == 1, "write cache not restored after the run"
+    assert manifest["write_cache_restored"]["done"] is True, manifest.get("write_cache_restored")
+    readings = [record["telemetry"]["after"] for record in rounds]
+    assert all(reading["source"] == source for reading in readings), f"telemetry not from {source}: {readings}"
+    if source == "nvme-cli":
+        written = [reading["data_units_written"] for reading in readings]
+        assert all(r["temperature_k"] for r in readings) and written == sorted(written) and written[-1] > written[0]
+    assert (out / "report" / "index.html").exists(), "no report"
+    purged = f"purge {attempts[0]['method']}: {attempts[0]['message']}" if attempts else "no purge (HDD test)"
+    return [purged, f"{len(rounds)} rounds", f"write cache read {len(during)} times during the run: all off; "
+            "on again afterwards", f"telemetry after round 1: {json.dumps(readings[0])[:300]}"]
+
+
+@check("pts-nvme-demo", waits=("io_uring_cmd-ng",))
+def pts_nvme(lab: Lab) -> str:
+    disk, dev = lab.disk("nvme512")
+    out = WORK / "pts-nvme"
+    seen = run_watching_cache(disk, dev, ["pts", dev, "--profile", "demo", "--tests", "lat",
+                                                  "--destructive", "--out", str(out)])
+    notes = _pts_store_checks(out, dev, disk, seen, "nvme-format", "nvme-cli")
+    return "; ".join(notes)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def run_check(lab: Lab, name: str) -> dict[str, object]:
+    started = time.monotonic()
+    try:
+        detail, ok = CHECKS[name](lab) or "", True
+    except Exception as error:  # noqa: BLE001 - every failure is a result, the next check still runs
+        detail, ok = f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=3)}", False
+    seconds = time.monotonic() - started
+    print(f"{'ok  ' if ok else 'FAIL'} {name} ({seconds:.1f} s): {detail[:2000]}", flush=True)
+    return {"check": name, "ok": ok, "seconds": round(seconds, 1), "detail": detail}
+
+
+def start_background(lab: Lab, name: str) -> tuple[int, Path]:
+    """Fork a child running one check; it leaves its result in the returned file."""
+    result = WORK / f"{name}.result.json"
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            result.write_text(json.dumps(run_check(lab, name)))
+        finally:
+            os._exit(0)
+    return pid, result
+
+
+def run_checks(names: list[str], results: Path) -> int:
+    shutil.rmtree(WORK, ignore_errors=True)  # the host's folder of that name, if any, stays as it is
+    WORK.mkdir(parents=True)
+    (WORK / "lab.fio").write_text(JOB)
+    devs = find_disks()
+    lab = Lab(devs, results.parent / "samples")
+    print(f"lab disks: {devs}", flush=True)
+    started = time.monotonic()
+    warm_up()
+    print(f"imported ptsbench and its report modules in {time.monotonic() - started:.1f} s", flush=True)
+    background: dict[str, tuple[int, Path]] = {}
+    records = []
+    with results.open("a", encoding="utf-8") as handle:
+
+        def keep(record: dict[str, object]) -> None:
+            records.append(record)
+            handle.write(json.dumps(record) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+        def join(name: str) -> None:
+            pid, result = background.pop(name)
+            os.waitpid(pid, 0)
+            keep(json.loads(result.read_text()) if result.exists() else
+                 {"check": name, "ok": False, "seconds": 0, "detail": "the check's process ended without a result"})
+
+        for name in names:
+            for earlier in WAITS[name]:
+                if earlier in background:
+                    join(earlier)
+            if name in BACKGROUND:
+                background[name] = start_background(lab, name)
+            else:
+                keep(run_check(lab, name))
+        for name in list(background):
+            join(name)
+    return 0 if all(record["ok"] for record in records) else 1
+
+
+def summarize(names: list[str], results: Path) -> int:
+    records = {}
+    if results.exists():
+        for line in results.read_text().splitlines():
+            if line.strip():
+                record = json.loads(line)
+                records[record["check"]] = record
+    passed = [name for name in names if records.get(name, {}).get("ok")]
+    for name in names:
+        if name not in records:
+            print(f"FAIL {name}: no result (the guest stopped before it)")
+        elif not records[name]["ok"]:
+            print(f"FAIL {name}: {records[name]['detail'][:600]}")
+    print(f"device lab: {len(passed)} passed, {len(names) - len(passed)} failed")
+    return 0 if len(passed) == len(names) else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path)
+    parser.add_argument("--summarize", type=Path)
+    parser.add_argument("--checks", help="comma-separated check names (default: all)")
+    parser.add_argument("--list", action="store_true")
+    args = parser.parse_args()
+    names = [n for n in args.checks.split(",") if n] if args.checks else list(CHECKS)
+    unknown = [n for n in names if n not in CHECKS]
+    if unknown:
+        parser.error(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
+    if args.list:
+        print("\n".join(names))
+        return 0
+    if args.summarize:
+        return summarize(names, args.summarize)
+    if args.results is None:
+        parser.error("--results or --summarize is needed")
+    return run_checks(names, args.results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
