@@ -230,3 +230,13 @@ def test_progress_eta_counts_the_plan_and_the_start_up_seen(tmp_path: Path, monk
         clock[0] += 12.0  # the first cell took 2 s beyond its 10 s (fio's start-up)
         progress.finish(planned[0], CaseRecord(1, planned[0].name, "", None, "ok", "", "", "", []))
         assert overall.fields["eta"] == "0:24" and overall.description == "sweep: 1 of 3 cells done"
+
+
+def test_fractions_of_seconds_reach_fio_in_milliseconds() -> None:
+    from ptsbench.cases import Overrides
+
+    assert Overrides(runtime_s=0.5).as_options()["runtime"] == "500ms"  # `run --runtime 0.5` was runtime=0.5 (0)
+    assert Overrides(runtime_s=30).as_options()["runtime"] == "30"
+    from ptsbench.quick import quick_job_text
+
+    assert "runtime=300ms" in quick_job_text(0.3, "8M", "libaio")  # `quick --runtime 0.3` ran to the end of size

@@ -37,7 +37,7 @@ class Overrides:
     def as_options(self) -> dict[str, str | None]:
         options: dict[str, str | None] = {}
         if self.runtime_s is not None:
-            options.update(runtime=f"{self.runtime_s:.3f}".rstrip("0").rstrip("."), time_based=None)  # no 1e+07
+            options.update(runtime=jobs.duration_text(self.runtime_s), time_based=None)
         if self.size is not None:
             options["size"] = self.size
         if self.ioengine is not None:

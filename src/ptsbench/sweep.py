@@ -111,24 +111,19 @@ def cells(spec: SweepSpec) -> list[Cell]:
     return found
 
 
-def _seconds(value: float) -> str:
-    """A duration as fio reads it: fio drops a fraction of a plain number of seconds (0.5 becomes 0)."""
-    return f"{value:g}" if float(value).is_integer() else f"{round(value * 1000)}ms"
-
-
 def cell_job_text(spec: SweepSpec, cell: Cell) -> str:
     """The cell's job file: everything shared in [global], the swept values in the job section. One job with
     group_reporting, so fio itself merges its numjobs threads into one result."""
     shared: dict[str, str | None] = {"ioengine": spec.ioengine, "direct": "1" if spec.direct else "0",
-                                     "time_based": None, "runtime": _seconds(spec.runtime_s)}
+                                     "time_based": None, "runtime": jobs.duration_text(spec.runtime_s)}
     if spec.ramp_time_s:
-        shared["ramp_time"] = _seconds(spec.ramp_time_s)
+        shared["ramp_time"] = jobs.duration_text(spec.ramp_time_s)
     if spec.size:
         shared["size"] = spec.size
     if spec.ss:
-        shared.update(ss=spec.ss, ss_dur=_seconds(spec.ss_dur_s or 0))
+        shared.update(ss=spec.ss, ss_dur=jobs.duration_text(spec.ss_dur_s or 0))
         if spec.ss_ramp_s:
-            shared["ss_ramp"] = _seconds(spec.ss_ramp_s)
+            shared["ss_ramp"] = jobs.duration_text(spec.ss_ramp_s)
     shared["group_reporting"] = None
     shared.update(dict(spec.options))
     job: dict[str, str | None] = {"rw": cell.rw, "bs": cell.bs, "iodepth": str(cell.iodepth),

@@ -248,6 +248,12 @@ def log_options(prefix: str, interval_ms: int, fio_lat_log: bool = False,
     return options
 
 
+def duration_text(seconds: float) -> str:
+    """A duration as fio reads it: whole seconds plainly, anything else in milliseconds (fio drops the fraction of
+    a plain number of seconds: runtime=0.5 is runtime=0, and with time_based fio then runs to the end of size)."""
+    return str(int(seconds)) if float(seconds).is_integer() else f"{round(seconds * 1000)}ms"  # never 1e+07
+
+
 def parse_duration_s(text: str) -> float | None:
     """fio time value (seconds by default; s/m/h/ms suffixes) -> seconds; None when not a plain duration."""
     match = _DURATION_RE.match(text)
