@@ -129,6 +129,8 @@ def test_dry_run_prints_the_cells_and_the_duration_and_writes_nothing(tmp_path: 
     (("--set", "iodepth=8"), "would change what the sweep sets"),
     (("--lat-bound", "7"), "not a duration with a unit"),
     (("--size", "0"), "--size 0: a size of nothing"),
+    (("--runtime", "nan"), "--runtime"),
+    (("--ss-dur", "inf", "--ss", "iops:1%"), "--ss-dur"),
 ])
 def test_bad_input_is_one_error_line(tmp_path: Path, extra: tuple[str, ...], words: str) -> None:
     done = subprocess.run(sweep_argv(tmp_path / "sweep", *extra), capture_output=True, text=True, timeout=60)

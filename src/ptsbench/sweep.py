@@ -84,9 +84,10 @@ def check_spec(spec: SweepSpec) -> None:
         raise PtsbenchError("--rwmixread is a read share in percent", "give values from 0 to 100, e.g. 70")
     if any(value < 1 for value in (*spec.iodepth, *spec.numjobs)):
         raise PtsbenchError("--iodepth and --numjobs values must be 1 or more", "e.g. --iodepth 1,2,4 --numjobs 1,2")
-    if spec.runtime_s < 0.001 or (spec.ramp_time_s and spec.ramp_time_s < 0.001):
-        raise PtsbenchError("--runtime and --ramp-time are at least 1 ms (fio counts in whole milliseconds)",
-                            "e.g. --runtime 30")
+    durations = [value for value in (spec.runtime_s, spec.ramp_time_s, spec.ss_dur_s, spec.ss_ramp_s) if value]
+    if spec.runtime_s < 0.001 or any(not 0.001 <= value <= 365 * 86400 for value in durations):
+        raise PtsbenchError("--runtime, --ramp-time, --ss-dur and --ss-ramp are from 1 ms (fio counts whole "
+                            "milliseconds) to a year", "e.g. --runtime 30")
     if spec.ss and not spec.ss_dur_s:
         raise PtsbenchError("--ss needs --ss-dur: fio judges steady state over that window",
                             "e.g. --ss iops:0.3% --ss-dur 30")
