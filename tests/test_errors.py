@@ -233,6 +233,31 @@ def test_real_fio_stopped_with_sigstop_is_killed_with_its_jobs(tmp_path: Path) -
     assert fio_pids(out) == []  # fio and its job processes are gone
 
 
+def test_a_pts_round_whose_fio_hangs_fails_naming_the_hang_and_resumes(tmp_path: Path) -> None:
+    run_dir = tmp_path / "pts"
+    rounds = run_dir / "pts" / "iops" / "rounds"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "pts", "--out", str(run_dir), "--profile", "demo",
+                                "--tests", "iops", "--size", "16M", "--round-time", "0.2", "--max-rounds", "2",
+                                "--block-sizes", "4k,64k,1m", "--mixes", "0,65,100"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PTSBENCH_HANG_S": "3"})
+    deadline = time.monotonic() + 120
+    while not ((rounds / "001" / "job.fio").exists() and fio_pids(rounds / "001")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for pid in fio_pids(rounds / "001"):
+        os.kill(pid, signal.SIGSTOP)
+    _stdout, stderr = process.communicate(timeout=120)
+    errors = [line for line in stderr.splitlines() if line.startswith("ptsbench: error:")]
+    assert process.returncode != 0 and len(errors) == 1 and "fio hung" in errors[0], stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and "round 1" in manifest["failure"] and "fio hung" in manifest["failure"]
+    assert fio_pids(run_dir) == [] and not (rounds / "001" / "round.json").exists()
+    resumed = run_cli("resume", str(run_dir))  # the round runs again
+    assert resumed.returncode == 0, resumed.stderr
+    assert (rounds / "001" / "round.json").exists() and "failure" not in {
+        key for key, value in json.loads((run_dir / "manifest.json").read_text()).items() if value}
+
+
 # ---- interruptions (Ctrl-C: test_run_cli.py) ---------------------------------------------------------------
 
 
