@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
-from ptsbench.errors import FioNotFoundError
+from ptsbench.errors import FioNotFoundError, FioRunError
 from ptsbench.fio.output import load_fio_json
 from ptsbench.store import atomic_write_text
 
@@ -31,7 +31,21 @@ INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf in
 _UNKNOWN_ETA = 2**31 - 1
 STOP_TIMEOUT_S = 10.0
 # fio prints a status document every second; this long without one, past the expected end, fio is hung
-HANG_SILENCE_S = float(os.environ.get("PTSBENCH_HANG_S", "30"))
+HANG_SILENCE_S = 30.0
+
+
+def hang_silence_s() -> float:
+    """HANG_SILENCE_S, or the seconds PTSBENCH_HANG_S gives (for slow hosts, or a test)."""
+    text = os.environ.get("PTSBENCH_HANG_S")
+    if text is None:
+        return HANG_SILENCE_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise FioRunError(f"PTSBENCH_HANG_S={text!r} is not a number of seconds", "e.g. PTSBENCH_HANG_S=120")
+    return seconds
 _running: set["subprocess.Popen[str]"] = set()  # fio processes of this program, for stop_all()
 _stopped: set[int] = set()  # pids of those stop_all() asked to stop
 
@@ -273,7 +287,7 @@ def run_fio(
 
 class _Watchdog:
     """Stops a hung fio. fio prints a status document every second (its client only at the end), so fio is hung
-    when, past the expected end of its jobs, no document came for HANG_SILENCE_S. Without a known end, a local fio
+    when, past the expected end of its jobs, no document came for hang_silence_s(). Without a known end, a local fio
     silent that long is hung too; a client's silence then proves nothing, so it is not watched. Stopping kills fio
     and its job processes (each in a session of its own), so nothing waits forever and no fio is left running."""
 
@@ -281,6 +295,7 @@ class _Watchdog:
         self.job_path = job_path
         self.expected_s = expected_s
         self.enabled = streams_status or expected_s is not None
+        self.silence_s = hang_silence_s()
         self.started = self.last_heard = time.monotonic()
         self.hung_s: float | None = None
         self.done = threading.Event()
@@ -297,7 +312,7 @@ class _Watchdog:
         while not self.done.wait(1.0):
             now = time.monotonic()
             silent_s = now - max(self.last_heard, end)
-            if silent_s >= HANG_SILENCE_S and process.poll() is None:
+            if silent_s >= self.silence_s and process.poll() is None:
                 self.hung_s = now - self.last_heard
                 process.kill()
                 kill_fio_processes(self.job_path)
