@@ -27,7 +27,7 @@ cannot() { echo "device lab: cannot run: $*" >&2; exit 77; }
 # what the lab needs, installed only when missing: the guest's kernel and tools run from the host's root
 packages=()
 for pair in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static nvme:nvme-cli sg_format:sg3-utils \
-            hdparm:hdparm smartctl:smartmontools sdparm:sdparm; do
+            hdparm:hdparm smartctl:smartmontools sdparm:sdparm cpio:cpio; do
   command -v "${pair%%:*}" >/dev/null || packages+=("${pair#*:}")
 done
 busybox_bin=$(command -v busybox || true)

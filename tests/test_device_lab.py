@@ -26,8 +26,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, dict[str, o
                           capture_output=True, text=True, errors="replace", timeout=LAB_TIMEOUT_S, check=False)
     if done.returncode == CANNOT_RUN:
         pytest.skip(done.stderr.strip().splitlines()[-1])
-    records = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     console = (done.stdout + done.stderr)[-3000:]
+    assert results.exists(), f"the lab stopped before the guest ran (status {done.returncode}):\n{console}"
+    records = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     return {str(record["check"]): record for record in records}, console
 
 
