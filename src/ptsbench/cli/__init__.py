@@ -102,14 +102,14 @@ class Finite(click.FloatRange):
         return number
 
 
-def text_path(value: Path | None) -> Path | None:
+def text_path(value: Path | None, what: str | None = None) -> Path | None:
     """A path that is text (fio job files and the store's JSON name it): refuse bytes that are not UTF-8."""
     if value is not None:
         try:
             str(value).encode("utf-8")
         except UnicodeEncodeError:
             raise click.BadParameter(f"{str(value).encode('utf-8', 'surrogateescape')!r} is not valid UTF-8 text; "
-                                     "choose a name in UTF-8") from None
+                                     "choose a name in UTF-8", param_hint=what) from None
     return value
 
 

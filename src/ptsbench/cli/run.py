@@ -73,6 +73,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     """
     from ptsbench.cases import Overrides, check_free_space, check_parallel_targets, job_files, resolve_targets
 
+    one_line(*jobs, what="JOBS")
     one_line(*targets, what="--target")
     one_line(size, ioengine, what="--size/--ioengine")
     one_line(str(out) if out else None, what="--out")
@@ -186,6 +187,8 @@ def one_line(*values: str | None, what: str) -> None:
         if value is not None and any(char in value for char in "\n\r\0"):
             raise click.BadParameter(f"{value!r} holds a line break or NUL character; give it on one line",
                                      param_hint=what)
+        if value is not None:  # job files, command lines and the store are UTF-8 text: bytes that are not cannot
+            text_path(Path(value), what)  # be written into them
 
 
 def _key_value(item: str) -> tuple[str, str]:

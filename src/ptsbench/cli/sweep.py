@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Finite, Seconds, text_path
-from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, _hosts_and_targets, _key_value
+from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, _hosts_and_targets, _key_value, one_line
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.terminal import FORMATS
@@ -145,6 +145,7 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
         precondition=str(precondition) if precondition else None, precondition_repeat=precondition_repeat,
     )
     check_spec(spec)
+    one_line(*targets, what="TARGET")
     _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
            dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format)
 
