@@ -292,3 +292,23 @@ def test_pdf_of_a_pts_run_reads_back(tmp_path_factory: pytest.TempPathFactory) -
     report = load_report(run_dir)
     assert first.lstrip().startswith(report.title)  # the title first, on one line that fits the page
     assert "At a glance" in first and "Tracked values at steady state" in first
+
+
+# --- the dry run ------------------------------------------------------------------------------------------------
+
+def test_dry_run_starts_with_what_matters(tmp_path: Path) -> None:
+    done = run_cli("pts", str(tmp_path / "t.dat"), "--size", "1G", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1] == "# Tests: IOPS, Throughput, Latency, Write saturation"
+    assert re.fullmatch(r"# Worst case: \d+ h \d+ min in all \(.*", lines[2]), lines[2]
+    assert lines[3].startswith("# Purge at run time: none") and lines[4].startswith("# Write cache: set to disabled")
+    assert lines[5].startswith("# Can be PTS-compliant: no, 1 deviation (the purge")  # a file cannot be purged
+    assert "[global]" not in done.stdout and len(lines) < 20  # job files only with --verbose
+    assert "[global]" in run_cli("pts", str(tmp_path / "t.dat"), "--size", "1G", "--dry-run", "--verbose").stdout
+    short = run_cli("pts", "--profile", "demo", "--tests", "iops,hir,xsr,cbw", "--max-rounds", "3", "--dry-run",
+                    "--out", str(tmp_path / "run")).stdout
+    assert "# Steady state cannot be judged: at most 3 round(s)" in short
+    deviations = [line for line in short.splitlines() if line.startswith("#   - ")]
+    assert deviations and not [line for line in deviations if re.search(r"\b[a-z]+_[a-z_]+\b", line)]  # no fields
+    assert "#   - Cross stimulus recovery: access groups of 8 s, 6 s, 8 s (PTS: 8 h, 6 h, 8 h)" in deviations

@@ -59,7 +59,7 @@ def test_demo_run_stores_every_phase(demo_run: tuple[Path, str]) -> None:
             assert list(record["cells"]) == [cell["name"] for cell in phase["cells"]]
             assert all(cell["error"] == 0 and cell["total"]["total_ios"] > 0 for cell in record["cells"].values())
     reasons = "\n".join(manifest["compliance"]["reasons"])
-    assert "Host idle recovery: hir_bursts 2 (PTS: 360)" in reasons and "purge: none" in reasons
+    assert "Host idle recovery: 2 bursts per wait state (PTS: 360)" in reasons and "purge: none" in reasons
 
 
 def test_hir_wait_states_follow_their_schedule(demo_run: tuple[Path, str]) -> None:

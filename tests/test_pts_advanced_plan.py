@@ -62,9 +62,9 @@ def test_command_line_overrides_per_test() -> None:
     assert xsr.xsr_group_s == (3600.0, 1800.0, 3600.0)
     plan = make_plan(settings, device())
     reasons = "\n".join(plan.deviations)
-    assert "Host idle recovery: ss_round_s 10 (PTS: 1800)" in reasons
+    assert "Host idle recovery: steady-state rounds of 10 s (PTS: 30 min)" in reasons
     assert "point_prewrite_depth" not in reasons  # a recorded reading, stated in the plan
-    assert "Cross stimulus recovery: xsr_depth 2,4 (PTS: 1,32)" in reasons
+    assert "Cross stimulus recovery: TC/QD 2/4 (PTS: 1/32)" in reasons
     assert "dirth_bs_bytes" not in reasons and "hdd" not in reasons  # the operator's choices
     assert Settings.from_dict(settings.to_dict()) == settings  # what resume reads back
 
@@ -92,7 +92,7 @@ def test_round_time_follows_the_hir_schedule_and_describe_says_what_runs() -> No
     assert plan.worst_case_s == sum(p.worst_case_s for p in plan.phases) + 3 * 4200
     lines = describe(plan)
     line = next(text for text in lines if text.startswith("  Host idle recovery: wait state 50 s:"))
-    assert "purge" not in line and "361 cells/round, 6:00:00 per round (TC4/QD32), 1 round(s)" in line
+    assert "purge" not in line and "361 cells/round, 6 h per round (TC4/QD32), 1 round(s)" in line
     assert any(text.startswith("  Cross stimulus recovery: group 1, seq 1m 0/100: purge, no WIPC; 1 cell/round x "
                                "60s (TC1/QD32), 480 round(s)") for text in lines)
     points = lines.index(next(t for t in lines if "then MaxIOPS, MidIOPS and MinIOPS" in t))

@@ -200,9 +200,9 @@ def test_demo_params_are_short_and_flagged() -> None:
         rounds = sum(p.stop.max_rounds * round_duration_s(p.cells) for p in phases)
         assert rounds < 130, (test, rounds)  # worst-case IO time of the demo, before operating points
     reasons = advanced_deviations(["hir", "xsr", "cbw"], DEMO_PARAMS)
-    assert any(r.startswith("Host idle recovery: hir_wait_states_s 0.5,1,1.5,2.5,5 (PTS: 5,10,15,25,50)")
-               for r in reasons)
-    assert any("xsr_group_s 8,6,8 (PTS: 28800,21600,28800)" in r for r in reasons)
+    assert any(r.startswith("Host idle recovery: wait states of 0.5 s, 1 s, 1.5 s, 2.5 s, 5 s "
+                            "(PTS: 5 s, 10 s, 15 s, 25 s, 50 s)") for r in reasons)
+    assert any("access groups of 8 s, 6 s, 8 s (PTS: 8 h, 6 h, 8 h)" in r for r in reasons)
     assert not any("hdd" in r for r in reasons)
     assert advanced_deviations(list(ADVANCED_ORDER), SPEC_PARAMS) == []
     assert advanced_deviations(["xsr"], AdvancedParams(demand_tcs=(4, 1))) == []  # not XSR's parameter

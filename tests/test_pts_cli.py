@@ -10,7 +10,7 @@ from conftest import run_cli
 def test_dry_run_prints_plan_and_job_files_and_runs_nothing(tmp_path: Path) -> None:
     target = tmp_path / "t.dat"
     run_dir = tmp_path / "run"
-    done = run_cli("pts", str(target), "--size", "1G", "--out", str(run_dir), "--dry-run")
+    done = run_cli("pts", str(target), "--size", "1G", "--out", str(run_dir), "--dry-run", "--verbose")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("# PTS 2.0 enterprise profile on ")
@@ -34,7 +34,8 @@ def test_dry_run_client(tmp_path: Path) -> None:
 
 
 def test_dry_run_of_advanced_tests(tmp_path: Path) -> None:
-    done = run_cli("pts", str(tmp_path / "t.dat"), "--size", "1G", "--spec", "1.1", "--tests", "ecw,hir", "--dry-run")
+    done = run_cli("pts", str(tmp_path / "t.dat"), "--size", "1G", "--spec", "1.1", "--tests", "ecw,hir", "--dry-run",
+                   "--verbose")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Not PTS-compliant" not in out  # the spec's durations

@@ -79,15 +79,18 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option("--device-info", multiple=True, metavar="KEY=VALUE|@FILE",
               help="Describe the device for the report, e.g. form_factor=U.2 media=TLC interface='PCIe 4.0 x4'; "
               "@FILE reads KEY=VALUE lines. Repeatable.")
-@click.option("--dry-run", is_flag=True, help="Print the plan and every fio job file; run nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the plan (tests, worst-case time, purge, compliance); run nothing.")
+@click.option("--verbose", is_flag=True, help="With --dry-run: also print every phase's fio job files.")
 @click.option("--hosts", "hosts_spec", metavar="HOSTS",
               help="Run on the same TARGET path on these hosts at once, rounds in lockstep (each runs `ptsbench "
               "server`): HOST[:PORT],... or a file with one per line. Needs --size (the smallest device's); purge "
               "is not run on the hosts (a deviation).")
 def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
         destructive: bool, purge_method: str, active_range: float | None, precondition_multiple: float | None,
-        wsat_capacity: float | None, wsat_time: str | None, ramp_time: float, dry_run: bool, hosts_spec: str | None,
-        lat_histogram_time: str | None, device_info: tuple[str, ...], **overrides: tuple[str, ...]) -> None:
+        wsat_capacity: float | None, wsat_time: str | None, ramp_time: float, dry_run: bool, verbose: bool,
+        hosts_spec: str | None, lat_histogram_time: str | None, device_info: tuple[str, ...],
+        **overrides: tuple[str, ...]) -> None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
     time histogram, and TKperf's HDD zone tests.
@@ -126,7 +129,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     run_dir = out or default_run_dir(f"pts-{profile}")
     if hosts_spec is not None:
         _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
-                      f"pts-{profile}", description)
+                      f"pts-{profile}", description, verbose)
         return
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
     resolved, scratch = _target(target, run_dir, size_bytes, size is not None)
@@ -145,11 +148,9 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     if purge_method != "auto":  # resume keeps the method: refuse one the target cannot take before the run exists
         choose_purge(resolved, facts, purge_method)
     if dry_run:
-        _print_dry_run(plan, description)
         method = choose_purge(resolved, facts, purge_method)
         deviation = "" if method.pts_purge else " (not a PTS purge: the run will not be PTS-compliant)"
-        click.echo(f"# Purge at run time: {method.name}{deviation}; write cache set to "
-                   f"{settings.write_cache} (a deviation if the device does not allow it)")
+        _print_dry_run(plan, f"Purge at run time: {method.name}{deviation}", method.pts_purge, verbose, description)
         _guard_verdict(lambda: check_path_allowed(resolved.path, True, destructive))
         return
     from ptsbench.cases import check_free_space
@@ -165,7 +166,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
 
 def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, size: str | None, run_dir: Path,
                   destructive: bool, purge_method: str, dry_run: bool, name: str,
-                  description: dict[str, str]) -> None:
+                  description: dict[str, str], verbose: bool = False) -> None:
     """`pts TARGET --hosts HOSTS --size SIZE`: pre-flight, plan on the given size, run on every host at once."""
     from dataclasses import asdict
 
@@ -188,7 +189,8 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     if dry_run:
         click.echo(f"# hosts: {', '.join(host.label for host in hosts)} (one fio client per round; pre-flight and "
                    "the ioengine probe run on the hosts when the run starts)")
-        _print_dry_run(make_plan(settings, info), description)
+        _print_dry_run(make_plan(settings, info), "Purge at run time: none (the hosts' devices cannot be purged "
+                       "from here: not a PTS purge, the run will not be PTS-compliant)", False, verbose, description)
         _guard_verdict(lambda: check_remote_path(resolved.path, destructive, hosts, "the PTS run"))
         return
     check_remote_path(resolved.path, destructive, hosts, "the PTS run")
@@ -342,14 +344,26 @@ def _print_plan(plan: "Plan") -> None:
         click.echo(line, err=True)
 
 
-def _print_dry_run(plan: "Plan", description: dict[str, str]) -> None:
-    from ptsbench.pts.plan import describe, precondition_job, round_job, round_seed
+def _print_dry_run(plan: "Plan", purge: str, pts_purge: bool, verbose: bool,
+                   description: dict[str, str]) -> None:
+    """What matters first (tests, worst-case time, purge, write cache, compliance), then each phase and the
+    deviations; the job files with --verbose."""
+    from ptsbench.pts.plan import phase_lines, precondition_job, round_job, round_seed, summary_lines
     from ptsbench.pts.tables import device_description
 
-    for line in describe(plan):
+    summary = summary_lines(plan)
+    verdict = summary[-1]
+    if not pts_purge:
+        count = len(plan.deviations) + 1
+        verdict = f"Can be PTS-compliant: no, {count} deviation{'s' if count != 1 else ''} (the purge, and any below)"
+    for line in [*summary[:-1], purge, f"Write cache: set to {plan.settings.write_cache} at run time (a deviation "
+                 "if the device does not allow it)", verdict, *phase_lines(plan)]:
         click.echo(f"# {line}")
     if description:
         click.echo(f"# Device description: {device_description({'device_info': description})}")
+    if not verbose:
+        click.echo("# Job files: add --verbose to print every phase's job files")
+        return
     for phase in plan.phases:
         if phase.phase.precondition is not None:
             click.echo(f"\n# {phase.phase.title}: preconditioning job file")

@@ -528,13 +528,36 @@ def advanced_deviations(tests: Sequence[str], params: AdvancedParams,
         ours, theirs = getattr(params, item.name), getattr(reference, item.name)
         concerned = [ADVANCED_DEFS[test].title for test in tests if test in PARAM_TESTS[item.name]]
         if ours != theirs and concerned and item.name not in OPERATOR_CHOICES | READINGS:
-            reasons.append(f"{', '.join(concerned)}: {item.name} {_show(ours)} (PTS: {_show(theirs)})")
+            mine, spec = PARAM_WORDS.get(item.name, (f"{item.name} {{}}", "{}"))
+            reasons.append(f"{', '.join(concerned)}: {mine.format(_show(item.name, ours))} "
+                           f"(PTS: {spec.format(_show(item.name, theirs))})")
     return reasons
 
 
-def _show(value: object) -> str:
+# a parameter's value in words, as the deviation says it: (ours, the spec's); {} is the value
+PARAM_WORDS: dict[str, tuple[str, str]] = {
+    "round_time_s": ("{} per cell", "{}"), "max_rounds": ("at most {} rounds", "up to {}"),
+    "numjobs": ("TC{}", "TC{}"), "iodepth": ("QD{}", "QD{}"),
+    "hir_wait_states_s": ("wait states of {}", "{}"), "hir_bursts": ("{} bursts per wait state", "{}"),
+    "hir_burst_s": ("bursts of {}", "{}"), "hir_recovery_s": ("{} of return-to-baseline writes", "{}"),
+    "xsr_group_s": ("access groups of {}", "{}"), "xsr_depth": ("TC/QD {}", "{}"),
+    "demand_tcs": ("thread counts {}", "{}"), "demand_qds": ("queue depths {}", "{}"),
+    "prewrite_s": ("pre-write of {}", "{}"), "point_prewrite_s": ("pre-write of {} per operating point", "{}"),
+    "point_capture_s": ("histogram capture of {} per operating point", "{}"),
+    "ss_round_s": ("steady-state rounds of {}", "{}"), "hdd_zones": ("{} zones", "{}"),
+    "hdd_depth": ("TC/QD {}", "{}"),
+}
+
+
+def _show(name: str, value: object) -> str:
+    """A value as the deviation says it: durations in s, min or h, lists with commas, TC/QD pairs with a slash."""
+    from ptsbench.units import spoken_duration
+
     if isinstance(value, tuple):
-        return ",".join(_show(item) for item in value)
+        joiner = "/" if name.endswith("_depth") else ", "
+        return joiner.join(_show(name, item) for item in value)
+    if name.endswith("_s") and isinstance(value, int | float):
+        return spoken_duration(float(value))
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 

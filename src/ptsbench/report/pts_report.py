@@ -13,6 +13,7 @@ from ptsbench.report.advanced import ADVANCED_BLOCKS, telemetry_blocks
 from ptsbench.report.basic import cells_blocks, iops_blocks, lat_blocks, tp_blocks, wsat_blocks
 from ptsbench.report.common import description_facts, environment_section, fact, provenance_line, run_facts
 from ptsbench.report.glance import pts_glance_section
+from ptsbench.report.guides import guide
 from ptsbench.report.model import Block, Column, Report, Section, Table, Text
 from ptsbench.report.pts_facts import pts_test_facts, reasons_for, test_title
 from ptsbench.report.pts_steady import host_blocks, steady_blocks
@@ -47,7 +48,9 @@ def _banners(context: PtsContext, test: str, views: Sequence[Any]) -> list[Block
 
 def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Section:
     """One test: banners, the steady-state part, the test's own blocks, per-host numbers, telemetry."""
-    blocks = _banners(context, test, views)
+    about = guide(test)
+    blocks: list[Block] = [Text(about)] if about else []
+    blocks += _banners(context, test, views)
     blocks += steady_blocks(test, views)
     blocks += TEST_BLOCKS.get(test, ADVANCED_BLOCKS.get(test, cells_blocks))(views, context)
     blocks += host_blocks(test, views, context)
