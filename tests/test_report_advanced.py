@@ -80,7 +80,7 @@ def test_sections_titles_facts_and_their_own_reasons(advanced_report: tuple[Path
         assert "purge: none" in text  # run-wide reasons on every test
         assert all(other not in text for other in titles.values() if other != title), (key, text)
     assert "Host idle recovery: 2 bursts per wait state (PTS: 360)" in banner(report, "test-hir")
-    assert "Composite block size workload: demand_tcs 2,1" in banner(report, "test-cbw")
+    assert "Composite block size workload: thread counts 2, 1 (PTS: " in banner(report, "test-cbw")
     loop = dict(section(report, "test-cbw").facts)["test loop"]
     assert "JESD219 block-size mix" in loop and "4k 67 %" in loop and "TC 2,1 x QD 2,1" in loop
     assert "2 x (0.1 s of writes" in dict(section(report, "test-hir").facts)["test loop"]
