@@ -59,7 +59,7 @@ def iops_of(run_dir: Path) -> dict[str, float]:
 def test_compare_case_runs(two_runs: tuple[Path, Path], tmp_path: Path, browser: Browser) -> None:
     fast, capped = two_runs
     out = build_compare([fast, capped], tmp_path / "cmp", ["fast", "capped"])
-    rows = sheet_rows(out / "results.xlsx", "results")
+    rows = sheet_rows(out / "report.xlsx", "results")
     header = list(rows[0])
     iops_fast, iops_capped = header.index("IOPS [fast]"), header.index("IOPS [capped]")
     ratio = header.index("IOPS capped/fast")
@@ -101,7 +101,7 @@ def test_compare_pts_runs(tmp_path_factory: pytest.TempPathFactory, tmp_path: Pa
     first = tiny_pts_run(tmp_path_factory.getbasetemp())
     second = _slower_copy(first, tmp_path / "slower", 0.5)
     out = build_compare([first, second], tmp_path / "cmp", ["a", "b"], static=False)
-    rows = sheet_rows(out / "results.xlsx", "iops")
+    rows = sheet_rows(out / "report.xlsx", "iops")
     assert rows[0] == ("block size", "100/0 (IOPS) [a]", "100/0 (IOPS) [b]", "100/0 (IOPS) b/a", "0/100 (IOPS) [a]",
                        "0/100 (IOPS) [b]", "0/100 (IOPS) b/a")
     window = json.loads((first / "pts" / "iops" / "phase.json").read_text())["window"]

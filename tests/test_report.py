@@ -117,7 +117,7 @@ def test_figure_ticks_are_the_plotted_numbers(case_run: Path, case_report: Path)
 
 
 def test_xlsx_results_equal_the_store(case_run: Path, case_report: Path) -> None:
-    rows = sheet_rows(case_report / "results.xlsx", "results")
+    rows = sheet_rows(case_report / "report.xlsx", "results")
     assert list(rows[0]) == [column.name for column in RESULT_COLUMNS]
     by_key = {(row[1], row[7]): row for row in rows[1:]}
     checked = 0
@@ -135,7 +135,7 @@ def test_xlsx_results_equal_the_store(case_run: Path, case_report: Path) -> None
 
 def test_xlsx_interval_data_is_fio_log_data(case_run: Path, case_report: Path) -> None:
     """A one-thread job's series is its log as fio wrote it; a two-thread job's is both threads merged by time."""
-    rows = sheet_rows(case_report / "results.xlsx", "data case001-iops")
+    rows = sheet_rows(case_report / "report.xlsx", "data case001-iops")
     names = list(rows[0])
     column = names.index("seqread-128k read")
     logged = [line.split(",") for line in next(case_run.glob("cases/*/logs/seqread-128k_iops.*.log")).read_text()
@@ -215,7 +215,7 @@ def test_live_rewrite_is_atomic_and_marked_in_progress(case_run: Path, tmp_path:
     assert seen and all(text.rstrip().endswith("</html>") for text in seen)
     html = (out / "index.html").read_text()
     assert "In progress: case 3 of 3" in html and 'http-equiv="refresh"' in html
-    assert (out / "results.xlsx").exists() and not (out / "report.pdf").exists()  # live: no PDF, no figures
+    assert (out / "report.xlsx").exists() and not (out / "report.pdf").exists()  # live: no PDF, no figures
     final = write_report(run_dir)
     assert "In progress" not in (final / "index.html").read_text() and (final / "report.pdf").exists()
 

@@ -13,7 +13,7 @@ Layout (schema version 1):
     result.json                 parsed results and status ("ok" | "failed" | "hung" | "interrupted"); written
                                 last, so its presence means "case finished"
   results.xlsx                  the results table as a workbook
-  report/                       index.html, report.pdf, results.xlsx and figures/ (ptsbench report; made at the end
+  report/                       index.html, report.pdf, report.xlsx and figures/ (ptsbench report; made at the end
                                 of every run, rewritten after every round during a PTS run)
 PTS runs keep their rounds under pts/ (see ptsbench/pts/store.py); sweeps keep their cells as cases and the
 cells' job files under sweep/ (see ptsbench/sweep.py).

@@ -16,11 +16,12 @@ from typing import Any
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.cases import case_run_report
 from ptsbench.report.compare import compare_reports, run_labels
+from ptsbench.report.figures import DEFAULT_DPI
 from ptsbench.report.model import Report
 from ptsbench.report.pts_report import pts_report
 
 REPORT_DIR = "report"
-HTML_NAME, PDF_NAME, XLSX_NAME, FIGURES_DIR = "index.html", "report.pdf", "results.xlsx", "figures"
+HTML_NAME, PDF_NAME, XLSX_NAME, FIGURES_DIR = "index.html", "report.pdf", "report.xlsx", "figures"
 COMPARED = "compared.json"  # marks a comparison's folder (which runs, which labels): a later compare may replace it
 
 
@@ -97,7 +98,7 @@ def _figure_workers(count: int) -> int:
     return 0 if count < FIGURE_WORKERS_MIN_FIGURES else max(1, min((os.cpu_count() or 1) - 1, 3))
 
 
-def write_static(report: Report, out_dir: Path) -> None:
+def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
     """report.pdf, and every figure's PNG and SVG at the same time in worker processes (matplotlib is
     single-threaded and a PTS report has dozens of figures). Workers take figures from the front of the list, this
     process from the back once the PDF is done; a claim file per figure keeps each drawn once. Workers are plain
@@ -115,9 +116,9 @@ def write_static(report: Report, out_dir: Path) -> None:
     processes: list[Any] = []
     try:
         for _ in range(_figure_workers(len(figures))):
-            processes.append(_start_worker((figures, str(figures_dir), report.provenance, str(claims))))
+            processes.append(_start_worker((figures, str(figures_dir), report.provenance, str(claims), dpi)))
         pdf.write_pdf(report, out_dir / PDF_NAME)
-        write_figure_batch(figures[::-1], figures_dir, report.provenance, claims)
+        write_figure_batch(figures[::-1], figures_dir, report.provenance, claims, dpi)
         for process in processes:
             _wait_worker(process, out_dir)
     finally:
@@ -150,8 +151,8 @@ def _wait_worker(process: Any, out_dir: Path) -> None:
         raise PtsbenchError(f"writing the figures failed: {last}", f"run `ptsbench report {out_dir.parent}`")
 
 
-def render(report: Report, out_dir: Path, static: bool = True) -> Path:
-    """Write the report's files into out_dir: index.html and results.xlsx; with static, report.pdf and figures/."""
+def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAULT_DPI) -> Path:
+    """Write the report's files into out_dir: index.html and report.xlsx; with static, report.pdf and figures/."""
     from ptsbench.report import html, workbook
     from ptsbench.store import remove_stale_temporaries
 
@@ -160,19 +161,20 @@ def render(report: Report, out_dir: Path, static: bool = True) -> Path:
         remove_stale_temporaries(folder)
     workbook.write_workbook(report, out_dir / XLSX_NAME)
     if static:
-        write_static(report, out_dir)
+        write_static(report, out_dir, dpi)
     html.write_html(report, out_dir / HTML_NAME, static=static)
     return out_dir
 
 
-def build_report(run_dir: Path, static: bool = True, in_progress: str | None = None) -> Path:
-    """RUN_DIR/report/ from the store alone; returns the report directory."""
+def build_report(run_dir: Path, static: bool = True, in_progress: str | None = None,
+                 dpi: int = DEFAULT_DPI) -> Path:
+    """RUN_DIR/report/ from the store alone (PNG figures at `dpi`); returns the report directory."""
     from ptsbench.store import remove_stale_temporaries
 
     run_dir = Path(run_dir)
     report = load_report(run_dir, in_progress)
     remove_stale_temporaries(run_dir)  # a killed run's results.xlsx or manifest temporary
-    return render(report, run_dir / REPORT_DIR, static)
+    return render(report, run_dir / REPORT_DIR, static, dpi)
 
 
 def write_report(run_dir: Path, in_progress: str | None = None, static: bool | None = None) -> Path:

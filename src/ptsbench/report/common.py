@@ -60,14 +60,15 @@ def environment_section(manifest: Mapping[str, Any]) -> Section:
     host = manifest.get("host") or {}
     host_rows = tuple((key, fact(format_bytes(value) if key == "memory_bytes" and value else value))
                       for key, value in host.items())
-    blocks: list[Block] = [Table("host", "Host", (Column("fact"), Column("value")), host_rows)]
+    blocks: list[Block] = [Table("host", "Host", (Column("fact"), Column("value")), host_rows),
+                           Table("log-reader", "This report", (Column("fact"), Column("value")),
+                                 (("fio log reader", reader_name()),))]  # read by this process, not the run's
     targets = manifest.get("targets") or []
     if targets:
-        keys = list(dict.fromkeys(key for target in targets for key in target))
+        keys = list(dict.fromkeys(key for target in targets for key, value in target.items()
+                                  if value not in (None, "", [])))  # what no target has is not a fact
         columns = (Column("fact"), *(Column(f"target {number}") for number in range(1, len(targets) + 1)))
         rows = tuple((key, *(fact(target.get(key)) for target in targets)) for key in keys)
         blocks.append(Table("targets", "Targets", columns, rows))
-    blocks.append(Table("log-reader", "This report", (Column("fact"), Column("value")),
-                        (("fio log reader", reader_name()),)))  # the logs were read by this process, not the run's
     return Section("environment", "Environment", blocks=tuple(blocks))
 

@@ -125,8 +125,18 @@ class DrawnTable:
         return [max(len(cell) for cell in row) * ROW_IN for row in self.lines]
 
     def width_in(self) -> float:
-        return max(sum(width + 2 for width in self.widths),
-                   max((len(line) for line in [self.table.title, *self.constants]), default=0)) * CHAR_IN
+        """The columns' width (the title and constant lines wrap to it)."""
+        return sum(width + 2 for width in self.widths) * CHAR_IN
+
+    def above(self, width_in: float) -> tuple[list[str], list[str]]:
+        """The title's lines and the constant columns' lines, wrapped to `width_in`."""
+        chars = max(int(width_in / (CHAR_IN * 1.15)), 20)
+        return (textwrap.wrap(self.table.title, chars) or [""],
+                [line for constant in self.constants for line in textwrap.wrap(constant, chars)])
+
+    def above_in(self, width_in: float) -> float:
+        titles, constants = self.above(width_in)
+        return TABLE_TITLE_IN + (len(titles) - 1 + len(constants)) * ROW_IN
 
 
 def _drawn_table(table: Table) -> DrawnTable:
@@ -188,6 +198,18 @@ def layout(report: Report) -> list[Page]:
     return pages
 
 
+def _half_height(block: Block, half_in: float, page_in: float) -> float | None:
+    """The height of a block drawn in half the page's width (a figure; a table that fits it whole), else None."""
+    if isinstance(block, Figure):
+        return FIGURE_IN
+    if isinstance(block, Table) and block.rows:
+        drawn = _drawn_table(block)
+        height = drawn.above_in(half_in) + sum(drawn.heights())
+        if drawn.width_in() <= half_in and height <= page_in / 2:
+            return height
+    return None
+
+
 def _section_pages(section: Section, before: Page | None, above_in: float) -> list[Page]:
     """A section's pages, the first `before` (a page the section starts on below what it holds) or a new page, with
     `above_in` taken at its top (the report's title band on the first page): blocks flow, figures pair up side by
@@ -198,7 +220,7 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
     page.starts.append((section, above_in))
     pages = [page]
     top_in = content_top_in + above_in + _facts_height(section.facts)
-    right_free: float | None = None  # top of a figure row whose right half is still free
+    row: tuple[float, float] | None = None  # (top, height) of a row whose right half is still free
     half_in = (PAGE_W_IN - 2 * MARGIN_IN - FIGURE_GAP_IN) / 2
 
     def new_page() -> None:
@@ -209,30 +231,27 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
 
     for block in [part for whole in section.blocks
                   for part in (split_groups(whole) if isinstance(whole, Table) else [whole])]:
-        if isinstance(block, Figure):
-            if right_free is not None:
-                page.placed.append(Placed(block, right_free, FIGURE_IN, left_in=MARGIN_IN + half_in + FIGURE_GAP_IN,
+        half = _half_height(block, half_in, bottom_in - content_top_in)
+        if half is not None:  # a figure, or a table narrow enough: two side by side (a chart and its table)
+            if row is not None:
+                page.placed.append(Placed(block, row[0], half, range(len(block.rows)) if isinstance(block, Table)
+                                          else range(0), left_in=MARGIN_IN + half_in + FIGURE_GAP_IN,
                                           width_in=half_in))
-                right_free = None
+                top_in = row[0] + max(row[1], half) + GAP_IN
+                row = None
                 continue
-            if top_in + FIGURE_IN > bottom_in and not page.empty():
+            if top_in + half > bottom_in and not page.empty():
                 new_page()
-            page.placed.append(Placed(block, top_in, FIGURE_IN, width_in=half_in))
-            right_free = top_in
-            top_in += FIGURE_IN + GAP_IN
+            page.placed.append(Placed(block, top_in, half, range(len(block.rows)) if isinstance(block, Table)
+                                      else range(0), width_in=half_in))
+            row = (top_in, half)
+            top_in += half + GAP_IN
             continue
+        row = None
         if isinstance(block, Table) and block.rows:
             drawn = _drawn_table(block)
             heights = drawn.heights()
-            above_in = TABLE_TITLE_IN + len(drawn.constants) * ROW_IN
-            height = above_in + sum(heights) + GAP_IN
-            if right_free is not None and drawn.width_in() <= half_in and height <= FIGURE_IN:
-                # beside the figure before it (a chart and its table side by side)
-                page.placed.append(Placed(block, right_free, height, range(len(block.rows)),
-                                          left_in=MARGIN_IN + half_in + FIGURE_GAP_IN, width_in=half_in))
-                right_free = None
-                continue
-            right_free = None
+            above_in = drawn.above_in(PAGE_W_IN - 2 * MARGIN_IN)
             start = 0
             while start < len(block.rows):
                 room = bottom_in - top_in - above_in - GAP_IN - heights[0]
@@ -249,7 +268,6 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
                 top_in += height
                 start = end
             continue
-        right_free = None
         height = _height(block)
         if top_in + height > bottom_in and not page.empty():
             new_page()
@@ -333,10 +351,13 @@ def _draw_table(canvas: Any, placed: Placed) -> None:
 
     assert isinstance(placed.block, Table)
     drawn = _drawn_table(placed.block)
-    title = f"{drawn.table.title} (continued)" if placed.continued else drawn.table.title
-    canvas.text(_x(placed.left_in), _y(placed.top_in), title, fontsize=BODY_PT + 1, weight="bold", va="top")
-    top_in = placed.top_in + TABLE_TITLE_IN
-    for line in drawn.constants:
+    titles, constants = drawn.above(placed.width_in)
+    for number, line in enumerate(titles):
+        text = f"{line} (continued)" if placed.continued and number == len(titles) - 1 else line
+        canvas.text(_x(placed.left_in), _y(placed.top_in + number * ROW_IN), text, fontsize=BODY_PT + 1,
+                    weight="bold", va="top")
+    top_in = placed.top_in + TABLE_TITLE_IN + (len(titles) - 1) * ROW_IN
+    for line in constants:
         canvas.text(_x(placed.left_in), _y(top_in), line, fontsize=BODY_PT, color="#555555", va="top")
         top_in += ROW_IN
     lefts = [placed.left_in]

@@ -123,7 +123,7 @@ def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> N
 
 
 def write_workbook(report: Report, path: Path) -> None:
-    """results.xlsx of the report: made in memory, then replaced atomically (a full disk is one clear error, and
+    """report.xlsx of the report: made in memory, then replaced atomically (a full disk is one clear error, and
     no half-written zip is left to complain when it is collected)."""
     import io
 
