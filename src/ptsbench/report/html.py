@@ -134,6 +134,12 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
                 layout["yaxis"]["range"] = [math.log10(end) for end in ends]
         if any(series.mode == "bars" for series in figure.series):
             layout.update(barmode="group", bargap=1 - BAR_GROUP_WIDTH, bargroupgap=0.0)
+        if "latency" in figure.y_label:  # rare long waits next to typical ones: a log axis on one click
+            layout["updatemenus"] = [{
+                "type": "buttons", "direction": "right", "x": 0.0, "y": 1.12, "xanchor": "left", "showactive": True,
+                "active": 1 if figure.y_log else 0, "pad": {"r": 4, "t": 0},
+                "buttons": [{"label": "linear", "method": "relayout", "args": [{"yaxis.type": "linear"}]},
+                            {"label": "log", "method": "relayout", "args": [{"yaxis.type": "log"}]}]}]
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "svg", "filename": figure.key}}
     return {"data": data, "layout": layout, "config": config, "gl": figure.bars3d is not None and not figure.heatmap}

@@ -51,6 +51,8 @@ def provenance(manifest: Mapping[str, Any]) -> str:
     """The provenance caption of a run directory's manifest (its ptsbench and fio versions, devices, start)."""
     targets = manifest.get("targets") or ([manifest["target"]] if manifest.get("target") else [])
     devices = ", ".join(dict.fromkeys(device_name(target) for target in targets)) or None
+    if devices is None and manifest.get("job_files"):  # no --target: the jobs name their own files
+        devices = "targets as in " + ", ".join(str(path).rsplit("/", 1)[-1] for path in manifest["job_files"])
     return provenance_caption(manifest.get("ptsbench_version"), manifest.get("fio_version"), devices,
                               manifest.get("created_utc"))
 
