@@ -448,8 +448,7 @@ def telemetry_blocks(test: str, views: Views) -> list[Block]:
     notes = list(dict.fromkeys(str(t["after"]["note"]) for _v, _r, t in recorded if (t.get("after") or {}).get("note")))
     if notes:
         blocks.append(Text("Device telemetry: " + "; ".join(notes) + "."))
-    blocks += _telemetry_figures(test, recorded)
-    return blocks
+    return [*_telemetry_figures(test, recorded), *blocks]  # figures first: they sit beside the test's last chart
 
 
 def _telemetry_figures(test: str, recorded: Sequence[tuple[Any, Any, Any]]) -> list[Figure]:

@@ -44,6 +44,7 @@ class Placed:
     continued: bool = False
     left_in: float = MARGIN_IN
     width_in: float = PAGE_W_IN - 2 * MARGIN_IN
+    note: Text | None = None  # a half-width table's short note (its source), drawn under it
 
 
 @dataclass
@@ -210,6 +211,15 @@ def _half_height(block: Block, half_in: float, page_in: float) -> float | None:
     return None
 
 
+def _note_lines(block: Text, width_in: float) -> list[str]:
+    return textwrap.wrap(block.text, int(width_in / CHAR_IN)) or [""]
+
+
+def _short_note(block: Block | None, width_in: float) -> bool:
+    """A plain text of at most two lines at `width_in`: a table's source note, kept under it."""
+    return isinstance(block, Text) and block.kind == "p" and len(_note_lines(block, width_in)) <= 2
+
+
 def _section_pages(section: Section, before: Page | None, above_in: float) -> list[Page]:
     """A section's pages, the first `before` (a page the section starts on below what it holds) or a new page, with
     `above_in` taken at its top (the report's title band on the first page): blocks flow, figures pair up side by
@@ -229,21 +239,33 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
         pages.append(page)
         top_in = content_top_in
 
-    for block in [part for whole in section.blocks
-                  for part in (split_groups(whole) if isinstance(whole, Table) else [whole])]:
+    blocks = [part for whole in section.blocks
+              for part in (split_groups(whole) if isinstance(whole, Table) else [whole])]
+    skip = False
+    for position, block in enumerate(blocks):
+        if skip:  # a note drawn with its table
+            skip = False
+            continue
         half = _half_height(block, half_in, bottom_in - content_top_in)
         if half is not None:  # a figure, or a table narrow enough: two side by side (a chart and its table)
+            after = blocks[position + 1] if position + 1 < len(blocks) else None
+            note = after if isinstance(block, Table) and isinstance(after, Text) and _short_note(after, half_in) \
+                else None
+            if note is not None:
+                half += len(_note_lines(note, half_in)) * TEXT_LINE_IN
+                skip = True
+            rows = range(len(block.rows)) if isinstance(block, Table) else range(0)
+            if row is not None and row[0] + half > bottom_in:  # too tall beside the block before it
+                row = None
             if row is not None:
-                page.placed.append(Placed(block, row[0], half, range(len(block.rows)) if isinstance(block, Table)
-                                          else range(0), left_in=MARGIN_IN + half_in + FIGURE_GAP_IN,
-                                          width_in=half_in))
+                page.placed.append(Placed(block, row[0], half, rows, left_in=MARGIN_IN + half_in + FIGURE_GAP_IN,
+                                          width_in=half_in, note=note))
                 top_in = row[0] + max(row[1], half) + GAP_IN
                 row = None
                 continue
             if top_in + half > bottom_in and not page.empty():
                 new_page()
-            page.placed.append(Placed(block, top_in, half, range(len(block.rows)) if isinstance(block, Table)
-                                      else range(0), width_in=half_in))
+            page.placed.append(Placed(block, top_in, half, rows, width_in=half_in, note=note))
             row = (top_in, half)
             top_in += half + GAP_IN
             continue
@@ -439,6 +461,10 @@ def write_pdf(report: Report, path: Path) -> None:
                         _draw_text(canvas, placed)
                     elif isinstance(placed.block, Table):
                         _draw_table(canvas, placed)
+                        if placed.note is not None:
+                            canvas.text(_x(placed.left_in), _y(placed.top_in + placed.height_in), "\n".join(
+                                _note_lines(placed.note, placed.width_in)), fontsize=BODY_PT, va="bottom",
+                                linespacing=1.4)
                     else:
                         _draw_figure(canvas, placed)
                 document.savefig(canvas)
