@@ -42,15 +42,15 @@ DRY_RUNS: list[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]
      ), ()),
     ("demo", "2.0", ("--tests", "lat,hir,dirth"), (
         "Latency: response-time histogram captured for 0:01 (PTS 2.0: 20:00 after steady state)",
-        "Host idle recovery: ss_round_s 0.5 (PTS: 1800)",
-        "Demand intensity / response time histogram: ss_round_s 0.5 (PTS: 1800)",
+        "Host idle recovery: steady-state rounds of 0.5 s (PTS: 30 min)",
+        "Demand intensity / response time histogram: steady-state rounds of 0.5 s (PTS: 30 min)",
      ), ()),
-    ("demo", "1.1", ("--tests", "lat,hir"), ("Host idle recovery: ss_round_s 0.5 (PTS: 1800)",),
+    ("demo", "1.1", ("--tests", "lat,hir"), ("Host idle recovery: steady-state rounds of 0.5 s (PTS: 30 min)",),
      ("response-time histogram",)),
     ("enterprise", "2.0", ("--tests", "lat,dirth", "--lat-histogram-time", "0", "--ss-round-time", "dirth=1m",
                            "--point-prewrite-depth", "point", "--device-info", "form_factor=U.2"), (
         "Latency: no response-time histogram (PTS 2.0: 20:00 after steady state)",
-        "Demand intensity / response time histogram: ss_round_s 60 (PTS: 1800)",
+        "Demand intensity / response time histogram: steady-state rounds of 1 min (PTS: 30 min)",
         "pre-write at the point's own TC/QD (--point-prewrite-depth point)",
         "Device description: form factor U.2",
      ), ("point_prewrite_depth",)),  # a reading stated in the plan, not a deviation
