@@ -131,6 +131,9 @@ def test_dry_run_prints_the_cells_and_the_duration_and_writes_nothing(tmp_path: 
     (("--size", "0"), "--size 0: a size of nothing"),
     (("--runtime", "nan"), "--runtime"),
     (("--ss-dur", "inf", "--ss", "iops:1%"), "--ss-dur"),
+    (("--bs", "4q", "--dry-run"), "--bs '4q' is not a block size"),
+    (("--bs", "4k,0"), "--bs '0' is not a block size"),
+    (("--precondition", "/no/such/job.fio", "--dry-run"), "does not exist"),
 ])
 def test_bad_input_is_one_error_line(tmp_path: Path, extra: tuple[str, ...], words: str) -> None:
     done = subprocess.run(sweep_argv(tmp_path / "sweep", *extra), capture_output=True, text=True, timeout=60)

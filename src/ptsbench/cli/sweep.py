@@ -82,7 +82,7 @@ def _numbers(value: str, option: str) -> tuple[int, ...]:
               help="Window fio judges steady state over (seconds, fio's ss_dur).")
 @click.option("--ss-ramp", "ss_ramp_s", type=Finite(0, MAX_SECONDS),
               help="Seconds before fio starts judging steady state (fio's ss_ramp).")
-@click.option("--precondition", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--precondition", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A fio job file run on each target before its cells (its filename becomes the target).")
 @click.option("--precondition-repeat", is_flag=True, help="Run the precondition job before every cell.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any other fio option for every cell.")
