@@ -289,3 +289,14 @@ def test_summary_holds_only_the_directions_drawn(fio_logs: tuple[Path, list[dict
                         PlotOptions(out_dir=tmp_path, directions=("read",)))
     assert {row.direction for row in result.summaries} == {"read"}
     assert {row["direction"] for row in csv.DictReader((tmp_path / "summary.csv").open())} == {"read"}
+
+
+def test_help_shows_no_empty_range() -> None:
+    """--smooth and --interval refuse nan and inf only: their help shows no range (click printed 'x<=None')."""
+    from click.testing import CliRunner
+
+    from ptsbench.cli import cli
+
+    done = CliRunner().invoke(cli, ["plot", "--help"], terminal_width=200)
+    assert done.exit_code == 0 and "--smooth SECONDS" in done.output
+    assert "None" not in done.output

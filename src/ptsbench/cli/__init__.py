@@ -101,6 +101,10 @@ class Finite(click.FloatRange):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
 
+    def _describe_range(self) -> str:
+        """No range in the help when there is none (click would show 'x<=None')."""
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
 
 def text_path(value: Path | None, what: str | None = None) -> Path | None:
     """A path that is text (fio job files and the store's JSON name it): refuse bytes that are not UTF-8."""
