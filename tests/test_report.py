@@ -339,3 +339,14 @@ def test_report_of_a_run_on_two_hosts(fio_servers: Servers, tmp_path: Path) -> N
     for key in ("case001-iops", "case001-percentiles"):
         names = {series.name for series in figures[key].series}
         assert {"rr 127.0.0.1 read", "rr 127.0.0.2 read", "mix 127.0.0.2 write"} <= names, key
+
+
+def test_a_lone_series_keeps_its_name_in_the_html_legend() -> None:
+    """A case whose other jobs logged nothing draws one line; plotly would hide its legend (the PDF shows it)."""
+    from ptsbench.report.figures import Figure, Series
+    from ptsbench.report.html import plotly_spec
+
+    one = Figure(key="iops", title="IOPS over time", x_label="time (s)", y_label="IOPS",
+                 series=(Series(name="RND4K-Q1T1-write write", x=(1.0,), y=(16425.0,)),))
+    spec = plotly_spec(one, ("#1f77b4",))
+    assert spec["layout"]["showlegend"] is True and spec["data"][0]["name"] == "RND4K-Q1T1-write write"

@@ -118,6 +118,7 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
         layout["margin"] = {"l": 0, "r": 0, "t": 50, "b": 0}
     else:
         data = [_line_trace(series, position, palette) for position, series in enumerate(figure.series)]
+        layout["showlegend"] = bool(figure.series)  # plotly hides a lone trace's name; the PNG and PDF show it
         xs = [x for series in figure.series for x in series.x]
         ys = [y for series in figure.series for y in series.y]
         layout["xaxis"] = _axis(figure.x_label, figure.x_log, figure.x_ticks or (log_ticks(xs) if figure.x_log else ()))
