@@ -59,7 +59,7 @@ from ptsbench.pts.specs import (
     mix_label,
     pts_params,
 )
-from ptsbench.units import format_bs, format_bytes, format_duration, parse_size_bytes, spoken_duration
+from ptsbench.units import format_bs, format_bytes, parse_size_bytes, spoken_duration
 
 MIB = 1024**2
 SMALL_BS_BYTES = 512
@@ -371,9 +371,9 @@ def plan_deviations(settings: Settings) -> list[str]:
         reasons.append(f"active range in {settings.segments or 'one contiguous'} segment(s) from LBA 0 (PTS client: "
                        f"{CLIENT_SEGMENTS} segments over all LBAs)")
     if settings.spec == "2.0" and "lat" in settings.tests and settings.lat_histogram_s != LAT_HISTOGRAM_S:
-        captured = (f"response-time histogram captured for {format_duration(settings.lat_histogram_s)}"
+        captured = (f"response-time histogram captured for {spoken_duration(settings.lat_histogram_s)}"
                     if settings.lat_histogram_s else "no response-time histogram")
-        reasons.append(f"Latency: {captured} (PTS 2.0: {format_duration(LAT_HISTOGRAM_S)} after steady state)")
+        reasons.append(f"Latency: {captured} (PTS 2.0: {spoken_duration(LAT_HISTOGRAM_S)} after steady state)")
     for test in settings.tests:
         if test not in TEST_DEFS:  # the advanced tests, against the spec at the profile's TC/QD
             reasons += advanced_deviations([test], settings.advanced[test], profile_params(PROFILES[settings.kind]))

@@ -28,6 +28,7 @@ CODE_LINE_IN = 0.16
 ROW_IN = 0.2
 TABLE_TITLE_IN = 0.27
 FIGURE_IN = 2.95  # figures are drawn two side by side, two rows to a page
+MIN_FIGURE_IN = 2.4  # ... and down to this height to end a page that has room for no more
 FIGURE_GAP_IN = 0.2
 GAP_IN = 0.12
 CHAR_IN = BODY_PT * 0.55 / 72  # an average character of the body font
@@ -95,7 +96,7 @@ def _notes(report: Report) -> list[str]:
 def _title_height(report: Report) -> float:
     """The report's own band on the first page: title, provenance, banners, facts."""
     return (len(_title_lines(report)) * 0.34 + 0.3 + len(_notes(report)) * TEXT_LINE_IN + 0.1
-            + _facts_height(report.facts) + 0.1)
+            + _facts_height(first_page_facts(report)) + 0.1)
 
 
 def _text_lines(block: Text) -> list[str]:
@@ -140,12 +141,13 @@ class DrawnTable:
         return TABLE_TITLE_IN + (len(titles) - 1 + len(constants)) * ROW_IN
 
 
-def _drawn_table(table: Table) -> DrawnTable:
+def _drawn_table(table: Table, width_in: float = PAGE_W_IN - 2 * MARGIN_IN) -> DrawnTable:
+    """The table as drawn `width_in` wide at most (text cells wrap, to no fewer than TABLE_MAX_TEXT characters)."""
     table, constants = condensed(table)
     header = [column.name for column in table.columns]
     cells = formatted_rows(table)
     widths = [max(len(text) for text in [name, *(row[i] for row in cells)]) for i, name in enumerate(header)]
-    capacity = int((PAGE_W_IN - 2 * MARGIN_IN) / CHAR_IN)
+    capacity = int(width_in / CHAR_IN)
     text_columns = [column.kind == "text" for column in table.columns]
     limit = max((w for w, text in zip(widths, text_columns, strict=True) if text), default=TABLE_MAX_TEXT)
     while limit > TABLE_MAX_TEXT and sum((min(w, limit) if text else w) + 2
@@ -165,18 +167,28 @@ def _drawn_table(table: Table) -> DrawnTable:
 SECTION_ROOM = 0.45  # a section starts on the page before when at least this share of the page is left
 
 
-def shown_facts(sections: Sequence[Section]) -> list[Section]:
-    """The sections with the facts they show: a fact every section with facts shares (the device, the platform, the
-    specification) is shown with the first of them only, not repeated at every test."""
+def common_facts(sections: Sequence[Section]) -> tuple[tuple[str, str], ...]:
+    """The facts every section with facts shares (the device, the platform, the specification): shown once, on the
+    first page, not repeated at every test."""
     with_facts = [section for section in sections if section.facts]
     if len(with_facts) < 2:
+        return ()
+    shared = set(with_facts[0].facts).intersection(*(set(section.facts) for section in with_facts[1:]))
+    return tuple(fact for fact in with_facts[0].facts if fact in shared)
+
+
+def first_page_facts(report: Report) -> tuple[tuple[str, str], ...]:
+    """The report's facts, then the facts all its tests share (each label once)."""
+    labels = {label for label, _ in report.facts}
+    return (*report.facts, *(fact for fact in common_facts(report.sections) if fact[0] not in labels))
+
+
+def shown_facts(sections: Sequence[Section]) -> list[Section]:
+    """The sections with the facts they show: their own, without those on the first page (common_facts)."""
+    common = set(common_facts(sections))
+    if not common:
         return list(sections)
-    common = set(with_facts[0].facts).intersection(*(set(section.facts) for section in with_facts[1:]))
-    first = with_facts[0]
-    return [section if section is first or not section.facts else
-            replace(section, facts=(*(fact for fact in section.facts if fact not in common),
-                                    ("other facts", f"as at {first.title}")))
-            for section in sections]
+    return [replace(section, facts=tuple(fact for fact in section.facts if fact not in common)) for section in sections]
 
 
 def layout(report: Report) -> list[Page]:
@@ -204,7 +216,7 @@ def _half_height(block: Block, half_in: float, page_in: float) -> float | None:
     if isinstance(block, Figure):
         return FIGURE_IN
     if isinstance(block, Table) and block.rows:
-        drawn = _drawn_table(block)
+        drawn = _drawn_table(block, half_in)
         height = drawn.above_in(half_in) + sum(drawn.heights())
         if drawn.width_in() <= half_in and height <= page_in / 2:
             return height
@@ -255,6 +267,8 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
                 half += len(_note_lines(note, half_in)) * TEXT_LINE_IN
                 skip = True
             rows = range(len(block.rows)) if isinstance(block, Table) else range(0)
+            if row is not None and isinstance(block, Figure) and row[0] + half > bottom_in:
+                half = max(bottom_in - row[0], MIN_FIGURE_IN)  # as small as the figure beside it may be
             if row is not None and row[0] + half > bottom_in:  # too tall beside the block before it
                 row = None
             if row is not None:
@@ -263,6 +277,8 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
                 top_in = row[0] + max(row[1], half) + GAP_IN
                 row = None
                 continue
+            if isinstance(block, Figure) and bottom_in - top_in >= MIN_FIGURE_IN:
+                half = min(half, bottom_in - top_in)  # a little smaller rather than a page left mostly empty
             if top_in + half > bottom_in and not page.empty():
                 new_page()
             page.placed.append(Placed(block, top_in, half, rows, width_in=half_in, note=note))
@@ -352,8 +368,9 @@ def _title_band(canvas: Any, report: Report) -> float:
                     va="top")
         top_in += TEXT_LINE_IN
     top_in += 0.1
-    _draw_facts(canvas, report.facts, top_in)
-    return top_in + _facts_height(report.facts) + 0.1
+    facts = first_page_facts(report)
+    _draw_facts(canvas, facts, top_in)
+    return top_in + _facts_height(facts) + 0.1
 
 
 def _draw_text(canvas: Any, placed: Placed) -> None:
@@ -372,7 +389,7 @@ def _draw_table(canvas: Any, placed: Placed) -> None:
     from matplotlib.lines import Line2D
 
     assert isinstance(placed.block, Table)
-    drawn = _drawn_table(placed.block)
+    drawn = _drawn_table(placed.block, placed.width_in)
     titles, constants = drawn.above(placed.width_in)
     for number, line in enumerate(titles):
         text = f"{line} (continued)" if placed.continued and number == len(titles) - 1 else line
@@ -400,7 +417,8 @@ def _draw_table(canvas: Any, placed: Placed) -> None:
 
 def _draw_figure(canvas: Any, placed: Placed) -> None:
     assert isinstance(placed.block, Figure)
-    region = (_x(placed.left_in), _y(placed.top_in + FIGURE_IN), placed.width_in / PAGE_W_IN, FIGURE_IN / PAGE_H_IN)
+    region = (_x(placed.left_in), _y(placed.top_in + placed.height_in), placed.width_in / PAGE_W_IN,
+              placed.height_in / PAGE_H_IN)
     caption = textwrap.fill(placed.block.caption, int(placed.width_in / (SMALL_PT * 0.5 / 72)))
     draw(placed.block, canvas, region, caption)  # the provenance is in every page's footer
 
