@@ -169,7 +169,7 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
         for d in np.unique(log.ddir).tolist():
             chosen = log.ddir == d
             traces.append(_windowed_trace(DDIR_NAMES.get(d, str(d)), time_ms[chosen], value[chosen]))
-        if kind in RATE_KINDS:
+        if kind in RATE_KINDS and len(traces) > 1:  # one direction: a total would only repeat it
             stamps, inverse = np.unique(time_ms, return_inverse=True)
             traces.append(_windowed_trace("total", stamps, np.bincount(inverse, weights=value)))
         note = f"log_avg_msec samples as fio wrote them ({_step_ms(time_ms):g} ms)"
@@ -180,7 +180,7 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
         for series in merged:
             traces.append(_windowed_trace(DDIR_NAMES.get(series.ddir, str(series.ddir)), series.end_ms,
                                           series.value * scale, series.start_ms))
-        if kind in RATE_KINDS and merged:  # the directions share one grid, to the end of the longest log
+        if kind in RATE_KINDS and len(merged) > 1:  # the directions share one grid, to the end of the longest log
             total = np.sum([series.value for series in merged], axis=0) * scale
             traces.append(_windowed_trace("total", merged[0].end_ms, total, merged[0].start_ms))
         verb = "summed" if how == "sum" else "averaged"
