@@ -132,3 +132,22 @@ def test_compare_refuses_runs_of_different_kinds(two_runs: tuple[Path, Path], tm
                                                  pytest.TempPathFactory, tmp_path: Path) -> None:
     with pytest.raises(PtsbenchError, match="different kinds"):
         build_compare([two_runs[0], tiny_pts_run(tmp_path_factory.getbasetemp())], tmp_path / "cmp")
+
+
+def test_compared_bars_are_not_captioned_with_line_styles() -> None:
+    """Bars have no line style: their caption must not tell readers to look for solid and dashed runs."""
+    from ptsbench.report.compare import compare_figure
+    from ptsbench.report.figures import Figure, Series
+
+    def bars(mb_s: float) -> Figure:
+        return Figure(key="glance", title="MB/s per test", x_label="test", y_label="MB/s", caption="Each test's MB/s.",
+                      series=(Series(name="read", x=(0,), y=(mb_s,), mode="bars"),))
+
+    def lines(iops: float) -> Figure:
+        return Figure(key="iops", title="IOPS over time", x_label="time (s)", y_label="IOPS", caption="IOPS.",
+                      series=(Series(name="read", x=(1, 2), y=(iops, iops)),))
+
+    (bar_figure,) = compare_figure([bars(100.0), bars(90.0)], ["a", "b"])
+    assert bar_figure.caption == "Each test's MB/s." and len({one.color for one in bar_figure.series}) == 2
+    (line_figure,) = compare_figure([lines(5.0), lines(6.0)], ["a", "b"])
+    assert line_figure.caption == "IOPS. Runs: a solid, b dash."

@@ -99,6 +99,8 @@ def compare_figure(figures: Sequence[Figure | None], labels: Sequence[str]) -> l
                 color = position * most + color
             series.append(replace(one, name=f"{label}: {one.name}", color=color,
                                   dash=RUN_DASHES[position % len(RUN_DASHES)] if position else one.dash))
+    if all(one.mode == "bars" for one in series):  # told apart by colour and legend, not by a line style
+        return [replace(base, series=tuple(series))]
     styles = ", ".join(f"{label} {RUN_DASHES[i % len(RUN_DASHES)]}" for i, label in enumerate(labels))
     return [replace(base, series=tuple(series), caption=f"{base.caption} Runs: {styles}.".strip())]
 
