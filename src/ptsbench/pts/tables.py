@@ -534,12 +534,6 @@ def header_lines(manifest: Mapping[str, Any], status: str | None = None) -> list
     ]
 
 
-def _numeric(text: str) -> bool:
-    """A cell written as a number (or '-' for none), so its column is right-aligned and never wrapped."""
-    cleaned = text.replace(",", "").replace(".", "").replace("-", "").replace("+", "").replace("%", "").strip()
-    return cleaned.isdigit() or cleaned == ""
-
-
 def _headline(store: RunStore) -> Table:
     """The answer first: every tracked value at steady state with its verdict (report/glance.py's rows)."""
     from ptsbench.report.glance import PTS_COLUMNS, pts_headline_rows
@@ -562,10 +556,12 @@ def device_description(manifest: Mapping[str, Any]) -> str:
 def render_pts(store: RunStore, console: Any) -> None:
     """Print a PTS run's results with rich: header, the headline values and the compliance verdict, the tables (on
     hosts: all hosts, then each host), then the deviations and notes in full."""
+    from ptsbench.report.terminal import print_text_tables
+
     manifest = store.manifest
     for line in header_lines(manifest, PtsStore(store).run_status()):
         console.print(line, highlight=False)
-    _print_tables([_headline(store)], console)
+    print_text_tables([_headline(store)], console)
     banner = compliance_lines(manifest)
     style = "bold green" if manifest.get("compliance", {}).get("compliant") else "bold yellow"
     reasons = len(banner) - 1
@@ -580,79 +576,10 @@ def render_pts(store: RunStore, console: Any) -> None:
     for host, heading in sections:
         if heading:
             console.rule(heading)
-        _print_tables(pts_tables(store, host), console)
+        print_text_tables(pts_tables(store, host), console)
     if reasons:
         console.print(banner[0], style=style, highlight=False)
         for line in banner[1:]:
             console.print(line, highlight=False)
     for note in manifest.get("notes", []):
         console.print(f"note: {note}", highlight=False)
-
-
-def _column_range(table: Table, index: int) -> tuple[int, int]:
-    """(longest word, longest cell) of a column, header included: its narrowest and its natural width."""
-    texts = [table.columns[index], *(row[index] for row in table.rows if index < len(row))]
-    return max(len(word) for text in texts for word in text.split() or [""]), max(len(text) for text in texts)
-
-
-def _widths(table: Table, shown: Sequence[int], width: int | None) -> list[int] | None:
-    """Column widths that fit `width` with no word split (None: natural widths), or None when they cannot."""
-    ranges = [_column_range(table, index) for index in shown]
-    if width is None:
-        return [natural for _least, natural in ranges]
-    room = width - 3 * (len(shown) - 1)  # between two columns: a space, the (blank) rule, a space
-    widths = [least for least, _natural in ranges]
-    if sum(widths) > room:
-        return None
-    extra = room - sum(widths)
-    for position in sorted(range(len(shown)), key=lambda p: ranges[p][1] - ranges[p][0]):
-        grow = min(extra, ranges[position][1] - widths[position])
-        widths[position] += grow
-        extra -= grow
-    return widths
-
-
-def _rich_table(table: Table, shown: Sequence[int], widths: Sequence[int]) -> Any:
-    from rich import box
-    from rich.table import Table as RichTable
-
-    rich_table = RichTable(title=table.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                           show_edge=False)
-    for index, width in zip(shown, widths, strict=True):
-        numeric = index > 0 and all(_numeric(row[index]) for row in table.rows if index < len(row))
-        rich_table.add_column(table.columns[index], justify="right" if numeric else "left", width=width,
-                              no_wrap=numeric, overflow="fold")
-    for row in table.rows:
-        rich_table.add_row(*(row[index] if index < len(row) else "" for index in shown))
-    left_out = [table.columns[index] for index in range(len(table.columns)) if index not in shown]
-    if left_out:
-        rich_table.caption = (f"left out to fit the terminal: {', '.join(left_out)} (a wider terminal, the "
-                              "report or `show --format csv` have them)")
-        rich_table.caption_justify = "left"
-    return rich_table
-
-
-def _print_tables(tables: Sequence[Table], console: Any) -> None:
-    """Each table as wide as its cells. Piped: never cut. On a terminal too narrow for a table, its text wraps at
-    spaces, and its middle columns are left out (and named) when even that does not fit: numbers and names are
-    never split or cut."""
-    from rich.console import Console
-
-    for table in tables:
-        shown = list(range(len(table.columns)))
-        width = console.width if console.is_terminal else None
-        widths = _widths(table, shown, width)
-        while widths is None and len(shown) > 3:
-            shown.pop(-2)  # the first columns name the row, the last is the verdict
-            widths = _widths(table, shown, width)
-        if widths is None:  # not even three columns fit: wrap as rich does
-            shown = list(range(len(table.columns)))
-            widths = _widths(table, shown, None) or []
-        rich_table = _rich_table(table, shown, widths)
-        if console.is_terminal:
-            console.print(rich_table)
-        else:  # piped: the table's own width, whatever the default width of a console without a terminal
-            natural = int(Console(width=10_000).measure(rich_table).maximum)
-            Console(file=console.file, width=max(natural, console.width)).print(rich_table)
-        for note in table.notes:
-            console.print(f"  {note}", highlight=False, style="dim")
