@@ -73,7 +73,7 @@ ptsbench=$work/venv-wheel/bin/ptsbench
   || fail "ptsbench was imported from outside the venv"
 "$ptsbench" plot "$logs/check_lat.log" "$logs/check_bw.log" --out "$work/plot-wheel" >/dev/null
 [ -s "$work/plot-wheel/check_lat.png" ] || fail "ptsbench plot wrote no chart from the wheel install"
-"$ptsbench" pts --profile demo --dry-run >"$work/dry-run.txt" || fail "the demo's dry run"
+"$ptsbench" pts --profile demo --dry-run --verbose >"$work/dry-run.txt" || fail "the demo's dry run"
 grep -q "^\[" "$work/dry-run.txt" || fail "the demo's dry run printed no job file"
 cd "$source_dir"
 
