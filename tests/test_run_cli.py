@@ -174,6 +174,19 @@ def test_quick_preset_on_a_scratch_file(tmp_path: Path) -> None:
     assert not (out / "scratch.dat").exists()
 
 
+def test_a_refused_quick_leaves_its_out_folder_as_it_was(tmp_path: Path, loop_device: str) -> None:
+    """quick writes its job file before the guard judges it: a refusal must take it back, or the same --out is
+    refused next time as 'not empty' (the user's retry with --destructive)."""
+    new_out, empty_out = tmp_path / "new", tmp_path / "empty"
+    empty_out.mkdir()
+    for out in (new_out, empty_out):
+        refused = run_cli("quick", loop_device, "--runtime", "1", "--out", str(out))
+        assert refused.returncode != 0 and "--destructive" in refused.stderr, refused.stderr
+    assert not new_out.exists() and empty_out.is_dir() and not any(empty_out.iterdir())
+    scratch_refused = run_cli("quick", "--runtime", "1", "--size", "900T", "--out", str(new_out))
+    assert scratch_refused.returncode != 0 and not new_out.exists(), scratch_refused.stderr
+
+
 # ---- bad input: one line, non-zero exit, no traceback, nothing measured lost ----
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:

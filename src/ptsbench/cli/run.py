@@ -130,16 +130,36 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     one_line(target, what="TARGET")
     one_line(size, what="--size")
     one_line(str(out) if out else None, what="--out")
-    from ptsbench.cases import Overrides, check_free_space, resolve_targets
-    from ptsbench.fio.runner import probe_engine
-    from ptsbench.quick import quick_job_text
-    from ptsbench.store import atomic_write_text, check_new_run_dir, default_run_dir
+    from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
 
     run_dir = out or default_run_dir("quick")
     if not dry_run:
         check_new_run_dir(run_dir)
+    made_dir = not run_dir.exists()
     scratch = target is None
     target_path = str(run_dir / "scratch.dat") if scratch else str(target)
+    try:
+        _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir, (destructive, allow_mounted),
+               log_interval_ms, fio_lat_log, dry_run, hosts_spec)
+    finally:
+        if scratch:
+            Path(target_path).unlink(missing_ok=True)
+        if not (run_dir / MANIFEST).exists():  # refused before the run began: leave nothing behind, so the same
+            if not dry_run:  # --out works once the user fixed the cause (the folder was new or empty: ours)
+                (run_dir / "quick.fio").unlink(missing_ok=True)
+            if made_dir and run_dir.is_dir() and not any(run_dir.iterdir()):
+                run_dir.rmdir()
+
+
+def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float, size: str | None,
+           output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
+           fio_lat_log: bool, dry_run: bool, hosts_spec: str | None) -> None:
+    """quick's run after its run directory is chosen: the job file, then the case runner."""
+    from ptsbench.cases import Overrides, check_free_space, resolve_targets
+    from ptsbench.fio.runner import probe_engine
+    from ptsbench.quick import quick_job_text
+    from ptsbench.store import atomic_write_text
+
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, [target_path], dry_run)
     if not hosts:
         if scratch:  # the scratch file's folder must exist for it to resolve
@@ -162,12 +182,10 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     else:
         job_path = Path(_temporary_job(quick_job_text(runtime_s, size or QUICK_SIZE, engine)))
     try:
-        _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir,
-                 (destructive, allow_mounted), log_interval_ms, dry_run, hosts=hosts, host_infos=infos,
-                 fio_lat_log=fio_lat_log, prepared=(job_path.name,))
+        _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
+                 log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
+                 prepared=(job_path.name,))
     finally:
-        if scratch:
-            Path(target_path).unlink(missing_ok=True)
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
 
