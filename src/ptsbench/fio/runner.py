@@ -85,11 +85,12 @@ class FioOutcome:
 
     def jobs_not_run(self) -> list[str]:
         """Jobs fio lists but never ran: no runtime and no IO (fio aborts some, such as a write to a mounted
-        device without allow_mounted_write, with exit code 0 and a line on stderr)."""
+        device without allow_mounted_write, with exit code 0 and a line on stderr). fio's nameless placeholder
+        entries (group -1, left by `stats=0` and by jobs folded into a group_reporting entry) are not jobs."""
         return [f"job {job.get('jobname')}" + (f" on {job['hostname']}" if job.get("hostname") else "")
                 for job in self._job_entries()
-                if not job.get("job_runtime") and not any((job.get(direction) or {}).get("total_ios")
-                                                          for direction in ("read", "write", "trim"))]
+                if job.get("jobname") is not None and not job.get("job_runtime")
+                and not any((job.get(direction) or {}).get("total_ios") for direction in ("read", "write", "trim"))]
 
     def error_line(self) -> str:
         """One line saying why the run failed, in fio's own words where it gave any."""
