@@ -973,7 +973,8 @@ def resume_target(pts: PtsStore) -> Target:
 
     manifest = pts.store.manifest
     if manifest.get("kind") != "pts":
-        raise StoreError(f"{pts.root} is not a PTS run", "`ptsbench resume` continues runs made by `ptsbench pts`")
+        raise StoreError(f"{pts.root} is not a PTS run or sweep",
+                         "`ptsbench resume` continues runs made by `ptsbench pts` or `ptsbench sweep`")
     info = TargetInfo(**manifest["target_info"])
     if manifest.get("hosts"):
         return _remote_target(info, stored_hosts(manifest))
