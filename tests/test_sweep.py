@@ -133,6 +133,7 @@ def test_dry_run_prints_the_cells_and_the_duration_and_writes_nothing(tmp_path: 
     (("--ss-dur", "inf", "--ss", "iops:1%"), "--ss-dur"),
     (("--bs", "4q", "--dry-run"), "--bs '4q' is not a block size"),
     (("--bs", "4k,0"), "--bs '0' is not a block size"),
+    (("--bs", "1.5k", "--dry-run"), "--bs '1.5k' is not a block size"),
     (("--precondition", "/no/such/job.fio", "--dry-run"), "does not exist"),
 ])
 def test_bad_input_is_one_error_line(tmp_path: Path, extra: tuple[str, ...], words: str) -> None:

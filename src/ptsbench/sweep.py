@@ -83,13 +83,13 @@ def check_spec(spec: SweepSpec) -> None:
         raise PtsbenchError("a mixed --rw (rw, readwrite, randrw) needs --rwmixread", "e.g. --rwmixread 70")
     if any(not 0 <= mix <= 100 for mix in spec.rwmixread):
         raise PtsbenchError("--rwmixread is a read share in percent", "give values from 0 to 100, e.g. 70")
-    for bs in spec.bs:  # fio reads 4q as 4 bytes and runs it; a typo must not become a sweep of tiny blocks
+    for bs in spec.bs:  # fio reads 4q and 1.5k as 4 and 1 bytes and runs them: a typo must not sweep tiny blocks
         try:
             bs_bytes = parse_size_bytes(bs)
         except PtsbenchError:
             bs_bytes = 0
-        if bs_bytes < 1:
-            raise PtsbenchError(f"--bs {bs!r} is not a block size", "use a size like 512, 4k or 1m")
+        if bs_bytes < 1 or "." in bs:
+            raise PtsbenchError(f"--bs {bs!r} is not a block size", "use a whole size like 512, 4k or 1m")
     if any(value < 1 for value in (*spec.iodepth, *spec.numjobs)):
         raise PtsbenchError("--iodepth and --numjobs values must be 1 or more", "e.g. --iodepth 1,2,4 --numjobs 1,2")
     durations = [value for value in (spec.runtime_s, spec.ramp_time_s, spec.ss_dur_s, spec.ss_ramp_s) if value]
