@@ -33,9 +33,17 @@ JSON.stringify((() => {{
   }}).map(element => element.innerText.trim());
   const scrolled = Array.from(document.querySelectorAll('.table-wrap')).filter(
     wrap => wrap.scrollWidth > wrap.clientWidth + 1).map(wrap => wrap.querySelector('table').id);
+  // a cell whose text has no space or hyphen to wrap at, drawn on more than one line, was broken mid-word
+  const broken = Array.from(document.querySelectorAll('table.data td')).filter(cell => {{
+    const text = cell.innerText.trim();
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    const tops = new Set(Array.from(range.getClientRects()).map(box => Math.round(box.top)));
+    return text && !/[\\s-]/.test(text) && tops.size > 1;
+  }}).map(cell => cell.innerText.trim());
   const title = document.querySelector('h1');
   const line = parseFloat(getComputedStyle(title).lineHeight) || 30;
-  return {{seen: seen, scrolled: scrolled, titleLines: Math.round(title.getBoundingClientRect().height / line)}};
+  return {{seen: seen, scrolled: scrolled, broken: broken, titleLines: Math.round(title.getBoundingClientRect().height / line)}};
 }})())
 """
 QUICK_NULL_JOB = """[global]
@@ -97,6 +105,7 @@ def first_screen(browser: Browser, page: Path, shot: Path) -> dict[str, Any]:
     seen: dict[str, Any] = result.script_result
     assert seen["scrolled"] == [], f"tables wider than the page at 1400 px: {seen['scrolled']}"
     assert seen["titleLines"] == 1, "the title wraps"
+    assert seen["broken"] == [], f"table cells broken mid-word: {seen['broken'][:5]}"
     return seen
 
 
