@@ -43,7 +43,8 @@ JSON.stringify((() => {{
   }}).map(cell => cell.innerText.trim());
   const title = document.querySelector('h1');
   const line = parseFloat(getComputedStyle(title).lineHeight) || 30;
-  return {{seen: seen, scrolled: scrolled, broken: broken, titleLines: Math.round(title.getBoundingClientRect().height / line)}};
+  return {{seen: seen, scrolled: scrolled, broken: broken,
+           titleLines: Math.round(title.getBoundingClientRect().height / line)}};
 }})())
 """
 QUICK_NULL_JOB = """[global]
