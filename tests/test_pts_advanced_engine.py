@@ -189,7 +189,10 @@ def test_kill_in_an_operating_point_then_between_sweep_and_points(tmp_path: Path
     # a kill after the sweep's phase.json but before the points were stored: resume chooses the same points
     manifest = read(run_dir / "manifest.json")
     del manifest["operating_points"]
+    manifest["status"] = "running"  # as a kill left it (a finished run missing a phase is a damaged store)
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    with open(manifest["target_info"]["path"], "wb") as scratch:  # a finished run removed its scratch file
+        scratch.truncate(manifest["target_info"]["size_bytes"])
     for name in ("max", "mid", "min"):
         shutil.rmtree(run_dir / "pts" / f"cbw-{name}", ignore_errors=True)
     before = stored(run_dir)

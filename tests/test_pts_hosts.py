@@ -171,7 +171,7 @@ def test_host_killed_mid_round_then_resume(tmp_path: Path, servers: Servers) -> 
 
 def test_hosts_dry_run_and_refusals_are_one_line(tmp_path: Path) -> None:
     hosts = "127.0.0.1:8001,127.0.0.2:8001"
-    dry = run_cli("pts", "/data/test.dat", "--hosts", hosts, *SMALL, "--dry-run")
+    dry = run_cli("pts", "/data/test.dat", "--hosts", hosts, *SMALL, "--dry-run", "--verbose")
     assert dry.returncode == 0, dry.stderr
     assert "# hosts: 127.0.0.1:8001, 127.0.0.2:8001" in dry.stdout and "filename=/data/test.dat" in dry.stdout
     for args, message in (

@@ -547,7 +547,10 @@ def _seq_parts(plan: Plan, phase: Phase, cell: CellSpec,
         offset = offset // segments.size_bytes * segments.size_bytes
         lba_offset = offset // segments.size_bytes * segments.stride_bytes
         spread: dict[str, str | None] = {"offset_increment": str(per_thread * segments.stride_bytes)}
-        repeat: dict[str, str | None] = {"loops": str(SEGMENT_LOOPS)}
+        # fio 3.33 does not restart a strided job's zones at a new loop: a thread whose share ends before the end
+        # of the file would go on into the next thread's segments (measured), so with several threads each writes
+        # its share once per part and the cell may end before its runtime (fio's runtime says how long it ran)
+        repeat: dict[str, str | None] = {"loops": str(SEGMENT_LOOPS if cell.numjobs == 1 else 1)}
         spread.update(segments.zone_options(segments.size_bytes))
     else:
         lba_offset = offset
