@@ -8,7 +8,7 @@ out="ptsbench-results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
 .venv/bin/ptsbench pts --profile demo --out "$out"
 # name only what was written (a report that could not be drawn is a warning of the run, not a file to open)
 written=()
-for name in index.html report.pdf results.xlsx figures; do
+for name in index.html report.pdf report.xlsx figures; do
     [ -s "$out/report/$name" ] || [ -d "$out/report/$name" ] && written+=("$out/report/$name")
 done
 if [ ${#written[@]} -gt 0 ]; then
