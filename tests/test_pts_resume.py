@@ -176,6 +176,7 @@ def test_resume_refuses_a_file_target_that_shrank_or_vanished(tmp_path: Path) ->
     rounds = run_dir / "pts" / "iops" / "rounds"
     kill_when(start(run_dir, str(target), *SMALL, "--size", "16M", "--tests", "iops"),
               lambda: (rounds / "001" / "round.json").exists())
+    stop_orphan_fio(run_dir)  # the killed run's fio could lay the file out again (resume stops it after its check)
     os.truncate(target, 4096)
     done = run_cli("resume", str(run_dir))
     assert done.returncode != 0 and "Traceback" not in done.stderr
