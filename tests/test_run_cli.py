@@ -401,3 +401,18 @@ def test_a_jobs_own_logs_are_written_where_it_asked_and_never_averaged(tmp_path:
     theirs = [line.split(",")[0] for line in (tmp_path / "theirs_iops.2.log").read_text().splitlines()]
     assert 1 <= len(theirs) <= 4  # averaged over the job's own 500 ms in its 1 s (per IO: millions of lines)
     assert list((out / "cases" / "001-own" / "logs").glob("averaged_bw.*.log"))
+
+
+def test_sizes_reach_fio_as_ptsbench_reads_them(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    """fio itself reads 1.5M as 1 byte and (by default) 4KiB as 4000 bytes: ptsbench hands it the byte count."""
+    job = write_job("fill.fio", "[fill]\nrw=write\nbs=64k\nioengine=psync\n")
+    target, out = tmp_path / "new.dat", tmp_path / "run"
+    rows = rows_of(run_cli("run", str(job), "--target", str(target), "--size", "1.5M", "--out", str(out),
+                           "--format", "json"))
+    job_doc = fio_json(out / "cases" / "001-fill")["jobs"][0]
+    assert target.stat().st_size == 1536 * 1024 == job_doc["write"]["io_bytes"] and rows[0]["job"] == "fill"
+    assert job_doc["job options"]["size"] == str(1536 * 1024)
+    quick = run_cli("quick", "--size", "3KiB", "--runtime", "0.1", "--out", str(tmp_path / "q"), "--dry-run")
+    assert "size=3072\n" in quick.stdout, quick.stdout
+    refused = run_cli("run", str(job), "--target", str(target), "--size", "1.3k")
+    assert refused.returncode != 0 and "not a whole number of bytes" in refused.stderr

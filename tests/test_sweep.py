@@ -246,3 +246,21 @@ def test_fractions_of_seconds_reach_fio_in_milliseconds() -> None:
     from ptsbench.quick import quick_job_text
 
     assert "runtime=300ms" in quick_job_text(0.3, "8M", "libaio")  # `quick --runtime 0.3` ran to the end of size
+
+
+def test_block_sizes_reach_fio_as_ptsbench_reads_them(tmp_path: Path) -> None:
+    """fio reads --bs 4KiB as 4000 bytes by default: the sweep's cell runs the 4096 bytes its label says."""
+    argv = [sys.executable, "-m", "ptsbench", "sweep", str(tmp_path / "null.dat"), "--ioengine", "null", "--size",
+            "1.5M", "--runtime", "0.2", "--rw", "randread", "--bs", "4KiB", "--iodepth", "1", "--out",
+            str(tmp_path / "sweep"), "--format", "json"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    (case,) = (tmp_path / "sweep" / "cases").iterdir()
+    assert case.name == "001-randread-4k-qd1-nj1"
+    doc = json.loads((case / "fio.json").read_text())
+    job = doc["jobs"][0]
+    assert job["job options"]["bs"] == "4k" and doc["global options"]["size"] == str(1536 * 1024)
+    assert job["read"]["io_bytes"] == 4096 * job["read"]["total_ios"] > 0
+    refused = subprocess.run([*argv[:-4], "--set", "kb_base=1000", "--dry-run"], capture_output=True, text=True,
+                             timeout=60)
+    assert refused.returncode == 2 and "--set kb_base=... would change" in refused.stderr

@@ -22,7 +22,7 @@ from ptsbench.fio import jobs
 from ptsbench.hosts import Host
 from ptsbench.store import RunStore, atomic_write_text, read_json
 from ptsbench.target.target import Target
-from ptsbench.units import parse_size_bytes
+from ptsbench.units import format_bs, parse_size_bytes
 
 SWEEP_DIR = "sweep"
 PRECONDITION_JOB = "precondition.fio"
@@ -30,7 +30,8 @@ MIXED_RW = ("rw", "readwrite", "randrw")
 RW_CHOICES = ("read", "write", "randread", "randwrite", *MIXED_RW, "trim", "randtrim", "trimwrite")
 # what the sweep itself sets in every cell; --set may not change it
 SWEPT_OPTIONS = ("rw", "readwrite", "bs", "blocksize", "iodepth", "numjobs", "rwmixread", "rwmixwrite", "runtime",
-                 "ramp_time", "loops", "filename", "directory", "ss", "ss_dur", "ss_ramp", "size", "ioengine")
+                 "ramp_time", "loops", "filename", "directory", "ss", "ss_dur", "ss_ramp", "size", "ioengine",
+                 "kb_base")  # kb_base would change how fio reads the sweep's block sizes
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def cells(spec: SweepSpec) -> list[Cell]:
     """Every cell, rw outermost, then block size, mix, numjobs, iodepth and loop (a QD series runs together)."""
     found = []
     for rw in spec.rw:
-        for bs in spec.bs:
+        for bs in (format_bs(parse_size_bytes(text)) for text in spec.bs):  # fio's reading of 4KiB is 4000 B
             for mix in (spec.rwmixread if rw in MIXED_RW else (None,)):
                 for numjobs in spec.numjobs:
                     for iodepth in spec.iodepth:

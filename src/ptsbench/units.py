@@ -1,6 +1,7 @@
 """The one place that knows units: parse human sizes at the edge, format numbers for people."""
 
 import re
+from fractions import Fraction
 
 from ptsbench.errors import PtsbenchError
 
@@ -10,12 +11,21 @@ _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECA
 
 
 def parse_size_bytes(text: str) -> int:
-    """Parse a size like fio does by default (kb_base=1024): '512', '4k', '1M', '1GiB', '1.5g' -> bytes."""
+    """ptsbench's reading of a size: binary prefixes however spelt (4k = 4K = 4KB = 4KiB = 4096), and decimals
+    when they make whole bytes (1.5G). fio reads some of these otherwise (by default 4KiB is 4000 bytes to it, and
+    1.5G is 1 byte), so a size given to ptsbench reaches fio as the byte count of `fio_size_text`, never as typed."""
     match = _SIZE_RE.match(text)
     if not match:
         raise PtsbenchError(f"not a size: {text!r}", "use a number with an optional k/m/g/t suffix, e.g. 4k or 1G")
-    number, unit = float(match.group(1)), match.group(2).lower()
-    return int(number * _BINARY[unit])
+    size_bytes = Fraction(match.group(1)) * _BINARY[match.group(2).lower()]
+    if size_bytes.denominator != 1:
+        raise PtsbenchError(f"{text!r} is not a whole number of bytes", "use a size like 1536k or 1.5G")
+    return int(size_bytes)
+
+
+def fio_size_text(text: str) -> str:
+    """A size given to ptsbench as fio must read it: its byte count (fio has no decimals, and its KiB is 1000)."""
+    return str(parse_size_bytes(text))
 
 
 def format_bs(size_bytes: int) -> str:

@@ -11,6 +11,7 @@ import click
 
 from ptsbench.cli import Seconds, text_path
 from ptsbench.report.terminal import FORMATS
+from ptsbench.units import fio_size_text
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case, Overrides
@@ -77,6 +78,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     one_line(*targets, what="--target")
     one_line(size, ioengine, what="--size/--ioengine")
     one_line(str(out) if out else None, what="--out")
+    size = fio_size_text(size) if size is not None else None
     overrides = Overrides(runtime_s, size, ioengine, tuple(_key_value(item) for item in settings))
     paths = job_files(jobs)
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, list(targets), dry_run)
@@ -130,6 +132,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     one_line(target, what="TARGET")
     one_line(size, what="--size")
     one_line(str(out) if out else None, what="--out")
+    size = fio_size_text(size) if size is not None else None
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
 
     run_dir = out or default_run_dir("quick")

@@ -130,9 +130,10 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     if rwmixread and not all(v.isdigit() for v in _texts(rwmixread, "--rwmixread")):
         raise PtsbenchError(f"--rwmixread {rwmixread!r}: not whole percentages", "e.g. --rwmixread 70,50")
     if size is not None:
-        from ptsbench.units import parse_size_bytes
+        from ptsbench.units import fio_size_text
 
-        if parse_size_bytes(size) == 0:
+        size = fio_size_text(size)
+        if size == "0":
             raise PtsbenchError(f"--size {size}: a size of nothing", "give the size fio should use, e.g. --size 4G")
     if precondition_repeat and precondition is None:
         raise PtsbenchError("--precondition-repeat needs --precondition FILE", "name the precondition job file")
