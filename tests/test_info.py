@@ -78,6 +78,8 @@ def test_loop_device_facts_match_blockdev(tmp_path: Path, sector_bytes: int) -> 
         assert facts["physical_sector_bytes"] == int(_tool(["blockdev", "--getpbsz", device]))
         assert facts["size_bytes"] == LOOP_SIZE_BYTES == int(_tool(["blockdev", "--getsize64", device]))
         assert (facts["transport"], facts["disk"], facts["kind"]) == ("loop", device, "block")
+        assert facts["backing_file"] == str(tmp_path / "loop.img") == _tool(["losetup", "-n", "-O", "BACK-FILE",
+                                                                               device])
         assert facts["rotational"] is (_tool(["lsblk", "-d", "-n", "-o", "ROTA", device]) == "1")
 
 

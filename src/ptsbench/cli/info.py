@@ -41,6 +41,7 @@ _LABELS = {
     "physical_sector_bytes": "physical sector",
     "nvme_controller": "NVMe controller",
     "backing_device": "backing device",
+    "backing_file": "backing file",
     "write_cache": "write cache",
     "cpu_model": "CPU model",
     "cpu_count": "CPUs",

@@ -23,6 +23,7 @@ TARGET_FACT_KEYS = (
     "backing_device",
     "disk",
     "transport",
+    "backing_file",
     "model",
     "vendor",
     "serial",
@@ -92,6 +93,7 @@ def device_facts(sysdir: str) -> dict[str, object]:
     return {
         "disk": _dev_node(disk),
         "transport": transport,
+        "backing_file": read_sysfs(os.path.join(disk, "loop", "backing_file")),  # what a loop device really is
         "model": ata.get("model") or read_sysfs(os.path.join(device, "model")),
         "vendor": _vendor(device),
         "serial": ata.get("serial") or _serial(ident),
