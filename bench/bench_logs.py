@@ -51,7 +51,7 @@ def measure(reader: str, path: str) -> None:
         os.environ["PTSBENCH_LOG_READER"] = "numpy"
     import numpy as np
 
-    from ptsbench.fio import logs
+    from ptsbench.fio import log_table, logs
 
     before_kib = _status_kib("VmRSS")
     wall, cpu = time.perf_counter(), time.process_time()
@@ -64,7 +64,7 @@ def measure(reader: str, path: str) -> None:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     peak_bytes = (_status_kib("VmHWM") - before_kib) * 1024
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_bytes": peak_bytes, "lines": lines,
-                      "reader": logs.reader_name() if reader.startswith("ptsbench") else reader}))
+                      "reader": log_table.reader_name() if reader.startswith("ptsbench") else reader}))
 
 
 def make_log(path: Path, lines: int) -> None:
@@ -130,7 +130,7 @@ def main() -> None:
     if len(lines) != 1:
         raise SystemExit(f"the readers disagree on the line count: {sorted(lines)}")
     if results["ptsbench-numpy"][0]["reader"] == results["ptsbench"][0]["reader"]:
-        raise SystemExit("the numpy reader was not used: check PTSBENCH_LOG_READER in ptsbench/fio/logs.py")
+        raise SystemExit("the numpy reader was not used: check PTSBENCH_LOG_READER in ptsbench/fio/log_table.py")
     median = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0] if key != "reader"}
               for name, runs in results.items()}
     print(f"{lines.pop():,} lines, medians of {args.rounds} each:")

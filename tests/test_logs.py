@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ptsbench.fio import logs, numpy_parser
+from ptsbench.fio import log_merge, log_table, logs, numpy_parser
 from ptsbench.fio._logparse import parse_lines
 from ptsbench.fio.logs import LogError
 
@@ -24,10 +24,10 @@ READERS = ("compiled", "numpy")
 def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each test once with each line parser (PTSBENCH_LOG_READER=numpy forces the numpy one)."""
     if request.param == "numpy":
-        monkeypatch.setenv(logs.READER_ENV, "numpy")
+        monkeypatch.setenv(log_table.READER_ENV, "numpy")
     else:
-        monkeypatch.delenv(logs.READER_ENV, raising=False)
-    assert logs.reader_name().startswith("compiled" if request.param == "compiled" else "numpy")
+        monkeypatch.delenv(log_table.READER_ENV, raising=False)
+    assert log_table.reader_name().startswith("compiled" if request.param == "compiled" else "numpy")
     return str(request.param)
 
 JOBS = """
@@ -139,7 +139,7 @@ def test_per_job_logs_0_holds_each_job_in_turn(fio_run: tuple[Path, list[dict[st
     assert len(windowed.segments()) == 2  # job 2's samples follow job 1's, time starting again
     per_io = logs.read_log(folder / "pj0io_lat.log")
     assert per_io.lines == sum(job["read"]["total_ios"] + job["write"]["total_ios"] for job in _jobs(jobs, "pj0io"))
-    events = logs.merge_events([per_io])
+    events = log_merge.merge_events([per_io])
     assert (np.diff(events.time_ms.astype(np.int64)) >= 0).all()
     assert sorted(events.value.tolist()) == sorted(per_io.value.tolist())
 
@@ -148,7 +148,7 @@ def test_merged_jobs_add_up_to_both_jobs(fio_run: tuple[Path, list[dict[str, Any
     folder, jobs = fio_run
     for pattern in ("win_bw.*.log", "pj0_bw.log"):
         read = [logs.read_log(p) for p in _files(folder, pattern)]
-        merged = logs.merge_windowed(read, 100.0, "sum")
+        merged = log_merge.merge_windowed(read, 100.0, "sum")
         for series, ddir in zip(merged, (0, 1), strict=True):
             # to the end of the longest job: the merged rates hold every logged byte of both jobs, none lost
             amount = float(np.sum(series.value * (series.end_ms - series.start_ms)))
@@ -184,7 +184,7 @@ def test_hist_log_bins_are_fios_json_plus_bins(fio_run: tuple[Path, list[dict[st
 def test_hist_percentiles_over_time(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
     folder, _ = fio_run
     hists = [logs.read_hist_log(p) for p in _files(folder, "hist_clat_hist.*.log")]
-    lines = logs.hist_percentiles(hists, (50.0, 99.0, 99.9))
+    lines = log_merge.hist_percentiles(hists, (50.0, 99.0, 99.9))
     assert {line.direction for line in lines} == {"read", "write"}
     for line in lines:
         assert len(line.end_ms) >= 5 and (np.diff(line.end_ms) > 0).all()
@@ -217,7 +217,7 @@ def test_hist_coarseness_from_the_bin_count(tmp_path: Path) -> None:
 def test_weighted_percentile_by_hand() -> None:
     # two bins, 1 and 3 IOs: mid-weight CDF 12.5 % at 100 ns and 62.5 % at 200 ns
     values, weights = np.array([100.0, 150.0, 200.0]), np.array([1.0, 0.0, 3.0])
-    result = logs.weighted_percentiles([12.5, 50.0, 62.5, 99.0], values, weights)
+    result = log_merge.weighted_percentiles([12.5, 50.0, 62.5, 99.0], values, weights)
     assert result.tolist() == [100.0, 175.0, 200.0, 200.0]
 
 
@@ -239,14 +239,14 @@ def test_merge_by_time_weights_overlaps_like_fiologparser(tmp_path: Path) -> Non
     averaged (latency), an interval counts only the jobs that ran in it."""
     one = _write(tmp_path / "m_bw.1.log", "1000, 100, 0, 0, 0\n2000, 200, 0, 0, 0\n")
     two = _write(tmp_path / "m_bw.2.log", "500, 50, 0, 0, 0\n1500, 150, 0, 0, 0\n2500, 250, 0, 0, 0\n")
-    merged = logs.merge_windowed([logs.read_log(one), logs.read_log(two)], 1000.0, "sum")
+    merged = log_merge.merge_windowed([logs.read_log(one), logs.read_log(two)], 1000.0, "sum")
     assert len(merged) == 1 and merged[0].ddir == 0
     assert merged[0].start_ms.tolist() == [0.0, 1000.0, 2000.0]
     assert merged[0].end_ms.tolist() == [1000.0, 2000.0, 2500.0]
     assert merged[0].value.tolist() == [200.0, 400.0, 250.0]
     by_line = [100 + 50, 200 + 150]  # what merging by line index would say
     assert merged[0].value.tolist()[:2] != by_line
-    mean = logs.merge_windowed([logs.read_log(one), logs.read_log(two)], 1000.0, "mean")
+    mean = log_merge.merge_windowed([logs.read_log(one), logs.read_log(two)], 1000.0, "mean")
     assert mean[0].value.tolist() == [100.0, 200.0, 250.0]
 
 
@@ -254,7 +254,7 @@ def test_merge_by_time_partial_interval_and_directions(tmp_path: Path) -> None:
     """A 400 ms interval grid over samples at 1000 ms: [0,400) and [400,800) take 100, [800,1000) takes the rest;
     reads and writes are merged separately."""
     path = _write(tmp_path / "d_iops.log", "1000, 100, 0, 0, 0\n1000, 30, 1, 0, 0\n")
-    read, write = logs.merge_windowed([logs.read_log(path)], 400.0)
+    read, write = log_merge.merge_windowed([logs.read_log(path)], 400.0)
     assert read.end_ms.tolist() == [400.0, 800.0, 1000.0]
     assert read.value.tolist() == [100.0, 100.0, 100.0]
     assert (write.ddir, write.value.tolist()) == (1, [30.0, 30.0, 30.0])
@@ -302,7 +302,7 @@ def _random_lines(count: int, seed: int, spaced: str = ", ") -> tuple[str, list[
 
 @pytest.mark.parametrize("separator", [", ", ","])
 def test_fast_parser_agrees_with_int(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, separator: str) -> None:
-    monkeypatch.setattr(logs, "_BLOCK_BYTES", 4096)  # many blocks: lines cross block edges, threads in use
+    monkeypatch.setattr(log_table, "_BLOCK_BYTES", 4096)  # many blocks: lines cross block edges, threads in use
     text, rows = _random_lines(3000, seed=len(separator), spaced=separator)
     log = logs.read_log(_write(tmp_path / "r_lat.log", text))
     table = np.array(rows, dtype=np.uint64)
@@ -367,7 +367,7 @@ def test_both_parsers_accept_and_read_the_same_lines() -> None:
         hex_at = rng.choice([None, count - 1]) if count < 8 else None
         hex_columns = () if hex_at is None else (hex_at,)
         block = _damaged_block(rng, count, hex_at)
-        compiled = logs._parse_block(block, count, hex_columns)
+        compiled = log_table._parse_block(block, count, hex_columns)
         numpy_columns = numpy_parser.parse_block(block, count, hex_columns)
         assert (compiled is None) == (numpy_columns is None), block
         if compiled is not None and numpy_columns is not None:
@@ -401,7 +401,7 @@ def test_not_a_fio_log(tmp_path: Path) -> None:
 
 
 def test_garbage_line_named_with_its_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(logs, "_BLOCK_BYTES", 4096)
+    monkeypatch.setattr(log_table, "_BLOCK_BYTES", 4096)
     text, _ = _random_lines(2000, seed=7)
     lines = text.splitlines(keepends=True)
     lines[1499] = "1500, oops, 0, 4096, 0\n"

@@ -18,15 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.fio.logs import (
-    DDIR_NAMES,
-    FioLog,
-    HistLog,
-    hist_percentiles,
-    merge_events,
-    merge_windowed,
-    weighted_percentiles,
-)
+from ptsbench.fio.log_merge import hist_percentiles, merge_events, merge_windowed, weighted_percentiles
+from ptsbench.fio.logs import DDIR_NAMES, FioLog, HistLog
 from ptsbench.plot.counting import CountedStats, counted_stats
 
 Array = npt.NDArray[Any]

@@ -83,9 +83,9 @@ def _log_prefixes(case_dir: Path) -> tuple[list[tuple[str, dict[str, str]]], boo
 def interval_series(case_dir: Path, prefix: str, log: str, interval_ms: float, host: str | None = None
                     ) -> dict[str, tuple[list[float], list[float]]]:
     """direction -> (time_s, value) of one job's fio log (on one host in client/server runs). One thread: fio's
-    samples as written. Several threads (numjobs > 1): merged by time per interval (fio/logs.py), rates summed and
+    samples as written. Several threads (numjobs > 1): merged by time per interval (fio/log_merge.py), rates summed and
     latencies averaged."""
-    from ptsbench.fio import logs
+    from ptsbench.fio import log_merge, logs
 
     paths = [path for path in sorted((case_dir / "logs").glob(f"{prefix}_{log}.*"))
              if (name := logs.parse_log_name(path)) is not None and name.kind == log and name.host == host]
@@ -98,7 +98,7 @@ def interval_series(case_dir: Path, prefix: str, log: str, interval_ms: float, h
             result[logs.DDIR_NAMES.get(direction, str(direction))] = (
                 (only.time_ms[chosen] / 1000).tolist(), only.value[chosen].astype(float).tolist())
         return result
-    for merged in logs.merge_windowed(read, interval_ms, "mean" if log == "lat" else "sum"):
+    for merged in log_merge.merge_windowed(read, interval_ms, "mean" if log == "lat" else "sum"):
         result[logs.DDIR_NAMES.get(merged.ddir, str(merged.ddir))] = ((merged.end_ms / 1000).tolist(),
                                                                       merged.value.tolist())
     return result

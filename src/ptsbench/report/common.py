@@ -54,7 +54,7 @@ def run_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def environment_section(manifest: Mapping[str, Any]) -> Section:
     """Host and target facts as recorded in the manifest, and which parser read the fio logs for this report."""
-    from ptsbench.fio.logs import reader_name
+    from ptsbench.fio.log_table import reader_name
     from ptsbench.units import format_bytes
 
     host = manifest.get("host") or {}
