@@ -194,3 +194,14 @@ def test_cli_info_bad_target_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("ptsbench: error: target directory does not")
+
+
+@pytest.mark.root
+def test_cli_info_table_leaves_out_facts_that_do_not_apply(tmp_path: Path) -> None:
+    with attached_loop(str(tmp_path)) as device:
+        done = _ptsbench("info", device)
+    assert done.returncode == 0, done.stderr
+    labels = {line.split("│")[1].strip() for line in done.stdout.splitlines() if line.count("│") == 3}
+    assert "backing file" in labels and str(tmp_path / "loop.img") in done.stdout
+    assert not labels & {"backing device", "filesystem", "NVMe controller"}
+    assert {"model", "serial", "size"} <= labels  # facts that apply stay, 'unknown' when unread

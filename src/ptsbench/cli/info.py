@@ -60,8 +60,22 @@ def _print_tables(facts: dict[str, dict[str, object]]) -> None:
         table.add_column("fact", style="bold")
         table.add_column("value")
         for key, value in section.items():
+            if value is None and not _applies(key, section):
+                continue
             table.add_row(_LABELS.get(key, key.replace("_", " ")), _format_value(key, value))
         console.print(table)
+
+
+def _applies(key: str, section: dict[str, object]) -> bool:
+    """Whether a fact means anything for this target: 'unknown' is for facts that apply but could not be read."""
+    transport = str(section.get("transport") or "")
+    if key in ("filesystem", "backing_device"):
+        return section.get("kind") != "block"
+    if key == "backing_file":
+        return transport == "loop"
+    if key == "nvme_controller":
+        return transport.startswith("nvme")
+    return True
 
 
 def _format_value(key: str, value: object) -> str:
