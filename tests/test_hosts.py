@@ -30,7 +30,7 @@ from ptsbench.hosts import (
     wait_listening,
     write_host_list,
 )
-from ptsbench.report.tables import done_after_first_s
+from ptsbench.report.cases.tables import done_after_first_s
 
 NULL_JOB = """[global]
 ioengine=null

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ptsbench.report.sweep import best_lines, bound_table
-from ptsbench.report.sweep_charts import Point, bucket_shares, distinct
+from ptsbench.report.cases.sweep import best_lines, bound_table
+from ptsbench.report.cases.sweep_charts import Point, bucket_shares, distinct
 from test_hosts import Servers, hosts_arg
 from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
 from test_report_browser import Browser, assert_clean_report_page, image_colors
@@ -141,8 +141,8 @@ def test_histogram_shares_and_runs_told_apart() -> None:
 
 
 def test_compared_runs_bars_get_a_colour_each() -> None:
+    from ptsbench.report.cases.sweep_charts import ChartOptions, sweep_figures
     from ptsbench.report.compare import compare_figure
-    from ptsbench.report.sweep_charts import ChartOptions, sweep_figures
 
     one = [point("", qd, 1000.0 * qd) for qd in (1, 2)]
     figure = next(f for f in sweep_figures(one, ChartOptions(charts=("qd",)), "sweep", "") if f.key.endswith("-lat"))

@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 from ptsbench.fio.output import parse_jobs
 from ptsbench.report.build import load_report
-from ptsbench.report.model import Text
+from ptsbench.report.core.model import Text
 from test_report_browser import Browser, assert_clean_report_page, pdf_text, shared_browser
 from test_report_pts import sheet_rows
 

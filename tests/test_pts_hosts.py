@@ -187,7 +187,7 @@ def test_hosts_dry_run_and_refusals_are_one_line(tmp_path: Path) -> None:
 def test_pts_on_two_hosts_throughput_write_saturation_and_xsr(tmp_path: Path, servers: Servers) -> None:
     """TP, WSAT and an advanced test (XSR) in one short run: per-host cells, steady state and WSAT totals stored,
     each host's target named from fio in the manifest and the report."""
-    from ptsbench.report.style import device_name
+    from ptsbench.report.core.style import device_name
 
     hosts = servers(2)
     names = [host.name for host in hosts]

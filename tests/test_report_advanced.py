@@ -12,7 +12,7 @@ import pytest
 
 from conftest import run_cli
 from ptsbench.report.build import build_compare, build_report, load_report
-from ptsbench.report.model import Report
+from ptsbench.report.core.model import Report
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 from test_report_pts import HEADER_FACTS, sheet_rows
 

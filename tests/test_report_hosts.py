@@ -10,9 +10,9 @@ import pytest
 
 from conftest import run_cli
 from ptsbench.report.build import load_report
-from ptsbench.report.figures import Figure
-from ptsbench.report.model import Table, format_value
-from ptsbench.report.workbook import sheet_name
+from ptsbench.report.core.figures import Figure
+from ptsbench.report.core.model import Table, format_value
+from ptsbench.report.core.workbook import sheet_name
 from test_hosts import Servers, hosts_arg
 from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
 from test_report_browser import Browser, assert_clean_report_page, pdf_text, shared_browser

@@ -20,9 +20,9 @@ from ptsbench.errors import PtsbenchError
 from ptsbench.pts.engine import create_run, determination, stop_reason
 from ptsbench.pts.plan import TargetInfo
 from ptsbench.pts.specs import make_settings
-from ptsbench.report import pdf
 from ptsbench.report.build import build_report, load_report, write_report
-from ptsbench.report.model import Text
+from ptsbench.report.core import pdf
+from ptsbench.report.core.model import Text
 from ptsbench.store import atomic_write_json
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 

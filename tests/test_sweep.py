@@ -220,7 +220,7 @@ def test_precondition_runs_before_each_target_s_cells(tmp_path: Path) -> None:
 def test_progress_eta_counts_the_plan_and_the_start_up_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ptsbench.cases import CaseRecord
     from ptsbench.fio.runner import FioStatus
-    from ptsbench.report.progress import SweepProgress
+    from ptsbench.report.core.progress import SweepProgress
     from ptsbench.sweep import job_texts
     from ptsbench.sweep import plan_cases as plan_sweep_cases
 

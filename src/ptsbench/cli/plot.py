@@ -9,7 +9,7 @@ import click
 from ptsbench.cli import Finite
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
-from ptsbench.report.sweep_charts import CHARTS as CHART_NAMES
+from ptsbench.report.cases.sweep_charts import CHARTS as CHART_NAMES
 
 KINDS = ("bw", "iops", "lat", "clat", "slat", "hist")
 DIRECTIONS = ("read", "write", "trim", "total")
@@ -74,7 +74,7 @@ def _whole(text: str | None, option: str) -> tuple[int, ...]:
 def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...], directions: tuple[str, ...],
                title: str | None, labels: tuple[str, ...], device: str | None, settings: dict[str, Any]) -> None:
     from ptsbench.plot.fiojson import JsonPlotOptions, make_json_plots
-    from ptsbench.report.sweep_charts import ChartOptions
+    from ptsbench.report.cases.sweep_charts import ChartOptions
 
     charts = _split(settings["charts"])
     unknown = [name for name in charts if name not in CHART_NAMES]
@@ -99,7 +99,7 @@ def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
     from rich.console import Console
     from rich.table import Table
 
-    from ptsbench.report.model import format_value
+    from ptsbench.report.core.model import format_value
 
     shown = [index for index, column in enumerate(result.table.columns) if column.name.split(" ")[-2:-1] not in
              (["p50"], ["p90"], ["p95"], ["p99.999"]) and "CPU" not in column.name]  # all of them: --format html

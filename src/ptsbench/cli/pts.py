@@ -383,7 +383,7 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from ptsbench.pts.engine import finish_scratch, run
     from ptsbench.pts.live import LiveReporter
     from ptsbench.pts.tables import render_pts
-    from ptsbench.report.live import BackgroundReport
+    from ptsbench.report.pts.live import BackgroundReport
 
     try:
         with LiveReporter() as shown, BackgroundReport(store.store.root, shown) as reporter:

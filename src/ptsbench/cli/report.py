@@ -50,7 +50,7 @@ def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...
     if labels and len(labels) != len(run_dirs):
         raise click.UsageError(f"{len(labels)} --label for {len(run_dirs)} run directories: give one per run")
     from ptsbench.report.compare import glance_by_value
-    from ptsbench.report.terminal import print_model_tables
+    from ptsbench.report.core.terminal import print_model_tables
 
     compared = load_compare(list(run_dirs), list(labels) or None)
     out_dir = build_compare(list(run_dirs), out or default_run_dir("compare"), list(labels) or None,

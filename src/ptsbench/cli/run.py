@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Seconds, text_path
-from ptsbench.report.terminal import FORMATS
+from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case, Overrides
     from ptsbench.hosts import Host, HostInfo
-    from ptsbench.report.tables import ResultRow
+    from ptsbench.report.cases.tables import ResultRow
     from ptsbench.store import RunStore
     from ptsbench.target.target import Target
 
@@ -237,7 +237,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = ()) -> None:
     from ptsbench.cases import expected_total_s, manifest_settings, plan_cases, run_cases
-    from ptsbench.report.tables import result_rows
+    from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
 
     run_dir = out or default_run_dir(name)
@@ -259,7 +259,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         "cases": [case.dir_name for case in cases], "status": "running",
     }, prepared)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    from ptsbench.report.progress import TerminalProgress
+    from ptsbench.report.core.progress import TerminalProgress
 
     try:
         with TerminalProgress() as progress:
@@ -308,8 +308,8 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
 
 
 def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False) -> None:
-    from ptsbench.report.terminal import print_rows
-    from ptsbench.report.xlsx import write_results_xlsx
+    from ptsbench.report.core.terminal import print_rows
+    from ptsbench.report.core.xlsx import write_results_xlsx
 
     write_results_xlsx(store.root / "results.xlsx", rows)
     print_rows(rows, output_format, grid=grid)
@@ -319,9 +319,9 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid
 def _finish_interrupted(store: "RunStore", output_format: str) -> None:
     """Ctrl-C: print and save what finished (fio's numbers up to the interrupt); the report is left for later."""
     from ptsbench.cases import load_records
-    from ptsbench.report.tables import result_rows
-    from ptsbench.report.terminal import print_rows
-    from ptsbench.report.xlsx import write_results_xlsx
+    from ptsbench.report.cases.tables import result_rows
+    from ptsbench.report.core.terminal import print_rows
+    from ptsbench.report.core.xlsx import write_results_xlsx
 
     rows = result_rows(load_records(store))
     write_results_xlsx(store.root / "results.xlsx", rows)

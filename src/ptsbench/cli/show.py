@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from ptsbench.report.terminal import FORMATS
+from ptsbench.report.core.terminal import FORMATS
 
 
 @click.command()
@@ -25,19 +25,19 @@ def show(run_dir: Path, output_format: str) -> None:
     if store.kind == "pts":
         if output_format == "table":
             from ptsbench.pts.tables import render_pts
-            from ptsbench.report.terminal import terminal_console
+            from ptsbench.report.core.terminal import terminal_console
 
             render_pts(store, terminal_console())
             return
         from ptsbench.report.build import load_report
-        from ptsbench.report.terminal import report_tables_csv, report_tables_json
+        from ptsbench.report.core.terminal import report_tables_csv, report_tables_json
 
         tables = load_report(run_dir).tables()
         print(report_tables_json(tables) if output_format == "json" else report_tables_csv(tables), end="")
         return
     from ptsbench.cases import load_records
-    from ptsbench.report.tables import result_rows
-    from ptsbench.report.terminal import print_rows
+    from ptsbench.report.cases.tables import result_rows
+    from ptsbench.report.core.terminal import print_rows
 
     manifest = store.manifest
     print_rows(result_rows(load_records(store)), output_format,

@@ -12,7 +12,7 @@ from ptsbench.cli import Finite, Seconds, text_path
 from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, _hosts_and_targets, _key_value, one_line
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
-from ptsbench.report.terminal import FORMATS
+from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -230,7 +230,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", output_
     from ptsbench.cli.run import write_final_report
     from ptsbench.pts.engine import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
-    from ptsbench.report.progress import SweepProgress
+    from ptsbench.report.core.progress import SweepProgress
     from ptsbench.sweep import finished, run_sweep
 
     with PtsStore(store).lock():
@@ -247,8 +247,8 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", output_
         failed = [record.name for record in records if record.status != "ok"]
         store.update_manifest(status="failed" if failed else "done")
     from ptsbench.cases import load_records
-    from ptsbench.report.tables import result_rows
-    from ptsbench.report.terminal import print_rows
+    from ptsbench.report.cases.tables import result_rows
+    from ptsbench.report.core.terminal import print_rows
 
     print_rows(result_rows(load_records(store)), output_format)
     write_final_report(store.root)

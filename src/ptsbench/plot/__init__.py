@@ -157,7 +157,7 @@ def _safe(text: str) -> str:
 def provenance_of(paths: Sequence[Path], device: str | None = None) -> str:
     """'ptsbench X, fio Y, device, date': from the ptsbench run the logs belong to, else what is known."""
     from ptsbench import __version__
-    from ptsbench.report import style
+    from ptsbench.report.core import style
 
     for folder in list(Path(paths[0]).resolve().parents)[:5]:
         manifest_path = folder / "manifest.json"
@@ -196,7 +196,7 @@ def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:
 
 def summary_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str]]]:
     """The summary as table cells for people: each row in the unit that suits its largest value."""
-    from ptsbench.report import style
+    from ptsbench.report.core import style
 
     percentiles = [p for p, _ in summaries[0].percentiles] if summaries else []
     headers = ["run", "kind", "dir", "unit", "count", "of", "min", "mean", "max", "stddev",

@@ -11,7 +11,7 @@ from ptsbench.errors import PtsbenchError
 from ptsbench.plot.draw import PLOT_COLUMNS, Chart, Line, Surface
 from ptsbench.plot.reduce import linear_trend, minmax_per_column, window_mean
 from ptsbench.plot.series import HistRun, Run, Trace
-from ptsbench.report import style
+from ptsbench.report.core import style
 from ptsbench.units import format_bs
 
 DIRECTION_COLORS = {"read": style.PALETTE[0], "write": style.PALETTE[1], "trim": style.PALETTE[2],

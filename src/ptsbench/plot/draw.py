@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ptsbench.report import style
-from ptsbench.report.lines import draw_line, finish_axes, line_trace
+from ptsbench.report.core import style
+from ptsbench.report.core.lines import draw_line, finish_axes, line_trace
 
 Array = npt.NDArray[Any]
 FORMATS = ("png", "svg", "html")

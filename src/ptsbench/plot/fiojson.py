@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.report.model import Report, Table
-from ptsbench.report.sweep_charts import ChartOptions, Point, distinct, job_points
+from ptsbench.report.cases.sweep_charts import ChartOptions, Point, distinct, job_points
+from ptsbench.report.core.model import Report, Table
 
 HTML_NAME = "index.html"
 
@@ -93,9 +93,9 @@ def _source(raw: str, label: str | None, several: bool) -> str:
 def make_json_plots(inputs: Sequence[str], options: JsonPlotOptions) -> JsonPlotResult:
     """Draw the charts of fio JSON output into options.out_dir."""
     from ptsbench import __version__
-    from ptsbench.report import style
-    from ptsbench.report.figures import write_figure_files
-    from ptsbench.report.sweep import chart_sections, points_table
+    from ptsbench.report.cases.sweep import chart_sections, points_table
+    from ptsbench.report.core import style
+    from ptsbench.report.core.figures import write_figure_files
 
     for name in options.formats:
         if name not in ("png", "svg", "html"):
@@ -120,7 +120,7 @@ def make_json_plots(inputs: Sequence[str], options: JsonPlotOptions) -> JsonPlot
         for figure in figures:
             written += write_figure_files(figure, out_dir, provenance, options.dpi, static)
     if "html" in options.formats:
-        from ptsbench.report.html import write_html
+        from ptsbench.report.core.html import write_html
 
         title = options.charts.title or "fio results"
         report = Report(title, provenance, (("inputs", " ".join(inputs)),), tuple(sections))

@@ -536,8 +536,8 @@ def header_lines(manifest: Mapping[str, Any], status: str | None = None) -> list
 
 def _headline(store: RunStore) -> Table:
     """The answer first: every tracked value at steady state with its verdict (report/glance.py's rows)."""
+    from ptsbench.report.core.model import format_column
     from ptsbench.report.glance import PTS_COLUMNS, pts_headline_rows
-    from ptsbench.report.model import format_column
 
     rows = pts_headline_rows(load_views(PtsStore(store)))
     cells = [format_column([row[index] for row in rows], column.kind) for index, column in enumerate(PTS_COLUMNS)]
@@ -556,7 +556,7 @@ def device_description(manifest: Mapping[str, Any]) -> str:
 def render_pts(store: RunStore, console: Any) -> None:
     """Print a PTS run's results with rich: header, the headline values and the compliance verdict, the tables (on
     hosts: all hosts, then each host), then the deviations and notes in full."""
-    from ptsbench.report.terminal import print_text_tables
+    from ptsbench.report.core.terminal import print_text_tables
 
     manifest = store.manifest
     for line in header_lines(manifest, PtsStore(store).run_status()):

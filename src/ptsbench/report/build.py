@@ -4,8 +4,9 @@
     write_report(run_dir, in_progress="...")    -> the call made during runs (HTML and xlsx only, fast) and at their end
     build_compare([run_dir, ...], out_dir)      -> one report putting several runs side by side
 
-A report is first assembled as data (model.py) from the store - cases.py for case-runner runs, pts_report.py for
-PTS runs, compare.py for several runs - then html.py, pdf.py, workbook.py and figures.py draw that data.
+A report is first assembled as data (core/model.py) from the store - cases/report.py for case-runner runs,
+pts/report.py for PTS runs, compare.py for several runs - then core/html.py, pdf.py, workbook.py and figures.py draw
+that data.
 """
 
 import os
@@ -14,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.report.cases import case_run_report
+from ptsbench.report.cases.report import case_run_report
 from ptsbench.report.compare import compare_reports, run_labels
-from ptsbench.report.figures import DEFAULT_DPI
-from ptsbench.report.model import Report
-from ptsbench.report.pts_report import pts_report
+from ptsbench.report.core.figures import DEFAULT_DPI
+from ptsbench.report.core.model import Report
+from ptsbench.report.pts.report import pts_report
 
 REPORT_DIR = "report"
 HTML_NAME, PDF_NAME, XLSX_NAME, FIGURES_DIR = "index.html", "report.pdf", "report.xlsx", "figures"
@@ -84,7 +85,7 @@ def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
     if store.kind == "pts":
         return pts_report(store, in_progress)
     if store.kind == "sweep":
-        from ptsbench.report.sweep import sweep_report
+        from ptsbench.report.cases.sweep import sweep_report
 
         return sweep_report(store, in_progress)
     return case_run_report(store, in_progress)
@@ -102,12 +103,12 @@ def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
     """report.pdf, and every figure's PNG and SVG at the same time in worker processes (matplotlib is
     single-threaded and a PTS report has dozens of figures). Workers take figures from the front of the list, this
     process from the back once the PDF is done; a claim file per figure keeps each drawn once. Workers are plain
-    `python -m ptsbench.report.figures` processes: unlike multiprocessing they never re-run the caller's script."""
+    `python -m ptsbench.report.core.figures` processes: unlike multiprocessing they never re-run the caller's script."""
     import shutil
     import tempfile
 
-    from ptsbench.report import pdf
-    from ptsbench.report.figures import write_figure_batch
+    from ptsbench.report.core import pdf
+    from ptsbench.report.core.figures import write_figure_batch
 
     figures_dir = out_dir / FIGURES_DIR
     figures_dir.mkdir(exist_ok=True)
@@ -130,12 +131,12 @@ def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
 
 
 def _start_worker(work: tuple[Any, ...]) -> Any:
-    """A `python -m ptsbench.report.figures` process drawing the pickled work given on its stdin."""
+    """A `python -m ptsbench.report.core.figures` process drawing the pickled work given on its stdin."""
     import pickle
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "ptsbench.report.figures"], stdin=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench.report.core.figures"], stdin=subprocess.PIPE,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert process.stdin is not None
     process.stdin.write(pickle.dumps(work))
@@ -153,7 +154,7 @@ def _wait_worker(process: Any, out_dir: Path) -> None:
 
 def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAULT_DPI) -> Path:
     """Write the report's files into out_dir: index.html and report.xlsx; with static, report.pdf and figures/."""
-    from ptsbench.report import html, workbook
+    from ptsbench.report.core import html, workbook
     from ptsbench.store import remove_stale_temporaries
 
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -3,12 +3,12 @@
 from collections.abc import Mapping
 from typing import Any
 
-from ptsbench.report.model import Block, Column, Section, Table
+from ptsbench.report.core.model import Block, Column, Section, Table
 
 
 def provenance_line(manifest: Mapping[str, Any]) -> str:
     """What made the numbers: ptsbench and fio versions, device(s), date."""
-    from ptsbench.report import style
+    from ptsbench.report.core import style
 
     return str(style.provenance(manifest))
 

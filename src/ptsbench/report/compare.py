@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ptsbench.report import style
-from ptsbench.report.figures import Figure
+from ptsbench.report.core import style
+from ptsbench.report.core.figures import Figure
+from ptsbench.report.core.model import Block, Column, Report, Section, Table, Text, Value, split_groups
 from ptsbench.report.glance import GLANCE_KEY, GLANCE_TITLE
-from ptsbench.report.model import Block, Column, Report, Section, Table, Text, Value, split_groups
 
 RUN_DASHES = style.DASHES
 

@@ -9,8 +9,8 @@ where fio measured nothing the cell is empty.
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ptsbench.report.figures import Figure, Series
-from ptsbench.report.model import Block, Column, Section, Table
+from ptsbench.report.core.figures import Figure, Series
+from ptsbench.report.core.model import Block, Column, Section, Table
 
 GLANCE_KEY = "glance"
 GLANCE_TITLE = "At a glance"
@@ -41,7 +41,7 @@ def _scaled(value: Any, factor: float) -> float | None:
 def pts_headline_rows(views: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
     """A row per tracked variable of every started phase (a phase tracking nothing: its cells, up to two), with
     the cell's IOPS, MB/s and mean latency over the measurement window (the latest round while running)."""
-    from ptsbench.report.pts_views import determination_of
+    from ptsbench.report.pts.views import determination_of
 
     rows = []
     for view in views:

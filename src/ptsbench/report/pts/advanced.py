@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ptsbench.pts.tables import bucket_labels, duration_label, span
-from ptsbench.report.figures import Bars3D, Figure, Series
-from ptsbench.report.model import Block, Chart, Column, Table, Text, Value
-from ptsbench.report.pts_views import PtsContext, scaled, slug
+from ptsbench.report.core.figures import Bars3D, Figure, Series
+from ptsbench.report.core.model import Block, Chart, Column, Table, Text, Value
+from ptsbench.report.pts.views import PtsContext, scaled, slug
 
 Views = Sequence[Any]  # pts/tables.py PhaseView
 

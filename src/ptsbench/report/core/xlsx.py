@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from pathlib import Path
 
-from ptsbench.report.tables import TABLE_PERCENTILES, ResultRow, steady_state_text
+from ptsbench.report.cases.tables import TABLE_PERCENTILES, ResultRow, steady_state_text
 
 HEADERS = ["case", "job", "host", "target", "rw", "bs", "iodepth", "numjobs", "direction", "status", "IOPS", "MB/s",
            "lat mean (µs)", *(f"lat p{p} (µs)" for p in TABLE_PERCENTILES), "done after first host (s)", "message",

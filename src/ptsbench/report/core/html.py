@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.report.build import FIGURES_DIR, PDF_NAME, XLSX_NAME
-from ptsbench.report.figures import BAR_GROUP_WIDTH, Bars3D, Figure, Series, atomic_file, color_of, log_ticks
-from ptsbench.report.lines import line_trace
-from ptsbench.report.model import Block, Report, Table, Text, condensed, formatted_rows, split_groups
+from ptsbench.report.core.figures import BAR_GROUP_WIDTH, Bars3D, Figure, Series, atomic_file, color_of, log_ticks
+from ptsbench.report.core.lines import line_trace
+from ptsbench.report.core.model import Block, Report, Table, Text, condensed, formatted_rows, split_groups
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -195,7 +195,7 @@ def render_html(report: Report, static: bool) -> str:
 
     import jinja2
 
-    from ptsbench.report import style
+    from ptsbench.report.core import style
 
     palette = tuple(style.PALETTE)
     template_text = (importlib.resources.files("ptsbench") / "data" / "templates" / TEMPLATE).read_text()

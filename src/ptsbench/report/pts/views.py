@@ -21,7 +21,7 @@ METRIC_NAMES = {"iops": "IOPS", "bw_bytes": "throughput", "lat_mean_ns": "mean l
 
 def metric_axis(metric: str) -> str:
     """Axis label of a tracked metric with its unit: 'IOPS', 'throughput (MB/s)', 'mean latency (µs)'."""
-    from ptsbench.report.style import axis_label
+    from ptsbench.report.core.style import axis_label
 
     unit = METRIC_UNITS.get(metric, ("", 1.0, ""))[0]
     name = METRIC_NAMES.get(metric, metric)

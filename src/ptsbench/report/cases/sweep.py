@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ptsbench.report.cases.sweep_charts import ChartOptions, Point, groups, job_points, sweep_figures
 from ptsbench.report.common import environment_section, provenance_line, run_facts
-from ptsbench.report.model import Block, Column, Report, Section, Table, Text, format_value
-from ptsbench.report.sweep_charts import ChartOptions, Point, groups, job_points, sweep_figures
+from ptsbench.report.core.model import Block, Column, Report, Section, Table, Text, format_value
 
 DEFAULT_BOUND_US = 1000.0
 TABLE_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")

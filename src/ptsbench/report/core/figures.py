@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report import style
-from ptsbench.report.lines import draw_line, finish_axes
+from ptsbench.report.core import style
+from ptsbench.report.core.lines import draw_line, finish_axes
 
 Number = float | int
 
@@ -411,7 +411,7 @@ def write_figure_batch(figures: Sequence[Figure], directory: Path, provenance: s
 
 
 def main() -> None:
-    """`python -m ptsbench.report.figures`: a worker that writes the figures pickled on stdin (see build.py)."""
+    """`python -m ptsbench.report.core.figures`: a worker that writes the figures pickled on stdin (see build.py)."""
     import pickle
     import sys
 

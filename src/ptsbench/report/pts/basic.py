@@ -1,13 +1,13 @@
 """Report blocks of PTS's basic tests - IOPS, throughput, latency, write saturation - and of a test without blocks
-of its own (a table of every cell), built from the phases' views (pts_views.py)."""
+of its own (a table of every cell), built from the phases' views (pts/views.py)."""
 
 import math
 from collections.abc import Sequence
 from typing import Any
 
-from ptsbench.report.figures import Bars3D, Figure, Series
-from ptsbench.report.model import Block, Chart, Column, Table, Text
-from ptsbench.report.pts_views import PtsContext, axes_of, bs_label, cells_of, matrix_of, scaled, slug
+from ptsbench.report.core.figures import Bars3D, Figure, Series
+from ptsbench.report.core.model import Block, Chart, Column, Table, Text
+from ptsbench.report.pts.views import PtsContext, axes_of, bs_label, cells_of, matrix_of, scaled, slug
 
 
 def source_note(view: Any, how: str = "average over") -> Text:
@@ -151,7 +151,7 @@ def lat_histogram_blocks(views: Sequence[Any]) -> list[Block]:
     """PTS 2.0's response-time histogram of the latency test and the latency at each confidence level, from the
     capture's json+ bins (stored by the engine; percentiles as fio computes them from the bins)."""
     from ptsbench.pts.advanced import HISTOGRAM_PERCENTILES
-    from ptsbench.report.advanced import histogram_figure, histogram_table
+    from ptsbench.report.pts.advanced import histogram_figure, histogram_table
 
     view = next((view for view in views if view.plan.get("role") == "histogram"), None)
     if view is None:

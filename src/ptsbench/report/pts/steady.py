@@ -4,9 +4,9 @@ determination table; for a run on hosts, each host's own values and steady state
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ptsbench.report.figures import Figure, Series, measurement_window_figure
-from ptsbench.report.model import Block, Column, Table, Text, Value
-from ptsbench.report.pts_views import (
+from ptsbench.report.core.figures import Figure, Series, measurement_window_figure
+from ptsbench.report.core.model import Block, Column, Table, Text, Value
+from ptsbench.report.pts.views import (
     METRIC_NAMES,
     PtsContext,
     cells_of,

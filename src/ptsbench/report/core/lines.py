@@ -7,7 +7,7 @@ Nothing here imports a drawing library: callers pass the axes they draw on, and 
 from collections.abc import Iterable
 from typing import Any
 
-from ptsbench.report import style
+from ptsbench.report.core import style
 
 _MPL_DASHES = {"solid": "-", "dash": "--", "dot": ":"}
 MARKER_SIZE = 3.5

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ptsbench.report.figures import Figure
+from ptsbench.report.core.figures import Figure
 
 Value = str | float | int | None
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ptsbench.report.figures import Bars3D, Figure, Series
+from ptsbench.report.core.figures import Bars3D, Figure, Series
 
 if TYPE_CHECKING:
     from ptsbench.fio.jsonfiles import FoundJob
@@ -346,7 +346,7 @@ def sweep_figures(points: Sequence[Point], options: ChartOptions, key: str, capt
 
 def job_points(found: "FoundJob", source: str, label: str) -> list[Point]:
     """A Point per direction of one job of a fio output file."""
-    from ptsbench.report.tables import verdict_text
+    from ptsbench.report.cases.tables import verdict_text
 
     result = found.result
     ss = result.steady_state

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from ptsbench.report.tables import RESULT_PERCENTILES, TABLE_PERCENTILES, ResultRow, steady_state_text
+from ptsbench.report.cases.tables import RESULT_PERCENTILES, TABLE_PERCENTILES, ResultRow, steady_state_text
 
 FORMATS = ("table", "json", "csv")
 
@@ -22,7 +22,7 @@ def _done(seconds: float | None) -> str:
 
 def _us_column(values_ns: Sequence[float | None]) -> list[str]:
     """Microseconds, one number of decimals for the whole column (enough for its smallest value)."""
-    from ptsbench.report.model import format_column
+    from ptsbench.report.core.model import format_column
 
     return format_column([None if value is None else value / 1000 for value in values_ns], "us")
 
@@ -131,8 +131,8 @@ def grid_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
     from rich import box
     from rich.table import Table
 
+    from ptsbench.report.core.model import format_column
     from ptsbench.report.glance import GRID_COLUMNS, grid_rows
-    from ptsbench.report.model import format_column
 
     grid = grid_rows(rows)
     cells = [format_column([row[index] for row in grid], column.kind) for index, column in enumerate(GRID_COLUMNS)]
@@ -223,7 +223,7 @@ def model_table(table: Any, width: int | None = None) -> Any:
     from rich.markup import escape
     from rich.table import Table
 
-    from ptsbench.report.model import condensed, formatted_rows
+    from ptsbench.report.core.model import condensed, formatted_rows
 
     shown_table, constants = condensed(table)
     cells = formatted_rows(shown_table)

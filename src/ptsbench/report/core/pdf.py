@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.figures import Figure, atomic_file, draw
-from ptsbench.report.model import Block, Report, Section, Table, Text, condensed, formatted_rows, split_groups
+from ptsbench.report.core.figures import Figure, atomic_file, draw
+from ptsbench.report.core.model import Block, Report, Section, Table, Text, condensed, formatted_rows, split_groups
 
 PAGE_W_IN, PAGE_H_IN = 11.69, 8.27  # A4 landscape
 MARGIN_IN = 0.45

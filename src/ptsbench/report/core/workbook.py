@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.figures import Figure
-from ptsbench.report.model import NUMBER_FORMATS, Report, Table, Value
+from ptsbench.report.core.figures import Figure
+from ptsbench.report.core.model import NUMBER_FORMATS, Report, Table, Value
 
 ABOUT = "about"
 _SHEET_CHARS = re.compile(r"[\[\]:*?/\\']")

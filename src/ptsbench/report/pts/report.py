@@ -9,16 +9,16 @@ steady-state determination) for every test, then the blocks TEST_BLOCKS (basic.p
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ptsbench.report.advanced import ADVANCED_BLOCKS, telemetry_blocks
-from ptsbench.report.basic import cells_blocks, iops_blocks, lat_blocks, tp_blocks, wsat_blocks
 from ptsbench.report.common import description_facts, environment_section, fact, provenance_line, run_facts
+from ptsbench.report.core.model import Block, Column, Report, Section, Table, Text
+from ptsbench.report.core.style import device_name, short_device_name
 from ptsbench.report.glance import pts_glance_section
-from ptsbench.report.guides import guide
-from ptsbench.report.model import Block, Column, Report, Section, Table, Text
-from ptsbench.report.pts_facts import pts_test_facts, reasons_for, test_title
-from ptsbench.report.pts_steady import host_blocks, steady_blocks
-from ptsbench.report.pts_views import SPEC_NAMES, PtsContext, load_context, slug
-from ptsbench.report.style import device_name, short_device_name
+from ptsbench.report.pts.advanced import ADVANCED_BLOCKS, telemetry_blocks
+from ptsbench.report.pts.basic import cells_blocks, iops_blocks, lat_blocks, tp_blocks, wsat_blocks
+from ptsbench.report.pts.facts import pts_test_facts, reasons_for, test_title
+from ptsbench.report.pts.guides import guide
+from ptsbench.report.pts.steady import host_blocks, steady_blocks
+from ptsbench.report.pts.views import SPEC_NAMES, PtsContext, load_context, slug
 
 TestBlocks = Callable[[Sequence[Any], PtsContext], list[Block]]
 TEST_BLOCKS: dict[str, TestBlocks] = {"iops": iops_blocks, "tp": tp_blocks, "lat": lat_blocks, "wsat": wsat_blocks}

@@ -5,11 +5,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ptsbench.report.cases.tables import RESULT_PERCENTILES
 from ptsbench.report.common import description_facts, environment_section, fact, provenance_line, run_facts
-from ptsbench.report.figures import Figure, Series, percentile_figure
+from ptsbench.report.core.figures import Figure, Series, percentile_figure
+from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Table, Text
 from ptsbench.report.glance import case_glance_section
-from ptsbench.report.model import Block, Chart, Column, Report, Section, Table, Text
-from ptsbench.report.tables import RESULT_PERCENTILES
 from ptsbench.store import read_text
 
 RESULT_COLUMNS = (
@@ -27,7 +27,7 @@ def _us(value_ns: float | None) -> float | None:
 
 def results_table(records: Sequence[Any]) -> Table:
     """The case runner's results: one row per job and direction, latencies in µs."""
-    from ptsbench.report.tables import result_rows, steady_state_text
+    from ptsbench.report.cases.tables import result_rows, steady_state_text
 
     rows = tuple(
         (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs,
@@ -193,14 +193,14 @@ def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     manifest = store.manifest
     records = load_records(store)
     warnings = tuple(f"case {record.name} failed: {record.message}" for record in records if record.status != "ok")
-    from ptsbench.report.tables import result_rows
+    from ptsbench.report.cases.tables import result_rows
 
     sections = [case_glance_section(result_rows(records)),
                 Section("results", "Results", blocks=(results_table(records),))]
     interval_ms = float(manifest.get("log_interval_ms") or 1000)
     sections += [case_section(store.root, record, interval_ms) for record in records]
     sections.append(environment_section(manifest))
-    from ptsbench.report.style import short_device_name
+    from ptsbench.report.core.style import short_device_name
 
     devices = ", ".join(dict.fromkeys(short_device_name(target) for target in manifest.get("targets") or []))
     title = f"{manifest.get('name', store.root.name)}: {devices}" if devices else str(manifest.get("name"))

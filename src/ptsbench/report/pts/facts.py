@@ -4,8 +4,8 @@ preconditioning, test loop, rounds, steady state), and which compliance reasons 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ptsbench.report.pts_views import SPEC_NAMES, PtsContext, bs_label, cells_of
-from ptsbench.report.style import device_name
+from ptsbench.report.core.style import device_name
+from ptsbench.report.pts.views import SPEC_NAMES, PtsContext, bs_label, cells_of
 from ptsbench.store import read_text
 
 
