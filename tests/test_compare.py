@@ -70,7 +70,8 @@ def test_compare_case_runs(two_runs: tuple[Path, Path], tmp_path: Path, browser:
         assert row[iops_fast] == pytest.approx(fast_iops[job], rel=1e-15)
         assert row[iops_capped] == pytest.approx(capped_iops[job], rel=1e-15)
         assert row[ratio] == pytest.approx(capped_iops[job] / fast_iops[job], rel=1e-12)
-        assert capped_iops[job] == pytest.approx(20000, rel=0.05) and row[ratio] < 0.5
+        # fio's rate limit holds the capped run at or under 20000 IOPS (a loaded machine may give it less)
+        assert 0 < capped_iops[job] <= 20000 * 1.05 and row[ratio] < 0.5
     report = compare_reports([load_report(fast), load_report(capped)], ["fast", "capped"], [fast, capped])
     overlay = next(figure for figure in report.figures() if figure.key == "case001-iops")
     names = [series.name for series in overlay.series]
