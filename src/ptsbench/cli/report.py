@@ -21,7 +21,8 @@ def report(run_dir: Path, no_static: bool, dpi: int) -> None:
       ptsbench report ptsbench-results/20261120T101500Z-quick
       ptsbench report ptsbench-results/20261120T101500Z-pts --no-static
     """
-    from ptsbench.report.build import HTML_NAME, build_report
+    from ptsbench.report.build import build_report
+    from ptsbench.report.core.layout import HTML_NAME
 
     out_dir = build_report(run_dir, static=not no_static, dpi=dpi)
     click.echo(f"ptsbench: report written to {out_dir / HTML_NAME}", err=True)
@@ -42,7 +43,8 @@ def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...
       ptsbench compare results/nvme0-pts results/nvme1-pts --out cmp-nvme
       ptsbench compare run-a run-b run-c --label "fw 1.0" --label "fw 1.1" --label "fw 1.2"
     """
-    from ptsbench.report.build import HTML_NAME, build_compare, load_compare
+    from ptsbench.report.build import build_compare, load_compare
+    from ptsbench.report.core.layout import HTML_NAME
     from ptsbench.store import default_run_dir
 
     if len(run_dirs) < 2:

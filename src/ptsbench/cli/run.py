@@ -333,7 +333,8 @@ def _finish_interrupted(store: "RunStore", output_format: str) -> None:
 def write_final_report(run_dir: Path) -> None:
     """The report at the end of every run; a failure to draw it is a warning, the results are already stored."""
     from ptsbench.errors import PtsbenchError
-    from ptsbench.report.build import HTML_NAME, write_report
+    from ptsbench.report.build import write_report
+    from ptsbench.report.core.layout import HTML_NAME
 
     try:
         click.echo(f"ptsbench: report {write_report(run_dir) / HTML_NAME}", err=True)

@@ -10,9 +10,8 @@ from pathlib import Path
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.cases.sweep_charts import ChartOptions, Point, distinct, job_points
+from ptsbench.report.core.layout import HTML_NAME
 from ptsbench.report.core.model import Report, Table
-
-HTML_NAME = "index.html"
 
 
 @dataclass(frozen=True)

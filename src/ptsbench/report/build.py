@@ -18,11 +18,11 @@ from ptsbench.errors import PtsbenchError
 from ptsbench.report.cases.report import case_run_report
 from ptsbench.report.compare import compare_reports, run_labels
 from ptsbench.report.core.figures import DEFAULT_DPI
+from ptsbench.report.core.layout import FIGURES_DIR, HTML_NAME, PDF_NAME, XLSX_NAME
 from ptsbench.report.core.model import Report
 from ptsbench.report.pts.report import pts_report
 
 REPORT_DIR = "report"
-HTML_NAME, PDF_NAME, XLSX_NAME, FIGURES_DIR = "index.html", "report.pdf", "report.xlsx", "figures"
 COMPARED = "compared.json"  # marks a comparison's folder (which runs, which labels): a later compare may replace it
 
 

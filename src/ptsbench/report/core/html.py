@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.build import FIGURES_DIR, PDF_NAME, XLSX_NAME
 from ptsbench.report.core.figures import BAR_GROUP_WIDTH, Bars3D, Figure, Series, atomic_file, color_of, log_ticks
+from ptsbench.report.core.layout import FIGURES_DIR, PDF_NAME, XLSX_NAME
 from ptsbench.report.core.lines import line_trace
 from ptsbench.report.core.model import Block, Report, Table, Text, condensed, formatted_rows, split_groups
 
