@@ -48,7 +48,7 @@ def format_bytes(size_bytes: float) -> str:
 
 def format_duration(seconds: float) -> str:
     """Seconds as h:mm:ss (or m:ss under an hour)."""
-    total = int(round(seconds))
+    total = int(seconds + 0.5)  # half a second up, as people round (round() gives 2.5 -> 2)
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
@@ -58,7 +58,7 @@ def spoken_duration(seconds: float) -> str:
     """Seconds as people say them: '45 s', '0.5 s', '3 min 20 s', '52 h 45 min'."""
     if seconds < 60:
         return f"{seconds:.3g} s" if seconds < 10 else f"{seconds:.0f} s"
-    total = int(round(seconds))
+    total = int(seconds + 0.5)  # half a second up, as people round (round() gives 2.5 -> 2)
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:
