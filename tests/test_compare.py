@@ -152,3 +152,18 @@ def test_compared_bars_are_not_captioned_with_line_styles() -> None:
     assert bar_figure.caption == "Each test's MB/s." and len({one.color for one in bar_figure.series}) == 2
     (line_figure,) = compare_figure([lines(5.0), lines(6.0)], ["a", "b"])
     assert line_figure.caption == "IOPS. Runs: a solid, b dash."
+
+
+@pytest.mark.root
+def test_compare_of_two_devices_says_which_device_each_run_measured(tmp_path: Path, loop_device: str) -> None:
+    """A run on a loop device against a run on a file: the comparison opens with what differs between the targets."""
+    runs = {"loop": (loop_device, "--destructive"), "file": (str(tmp_path / "f.dat"), "--size", "32M")}
+    for label, (target, *extra) in runs.items():
+        done = run_cli("quick", target, *extra, "--runtime", "0.2", "--out", str(tmp_path / label))
+        assert done.returncode == 0, done.stderr
+    done = run_cli("compare", str(tmp_path / "loop"), str(tmp_path / "file"), "--out", str(tmp_path / "cmp"))
+    assert done.returncode == 0, done.stderr
+    said = next(line for line in done.stdout.splitlines() if line.startswith("What differs: "))
+    assert f"path: {loop_device} (loop) vs {tmp_path / 'f.dat'} (file)" in said
+    assert "kind: block (loop) vs file (file)" in said and "transport: loop (loop)" in said
+    assert "What differs: " in pdf_text(tmp_path / "cmp" / "report.pdf")
