@@ -36,15 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from ptsbench.cases import Overrides, plan_cases  # noqa: E402
 from ptsbench.fio.output import parse_jobs
 from ptsbench.fio.runner import fio_binary
-from ptsbench.hosts import (
-    Host,
-    host_outcome,
-    kill_tree,
-    preflight,
-    server_argv,
-    wait_listening,
-    write_host_list,
-)
+from ptsbench.hosts.hostlist import Host, write_host_list
+from ptsbench.hosts.preflight import preflight
+from ptsbench.hosts.results import host_outcome
+from ptsbench.hosts.server import kill_tree, server_argv, wait_listening
 from test_hosts import free_port  # noqa: E402  (the tests' loopback port picker)
 
 

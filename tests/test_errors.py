@@ -19,7 +19,7 @@ import pytest
 
 from conftest import attached_loop, run_cli
 from ptsbench.fio.runner import fio_pids
-from ptsbench.hosts import wait_listening
+from ptsbench.hosts.server import wait_listening
 from test_hosts import Servers, free_port, servers  # noqa: F401 (a fixture)
 from test_run_cli import assert_one_line_error
 

@@ -223,7 +223,8 @@ def test_a_typo_is_an_error_not_a_new_file(tmp_path: Path) -> None:
 
 
 def test_hosts_that_are_this_machine_are_judged_locally_others_by_path() -> None:
-    from ptsbench.hosts import Host, check_remote_path, is_this_machine
+    from ptsbench.hosts.hostlist import Host, is_this_machine
+    from ptsbench.hosts.preflight import check_remote_path
 
     assert is_this_machine(Host("127.0.0.1")) and is_this_machine(Host("localhost"))
     remote = [Host("192.0.2.1")]  # TEST-NET-1: never an address of this machine

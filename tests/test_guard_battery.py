@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 from ptsbench.cli import main
-from ptsbench.hosts import Host, kill_tree, server_argv, wait_listening
+from ptsbench.hosts.hostlist import Host
+from ptsbench.hosts.server import kill_tree, server_argv, wait_listening
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

@@ -18,18 +18,8 @@ import pytest
 
 from conftest import fio_json, run_cli
 from ptsbench.fio.runner import fio_binary, fio_version
-from ptsbench.hosts import (
-    Host,
-    HostError,
-    check_port_free,
-    kill_tree,
-    parse_host,
-    parse_hosts,
-    process_tree,
-    server_argv,
-    wait_listening,
-    write_host_list,
-)
+from ptsbench.hosts.hostlist import Host, HostError, parse_host, parse_hosts, write_host_list
+from ptsbench.hosts.server import check_port_free, kill_tree, process_tree, server_argv, wait_listening
 from ptsbench.report.cases.tables import done_after_first_s
 
 NULL_JOB = """[global]
@@ -172,7 +162,7 @@ def check_aggregates(rows: list[dict], doc: dict, hosts: list[Host]) -> None:  #
 def check_all_clients_check_can_fail(doc: dict) -> None:  # type: ignore[type-arg]
     """The runtime check against fio's All clients entry reports a merge that disagrees with it."""
     from ptsbench.fio.output import parse_jobs
-    from ptsbench.hosts import all_clients_mismatches
+    from ptsbench.hosts.results import all_clients_mismatches
 
     assert all_clients_mismatches(doc, parse_jobs(doc)) == []
     entry = next(e for e in doc["client_stats"] if e["jobname"] != "All clients" and e["read"]["total_ios"])
@@ -314,7 +304,7 @@ def test_preflight_names_version_mismatch_unreachable_host_and_bad_target(
 
 def test_preflight_resolves_directories_and_new_files_like_a_local_run(
         tmp_path: Path, servers: Servers) -> None:
-    from ptsbench.hosts import preflight
+    from ptsbench.hosts.preflight import preflight
 
     hosts = servers(2)
     folder = tmp_path / "data"
@@ -407,7 +397,7 @@ def test_server_command_loopback_default_daemon_stop_and_open_bind_warning(tmp_p
 
 def test_preflight_names_the_disk_fio_used_and_checks_a_device_holds_size(tmp_path: Path, servers: Servers) -> None:
     from conftest import attached_loop
-    from ptsbench.hosts import preflight, remote_target_facts
+    from ptsbench.hosts.preflight import preflight, remote_target_facts
 
     hosts = servers(1)
     size_bytes = 4 * 1024**2
@@ -430,7 +420,7 @@ def test_host_statuses_judge_each_host_by_its_own_job_file(tmp_path: Path) -> No
     from dataclasses import replace
 
     from ptsbench.fio.output import parse_jobs
-    from ptsbench.hosts import host_statuses
+    from ptsbench.hosts.results import host_statuses
 
     job = tmp_path / "parts.fio"
     job.write_text("[global]\nioengine=null\nsize=64k\nbs=4k\n[s-a]\n[s-b]\n[s]\n")

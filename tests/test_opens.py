@@ -113,7 +113,7 @@ def test_names_on_a_fio_server_match_a_real_one(tmp_path: Path) -> None:
     a real loopback server makes are the ones paths_on_server lists."""
     import socket
 
-    from ptsbench.hosts import kill_tree, server_argv, wait_listening
+    from ptsbench.hosts.server import kill_tree, server_argv, wait_listening
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

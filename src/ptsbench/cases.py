@@ -17,7 +17,8 @@ from ptsbench.fio.intervals import LatencyIntervals
 from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, parse_job_text, written_logs
 from ptsbench.fio.output import JobResult, parse_jobs
 from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
-from ptsbench.hosts import Host, host_outcome, write_host_list
+from ptsbench.hosts.hostlist import Host, write_host_list
+from ptsbench.hosts.results import host_outcome
 from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, read_json, utc_now
 from ptsbench.target.guard import check_opened
 from ptsbench.target.target import Target, resolve_target

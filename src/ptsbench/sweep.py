@@ -19,7 +19,7 @@ from typing import Any
 from ptsbench.cases import RESULT, Case, CaseProgress, CaseRecord, Overrides, plan_case, run_case
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import jobs
-from ptsbench.hosts import Host
+from ptsbench.hosts.hostlist import Host
 from ptsbench.store import RunStore, atomic_write_text, read_json
 from ptsbench.target.target import Target
 from ptsbench.units import format_bs, parse_size_bytes
@@ -193,7 +193,7 @@ def plan_cases(entries: Sequence[dict[str, Any]], texts: dict[str, str], targets
 
 def stored_plan(store: RunStore) -> tuple[dict[str, Any], list[Target], list[Host], list[Case]]:
     """What a sweep's run directory says it runs: its settings, targets, hosts and cases (for resume)."""
-    from ptsbench.hosts import parse_hosts
+    from ptsbench.hosts.hostlist import parse_hosts
 
     manifest = store.manifest
     sweep = manifest.get("sweep")
@@ -221,7 +221,7 @@ def run_sweep(store: RunStore, cases: Sequence[Case], progress: CaseProgress | N
               hosts: Sequence[Host] = ()) -> list[CaseRecord]:
     """Run every unfinished case in order, each stored before the next starts. A case left half-done by a killed
     run is cleared first, so its folder holds one attempt only."""
-    from ptsbench.hosts import write_host_list
+    from ptsbench.hosts.hostlist import write_host_list
 
     if hosts:
         write_host_list(store.root, hosts)

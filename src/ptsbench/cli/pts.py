@@ -10,7 +10,8 @@ from ptsbench.cli import Finite, text_path
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
-    from ptsbench.hosts import Host, HostInfo
+    from ptsbench.hosts.hostlist import Host
+    from ptsbench.hosts.preflight import HostInfo
     from ptsbench.pts.plan import Plan, TargetInfo
     from ptsbench.pts.specs import Settings
     from ptsbench.pts.store import PtsStore
@@ -170,7 +171,8 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     """`pts TARGET --hosts HOSTS --size SIZE`: pre-flight, plan on the given size, run on every host at once."""
     from dataclasses import asdict
 
-    from ptsbench.hosts import check_remote_path, parse_hosts, remote_target_facts
+    from ptsbench.hosts.hostlist import parse_hosts
+    from ptsbench.hosts.preflight import check_remote_path, remote_target_facts
     from ptsbench.pts.engine import create_run
     from ptsbench.units import parse_size_bytes
 
@@ -219,7 +221,7 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
     """The target as every host resolves it (pre-flight), their facts, and the ioengine that works on all."""
     from dataclasses import replace
 
-    from ptsbench.hosts import preflight, probe_remote_engine, unchecked_targets
+    from ptsbench.hosts.preflight import preflight, probe_remote_engine, unchecked_targets
 
     if dry_run:
         return replace(unchecked_targets([target])[0], size_bytes=size_bytes), [], "libaio", ""

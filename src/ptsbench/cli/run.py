@@ -15,7 +15,8 @@ from ptsbench.units import fio_size_text
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case, Overrides
-    from ptsbench.hosts import Host, HostInfo
+    from ptsbench.hosts.hostlist import Host
+    from ptsbench.hosts.preflight import HostInfo
     from ptsbench.report.cases.tables import ResultRow
     from ptsbench.store import RunStore
     from ptsbench.target.target import Target
@@ -97,7 +98,8 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
     """With --hosts: the hosts, and (unless a dry run) the pre-flight facts and targets as every host resolves them."""
     if hosts_spec is None:
         return [], [], []
-    from ptsbench.hosts import parse_hosts, preflight, unchecked_targets
+    from ptsbench.hosts.hostlist import parse_hosts
+    from ptsbench.hosts.preflight import preflight, unchecked_targets
 
     hosts = parse_hosts(hosts_spec)
     if dry_run:
@@ -175,7 +177,7 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
         check_free_space(resolved)
         engine, _note = probe_engine(resolved[0].path)
     else:
-        from ptsbench.hosts import probe_remote_engine
+        from ptsbench.hosts.preflight import probe_remote_engine
 
         engine, _note = ("libaio", "") if dry_run else probe_remote_engine(hosts, resolved[0])
     job_path = run_dir / "quick.fio"
@@ -279,7 +281,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
 def check_writes(cases: "list[Case]", permission: tuple[bool, bool], hosts: "Sequence[Host]") -> None:
     """The destructive-write guard on every file the cases' jobs open, before any IO."""
     if hosts:
-        from ptsbench.hosts import check_remote_writes
+        from ptsbench.hosts.preflight import check_remote_writes
 
         check_remote_writes(cases, permission[0], hosts, permission[1])
     else:

@@ -26,13 +26,19 @@ def server(bind: str, port: int, daemon: bool, pidfile: Path | None, stop: bool)
       ptsbench server --bind 10.0.0.5 --daemon --pidfile /run/ptsbench-fio.pid
       ptsbench server --stop --pidfile /run/ptsbench-fio.pid
     """
-    from ptsbench.hosts import OPEN_SERVER_WARNING, check_port_free, is_all_addresses, server_argv, wait_listening
+    from ptsbench.hosts.server import (
+        OPEN_SERVER_WARNING,
+        check_port_free,
+        is_all_addresses,
+        server_argv,
+        wait_listening,
+    )
 
     if is_all_addresses(bind) and not stop:
         click.secho("ptsbench: warning: " + OPEN_SERVER_WARNING.format(port=port),
                     fg="yellow", err=True)
     if stop or daemon:
-        from ptsbench.hosts import start_daemon, stop_server
+        from ptsbench.hosts.server import start_daemon, stop_server
 
         if pidfile is None:
             raise click.UsageError(f"--{'stop' if stop else 'daemon'} needs --pidfile FILE")
@@ -43,7 +49,7 @@ def server(bind: str, port: int, daemon: bool, pidfile: Path | None, stop: bool)
             click.echo(f"ptsbench: fio server listening on {bind} port {port} (pid {pid}, pid file {pidfile})",
                        err=True)
         return
-    from ptsbench.hosts import stop_process
+    from ptsbench.hosts.server import stop_process
 
     check_port_free(bind, port)
     process = subprocess.Popen(server_argv(bind, port), stdin=subprocess.DEVNULL)

@@ -17,7 +17,7 @@ from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case
-    from ptsbench.hosts import Host
+    from ptsbench.hosts.hostlist import Host
     from ptsbench.store import RunStore
     from ptsbench.sweep import SweepSpec
 
@@ -191,7 +191,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
         check_free_space(resolved)
     if ioengine is None:
         if hosts:
-            from ptsbench.hosts import probe_remote_engine
+            from ptsbench.hosts.preflight import probe_remote_engine
 
             ioengine = "libaio" if dry_run else probe_remote_engine(hosts, resolved[0])[0]
         else:

@@ -29,7 +29,8 @@ from ptsbench.fio.output import (
     parse_jobs,
 )
 from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
-from ptsbench.hosts import Host, HostStatus
+from ptsbench.hosts.hostlist import Host
+from ptsbench.hosts.results import HostStatus
 from ptsbench.pts.advanced import demand_cells, response_histogram, select_operating_points
 from ptsbench.pts.advanced_specs import ADVANCED_DEFS, ZonedCellSpec, sweep_cells
 from ptsbench.pts.plan import (
@@ -260,7 +261,7 @@ def stored_hosts(manifest: Mapping[str, Any]) -> tuple[Host, ...]:
 
 def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter | None = None) -> None:
     """Run (or resume) every phase of a stored PTS run on `target` (on every host of a run on hosts)."""
-    from ptsbench.hosts import check_remote_path
+    from ptsbench.hosts.preflight import check_remote_path
     from ptsbench.target.guard import check_write_allowed
 
     manifest = pts.store.manifest
@@ -522,7 +523,7 @@ def _host_statuses(context: _Context, outcome: FioOutcome,
     """Each host's status after a fio client run: failed when it dropped off (hosts.host_statuses, with fio's
     words; `jobs`: each host's own round job, as sequential cells split differently per host) or one of its jobs
     ended with an error."""
-    from ptsbench.hosts import host_statuses
+    from ptsbench.hosts.results import host_statuses
 
     results = parse_jobs(outcome.doc) if outcome.doc is not None else []
     names = None if jobs is None else {host: [name for name, _cell in job.jobs] for host, job in jobs.items()}
@@ -1013,7 +1014,7 @@ def _check_file_kept(pts: PtsStore, info: TargetInfo, scratch: bool) -> None:
 def _remote_target(info: TargetInfo, hosts: Sequence[Host]) -> Target:
     """The target of a run on hosts, after the pre-flight again: every host back, same fio, path usable."""
     from ptsbench.errors import TargetError
-    from ptsbench.hosts import preflight
+    from ptsbench.hosts.preflight import preflight
 
     checked = preflight(hosts, [info.path], size_bytes=info.size_bytes).targets[0]
     if checked.path != info.path or checked.kind != info.kind:
