@@ -528,7 +528,11 @@ def uring_cmd(lab: Lab) -> str:
     fio = json.loads(next((WORK / "uring" / "cases").glob("*/fio.json")).read_text())
     options = fio["jobs"][0]["job options"]
     assert options["ioengine"] == "io_uring_cmd" and options["filename"] == ng, options
-    return f"{ng}: {rows[0]['iops']:.0f} IOPS with io_uring_cmd"
+    as_target = ptsbench("run", str(WORK / "lab.fio"), "--target", ng, "--out", str(WORK / "uring-target"), ok=False)
+    said = as_target.stderr.strip()
+    assert as_target.returncode == 2 and said.count("\n") == 0 and "generic character device" in said, said
+    assert not (WORK / "uring-target").exists()
+    return f"{ng}: {rows[0]['iops']:.0f} IOPS with io_uring_cmd; as --target: {said}"
 
 
 @check("run-parallel-nvme")

@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,20 @@ def test_character_device_is_rejected() -> None:
     with pytest.raises(TargetError) as caught:
         resolve_target("/dev/null")
     assert "not a file, directory or block device" in caught.value.message
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("name", ["ng0n1", "sg3"])
+def test_a_generic_character_device_as_target_says_where_it_works(tmp_path: Path, name: str) -> None:
+    """Named like an NVMe / SCSI generic device (a real character node, the lab checks a real /dev/ng0n1)."""
+    if os.geteuid() != 0:
+        pytest.skip("mknod needs root")
+    node = tmp_path / name
+    os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    with pytest.raises(TargetError) as raised:
+        resolve_target(str(node))
+    assert "generic character device" in raised.value.message and "name it in the job file" in raised.value.hint
+    assert "/dev/nvme0n1" in raised.value.hint
 
 
 def test_empty_path_is_rejected() -> None:

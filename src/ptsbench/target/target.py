@@ -1,6 +1,7 @@
 """Resolve what the user typed into a Target fio can use: a file (maybe not created yet) or a block device."""
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 
@@ -67,6 +68,10 @@ def resolve_target(path: str, create_size_bytes: int | None = None) -> Target:
         real = os.path.realpath(full)
         _require_access(real, os.R_OK, "block device is not readable")
         return Target(path=real, kind="block", size_bytes=block_size_bytes(real), requested=path)
+    if stat.S_ISCHR(st.st_mode) and re.fullmatch(r"ng\d+n\d+|sg\d+", os.path.basename(os.path.realpath(full))):
+        raise TargetError(f"{full} is a generic character device (raw commands to a disk), not a target",
+                          "name it in the job file (filename= with ioengine=io_uring_cmd or sg), where the guard "
+                          "judges it as the disk it reaches, or pass the disk's block device like /dev/nvme0n1")
     raise TargetError(
         f"not a file, directory or block device: {full}",
         "pass a regular file, a directory (a test file is made in it) or a block device like /dev/nvme0n1",
