@@ -17,7 +17,7 @@ from conftest import run_cli
 from ptsbench.pts.advanced import LATENCY_LIMIT_NS
 from ptsbench.pts.engine import QuietReporter, create_run, run, target_info
 from ptsbench.pts.specs import make_settings
-from ptsbench.pts.tables import pts_tables
+from ptsbench.report.pts.terminal import pts_tables
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import TELEMETRY_KEYS
 from test_pts_engine import Recorder, rounds_of

@@ -16,7 +16,7 @@ from ptsbench.pts.engine import QuietReporter, create_run, determination, run, s
 from ptsbench.pts.plan import make_plan
 from ptsbench.pts.specs import make_settings, parse_overrides
 from ptsbench.pts.steady import steady_state
-from ptsbench.pts.tables import pts_tables
+from ptsbench.report.pts.terminal import pts_tables
 from ptsbench.target.target import Target
 
 MIB = 1024**2

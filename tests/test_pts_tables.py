@@ -2,7 +2,7 @@
 
 from ptsbench.pts.live import hir_line, steady_line, telemetry_line
 from ptsbench.pts.steady import steady_state
-from ptsbench.pts.tables import compliance_lines
+from ptsbench.report.pts.terminal import compliance_lines
 
 
 def test_compliance_banner_lists_every_reason() -> None:
@@ -29,7 +29,7 @@ def test_live_status_of_write_saturation() -> None:
 
 
 def test_long_write_saturation_tables_show_evenly_spaced_rounds() -> None:
-    from ptsbench.pts.tables import _spread
+    from ptsbench.report.pts.terminal import _spread
 
     assert _spread(4, 25) == [0, 1, 2, 3]
     picked = _spread(1440, 25)

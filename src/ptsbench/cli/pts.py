@@ -351,7 +351,7 @@ def _print_dry_run(plan: "Plan", purge: str, pts_purge: bool, verbose: bool,
     """What matters first (tests, worst-case time, purge, write cache, compliance), then each phase and the
     deviations; the job files with --verbose."""
     from ptsbench.pts.plan import phase_lines, precondition_job, round_job, round_seed, summary_lines
-    from ptsbench.pts.tables import device_description
+    from ptsbench.report.pts.facts import device_description
 
     summary = summary_lines(plan)
     verdict = summary[-1]
@@ -384,8 +384,8 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from ptsbench.cli.run import write_final_report
     from ptsbench.pts.engine import finish_scratch, run
     from ptsbench.pts.live import LiveReporter
-    from ptsbench.pts.tables import render_pts
     from ptsbench.report.pts.live import BackgroundReport
+    from ptsbench.report.pts.terminal import render_pts
 
     try:
         with LiveReporter() as shown, BackgroundReport(store.store.root, shown) as reporter:

@@ -24,8 +24,8 @@ def show(run_dir: Path, output_format: str) -> None:
     store = RunStore.open(run_dir)
     if store.kind == "pts":
         if output_format == "table":
-            from ptsbench.pts.tables import render_pts
             from ptsbench.report.core.terminal import terminal_console
+            from ptsbench.report.pts.terminal import render_pts
 
             render_pts(store, terminal_console())
             return

@@ -4,12 +4,22 @@ import csv
 import io
 import json
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ptsbench.report.cases.tables import RESULT_PERCENTILES, TABLE_PERCENTILES, ResultRow, steady_state_text
 
 FORMATS = ("table", "json", "csv")
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """A table of text for the terminal: a title, column headers, rows of text cells, and notes under it."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _number(value: float | None, digits: int) -> str:
@@ -326,8 +336,8 @@ def _text_rich_table(table: Any, shown: Sequence[int], widths: Sequence[int]) ->
     return rich_table
 
 
-def print_text_tables(tables: Sequence[Any], console: Any) -> None:
-    """Tables of text cells (title, columns, rows, notes: pts/tables.py's), each as wide as its cells. Piped: never
+def print_text_tables(tables: Sequence[TextTable], console: Any) -> None:
+    """Tables of text cells (TextTable: report/pts/terminal.py's), each as wide as its cells. Piped: never
     cut. On a terminal too narrow for a table, its text wraps at
     spaces, and its middle columns are left out (and named) when even that does not fit: numbers and names are
     never split or cut."""

@@ -1,7 +1,7 @@
 """Report blocks of PTS 2.0's advanced tests - HIR, XSR, CBW / DIRTH / ECW, HDD zones - and the per-round
 telemetry every PTS test shows, built from the store alone (pts/store.py says what each file holds).
 
-The numbers come from the same analysis functions `ptsbench show` uses (pts/advanced.py, pts/tables.py): HIR's
+The numbers come from the same analysis functions `ptsbench show` uses (pts/advanced.py, pts/phases.py): HIR's
 IOPS against time is `hir_timeline`, XSR's recovery `xsr_recovery` on `xsr_samples`, the demand curves
 `demand_variation` / `demand_intensity`; histograms, percentiles and maxima are the stored ones.
 """
@@ -9,12 +9,11 @@ IOPS against time is `hir_timeline`, XSR's recovery `xsr_recovery` on `xsr_sampl
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ptsbench.pts.tables import bucket_labels, duration_label, span
 from ptsbench.report.core.figures import Bars3D, Figure, Series
 from ptsbench.report.core.model import Block, Chart, Column, Table, Text, Value
-from ptsbench.report.pts.views import PtsContext, scaled, slug
+from ptsbench.report.pts.views import PtsContext, bucket_labels, duration_label, scaled, slug, span
 
-Views = Sequence[Any]  # pts/tables.py PhaseView
+Views = Sequence[Any]  # pts/phases.py PhaseView
 
 
 def _role(views: Views, role: str) -> list[Any]:
@@ -149,7 +148,7 @@ _XSR_METRICS = (  # (key, round value, title, axis, factor)
 
 
 def xsr_blocks(views: Views, context: PtsContext) -> list[Block]:
-    from ptsbench.pts.tables import xsr_samples
+    from ptsbench.pts.phases import xsr_samples
 
     groups = sorted(_role(views, "group"), key=lambda view: int(_meta(view, "group")))
     rows: list[tuple[Value, ...]] = []
@@ -188,7 +187,7 @@ def _mean(cells: Sequence[Mapping[str, Any]], key: str, factor: float = 1.0) -> 
 def _xsr_recovery(groups: Sequence[Any]) -> list[Block]:
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.advanced import xsr_recovery
-    from ptsbench.pts.tables import xsr_samples
+    from ptsbench.pts.phases import xsr_samples
 
     if len(groups) != 3 or not groups[0].rounds or not groups[2].rounds:
         return [Text("Recovery time: not yet (needs samples of groups 1 and 3).")]

@@ -181,7 +181,6 @@ def pts_test_facts(context: PtsContext, test: str, views: Sequence[Any]) -> tupl
 
 def _system_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The platform, the test software and the device under test (with the user's description of it)."""
-    from ptsbench.pts.tables import device_description
     from ptsbench.units import format_bytes
 
     host, target = manifest.get("host") or {}, manifest.get("target") or {}
@@ -264,3 +263,8 @@ def reasons_for(reasons: Sequence[str], test: str, views: Sequence[Any], context
     return found
 
 
+def device_description(manifest: Mapping[str, Any]) -> str:
+    """The user's description of the device (--device-info) as one line: 'form factor U.2, media TLC'."""
+    described = ", ".join(f"{str(key).replace('_', ' ')} {value}"
+                          for key, value in (manifest.get("device_info") or {}).items())
+    return described or "not given (ptsbench pts --device-info KEY=VALUE)"

@@ -1,10 +1,10 @@
 """A PTS run's store read for the report: the context every section reads (manifest, plan, per-host views), the
 phases' cells, block-size x mix matrices and steady-state determinations, and the tracked metrics' units.
 
-Views are pts/tables.py PhaseViews: a phase's plan entry, its finished rounds and its result (None while running).
+Views are pts/phases.py PhaseViews: a phase's plan entry, its finished rounds and its result (None while running).
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,8 +115,8 @@ def metric_unit(metric: str) -> tuple[str, float, str]:
 
 def load_context(store: Any) -> tuple["PtsContext", list[Any]]:
     """The context of a `ptsbench pts` directory's sections and its phases' views (all hosts together)."""
+    from ptsbench.pts.phases import load_views
     from ptsbench.pts.store import PtsStore
-    from ptsbench.pts.tables import load_views
     from ptsbench.store import read_json
 
     pts = PtsStore(store)
@@ -124,3 +124,22 @@ def load_context(store: Any) -> tuple["PtsContext", list[Any]]:
     context = PtsContext(store.manifest, read_json(store.root / "plan.json"), pts,
                          {host: {view.key: view for view in load_views(pts, host)} for host in hosts})
     return context, list(load_views(pts))
+
+
+def span(numbers: Sequence[int]) -> str:
+    """Round numbers as 'first-last'; '-' for none."""
+    return f"{numbers[0]}-{numbers[-1]}" if numbers else "-"
+
+
+def duration_label(ns: float, micro: str = "us") -> str:
+    """A bucket edge as people read it: '200 us', '1 ms' (micro: how microseconds are spelled, 'us' or 'µs')."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), (micro, 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:g} {unit}"
+    return f"{ns:g} ns"
+
+
+def bucket_labels(edges_ns: Sequence[float], micro: str = "us") -> list[str]:
+    """'1 us - 2 us' per bucket, the last one open-ended ('>= 10 s')."""
+    return [f"{duration_label(low, micro)} - {duration_label(edges_ns[index + 1], micro)}"
+            if index + 1 < len(edges_ns) else f">= {duration_label(low, micro)}" for index, low in enumerate(edges_ns)]

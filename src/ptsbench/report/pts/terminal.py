@@ -1,4 +1,5 @@
-"""PTS result tables from the store alone: `pts_tables` gives the numbers (pure), `render_pts` prints them with rich.
+"""A PTS run's results on the terminal, from the store alone: `pts_tables` gives the text tables (pure),
+`render_pts` prints them with core/terminal.py's text-table printer.
 
 IOPS (block size rows x mix columns), throughput (read and write MB/s per block size), latency (mean, max and
 five-nines percentiles of total latency), write saturation summary, and the steady-state determination of every
@@ -12,23 +13,16 @@ device and host telemetry per phase (temperature, throttling, media errors, data
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from ptsbench.pts.phases import PhaseView, load_views, xsr_samples
 from ptsbench.pts.specs import cell_name, mix_label
-from ptsbench.pts.store import PtsStore, host_phase_result, host_round
-from ptsbench.store import RunStore, read_json
+from ptsbench.pts.store import PtsStore
+from ptsbench.report.core.terminal import TextTable, print_text_tables
+from ptsbench.report.pts.facts import device_description
+from ptsbench.report.pts.views import bucket_labels, matrix_of, span
+from ptsbench.store import RunStore
 from ptsbench.units import format_bs
-
-
-@dataclass(frozen=True)
-class Table:
-    """One table: a title, column headers, rows of text cells, and notes under it."""
-
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _iops(value: float | None) -> str:
@@ -43,85 +37,17 @@ def _us(value: float | None) -> str:
     return "-" if value is None else f"{value / 1e3:,.2f}"
 
 
-@dataclass(frozen=True)
-class PhaseView:
-    """A phase as stored: its plan entry, finished rounds, summary (None while running), and the values shown."""
-
-    plan: Mapping[str, Any]
-    rounds: list[dict[str, Any]]
-    result: dict[str, Any] | None
-
-    @property
-    def key(self) -> str:
-        return str(self.plan["key"])
-
-    def values(self) -> dict[str, Any]:
-        """Per cell: the window averages when finished, else the latest round's values."""
-        if self.result is not None:
-            window: dict[str, Any] = self.result["window"]
-            return window
-        if not self.rounds:
-            return {}
-        cells = self.rounds[-1]["cells"]
-        return {name: {**cell, "read_iops": (cell["read"] or {}).get("iops"),
-                       "write_iops": (cell["write"] or {}).get("iops"),
-                       "read_bw_bytes": (cell["read"] or {}).get("bw_bytes"),
-                       "write_bw_bytes": (cell["write"] or {}).get("bw_bytes"),
-                       "lat_percentiles_ns": (cell["total"] or {}).get("lat_percentiles_ns", {})}
-                for name, cell in cells.items()}
-
-    def source(self, how: str = "average over") -> str:
-        """Where the phase's values come from: `how` (e.g. "maximum over") its measurement window's rounds."""
-        if self.result is not None:
-            window = self.result["window_rounds"]
-            span = "no window" if not window else f"round {window[0]}" if len(window) == 1 else \
-                f"rounds {window[0]}-{window[-1]}"
-            return f"{how} {span}; {self.result['stop_reason']}"
-        if self.rounds:
-            return f"NOT FINISHED: latest round {len(self.rounds)} shown, not a measurement window"
-        return "not started"
-
-    def axes(self) -> tuple[list[int], list[int]]:
-        """Block sizes and mixes (read %) of the phase's cells, in the order the spec runs them."""
-        cells = self.plan["cells"]
-        return list(dict.fromkeys(c["bs_bytes"] for c in cells)), list(dict.fromkeys(c["read_pct"] for c in cells))
-
-    def window_rounds(self) -> list[dict[str, Any]]:
-        """The rounds the shown values come from: the measurement window when finished, else the latest round."""
-        if self.result is not None:
-            numbers = set(self.result["window_rounds"])
-            return [r for r in self.rounds if int(r["round"]) in numbers]
-        return self.rounds[-1:]
-
-    def cpu_pct(self, cell: str) -> float | None:
-        """fio's CPU use (usr + sys %) of a cell, averaged over the window rounds that ran it."""
-        found = [r["cells"][cell] for r in self.window_rounds() if cell in r["cells"]]
-        return sum(c["usr_cpu"] + c["sys_cpu"] for c in found) / len(found) if found else None
-
-
-def load_views(pts: PtsStore, host: str | None = None) -> list[PhaseView]:
-    """Every phase as stored; for a run on hosts, `host` None: all hosts together, else as that host saw it."""
-    plan = read_json(pts.root / "plan.json")
-    views = [PhaseView(p, pts.finished_rounds(p["key"]), pts.phase_result(p["key"])) for p in plan["phases"]]
-    if host is None:
-        return views
-    return [PhaseView(view.plan, [host_round(r, host) for r in view.rounds],
-                      None if view.result is None else host_phase_result(view.result, host)) for view in views]
-
-
-def _matrix(view: PhaseView, metric: str, fmt: Any, title: str) -> Table:
+def _matrix(view: PhaseView, metric: str, fmt: Any, title: str) -> TextTable:
     """Block size rows (spec order) x mix columns of one metric."""
-    cells = view.plan["cells"]
     sizes, mixes = view.axes()
-    values = view.values()
-    by_key = {(cell["bs_bytes"], cell["read_pct"]): values.get(cell["name"], {}).get(metric) for cell in cells}
-    rows = tuple((format_bs(bs), *(fmt(by_key.get((bs, mix))) for mix in mixes)) for bs in sizes)
+    matrix = matrix_of(view, lambda found: found.get(metric))  # the report's numbers, as text
+    rows = tuple((format_bs(bs), *(fmt(value) for value in row)) for bs, row in zip(sizes, matrix, strict=True))
     source = view.source("maximum over" if metric == "lat_max_ns" else "average over")
     notes = [source] + [f"skipped: {name}" for name in view.plan["skipped"]]
-    return Table(title, ("block size", *(mix_label(mix) for mix in mixes)), rows, tuple(notes))
+    return TextTable(title, ("block size", *(mix_label(mix) for mix in mixes)), rows, tuple(notes))
 
 
-def _throughput(views: Sequence[PhaseView]) -> Table:
+def _throughput(views: Sequence[PhaseView]) -> TextTable:
     rows = []
     notes = []
     for view in views:
@@ -131,20 +57,20 @@ def _throughput(views: Sequence[PhaseView]) -> Table:
         bs = view.plan["cells"][0]["bs_bytes"]
         rows.append((format_bs(bs), _mbps(read.get("bw_bytes")), _mbps(write.get("bw_bytes"))))
         notes.append(f"{format_bs(bs)}: {view.source()}")
-    return Table("Throughput (MB/s, sequential)", ("block size", "read", "write"), tuple(rows), tuple(notes))
+    return TextTable("Throughput (MB/s, sequential)", ("block size", "read", "write"), tuple(rows), tuple(notes))
 
 
-def _percentiles(view: PhaseView) -> Table:
+def _percentiles(view: PhaseView) -> TextTable:
     values = view.values()
     rows = []
     for cell in view.plan["cells"]:
         found = values.get(cell["name"], {}).get("lat_percentiles_ns") or {}
         rows.append((cell["name"], *(_us(found.get(p)) for p in ("99", "99.99", "99.999"))))
-    return Table("Latency percentiles (us, total latency, all window IOs)", ("cell", "p99", "p99.99", "p99.999"),
+    return TextTable("Latency percentiles (us, total latency, all window IOs)", ("cell", "p99", "p99.99", "p99.999"),
                  tuple(rows), (view.source(),))
 
 
-def _lat_histogram(views: Sequence[PhaseView]) -> list[Table]:
+def _lat_histogram(views: Sequence[PhaseView]) -> list[TextTable]:
     """PTS 2.0's latency histogram capture: the latency by which each share of its IOs completed."""
     view = next((view for view in views if view.plan.get("role") == "histogram" and view.rounds), None)
     if view is None:
@@ -155,17 +81,17 @@ def _lat_histogram(views: Sequence[PhaseView]) -> list[Table]:
         return []
     found = histogram.get("percentiles_ns") or {}
     cell = view.plan["cells"][0]
-    return [Table("Latency response-time histogram: confidence levels (us, total latency)",
+    return [TextTable("Latency response-time histogram: confidence levels (us, total latency)",
                   ("workload", "IOs", *(f"{p} %" for p in found), "max"),
                   ((f"{cell['name']} TC{cell['numjobs']}/QD{cell['iodepth']}", f"{int(histogram['n']):,}",
                     *(_us(value) for value in found.values()), _us(histogram.get("max_ns"))),),
                   (f"{cell['runtime_s']:g} s capture after steady state; from fio's json+ latency bins",))]
 
 
-def _wsat(view: PhaseView, capacity_bytes: int) -> Table:
+def _wsat(view: PhaseView, capacity_bytes: int) -> TextTable:
     rounds = view.rounds
     if not rounds:
-        return Table("Write saturation", ("round",), (), ("not started",))
+        return TextTable("Write saturation", ("round",), (), ("not started",))
     rows = []
     shown = _spread(len(rounds), WSAT_ROWS)
     for record in (rounds[index] for index in shown):
@@ -177,7 +103,7 @@ def _wsat(view: PhaseView, capacity_bytes: int) -> Table:
     if len(shown) < len(rounds):
         notes.append(f"{len(shown)} of {len(rounds)} rounds shown, evenly spaced; every round is in "
                      f"pts/{view.key}/rounds/")
-    return Table("Write saturation (4 KiB random writes)",
+    return TextTable("Write saturation (4 KiB random writes)",
                  ("round", "IO time s", "written GB", "drive fills", "IOPS", "mean lat us"), tuple(rows), tuple(notes))
 
 
@@ -200,7 +126,7 @@ def _scaled(metric: str, value: float, digits: int = 1) -> str:
     return f"{value / scale:,.{digits}f} {unit}".rstrip()
 
 
-def _steady(views: Sequence[PhaseView]) -> Table:
+def _steady(views: Sequence[PhaseView]) -> TextTable:
     rows = []
     for view in views:
         last = view.rounds[-1]["steady"] if view.rounds else None
@@ -218,7 +144,7 @@ def _steady(views: Sequence[PhaseView]) -> Table:
                 f"{_scaled(metric, v['slope'], 3)} x round + {_scaled(metric, v['intercept'])}",
                 "reached" if v["steady"] else "NOT reached",
             ))
-    return Table("Steady-state determination (data excursion <= 20 %, slope excursion <= 10 % of the average)",
+    return TextTable("Steady-state determination (data excursion <= 20 %, slope excursion <= 10 % of the average)",
                  ("test", "tracked cell", "window", "average", "data excursion", "slope excursion", "fitted line",
                   "steady state"), tuple(rows))
 
@@ -239,7 +165,7 @@ def _total(cell: Mapping[str, Any], key: str) -> Any:
     return (cell.get("total") or {}).get(key)
 
 
-def _hir(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]:
+def _hir(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[TextTable]:
     from ptsbench.pts.advanced import Burst, hir_summary
 
     baseline_view = next(iter(_role(views, "baseline")), None)
@@ -261,27 +187,16 @@ def _hir(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]
                  for row in hir_summary(baseline or 0.0, bursts))
     notes = [f"baseline: {baseline_view.source() if baseline_view else 'not run'}",
              "mean burst IOPS: all IOs of the wait state's bursts over their summed runtime"]
-    return [Table("Host idle recovery (4 KiB random writes)",
+    return [TextTable("Host idle recovery (4 KiB random writes)",
                   ("wait s", "bursts", "mean burst IOPS", "baseline IOPS", "burst / baseline", "recovery IOPS"),
                   rows, tuple(notes))]
-
-
-def xsr_samples(view: PhaseView) -> tuple[list[float], list[float]]:
-    """One XSR group's throughput samples (bytes/s, one per round) and each sample's end in seconds from the
-    group's start (the rounds' wall times added up)."""
-    bandwidths = [float(next(iter(r["cells"].values()))["bw_bytes"]) for r in view.rounds]
-    ends, elapsed = [], 0.0
-    for record in view.rounds:
-        elapsed += float(record["wall_s"])
-        ends.append(elapsed)
-    return bandwidths, ends
 
 
 def _mean(records: Sequence[Mapping[str, Any]], key: str) -> float | None:
     return sum(float(r[key]) for r in records) / len(records) if records else None
 
 
-def _xsr(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]:
+def _xsr(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[TextTable]:
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.advanced import xsr_recovery
 
@@ -292,7 +207,7 @@ def _xsr(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]
         rows.append((str(_meta(view, "group")), view.plan["cells"][0]["name"], f"{len(cells)}",
                      _mbps(_mean(cells, "bw_bytes")), _iops(_mean(cells, "iops")), _us(_mean(cells, "lat_mean_ns")),
                      _us(max((float(c["lat_max_ns"]) for c in cells), default=None))))
-    tables = [Table("Cross stimulus recovery: access groups (1 sample per round)",
+    tables = [TextTable("Cross stimulus recovery: access groups (1 sample per round)",
                     ("group", "workload", "samples", "mean MB/s", "mean IOPS", "mean lat us", "max lat us"),
                     tuple(rows), tuple(f"group {_meta(v, 'group')}: {v.source()}" for v in groups))]
     if len(groups) == 3 and groups[0].rounds and groups[2].rounds:
@@ -303,7 +218,7 @@ def _xsr(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]
         except PtsbenchError:
             return tables
         found = "not recovered" if recovery.recovery_s is None else f"{recovery.recovery_s / 60:,.2f}"
-        tables.append(Table("Cross stimulus recovery: recovery time",
+        tables.append(TextTable("Cross stimulus recovery: recovery time",
                             ("group 1 average MB/s", "recovery min", "group 3 samples"),
                             ((_mbps(recovery.baseline_bw_bytes), found, str(len(group3))),),
                             ("from the start of group 3 to the end of its first sample at or above group 1's "
@@ -311,7 +226,7 @@ def _xsr(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]
     return tables
 
 
-def _depth_matrix(view: PhaseView, title: str, value: Any, fmt: Any) -> Table:
+def _depth_matrix(view: PhaseView, title: str, value: Any, fmt: Any) -> TextTable:
     """TC rows (high to low) x QD columns (high to low) of value(cell spec) for the sweep cells."""
     cells = [c for c in view.plan["cells"] if c.get("role", "") == ""]
     tcs = sorted({c["numjobs"] for c in cells}, reverse=True)
@@ -319,10 +234,10 @@ def _depth_matrix(view: PhaseView, title: str, value: Any, fmt: Any) -> Table:
     by_depth = {(c["numjobs"], c["iodepth"]): c for c in cells}
     rows = tuple((f"TC{tc}", *(fmt(value(by_depth[(tc, qd)])) if (tc, qd) in by_depth else "-" for qd in qds))
                  for tc in tcs)
-    return Table(title, ("TC \\ QD", *(f"QD{qd}" for qd in qds)), rows, (view.source(),))
+    return TextTable(title, ("TC \\ QD", *(f"QD{qd}" for qd in qds)), rows, (view.source(),))
 
 
-def _demand(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]:
+def _demand(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[TextTable]:
     sweep = next(iter(_role(views, "sweep")), None)
     if sweep is None or not sweep.rounds:
         return []
@@ -342,7 +257,7 @@ def _demand(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Tab
     return tables
 
 
-def _operating_points(views: Sequence[PhaseView], record: Mapping[str, Any]) -> list[Table]:
+def _operating_points(views: Sequence[PhaseView], record: Mapping[str, Any]) -> list[TextTable]:
     """The chosen points with their sweep values, then each point's capture: IOPS and response-time statistics."""
     chosen_rows: list[tuple[str, ...]] = []
     capture_rows: list[tuple[str, ...]] = []
@@ -367,11 +282,11 @@ def _operating_points(views: Sequence[PhaseView], record: Mapping[str, Any]) -> 
                              *(_us(found.get(p)) for p in ("99", "99.9", "99.99", "99.999")),
                              _us(histogram.get("max_ns"))))
     tables = [
-        Table("Operating points (from the sweep)", ("point", "TC/QD", "IOPS", "mean lat us"), tuple(chosen_rows),
+        TextTable("Operating points (from the sweep)", ("point", "TC/QD", "IOPS", "mean lat us"), tuple(chosen_rows),
               (f"MaxIOPS: highest IOPS with mean latency under {record['limit_ns'] / 1e6:g} ms; MidIOPS: nearest "
                "to (MaxIOPS + MinIOPS) / 2; MinIOPS: TC1/QD1; from the averages of the sweep's rounds "
                f"{span(record['window_rounds'])}",)),
-        Table("Response time at the operating points (capture after the pre-write; total latency, us)",
+        TextTable("Response time at the operating points (capture after the pre-write; total latency, us)",
               ("point", "IOPS", "mean", "p99", "p99.9", "p99.99", "p99.999", "max"), tuple(capture_rows)),
     ]
     if any(histograms.values()):
@@ -379,26 +294,7 @@ def _operating_points(views: Sequence[PhaseView], record: Mapping[str, Any]) -> 
     return tables
 
 
-def span(numbers: Sequence[int]) -> str:
-    """Round numbers as 'first-last'; '-' for none."""
-    return f"{numbers[0]}-{numbers[-1]}" if numbers else "-"
-
-
-def duration_label(ns: float, micro: str = "us") -> str:
-    """A bucket edge as people read it: '200 us', '1 ms' (micro: how microseconds are spelled, 'us' or 'µs')."""
-    for unit, scale in (("s", 1e9), ("ms", 1e6), (micro, 1e3)):
-        if ns >= scale:
-            return f"{ns / scale:g} {unit}"
-    return f"{ns:g} ns"
-
-
-def bucket_labels(edges_ns: Sequence[float], micro: str = "us") -> list[str]:
-    """'1 us - 2 us' per bucket, the last one open-ended ('>= 10 s')."""
-    return [f"{duration_label(low, micro)} - {duration_label(edges_ns[index + 1], micro)}"
-            if index + 1 < len(edges_ns) else f">= {duration_label(low, micro)}" for index, low in enumerate(edges_ns)]
-
-
-def _histograms(histograms: Mapping[str, Mapping[str, Any]]) -> Table:
+def _histograms(histograms: Mapping[str, Mapping[str, Any]]) -> TextTable:
     """IOs per response-time bucket of each operating point's capture (buckets where some point has IOs)."""
     edges = next(iter(histograms.values()))["edges_ns"]
     rows = []
@@ -407,12 +303,12 @@ def _histograms(histograms: Mapping[str, Mapping[str, Any]]) -> Table:
         counts = [int(h["counts"][index]) for h in histograms.values()]
         if any(counts):
             rows.append((labels[index], *(f"{count:,}" for count in counts)))
-    return Table("Response-time histograms (IOs per total-latency bucket)",
+    return TextTable("Response-time histograms (IOs per total-latency bucket)",
                  ("latency", *(f"{name.capitalize()}IOPS" for name in histograms)), tuple(rows),
                  tuple(f"{name.capitalize()}IOPS: {int(h['n']):,} IOs" for name, h in histograms.items()))
 
 
-def _zones(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Table]:
+def _zones(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[TextTable]:
     """Zone rows (outer to inner) x workload columns: IOPS for the random cells, MB/s for the sequential ones."""
     tables = []
     for view in views:
@@ -429,7 +325,7 @@ def _zones(views: Sequence[PhaseView], manifest: Mapping[str, Any]) -> list[Tabl
         rows = tuple((str(zone + 1), *(fmt(by_zone[zone].get(label)) for label in workloads))
                      for zone in sorted(by_zone))
         unit = "MB/s" if sequential else "IOPS"
-        tables.append(Table(f"{view.plan['title']}: {unit} per zone (zone 1 = lowest LBAs, the outer tracks)",
+        tables.append(TextTable(f"{view.plan['title']}: {unit} per zone (zone 1 = lowest LBAs, the outer tracks)",
                             ("zone", *workloads), rows, (view.source(),)))
     return tables
 
@@ -461,7 +357,7 @@ def telemetry_summary(view: PhaseView) -> tuple[str, ...] | None:
     )
 
 
-def _telemetry(views: Sequence[PhaseView]) -> Table | None:
+def _telemetry(views: Sequence[PhaseView]) -> TextTable | None:
     rows = tuple(row for view in views if (row := telemetry_summary(view)) is not None)
     if not rows:
         return None
@@ -469,12 +365,12 @@ def _telemetry(views: Sequence[PhaseView]) -> Table | None:
     notes = list(dict.fromkeys(f"device: {t['note']}" for t in readings if t.get("note")))
     notes += list(dict.fromkeys(f"device read with: {t['command']}" for t in readings if t.get("command")))
     notes.append("per round in pts/PHASE/rounds/NNN/round.json (telemetry: before, after, change, cpu)")
-    return Table("Telemetry per phase (device before/after each round; host CPU during it)",
+    return TextTable("Telemetry per phase (device before/after each round; host CPU during it)",
                  ("phase", "rounds", "temp C", "throttled", "media errors", "device written GB",
                   "host CPU busy % mean (max)"), rows, tuple(notes))
 
 
-def pts_tables(store: RunStore, host: str | None = None) -> list[Table]:
+def pts_tables(store: RunStore, host: str | None = None) -> list[TextTable]:
     """Every PTS table of a run directory, in test order; for a run on hosts, `host` None: all hosts together
     (IOPS and MB/s as fio's group arithmetic: all hosts' IOs over the longest runtime; latency merged from every
     host's bins; steady state of every host), else one host's."""
@@ -482,7 +378,7 @@ def pts_tables(store: RunStore, host: str | None = None) -> list[Table]:
     views = load_views(pts, host)
     manifest = store.manifest
     capacity = int(manifest["target_info"]["size_bytes"])
-    tables: list[Table] = []
+    tables: list[TextTable] = []
     for test in dict.fromkeys(view.plan["test"] for view in views):
         mine = [view for view in views if view.plan["test"] == test]
         if test in ADVANCED_TABLES:
@@ -534,29 +430,21 @@ def header_lines(manifest: Mapping[str, Any], status: str | None = None) -> list
     ]
 
 
-def _headline(store: RunStore) -> Table:
+def _headline(store: RunStore) -> TextTable:
     """The answer first: every tracked value at steady state with its verdict (report/glance.py's rows)."""
     from ptsbench.report.core.model import format_column
     from ptsbench.report.glance import PTS_COLUMNS, pts_headline_rows
 
     rows = pts_headline_rows(load_views(PtsStore(store)))
     cells = [format_column([row[index] for row in rows], column.kind) for index, column in enumerate(PTS_COLUMNS)]
-    return Table("At a glance: tracked values at steady state (window averages)",
+    return TextTable("At a glance: tracked values at steady state (window averages)",
                  tuple(column.name for column in PTS_COLUMNS),
                  tuple(tuple(column[position] for column in cells) for position in range(len(rows))))
-
-
-def device_description(manifest: Mapping[str, Any]) -> str:
-    """The user's description of the device (--device-info) as one line: 'form factor U.2, media TLC'."""
-    described = ", ".join(f"{str(key).replace('_', ' ')} {value}"
-                          for key, value in (manifest.get("device_info") or {}).items())
-    return described or "not given (ptsbench pts --device-info KEY=VALUE)"
 
 
 def render_pts(store: RunStore, console: Any) -> None:
     """Print a PTS run's results with rich: header, the headline values and the compliance verdict, the tables (on
     hosts: all hosts, then each host), then the deviations and notes in full."""
-    from ptsbench.report.core.terminal import print_text_tables
 
     manifest = store.manifest
     for line in header_lines(manifest, PtsStore(store).run_status()):

@@ -1,0 +1,86 @@
+"""A PTS phase as stored, read back for tables and reports: its plan entry, finished rounds and result, and the
+values they show (window averages when finished, else the latest round's)."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ptsbench.pts.store import PtsStore, host_phase_result, host_round
+from ptsbench.store import read_json
+
+
+@dataclass(frozen=True)
+class PhaseView:
+    """A phase as stored: its plan entry, finished rounds, summary (None while running), and the values shown."""
+
+    plan: Mapping[str, Any]
+    rounds: list[dict[str, Any]]
+    result: dict[str, Any] | None
+
+    @property
+    def key(self) -> str:
+        return str(self.plan["key"])
+
+    def values(self) -> dict[str, Any]:
+        """Per cell: the window averages when finished, else the latest round's values."""
+        if self.result is not None:
+            window: dict[str, Any] = self.result["window"]
+            return window
+        if not self.rounds:
+            return {}
+        cells = self.rounds[-1]["cells"]
+        return {name: {**cell, "read_iops": (cell["read"] or {}).get("iops"),
+                       "write_iops": (cell["write"] or {}).get("iops"),
+                       "read_bw_bytes": (cell["read"] or {}).get("bw_bytes"),
+                       "write_bw_bytes": (cell["write"] or {}).get("bw_bytes"),
+                       "lat_percentiles_ns": (cell["total"] or {}).get("lat_percentiles_ns", {})}
+                for name, cell in cells.items()}
+
+    def source(self, how: str = "average over") -> str:
+        """Where the phase's values come from: `how` (e.g. "maximum over") its measurement window's rounds."""
+        if self.result is not None:
+            window = self.result["window_rounds"]
+            span = "no window" if not window else f"round {window[0]}" if len(window) == 1 else \
+                f"rounds {window[0]}-{window[-1]}"
+            return f"{how} {span}; {self.result['stop_reason']}"
+        if self.rounds:
+            return f"NOT FINISHED: latest round {len(self.rounds)} shown, not a measurement window"
+        return "not started"
+
+    def axes(self) -> tuple[list[int], list[int]]:
+        """Block sizes and mixes (read %) of the phase's cells, in the order the spec runs them."""
+        cells = self.plan["cells"]
+        return list(dict.fromkeys(c["bs_bytes"] for c in cells)), list(dict.fromkeys(c["read_pct"] for c in cells))
+
+    def window_rounds(self) -> list[dict[str, Any]]:
+        """The rounds the shown values come from: the measurement window when finished, else the latest round."""
+        if self.result is not None:
+            numbers = set(self.result["window_rounds"])
+            return [r for r in self.rounds if int(r["round"]) in numbers]
+        return self.rounds[-1:]
+
+    def cpu_pct(self, cell: str) -> float | None:
+        """fio's CPU use (usr + sys %) of a cell, averaged over the window rounds that ran it."""
+        found = [r["cells"][cell] for r in self.window_rounds() if cell in r["cells"]]
+        return sum(c["usr_cpu"] + c["sys_cpu"] for c in found) / len(found) if found else None
+
+
+def load_views(pts: PtsStore, host: str | None = None) -> list[PhaseView]:
+    """Every phase as stored; for a run on hosts, `host` None: all hosts together, else as that host saw it."""
+    plan = read_json(pts.root / "plan.json")
+    views = [PhaseView(p, pts.finished_rounds(p["key"]), pts.phase_result(p["key"])) for p in plan["phases"]]
+    if host is None:
+        return views
+    return [PhaseView(view.plan, [host_round(r, host) for r in view.rounds],
+                      None if view.result is None else host_phase_result(view.result, host)) for view in views]
+
+
+def xsr_samples(view: PhaseView) -> tuple[list[float], list[float]]:
+    """One XSR group's throughput samples (bytes/s, one per round) and each sample's end in seconds from the
+    group's start (the rounds' wall times added up)."""
+    bandwidths = [float(next(iter(r["cells"].values()))["bw_bytes"]) for r in view.rounds]
+    ends, elapsed = [], 0.0
+    for record in view.rounds:
+        elapsed += float(record["wall_s"])
+        ends.append(elapsed)
+    return bandwidths, ends
