@@ -138,7 +138,7 @@ def test_compare_refuses_runs_of_different_kinds(two_runs: tuple[Path, Path], tm
 def test_compared_bars_are_not_captioned_with_line_styles() -> None:
     """Bars have no line style: their caption must not tell readers to look for solid and dashed runs."""
     from ptsbench.report.compare import compare_figure
-    from ptsbench.report.core.figures import Figure, Series
+    from ptsbench.report.core.figure import Figure, Series
 
     def bars(mb_s: float) -> Figure:
         return Figure(key="glance", title="MB/s per test", x_label="test", y_label="MB/s", caption="Each test's MB/s.",

@@ -19,7 +19,7 @@ from ptsbench.report.build import build_report, load_report, write_report
 from ptsbench.report.cases.report import RESULT_COLUMNS
 from ptsbench.report.cases.tables import RESULT_PERCENTILES
 from ptsbench.report.core import pdf
-from ptsbench.report.core.figures import percentile_points
+from ptsbench.report.core.figure import percentile_points
 from test_hosts import NULL_JOB, Servers, hosts_arg
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 
@@ -281,7 +281,7 @@ def test_markup_in_names_stays_text(tmp_path: Path) -> None:
     """Job names, messages and labels go into the page as text: no element, request or script comes from them."""
     from html.parser import HTMLParser
 
-    from ptsbench.report.core.figures import Figure, Series
+    from ptsbench.report.core.figure import Figure, Series
     from ptsbench.report.core.html import write_html
     from ptsbench.report.core.model import Column, Report, Section, Table, Text
 
@@ -343,8 +343,8 @@ def test_report_of_a_run_on_two_hosts(fio_servers: Servers, tmp_path: Path) -> N
 
 def test_a_lone_series_keeps_its_name_in_the_html_legend() -> None:
     """A case whose other jobs logged nothing draws one line; plotly would hide its legend (the PDF shows it)."""
-    from ptsbench.report.core.figures import Figure, Series
-    from ptsbench.report.core.html import plotly_spec
+    from ptsbench.report.core.draw_plotly import plotly_spec
+    from ptsbench.report.core.figure import Figure, Series
 
     one = Figure(key="iops", title="IOPS over time", x_label="time (s)", y_label="IOPS",
                  series=(Series(name="RND4K-Q1T1-write write", x=(1.0,), y=(16425.0,)),))

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_cli
 from ptsbench.report.build import load_report
-from ptsbench.report.core.figures import Figure
+from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.model import Table, format_value
 from ptsbench.report.core.workbook import sheet_name
 from test_hosts import Servers, hosts_arg

@@ -10,7 +10,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ptsbench.report.core import style
-from ptsbench.report.core.lines import draw_line, finish_axes, line_trace
+from ptsbench.report.core.draw_mpl import draw_line, finish_axes
+from ptsbench.report.core.draw_plotly import line_trace
 
 Array = npt.NDArray[Any]
 FORMATS = ("png", "svg", "html")

@@ -94,7 +94,7 @@ def make_json_plots(inputs: Sequence[str], options: JsonPlotOptions) -> JsonPlot
     from ptsbench import __version__
     from ptsbench.report.cases.sweep import chart_sections, points_table
     from ptsbench.report.core import style
-    from ptsbench.report.core.figures import write_figure_files
+    from ptsbench.report.core.draw_mpl import write_figure_files
 
     for name in options.formats:
         if name not in ("png", "svg", "html"):

@@ -5,7 +5,7 @@
     build_compare([run_dir, ...], out_dir)      -> one report putting several runs side by side
 
 A report is first assembled as data (core/model.py) from the store - cases/report.py for case-runner runs,
-pts/report.py for PTS runs, compare.py for several runs - then core/html.py, pdf.py, workbook.py and figures.py draw
+pts/report.py for PTS runs, compare.py for several runs - then core/html.py, pdf.py, workbook.py and draw_mpl.py draw
 that data.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.cases.report import case_run_report
 from ptsbench.report.compare import compare_reports, run_labels
-from ptsbench.report.core.figures import DEFAULT_DPI
+from ptsbench.report.core.draw_mpl import DEFAULT_DPI
 from ptsbench.report.core.layout import FIGURES_DIR, HTML_NAME, PDF_NAME, XLSX_NAME
 from ptsbench.report.core.model import Report
 from ptsbench.report.pts.report import pts_report
@@ -102,13 +102,14 @@ def _figure_workers(count: int) -> int:
 def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
     """report.pdf, and every figure's PNG and SVG at the same time in worker processes (matplotlib is
     single-threaded and a PTS report has dozens of figures). Workers take figures from the front of the list, this
-    process from the back once the PDF is done; a claim file per figure keeps each drawn once. Workers are plain
-    `python -m ptsbench.report.core.figures` processes: unlike multiprocessing they never re-run the caller's script."""
+    process from the back once the PDF is done; a claim file per figure keeps each drawn once. Workers are
+    plain `python -m ptsbench.report.core.draw_mpl` processes: unlike multiprocessing they never re-run the caller's
+    script."""
     import shutil
     import tempfile
 
     from ptsbench.report.core import pdf
-    from ptsbench.report.core.figures import write_figure_batch
+    from ptsbench.report.core.draw_mpl import write_figure_batch
 
     figures_dir = out_dir / FIGURES_DIR
     figures_dir.mkdir(exist_ok=True)
@@ -131,12 +132,12 @@ def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
 
 
 def _start_worker(work: tuple[Any, ...]) -> Any:
-    """A `python -m ptsbench.report.core.figures` process drawing the pickled work given on its stdin."""
+    """A `python -m ptsbench.report.core.draw_mpl` process drawing the pickled work given on its stdin."""
     import pickle
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "ptsbench.report.core.figures"], stdin=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench.report.core.draw_mpl"], stdin=subprocess.PIPE,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert process.stdin is not None
     process.stdin.write(pickle.dumps(work))

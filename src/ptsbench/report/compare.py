@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ptsbench.report.core import style
-from ptsbench.report.core.figures import Figure
+from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.model import Block, Column, Report, Section, Table, Text, Value, split_groups
 from ptsbench.report.glance import GLANCE_KEY, GLANCE_TITLE
 

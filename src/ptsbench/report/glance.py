@@ -9,7 +9,7 @@ where fio measured nothing the cell is empty.
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ptsbench.report.core.figures import Figure, Series
+from ptsbench.report.core.figure import Figure, Series
 from ptsbench.report.core.model import Block, Column, Section, Table
 
 GLANCE_KEY = "glance"

@@ -7,7 +7,7 @@ from typing import Any
 
 from ptsbench.report.cases.tables import RESULT_PERCENTILES
 from ptsbench.report.common import description_facts, environment_section, fact, provenance_line, run_facts
-from ptsbench.report.core.figures import Figure, Series, percentile_figure
+from ptsbench.report.core.figure import Figure, Series, percentile_figure
 from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Table, Text
 from ptsbench.report.glance import case_glance_section
 from ptsbench.store import read_text

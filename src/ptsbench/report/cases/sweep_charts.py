@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ptsbench.report.core.figures import Bars3D, Figure, Series
+from ptsbench.report.core.figure import Bars3D, Figure, Series
 
 if TYPE_CHECKING:
     from ptsbench.fio.jsonfiles import FoundJob

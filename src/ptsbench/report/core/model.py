@@ -1,5 +1,5 @@
 """The report as data - Report -> Sections -> Text / Table / Figure blocks - and the one rule that writes numbers
-for people. html.py, pdf.py, workbook.py and figures.py only draw this data, so every format shows the same numbers,
+for people. html.py, pdf.py, workbook.py and draw_mpl.py only draw this data, so every format shows the same numbers,
 and a new kind of section (a new PTS test) appears in every format at once.
 """
 
@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ptsbench.report.core.figures import Figure
+from ptsbench.report.core.figure import Figure
 
 Value = str | float | int | None
 

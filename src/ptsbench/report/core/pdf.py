@@ -13,7 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.core.figures import Figure, atomic_file, draw
+from ptsbench.report.core.draw_mpl import draw
+from ptsbench.report.core.figure import Figure
+from ptsbench.report.core.layout import atomic_file
 from ptsbench.report.core.model import Block, Report, Section, Table, Text, condensed, formatted_rows, split_groups
 
 PAGE_W_IN, PAGE_H_IN = 11.69, 8.27  # A4 landscape

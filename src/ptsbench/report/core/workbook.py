@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.core.figures import Figure
+from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.model import NUMBER_FORMATS, Report, Table, Value
 
 ABOUT = "about"

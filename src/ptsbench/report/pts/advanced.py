@@ -9,7 +9,7 @@ IOPS against time is `hir_timeline`, XSR's recovery `xsr_recovery` on `xsr_sampl
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ptsbench.report.core.figures import Bars3D, Figure, Series
+from ptsbench.report.core.figure import Bars3D, Figure, Series
 from ptsbench.report.core.model import Block, Chart, Column, Table, Text, Value
 from ptsbench.report.pts.views import PtsContext, bucket_labels, duration_label, scaled, slug, span
 

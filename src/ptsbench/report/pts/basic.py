@@ -5,7 +5,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ptsbench.report.core.figures import Bars3D, Figure, Series
+from ptsbench.report.core.figure import Bars3D, Figure, Series
 from ptsbench.report.core.model import Block, Chart, Column, Table, Text
 from ptsbench.report.pts.views import PtsContext, axes_of, bs_label, cells_of, matrix_of, scaled, slug
 

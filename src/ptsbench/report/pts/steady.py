@@ -4,7 +4,7 @@ determination table; for a run on hosts, each host's own values and steady state
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ptsbench.report.core.figures import Figure, Series, measurement_window_figure
+from ptsbench.report.core.figure import Figure, Series, measurement_window_figure
 from ptsbench.report.core.model import Block, Column, Table, Text, Value
 from ptsbench.report.pts.views import (
     METRIC_NAMES,

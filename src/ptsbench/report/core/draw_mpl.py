@@ -1,162 +1,70 @@
-"""Plots: what each figure shows (as data), and its static drawing with matplotlib (PNG, SVG, PDF pages).
+"""The matplotlib renderer of Figures (figure.py): PNG and SVG files, and the figures of the PDF's pages. Lines are
+drawn here for every static chart in the report's figure style (style.py).
 
-A Figure names its title, axis labels with units, series, log axes and caption and nothing about drawing; html.py
-draws the same Figure with plotly and this module with matplotlib, so every format shows the same numbers.
-Builders below turn stored numbers into Figures; they never compute a result a table does not also show.
+Files are written by worker processes too: `python -m ptsbench.report.core.draw_mpl` (see build.py).
 """
 
-import contextlib
 import math
 import os
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ptsbench.report.core import style
-from ptsbench.report.core.lines import draw_line, finish_axes
+from ptsbench.report.core.figure import Figure, Number, bar_offsets, color_of, palette_of, plain_number
+from ptsbench.report.core.layout import atomic_file
 
-Number = float | int
+_MPL_DASHES = {"solid": "-", "dash": "--", "dot": ":"}
 
-
-@dataclass(frozen=True)
-class Series:
-    """One line or set of markers; a None in y is a gap."""
-
-    name: str
-    x: tuple[Number, ...]
-    y: tuple[Number | None, ...]
-    mode: str = "lines+markers"  # "lines", "markers", "lines+markers" or "bars" (grouped with the figure's others)
-    dash: str = "solid"  # "solid", "dash" or "dot"
-    color: int | None = None  # palette index; None takes the series' position
-    hover: tuple[str, ...] = ()  # per-point label shown on hover instead of x (e.g. the percentile)
+MARKER_SIZE = 3.5
 
 
-@dataclass(frozen=True)
-class Bars3D:
-    """A grid of bars: z[row][column] over column labels (x) and row labels (y); None leaves a cell empty."""
-
-    x_labels: tuple[str, ...]
-    y_labels: tuple[str, ...]
-    z: tuple[tuple[Number | None, ...], ...]
+def draw_line(axes: Any, x: Any, y: Any, name: str, color: str, mode: str = "lines", dash: str = "solid",
+              width: float = style.LINE_WIDTH, opacity: float | None = None) -> None:
+    """One series on matplotlib axes: mode 'lines', 'markers' or 'lines+markers'; NaN in y leaves a gap."""
+    axes.plot(x, y, label=name, color=color, marker="o" if "markers" in mode else None, markersize=MARKER_SIZE,
+              linestyle=_MPL_DASHES.get(dash, "-") if "lines" in mode else "none", linewidth=width, alpha=opacity)
 
 
-@dataclass(frozen=True)
-class Figure:
-    """A figure as data. `key` names its files (figures/KEY.png, .svg) and its element in the HTML report."""
+def plain_ticks(axes: Any) -> None:
+    """Linear axes labelled with the values themselves (1,500,000), as many decimals as the tick step needs:
+    matplotlib's default writes a factor or an offset apart ('1e6', '+1.5e6'), which a reader easily misses."""
+    import math
 
-    key: str
-    title: str
-    x_label: str
-    y_label: str
-    series: tuple[Series, ...] = ()
-    x_log: bool = False
-    y_log: bool = False
-    x_ticks: tuple[tuple[Number, str], ...] = ()  # (position, label); empty: automatic
-    bars3d: Bars3D | None = None
-    z_label: str = ""
-    caption: str = ""  # what it shows; the report adds the provenance
-    data_sheet: bool = False  # also give its series a sheet (with a native chart) in the workbook
-    meta: Mapping[str, str] = field(default_factory=dict)
-    heatmap: bool = False  # draw bars3d's grid as a heatmap (values written in the cells) instead of 3D bars
-    subtitle: str = ""
-    y_range: tuple[Number | None, Number | None] = (None, None)  # axis limits; None: automatic
-    data_table: bool = False  # static drawings: the plotted values as a table under the chart (fio-plot's
-    #                           --show-data); the HTML report shows the same numbers in its tables
-    palette: tuple[str, ...] = ()  # colours to use instead of the report's palette
+    from matplotlib.ticker import Formatter, ScalarFormatter
 
-    def point_count(self) -> int:
-        if self.bars3d is not None:
-            return sum(1 for row in self.bars3d.z for value in row if value is not None)
-        return sum(1 for series in self.series for value in series.y if value is not None)
+    class PlainTicks(Formatter):
+        ticks: list[float] = []
+
+        def set_locs(self, locs: Any) -> None:
+            self.ticks = sorted(float(loc) for loc in locs)
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            locs = self.ticks
+            steps = [b - a for a, b in zip(locs, locs[1:], strict=False) if b > a]
+            step = min(steps) if steps else abs(x) or 1.0
+            digits = max(0, -math.floor(math.log10(step) + 1e-9))
+            return f"{0.0 if abs(x) < step / 1e6 else x:,.{digits}f}"
+
+    for axis in (axes.xaxis, axes.yaxis):
+        if axis.get_scale() == "linear" and type(axis.get_major_formatter()) is ScalarFormatter:
+            axis.set_major_formatter(PlainTicks())
 
 
-@contextlib.contextmanager
-def atomic_file(path: Path) -> Iterator[Path]:
-    """A temporary path next to `path`, renamed over it when the block succeeds and removed when it fails: readers
-    see the old or the new file, never part of one, and two writers never share a temporary file."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    try:
-        yield temporary
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+def finish_axes(axes: Any, title: str, x_label: str, y_label: str, legend: bool) -> None:
+    """Title, axis labels with the plotted numbers as ticks, a light grid, and the legend outside on the right, so
+    it never hides data."""
+    plain_ticks(axes)
+    axes.set_title(title, fontsize=style.TITLE_PT, y=1.01)  # a fixed place: finding one costs a layout pass per save
+    axes.set_xlabel(x_label)
+    axes.set_ylabel(y_label)
+    axes.grid(True, which="major", color=style.GRID, linewidth=0.6)
+    if legend:
+        axes.legend(fontsize=style.LEGEND_PT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+                    borderaxespad=0.0)
 
-
-# --- builders --------------------------------------------------------------------------------------------------
-
-
-def nines(percentile: float, total: int) -> float:
-    """Position of a percentile on a 'nines' axis: 90 -> 1, 99 -> 2, 99.9 -> 3 (100 is capped at 1/total)."""
-    remaining = max(1.0 - percentile / 100.0, 0.5 / max(total, 1))
-    return -math.log10(remaining)
-
-
-def nines_ticks(max_position: float) -> tuple[tuple[float, str], ...]:
-    labels = ["0", "90", "99", "99.9", "99.99", "99.999", "99.9999", "99.99999"]
-    count = min(len(labels), max(2, math.ceil(max_position) + 1))
-    return tuple((float(position), labels[position]) for position in range(count))
-
-
-def percentile_points(bins: Mapping[int, int]) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """(percentile, latency_ns) at every json+ bin: the share of IOs at or below each bin's value, as fio counts."""
-    total = sum(bins.values())
-    percentiles: list[float] = []
-    values_ns: list[float] = []
-    cumulative = 0
-    for value_ns, count in sorted(bins.items()):
-        cumulative += count
-        percentiles.append(100.0 * cumulative / total)
-        values_ns.append(float(value_ns))
-    return tuple(percentiles), tuple(values_ns)
-
-
-def percentile_figure(key: str, title: str, curves: Sequence[tuple[str, Mapping[int, int]]], caption: str) -> Figure:
-    """Latency percentile curves (one per name, from json+ bins) on a nines axis, latency on a log axis."""
-    series = []
-    top = 1.0
-    for name, bins in curves:
-        if not bins:
-            continue
-        total = sum(bins.values())
-        percentiles, values_ns = percentile_points(bins)
-        x = tuple(nines(p, total) for p in percentiles)
-        top = max(top, max(x))
-        series.append(Series(name, x, tuple(v / 1000 for v in values_ns), mode="lines",
-                             hover=tuple(f"p{p:.6g}" for p in percentiles)))
-    return Figure(key, title, "percentile (%)", "total latency (µs)", tuple(series), y_log=True,
-                  x_ticks=nines_ticks(top), caption=caption)
-
-
-def measurement_window_figure(key: str, title: str, y_label: str, rounds: Sequence[int], values: Sequence[float],
-                              average: float, slope: float, intercept: float, caption: str) -> Figure:
-    """Tracked variable in the window with its average, the 110 % / 90 % band and the least-squares line."""
-    x = tuple(rounds)
-    ends = (x[0], x[-1])
-    series = (
-        Series("tracked value", x, tuple(values), mode="lines+markers", color=0),
-        Series("average", ends, (average, average), mode="lines", color=1),
-        Series("110 % of average", ends, (1.1 * average, 1.1 * average), mode="lines", dash="dash", color=2),
-        Series("90 % of average", ends, (0.9 * average, 0.9 * average), mode="lines", dash="dash", color=2),
-        Series("least-squares fit", ends, tuple(slope * r + intercept for r in ends), mode="lines", dash="dot",
-               color=3),
-    )
-    return Figure(key, title, "round", y_label, series, x_ticks=tuple((r, str(r)) for r in x), caption=caption,
-                  data_sheet=True)
-
-
-# --- drawing with matplotlib -------------------------------------------------------------------------------------
 
 WIDTH_IN, HEIGHT_IN = 9.0, 5.0
-
-
-def _palette(figure: Figure | None = None) -> tuple[str, ...]:
-    return figure.palette if figure is not None and figure.palette else tuple(style.PALETTE)
-
-
-def color_of(series: Series, position: int, palette: Sequence[str]) -> str:
-    return palette[(series.color if series.color is not None else position) % len(palette)]
 
 
 def caption_text(figure: Figure, provenance: str, width_chars: int = 170) -> str:
@@ -215,22 +123,6 @@ def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] 
     return axes
 
 
-def log_ticks(values: Sequence[Number | None]) -> tuple[tuple[float, str], ...]:
-    """Ticks at 1, 2 and 5 of every decade the positive values span, labelled as plain numbers."""
-    positive = [float(v) for v in values if v is not None and v > 0 and math.isfinite(v)]
-    if not positive:
-        return ()
-    low, high = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
-    ticks = [m * 10.0**e for e in range(low, high + 1) for m in (1, 2, 5)]
-    chosen = [t for t in ticks if min(positive) / 1.5 <= t <= max(positive) * 1.5]
-    return tuple((t, plain_number(t)) for t in chosen)
-
-
-def plain_number(value: float, _position: int | None = None) -> str:
-    """Tick labels on log axes as plain numbers (1,000 and 0.01, not 10^3 and 10^-2)."""
-    return f"{value:,.0f}" if abs(value) >= 1 else f"{value:.6g}"
-
-
 def _log_axis(axes: Any, axis: Any) -> None:
     """A log axis labelled at 1, 2 and 5 of every decade, in plain numbers, without minor ticks (each tick is
     costly to draw and the labelled ones are what a reader uses)."""
@@ -242,18 +134,8 @@ def _log_axis(axes: Any, axis: Any) -> None:
     axis.set_major_formatter(FuncFormatter(plain_number))
 
 
-BAR_GROUP_WIDTH = 0.8  # bar series share this much of the distance 1 between categories
-
-
-def bar_offsets(figure: Figure) -> dict[int, tuple[float, float]]:
-    """Series position -> (x offset, width) of each bar series: the bars of one x side by side, centred on x."""
-    bars = [position for position, series in enumerate(figure.series) if series.mode == "bars"]
-    width = BAR_GROUP_WIDTH / max(len(bars), 1)
-    return {position: ((index - (len(bars) - 1) / 2) * width, width) for index, position in enumerate(bars)}
-
-
 def _draw_lines(axes: Any, figure: Figure) -> None:
-    palette = _palette(figure)
+    palette = palette_of(figure)
     offsets = bar_offsets(figure)
     for position, series in enumerate(figure.series):
         y = [math.nan if value is None else value for value in series.y]
@@ -274,7 +156,6 @@ def _draw_lines(axes: Any, figure: Figure) -> None:
 
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     finish_axes(axes, figure.title, figure.x_label, figure.y_label, legend=bool(figure.series))
-
 
 TABLE_ROW_IN = 0.17
 
@@ -339,7 +220,7 @@ def _draw_bars3d(axes: Any, figure: Figure) -> None:
 
     assert figure.bars3d is not None
     bars = figure.bars3d
-    palette = _palette(figure)
+    palette = palette_of(figure)
     for column, _label in enumerate(bars.x_labels):
         cells = [(row, value) for row, values in enumerate(bars.z) if (value := values[column]) is not None]
         if not cells:
@@ -355,7 +236,6 @@ def _draw_bars3d(axes: Any, figure: Figure) -> None:
     axes.set_title(figure.title, fontsize=11, y=1.0)
     handles = [Patch(color=palette[column % len(palette)], label=label) for column, label in enumerate(bars.x_labels)]
     axes.legend(handles=handles, fontsize=style.LEGEND_PT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-
 
 DEFAULT_DPI = 200  # a report's PNG figures: 1800 x 1000 pixels, sharp on a laptop's high-density screen
 
@@ -411,13 +291,12 @@ def write_figure_batch(figures: Sequence[Figure], directory: Path, provenance: s
 
 
 def main() -> None:
-    """`python -m ptsbench.report.core.figures`: a worker that writes the figures pickled on stdin (see build.py)."""
+    """`python -m ptsbench.report.core.draw_mpl`: a worker that writes the figures pickled on stdin (see build.py)."""
     import pickle
     import sys
 
     figures, directory, provenance, claims, dpi = pickle.load(sys.stdin.buffer)
     write_figure_batch(figures, Path(directory), provenance, Path(claims), dpi)
-
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,146 @@
+"""The plotly renderer of Figures (figure.py): a Figure as plotly's {data, layout, config}, drawn by plotly.js in
+the HTML pages. Nothing here imports plotly: the spec is plain data.
+"""
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ptsbench.report.core import style
+from ptsbench.report.core.figure import BAR_GROUP_WIDTH, Bars3D, Figure, Series, color_of, log_ticks
+
+_FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif"
+
+
+def _axis(title: str, log: bool, ticks: Sequence[tuple[float, str]] = ()) -> dict[str, Any]:
+    # automargin with a set standoff: the margin grows to hold the tick labels and the title beside them (the
+    # title was written over wide tick labels such as 1,800,000)
+    axis: dict[str, Any] = {"title": {"text": title, "standoff": 8}, "automargin": True,
+                            "type": "log" if log else "linear", "showgrid": True,
+                            "gridcolor": "#e3e3e3", "zeroline": False, "linecolor": "#888", "ticks": "outside",
+                            "exponentformat": "none", "separatethousands": True}
+    if ticks:
+        axis.update(tickmode="array", tickvals=[position for position, _ in ticks],
+                    ticktext=[label for _, label in ticks])
+    return axis
+
+
+def line_trace(x: Iterable[Any], y: Iterable[Any], name: str, color: str, mode: str = "lines", dash: str = "solid",
+               width: float = style.LINE_WIDTH_HTML) -> dict[str, Any]:
+    """One series as a plotly scatter trace; None in y leaves a gap."""
+    return {
+        "type": "scatter", "mode": mode, "name": name, "x": list(x), "y": list(y),
+        "line": {"color": color, "dash": dash if dash in style.DASHES else "solid", "width": width},
+        "marker": {"color": color, "size": 5}, "connectgaps": False,
+    }
+
+
+def _bar_trace(series: Series, position: int, palette: Sequence[str]) -> dict[str, Any]:
+    return {"type": "bar", "name": series.name, "x": list(series.x), "y": list(series.y),
+            "marker": {"color": color_of(series, position, palette)},
+            "hovertemplate": "%{x:,.6g}: %{y:,.6g}<extra>%{fullData.name}</extra>"}
+
+
+def _line_trace(series: Series, position: int, palette: Sequence[str]) -> dict[str, Any]:
+    if series.mode == "bars":
+        return _bar_trace(series, position, palette)
+    trace = line_trace(series.x, series.y, series.name, color_of(series, position, palette), series.mode,
+                       series.dash)
+    if series.hover:
+        trace.update(text=list(series.hover), hovertemplate="%{text}: %{y:,.6g}<extra>%{fullData.name}</extra>")
+    else:
+        trace["hovertemplate"] = "%{x:,.6g}: %{y:,.6g}<extra>%{fullData.name}</extra>"
+    return trace
+
+_CUBE_TRIANGLES = ((0, 1, 2), (0, 2, 3), (4, 5, 6), (4, 6, 7), (0, 1, 5), (0, 5, 4),
+                   (3, 2, 6), (3, 6, 7), (0, 3, 7), (0, 7, 4), (1, 2, 6), (1, 6, 5))
+
+
+def _bars_traces(bars: Bars3D, palette: Sequence[str], z_label: str) -> list[dict[str, Any]]:
+    """One mesh3d trace per column label: a cuboid per bar (plotly has no 3D bar type)."""
+    traces = []
+    for column, label in enumerate(bars.x_labels):
+        x: list[float] = []
+        y: list[float] = []
+        z: list[float] = []
+        text: list[str] = []
+        triangles: list[tuple[int, int, int]] = []
+        for row, values in enumerate(bars.z):
+            value = values[column]
+            if value is None:
+                continue
+            base = len(x)
+            for dx, dy, top in ((0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1),
+                                (0, 1, 1)):
+                x.append(column - 0.35 + 0.7 * dx)
+                y.append(row - 0.35 + 0.7 * dy)
+                z.append(float(value) * top)
+                text.append(f"{bars.y_labels[row]}: {value:,.6g} {z_label}")
+            triangles.extend((base + a, base + b, base + c) for a, b, c in _CUBE_TRIANGLES)
+        if not triangles:
+            continue
+        traces.append({
+            "type": "mesh3d", "name": label, "showlegend": True, "x": x, "y": y, "z": z,
+            "i": [t[0] for t in triangles], "j": [t[1] for t in triangles], "k": [t[2] for t in triangles],
+            "color": palette[column % len(palette)], "flatshading": True, "text": text,
+            "hovertemplate": f"{label}<br>%{{text}}<extra></extra>",
+        })
+    return traces
+
+
+def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
+    """A Figure as plotly's {data, layout, config}."""
+    palette = figure.palette or palette
+    title = f"{figure.title}<br><sub>{figure.subtitle}</sub>" if figure.subtitle else figure.title
+    layout: dict[str, Any] = {
+        "title": {"text": title, "font": {"size": 15}}, "font": {"family": _FONT, "size": 12},
+        "paper_bgcolor": "white", "plot_bgcolor": "white", "hovermode": "closest", "colorway": list(palette),
+        "margin": {"l": 70, "r": 20, "t": 50, "b": 55}, "legend": {"font": {"size": 11}},
+    }
+    if figure.bars3d is not None and figure.heatmap:
+        grid = figure.bars3d
+        data = [{"type": "heatmap", "x": list(grid.x_labels), "y": list(grid.y_labels), "z": [list(r) for r in grid.z],
+                 "colorscale": "Viridis", "colorbar": {"title": {"text": figure.z_label}},
+                 "texttemplate": "%{z:,.4~g}", "hovertemplate": "%{x} x %{y}: %{z:,.6g}<extra></extra>"}]
+        layout["xaxis"] = {**_axis(figure.x_label, False), "type": "category"}
+        layout["yaxis"] = {**_axis(figure.y_label, False), "type": "category"}
+    elif figure.bars3d is not None:
+        bars = figure.bars3d
+        data = _bars_traces(bars, palette, figure.z_label)
+        layout["scene"] = {
+            "xaxis": {"title": {"text": figure.x_label}, "tickvals": list(range(len(bars.x_labels))),
+                      "ticktext": list(bars.x_labels)},
+            "yaxis": {"title": {"text": figure.y_label}, "tickvals": list(range(len(bars.y_labels))),
+                      "ticktext": list(bars.y_labels)},
+            "zaxis": {"title": {"text": figure.z_label}},
+            "camera": {"eye": {"x": 1.7, "y": -1.7, "z": 1.0}},
+        }
+        layout["margin"] = {"l": 0, "r": 0, "t": 50, "b": 0}
+    else:
+        data = [_line_trace(series, position, palette) for position, series in enumerate(figure.series)]
+        layout["showlegend"] = bool(figure.series)  # plotly hides a lone trace's name; the PNG and PDF show it
+        xs = [x for series in figure.series for x in series.x]
+        ys = [y for series in figure.series for y in series.y]
+        layout["xaxis"] = _axis(figure.x_label, figure.x_log, figure.x_ticks or (log_ticks(xs) if figure.x_log else ()))
+        if figure.x_label.startswith("round") and not figure.x_ticks and xs:  # whole rounds: no 1.5
+            layout["xaxis"].update(tickmode="linear", tick0=0, dtick=max(1, math.ceil((max(xs) - min(xs)) / 10)))
+        layout["yaxis"] = _axis(figure.y_label, figure.y_log, log_ticks(ys) if figure.y_log else ())
+        if figure.y_range != (None, None):
+            low, high = figure.y_range
+            known = [y for y in ys if y is not None]
+            ends = [min(known, default=0) if low is None else low, max(known, default=1) if high is None else high]
+            if not figure.y_log:
+                layout["yaxis"]["range"] = ends
+            elif all(end > 0 for end in ends):
+                layout["yaxis"]["range"] = [math.log10(end) for end in ends]
+        if any(series.mode == "bars" for series in figure.series):
+            layout.update(barmode="group", bargap=1 - BAR_GROUP_WIDTH, bargroupgap=0.0)
+        if "latency" in figure.y_label:  # rare long waits next to typical ones: a log axis on one click
+            layout["updatemenus"] = [{
+                "type": "buttons", "direction": "right", "x": 0.0, "y": 1.12, "xanchor": "left", "showactive": True,
+                "active": 1 if figure.y_log else 0, "pad": {"r": 4, "t": 0},
+                "buttons": [{"label": "linear", "method": "relayout", "args": [{"yaxis.type": "linear"}]},
+                            {"label": "log", "method": "relayout", "args": [{"yaxis.type": "log"}]}]}]
+    config = {"responsive": True, "displaylogo": False,
+              "toImageButtonOptions": {"format": "svg", "filename": figure.key}}
+    return {"data": data, "layout": layout, "config": config, "gl": figure.bars3d is not None and not figure.heatmap}
