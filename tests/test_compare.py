@@ -166,4 +166,5 @@ def test_compare_of_two_devices_says_which_device_each_run_measured(tmp_path: Pa
     said = next(line for line in done.stdout.splitlines() if line.startswith("What differs: "))
     assert f"path: {loop_device} (loop) vs {tmp_path / 'f.dat'} (file)" in said
     assert "kind: block (loop) vs file (file)" in said and "transport: loop (loop)" in said
+    assert "vs 32.0 MiB (33,554,432 bytes) (file)" in said  # sizes as people read them, exact beside
     assert "What differs: " in pdf_text(tmp_path / "cmp" / "report.pdf")

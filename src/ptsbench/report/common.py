@@ -52,6 +52,15 @@ def run_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     )
 
 
+def _sized(key: str, value: object) -> object:
+    """A byte count as people read it, with the exact count beside it: 256.0 MiB (268,435,456 bytes)."""
+    from ptsbench.units import format_bytes
+
+    if key.endswith("_bytes") and isinstance(value, int) and not isinstance(value, bool) and value >= 1024:
+        return f"{format_bytes(value)} ({value:,} bytes)"
+    return value
+
+
 def environment_section(manifest: Mapping[str, Any]) -> Section:
     """Host and target facts as recorded in the manifest, and which parser read the fio logs for this report."""
     from ptsbench.fio.log_table import reader_name
@@ -68,7 +77,8 @@ def environment_section(manifest: Mapping[str, Any]) -> Section:
         keys = list(dict.fromkeys(key for target in targets for key, value in target.items()
                                   if value not in (None, "", [])))  # what no target has is not a fact
         columns = (Column("fact"), *(Column(f"target {number}") for number in range(1, len(targets) + 1)))
-        rows = tuple((key, *(fact(target.get(key)) for target in targets)) for key in keys)
+        rows = tuple((key.removesuffix("_bytes").replace("_", " "), *(fact(_sized(key, target.get(key)))
+                                                                      for target in targets)) for key in keys)
         blocks.append(Table("targets", "Targets", columns, rows))
     return Section("environment", "Environment", blocks=tuple(blocks))
 

@@ -145,7 +145,7 @@ def _find_block(section: Section, block: Table | Figure) -> Table | Figure | Non
 
 
 SAME_BY_NATURE = {"run", "started (UTC)", "command line", "store schema", "status", "test date (UTC)"}
-TARGET_FACTS = ("vendor", "model", "serial", "firmware", "path", "kind", "size_bytes", "transport", "write_cache")
+TARGET_FACTS = ("vendor", "model", "serial", "firmware", "path", "kind", "size", "transport", "write cache")
 
 
 def _differing(name: str, values: Sequence[str], labels: Sequence[str]) -> str | None:
