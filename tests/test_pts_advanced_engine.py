@@ -15,8 +15,9 @@ import pytest
 
 from conftest import run_cli
 from ptsbench.pts.advanced import LATENCY_LIMIT_NS
-from ptsbench.pts.engine import QuietReporter, create_run, run, target_info
+from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.specs import make_settings
+from ptsbench.pts.start import create_run, target_info
 from ptsbench.report.pts.terminal import pts_tables
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import TELEMETRY_KEYS

@@ -6,8 +6,8 @@ import pytest
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.pts.advanced_specs import DEMO_PARAMS, SPEC_PARAMS, AdvancedParams, jesd219_bssplit
-from ptsbench.pts.engine import operating_points_record
 from ptsbench.pts.plan import Plan, TargetInfo, describe, make_plan
+from ptsbench.pts.records import operating_points_record
 from ptsbench.pts.specs import Settings, make_settings, parse_overrides, parse_tests
 
 GIB = 1024**3
@@ -152,7 +152,7 @@ def test_operating_points_chosen_from_the_sweep_window(logical: int) -> None:
     slow = operating_points_record(sweep, {"window": _window(5.0, 5.0), "window_rounds": [1]})  # 5 ms: not under
     assert slow["points"]["max"] is None and slow["points"]["mid"] is None
     assert slow["note"].endswith("only MinIOPS (TC1/QD1) runs")
-    from ptsbench.pts.engine import stored_operating_points
+    from ptsbench.pts.start import stored_operating_points
 
     stored = stored_operating_points({"operating_points": {"cbw": slow}})
     assert stored == {"cbw": {"min": (1, 1)}}

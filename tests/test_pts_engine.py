@@ -12,9 +12,11 @@ import pytest
 from conftest import attached_loop, run_cli
 from ptsbench.errors import StoreError
 from ptsbench.fio.output import parse_jobs
-from ptsbench.pts.engine import QuietReporter, create_run, determination, run, stop_reason, target_info
+from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.plan import make_plan
+from ptsbench.pts.records import determination, stop_reason
 from ptsbench.pts.specs import make_settings, parse_overrides
+from ptsbench.pts.start import create_run, target_info
 from ptsbench.pts.steady import steady_state
 from ptsbench.report.pts.terminal import pts_tables
 from ptsbench.target.target import Target

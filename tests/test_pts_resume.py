@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import run_cli
 from ptsbench.fio.runner import fio_pids
-from ptsbench.pts.engine import stop_orphan_fio
+from ptsbench.pts.start import stop_orphan_fio
 from ptsbench.report.build import load_report
 
 SMALL = ["--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-time", "0.2", "--max-rounds", "3",

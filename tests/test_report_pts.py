@@ -17,9 +17,10 @@ import pytest
 
 from conftest import run_cli
 from ptsbench.errors import PtsbenchError
-from ptsbench.pts.engine import create_run, determination, stop_reason
 from ptsbench.pts.plan import TargetInfo
+from ptsbench.pts.records import determination, stop_reason
 from ptsbench.pts.specs import make_settings
+from ptsbench.pts.start import create_run
 from ptsbench.report.build import build_report, load_report, write_report
 from ptsbench.report.core import pdf
 from ptsbench.report.core.model import Text

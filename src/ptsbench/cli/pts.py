@@ -155,7 +155,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
         _guard_verdict(lambda: check_path_allowed(resolved.path, True, destructive))
         return
     from ptsbench.cases import check_free_space
-    from ptsbench.pts.engine import create_run
+    from ptsbench.pts.start import create_run
 
     check_free_space([resolved])
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method=purge_method,
@@ -173,7 +173,7 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
 
     from ptsbench.hosts.hostlist import parse_hosts
     from ptsbench.hosts.preflight import check_remote_path, remote_target_facts
-    from ptsbench.pts.engine import create_run
+    from ptsbench.pts.start import create_run
     from ptsbench.units import parse_size_bytes
 
     if target is None or size is None:
@@ -184,8 +184,8 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
                                "purged (recorded as a deviation); leave --purge out")
     hosts = parse_hosts(hosts_spec)
     resolved, infos, engine, note = _remote_target(hosts, target, parse_size_bytes(size), dry_run)
-    from ptsbench.pts.engine import target_info
     from ptsbench.pts.plan import make_plan
+    from ptsbench.pts.start import target_info
 
     info = target_info(resolved, {}, engine, parse_size_bytes(size))
     if dry_run:
@@ -243,7 +243,7 @@ def resume(run_dir: Path, destructive: bool) -> None:
     Examples:
       ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise --destructive
     """
-    from ptsbench.pts.engine import resume_target
+    from ptsbench.pts.start import resume_target
     from ptsbench.pts.store import PtsStore
     from ptsbench.store import RunStore
 
@@ -324,8 +324,8 @@ def _target(target: str | None, run_dir: Path, size_bytes: int | None, size_give
 def _plan(settings: "Settings", resolved: "Target") -> "tuple[Plan, TargetInfo, dict[str, object], str]":
     from ptsbench.errors import TargetError
     from ptsbench.fio.runner import probe_engine
-    from ptsbench.pts.engine import target_info
     from ptsbench.pts.plan import make_plan
+    from ptsbench.pts.start import target_info
     from ptsbench.target.info import target_facts
 
     if not resolved.size_bytes:
@@ -382,8 +382,9 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from rich.console import Console
 
     from ptsbench.cli.run import write_final_report
-    from ptsbench.pts.engine import finish_scratch, run
+    from ptsbench.pts.engine import run
     from ptsbench.pts.live import LiveReporter
+    from ptsbench.pts.start import finish_scratch
     from ptsbench.report.pts.live import BackgroundReport
     from ptsbench.report.pts.terminal import render_pts
 

@@ -228,7 +228,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", output_
     """Run the sweep's unfinished cells with the run directory locked, print every cell's results, write the
     report."""
     from ptsbench.cli.run import write_final_report
-    from ptsbench.pts.engine import stop_orphan_fio
+    from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.core.progress import SweepProgress
     from ptsbench.sweep import finished, run_sweep

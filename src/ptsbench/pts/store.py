@@ -27,7 +27,7 @@ Layout (inside a RunStore whose manifest has kind "pts"):
       result.json      written last: bytes written, runtime, bandwidth. Present = preconditioning completed
     rounds/NNN/        job.fio, command.txt, fio.json, fio.stderr of round NNN (1-based);
       round.json       written last, atomically: seed, utc times, wall and CPU time, per-cell results (see
-                       cell_record in engine.py), the sequential start/end offsets, WSAT running totals, and the
+                       cell_record in records.py), the sequential start/end offsets, WSAT running totals, and the
                        steady-state determination after this round. Present = round finished
       cells.partial.json   while the round runs (local runs): fio's own entries of every cell finished so far, as
                        its status documents reported them the moment the next cell started, rewritten per cell

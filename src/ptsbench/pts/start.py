@@ -1,0 +1,238 @@
+"""Starting and resuming a PTS run: creating its run directory and plan files, rebuilding the plan of a stored run,
+the checks at every start (same programs, same plan), the checks before a resume (same target, the file target
+kept), stopping the fio a killed run left behind, and removing a finished run's scratch file.
+"""
+
+import json
+import random
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ptsbench.errors import PtsbenchError, StoreError
+from ptsbench.hosts.hostlist import Host
+from ptsbench.pts.plan import Plan, TargetInfo, describe, make_plan
+from ptsbench.pts.records import plan_record
+from ptsbench.pts.specs import Settings
+from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
+from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, utc_now
+from ptsbench.target.target import Target
+
+# ---------------------------------------------------------------------------------------------------------------
+# creating a run
+
+
+def target_info(target: Target, facts: Mapping[str, object], ioengine: str, size_bytes: int) -> TargetInfo:
+    """The planning view of a target."""
+
+    def as_int(key: str) -> int | None:
+        value = facts.get(key)
+        return value if isinstance(value, int) else None
+
+    return TargetInfo(target.path, target.kind, size_bytes, as_int("logical_sector_bytes"),
+                      as_int("physical_sector_bytes"), ioengine)
+
+
+def create_run(
+    root: Path,
+    settings: Settings,
+    info: TargetInfo,
+    facts: Mapping[str, object],
+    *,
+    ioengine_note: str,
+    purge_method: str = "auto",
+    scratch: bool = False,
+    name: str = "pts",
+    hosts: Sequence[Mapping[str, Any]] = (),
+    device_info: Mapping[str, str] | None = None,
+) -> tuple[PtsStore, Plan]:
+    """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet. `hosts`: the
+    pre-flight facts of every host (hosts.HostInfo as a dict) for a run on fio servers; `device_info`: the user's
+    description of the device (form factor, media, interface...), for the report's first page."""
+    plan = make_plan(settings, info)
+    manifest = {
+        "kind": "pts",
+        "name": name,
+        "settings": settings.to_dict(),
+        "target_info": info.__dict__,
+        "target": dict(facts),
+        "ioengine_note": ioengine_note,
+        "purge_method": purge_method,
+        "base_seed": random.SystemRandom().randrange(1, 2**31),
+        "scratch": scratch,
+        "compliance": {"compliant": not plan.deviations, "reasons": list(plan.deviations)},
+        "notes": list(plan.notes),
+        "write_cache": [],
+        "device_info": dict(device_info or {}),
+        "status": "created",
+        **({"hosts": [dict(host) for host in hosts]} if hosts else {}),
+    }
+    store = RunStore.create(root, manifest)
+    write_plan(root, plan)
+    return PtsStore(store), plan
+
+
+def write_plan(root: Path, plan: Plan) -> None:
+    """plan.json and plan.txt (written again when operating points join the plan)."""
+    atomic_write_json(root / "plan.json", plan_record(plan))
+    atomic_write_text(root / "plan.txt", "\n".join(describe(plan)) + "\n")
+
+
+def load_plan(store: RunStore) -> Plan:
+    """Rebuild the plan of a stored run (planning is pure, so it is the same plan)."""
+    manifest = store.manifest
+    if manifest.get("kind") != "pts":
+        raise StoreError(f"{store.root} is not a PTS run (kind {manifest.get('kind')!r})", "pass a `ptsbench pts` run")
+    return make_plan(Settings.from_dict(manifest["settings"]), TargetInfo(**manifest["target_info"]),
+                     operating_points=stored_operating_points(manifest))
+
+
+def stored_operating_points(manifest: Mapping[str, Any]) -> dict[str, dict[str, tuple[int, int]]]:
+    """{test: {'max': (TC, QD), ...}} of the operating points chosen so far (a point not chosen is left out)."""
+    return {test: {point: (int(cell["tc"]), int(cell["qd"])) for point, cell in record["points"].items() if cell}
+            for test, record in (manifest.get("operating_points") or {}).items()}
+
+
+def stored_hosts(manifest: Mapping[str, Any]) -> tuple[Host, ...]:
+    """The fio servers of a run on hosts, in --hosts order (() for a local run)."""
+    return tuple(Host(str(host["host"]), int(host["port"])) for host in manifest.get("hosts") or ())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# checks at every start
+
+
+def check_versions(pts: PtsStore) -> None:
+    """A deviation when this start runs another ptsbench or fio than the one the run started with: rounds before
+    and after would come from different programs. Every start is recorded under "starts"."""
+    from ptsbench import __version__
+    from ptsbench.fio.runner import fio_version
+
+    manifest = pts.store.manifest
+    now = {"utc": utc_now(), "ptsbench_version": __version__, "fio_version": fio_version()}
+    pts.store.update_manifest(starts=[*(manifest.get("starts") or []), now])
+    changed = [f"{name} {manifest.get(f'{name}_version')} -> {now[f'{name}_version']}" for name in ("ptsbench", "fio")
+               if manifest.get(f"{name}_version") != now[f"{name}_version"]]
+    if changed:
+        pts.add_compliance_reason(f"resumed with another version ({', '.join(changed)}) at {now['utc']}: rounds "
+                                  "before and after ran different programs")
+
+
+def check_stored_plan(pts: PtsStore, plan: Plan) -> None:
+    """StoreError when a phase that has begun (its folder exists) is planned differently now than in plan.json,
+    or the active range differs: the stored rounds ran another plan (made by another ptsbench version), and going on
+    would mix the two in one phase."""
+    from ptsbench.store import read_json
+
+    path = pts.root / "plan.json"
+    if not path.exists():
+        return
+    stored, now = read_json(path), json.loads(json.dumps(plan_record(plan)))  # as JSON has it: lists, not tuples
+    before = {phase["key"]: phase for phase in stored.get("phases", [])}
+    begun = [phase for phase in now["phases"] if phase["key"] in before and pts.phase_dir(phase["key"]).exists()]
+    changed = [phase["title"] for phase in begun if not _same_plan(before[phase["key"]], phase)]
+    if stored.get("active_range_bytes") != now["active_range_bytes"] and begun:
+        changed.insert(0, "the active range")
+    if changed:
+        raise StoreError(f"{pts.root}: {', '.join(changed)} was planned differently when the run started",
+                         "finish it with the ptsbench version that started it "
+                         f"({pts.store.manifest.get('ptsbench_version')}), or start a new run")
+
+
+def _same_plan(stored: Any, now: Any) -> bool:
+    """Two plan.json records plan the same: equal on every key both have (a key only one version of ptsbench
+    writes is not a difference), estimates left out."""
+    if isinstance(stored, dict) and isinstance(now, dict):
+        return all(_same_plan(stored[key], now[key]) for key in stored.keys() & now.keys() if key != "worst_case_s")
+    if isinstance(stored, list) and isinstance(now, list):
+        return len(stored) == len(now) and all(map(_same_plan, stored, now))
+    return bool(stored == now)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# resuming and cleaning up
+
+
+def resume_target(pts: PtsStore) -> Target:
+    """The stored run's target, checked to be the same device (size, model, serial) as when the run started."""
+    from ptsbench.errors import TargetError
+    from ptsbench.target.info import target_facts
+    from ptsbench.target.target import resolve_target
+
+    manifest = pts.store.manifest
+    if manifest.get("kind") != "pts":
+        raise StoreError(f"{pts.root} is not a PTS run or sweep",
+                         "`ptsbench resume` continues runs made by `ptsbench pts` or `ptsbench sweep`")
+    info = TargetInfo(**manifest["target_info"])
+    if manifest.get("hosts"):
+        return _remote_target(info, stored_hosts(manifest))
+    if info.kind == "file" and manifest.get("status") != "done":
+        _check_file_kept(pts, info, bool(manifest.get("scratch")))
+    target = resolve_target(info.path, info.size_bytes if info.kind == "file" else None)
+    if target.kind != info.kind or (info.kind == "block" and target.size_bytes != info.size_bytes):
+        raise TargetError(f"{info.path} is not the target this run started on (kind or size changed)",
+                          "resume on the same device, or start a new run")
+    stored, now = manifest.get("target") or {}, target_facts(target)
+    for key in ("model", "serial"):
+        if info.kind == "block" and stored.get(key) and stored.get(key) != now.get(key):
+            raise TargetError(f"{info.path} is now {key} {now.get(key)}, the run started on {stored.get(key)}",
+                              "resume on the same device")
+    return target
+
+
+def _check_file_kept(pts: PtsStore, info: TargetInfo, scratch: bool) -> None:
+    """TargetError when a file target lost what the stored rounds left on it: gone, or shorter than the run's size
+    (fio would lay out a fresh file and the next rounds would run on it unpreconditioned). A scratch file fio has
+    not written yet may be missing."""
+    from ptsbench.errors import TargetError
+
+    path = Path(info.path)
+    written = any(p.name in (ROUND_FILE, PRECONDITION_DONE) for p in (pts.root / "pts").rglob("*.json"))
+    if not path.exists():
+        if scratch and not written:
+            return
+        raise TargetError(f"target file {info.path} is gone", "restore it, or start a new run")
+    size_bytes = path.stat().st_size
+    if written and size_bytes < info.size_bytes:
+        raise TargetError(f"{info.path} is {size_bytes:,} bytes, the run started on {info.size_bytes:,}: what the "
+                          "stored rounds wrote is gone", "restore the file, or start a new run")
+
+
+def _remote_target(info: TargetInfo, hosts: Sequence[Host]) -> Target:
+    """The target of a run on hosts, after the pre-flight again: every host back, same fio, path usable."""
+    from ptsbench.errors import TargetError
+    from ptsbench.hosts.preflight import preflight
+
+    checked = preflight(hosts, [info.path], size_bytes=info.size_bytes).targets[0]
+    if checked.path != info.path or checked.kind != info.kind:
+        raise TargetError(f"{info.path} is now a {checked.kind} at {checked.path} on the hosts, the run started on "
+                          f"a {info.kind}", "resume on the same device or file")
+    return Target(path=info.path, kind=info.kind, size_bytes=info.size_bytes, requested=info.path)
+
+
+def stop_orphan_fio(root: Path, term_timeout_s: float = 5.0, kill_timeout_s: float = 10.0) -> None:
+    """Stop the fio processes a killed ptsbench left running on this run's job files, and wait until they are gone;
+    refuse to start a second fio on the same target while one runs. Called with the run directory locked, so they
+    belong to no live ptsbench. (fio's main process ends at its next status write, but its job processes go on
+    for seconds, to the end of the cell, or hang on a lock the dead main process held.) SIGTERM first, so fio ends
+    cleanly; SIGKILL for any still there after `term_timeout_s`: their round is run again anyway."""
+    import signal
+
+    from ptsbench.fio.runner import fio_pids, kill_fio_processes
+
+    for signal_number, timeout_s in ((signal.SIGTERM, term_timeout_s), (signal.SIGKILL, kill_timeout_s)):
+        kill_fio_processes(root, signal_number)
+        deadline = time.monotonic() + timeout_s
+        while fio_pids(root) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    if pids := fio_pids(root):
+        raise PtsbenchError(f"fio from an earlier attempt of this run is still running (pid {pids[0]})",
+                            f"wait for it to end or stop it (kill -9 {pids[0]}), then resume")
+
+
+def finish_scratch(pts: PtsStore) -> None:
+    """Remove the scratch file of a finished run (kept while the run can still be resumed)."""
+    manifest = pts.store.manifest
+    if manifest.get("scratch") and manifest.get("status") == "done":
+        Path(manifest["target_info"]["path"]).unlink(missing_ok=True)
