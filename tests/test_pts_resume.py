@@ -23,18 +23,22 @@ def start(run_dir: Path, *args: str) -> subprocess.Popen[bytes]:
     """`ptsbench pts --out RUN_DIR ARGS` (or `ptsbench resume RUN_DIR` without ARGS) in the background."""
     argv = ["pts", "--out", str(run_dir), *args] if args else ["resume", str(run_dir)]
     return subprocess.Popen([sys.executable, "-m", "ptsbench", *argv], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, start_new_session=True)
 
 
-def kill_when(process: subprocess.Popen[bytes], ready: Callable[[], bool], delay_s: float = 0.0) -> None:
-    """kill -9 the run as soon as `ready()` holds (plus `delay_s`)."""
+def kill_when(process: subprocess.Popen[bytes], ready: Callable[[], bool], delay_s: float = 0.0,
+              group: bool = False) -> None:
+    """kill -9 the run as soon as `ready()` holds (plus `delay_s`); `group`: its fio too (else fio lives on)."""
     deadline = time.monotonic() + 60
     while not ready():
         assert process.poll() is None, "the run ended before the moment to kill it"
         assert time.monotonic() < deadline, "the moment to kill never came"
         time.sleep(0.01)
     time.sleep(delay_s)
-    os.kill(process.pid, signal.SIGKILL)
+    if group:
+        os.killpg(process.pid, signal.SIGKILL)
+    else:
+        os.kill(process.pid, signal.SIGKILL)
     process.wait()
 
 
@@ -171,14 +175,23 @@ def test_an_orphan_fio_deaf_to_sigterm_is_killed_before_a_resume(tmp_path: Path)
 
 def test_resume_refuses_a_file_target_that_shrank_or_vanished(tmp_path: Path) -> None:
     """The stored rounds ran on a preconditioned file; a file now shorter than the run's size (or gone) lost that
-    state, and fio would silently lay out a fresh one: resume says so instead of going on."""
+    state, and fio would silently lay out a fresh one: resume says so instead of going on. An fio the killed run
+    left behind is stopped before the check (it could lay the file out again meanwhile), even when resume refuses."""
     run_dir, target = tmp_path / "run", tmp_path / "t.dat"
     rounds = run_dir / "pts" / "iops" / "rounds"
     kill_when(start(run_dir, str(target), *SMALL, "--size", "16M", "--tests", "iops"),
-              lambda: (rounds / "001" / "round.json").exists())
-    stop_orphan_fio(run_dir)  # the killed run's fio could lay the file out again (resume stops it after its check)
+              lambda: (rounds / "001" / "round.json").exists(), group=True)  # its fio too: the file stays as cut
     os.truncate(target, 4096)
+    orphan_job = rounds / "002" / "job.fio"  # an fio left running on a job file of the run (null engine: harmless)
+    orphan_job.parent.mkdir(parents=True, exist_ok=True)
+    orphan_job.write_text("[cell]\nioengine=null\nsize=1g\ntime_based=1\nruntime=60\n")
+    orphan = subprocess.Popen(["fio", str(orphan_job)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while orphan.pid not in fio_pids(run_dir):
+        assert time.monotonic() < deadline, "the orphan fio never showed up"
+        time.sleep(0.02)
     done = run_cli("resume", str(run_dir))
+    assert orphan.poll() is not None and fio_pids(run_dir) == [], "resume left the orphan fio running"
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1].startswith(f"ptsbench: error: {target} is 4,096 bytes, the run started on "
                                                    "16,777,216"), done.stderr

@@ -155,7 +155,9 @@ def _same_plan(stored: Any, now: Any) -> bool:
 
 
 def resume_target(pts: PtsStore) -> Target:
-    """The stored run's target, checked to be the same device (size, model, serial) as when the run started."""
+    """The stored run's target, checked to be the same device (size, model, serial) as when the run started. The
+    fio a killed run left behind is stopped first (run directory locked): it could otherwise lay a deleted target
+    file out again, or write on, while the target is being checked."""
     from ptsbench.errors import TargetError
     from ptsbench.target.info import target_facts
     from ptsbench.target.target import resolve_target
@@ -165,6 +167,8 @@ def resume_target(pts: PtsStore) -> Target:
         raise StoreError(f"{pts.root} is not a PTS run or sweep",
                          "`ptsbench resume` continues runs made by `ptsbench pts` or `ptsbench sweep`")
     info = TargetInfo(**manifest["target_info"])
+    with pts.lock():
+        stop_orphan_fio(pts.root)
     if manifest.get("hosts"):
         return _remote_target(info, stored_hosts(manifest))
     if info.kind == "file" and manifest.get("status") != "done":
