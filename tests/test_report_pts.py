@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
+from ptsbench.atomic import atomic_write_json
 from ptsbench.errors import PtsbenchError
 from ptsbench.pts.plan import TargetInfo
 from ptsbench.pts.records import determination, stop_reason
@@ -24,7 +25,6 @@ from ptsbench.pts.start import create_run
 from ptsbench.report.build import build_report, load_report, write_report
 from ptsbench.report.core import pdf
 from ptsbench.report.core.model import Text
-from ptsbench.store import atomic_write_json
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 
 HEADER_FACTS = ("test", "specification", "test date (UTC)", "platform", "test software", "device",

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.errors import JobFileError, StoreError, TargetError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals
@@ -19,7 +20,7 @@ from ptsbench.fio.output import JobResult, parse_jobs
 from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
-from ptsbench.store import RunStore, atomic_write_json, atomic_write_text, read_json, utc_now
+from ptsbench.store import RunStore, read_json, utc_now
 from ptsbench.target.guard import check_opened
 from ptsbench.target.target import Target, resolve_target
 

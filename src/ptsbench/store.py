@@ -27,57 +27,16 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from ptsbench import __version__
+from ptsbench.atomic import atomic_write_json, write_hint
 from ptsbench.errors import StoreError
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so that readers see the old or the new content, never a mix."""
-    atomic_write_bytes(path, text.encode())
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old or the new content, never a mix."""
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.tmp")
-    try:
-        # a name of its own, with this process's id (the next report removes it if this process was killed):
-        # two writers of one file never share a temporary
-        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
-        temporary = Path(name)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
-    except OSError as error:
-        temporary.unlink(missing_ok=True)
-        raise StoreError(f"cannot write {path}: {error.strerror}", _write_hint(error)) from error
-
-
-def _write_hint(error: OSError) -> str:
-    if error.errno == 28:
-        return "the disk is full: free space or pass --out on another filesystem; finished results are kept"
-    if error.errno == 13:
-        return "choose a writable folder with --out"
-    return "check the output folder"
-
-
-def atomic_write_json(path: Path, obj: object) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=1, sort_keys=False) + "\n")
 
 
 def read_text(path: Path) -> str:
@@ -98,6 +57,16 @@ def read_json(path: Path) -> Any:
         return json.loads(read_text(path))
     except json.JSONDecodeError as error:
         raise StoreError(f"{path} is damaged: {error.msg} at line {error.lineno}", "restore it or rerun") from error
+
+
+def read_fio_json(path: Path) -> dict[str, Any]:
+    """fio's stored document (fio.json of a case or round); StoreError when it is damaged."""
+    from ptsbench.fio.output import load_fio_json
+
+    try:
+        return load_fio_json(read_text(path))
+    except (ValueError, TypeError) as error:  # not JSON, or not a document
+        raise StoreError(f"{path} is damaged: not fio's JSON document ({error})", "restore it or rerun") from error
 
 
 _TEMPORARY = re.compile(r"^\..*?(?:\.(\d+)[.-][^.]*)?\.tmp$|^\.claims-(\d+)-")
@@ -146,7 +115,7 @@ def check_new_run_dir(root: Path, prepared: Collection[str] = ()) -> None:
     except (FileNotFoundError, NotADirectoryError):  # new (mkdir says what is wrong with its parents)
         return
     except OSError as error:
-        raise StoreError(f"cannot read {root}: {error.strerror}", _write_hint(error)) from None
+        raise StoreError(f"cannot read {root}: {error.strerror}", write_hint(error)) from None
     if MANIFEST in entries:
         resumable = RunStore(root).kind in ("pts", "sweep")
         raise StoreError(f"{root} already holds a run",
@@ -193,7 +162,7 @@ class RunStore:
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise StoreError(f"cannot create run directory {root}: {error.strerror}", _write_hint(error)) from error
+            raise StoreError(f"cannot create run directory {root}: {error.strerror}", write_hint(error)) from error
         store = cls(root)
         atomic_write_json(root / MANIFEST, full)
         return store

@@ -16,11 +16,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ptsbench.atomic import atomic_write_text
 from ptsbench.cases import RESULT, Case, CaseProgress, CaseRecord, Overrides, plan_case, run_case
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import jobs
 from ptsbench.hosts.hostlist import Host
-from ptsbench.store import RunStore, atomic_write_text, read_json
+from ptsbench.store import RunStore, read_json
 from ptsbench.target.target import Target
 from ptsbench.units import format_bs, parse_size_bytes
 

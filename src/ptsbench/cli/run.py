@@ -160,10 +160,10 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
            fio_lat_log: bool, dry_run: bool, hosts_spec: str | None) -> None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
+    from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, check_free_space, resolve_targets
     from ptsbench.fio.runner import probe_engine
     from ptsbench.quick import quick_job_text
-    from ptsbench.store import atomic_write_text
 
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, [target_path], dry_run)
     if not hosts:

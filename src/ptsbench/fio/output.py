@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ptsbench.fio.jobs import PERCENTILES, JobSection, block_size_text, rw_text
@@ -33,17 +32,6 @@ def load_fio_json(text: str) -> dict[str, Any]:
     except json.JSONDecodeError:
         fixed = _NOT_A_NUMBER_RE.sub(lambda m: "NaN" if m.group(2) == "nan" else f"{m.group(1)}Infinity", text)
         return dict(json.loads(fixed))
-
-
-def read_fio_json(path: Path) -> dict[str, Any]:
-    """fio's stored document (fio.json of a case or round); StoreError when it is damaged."""
-    from ptsbench.errors import StoreError
-    from ptsbench.store import read_text
-
-    try:
-        return load_fio_json(read_text(path))
-    except (ValueError, TypeError) as error:  # not JSON, or not a document
-        raise StoreError(f"{path} is damaged: not fio's JSON document ({error})", "restore it or rerun") from error
 
 
 @dataclass(frozen=True)

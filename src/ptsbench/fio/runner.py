@@ -22,9 +22,9 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
+from ptsbench.atomic import atomic_write_text
 from ptsbench.errors import FioNotFoundError, FioRunError
 from ptsbench.fio.output import load_fio_json
-from ptsbench.store import atomic_write_text
 
 MIN_FIO_VERSION = (3, 16)
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"

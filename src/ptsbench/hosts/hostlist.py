@@ -105,7 +105,7 @@ def parse_hosts(spec: str) -> list[Host]:
 
 def write_host_list(directory: Path, hosts: Sequence[Host]) -> Path:
     """The host list file fio's `--client=FILE` reads: the same job goes to every host in it."""
-    from ptsbench.store import atomic_write_text
+    from ptsbench.atomic import atomic_write_text
 
     path = Path(directory).resolve() / HOST_LIST
     text = "".join(f"{host.fio_arg}\n" for host in hosts)

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.errors import FioRunError, PtsbenchError
 from ptsbench.fio.output import DIRECTIONS as FIO_DIRECTIONS
 from ptsbench.fio.output import job_entries, parse_jobs
@@ -47,7 +48,7 @@ from ptsbench.pts.records import (
 )
 from ptsbench.pts.start import check_stored_plan, check_versions, load_plan, stop_orphan_fio, stored_hosts, write_plan
 from ptsbench.pts.store import FAILED_FILE, PARTIAL_FILE, PRECONDITION_DONE, ROUND_FILE, PtsStore
-from ptsbench.store import atomic_write_json, atomic_write_text, utc_now
+from ptsbench.store import utc_now
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import cpu_snapshot, cpu_utilisation, empty_telemetry, read_telemetry, telemetry_change
 from ptsbench.units import format_bytes

@@ -111,8 +111,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ptsbench.atomic import atomic_write_json
 from ptsbench.errors import StoreError
-from ptsbench.store import RunStore, atomic_write_json, read_json, utc_now
+from ptsbench.store import RunStore, read_json, utc_now
 
 PTS_DIR = "pts"
 ROUND_FILE = "round.json"

@@ -30,7 +30,8 @@ def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str]
                   static: bool = True, report: Report | None = None) -> Path:
     """One report putting several runs side by side (`report`: load_compare's, when already made), written to
     out_dir, which must be new, empty or an earlier comparison; returns out_dir."""
-    from ptsbench.store import atomic_write_json, utc_now
+    from ptsbench.atomic import atomic_write_json
+    from ptsbench.store import utc_now
 
     out_dir = Path(out_dir)
     check_compare_out(out_dir)

@@ -155,7 +155,8 @@ def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> l
 def _percentile_figure(case_dir: Path, record: Any, key: str) -> Figure | None:
     """The total latency percentile curve of every job and direction, from fio.json's json+ bins."""
     from ptsbench.fio.jobs import parse_job_text
-    from ptsbench.fio.output import parse_jobs, read_fio_json
+    from ptsbench.fio.output import parse_jobs
+    from ptsbench.store import read_fio_json
 
     if not (case_dir / "fio.json").is_file():
         return None

@@ -129,7 +129,7 @@ def write_workbook(report: Report, path: Path) -> None:
 
     import xlsxwriter
 
-    from ptsbench.store import atomic_write_bytes
+    from ptsbench.atomic import atomic_write_bytes
 
     data = io.BytesIO()
     _write(xlsxwriter.Workbook(data, {"nan_inf_to_errors": False, "in_memory": True}), report)

@@ -16,7 +16,7 @@ def write_results_xlsx(path: Path, rows: Sequence[ResultRow]) -> None:
 
     import xlsxwriter
 
-    from ptsbench.store import atomic_write_bytes
+    from ptsbench.atomic import atomic_write_bytes
 
     data = io.BytesIO()
     workbook = xlsxwriter.Workbook(data, {"in_memory": True})
