@@ -1,21 +1,23 @@
 """A fio log's text to integer columns, fast.
 
-Speed: a log is read in 1 MiB blocks of whole lines, each parsed by one compiled loop (_logparse.c) that releases the
-GIL, so blocks are parsed on other threads while the next is read. Where it was not built (no C compiler at install
-time), or with PTSBENCH_LOG_READER=numpy, numpy_parser.py parses the blocks instead, to the same columns. Columns
-are kept in the smallest unsigned type that holds them, so a log costs little more memory than its numbers. Lines
-that are not well formed make a block fall back to a line-by-line check that names the first bad line (or drops
-bad lines with skip_bad_lines).
+Speed: a log is read in 1 MiB blocks of whole lines into a few buffers used in turn (no new memory and no copies
+per block), each parsed by one compiled loop (_logparse.c) that releases the GIL, so blocks are parsed on other
+threads while the next is read; the reading thread only copies each block's numbers into place, casting them down.
+Where it was not built (no C compiler at install time), or with PTSBENCH_LOG_READER=numpy, numpy_parser.py parses
+the blocks instead, to the same columns. Columns are kept in the smallest unsigned type that holds them, so a log
+costs little more memory than its numbers. Lines that are not well formed make a block fall back to a line-by-line
+check that names the first bad line (or drops bad lines with skip_bad_lines).
 """
 
 import os
 import re
-import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from io import BufferedReader
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +30,8 @@ except ImportError:  # installed without a C compiler (or a checkout never built
     _compiled_parse_lines = None  # type: ignore[assignment]
 
 Array = npt.NDArray[Any]
-BlockParser = Callable[[bytes, int, tuple[int, ...]], list[Array] | None]  # block, count, hex columns -> columns
+Text = bytes | memoryview
+Parsed = list[tuple[Array, int]]  # per column: its values and the largest of them
 
 READER_ENV = "PTSBENCH_LOG_READER"  # "numpy": use the numpy parser even where the compiled one is built
 _BLOCK_BYTES = 1 << 20
@@ -36,6 +39,18 @@ _SKIPPED_KEPT = 100  # line numbers of skipped lines kept for messages
 _BAD_HINT = "fix or remove the line, or pass --skip-bad-lines to use the readable lines"
 _FIELD_RE = rb"(?:\d{1,19}|0x[0-9a-f]{1,16})"
 _ANY_LINE_RE = re.compile(rb"%s(?:, ?%s)*" % (_FIELD_RE, _FIELD_RE))
+
+
+class _Slot:
+    """Where one block is read to and parsed into: its text and the compiled parser's output rows. Slots are used
+    in turn, so their memory is paged in once rather than every block."""
+
+    def __init__(self) -> None:
+        self.text = bytearray(_BLOCK_BYTES)
+        self.rows: Array = np.empty(0, np.uint64)
+
+
+BlockParser = Callable[[Text, int, tuple[int, ...], _Slot], list[Array] | None]  # -> columns, or None
 
 
 class LogError(PtsbenchError):
@@ -72,17 +87,17 @@ class _Column:
         self.array: Array = np.empty(capacity, np.uint8)
         self.size = 0
 
-    def append(self, values: Array) -> None:
+    def append(self, values: Array, largest: int) -> None:
+        """Copy `values` (of any unsigned type, none above `largest`) to the end, widening the column if needed."""
         end = self.size + len(values)
         if end > len(self.array):
             self.array.resize(max(end, len(self.array) * 3 // 2 + 1024), refcheck=False)
-        if len(values) and values.dtype.itemsize > self.array.dtype.itemsize:
-            dtype = np.promote_types(self.array.dtype, np.min_scalar_type(int(values.max())))
-            if dtype != self.array.dtype:  # copy only the filled part: it is small when a column first widens
-                wider = np.empty(len(self.array), dtype)
-                wider[:self.size] = self.array[:self.size]
-                self.array = wider
-        self.array[self.size:end] = values
+        dtype = np.promote_types(self.array.dtype, np.min_scalar_type(largest))
+        if dtype != self.array.dtype:  # copy only the filled part: it is small when a column first widens
+            wider = np.empty(len(self.array), dtype)
+            wider[:self.size] = self.array[:self.size]
+            self.array = wider
+        self.array[self.size:end] = values  # cast down: every value fits
         self.size = end
 
     def finish(self) -> Array:
@@ -104,28 +119,28 @@ def read_table(path: Path, skip_bad_lines: bool) -> _Table:
         parser = _block_parser()
         done_lines, skipped = 0, 0
         kept: list[int] = []
-        for block, unterminated, parsed in _parsed_blocks(_blocks(handle, first), parser, count, hex_columns):
+        for slot, block, unterminated, parsed in _parsed_blocks(handle, first, parser, count, hex_columns):
             if parsed is None:
-                good, bad_numbers, block_lines = _check_lines(path, block, line_regex, done_lines, unterminated,
-                                                              skip_bad_lines)
+                good, bad_numbers, block_lines = _check_lines(path, bytes(block), line_regex, done_lines,
+                                                              unterminated, skip_bad_lines)
                 skipped += len(bad_numbers)
                 kept.extend(bad_numbers[: max(0, _SKIPPED_KEPT - len(kept))])
-                parsed = parser(good, count, hex_columns) if good else None
+                parsed = _measured(parser, good, count, hex_columns, slot) if good else None
                 if parsed is None and good:  # the regex and the fast path disagree: be explicit
                     raise LogError(f"{path}: lines {done_lines + 1} to {done_lines + block_lines}: not readable",
                                    _BAD_HINT)
                 done_lines += block_lines
             else:
-                done_lines += len(parsed[0])
-            for builder, values in zip(builders, parsed or [], strict=False):
-                builder.append(values)
+                done_lines += len(parsed[0][0])
+            for builder, (values, largest) in zip(builders, parsed or [], strict=False):
+                builder.append(values, largest)
     columns = [builder.finish() for builder in builders]
     if not len(columns[0]):
         raise LogError(f"{path}: no readable fio log line in {done_lines} lines", "is it a fio log?")
     return _Table(columns, hex_columns, skipped, tuple(kept))
 
 
-def _open(path: Path) -> BinaryIO:
+def _open(path: Path) -> BufferedReader:
     try:
         return open(path, "rb")  # noqa: SIM115 - returned to a with-statement
     except IsADirectoryError as error:
@@ -169,40 +184,48 @@ def _show(line: bytes, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def _blocks(handle: BinaryIO, first: bytes) -> Iterator[tuple[bytes, bool]]:
-    """Blocks of whole lines; True with the last one when the file does not end with a newline."""
-    carry = b""
-    data = first
-    while data:
-        cut = data.rfind(b"\n") + 1
-        if cut:
-            block = b"".join((carry, memoryview(data)[:cut]))
-            yield (block.replace(b"\r\n", b"\n") if b"\r" in block else block), False
-            carry = data[cut:]
-        else:
-            carry += data
-        data = handle.read(_BLOCK_BYTES)
-    if carry.strip():
-        yield carry.rstrip(b"\r") + b"\n", True
+def _blocks(handle: BufferedReader, first: bytes, slots: list[_Slot]) -> Iterator[tuple[_Slot, Text, bool]]:
+    """Blocks of whole lines, read into the slots in turn (a slot is read into again len(slots) blocks later);
+    True with the last one when the file does not end with a newline."""
+    carry = first  # read already; then the part line at the end of each block
+    turn = 0
+    while True:
+        slot = slots[turn % len(slots)]
+        kept = len(carry)
+        if len(slot.text) < kept + _BLOCK_BYTES:  # the first block, or a line longer than a block
+            slot.text = bytearray(kept + _BLOCK_BYTES)
+        view = memoryview(slot.text)
+        view[:kept] = carry
+        end = kept + handle.readinto(view[kept:kept + _BLOCK_BYTES])
+        cut = slot.text.rfind(b"\n", 0, end) + 1
+        if end == kept and not cut:  # the end of the file, and no newline in what is left
+            if carry.strip():
+                yield slot, carry.rstrip(b"\r") + b"\n", True
+            return
+        carry = bytes(view[cut:end])
+        if cut:  # else no whole line yet: read more into the same slot
+            crlf = slot.text.find(b"\r", 0, cut) >= 0
+            yield slot, bytes(view[:cut]).replace(b"\r\n", b"\n") if crlf else view[:cut], False
+            turn += 1
 
 
-def _parsed_blocks(blocks: Iterator[tuple[bytes, bool]], parser: BlockParser, count: int,
-                   hex_columns: tuple[int, ...]) -> Iterator[tuple[bytes, bool, list[Array] | None]]:
-    """Parse blocks on a few threads (the compiled parser releases the GIL), in order, with few in flight."""
+def _parsed_blocks(handle: BufferedReader, first: bytes, parser: BlockParser, count: int, hex_columns: tuple[int, ...]
+                   ) -> Iterator[tuple[_Slot, Text, bool, Parsed | None]]:
+    """Parse blocks on a few threads (the compiled parser releases the GIL), in order, with few in flight. Each is
+    yielded with its slot, which stays untouched until the caller asks for the next block."""
     workers = min(4, os.cpu_count() or 1)
-    if workers <= 1:
-        for block, unterminated in blocks:
-            yield block, unterminated, parser(block, count, hex_columns)
-        return
+    in_flight = 2 * workers
+    slots = [_Slot() for _ in range(in_flight + 2)]  # in flight, the one yielded and the one being read
     with ThreadPoolExecutor(workers) as pool:
-        pending: list[Any] = []
-        for block, unterminated in blocks:
-            pending.append((block, unterminated, pool.submit(parser, block, count, hex_columns)))
-            if len(pending) > 2 * workers:
-                block0, unterminated0, future = pending.pop(0)
-                yield block0, unterminated0, future.result()
-        for block0, unterminated0, future in pending:
-            yield block0, unterminated0, future.result()
+        pending: deque[tuple[_Slot, Text, bool, Any]] = deque()
+        for slot, block, unterminated in _blocks(handle, first, slots):
+            pending.append((slot, block, unterminated,
+                            pool.submit(_measured, parser, block, count, hex_columns, slot)))
+            if len(pending) > in_flight:
+                slot, block, unterminated, future = pending.popleft()
+                yield slot, block, unterminated, future.result()
+        for slot, block, unterminated, future in pending:
+            yield slot, block, unterminated, future.result()
 
 
 def _line_regex(count: int, hex_columns: tuple[int, ...]) -> re.Pattern[bytes]:
@@ -233,31 +256,28 @@ def _check_lines(path: Path, block: bytes, regex: re.Pattern[bytes], done_lines:
 # --- the block parser -------------------------------------------------------------------------------------------
 
 
-def _parse_block(block: bytes, count: int, hex_columns: tuple[int, ...]) -> list[Array] | None:
-    """Columns of a block of whole lines (compiled parser), or None when a line is not `count` well-formed integers."""
+def _measured(parser: BlockParser, block: Text, count: int, hex_columns: tuple[int, ...], slot: _Slot
+              ) -> Parsed | None:
+    """The block's columns, each with its largest value (found on the parsing thread, so that the reading thread
+    only copies the values into place)."""
+    columns = parser(block, count, hex_columns, slot)
+    return None if columns is None else [(column, int(column.max())) for column in columns]
+
+
+def _parse_block(block: Text, count: int, hex_columns: tuple[int, ...], slot: _Slot) -> list[Array] | None:
+    """Columns of a block of whole lines (compiled parser, into the slot's rows), or None when a line is not `count`
+    well-formed integers."""
     most_lines = len(block) // (2 * count)  # the shortest line: one digit per field, its separators and "\n"
     size = count * most_lines
-    scratch = getattr(_scratch, "rows", None)
-    if scratch is None or len(scratch) < size:  # a new array per block would be new pages (page faults) per block
-        scratch = _scratch.rows = np.empty(size, np.uint64)
-    out = scratch[:size].reshape(count, most_lines)
+    if len(slot.rows) < size:
+        slot.rows = np.empty(size, np.uint64)
+    out = slot.rows[:size].reshape(count, most_lines)
     hex_flags = bytes(index in hex_columns for index in range(count))
     lines = _compiled_parse_lines(block, hex_flags, out)
-    return _narrowed(list(out[:, :lines])) if lines > 0 else None
+    return list(out[:, :lines]) if lines > 0 else None
 
 
-def _parse_block_numpy(block: bytes, count: int, hex_columns: tuple[int, ...]) -> list[Array] | None:
+def _parse_block_numpy(block: Text, count: int, hex_columns: tuple[int, ...], slot: _Slot) -> list[Array] | None:
     from ptsbench.fio.numpy_parser import parse_block
 
-    return _narrowed(parse_block(block, count, hex_columns))
-
-
-_scratch = threading.local()  # per parsing thread: the compiled parser's output rows, reused block after block
-
-
-def _narrowed(columns: list[Array] | None) -> list[Array] | None:
-    """Copies of the columns, each in the smallest unsigned type holding its values (on the parsing thread, so that
-    the reading thread only copies them into place)."""
-    if columns is None:
-        return None
-    return [column.astype(np.min_scalar_type(int(column.max()))) for column in columns]
+    return parse_block(block, count, hex_columns)

@@ -37,7 +37,7 @@ _HEX = np.full(256, 255, np.uint8)
 _HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16)  # fio prints 0x%04x: lower case
 
 
-def parse_block(text: bytes, count: int, hex_columns: tuple[int, ...]) -> list[Array] | None:
+def parse_block(text: bytes | memoryview, count: int, hex_columns: tuple[int, ...]) -> list[Array] | None:
     """The columns (unsigned integers) of whole lines of `count` integers, or None when a line is not well formed."""
     return _parse(_PAD + text, count, hex_columns)
 
