@@ -26,11 +26,16 @@ def test_counted_stats_equal_numpys(monkeypatch: pytest.MonkeyPatch, chunk: int)
     rng = np.random.default_rng(chunk)
     for trial in range(100):
         values = _samples(rng, trial)
-        stats = counting.counted_stats(values, PERCENTILES)
+        stats = counting.stats_of_counts(*counting.value_counts(values), PERCENTILES)
         assert stats.percentiles == tuple(np.percentile(values, PERCENTILES).tolist())  # exactly numpy's
         assert (stats.count, stats.min, stats.max) == (len(values), float(values.min()), float(values.max()))
         assert stats.mean == pytest.approx(float(values.mean()), rel=1e-12)
         assert stats.stddev == pytest.approx(float(values.std()), rel=1e-9, abs=1e-9)
+        cut = int(rng.integers(0, len(values))) + 1  # a total from its parts' counts, as a plot's read + write
+        parts = [counting.value_counts(part) for part in (values[:cut], values[cut:]) if len(part)]
+        merged = counting.merged_counts(parts)
+        assert [array.tolist() for array in merged] == [array.tolist() for array in counting.value_counts(values)]
+        assert merged[1].dtype == np.int64
 
 
 def test_value_counts_count_the_tail_beyond_the_bins() -> None:

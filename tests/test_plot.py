@@ -120,6 +120,10 @@ def test_per_io_rows_count_every_io(fio_logs: tuple[Path, list[dict[str, Any]]],
     assert total["total"].count == sum(job["read"]["total_ios"] + job["write"]["total_ios"] for job in io_jobs)
     assert total["read"].min == min(job["read"]["lat_ns"]["min"] for job in io_jobs)
     assert total["write"].max == max(job["write"]["lat_ns"]["max"] for job in io_jobs)
+    every = logs.read_log(folder / "io_lat.log").value  # the total's statistics (made from its directions' counts)
+    assert [value for _, value in total["total"].percentiles] == np.percentile(every, (50, 90, 99, 99.9)).tolist()
+    assert total["total"].mean == pytest.approx(float(every.mean()), rel=1e-12)
+    assert total["total"].stddev == pytest.approx(float(every.std()), rel=1e-9)
 
 
 def test_compare_and_data_written(fio_logs: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> None:

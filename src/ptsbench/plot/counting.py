@@ -39,18 +39,19 @@ def value_counts(values: Array) -> tuple[Array, Array]:
     bins = min(high - low + 1, COUNTED_BINS, max(wanted, 1024))
     base = 0 if low < bins else low  # small values are counted from 0: no shifted copy
     bins += low - base
-    counts = np.zeros(bins, np.int64)
+    counts = np.zeros(bins + 1, np.int64)  # the last bin counts the values beyond the others
+    offsets = np.empty(min(_CHUNK, len(values)), np.intp)  # bincount's own type: it copies nothing
     beyond: list[Array] = []
     for start in range(0, len(values), _CHUNK):
         chunk = values[start:start + _CHUNK]
-        offset = chunk - chunk.dtype.type(base) if base else chunk
-        inside = offset < bins
-        if inside.all():
-            counts += np.bincount(offset, minlength=bins)
-        else:
-            counts += np.bincount(np.compress(inside, offset), minlength=bins)  # faster than a boolean index
-            beyond.append(np.compress(~inside, chunk))
-    present = np.flatnonzero(counts)
+        offset = offsets[:len(chunk)]
+        np.subtract(chunk, chunk.dtype.type(base), out=offset, casting="unsafe")
+        np.minimum(offset, bins, out=offset)
+        counted = np.bincount(offset, minlength=bins + 1)
+        counts += counted
+        if counted[bins]:
+            beyond.append(np.compress(offset == bins, chunk))
+    present = np.flatnonzero(counts[:bins])
     distinct, counted = present.astype(np.uint64) + np.uint64(base), counts[present]
     if beyond:
         tail, tail_counts = np.unique(np.concatenate(beyond), return_counts=True)
@@ -59,9 +60,16 @@ def value_counts(values: Array) -> tuple[Array, Array]:
     return distinct, counted
 
 
-def counted_stats(values: Array, percentiles: Sequence[float]) -> CountedStats:
-    """Count, min, mean, max, standard deviation and percentiles of unsigned integers, from their counts."""
-    distinct, counts = value_counts(values)
+def merged_counts(parts: Sequence[tuple[Array, Array]]) -> tuple[Array, Array]:
+    """value_counts of several arrays joined, from each one's value_counts (a total from its directions' counts
+    rather than counting millions of values again)."""
+    distinct, where = np.unique(np.concatenate([values for values, _ in parts]), return_inverse=True)
+    counts = np.bincount(where, weights=np.concatenate([counts for _, counts in parts]), minlength=len(distinct))
+    return distinct, counts.astype(np.int64)
+
+
+def stats_of_counts(distinct: Array, counts: Array, percentiles: Sequence[float]) -> CountedStats:
+    """Count, min, mean, max, standard deviation and percentiles of unsigned integers, from value_counts' result."""
     number = int(counts.sum())
     as_float = distinct.astype(np.float64)
     mean = float(np.dot(as_float, counts) / number)

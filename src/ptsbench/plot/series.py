@@ -20,7 +20,7 @@ import numpy.typing as npt
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.log_merge import hist_percentiles, merge_events, merge_windowed, weighted_percentiles
 from ptsbench.fio.logs import DDIR_NAMES, FioLog, HistLog
-from ptsbench.plot.counting import CountedStats, counted_stats
+from ptsbench.plot.counting import CountedStats, merged_counts, stats_of_counts, value_counts
 
 Array = npt.NDArray[Any]
 SUMMARY_PERCENTILES = (50.0, 90.0, 99.0, 99.9)
@@ -314,6 +314,7 @@ def summarize(run: Run) -> list[Summary]:
     last sample at exit, or the end of a re-binned log), whose rate over a few ms is noise."""
     rows = []
     directions = [trace for trace in run.traces if trace.direction != "total"]
+    counted: dict[str, tuple[Array, Array]] = {}  # per-IO directions' value counts, for their total
     for trace in run.traces:
         if trace.direction == "total" and len(directions) == 1:
             continue
@@ -330,7 +331,12 @@ def summarize(run: Run) -> list[Summary]:
         if not len(values):
             continue
         if values.dtype.kind == "u":  # per-IO integers (latency in ns): counted, not sorted, and no float copy
-            stats = counted_stats(values, SUMMARY_PERCENTILES)
+            parts = [counted[d.direction] for d in directions if d.direction in counted]
+            if trace.direction == "total" and sum(int(c.sum()) for _, c in parts) == len(values):
+                counted[trace.direction] = merged_counts(parts)  # the directions hold every IO of the total
+            else:
+                counted[trace.direction] = value_counts(values)
+            stats = stats_of_counts(*counted[trace.direction], SUMMARY_PERCENTILES)
         else:
             stats = CountedStats(len(values), float(values.min()), float(values.mean()), float(values.max()),
                                  float(values.std()), tuple(np.percentile(values, SUMMARY_PERCENTILES).tolist()))
