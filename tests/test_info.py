@@ -205,3 +205,12 @@ def test_cli_info_table_leaves_out_facts_that_do_not_apply(tmp_path: Path) -> No
     assert "backing file" in labels and str(tmp_path / "loop.img") in done.stdout
     assert not labels & {"backing device", "filesystem", "NVMe controller"}
     assert {"model", "serial", "size"} <= labels  # facts that apply stay, 'unknown' when unread
+
+
+def test_version_is_the_installed_distributions() -> None:
+    """ptsbench.__version__ is a constant (no importlib.metadata at start-up); the installed package says the same."""
+    import importlib.metadata
+
+    import ptsbench
+
+    assert ptsbench.__version__ == importlib.metadata.version("ptsbench")

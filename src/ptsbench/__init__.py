@@ -1,11 +1,6 @@
 """ptsbench: SNIA PTS storage benchmark, fio case runner and fio data viewer."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("ptsbench")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0"
+__version__ = "0.1.0"  # the package's version (pyproject.toml reads it from here): no importlib.metadata at start-up
 
 
 def __getattr__(name: str) -> object:

@@ -178,7 +178,7 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
       ptsbench plot --json ssd-a/ ssd-b/ --label A --label B --settings team-style.toml
       ptsbench plot clients.json --exclude-hosts node3 --dir read
     """
-    from ptsbench.plot.fiojson import is_json_input
+    from ptsbench.plot.sources import is_json_input
 
     if json_settings["json_mode"] or is_json_input(inputs):
         _plot_json(inputs, out_dir, formats, directions, title, labels, device, json_settings)

@@ -34,11 +34,6 @@ class JsonPlotResult:
     notes: tuple[str, ...]
 
 
-def is_json_input(inputs: Sequence[str]) -> bool:
-    """Whether `ptsbench plot` was given fio JSON output: every input a *.json file."""
-    return bool(inputs) and all(Path(raw).suffix == ".json" and Path(raw).is_file() for raw in inputs)
-
-
 def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[Point], list[str], str]:
     """Points of every fio output found (a source per input when several are given, per host in client/server
     output), notes on files left out, and the fio version(s) for the caption."""

@@ -67,6 +67,11 @@ def find_runs(inputs: Sequence[str], kind: str | None = None, pattern: str | Non
     return Found(tuple(runs), tuple(left_out))
 
 
+def is_json_input(inputs: Sequence[str]) -> bool:
+    """Whether `ptsbench plot` was given fio JSON output: every input a *.json file."""
+    return bool(inputs) and all(Path(raw).suffix == ".json" and Path(raw).is_file() for raw in inputs)
+
+
 def _expand(text: str) -> list[tuple[Path, bool]]:
     path = Path(text)
     if path.is_dir():
