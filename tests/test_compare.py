@@ -167,4 +167,6 @@ def test_compare_of_two_devices_says_which_device_each_run_measured(tmp_path: Pa
     assert f"path: {loop_device} (loop) vs {tmp_path / 'f.dat'} (file)" in said
     assert "kind: block (loop) vs file (file)" in said and "transport: loop (loop)" in said
     assert "vs 32.0 MiB (33,554,432 bytes) (file)" in said  # sizes as people read them, exact beside
+    # a title wider than its table stays on one line (rich wrapped it at the table's width)
+    assert "read MB/s (Read and write per test: loop vs file)" in done.stdout.splitlines()
     assert "What differs: " in pdf_text(tmp_path / "cmp" / "report.pdf")

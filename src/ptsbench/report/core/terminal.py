@@ -125,7 +125,20 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
             if name in shown:
                 shown.remove(name)
                 table = build()
-    return table
+    return titled(table)
+
+
+def titled(table: Any) -> Any:
+    """The table with its title on a line of its own above it: rich wraps a title at the table's width, which broke
+    'read MB/s (Read and write per test: q1 vs q2)' over two lines above a narrow table."""
+    from rich.console import Group
+    from rich.text import Text
+
+    if not table.title:
+        return table
+    heading = table.title if isinstance(table.title, Text) else Text.from_markup(str(table.title), style="italic")
+    table.title = None
+    return Group(heading, table)
 
 
 def natural_width(renderable: Any) -> int:
@@ -160,7 +173,7 @@ def grid_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
     table = build(len(GRID_COLUMNS))
     if width is not None and natural_width(table) > width:
         table = build(len(GRID_COLUMNS) - 2)  # MB/s and IOPS stay; the latencies are in the results table
-    return table
+    return titled(table)
 
 
 def _flat(row: ResultRow) -> dict[str, Any]:
@@ -261,7 +274,7 @@ def model_table(table: Any, width: int | None = None) -> Any:
     while width is not None and count > minimum and natural_width(rich_table) > width:
         count -= 1
         rich_table = build(count)
-    return rich_table
+    return titled(rich_table)
 
 
 def print_model_tables(tables: Sequence[Any], texts: Sequence[str] = ()) -> None:
@@ -353,7 +366,7 @@ def print_text_tables(tables: Sequence[TextTable], console: Any) -> None:
         if widths is None:  # not even three columns fit: wrap as rich does
             shown = list(range(len(table.columns)))
             widths = _widths(table, shown, None) or []
-        rich_table = _text_rich_table(table, shown, widths)
+        rich_table = titled(_text_rich_table(table, shown, widths))
         if console.is_terminal:
             console.print(rich_table)
         else:  # piped: the table's own width, whatever the default width of a console without a terminal
