@@ -148,8 +148,8 @@ def test_three_d_view_over_block_size_and_mix(tmp_path: Path) -> None:
     runs = [build_run([logs.read_log(tmp_path / f"m{bs}_{mix}_iops.log")], f"{bs} {mix}")
             for bs in ("4k", "16k") for mix in (25, 75)]
     chart = surface_chart(runs, bars=False, provenance="p", key="3d_iops", title=None)
-    surface = chart.surface
-    assert surface is not None and not surface.bars
+    surface = chart.grid
+    assert surface is not None and chart.kind == "surface"
     assert surface.x_labels == ("4k", "16k")
     mixes = [int(label.split("%")[0]) for label in surface.y_labels]
     assert mixes == [25, 75]
@@ -161,7 +161,7 @@ def test_three_d_view_over_block_size_and_mix(tmp_path: Path) -> None:
             ios = job["read"]["total_ios"] + job["write"]["total_ios"]
             assert len(logs.read_log(tmp_path / f"m{bs}_{mix}_iops.log").value) == ios  # one line per IO
             assert run.read_share == job["read"]["total_ios"] / ios
-            assert surface.z[row, column] == pytest.approx((run.mean_total or 0.0) / divisor, rel=1e-12)
+            assert surface.z[row][column] == pytest.approx((run.mean_total or 0.0) / divisor, rel=1e-12)
     result = make_plots([str(tmp_path / "m*_iops.log")], PlotOptions(out_dir=tmp_path / "out", three_d=True,
                                                                        bars=True, formats=("png", "html")))
     assert (tmp_path / "out" / "3d_iops.png").stat().st_size > 20_000
@@ -221,7 +221,7 @@ def test_windowed_single_job_total_and_summary(tmp_path: Path) -> None:
     rows = {row.direction: row for row in summarize(run)}
     assert (rows["write"].min, rows["write"].max, rows["write"].mean) == (30 * 1024.0, 40 * 1024.0, 35 * 1024.0)
     chart = run_chart(run, LineOptions(trend=True), "provenance", "k")
-    names = [line.name for line in chart.lines]
+    names = [line.name for line in chart.series]
     assert names[0] == "total" and names[2:4] == ["read", "read trend (+102 kB/s per s)"]
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.logs import FioLog, HistLog, read_hist_log, read_log
 from ptsbench.plot import charts
-from ptsbench.plot.draw import FORMATS, Chart, Look, write_chart
+from ptsbench.plot.draw import FORMATS, Look, write_chart
 from ptsbench.plot.series import HistRun, Run, Summary, build_hist_run, build_run, summarize, summarize_hist
 from ptsbench.plot.sources import RunFiles, find_runs
+from ptsbench.report.core.figure import Figure
 
 DIRECTIONS = ("read", "write", "trim", "total")
 
@@ -146,7 +147,7 @@ def _skip_notes(logs: Sequence[FioLog] | Sequence[HistLog]) -> list[str]:
     return found
 
 
-def _write(chart: Chart, options: PlotOptions) -> list[Path]:
+def _write(chart: Figure, options: PlotOptions) -> list[Path]:
     return [write_chart(chart, options.out_dir, file_format, options.look) for file_format in options.formats]
 
 

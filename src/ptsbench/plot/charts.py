@@ -8,10 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.plot.draw import PLOT_COLUMNS, Chart, Line, Surface
+from ptsbench.plot.draw import PLOT_COLUMNS
 from ptsbench.plot.reduce import linear_trend, minmax_per_column, window_mean
 from ptsbench.plot.series import HistRun, Run, Trace
 from ptsbench.report.core import style
+from ptsbench.report.core.figure import Figure, Grid, Series
 from ptsbench.units import format_bs
 
 DIRECTION_COLORS = {"read": style.PALETTE[0], "write": style.PALETTE[1], "trim": style.PALETTE[2],
@@ -72,7 +73,7 @@ def _caption(note: str, provenance: str, names: Sequence[str]) -> str:
 
 
 def _trace_lines(trace: Trace, name: str, color: str, dash: str, options: LineOptions, x_divisor: float,
-                 y_divisor: float, unit: str) -> list[Line]:
+                 y_divisor: float, unit: str) -> list[Series]:
     """The raw values (min and max per pixel column), and the smoothed and trend lines when asked."""
     if not len(trace.value):
         return []
@@ -85,12 +86,13 @@ def _trace_lines(trace: Trace, name: str, color: str, dash: str, options: LineOp
     opacity = 0.45 if options.smooth_s else 1.0
     reduced = minmax_per_column(raw_x, trace.value, PLOT_COLUMNS)
     if reduced is None:
-        lines = [Line(name, np.asarray(raw_x, np.float64) * (x_scale / x_divisor),
-                      np.asarray(trace.value, np.float64) / y_divisor, color, dash, 1.0, opacity)]
+        lines = [Series(name, np.asarray(raw_x, np.float64) * (x_scale / x_divisor),
+                        np.asarray(trace.value, np.float64) / y_divisor, "lines", dash, color, width=1.0,
+                        opacity=opacity)]
     else:
         middle, low, high = reduced
-        lines = [Line(f"{name} (min-max per pixel)", middle * (x_scale / x_divisor), high / y_divisor, color, dash,
-                      1.0, opacity, low / y_divisor)]
+        lines = [Series(f"{name} (min-max per pixel)", middle * (x_scale / x_divisor), high / y_divisor, "band", dash,
+                        color, opacity=opacity, low=low / y_divisor)]
     if not options.smooth_s and not options.trend:
         return lines
     x = raw_x if options.x_written else trace.time_s
@@ -98,15 +100,15 @@ def _trace_lines(trace: Trace, name: str, color: str, dash: str, options: LineOp
         at = np.linspace(float(trace.time_s[0]), float(trace.time_s[-1]), PLOT_COLUMNS)
         smooth = window_mean(trace.time_s, trace.value, at, options.smooth_s)
         smooth_x = np.interp(at, trace.time_s, x) if options.x_written else at
-        lines.append(Line(f"{name}, mean over {options.smooth_s:g} s", smooth_x / x_divisor, smooth / y_divisor,
-                          color, dash, 2.2))
+        lines.append(Series(f"{name}, mean over {options.smooth_s:g} s", smooth_x / x_divisor, smooth / y_divisor,
+                            "lines", dash, color, width=2.2))
     if options.trend:
         slope, intercept = linear_trend(x, trace.value)
         ends = np.array([float(x[0]), float(x[-1])])
         per = "GB written" if options.x_written else "s"
         rate = slope / y_divisor * (1e9 if options.x_written else 1.0)
-        lines.append(Line(f"{name} trend ({rate:+.3g} {unit} per {per})", ends / x_divisor,
-                          (slope * ends + intercept) / y_divisor, color, "dot", 1.8))
+        lines.append(Series(f"{name} trend ({rate:+.3g} {unit} per {per})", ends / x_divisor,
+                            (slope * ends + intercept) / y_divisor, "lines", "dot", color, width=1.8))
     return lines
 
 
@@ -115,7 +117,7 @@ def _unit_of(label: str) -> str:
     return match.group(1) if match else ""
 
 
-def run_chart(run: Run, options: LineOptions, provenance: str, key: str) -> Chart:
+def run_chart(run: Run, options: LineOptions, provenance: str, key: str) -> Figure:
     """One run: the total (drawn first, behind) and each direction."""
     traces = sorted(_chosen(run, options.directions), key=lambda trace: trace.direction != "total")
     y_divisor, y_label = value_axis(run.kind, _largest(traces))
@@ -123,11 +125,11 @@ def run_chart(run: Run, options: LineOptions, provenance: str, key: str) -> Char
     lines = [line for trace in traces
              for line in _trace_lines(trace, trace.direction, DIRECTION_COLORS.get(trace.direction, style.GREY),
                                       "solid", options, x_divisor, y_divisor, _unit_of(y_label))]
-    return Chart(key, f"{run.label}: {QUANTITIES[run.kind].lower()}", x_label, y_label,
-                 _caption(run.note, provenance, [p.name for p in run.paths]), tuple(lines))
+    return Figure(key, f"{run.label}: {QUANTITIES[run.kind].lower()}", x_label, y_label, tuple(lines),
+                  caption=_caption(run.note, provenance, [p.name for p in run.paths]), y_range=(0, None))
 
 
-def compare_chart(runs: Sequence[Run], options: LineOptions, provenance: str, key: str, title: str | None) -> Chart:
+def compare_chart(runs: Sequence[Run], options: LineOptions, provenance: str, key: str, title: str | None) -> Figure:
     """Several runs of one kind on one chart (by default their totals)."""
     kind = runs[0].kind
     picked = [(index, run, trace) for index, run in enumerate(runs)
@@ -140,12 +142,12 @@ def compare_chart(runs: Sequence[Run], options: LineOptions, provenance: str, ke
                                       DIRECTION_DASHES.get(trace.direction, "solid"), options, x_divisor, y_divisor,
                                       _unit_of(y_label))]
     notes = "; ".join(dict.fromkeys(run.note for run in runs))
-    return Chart(key, title or f"{QUANTITIES[kind]}: {len(runs)} runs compared", x_label, y_label,
-                 _caption(notes, provenance, [p.name for run in runs for p in run.paths]), tuple(lines))
+    return Figure(key, title or f"{QUANTITIES[kind]}: {len(runs)} runs compared", x_label, y_label, tuple(lines),
+                  caption=_caption(notes, provenance, [p.name for run in runs for p in run.paths]), y_range=(0, None))
 
 
 def hist_chart(runs: Sequence[HistRun], directions: tuple[str, ...], provenance: str, key: str,
-               title: str | None = None) -> Chart:
+               title: str | None = None) -> Figure:
     """Latency percentiles over time from histogram logs: a colour per direction (per run when comparing),
     a dash per percentile."""
     series = [(index, run, line) for index, run in enumerate(runs) for line in run.lines
@@ -159,12 +161,14 @@ def hist_chart(runs: Sequence[HistRun], directions: tuple[str, ...], provenance:
         color = style.color(index) if len(runs) > 1 else DIRECTION_COLORS.get(line.direction, style.GREY)
         prefix = f"{run.label} " if len(runs) > 1 else ""
         for position, (percentile, values) in enumerate(line.percentiles_ns.items()):
-            lines.append(Line(f"{prefix}{line.direction} p{percentile:g}", line.end_ms / 1000.0, values / y_divisor,
-                              color, PERCENTILE_DASHES[position % len(PERCENTILE_DASHES)], 1.4))
+            lines.append(Series(f"{prefix}{line.direction} p{percentile:g}", line.end_ms / 1000.0,
+                                values / y_divisor, "lines", PERCENTILE_DASHES[position % len(PERCENTILE_DASHES)],
+                                color, width=1.4))
     default_title = (f"{runs[0].label}: latency percentiles" if len(runs) == 1
                      else f"Latency percentiles: {len(runs)} runs compared")
-    return Chart(key, title or default_title, style.axis_label("Time", "s"), y_label,
-                 _caption(runs[0].note, provenance, [p.name for run in runs for p in run.paths]), tuple(lines))
+    return Figure(key, title or default_title, style.axis_label("Time", "s"), y_label, tuple(lines),
+                  caption=_caption(runs[0].note, provenance, [p.name for run in runs for p in run.paths]),
+                  y_range=(0, None))
 
 
 _SIZE_TOKEN = re.compile(r"(?<![0-9a-z])(\d+)([kmg])(?:i?b)?(?![0-9a-z])", re.IGNORECASE)
@@ -181,7 +185,7 @@ def block_size_of(run: Run) -> int:
     return int(match.group(1)) * 1024 ** " kmg".index(match.group(2).lower())
 
 
-def surface_chart(runs: Sequence[Run], bars: bool, provenance: str, key: str, title: str | None) -> Chart:
+def surface_chart(runs: Sequence[Run], bars: bool, provenance: str, key: str, title: str | None) -> Figure:
     """fio2gnuplot's 3D view: each run's mean total IOPS or bandwidth over its block size and read share."""
     kinds = {run.kind for run in runs}
     if len(kinds) != 1 or not kinds <= {"bw", "iops"}:
@@ -203,8 +207,9 @@ def surface_chart(runs: Sequence[Run], bars: bool, provenance: str, key: str, ti
     note = (f"mean total {QUANTITIES[kind]} of {len(runs)} runs over block size and read share of the IOs (to the "
             "nearest 5 %)"
             + ("; bars: the grid has holes or a single row" if holes and not bars else ""))
-    surface = Surface(tuple(format_bs(size) for size in sizes), tuple(f"{mix}% read" for mix in mixes),
-                      grid / divisor, bars or holes)
-    return Chart(key, title or f"{QUANTITIES[kind]} by block size and read/write mix", "block size",
-                 "read/write mix", _caption(note, provenance, [p.name for run in runs for p in run.paths]),
-                 surface=surface, z_label=z_label)
+    cells = tuple(tuple(None if np.isnan(value) else float(value) for value in row) for row in grid / divisor)
+    return Figure(key, title or f"{QUANTITIES[kind]} by block size and read/write mix", "block size",
+                  "read/write mix", grid=Grid(tuple(format_bs(size) for size in sizes),
+                                              tuple(f"{mix}% read" for mix in mixes), cells),
+                  kind="bars3d" if bars or holes else "surface", z_label=z_label,
+                  caption=_caption(note, provenance, [p.name for run in runs for p in run.paths]))

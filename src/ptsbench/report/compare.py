@@ -87,7 +87,7 @@ def _compared_row(base: Table, key: tuple[Value, ...], per_run: Sequence[Sequenc
 def compare_figure(figures: Sequence[Figure | None], labels: Sequence[str]) -> list[Figure]:
     """Line figures overlaid (series colour as in one run, line style per run); 3D bars one per run."""
     base = next(figure for figure in figures if figure is not None)
-    if base.bars3d is not None:
+    if base.grid is not None:
         return [replace(figure, key=f"{figure.key}-run{position + 1}", title=f"{label}: {figure.title}")
                 for position, (label, figure) in enumerate(zip(labels, figures, strict=True)) if figure is not None]
     series = []
@@ -95,7 +95,7 @@ def compare_figure(figures: Sequence[Figure | None], labels: Sequence[str]) -> l
     for position, (label, figure) in enumerate(zip(labels, figures, strict=True)):
         for index, one in enumerate(figure.series if figure else ()):
             color = one.color if one.color is not None else index
-            if one.mode == "bars":  # bars have no line style: each run's bars a colour of their own
+            if one.mode == "bars" and isinstance(color, int):  # bars have no line style: each run's a colour of its own
                 color = position * most + color
             series.append(replace(one, name=f"{label}: {one.name}", color=color,
                                   dash=RUN_DASHES[position % len(RUN_DASHES)] if position else one.dash))

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ptsbench.report.core.figure import Bars3D, Figure, Series
+from ptsbench.report.core.figure import Figure, Grid, Series
 
 if TYPE_CHECKING:
     from ptsbench.fio.jsonfiles import FoundJob
@@ -214,15 +214,15 @@ class _Builder:
             for kind, z_label, stat in kinds:
                 z = tuple(tuple(_value(mine[(d, j)], stat) if (d, j) in mine else None for d in depths)
                           for j in jobs)
-                grid = Bars3D(tuple(map(str, depths)), tuple(map(str, jobs)), z)
+                grid = Grid(tuple(map(str, depths)), tuple(map(str, jobs)), z)
                 if kind == "iops" and "3d" in self.options.charts:
                     figures.append(Figure(f"{self.key}-{slug}-3d", f"{name}: IOPS over queue depth x numjobs",
-                                          "queue depth", "numjobs", bars3d=grid, z_label=z_label,
+                                          "queue depth", "numjobs", grid=grid, kind="bars3d", z_label=z_label,
                                           caption=self.caption, subtitle=self.options.subtitle))
                 if "heatmap" in self.options.charts:
                     figures.append(Figure(f"{self.key}-{slug}-heat-{kind}", f"{name}: {z_label}", "queue depth",
-                                          "numjobs", bars3d=grid, z_label=z_label, caption=self.caption,
-                                          heatmap=True, subtitle=self.options.subtitle))
+                                          "numjobs", grid=grid, z_label=z_label, caption=self.caption,
+                                          kind="heatmap", subtitle=self.options.subtitle))
         return figures
 
     def distributions(self, workload: str, points: Sequence[Point]) -> list[Figure]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.report.core import style
-from ptsbench.report.core.figure import Figure, Number, bar_offsets, color_of, palette_of, plain_number
+from ptsbench.report.core.figure import Figure, Number, Series, bar_offsets, color_of, palette_of, plain_number
 from ptsbench.report.core.layout import atomic_file
 
 _MPL_DASHES = {"solid": "-", "dash": "--", "dot": ":"}
@@ -76,8 +76,8 @@ def caption_text(figure: Figure, provenance: str, width_chars: int = 170) -> str
 
 def _legend_in(figure: Figure) -> float:
     """Width kept right of the axes for the legend (outside the plot, so it never hides data)."""
-    if figure.bars3d is not None:
-        return 1.2 if figure.heatmap else 0.9
+    if figure.grid is not None:
+        return 1.2 if figure.kind == "heatmap" else 0.9
     longest = max((len(series.name) for series in figure.series), default=0)
     return min(0.55 + longest * style.LEGEND_PT * 0.55 / 72, 3.2)
 
@@ -89,7 +89,7 @@ def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] 
     width_in, height_in = canvas.get_size_inches()
     left, bottom, width, height = region
     caption_in = (caption.count("\n") + 1) * style.CAPTION_PT * 1.3 / 72 + 0.06 if caption else 0.0
-    three_d = figure.bars3d is not None and not figure.heatmap
+    three_d = figure.kind in ("bars3d", "surface")
     margin_left_in, margin_bottom_in, margin_top_in = (0.1, 0.05, 0.3) if three_d else (1.05, 0.5, 0.35)
     if figure.subtitle:
         margin_top_in += 0.18
@@ -103,8 +103,8 @@ def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] 
         import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3d projection)
 
         axes = canvas.add_axes(rect, projection="3d")
-        _draw_bars3d(axes, figure)
-    elif figure.heatmap:
+        (_draw_bars3d if figure.kind == "bars3d" else _draw_surface)(axes, figure)
+    elif figure.kind == "heatmap":
         axes = canvas.add_axes(rect)
         _draw_heatmap(axes, figure)
     else:
@@ -135,16 +135,21 @@ def _log_axis(axes: Any, axis: Any) -> None:
 
 
 def _draw_lines(axes: Any, figure: Figure) -> None:
+    import numpy as np
+
     palette = palette_of(figure)
     offsets = bar_offsets(figure)
     for position, series in enumerate(figure.series):
-        y = [math.nan if value is None else value for value in series.y]
+        y = np.asarray(series.y, dtype=float)  # None: NaN, a gap
+        color = color_of(series, position, palette)
         if position in offsets:
             offset, width = offsets[position]
-            axes.bar([x + offset for x in series.x], y, width, label=series.name,
-                     color=color_of(series, position, palette), log=figure.y_log)
-            continue
-        draw_line(axes, series.x, y, series.name, color_of(series, position, palette), series.mode, series.dash)
+            axes.bar([x + offset for x in series.x], y, width, label=series.name, color=color, log=figure.y_log)
+        elif series.mode == "band":
+            _draw_band(axes, series, y, color)
+        else:
+            draw_line(axes, series.x, y, series.name, color, series.mode, series.dash,
+                      series.width or style.LINE_WIDTH, None if series.opacity == 1.0 else series.opacity)
     for axis, log in ((axes.xaxis, figure.x_log), (axes.yaxis, figure.y_log)):
         if log:
             _log_axis(axes, axis)
@@ -157,12 +162,21 @@ def _draw_lines(axes: Any, figure: Figure) -> None:
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     finish_axes(axes, figure.title, figure.x_label, figure.y_label, legend=bool(figure.series))
 
+
+def _draw_band(axes: Any, series: Series, high: Any, color: str) -> None:
+    """A band from series.low up to high, a step per x; its edges drawn too, so one-point columns stay visible."""
+    axes.fill_between(series.x, series.low, high, step="mid", color=color, alpha=0.35 * series.opacity, linewidth=0,
+                      label=series.name)
+    for edge in (series.low, high):
+        axes.step(series.x, edge, where="mid", color=color, linewidth=0.6, alpha=series.opacity)
+
+
 TABLE_ROW_IN = 0.17
 
 
 def _data_table_in(figure: Figure) -> float:
     """Height kept under the axes for the data table (the x tick labels sit between them)."""
-    if not figure.data_table or figure.bars3d is not None or not figure.series:
+    if not figure.data_table or figure.grid is not None or not figure.series:
         return 0.0
     return 0.45 + TABLE_ROW_IN * (len(figure.series) + 1)
 
@@ -192,8 +206,8 @@ def _table_number(value: Number | None) -> str:
 
 def _draw_heatmap(axes: Any, figure: Figure) -> None:
     """bars3d's grid as coloured cells with their values written in (a 2D view of the 3D bars)."""
-    assert figure.bars3d is not None
-    grid = figure.bars3d
+    assert figure.grid is not None
+    grid = figure.grid
     values = [[math.nan if value is None else float(value) for value in row] for row in grid.z]
     image = axes.imshow(values, cmap="viridis", aspect="auto", origin="lower")
     finite = [value for row in values for value in row if math.isfinite(value)]
@@ -218,8 +232,8 @@ def _draw_heatmap(axes: Any, figure: Figure) -> None:
 def _draw_bars3d(axes: Any, figure: Figure) -> None:
     from matplotlib.patches import Patch
 
-    assert figure.bars3d is not None
-    bars = figure.bars3d
+    assert figure.grid is not None
+    bars = figure.grid
     palette = palette_of(figure)
     for column, _label in enumerate(bars.x_labels):
         cells = [(row, value) for row, values in enumerate(bars.z) if (value := values[column]) is not None]
@@ -237,26 +251,48 @@ def _draw_bars3d(axes: Any, figure: Figure) -> None:
     handles = [Patch(color=palette[column % len(palette)], label=label) for column, label in enumerate(bars.x_labels)]
     axes.legend(handles=handles, fontsize=style.LEGEND_PT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
 
+
+def _draw_surface(axes: Any, figure: Figure) -> None:
+    """The grid as a surface over its two categorical axes (NaN where nothing was measured)."""
+    import numpy as np
+
+    assert figure.grid is not None
+    grid = figure.grid
+    z = np.asarray(grid.z, dtype=float)
+    x, y = np.meshgrid(np.arange(len(grid.x_labels)), np.arange(len(grid.y_labels)))
+    axes.plot_surface(x, y, z, cmap="viridis", edgecolor="#333333", linewidth=0.3)
+    axes.set_xticks(range(len(grid.x_labels)), grid.x_labels, fontsize=8)
+    axes.set_yticks(range(len(grid.y_labels)), grid.y_labels, fontsize=8)
+    axes.set_xlabel(figure.x_label, fontsize=8)
+    axes.set_ylabel(figure.y_label, fontsize=8)
+    axes.set_zlabel(figure.z_label, fontsize=8)
+    axes.tick_params(axis="z", labelsize=8)
+    axes.set_title(figure.title, fontsize=11, y=1.0)
+
+
 DEFAULT_DPI = 200  # a report's PNG figures: 1800 x 1000 pixels, sharp on a laptop's high-density screen
 
 
 def write_figure_files(figure: Figure, directory: Path, provenance: str, dpi: int = 100,
-                       formats: Sequence[str] = ("png", "svg")) -> list[Path]:
-    """figures/KEY.png and KEY.svg, each written to a temporary name and renamed; provenance also in metadata."""
+                       formats: Sequence[str] = ("png", "svg"),
+                       size_in: tuple[float, float] = (WIDTH_IN, HEIGHT_IN)) -> list[Path]:
+    """figures/KEY.png and KEY.svg (of `formats`), each written to a temporary name and renamed; provenance also in
+    metadata."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as MplFigure
 
-    drawn = MplFigure(figsize=(WIDTH_IN, HEIGHT_IN))
+    drawn = MplFigure(figsize=size_in)
     FigureCanvasAgg(drawn)
-    draw(figure, drawn, caption=caption_text(figure, provenance, width_chars=int(WIDTH_IN * 19)))
+    draw(figure, drawn, caption=caption_text(figure, provenance, width_chars=int(size_in[0] * 19)))
     written = []
     options: tuple[tuple[str, dict[str, Any]], ...] = (
         ("png", {"metadata": {"Title": figure.title, "Description": provenance, "Software": "ptsbench"},
                  "pil_kwargs": {"compress_level": 1}}),
         ("svg", {"metadata": {"Title": figure.title, "Description": provenance, "Creator": "ptsbench"}}),
     )
-    with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text stays text: smaller, faster, searchable
+    # SVG text stays text: smaller, faster, searchable; long paths (`ptsbench plot`'s bands) drawn in chunks
+    with matplotlib.rc_context({"svg.fonttype": "none", "agg.path.chunksize": 20000}):
         for suffix, kwargs in options:
             if suffix not in formats:
                 continue

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ptsbench.report.core import style
-from ptsbench.report.core.figure import BAR_GROUP_WIDTH, Bars3D, Figure, Series, color_of, log_ticks
+from ptsbench.report.core.figure import BAR_GROUP_WIDTH, Figure, Grid, Series, color_of, log_ticks
 
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif"
 
@@ -25,38 +25,59 @@ def _axis(title: str, log: bool, ticks: Sequence[tuple[float, str]] = ()) -> dic
     return axis
 
 
+def _list(values: Iterable[Any]) -> list[Any]:
+    """Values as a JSON-ready list (a numpy array's as Python floats, at C speed)."""
+    return values.tolist() if hasattr(values, "tolist") else list(values)
+
+
 def line_trace(x: Iterable[Any], y: Iterable[Any], name: str, color: str, mode: str = "lines", dash: str = "solid",
                width: float = style.LINE_WIDTH_HTML) -> dict[str, Any]:
     """One series as a plotly scatter trace; None in y leaves a gap."""
     return {
-        "type": "scatter", "mode": mode, "name": name, "x": list(x), "y": list(y),
+        "type": "scatter", "mode": mode, "name": name, "x": _list(x), "y": _list(y),
         "line": {"color": color, "dash": dash if dash in style.DASHES else "solid", "width": width},
         "marker": {"color": color, "size": 5}, "connectgaps": False,
     }
 
 
 def _bar_trace(series: Series, position: int, palette: Sequence[str]) -> dict[str, Any]:
-    return {"type": "bar", "name": series.name, "x": list(series.x), "y": list(series.y),
+    return {"type": "bar", "name": series.name, "x": _list(series.x), "y": _list(series.y),
             "marker": {"color": color_of(series, position, palette)},
             "hovertemplate": "%{x:,.6g}: %{y:,.6g}<extra>%{fullData.name}</extra>"}
 
 
-def _line_trace(series: Series, position: int, palette: Sequence[str]) -> dict[str, Any]:
+def _band_traces(series: Series, color: str) -> list[dict[str, Any]]:
+    """A band: its lower edge, then its upper edge filled down to it, both a step per x."""
+    assert series.low is not None
+    line = {"color": color, "width": 0.6, "dash": series.dash, "shape": "hvh"}
+    return [{"type": "scatter", "mode": "lines", "x": _list(series.x), "y": _list(series.low), "line": line,
+             "opacity": series.opacity, "legendgroup": series.name, "showlegend": False, "hoverinfo": "skip"},
+            {"type": "scatter", "mode": "lines", "name": series.name, "x": _list(series.x), "y": _list(series.y),
+             "line": line, "opacity": series.opacity, "fill": "tonexty", "legendgroup": series.name}]
+
+
+def _series_traces(series: Series, position: int, palette: Sequence[str]) -> list[dict[str, Any]]:
     if series.mode == "bars":
-        return _bar_trace(series, position, palette)
-    trace = line_trace(series.x, series.y, series.name, color_of(series, position, palette), series.mode,
-                       series.dash)
+        return [_bar_trace(series, position, palette)]
+    color = color_of(series, position, palette)
+    if series.mode == "band":
+        return _band_traces(series, color)
+    trace = line_trace(series.x, series.y, series.name, color, series.mode, series.dash,
+                       series.width or style.LINE_WIDTH_HTML)
+    if series.opacity != 1.0:
+        trace["opacity"] = series.opacity
     if series.hover:
         trace.update(text=list(series.hover), hovertemplate="%{text}: %{y:,.6g}<extra>%{fullData.name}</extra>")
     else:
         trace["hovertemplate"] = "%{x:,.6g}: %{y:,.6g}<extra>%{fullData.name}</extra>"
-    return trace
+    return [trace]
+
 
 _CUBE_TRIANGLES = ((0, 1, 2), (0, 2, 3), (4, 5, 6), (4, 6, 7), (0, 1, 5), (0, 5, 4),
                    (3, 2, 6), (3, 6, 7), (0, 3, 7), (0, 7, 4), (1, 2, 6), (1, 6, 5))
 
 
-def _bars_traces(bars: Bars3D, palette: Sequence[str], z_label: str) -> list[dict[str, Any]]:
+def _bars_traces(bars: Grid, palette: Sequence[str], z_label: str) -> list[dict[str, Any]]:
     """One mesh3d trace per column label: a cuboid per bar (plotly has no 3D bar type)."""
     traces = []
     for column, label in enumerate(bars.x_labels):
@@ -97,27 +118,34 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
         "paper_bgcolor": "white", "plot_bgcolor": "white", "hovermode": "closest", "colorway": list(palette),
         "margin": {"l": 70, "r": 20, "t": 50, "b": 55}, "legend": {"font": {"size": 11}},
     }
-    if figure.bars3d is not None and figure.heatmap:
-        grid = figure.bars3d
+    grid = figure.grid
+    data: list[dict[str, Any]]
+    if grid is not None and figure.kind == "heatmap":
         data = [{"type": "heatmap", "x": list(grid.x_labels), "y": list(grid.y_labels), "z": [list(r) for r in grid.z],
                  "colorscale": "Viridis", "colorbar": {"title": {"text": figure.z_label}},
                  "texttemplate": "%{z:,.4~g}", "hovertemplate": "%{x} x %{y}: %{z:,.6g}<extra></extra>"}]
         layout["xaxis"] = {**_axis(figure.x_label, False), "type": "category"}
         layout["yaxis"] = {**_axis(figure.y_label, False), "type": "category"}
-    elif figure.bars3d is not None:
-        bars = figure.bars3d
-        data = _bars_traces(bars, palette, figure.z_label)
+    elif grid is not None:
+        if figure.kind == "surface":
+            data = [{"type": "surface", "z": [list(row) for row in grid.z], "x": list(range(len(grid.x_labels))),
+                     "y": list(range(len(grid.y_labels))), "colorscale": "Viridis",
+                     "colorbar": {"title": {"text": figure.z_label}}}]
+            layout["showlegend"] = False
+        else:
+            data = _bars_traces(grid, palette, figure.z_label)
         layout["scene"] = {
-            "xaxis": {"title": {"text": figure.x_label}, "tickvals": list(range(len(bars.x_labels))),
-                      "ticktext": list(bars.x_labels)},
-            "yaxis": {"title": {"text": figure.y_label}, "tickvals": list(range(len(bars.y_labels))),
-                      "ticktext": list(bars.y_labels)},
+            "xaxis": {"title": {"text": figure.x_label}, "tickvals": list(range(len(grid.x_labels))),
+                      "ticktext": list(grid.x_labels)},
+            "yaxis": {"title": {"text": figure.y_label}, "tickvals": list(range(len(grid.y_labels))),
+                      "ticktext": list(grid.y_labels)},
             "zaxis": {"title": {"text": figure.z_label}},
             "camera": {"eye": {"x": 1.7, "y": -1.7, "z": 1.0}},
         }
         layout["margin"] = {"l": 0, "r": 0, "t": 50, "b": 0}
     else:
-        data = [_line_trace(series, position, palette) for position, series in enumerate(figure.series)]
+        data = [trace for position, series in enumerate(figure.series)
+                for trace in _series_traces(series, position, palette)]
         layout["showlegend"] = bool(figure.series)  # plotly hides a lone trace's name; the PNG and PDF show it
         xs = [x for series in figure.series for x in series.x]
         ys = [y for series in figure.series for y in series.y]
@@ -125,7 +153,9 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
         if figure.x_label.startswith("round") and not figure.x_ticks and xs:  # whole rounds: no 1.5
             layout["xaxis"].update(tickmode="linear", tick0=0, dtick=max(1, math.ceil((max(xs) - min(xs)) / 10)))
         layout["yaxis"] = _axis(figure.y_label, figure.y_log, log_ticks(ys) if figure.y_log else ())
-        if figure.y_range != (None, None):
+        if figure.y_range == (0, None) and not figure.y_log:
+            layout["yaxis"]["rangemode"] = "tozero"  # from zero up to the data, with plotly's own headroom
+        elif figure.y_range != (None, None):
             low, high = figure.y_range
             known = [y for y in ys if y is not None]
             ends = [min(known, default=0) if low is None else low, max(known, default=1) if high is None else high]
@@ -143,4 +173,30 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
                             {"label": "log", "method": "relayout", "args": [{"yaxis.type": "log"}]}]}]
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "svg", "filename": figure.key}}
-    return {"data": data, "layout": layout, "config": config, "gl": figure.bars3d is not None and not figure.heatmap}
+    return {"data": data, "layout": layout, "config": config, "gl": figure.kind in ("bars3d", "surface")}
+
+
+def clean(obj: Any) -> Any:
+    """NaN and infinity are not JSON: plotly draws None as a gap."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {key: clean(value) for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [clean(value) for value in obj]
+    return obj
+
+
+def page_html(figure: Figure, caption: str, palette: Sequence[str] = style.PALETTE) -> str:
+    """One figure as a page of its own (`ptsbench plot --format html`): plotly.js inside, so it works offline, and
+    the caption under the chart."""
+    import plotly.io
+
+    spec = clean(plotly_spec(figure, palette))
+    title = {**spec["layout"]["title"], "x": 0.5, "xanchor": "center"}  # clear of the linear / log buttons
+    margin = {**spec["layout"]["margin"], "t": 80, "b": 120}
+    layout = {**spec["layout"], "title": title, "height": 650, "margin": margin,
+              "annotations": [{"text": caption, "xref": "paper", "yref": "paper", "x": 0, "y": -0.2,
+                               "showarrow": False, "xanchor": "left", "font": {"size": 10}}]}
+    return str(plotly.io.to_html({"data": spec["data"], "layout": layout}, config=spec["config"],
+                                 include_plotlyjs=True, full_html=True))

@@ -10,28 +10,41 @@ end (colours, bar offsets, log ticks) are the reading of a Figure both renderers
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
 
 from ptsbench.report.core import style
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
 Number = float | int
+# a series' positions and values: tuples in reports; numpy arrays from `ptsbench plot` (reduced to screen columns)
+Positions = Union[tuple[Number, ...], "npt.NDArray[Any]"]
+Values = Union[tuple[Number | None, ...], "npt.NDArray[Any]"]
+KINDS = ("lines", "bars3d", "heatmap", "surface")  # what a Figure draws: its series over x, or its grid
 
 
 @dataclass(frozen=True)
 class Series:
-    """One line or set of markers; a None in y is a gap."""
+    """One line, set of markers, group of bars or band; a None (or NaN) in y is a gap."""
 
     name: str
-    x: tuple[Number, ...]
-    y: tuple[Number | None, ...]
-    mode: str = "lines+markers"  # "lines", "markers", "lines+markers" or "bars" (grouped with the figure's others)
+    x: Positions
+    y: Values
+    mode: str = "lines+markers"  # "lines", "markers", "lines+markers", "bars" (grouped with the figure's others) or
+    #                              "band" (filled from `low` up to y, a step per x: the min and max per pixel column)
     dash: str = "solid"  # "solid", "dash" or "dot"
-    color: int | None = None  # palette index; None takes the series' position
+    color: int | str | None = None  # palette index, or a colour itself; None takes the series' position
     hover: tuple[str, ...] = ()  # per-point label shown on hover instead of x (e.g. the percentile)
+    width: float | None = None  # line width in points; None: the figure style's
+    opacity: float = 1.0
+    low: Positions | None = None  # a band's lower edge
 
 
 @dataclass(frozen=True)
-class Bars3D:
-    """A grid of bars: z[row][column] over column labels (x) and row labels (y); None leaves a cell empty."""
+class Grid:
+    """Values over two categorical axes: z[row][column] over column labels (x) and row labels (y); None leaves a cell
+    empty. Drawn as 3D bars, a heatmap or a surface (the Figure's kind)."""
 
     x_labels: tuple[str, ...]
     y_labels: tuple[str, ...]
@@ -50,12 +63,12 @@ class Figure:
     x_log: bool = False
     y_log: bool = False
     x_ticks: tuple[tuple[Number, str], ...] = ()  # (position, label); empty: automatic
-    bars3d: Bars3D | None = None
+    grid: Grid | None = None  # kinds bars3d, heatmap and surface draw this instead of series
     z_label: str = ""
     caption: str = ""  # what it shows; the report adds the provenance
     data_sheet: bool = False  # also give its series a sheet (with a native chart) in the workbook
     meta: Mapping[str, str] = field(default_factory=dict)
-    heatmap: bool = False  # draw bars3d's grid as a heatmap (values written in the cells) instead of 3D bars
+    kind: str = "lines"  # one of KINDS; a heatmap writes the values in its cells
     subtitle: str = ""
     y_range: tuple[Number | None, Number | None] = (None, None)  # axis limits; None: automatic
     data_table: bool = False  # static drawings: the plotted values as a table under the chart (fio-plot's
@@ -63,8 +76,8 @@ class Figure:
     palette: tuple[str, ...] = ()  # colours to use instead of the report's palette
 
     def point_count(self) -> int:
-        if self.bars3d is not None:
-            return sum(1 for row in self.bars3d.z for value in row if value is not None)
+        if self.grid is not None:
+            return sum(1 for row in self.grid.z for value in row if value is not None)
         return sum(1 for series in self.series for value in series.y if value is not None)
 
 
@@ -138,6 +151,8 @@ def palette_of(figure: Figure | None = None) -> tuple[str, ...]:
 
 
 def color_of(series: Series, position: int, palette: Sequence[str]) -> str:
+    if isinstance(series.color, str):
+        return series.color
     return palette[(series.color if series.color is not None else position) % len(palette)]
 
 
@@ -155,6 +170,7 @@ def log_ticks(values: Sequence[Number | None]) -> tuple[tuple[float, str], ...]:
 def plain_number(value: float, _position: int | None = None) -> str:
     """Tick labels on log axes as plain numbers (1,000 and 0.01, not 10^3 and 10^-2)."""
     return f"{value:,.0f}" if abs(value) >= 1 else f"{value:.6g}"
+
 
 BAR_GROUP_WIDTH = 0.8  # bar series share this much of the distance 1 between categories
 

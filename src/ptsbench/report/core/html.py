@@ -6,12 +6,11 @@ live report never reads half of it.
 """
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.core.draw_plotly import plotly_spec
+from ptsbench.report.core.draw_plotly import clean, plotly_spec
 from ptsbench.report.core.layout import FIGURES_DIR, PDF_NAME, XLSX_NAME, atomic_file
 from ptsbench.report.core.model import Block, Report, Table, Text, condensed, formatted_rows, split_groups
 
@@ -23,17 +22,6 @@ def _script_json(obj: object) -> str:
     """JSON safe inside a <script> element: no <, > or & that the HTML parser could take for markup."""
     text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _clean(obj: Any) -> Any:
-    """NaN and infinity are not JSON: plotly draws None as a gap."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {key: _clean(value) for key, value in obj.items()}
-    if isinstance(obj, list):
-        return [_clean(value) for value in obj]
-    return obj
 
 
 def _table_view(table: Table) -> dict[str, Any]:
@@ -51,7 +39,7 @@ def _block_views(block: Block, palette: Sequence[str], provenance: str) -> list[
         return [{"type": "text", "kind": block.kind, "text": block.text}]
     if isinstance(block, Table):
         return [{"type": "table", **_table_view(part)} for part in split_groups(block)]
-    spec = _clean(plotly_spec(block, palette))
+    spec = clean(plotly_spec(block, palette))
     return [{"type": "figure", "key": block.key, "title": block.title, "caption": block.caption,
              "provenance": provenance, "spec": _script_json(spec)}]
 

@@ -444,8 +444,8 @@ def _report_text(report: Report) -> Iterator[str]:
             else:
                 yield from (block.title, block.caption, block.x_label, block.y_label, block.z_label)
                 yield from (series.name for series in block.series)
-                if block.bars3d is not None:
-                    yield from (*block.bars3d.x_labels, *block.bars3d.y_labels)
+                if block.grid is not None:
+                    yield from (*block.grid.x_labels, *block.grid.y_labels)
 
 
 def _fonts(report: Report) -> Any:

@@ -9,7 +9,7 @@ IOPS against time is `hir_timeline`, XSR's recovery `xsr_recovery` on `xsr_sampl
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ptsbench.report.core.figure import Bars3D, Figure, Series
+from ptsbench.report.core.figure import Figure, Grid, Series
 from ptsbench.report.core.model import Block, Chart, Column, Table, Text, Value
 from ptsbench.report.pts.views import PtsContext, bucket_labels, duration_label, scaled, slug, span
 
@@ -267,9 +267,9 @@ def demand_blocks(views: Views, context: PtsContext) -> list[Block]:
 
 
 def _depth_bars(key: str, title: str, table: Table, caption: str) -> Figure:
-    bars = Bars3D(tuple(column.name for column in table.columns[1:]), tuple(str(row[0]) for row in table.rows),
+    bars = Grid(tuple(column.name for column in table.columns[1:]), tuple(str(row[0]) for row in table.rows),
                   tuple(tuple(v if isinstance(v, int | float) else None for v in row[1:]) for row in table.rows))
-    return Figure(key, title, "queue depth", "thread count", bars3d=bars, z_label="CPU %", caption=caption)
+    return Figure(key, title, "queue depth", "thread count", grid=bars, kind="bars3d", z_label="CPU %", caption=caption)
 
 
 def _capture(views: Views, point: str) -> Mapping[str, Any] | None:

@@ -5,7 +5,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ptsbench.report.core.figure import Bars3D, Figure, Series
+from ptsbench.report.core.figure import Figure, Grid, Series
 from ptsbench.report.core.model import Block, Chart, Column, Table, Text
 from ptsbench.report.pts.views import PtsContext, axes_of, bs_label, cells_of, matrix_of, scaled, slug
 
@@ -33,9 +33,9 @@ def _bars(key: str, title: str, view: Any, value_of: Any, unit: str, caption: st
 
     sizes, mixes = axes_of(view)
     matrix = matrix_of(view, value_of)
-    bars = Bars3D(tuple(mix_label(m) for m in mixes), tuple(bs_label(bs) for bs in sizes),
+    bars = Grid(tuple(mix_label(m) for m in mixes), tuple(bs_label(bs) for bs in sizes),
                   tuple(tuple(row) for row in matrix))
-    return Figure(key, title, "read/write mix", "block size", bars3d=bars, z_label=unit, caption=caption)
+    return Figure(key, title, "read/write mix", "block size", grid=bars, kind="bars3d", z_label=unit, caption=caption)
 
 
 def _percentile(p: str) -> Any:
