@@ -229,6 +229,19 @@ def _draw_heatmap(axes: Any, figure: Figure) -> None:
     axes.set_ylabel(figure.y_label)
 
 
+def _label_3d(axes: Any, figure: Figure) -> None:
+    """A 3D view's category ticks, axis labels and title."""
+    assert figure.grid is not None
+    grid = figure.grid
+    axes.set_xticks(range(len(grid.x_labels)), grid.x_labels, fontsize=8)
+    axes.set_yticks(range(len(grid.y_labels)), grid.y_labels, fontsize=8)
+    axes.set_xlabel(figure.x_label, fontsize=8)
+    axes.set_ylabel(figure.y_label, fontsize=8)
+    axes.set_zlabel(figure.z_label, fontsize=8)
+    axes.tick_params(axis="z", labelsize=8)
+    axes.set_title(figure.title, fontsize=11, y=1.0)
+
+
 def _draw_bars3d(axes: Any, figure: Figure) -> None:
     from matplotlib.patches import Patch
 
@@ -241,13 +254,7 @@ def _draw_bars3d(axes: Any, figure: Figure) -> None:
             continue
         axes.bar3d([column - 0.35] * len(cells), [row - 0.35 for row, _ in cells], 0.0, 0.7, 0.7,
                    [value for _, value in cells], color=palette[column % len(palette)], shade=True)
-    axes.set_xticks(range(len(bars.x_labels)), bars.x_labels, fontsize=8)
-    axes.set_yticks(range(len(bars.y_labels)), bars.y_labels, fontsize=8)
-    axes.set_xlabel(figure.x_label, fontsize=8)
-    axes.set_ylabel(figure.y_label, fontsize=8)
-    axes.set_zlabel(figure.z_label, fontsize=8)
-    axes.tick_params(axis="z", labelsize=8)
-    axes.set_title(figure.title, fontsize=11, y=1.0)
+    _label_3d(axes, figure)
     handles = [Patch(color=palette[column % len(palette)], label=label) for column, label in enumerate(bars.x_labels)]
     axes.legend(handles=handles, fontsize=style.LEGEND_PT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
 
@@ -261,13 +268,7 @@ def _draw_surface(axes: Any, figure: Figure) -> None:
     z = np.asarray(grid.z, dtype=float)
     x, y = np.meshgrid(np.arange(len(grid.x_labels)), np.arange(len(grid.y_labels)))
     axes.plot_surface(x, y, z, cmap="viridis", edgecolor="#333333", linewidth=0.3)
-    axes.set_xticks(range(len(grid.x_labels)), grid.x_labels, fontsize=8)
-    axes.set_yticks(range(len(grid.y_labels)), grid.y_labels, fontsize=8)
-    axes.set_xlabel(figure.x_label, fontsize=8)
-    axes.set_ylabel(figure.y_label, fontsize=8)
-    axes.set_zlabel(figure.z_label, fontsize=8)
-    axes.tick_params(axis="z", labelsize=8)
-    axes.set_title(figure.title, fontsize=11, y=1.0)
+    _label_3d(axes, figure)
 
 
 DEFAULT_DPI = 200  # a report's PNG figures: 1800 x 1000 pixels, sharp on a laptop's high-density screen
