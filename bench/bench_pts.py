@@ -24,7 +24,7 @@ from ptsbench.fio.jobs import render_job_file
 from ptsbench.fio.runner import probe_engine, run_fio
 from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.plan import Plan, make_plan, round_job
-from ptsbench.pts.specs import make_settings
+from ptsbench.pts.settings import make_settings
 from ptsbench.pts.start import create_run, target_info
 from ptsbench.target.target import Target
 

@@ -25,13 +25,8 @@ from ptsbench.pts.advanced import (
     select_operating_points,
     xsr_recovery,
 )
-from ptsbench.pts.advanced_specs import (
-    DEMAND_QDS,
-    DEMAND_TCS,
-    DEMO_PARAMS,
-    hir_burst_starts_s,
-    hir_recovery_start_s,
-)
+from ptsbench.pts.advanced_specs import hir_burst_starts_s, hir_recovery_start_s
+from ptsbench.pts.params import DEMAND_QDS, DEMAND_TCS, DEMO_PARAMS
 
 MS = 1_000_000
 

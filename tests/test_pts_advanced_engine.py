@@ -16,7 +16,7 @@ import pytest
 from conftest import run_cli
 from ptsbench.pts.advanced import LATENCY_LIMIT_NS
 from ptsbench.pts.engine import QuietReporter, run
-from ptsbench.pts.specs import make_settings
+from ptsbench.pts.settings import make_settings
 from ptsbench.pts.start import create_run, target_info
 from ptsbench.report.pts.terminal import pts_tables
 from ptsbench.target.target import Target

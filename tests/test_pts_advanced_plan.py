@@ -5,10 +5,11 @@ stored operating points, and the operating-point choice the engine stores."""
 import pytest
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.pts.advanced_specs import DEMO_PARAMS, SPEC_PARAMS, AdvancedParams, jesd219_bssplit
+from ptsbench.pts.advanced_specs import jesd219_bssplit
+from ptsbench.pts.params import DEMO_PARAMS, SPEC_PARAMS, AdvancedParams, Settings
 from ptsbench.pts.plan import Plan, TargetInfo, describe, make_plan
 from ptsbench.pts.records import operating_points_record
-from ptsbench.pts.specs import Settings, make_settings, parse_overrides, parse_tests
+from ptsbench.pts.settings import make_settings, parse_overrides, parse_tests
 
 GIB = 1024**3
 

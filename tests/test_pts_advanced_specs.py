@@ -1,5 +1,6 @@
-"""The advanced test definitions (pts/advanced_specs.py) equal the spec: phases, cell counts and order, TC as fio
-numjobs and QD as fio iodepth, durations, wait states; and their rounds run as the engine renders them, on real fio."""
+"""The advanced test definitions (their rows in pts/specs.py, their phases from pts/advanced_specs.py) equal the
+spec: phases, cell counts and order, TC as fio numjobs and QD as fio iodepth, durations, wait states; and their rounds
+run as the engine renders them, on real fio."""
 
 import json
 import math
@@ -14,33 +15,28 @@ import pytest
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.output import parse_jobs
 from ptsbench.fio.runner import run_fio
-from ptsbench.pts.advanced_specs import (
-    ADVANCED_DEFS,
-    ADVANCED_ORDER,
-    DEMO_PARAMS,
-    SPEC_PARAMS,
-    AdvancedParams,
-    ZonedCellSpec,
-    advanced_deviations,
-    build_advanced,
-    jesd219_bssplit,
-    jesd219_zones,
-    operating_point_phases,
-    parse_depths,
-    parse_dirth_workload,
-    place_zones,
-    round_duration_s,
-    start_delay_s,
-    zone_bounds,
-)
+from ptsbench.pts.advanced_specs import jesd219_bssplit, jesd219_zones, operating_point_phases, place_zones, zone_bounds
+from ptsbench.pts.cells import Phase, ZonedCellSpec, round_duration_s, start_delay_s
+from ptsbench.pts.deviations import advanced_deviations
+from ptsbench.pts.params import DEMO_PARAMS, SPEC_PARAMS, AdvancedParams
 from ptsbench.pts.plan import Plan, TargetInfo, make_plan, round_job
-from ptsbench.pts.specs import Phase, make_settings
+from ptsbench.pts.settings import make_settings, parse_depths, parse_dirth_workload
+from ptsbench.pts.specs import MATRIX_TESTS, TEST_DEFS, TEST_ORDER, build_test
 
 SWEEP = (32, 16, 8, 6, 4, 2, 1)
 
 
+ADVANCED_ORDER = tuple(test for test in TEST_ORDER if test not in MATRIX_TESTS)
+
+
 def spec_of(test: str) -> str:
     return "1.1" if test == "ecw" else "2.0"
+
+
+def build_advanced(test: str, params: AdvancedParams, spec: str = "2.0") -> tuple[Phase, ...]:
+    """One advanced test's phases with these parameters, through the plan's one builder."""
+    settings = replace(make_settings("enterprise", spec), tests=(test,), advanced={test: params})
+    return build_test(test, settings)
 
 
 def test_every_test_builds_with_unique_keys_and_cell_names() -> None:
@@ -66,7 +62,7 @@ def test_cbw_is_pts_20_and_ecw_pts_11() -> None:
         build_advanced("ecw", SPEC_PARAMS, "2.0")
     with pytest.raises(PtsbenchError, match="unknown test"):
         build_advanced("nope", SPEC_PARAMS)
-    assert ADVANCED_DEFS["ecw"].specs == ("1.1",) and ADVANCED_DEFS["cbw"].specs == ("2.0",)
+    assert TEST_DEFS["ecw"].specs == ("1.1",) and TEST_DEFS["cbw"].specs == ("2.0",)
     # DIRTH is one of PTS-E 1.1's eight tests as well, the same test under both versions
     assert build_advanced("dirth", SPEC_PARAMS, "1.1") == build_advanced("dirth", SPEC_PARAMS, "2.0")
 
@@ -121,7 +117,7 @@ def test_dirth_workload_is_the_operators() -> None:
 
 
 def test_operating_point_phases() -> None:
-    workload = ADVANCED_DEFS["dirth"].workload(SPEC_PARAMS)  # type: ignore[misc]
+    workload = TEST_DEFS["dirth"].workload(SPEC_PARAMS)  # type: ignore[misc]
     phases = operating_point_phases("dirth", "DIRTH", workload, SPEC_PARAMS,
                                     {"max": (16, 32), "mid": (4, 6), "min": (1, 1)})
     assert [p.key for p in phases] == ["dirth-max", "dirth-mid", "dirth-min"]

@@ -142,7 +142,7 @@ def test_size_on_a_block_device_is_refused_not_ignored(loop_device: str) -> None
 def test_resume_of_a_run_in_use_leaves_its_report_alone(tmp_path: Path) -> None:
     """A second `resume` while the run is held by another process is refused in one line and does not write the
     run's report (the running process owns it)."""
-    from ptsbench.pts.specs import make_settings
+    from ptsbench.pts.settings import make_settings
     from ptsbench.pts.start import create_run, target_info
     from ptsbench.target.target import Target
 

@@ -15,7 +15,7 @@ from ptsbench.fio.output import parse_jobs
 from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.plan import make_plan
 from ptsbench.pts.records import determination, stop_reason
-from ptsbench.pts.specs import make_settings, parse_overrides
+from ptsbench.pts.settings import make_settings, parse_overrides
 from ptsbench.pts.start import create_run, target_info
 from ptsbench.pts.steady import steady_state
 from ptsbench.report.pts.terminal import pts_tables

@@ -5,6 +5,7 @@ import pytest
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.jobs import parse_job_text
+from ptsbench.pts.params import Settings
 from ptsbench.pts.plan import (
     Plan,
     SeqStart,
@@ -15,7 +16,7 @@ from ptsbench.pts.plan import (
     round_job,
     round_seed,
 )
-from ptsbench.pts.specs import Settings, make_settings, parse_overrides
+from ptsbench.pts.settings import make_settings, parse_overrides
 
 TB = 10**12
 GIB = 1024**3

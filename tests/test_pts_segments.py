@@ -11,7 +11,7 @@ import pytest
 
 from ptsbench.fio.runner import fio_binary
 from ptsbench.pts.plan import PhasePlan, Plan, SeqStart, TargetInfo, make_plan, round_job
-from ptsbench.pts.specs import make_settings
+from ptsbench.pts.settings import make_settings
 
 SIZE = 64 * 1024**2  # 2,048 strides of 32 KiB, each holding a 24 KiB segment (75 %)
 

@@ -20,7 +20,7 @@ from ptsbench.atomic import atomic_write_json
 from ptsbench.errors import PtsbenchError
 from ptsbench.pts.plan import TargetInfo
 from ptsbench.pts.records import determination, stop_reason
-from ptsbench.pts.specs import make_settings
+from ptsbench.pts.settings import make_settings
 from ptsbench.pts.start import create_run
 from ptsbench.report.build import build_report, load_report, write_report
 from ptsbench.report.core import pdf

@@ -12,8 +12,8 @@ from ptsbench.units import MAX_SECONDS
 if TYPE_CHECKING:
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
+    from ptsbench.pts.params import Settings
     from ptsbench.pts.plan import Plan, TargetInfo
-    from ptsbench.pts.specs import Settings
     from ptsbench.pts.store import PtsStore
     from ptsbench.target.target import Target
 
@@ -115,7 +115,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
       ptsbench pts /dev/nvme0n1 --device-info form_factor=M.2 --device-info media=QLC --destructive
     """
     from ptsbench.cli.run import one_line
-    from ptsbench.pts.specs import OPTION_NAMES, make_settings, parse_overrides, parse_tests
+    from ptsbench.pts.settings import OPTION_NAMES, make_settings, parse_overrides, parse_tests
     from ptsbench.store import default_run_dir
 
     one_line(target, size, str(out) if out else None, what="TARGET/--size/--out")
@@ -262,7 +262,7 @@ def resume(run_dir: Path, destructive: bool) -> None:
 def _seconds(text: str | None) -> float | None:
     if text is None:
         return None
-    from ptsbench.pts.specs import OVERRIDE_PARSERS
+    from ptsbench.pts.settings import OVERRIDE_PARSERS
 
     value = OVERRIDE_PARSERS["round_time_s"](text)
     assert isinstance(value, float)

@@ -32,33 +32,11 @@ from dataclasses import dataclass, field, replace
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.jobs import PERCENTILE_OPTIONS, render_job_file
-from ptsbench.pts.advanced_specs import (
-    ADVANCED_DEFS,
-    OPERATING_POINTS,
-    ZonedCellSpec,
-    advanced_deviations,
-    place_zones,
-    profile_params,
-    round_duration_s,
-    start_delay_s,
-)
-from ptsbench.pts.specs import (
-    CLIENT_SEGMENTS,
-    LAT_HISTOGRAM_S,
-    PROFILES,
-    PTS_MAX_ROUNDS,
-    PTS_ROUND_TIME_S,
-    TEST_DEFS,
-    WIPC_MULTIPLE,
-    WSAT_CAPACITY_MULTIPLE,
-    WSAT_MAX_TIME_S,
-    CellSpec,
-    Phase,
-    Settings,
-    build_phases,
-    mix_label,
-    pts_params,
-)
+from ptsbench.pts.advanced_specs import place_zones
+from ptsbench.pts.cells import CellSpec, Phase, ZonedCellSpec, round_duration_s, start_delay_s
+from ptsbench.pts.deviations import plan_deviations
+from ptsbench.pts.params import OPERATING_POINTS, Settings
+from ptsbench.pts.specs import MATRIX_TESTS, TEST_DEFS, build_phases
 from ptsbench.units import format_bs, format_bytes, parse_size_bytes, spoken_duration
 
 MIB = 1024**2
@@ -155,7 +133,7 @@ class Plan:
 
     def segmented(self, phase: Phase) -> bool:
         """Whether a phase's cells touch only the segments (the base tests of a segmented run)."""
-        return self.segments is not None and phase.test in TEST_DEFS
+        return self.segments is not None and phase.test in MATRIX_TESTS
 
     @property
     def worst_case_s(self) -> float:
@@ -233,7 +211,8 @@ def make_plan(
                      f"{segments.size_bytes:,} bytes, one every {segments.stride_bytes:,} bytes from LBA 0 "
                      f"({active:,} bytes; {requested:,.0f} asked); preconditioning writes all "
                      f"{segments.span_bytes:,} bytes they spread over")
-        others = list(dict.fromkeys(ADVANCED_DEFS[phase.test].title for phase in phases if phase.test in ADVANCED_DEFS))
+        others = list(dict.fromkeys(TEST_DEFS[phase.test].title for phase in phases
+                                     if phase.test not in MATRIX_TESTS))
         if others:
             notes.append(f"{', '.join(others)}: the same amount as one contiguous range from LBA 0 (the segments "
                          "apply to IOPS, throughput, latency and write saturation)")
@@ -272,9 +251,8 @@ def make_plan(
         pre_bytes = int(round(pre_range * pre.multiple)) if pre else 0
         phase_plans.append(PhasePlan(phase, cells, skipped, phase.stop.max_rounds, pre_bytes))
     for test, bssplit in fitted_tests.items():
-        title = ADVANCED_DEFS[test].title if test in ADVANCED_DEFS else test
-        deviations.append(f"{title}: IOs under the {sector}-byte logical sector run as {sector}-byte IOs "
-                          f"(bssplit {bssplit})")
+        deviations.append(f"{TEST_DEFS[test].title}: IOs under the {sector}-byte logical sector run as "
+                          f"{sector}-byte IOs (bssplit {bssplit})")
     plan = Plan(settings, target, active, align, tuple(phase_plans), tuple(deviations), tuple(notes), segments)
     return replace(plan, notes=(*plan.notes, *_slice_notes(plan)))
 
@@ -282,7 +260,7 @@ def make_plan(
 def _segments(settings: Settings, target: TargetInfo, phases: tuple[Phase, ...]) -> Segments:
     """The segmented active range: `settings.segments` equal strides over the target, each holding a segment of
     the active-range share, both whole multiples of every block size the base tests use."""
-    sizes = [cell.bs_bytes for phase in phases if phase.test in TEST_DEFS for cell in phase.cells] or [4096]
+    sizes = [cell.bs_bytes for phase in phases if phase.test in MATRIX_TESTS for cell in phase.cells] or [4096]
     unit = math.lcm(4096, *sizes)
     stride = target.size_bytes // settings.segments // unit * unit
     size = int(stride * settings.active_range_pct / 100) // unit * unit
@@ -293,7 +271,7 @@ def _segments(settings: Settings, target: TargetInfo, phases: tuple[Phase, ...])
                             f"use a target of at least {format_bytes(least)}, or smaller block sizes")
     for phase in phases:
         for cell in phase.cells:
-            if phase.test in TEST_DEFS and cell.pattern == "seq" and settings.segments % cell.numjobs:
+            if phase.test in MATRIX_TESTS and cell.pattern == "seq" and settings.segments % cell.numjobs:
                 raise PtsbenchError(f"{phase.title}: {settings.segments} segments cannot be shared evenly among "
                                     f"{cell.numjobs} sequential threads", "use a thread count that divides it")
     return Segments(settings.segments, size, stride)
@@ -357,50 +335,6 @@ def _check_tracked(phase: Phase, cells: tuple[CellSpec, ...]) -> None:
             )
 
 
-def plan_deviations(settings: Settings) -> list[str]:
-    """Every way these settings depart from the PTS profile they follow (known before anything runs)."""
-    reasons = []
-    reference_ar = 100.0 if settings.kind == "enterprise" else 75.0
-    if settings.active_range_pct != reference_ar:
-        reasons.append(f"active range {settings.active_range_pct:g} % (PTS {settings.kind}: {reference_ar:g} %)")
-    if settings.wipc_multiple != WIPC_MULTIPLE:
-        reasons.append(f"preconditioning writes {settings.wipc_multiple:g} x the active range (PTS: 2 x)")
-    if settings.ramp_time_s:
-        reasons.append(f"ramp time {settings.ramp_time_s:g} s (PTS: 0)")
-    if settings.kind == "client" and settings.segments != CLIENT_SEGMENTS:
-        reasons.append(f"active range in {settings.segments or 'one contiguous'} segment(s) from LBA 0 (PTS client: "
-                       f"{CLIENT_SEGMENTS} segments over all LBAs)")
-    if settings.spec == "2.0" and "lat" in settings.tests and settings.lat_histogram_s != LAT_HISTOGRAM_S:
-        captured = (f"response-time histogram captured for {spoken_duration(settings.lat_histogram_s)}"
-                    if settings.lat_histogram_s else "no response-time histogram")
-        reasons.append(f"Latency: {captured} (PTS 2.0: {spoken_duration(LAT_HISTOGRAM_S)} after steady state)")
-    for test in settings.tests:
-        if test not in TEST_DEFS:  # the advanced tests, against the spec at the profile's TC/QD
-            reasons += advanced_deviations([test], settings.advanced[test], profile_params(PROFILES[settings.kind]))
-            continue
-        defn = TEST_DEFS[test]
-        ours, ref = settings.params[test], pts_params(defn, settings.kind, settings.spec)
-        if ours.round_time_s != PTS_ROUND_TIME_S:
-            reasons.append(f"{defn.title}: {ours.round_time_s:g} s per cell (PTS: 60 s)")
-        if defn.stop == "steady" and ours.max_rounds < PTS_MAX_ROUNDS:
-            reasons.append(f"{defn.title}: at most {ours.max_rounds} rounds (PTS: up to {PTS_MAX_ROUNDS})")
-        if ours.block_sizes != ref.block_sizes:
-            reasons.append(f"{defn.title}: block sizes {_sizes(ours.block_sizes)} (PTS: {_sizes(ref.block_sizes)})")
-        if ours.mixes != ref.mixes:
-            reasons.append(f"{defn.title}: mixes {_mixes(ours.mixes)} (PTS: {_mixes(ref.mixes)})")
-        if (ours.numjobs, ours.iodepth) != (ref.numjobs, ref.iodepth):
-            reasons.append(
-                f"{defn.title}: TC{ours.numjobs}/QD{ours.iodepth} "
-                f"(PTS {settings.kind}: TC{ref.numjobs}/QD{ref.iodepth})"
-            )
-        if defn.stop == "written":
-            if settings.wsat_capacity_multiple != WSAT_CAPACITY_MULTIPLE:
-                reasons.append(f"{defn.title}: stops at {settings.wsat_capacity_multiple:g} x capacity (PTS: 4 x)")
-            if settings.wsat_max_time_s != WSAT_MAX_TIME_S:
-                reasons.append(f"{defn.title}: time limit {spoken_duration(settings.wsat_max_time_s)} (PTS: 24 h)")
-    return reasons
-
-
 def _round_text(phase: PhasePlan) -> str:
     """'56 cells/round x 60s (TC4/QD32)', or with a schedule or mixed cell times the round's length."""
     cells = phase.cells
@@ -418,14 +352,6 @@ def _stop_text(phase: PhasePlan) -> str:
     if stop.kind == "written":
         return f"until {stop.capacity_multiple:g} x capacity written or {spoken_duration(stop.max_time_s)}"
     return f"{stop.max_rounds} round(s)"
-
-
-def _sizes(sizes: tuple[int, ...]) -> str:
-    return ",".join(format_bs(size) for size in sizes)
-
-
-def _mixes(mixes: tuple[int, ...]) -> str:
-    return ",".join(mix_label(mix) for mix in mixes)
 
 
 def round_seed(base_seed: int, phase_key: str, round_number: int) -> int:
@@ -581,8 +507,7 @@ def summary_lines(plan: Plan) -> list[str]:
     """What matters first: the target, the tests, the worst-case time, whether steady state can be judged, and
     whether the run can be PTS-compliant."""
     s = plan.settings
-    titles = ", ".join(dict.fromkeys((TEST_DEFS.get(phase.phase.test) or ADVANCED_DEFS[phase.phase.test]).title
-                                     for phase in plan.phases))
+    titles = ", ".join(dict.fromkeys(TEST_DEFS[phase.phase.test].title for phase in plan.phases))
     lines = [
         f"PTS {s.spec} {s.profile} profile on {plan.target.path} ({plan.target.kind}, "
         f"{format_bytes(plan.target.size_bytes)}), active range {s.active_range_pct:g} % = "
@@ -623,7 +548,7 @@ def phase_lines(plan: Plan) -> list[str]:
             point_s = params.point_prewrite_s + params.point_capture_s
             depth = ("at the sweep's top TC/QD" if params.point_prewrite_depth == "top"
                      else "at the point's own TC/QD")
-            lines.append(f"  {ADVANCED_DEFS[phase.phase.test].title}: then MaxIOPS, MidIOPS and MinIOPS, chosen "
+            lines.append(f"  {TEST_DEFS[phase.phase.test].title}: then MaxIOPS, MidIOPS and MinIOPS, chosen "
                          f"after steady state: each {spoken_duration(params.point_prewrite_s)} pre-write {depth} "
                          f"(--point-prewrite-depth {params.point_prewrite_depth}) + "
                          f"{spoken_duration(params.point_capture_s)} histogram capture; worst case "

@@ -11,9 +11,10 @@ from typing import Any
 from ptsbench.errors import FioRunError
 from ptsbench.fio.output import DirectionResult, JobResult, merge_directions, merge_latency, parse_jobs
 from ptsbench.pts.advanced import demand_cells, response_histogram, select_operating_points
-from ptsbench.pts.advanced_specs import ADVANCED_DEFS, ZonedCellSpec, sweep_cells
+from ptsbench.pts.advanced_specs import sweep_cells
+from ptsbench.pts.cells import CellSpec, Phase, ZonedCellSpec
 from ptsbench.pts.plan import PhasePlan, Plan, RoundJob, SeqStart, next_seq_offset
-from ptsbench.pts.specs import CellSpec, Phase
+from ptsbench.pts.specs import TEST_DEFS
 from ptsbench.pts.steady import steady_state
 from ptsbench.pts.store import PtsStore, host_round
 
@@ -395,7 +396,7 @@ def operating_points_record(phase: PhasePlan, result: Mapping[str, Any]) -> dict
     chosen = {"max": points.max, "mid": points.mid, "min": points.min}
     note = None
     if points.max is None:
-        note = (f"{ADVANCED_DEFS[phase.phase.test].title}: no TC x QD cell has a mean response time under "
+        note = (f"{TEST_DEFS[phase.phase.test].title}: no TC x QD cell has a mean response time under "
                 f"{points.limit_ns / 1e6:g} ms, so MaxIOPS and MidIOPS do not exist; only MinIOPS (TC1/QD1) runs")
     return {
         "phase": phase.key, "window_rounds": list(result["window_rounds"]), "limit_ns": points.limit_ns,

@@ -2,7 +2,7 @@
 
 Layout (inside a RunStore whose manifest has kind "pts"):
   manifest.json        kind "pts"; settings (profile, spec, tests, per-test parameters; `advanced`: per advanced
-                       test its AdvancedParams fields, see advanced_specs.py); target (facts, size, sector sizes,
+                       test its AdvancedParams fields, see params.py); target (facts, size, sector sizes,
                        ioengine and how it was chosen); base_seed; write_cache (wanted, before, after, message,
                        per start/resume); write_cache_restored (to, done, message: put back at the end, also
                        of a failed or interrupted run); compliance {compliant, reasons}; notes; status ("running" |

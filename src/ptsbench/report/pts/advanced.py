@@ -369,7 +369,7 @@ def histogram_figure(key: str, title: str, name: str, histogram: Mapping[str, An
 def zones_blocks(views: Views, context: PtsContext) -> list[Block]:
     """Per phase: zone rows (outer to inner) x workload columns, IOPS for random cells, MB/s for sequential ones,
     and the same as lines against the zone."""
-    from ptsbench.pts.specs import cell_name
+    from ptsbench.pts.cells import cell_name
 
     blocks: list[Block] = []
     for view in views:

@@ -17,7 +17,7 @@ def source_note(view: Any, how: str = "average over") -> Text:
 
 def _matrix_table(key: str, title: str, view: Any, value_of: Any, kind: str, unit: str, chart: bool) -> Table:
     """A block size x mix table of value_of(cell values)."""
-    from ptsbench.pts.specs import mix_label
+    from ptsbench.pts.cells import mix_label
 
     sizes, mixes = axes_of(view)
     matrix = matrix_of(view, value_of)
@@ -29,7 +29,7 @@ def _matrix_table(key: str, title: str, view: Any, value_of: Any, kind: str, uni
 
 def _bars(key: str, title: str, view: Any, value_of: Any, unit: str, caption: str) -> Figure:
     """3D bars of value_of(cell values) over mixes and block sizes."""
-    from ptsbench.pts.specs import mix_label
+    from ptsbench.pts.cells import mix_label
 
     sizes, mixes = axes_of(view)
     matrix = matrix_of(view, value_of)
@@ -50,7 +50,7 @@ def _metric(metric: str, factor: float = 1.0) -> Any:
 
 def iops_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
     """IOPS: the block size x mix table, IOPS against block size per mix, and 3D bars."""
-    from ptsbench.pts.specs import mix_label
+    from ptsbench.pts.cells import mix_label
 
     view = views[0]
     sizes, mixes = axes_of(view)
@@ -135,7 +135,7 @@ def lat_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
 
 def _lat_2d(view: Any, metric: str, name: str) -> Figure:
     """Mean or maximum total latency against block size, one line per mix (the 2D plot of a latency table)."""
-    from ptsbench.pts.specs import mix_label
+    from ptsbench.pts.cells import mix_label
 
     sizes, mixes = axes_of(view)
     matrix = matrix_of(view, _metric(metric, 1e-3))

@@ -94,10 +94,9 @@ def _dates_fact(views: Sequence[Any]) -> str:
 def test_title(test: str, views: Sequence[Any], spec: str = "") -> tuple[str, str]:
     """(title, spec section) of a test: the basic tests' and the advanced ones' rows, the section in the spec
     version that ran (none for a version without the test); else its phases' name."""
-    from ptsbench.pts.advanced_specs import ADVANCED_DEFS
     from ptsbench.pts.specs import TEST_DEFS
 
-    definition = TEST_DEFS.get(test) or ADVANCED_DEFS.get(test)
+    definition = TEST_DEFS.get(test)
     if definition is not None:
         return definition.title, definition.section.get(spec, "")
     return str(views[0].plan["title"]).split(":")[0], ""
@@ -120,7 +119,7 @@ def _workload(cells: Sequence[Mapping[str, Any]]) -> str:
 
 def test_loop(test: str, views: Sequence[Any]) -> str:
     """What a test's rounds run, as PTS's 'test loop parameters'."""
-    from ptsbench.pts.specs import mix_label
+    from ptsbench.pts.cells import mix_label
 
     cells = [c for view in views for c in cells_of(view)]
     measured = [c for c in cells if c.get("role", "") in ("", "burst", "histogram")] or cells
@@ -153,7 +152,7 @@ def _wait_state_loop(views: Sequence[Any], mixes: str) -> str:
 
 def _sweep_loop(sweep: Any) -> str:
     """CBW / DIRTH / ECW: a pre-write and the TC x QD grid per round, then the operating points."""
-    from ptsbench.pts.specs import mix_label
+    from ptsbench.pts.cells import mix_label
 
     grid = [c for c in cells_of(sweep) if c.get("role", "") == ""]
     tcs = ",".join(str(tc) for tc in dict.fromkeys(c["numjobs"] for c in grid))
@@ -248,10 +247,9 @@ def _loop_facts(test: str, views: Sequence[Any]) -> tuple[tuple[str, str], ...]:
 def reasons_for(reasons: Sequence[str], test: str, views: Sequence[Any], context: PtsContext) -> list[str]:
     """The compliance reasons that concern one test: its own ("IOPS: ...", "Host idle recovery, Cross stimulus
     recovery: ...", "Throughput 1m: ...") and the run-wide ones (no test named before the colon)."""
-    from ptsbench.pts.advanced_specs import ADVANCED_DEFS
     from ptsbench.pts.specs import TEST_DEFS
 
-    known = {d.title for d in TEST_DEFS.values()} | {d.title for d in ADVANCED_DEFS.values()}
+    known = {d.title for d in TEST_DEFS.values()}
     known |= {str(phase["title"]).split(":")[0] for phase in context.plan.get("phases", [])}
     own = {test_title(test, views)[0]} | {str(view.plan["title"]).split(":")[0] for view in views}
     found = []

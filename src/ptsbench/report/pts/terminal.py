@@ -15,8 +15,8 @@ device and host telemetry per phase (temperature, throttling, media errors, data
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ptsbench.pts.cells import cell_name, mix_label
 from ptsbench.pts.phases import PhaseView, load_views, xsr_samples
-from ptsbench.pts.specs import cell_name, mix_label
 from ptsbench.pts.store import PtsStore
 from ptsbench.report.core.terminal import TextTable, print_text_tables
 from ptsbench.report.pts.facts import device_description

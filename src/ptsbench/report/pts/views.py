@@ -81,7 +81,7 @@ def matrix_of(view: Any, value_of: Any) -> list[list[float | None]]:
 
 def mix_of(cell: Mapping[str, Any]) -> str:
     """A cell's read/write mix: '70/30'."""
-    from ptsbench.pts.specs import mix_label
+    from ptsbench.pts.cells import mix_label
 
     return mix_label(int(cell["read_pct"]))
 
