@@ -46,5 +46,15 @@ def write_chart(figure: Figure, directory: Path, file_format: str, look: Look = 
     else:
         from ptsbench.report.core.draw_mpl import write_figure_files
 
+        import_matplotlib()
         write_figure_files(figure, directory, "", look.dpi, (file_format,), (WIDTH_IN, HEIGHT_IN))
     return path
+
+
+def import_matplotlib() -> None:
+    """Import matplotlib without the docs nobody reads here: as each artist class is defined, matplotlib writes the
+    docstring of its set() from all its properties (matplotlib.artist.kwdoc), about a quarter of its import time.
+    In this process those docstrings stay short; drawing does not read them."""
+    import matplotlib.artist
+
+    matplotlib.artist.kwdoc = lambda artist: ""
