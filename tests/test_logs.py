@@ -323,6 +323,10 @@ def test_fast_parser_agrees_with_int(tmp_path: Path, monkeypatch: pytest.MonkeyP
     (b"1, 255\n", (0, 1), None),  # a decimal where the first line had a hex number
     (b"1, 0x\n", (0, 1), None),
     (b"1, 2", (0, 0), None),  # no newline
+    (b"1, 2\n3", (0, 0), None),  # the last line without one
+    (b"", (0, 0), None),
+    (b"1, 0\n", (0, 1), None),  # a hex field cut short by the last newline
+    (b"1,\n", (0, 0), None),
     (b"1,2\n12345678901234567,0\n", (0, 0), [[1, 12345678901234567], [2, 0]]),
 ])
 def test_parser_limits(text: bytes, hex_columns: tuple[int, ...], expected: list[list[int]] | None,

@@ -19,40 +19,47 @@ static unsigned char hex_value[256]; /* 0-15 for 0-9 and a-f (fio prints lower c
 static Py_ssize_t parse(const unsigned char *p, const unsigned char *end, const unsigned char *hex_columns,
                         Py_ssize_t count, uint64_t *out, Py_ssize_t capacity)
 {
+    /* Whole lines end with "\n": every scan below stops at a character that is not a digit, a separator or the
+       "0x" of a hex field, so the last "\n" keeps all reads inside the text without checking for its end. */
+    if (p == end || end[-1] != '\n')
+        return -1;
     Py_ssize_t line = 0;
     while (p < end) {
         if (line == capacity)
             return -1;
         for (Py_ssize_t column = 0; column < count; column++) {
             if (column > 0) {
-                if (p == end || *p != ',')
+                if (*p != ',')
                     return -1;
                 p++;
-                if (p != end && *p == ' ')
+                if (*p == ' ')
                     p++;
             }
             uint64_t value = 0;
             const unsigned char *digits;
             Py_ssize_t max_digits;
             if (hex_columns[column]) {
-                if (end - p < 2 || p[0] != '0' || p[1] != 'x')
+                if (p[0] != '0' || p[1] != 'x')
                     return -1;
                 p += 2;
                 digits = p;
-                while (p != end && hex_value[*p] != NOT_HEX)
+                while (hex_value[*p] != NOT_HEX)
                     value = value << 4 | hex_value[*p++];
                 max_digits = MAX_HEX_DIGITS;
             } else {
                 digits = p;
-                while (p != end && (unsigned)(*p - '0') < 10)
-                    value = value * 10 + (uint64_t)(*p++ - '0');
+                unsigned digit;
+                while ((digit = (unsigned)(*p - '0')) < 10) {
+                    value = value * 10 + digit;
+                    p++;
+                }
                 max_digits = MAX_DECIMAL_DIGITS;
             }
             if (p == digits || p - digits > max_digits)
                 return -1;
             out[column * capacity + line] = value;
         }
-        if (p == end || *p != '\n')
+        if (*p != '\n')
             return -1;
         p++;
         line++;
