@@ -3,6 +3,7 @@ bad input as a user meets it."""
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -316,3 +317,18 @@ def test_matplotlib_is_imported_without_its_setter_docs() -> None:
     line_doc, artist_doc = json.loads(done.stdout)
     assert not line_doc.strip()  # Line2D's was written after the patch: no property listed
     assert "alpha: " in artist_doc  # Artist's own was written before it: the check above can fail
+
+
+@pytest.mark.parametrize("preset", [None, "3"])
+def test_cli_keeps_numpy_to_one_blas_thread_unless_told(preset: str | None) -> None:
+    """OpenBLAS threads spin after numpy's import (CPU the plot needs); the CLI asks for one, a user's value stays."""
+    code = ("import os, sys; from ptsbench import cli; sys.argv = ['ptsbench', '--version']; cli.main(); "
+            "import numpy; print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))")
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    if preset:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    setting, threads = done.stdout.split()[-2:]
+    assert setting == (preset or "1")
+    if preset is None:
+        assert threads == "1"  # numpy started no BLAS threads of its own

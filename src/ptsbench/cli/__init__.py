@@ -3,6 +3,7 @@
 import errno
 import importlib
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,10 @@ def usage_message(message: str) -> str:
 
 def main() -> None:
     """Console-script entry: run the CLI, turning expected errors into one line and an exit code."""
+    # Before numpy is imported: its OpenBLAS starts a thread per CPU that spins after the import (about 0.1 s of
+    # CPU taken from the work, e.g. a quarter of `ptsbench plot` of a 10 M-line log); ptsbench does no heavy
+    # linear algebra. A value the user set stays.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:
