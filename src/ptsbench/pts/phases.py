@@ -84,3 +84,38 @@ def xsr_samples(view: PhaseView) -> tuple[list[float], list[float]]:
         elapsed += float(record["wall_s"])
         ends.append(elapsed)
     return bandwidths, ends
+
+
+@dataclass(frozen=True)
+class PhaseTelemetry:
+    """A phase's telemetry over its rounds, as stored (None: nothing known): what the report's telemetry table and
+    the terminal's both show."""
+
+    rounds: int
+    min_temperature_c: float | None
+    max_temperature_c: float | None
+    throttled_rounds: tuple[int, ...]
+    throttling_known: bool  # the device said whether it throttled, in some round
+    media_errors: int | None  # the increase over the phase
+    written_bytes: float | None  # device data written over the phase
+    busy_mean_pct: float | None  # host CPU busy during the rounds
+    busy_max_pct: float | None
+
+
+def phase_telemetry(view: PhaseView) -> PhaseTelemetry | None:
+    """A phase's telemetry summed up over its rounds; None when its rounds have none (runs made before telemetry)."""
+    records = [(int(r["round"]), r["telemetry"]) for r in view.rounds if r.get("telemetry")]
+    if not records:
+        return None
+    changes = [t["change"] for _, t in records]
+    temperatures = [v for c in changes for k in ("temperature_start_c", "temperature_end_c")
+                    if (v := c.get(k)) is not None]
+    errors = [v for c in changes if (v := c.get("media_errors")) is not None]
+    written = [v for c in changes if (v := c.get("data_written_bytes")) is not None]
+    busy = [float(v) for _, t in records if (v := (t.get("cpu") or {}).get("busy_pct")) is not None]
+    return PhaseTelemetry(
+        len(records), min(temperatures, default=None), max(temperatures, default=None),
+        tuple(number for number, t in records if t["change"].get("throttled")),
+        any(c.get("throttled") is not None for c in changes),
+        sum(errors) if errors else None, sum(written) if written else None,
+        sum(busy) / len(busy) if busy else None, max(busy, default=None))

@@ -11,7 +11,15 @@ from typing import Any
 
 from ptsbench.report.core.figure import Figure, Grid, Series
 from ptsbench.report.core.model import Block, Chart, Column, Table, Text, Value
-from ptsbench.report.pts.views import PtsContext, bucket_labels, duration_label, scaled, slug, span
+from ptsbench.report.pts.views import (
+    PtsContext,
+    bucket_labels,
+    duration_label,
+    scaled,
+    slug,
+    span,
+    throttled_text,
+)
 
 Views = Sequence[Any]  # pts/phases.py PhaseView
 
@@ -410,10 +418,6 @@ ADVANCED_BLOCKS: dict[str, Callable[[Views, PtsContext], list[Block]]] = {
 # --- telemetry (every PTS test) ---------------------------------------------------------------------------------
 
 
-def _values(items: Sequence[Any]) -> list[float]:
-    return [float(v) for v in items if v is not None]
-
-
 def telemetry_blocks(test: str, views: Views) -> list[Block]:
     """Per phase: device temperature, throttling, media errors and data written over its rounds, and the host CPU
     during them; a figure per round when the device or host gave numbers; 'not available' otherwise."""
@@ -422,22 +426,17 @@ def telemetry_blocks(test: str, views: Views) -> list[Block]:
     if not recorded:
         return [Text("Telemetry (device temperature, throttling, host CPU): not available - this run's rounds "
                      "have none (made before ptsbench recorded telemetry).")] if rounds else []
+    from ptsbench.pts.phases import phase_telemetry
+
     rows: list[tuple[Value, ...]] = []
     for view in views:
-        mine = [t for v, _r, t in recorded if v is view]
-        if not mine:
+        found = phase_telemetry(view)
+        if found is None:
             continue
-        changes = [t["change"] for t in mine]
-        temperatures = _values([c.get(k) for c in changes for k in ("temperature_start_c", "temperature_end_c")])
-        throttled = [int(r["round"]) for v, r, t in recorded if v is view and t["change"].get("throttled")]
-        known = any(c.get("throttled") is not None for c in changes)
-        errors = _values([c.get("media_errors") for c in changes])
-        written = _values([c.get("data_written_bytes") for c in changes])
-        busy = _values([(t.get("cpu") or {}).get("busy_pct") for t in mine])
-        rows.append((view.plan["title"], len(mine), min(temperatures, default=None), max(temperatures, default=None),
-                     ("rounds " + ",".join(map(str, throttled))) if throttled else "no" if known else "not available",
-                     sum(errors) if errors else None, sum(written) / 1e9 if written else None,
-                     sum(busy) / len(busy) if busy else None, max(busy, default=None)))
+        rows.append((view.plan["title"], found.rounds, found.min_temperature_c, found.max_temperature_c,
+                     throttled_text(found, "not available"), found.media_errors,
+                     None if found.written_bytes is None else found.written_bytes / 1e9, found.busy_mean_pct,
+                     found.busy_max_pct))
     blocks: list[Block] = [Table(
         slug(test, "telemetry"), "Telemetry per phase (device before / after each round; host CPU during it)",
         (Column("phase"), Column("rounds", "int"), Column("min temperature (°C)", "int"),

@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ptsbench.pts.cells import cell_name, mix_label
-from ptsbench.pts.phases import PhaseView, load_views, xsr_samples
+from ptsbench.pts.phases import PhaseView, load_views, phase_telemetry, xsr_samples
 from ptsbench.pts.store import PtsStore
 from ptsbench.report.core.terminal import TextTable, print_text_tables
 from ptsbench.report.pts.facts import device_description
-from ptsbench.report.pts.views import bucket_labels, matrix_of, span
+from ptsbench.report.pts.views import bucket_labels, matrix_of, span, throttled_text
 from ptsbench.store import RunStore
 from ptsbench.units import format_bs
 
@@ -337,23 +337,16 @@ ADVANCED_TABLES = {"hir": _hir, "xsr": _xsr, "cbw": _demand, "ecw": _demand, "di
 def telemetry_summary(view: PhaseView) -> tuple[str, ...] | None:
     """One phase's telemetry over its rounds: rounds, temperature range, throttling, media errors, device data
     written, host CPU busy (mean and max); None when its rounds have none (runs made before telemetry)."""
-    records = [r["telemetry"] for r in view.rounds if r.get("telemetry")]
-    if not records:
+    found = phase_telemetry(view)
+    if found is None:
         return None
-    changes = [t["change"] for t in records]
-    temperatures = [c[k] for c in changes for k in ("temperature_start_c", "temperature_end_c") if c[k] is not None]
-    throttled = [int(r["round"]) for r in view.rounds if r.get("telemetry") and r["telemetry"]["change"]["throttled"]]
-    known = any(c["throttled"] is not None for c in changes)
-    errors = [c["media_errors"] for c in changes if c["media_errors"] is not None]
-    written = [c["data_written_bytes"] for c in changes if c["data_written_bytes"] is not None]
-    busy = [t["cpu"]["busy_pct"] for t in records if t["cpu"]["busy_pct"] is not None]
     return (
-        view.plan["title"], str(len(records)),
-        f"{min(temperatures)}-{max(temperatures)}" if temperatures else "-",
-        ("rounds " + ",".join(map(str, throttled))) if throttled else "no" if known else "-",
-        f"+{sum(errors)}" if errors else "-",
-        f"{sum(written) / 1e9:,.3f}" if written else "-",
-        f"{sum(busy) / len(busy):,.1f} ({max(busy):,.1f})" if busy else "-",
+        view.plan["title"], str(found.rounds),
+        "-" if found.min_temperature_c is None else f"{found.min_temperature_c}-{found.max_temperature_c}",
+        throttled_text(found, "-"),
+        "-" if found.media_errors is None else f"+{found.media_errors}",
+        "-" if found.written_bytes is None else f"{found.written_bytes / 1e9:,.3f}",
+        "-" if found.busy_mean_pct is None else f"{found.busy_mean_pct:,.1f} ({found.busy_max_pct:,.1f})",
     )
 
 

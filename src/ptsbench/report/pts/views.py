@@ -143,3 +143,11 @@ def bucket_labels(edges_ns: Sequence[float], micro: str = "us") -> list[str]:
     """'1 us - 2 us' per bucket, the last one open-ended ('>= 10 s')."""
     return [f"{duration_label(low, micro)} - {duration_label(edges_ns[index + 1], micro)}"
             if index + 1 < len(edges_ns) else f">= {duration_label(low, micro)}" for index, low in enumerate(edges_ns)]
+
+
+def throttled_text(telemetry: Any, unknown: str) -> str:
+    """A phase's throttling (pts/phases.py PhaseTelemetry): 'rounds 3,4', 'no', or `unknown` when the device never
+    said."""
+    if telemetry.throttled_rounds:
+        return "rounds " + ",".join(map(str, telemetry.throttled_rounds))
+    return "no" if telemetry.throttling_known else unknown
