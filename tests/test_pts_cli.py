@@ -115,6 +115,9 @@ def test_live_report_during_and_after_a_real_run(tmp_path: Path) -> None:
     final = index.read_text()
     assert 'id="in-progress"' not in final and (out / "report" / "report.pdf").exists()
     assert f"report {index}" in stderr
+    # piped to a log, each progress line is whole (not wrapped at 80 columns), so it can be grepped
+    target = out / "scratch.dat"
+    assert f"Latency: no purge of {target}: a file cannot be purged" in stderr.splitlines(), stderr
 
 
 @pytest.mark.parametrize(("purge", "message"), [("blkdiscard", "purge method blkdiscard cannot be used"),

@@ -15,7 +15,8 @@ class TerminalProgress:
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.console = Console(stderr=True)
+        console = Console(stderr=True)  # piped to a log: lines whole, not wrapped at a width no terminal gave
+        self.console = console if console.is_terminal else Console(stderr=True, soft_wrap=True)
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
