@@ -70,8 +70,11 @@ def cli() -> None:
 
     \b
     Examples:
+      ptsbench pts --profile demo         # a 2-minute SNIA PTS run on a scratch file, with its report
+      ptsbench pts /dev/nvme0n1 --destructive --dry-run   # what a full PTS run would do, and how long
       ptsbench quick                      # a 1 GiB scratch file in the run directory
       ptsbench run jobs/ --target /dev/nvme0n1 --destructive
+      ptsbench sweep /mnt/test --size 4G --iodepth 1,2,...,32 --dry-run
       ptsbench show ptsbench-results/20261120T101500Z-quick
     """
 
