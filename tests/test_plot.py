@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ptsbench.fio import logs
-from ptsbench.plot import PlotOptions, make_plots
+from ptsbench.plot import PlotOptions, make_plots, series
 from ptsbench.plot.charts import LineOptions, run_chart, surface_chart, value_axis
 from ptsbench.plot.reduce import linear_trend, minmax_per_column, window_mean
 from ptsbench.plot.series import build_run, summarize
@@ -125,6 +125,25 @@ def test_per_io_rows_count_every_io(fio_logs: tuple[Path, list[dict[str, Any]]],
     assert [value for _, value in total["total"].percentiles] == np.percentile(every, (50, 90, 99, 99.9)).tolist()
     assert total["total"].mean == pytest.approx(float(every.mean()), rel=1e-12)
     assert total["total"].stddev == pytest.approx(float(every.std()), rel=1e-9)
+
+
+def test_per_io_directions_split_in_chunks_keep_every_io(fio_logs: tuple[Path, list[dict[str, Any]]],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per-IO traces are split by direction a chunk at a time: with small chunks every direction still holds its IOs
+    in order, and so does the data written so far."""
+    monkeypatch.setattr(series, "_SPLIT_CHUNK", 300)
+    folder, _ = fio_logs
+    log = logs.read_log(folder / "io_lat.log")
+    assert log.lines > 1000  # several chunks
+    run = build_run([log], "io", need_written=True)
+    written = np.cumsum(np.where(log.ddir == 1, log.bs_bytes, 0))
+    for direction, number in (("read", 0), ("write", 1)):
+        trace = run.trace(direction)
+        assert trace is not None
+        chosen = log.ddir == number
+        assert trace.time.tolist() == log.time_ms[chosen].tolist()
+        assert trace.value.tolist() == log.value[chosen].tolist()
+        assert trace.written_bytes is not None and trace.written_bytes.tolist() == written[chosen].tolist()
 
 
 def test_compare_and_data_written(fio_logs: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> None:
