@@ -15,7 +15,6 @@ from ptsbench.pts.cells import WINDOW_ROUNDS
 from ptsbench.units import parse_size_bytes
 
 SPEC_VERSIONS = ("2.0", "1.1")
-PROFILES_NAMES = ("enterprise", "client", "demo")
 PTS_ROUND_TIME_S = 60.0
 PTS_MAX_ROUNDS = 25
 WIPC_BS_BYTES = 128 * 1024
