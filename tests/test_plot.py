@@ -328,12 +328,17 @@ def test_help_shows_no_empty_range() -> None:
 
 def test_matplotlib_is_imported_without_its_setter_docs() -> None:
     """import_matplotlib skips matplotlib's property listings in set() docstrings (a quarter of its import time):
-    if a matplotlib release stops calling artist.kwdoc this fails, rather than the saving quietly going away."""
-    code = ("import json; from ptsbench.plot.draw import import_matplotlib; import_matplotlib(); from matplotlib.lines "
-            "import Line2D; from matplotlib.artist import Artist; "
-            "print(json.dumps([c.set.__doc__.split('Supported properties are')[1] for c in (Line2D, Artist)]))")
+    if a matplotlib release stops calling artist.kwdoc this fails, rather than the saving quietly going away. The
+    import's objects are left out of later garbage collections."""
+    code = ("import gc, json; from ptsbench.plot.draw import import_matplotlib; import_matplotlib(); "
+            "from matplotlib.lines import Line2D; from matplotlib.artist import Artist; "
+            "print(json.dumps([c.set.__doc__.split('Supported properties are')[1] for c in (Line2D, Artist)]));"
+            "print(gc.isenabled(), gc.get_freeze_count())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    line_doc, artist_doc = json.loads(done.stdout)
+    docs, collector = done.stdout.splitlines()
+    line_doc, artist_doc = json.loads(docs)
+    enabled, frozen = collector.split()
+    assert enabled == "True" and int(frozen) > 50_000  # the import's objects frozen, the collector on again
     assert not line_doc.strip()  # Line2D's was written after the patch: no property listed
     assert "alpha: " in artist_doc  # Artist's own was written before it: the check above can fail
 
