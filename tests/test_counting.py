@@ -38,6 +38,11 @@ def test_counted_stats_equal_numpys(monkeypatch: pytest.MonkeyPatch, chunk: int)
         assert merged[1].dtype == np.int64
 
 
+def test_value_counts_of_a_whole_small_type() -> None:
+    values = np.array([0, 255, 255, 7], np.uint8)  # bins up to 256: one more than uint8 holds
+    assert [array.tolist() for array in counting.value_counts(values)] == [[0, 7, 255], [1, 1, 2]]
+
+
 def test_value_counts_count_the_tail_beyond_the_bins() -> None:
     values = np.array([5, 5, 9, 5 + counting.COUNTED_BINS, 2**31, 2**31], np.uint32)
     distinct, counts = counting.value_counts(values)

@@ -45,8 +45,13 @@ def value_counts(values: Array) -> tuple[Array, Array]:
     for start in range(0, len(values), _CHUNK):
         chunk = values[start:start + _CHUNK]
         offset = offsets[:len(chunk)]
-        np.subtract(chunk, chunk.dtype.type(base), out=offset, casting="unsafe")
-        np.minimum(offset, bins, out=offset)
+        if base:
+            np.subtract(chunk, chunk.dtype.type(base), out=offset, casting="unsafe")
+            np.minimum(offset, bins, out=offset)
+        elif high >= bins:  # then bins fits the values' type
+            np.minimum(chunk, chunk.dtype.type(bins), out=offset, casting="unsafe")
+        else:
+            offset[...] = chunk
         counted = np.bincount(offset, minlength=bins + 1)
         counts += counted
         if counted[bins]:
