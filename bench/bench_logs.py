@@ -10,10 +10,11 @@ alternate, their order rotating every round:
   loadtxt-int     numpy.loadtxt(path, delimiter=",", dtype=numpy.int64) (its fastest form)
   plot            `python -m ptsbench plot LOG --out TMP`, end to end (the whole process: its wall time, its CPU
                   time and peak RSS from wait4)
-For the readers time is the wall time of the read alone (and its CPU time); memory is the peak RSS (VmHWM) minus the
-RSS just before the read (after the imports). Medians are compared; goals: the C reader at least 3 x faster than
-loadtxt with at most half its peak memory; the numpy reader at least as fast as loadtxt (both forms) with no more
-memory; the whole plot faster than loadtxt-int's read alone.
+ptsbench's modules are byte-compiled first (as pip installs them). For the readers time is the wall time of the read
+alone (and its CPU time); memory is the peak RSS (VmHWM) minus the RSS just before the read (after the imports).
+Medians are compared; goals: the C reader at least 3 x faster than loadtxt with at most half its peak memory; the
+numpy reader at least as fast as loadtxt (both forms) with no more memory; the whole plot faster than loadtxt-int's
+read alone. The machine's load average is printed before and after: on a busy machine wall times measure the others.
 
 Run from the repository root (about 3-5 minutes):
   .venv/bin/python bench/bench_logs.py
@@ -21,6 +22,7 @@ Run from the repository root (about 3-5 minutes):
 """
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -111,6 +113,8 @@ def main() -> None:
     if args.measure:
         measure(*args.measure)
         return
+    # as an installed wheel has them: under PYTHONDONTWRITEBYTECODE every start would compile all of ptsbench again
+    compileall.compile_dir(Path(__file__).resolve().parents[1] / "src" / "ptsbench", quiet=1)
     with tempfile.TemporaryDirectory() as scratch:
         path = args.log or Path(scratch) / "bench_lat.log"
         if not path.is_file():
