@@ -56,16 +56,16 @@ def measure(reader: str, path: str) -> None:
     from ptsbench.fio import log_table, logs
 
     before_kib = _status_kib("VmRSS")
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu, system = time.perf_counter(), time.process_time(), os.times().system
     if reader.startswith("ptsbench"):
         lines = logs.read_log(path).lines
     elif reader == "loadtxt":
         lines = len(np.loadtxt(path, delimiter=","))
     else:
         lines = len(np.loadtxt(path, delimiter=",", dtype=np.int64))
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu, system = time.perf_counter() - wall, time.process_time() - cpu, os.times().system - system
     peak_bytes = (_status_kib("VmHWM") - before_kib) * 1024
-    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_bytes": peak_bytes, "lines": lines,
+    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "system_s": system, "peak_bytes": peak_bytes, "lines": lines,
                       "reader": log_table.reader_name() if reader.startswith("ptsbench") else reader}))
 
 
@@ -100,7 +100,8 @@ def time_plot(path: Path) -> dict[str, float]:
         process.returncode = os.waitstatus_to_exitcode(status)
         if process.returncode or not any(Path(out).glob("*.png")):
             raise SystemExit(f"ptsbench plot failed (exit {process.returncode}) or wrote no PNG")
-    return {"wall_s": elapsed, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_bytes": usage.ru_maxrss * 1024}
+    return {"wall_s": elapsed, "cpu_s": usage.ru_utime + usage.ru_stime, "system_s": usage.ru_stime,
+            "peak_bytes": usage.ru_maxrss * 1024}
 
 
 def main() -> None:
@@ -128,7 +129,7 @@ def main() -> None:
                 last = time_plot(path) if name == "plot" else run_reader(name, path)
                 results[name].append(last)
                 print(f"  round {round_number + 1} {name:<14} {last['wall_s']:6.2f} s wall, {last['cpu_s']:6.2f} s "
-                      f"CPU, {last['peak_bytes'] / 2**20:6.0f} MiB peak", flush=True)
+                      f"CPU ({last['system_s']:4.2f} system), {last['peak_bytes'] / 2**20:6.0f} MiB peak", flush=True)
         print(f"load average after: {os.getloadavg()[0]:.1f}\n")
     lines = {int(result["lines"]) for name in READERS for result in results[name]}
     if len(lines) != 1:
@@ -138,10 +139,10 @@ def main() -> None:
     median = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0] if key != "reader"}
               for name, runs in results.items()}
     print(f"{lines.pop():,} lines, medians of {args.rounds} each:")
-    print(f"{'reader':<15} {'wall s':>7} {'CPU s':>7} {'peak MiB':>9}")
+    print(f"{'reader':<15} {'wall s':>7} {'CPU s':>7} {'system':>7} {'peak MiB':>9}")
     for reader in READERS:
         m = median[reader]
-        print(f"{reader:<15} {m['wall_s']:7.2f} {m['cpu_s']:7.2f} {m['peak_bytes'] / 2**20:9.0f}")
+        print(f"{reader:<15} {m['wall_s']:7.2f} {m['cpu_s']:7.2f} {m['system_s']:7.2f} {m['peak_bytes'] / 2**20:9.0f}")
     for reader, goals in GOALS.items():
         ours = median[reader]
         for baseline, speed_goal, memory_goal in goals:
@@ -155,7 +156,8 @@ def main() -> None:
                   f"{'met' if memory <= memory_goal else 'NOT met'})")
     plot, loadtxt_int = median["plot"], median["loadtxt-int"]
     ratio = loadtxt_int["wall_s"] / plot["wall_s"]
-    print(f"ptsbench plot end to end (the whole process): {plot['wall_s']:.2f} s wall, {plot['cpu_s']:.2f} s CPU, "
+    print(f"ptsbench plot end to end (the whole process): {plot['wall_s']:.2f} s wall, {plot['cpu_s']:.2f} s CPU "
+          f"({plot['system_s']:.2f} system), "
           f"{plot['peak_bytes'] / 2**20:.0f} MiB peak RSS; loadtxt-int's read alone / plot = {ratio:.2f} wall "
           f"(goal > 1: {'met' if ratio > 1 else 'NOT met'}), {loadtxt_int['cpu_s'] / plot['cpu_s']:.2f} CPU")
 
