@@ -9,7 +9,6 @@ costs little more memory than its numbers. Lines that are not well formed make a
 check that names the first bad line (or drops bad lines with skip_bad_lines).
 """
 
-import mmap
 import os
 import re
 from collections import deque
@@ -44,14 +43,10 @@ _ANY_LINE_RE = re.compile(rb"%s(?:, ?%s)*" % (_FIELD_RE, _FIELD_RE))
 
 class _Slot:
     """Where one block is read to and parsed into: its text and the compiled parser's output rows. Slots are used
-    in turn, so their memory is paged in once rather than every block; the text is an anonymous mapping of room for
-    a block and a carried part line, in huge pages where the kernel has them (the reader's page faults cost more
-    system time than its copying)."""
+    in turn, so their memory is paged in once rather than every block."""
 
     def __init__(self) -> None:
-        self.text: mmap.mmap | bytearray = mmap.mmap(-1, 2 * _BLOCK_BYTES, flags=mmap.MAP_PRIVATE)  # shared has none
-        if hasattr(mmap, "MADV_HUGEPAGE"):
-            self.text.madvise(mmap.MADV_HUGEPAGE)
+        self.text = bytearray(_BLOCK_BYTES)
         self.rows: Array = np.empty(0, np.uint64)
 
 
@@ -197,7 +192,7 @@ def _blocks(handle: BufferedReader, first: bytes, slots: list[_Slot]) -> Iterato
     while True:
         slot = slots[turn % len(slots)]
         kept = len(carry)
-        if len(slot.text) < kept + _BLOCK_BYTES:  # a line longer than a block
+        if len(slot.text) < kept + _BLOCK_BYTES:  # the first block, or a line longer than a block
             slot.text = bytearray(kept + _BLOCK_BYTES)
         view = memoryview(slot.text)
         view[:kept] = carry
@@ -274,8 +269,8 @@ def _parse_block(block: Text, count: int, hex_columns: tuple[int, ...], slot: _S
     well-formed integers."""
     most_lines = len(block) // (2 * count)  # the shortest line: one digit per field, its separators and "\n"
     size = count * most_lines
-    if len(slot.rows) < size:  # as many as the block has bytes: 4 MiB or more, which numpy puts in huge pages
-        slot.rows = np.empty(len(block), np.uint64)
+    if len(slot.rows) < size:
+        slot.rows = np.empty(size, np.uint64)
     out = slot.rows[:size].reshape(count, most_lines)
     hex_flags = bytes(index in hex_columns for index in range(count))
     lines = _compiled_parse_lines(block, hex_flags, out)
