@@ -344,15 +344,18 @@ def test_matplotlib_is_imported_without_its_setter_docs() -> None:
 
 
 @pytest.mark.parametrize("preset", [None, "3"])
-def test_cli_keeps_numpy_to_one_blas_thread_unless_told(preset: str | None) -> None:
-    """OpenBLAS threads spin after numpy's import (CPU the plot needs); the CLI asks for one, a user's value stays."""
+def test_cli_numpy_settings_unless_told(preset: str | None) -> None:
+    """OpenBLAS threads spin after numpy's import (CPU the plot needs): the CLI asks for one; and for no transparent
+    huge pages (slower first touch on the VM measured). A user's own values stay."""
     code = ("import os, sys; from ptsbench import cli; sys.argv = ['ptsbench', '--version']; cli.main(); "
-            "import numpy; print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))")
-    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+            "import numpy; print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['NUMPY_MADVISE_HUGEPAGE'], "
+            "len(os.listdir('/proc/self/task')))")
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("OPENBLAS_NUM_THREADS", "NUMPY_MADVISE_HUGEPAGE")}
     if preset:
-        env["OPENBLAS_NUM_THREADS"] = preset
+        env.update(OPENBLAS_NUM_THREADS=preset, NUMPY_MADVISE_HUGEPAGE="1")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    setting, threads = done.stdout.split()[-2:]
-    assert setting == (preset or "1")
+    threads_setting, huge_pages, threads = done.stdout.split()[-3:]
+    assert (threads_setting, huge_pages) == ((preset, "1") if preset else ("1", "0"))
     if preset is None:
         assert threads == "1"  # numpy started no BLAS threads of its own

@@ -146,6 +146,9 @@ def main() -> None:
     # CPU taken from the work, e.g. a quarter of `ptsbench plot` of a 10 M-line log); ptsbench does no heavy
     # linear algebra. A value the user set stays.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # numpy asks for transparent huge pages for arrays of 4 MiB or more: on the VM measured their first touch (the
+    # kernel zeroing 2 MiB at a time) cost more system time than the page faults saved, and varied more
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:
