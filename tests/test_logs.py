@@ -408,6 +408,18 @@ def test_not_a_fio_log(tmp_path: Path) -> None:
     assert "line 1" in _error(two_columns) and "2 columns" in _error(two_columns)
 
 
+def test_columns_of_one_value_cost_no_memory_and_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column holding one value (block size, priority) is kept as that value; one that changes after many blocks
+    of the same value has every value in place."""
+    monkeypatch.setattr(log_table, "_BLOCK_BYTES", 4096)
+    lines = [f"{n // 10}, {n % 977}, {n % 2}, 4096, {1 if n >= 2500 else 0}\n" for n in range(3000)]
+    log = logs.read_log(_write(tmp_path / "c_lat.log", "".join(lines)))
+    assert log.bs_bytes.tolist() == [4096] * 3000 and log.bs_bytes.dtype == np.uint16
+    assert not log.bs_bytes.flags.writeable and log.bs_bytes.strides == (0,)  # one value, not 3000
+    assert log.columns["prio"].tolist() == [0] * 2500 + [1] * 500  # one value for 2500 lines, then another
+    assert log.value.tolist() == [n % 977 for n in range(3000)]
+
+
 def test_garbage_line_named_with_its_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(log_table, "_BLOCK_BYTES", 4096)
     text, _ = _random_lines(2000, seed=7)

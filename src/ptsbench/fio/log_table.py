@@ -31,7 +31,7 @@ except ImportError:  # installed without a C compiler (or a checkout never built
 
 Array = npt.NDArray[Any]
 Text = bytes | memoryview
-Parsed = list[tuple[Array, int]]  # per column: its values and the largest of them
+Parsed = list[tuple[Array, int, int]]  # per column: its values, the largest and the smallest of them
 
 READER_ENV = "PTSBENCH_LOG_READER"  # "numpy": use the numpy parser even where the compiled one is built
 _BLOCK_BYTES = 1 << 20
@@ -81,14 +81,25 @@ class _Table:
 
 
 class _Column:
-    """A growing column that keeps the smallest unsigned dtype holding its values."""
+    """A growing column that keeps the smallest unsigned dtype holding its values. While they are all one value (a
+    log's block size and priority often are) it keeps only that value: the column's memory is never written."""
 
     def __init__(self, capacity: int) -> None:
         self.array: Array = np.empty(capacity, np.uint8)
         self.size = 0
+        self.constant: int | None = None  # every value so far, while they are all the same
 
-    def append(self, values: Array, largest: int) -> None:
-        """Copy `values` (of any unsigned type, none above `largest`) to the end, widening the column if needed."""
+    def append(self, values: Array, largest: int, smallest: int) -> None:
+        """Copy `values` (of any unsigned type, from `smallest` to `largest`) to the end, widening the column if
+        needed."""
+        if smallest == largest and (self.size == 0 or self.constant == largest):
+            self.constant = largest
+            self.size += len(values)
+            return
+        if self.constant is not None:  # no longer one value: write it out
+            self.array = np.empty(max(len(self.array), self.size), np.min_scalar_type(self.constant))
+            self.array[:self.size] = self.constant
+            self.constant = None
         end = self.size + len(values)
         if end > len(self.array):
             self.array.resize(max(end, len(self.array) * 3 // 2 + 1024), refcheck=False)
@@ -101,6 +112,8 @@ class _Column:
         self.size = end
 
     def finish(self) -> Array:
+        if self.constant is not None:  # read-only, and no memory per line
+            return np.broadcast_to(np.min_scalar_type(self.constant).type(self.constant), (self.size,))
         self.array.resize(self.size, refcheck=False)
         return self.array
 
@@ -132,8 +145,8 @@ def read_table(path: Path, skip_bad_lines: bool) -> _Table:
                 done_lines += block_lines
             else:
                 done_lines += len(parsed[0][0])
-            for builder, (values, largest) in zip(builders, parsed or [], strict=False):
-                builder.append(values, largest)
+            for builder, (values, largest, smallest) in zip(builders, parsed or [], strict=False):
+                builder.append(values, largest, smallest)
     columns = [builder.finish() for builder in builders]
     if not len(columns[0]):
         raise LogError(f"{path}: no readable fio log line in {done_lines} lines", "is it a fio log?")
@@ -258,10 +271,10 @@ def _check_lines(path: Path, block: bytes, regex: re.Pattern[bytes], done_lines:
 
 def _measured(parser: BlockParser, block: Text, count: int, hex_columns: tuple[int, ...], slot: _Slot
               ) -> Parsed | None:
-    """The block's columns, each with its largest value (found on the parsing thread, so that the reading thread
-    only copies the values into place)."""
+    """The block's columns, each with its largest and smallest value (found on the parsing thread, so that the
+    reading thread only copies the values into place)."""
     columns = parser(block, count, hex_columns, slot)
-    return None if columns is None else [(column, int(column.max())) for column in columns]
+    return None if columns is None else [(column, int(column.max()), int(column.min())) for column in columns]
 
 
 def _parse_block(block: Text, count: int, hex_columns: tuple[int, ...], slot: _Slot) -> list[Array] | None:
