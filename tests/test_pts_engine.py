@@ -58,8 +58,12 @@ def test_demo_profile_runs_all_four_tests_on_a_scratch_file(tmp_path: Path) -> N
         assert list(record["cells"]) == [cell["name"] for cell in phase["cells"]]
         assert all(cell["iops"] > 0 and cell["error"] == 0 for cell in record["cells"].values())
         job_text = (run_dir / "pts" / phase["key"] / "rounds" / "001" / "job.fio").read_text()
-        assert job_text.count("stonewall") == len(record["cells"]) + sum(len(c["jobs"]) - 1
-                                                                         for c in record["cells"].values())
+        job_count = sum(len(c["jobs"]) for c in record["cells"].values())
+        # chained: each job its own fio process, gated by the previous one's end (no stonewall)
+        assert "stonewall" not in job_text and job_text.count("exec_postrun=") == job_count
+        assert job_text.count("exec_prerun=") == job_count - 1 and record["handoff"]["way"] == "chained"
+        gaps = record["handoff"]["gaps_ms"]
+        assert len(gaps) == job_count - 1 and all(0 <= gap < 2000 for gap in gaps), gaps
         if phase["precondition"]:
             pre = json.loads((run_dir / "pts" / phase["key"] / "precondition" / "result.json").read_text())
             assert pre["written_bytes"] == pre["planned_bytes"] == 2 * plan["active_range_bytes"]

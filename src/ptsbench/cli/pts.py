@@ -187,7 +187,7 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     from ptsbench.pts.plan import make_plan
     from ptsbench.pts.start import target_info
 
-    info = target_info(resolved, {}, engine, parse_size_bytes(size))
+    info = target_info(resolved, {}, engine, parse_size_bytes(size), remote=True)
     if dry_run:
         click.echo(f"# hosts: {', '.join(host.label for host in hosts)} (one fio client per round; pre-flight and "
                    "the ioengine probe run on the hosts when the run starts)")

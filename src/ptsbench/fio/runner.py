@@ -240,13 +240,17 @@ def run_fio(
     extra_args: Sequence[str] = (),
     client: str | None = None,
     expected_s: float | None = None,
+    cwd: Path | None = None,
+    released: threading.Event | None = None,
 ) -> FioOutcome:
     """Run fio on a job file; stream status to on_status (and every document to on_document); write the final
-    JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog)."""
+    JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog). `cwd`: fio's working
+    folder; `released`: set when the job may begin (a chained job waits at its gate until then, silent), the
+    watchdog's clock starts there."""
     argv = fio_command(job_path, extra_args, client)
     tracker = _StatusTracker()
     last: list[tuple[str, dict[str, Any]]] = []
-    watchdog = _Watchdog(job_path, expected_s, streams_status=client is None)
+    watchdog = _Watchdog(job_path, expected_s, streams_status=client is None, released=released)
 
     def each_document(text: str, doc: dict[str, Any]) -> None:
         watchdog.heard()
@@ -259,7 +263,7 @@ def run_fio(
     interrupted = False
     with open(stderr_path, "w") as stderr_file:
         process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True
+            argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True, cwd=cwd
         )
         assert process.stdout is not None
         _running.add(process)
@@ -292,8 +296,10 @@ class _Watchdog:
     silent that long is hung too; a client's silence then proves nothing, so it is not watched. Stopping kills fio
     and its job processes (each in a session of its own), so nothing waits forever and no fio is left running."""
 
-    def __init__(self, job_path: Path, expected_s: float | None, streams_status: bool) -> None:
+    def __init__(self, job_path: Path, expected_s: float | None, streams_status: bool,
+                 released: threading.Event | None = None) -> None:
         self.job_path = job_path
+        self.released = released
         self.expected_s = expected_s
         self.enabled = streams_status or expected_s is not None
         self.silence_s = hang_silence_s()
@@ -309,6 +315,11 @@ class _Watchdog:
             threading.Thread(target=self._run, args=(process,), daemon=True).start()
 
     def _run(self, process: "subprocess.Popen[str]") -> None:
+        if self.released is not None:  # waiting at its gate is not hanging
+            while not self.released.wait(1.0):
+                if self.done.is_set():
+                    return
+            self.started = self.last_heard = time.monotonic()
         end = self.started + (self.expected_s or 0.0)
         while not self.done.wait(1.0):
             now = time.monotonic()

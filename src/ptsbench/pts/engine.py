@@ -23,9 +23,8 @@ from ptsbench.fio.output import job_entries, parse_jobs
 from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
 from ptsbench.hosts.hostlist import Host
 from ptsbench.hosts.results import HostStatus
+from ptsbench.pts.handoff import run_chained_round, stonewall_record
 from ptsbench.pts.plan import (
-    CELL_HANDOFF_S,
-    PROCESS_START_S,
     PhasePlan,
     Plan,
     RoundJob,
@@ -359,7 +358,7 @@ def _fail_hosts(context: _Context, statuses: Sequence[HostStatus], what: str, fo
 def _progress(context: _Context, index: int, phase: PhasePlan, round_number: int) -> Progress:
     plan = context.plan
     rest = phase.max_rounds - max(round_number, 1) + 1
-    eta = rest * (phase.round_s + PROCESS_START_S + CELL_HANDOFF_S * (len(phase.cells) - 1))
+    eta = rest * (phase.round_s + phase.overhead_s / max(phase.max_rounds, 1))
     eta += sum(later.worst_case_s + later.overhead_s for later in plan.phases[index + 1:]) + plan.pending_s
     return Progress(phase, index, len(plan.phases), round_number, eta)
 
@@ -369,7 +368,8 @@ def _run_round(
 ) -> dict[str, Any]:
     number = len(finished) + 1
     seed = round_seed(context.base_seed, phase.key, number)
-    jobs = {key: round_job(context.plan, phase, seed, seq_starts(phase, host_view(finished, key)))
+    chained = phase.chained and not context.hosts  # (a run on hosts planned before hand-offs were chained)
+    jobs = {key: round_job(context.plan, phase, seed, seq_starts(phase, host_view(finished, key)), chained)
             for key in _host_keys(context)}  # hosts carry on their own sequential streams
     folder = context.pts.round_dir(phase.key, number)
     folder.mkdir(parents=True, exist_ok=True)
@@ -383,7 +383,11 @@ def _run_round(
     before = context.telemetry or _telemetry(context)
     host_before = cpu_snapshot()
     started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
-    outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status, phase.round_s)
+    if chained:
+        outcome, handoff = run_chained_round(folder, jobs[""], phase, context.plan.settings.ramp_time_s, on_status)
+    else:
+        outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status, phase.round_s)
+        handoff = stonewall_record(phase, None if phase.scheduler_reason else "a run on hosts")
     wall_s, cpu_s = time.monotonic() - wall_start, time.process_time() - cpu_start
     host_after = cpu_snapshot()
     context.telemetry = after = _telemetry(context)
@@ -397,7 +401,7 @@ def _run_round(
                     for s in statuses if s.status == "ok"}
         _fail_hosts(context, statuses, what, folder, per_host)
     if not outcome.ok or outcome.doc is None:
-        raise FioRunError(f"{what} failed: {outcome.error_line()}", hint)
+        raise FioRunError(f"{what} failed: {'; '.join([outcome.error_line(), *handoff['notes']])}", hint)
     if not context.hosts:
         per_host = {"": round_cells(context.plan, phase, jobs[""], results)}
     record: dict[str, Any] = {
@@ -405,6 +409,7 @@ def _run_round(
         "wall_s": wall_s, "ptsbench_cpu_s": cpu_s, "fio_version": outcome.doc.get("fio version"), "cells": {},
         "telemetry": {"before": before, "after": after, "change": telemetry_change(before, after),
                       "cpu": cpu_utilisation(host_before, host_after)},
+        "handoff": handoff,
     }
     if context.hosts:
         record["cells"] = aggregate_cells(phase, jobs, results)

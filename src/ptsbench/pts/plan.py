@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ptsbench.errors import PtsbenchError
+from ptsbench.fio.chain import gate_options
 from ptsbench.fio.jobs import PERCENTILE_OPTIONS, render_job_file
 from ptsbench.pts.advanced_specs import place_zones
 from ptsbench.pts.cells import CellSpec, Phase, ZonedCellSpec, round_duration_s, start_delay_s
@@ -46,6 +47,8 @@ SEGMENT_LOOPS = 1 << 30  # passes over the segments: the cell's runtime ends it 
 # (backend.c run_threads): measured 0.2-0.3 s between cells; a new fio process costs about 0.5 s.
 CELL_HANDOFF_S = 0.3
 PROCESS_START_S = 0.5
+# A chained round (fio/chain.py) hands off in a few milliseconds (bench/README.md)
+CHAIN_HANDOFF_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class TargetInfo:
     logical_sector_bytes: int | None
     physical_sector_bytes: int | None
     ioengine: str
+    remote: bool = False  # on fio servers (--hosts): fio's client runs every round
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,12 @@ class PhasePlan:
     skipped: tuple[str, ...]
     max_rounds: int
     precondition_bytes: int  # bytes written by preconditioning (0: none)
+    scheduler_reason: str | None = None  # why fio's scheduler hands its cells off; None: they are chained
+
+    @property
+    def chained(self) -> bool:
+        """Cells handed off through a chain of fio processes (fio/chain.py), not stonewalled jobs."""
+        return self.scheduler_reason is None
 
     @property
     def key(self) -> str:
@@ -88,7 +98,8 @@ class PhasePlan:
     @property
     def overhead_s(self) -> float:
         """Estimated fio start-up and hand-off time at the maximum round count."""
-        return self.max_rounds * (PROCESS_START_S + CELL_HANDOFF_S * max(len(self.cells) - 1, 0))
+        handoff_s = CHAIN_HANDOFF_S if self.chained else CELL_HANDOFF_S
+        return self.max_rounds * (PROCESS_START_S + handoff_s * max(len(self.cells) - 1, 0))
 
 
 @dataclass(frozen=True)
@@ -249,12 +260,30 @@ def make_plan(
         pre = phase.precondition
         pre_range = segments.span_bytes if segments else active
         pre_bytes = int(round(pre_range * pre.multiple)) if pre else 0
-        phase_plans.append(PhasePlan(phase, cells, skipped, phase.stop.max_rounds, pre_bytes))
+        phase_plans.append(PhasePlan(phase, cells, skipped, phase.stop.max_rounds, pre_bytes,
+                                     scheduler_reason(target, cells)))
     for test, bssplit in fitted_tests.items():
         deviations.append(f"{TEST_DEFS[test].title}: IOs under the {sector}-byte logical sector run as "
                           f"{sector}-byte IOs (bssplit {bssplit})")
     plan = Plan(settings, target, active, align, tuple(phase_plans), tuple(deviations), tuple(notes), segments)
     return replace(plan, notes=(*plan.notes, *_slice_notes(plan)))
+
+
+def scheduler_reason(target: TargetInfo, cells: tuple[CellSpec, ...]) -> str | None:
+    """Why a round's cells hand off through fio's scheduler (stonewalled jobs, about 0.3 s each), or None: they are
+    chained, each cell's fio process released by the previous cell's end."""
+    if target.remote:
+        return "on fio servers (--hosts) fio's client starts every host's jobs"
+    if any(start_delay_s(cell) for cell in cells):
+        return "its cells are timed by fio's startdelay from the round's start"
+    return None
+
+
+def handoff_text(phase: PhasePlan) -> str:
+    """How a phase's cells hand off, for the plan and the report."""
+    if phase.chained:
+        return "cells chained (each cell's fio process started ahead, released by the previous cell's end)"
+    return f"cells stonewalled (fio's scheduler, about {CELL_HANDOFF_S:g} s per hand-off): {phase.scheduler_reason}"
 
 
 def _segments(settings: Settings, target: TargetInfo, phases: tuple[Phase, ...]) -> Segments:
@@ -429,9 +458,10 @@ def precondition_job(plan: Plan, phase: PhasePlan) -> str:
 
 
 def round_job(
-    plan: Plan, phase: PhasePlan, seed: int, seq_starts: Mapping[str, SeqStart] | None = None
+    plan: Plan, phase: PhasePlan, seed: int, seq_starts: Mapping[str, SeqStart] | None = None, chained: bool = False
 ) -> RoundJob:
-    """One round as one fio job file: every cell a stonewalled job, in the spec's order."""
+    """One round as one fio job file, every cell a job (a sequential cell maybe two) in the spec's order:
+    stonewalled, or `chained`: each job gated for fio/chain.py (run one fio process per job)."""
     jobs: list[tuple[str, dict[str, str | None]]] = []
     names: list[tuple[str, str]] = []
     starts: dict[str, int] = {}
@@ -456,6 +486,9 @@ def round_job(
         for part, part_options in parts:
             jobs.append((job_name(index, cell, part), {**options, **part_options, **dict(cell.fio_options)}))
             names.append((job_name(index, cell, part), cell.name))
+    if chained:
+        jobs = [(name, {**{k: v for k, v in options.items() if k != "stonewall"}, **gate_options(index)})
+                for index, (name, options) in enumerate(jobs)]
     text = render_job_file(global_options(plan, seed), jobs)
     return RoundJob(text, tuple(names), starts)
 
@@ -541,7 +574,7 @@ def phase_lines(plan: Plan) -> list[str]:
         tracked = ", ".join(t.label for t in phase.phase.tracked) or "none"
         lines.append(
             f"  {phase.phase.title}: {', '.join(steps)}; {_round_text(phase)}, {_stop_text(phase)}; "
-            f"tracked: {tracked}; worst case {spoken_duration(phase.worst_case_s)}"
+            f"tracked: {tracked}; worst case {spoken_duration(phase.worst_case_s)}; {handoff_text(phase)}"
         )
         if phase.phase.role == "sweep" and phase.phase.test in plan.pending_points:
             params = plan.settings.advanced[phase.phase.test]

@@ -13,7 +13,7 @@ from ptsbench.fio.output import DirectionResult, JobResult, merge_directions, me
 from ptsbench.pts.advanced import demand_cells, response_histogram, select_operating_points
 from ptsbench.pts.advanced_specs import sweep_cells
 from ptsbench.pts.cells import CellSpec, Phase, ZonedCellSpec
-from ptsbench.pts.plan import PhasePlan, Plan, RoundJob, SeqStart, next_seq_offset
+from ptsbench.pts.plan import PhasePlan, Plan, RoundJob, SeqStart, handoff_text, next_seq_offset
 from ptsbench.pts.specs import TEST_DEFS
 from ptsbench.pts.steady import steady_state
 from ptsbench.pts.store import PtsStore, host_round
@@ -52,6 +52,7 @@ def plan_record(plan: Plan) -> dict[str, Any]:
                 "stop": p.phase.stop.__dict__,
                 "max_rounds": p.max_rounds,
                 "round_s": p.round_s,
+                "handoff": handoff_text(p),
                 "worst_case_s": p.worst_case_s,
             }
             for p in plan.phases

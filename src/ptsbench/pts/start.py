@@ -24,15 +24,16 @@ from ptsbench.target.target import Target
 # creating a run
 
 
-def target_info(target: Target, facts: Mapping[str, object], ioengine: str, size_bytes: int) -> TargetInfo:
-    """The planning view of a target."""
+def target_info(target: Target, facts: Mapping[str, object], ioengine: str, size_bytes: int,
+                remote: bool = False) -> TargetInfo:
+    """The planning view of a target (`remote`: the same path on fio servers)."""
 
     def as_int(key: str) -> int | None:
         value = facts.get(key)
         return value if isinstance(value, int) else None
 
     return TargetInfo(target.path, target.kind, size_bytes, as_int("logical_sector_bytes"),
-                      as_int("physical_sector_bytes"), ioengine)
+                      as_int("physical_sector_bytes"), ioengine, remote)
 
 
 def create_run(

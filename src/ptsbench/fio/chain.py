@@ -1,0 +1,219 @@
+"""Jobs back to back without fio's scheduler: one fio process per job, the next one started ahead of time.
+
+fio 3.33 releases a stonewalled job only on a pass of its scheduler (100 ms sleeps, 0.2-0.3 s per hand-off in
+practice). Here every job of a job file runs in an fio process of its own (`--section`), and the next process is
+started while the current one runs: its job waits in `exec_prerun` on a FIFO (a gate) until the relay releases it,
+and the relay does so as soon as every thread of the current job has reported its end from `exec_postrun`. fio's
+runtime clock starts after the prerun, so every job still runs exactly as long as planned. (Several gated jobs in
+ONE fio process would deadlock fio's `--status-interval` dump, which waits on every job not yet exited; one job per
+process avoids that, and only two processes hold IO buffers at a time.)
+
+Nothing can hang: when a process fails or dies the gated one is stopped; on Ctrl-C or any error every gate still
+closed is failed (a byte other than `x` fails the prerun); if ptsbench itself dies, its FIFO ends close and a waiting
+prerun reads end-of-file and fails the same way. Each process's JSON is handed over the moment it exits.
+"""
+
+import os
+import select
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ptsbench.fio.runner import FioOutcome, FioStatus, kill_fio_processes, run_fio, stop_all
+
+HANDOFF_DIR = "handoff"  # fio's working folder in a chained run: the FIFOs and fio's JOB.prerun.txt files
+DONE_FIFO = "done"
+# fio takes 0.1-0.5 s to start (more on a loaded machine): a job is started at least this long before its release
+START_AHEAD_S = 1.0
+
+
+def gate_options(index: int) -> dict[str, str | None]:
+    """The options that chain job `index` of a job file: it waits for its gate (all but the first) and reports its
+    start and end on the done FIFO. Paths are relative to fio's working folder (HANDOFF_DIR); each thread takes
+    one byte of its gate (`head -c1`: a shell's `read` would let two threads split one line); `<>` opens a FIFO
+    without blocking when nobody reads it; the trailing `:` takes the `> JOB.prerun.txt` fio appends."""
+    done = f"echo e {index} 1<>{DONE_FIFO} && :"
+    options: dict[str, str | None] = {"exec_postrun": done}
+    if index:
+        options["exec_prerun"] = f'x=$(head -c1 gate{index}) && [ "$x" = x ] && echo s {index} 1<>{DONE_FIFO} && :'
+    return options
+
+
+@dataclass(frozen=True)
+class ChainJob:
+    """One job of a chained run: its section name in the job file, its threads (numjobs) and planned seconds."""
+
+    section: str
+    threads: int
+    expected_s: float
+
+
+@dataclass
+class ChainOutcome:
+    """What a chained run left: each started job's fio outcome (in order; a job never started has none), and the
+    hand-off times the relay saw (unix seconds: each thread's end and start)."""
+
+    outcomes: list[FioOutcome] = field(default_factory=list)
+    ends: dict[int, list[float]] = field(default_factory=dict)
+    starts: dict[int, list[float]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def gaps_ms(self) -> list[float | None]:
+        """Per hand-off: from the last thread's end of job N-1 to the first thread's start of job N, as the relay
+        saw them (None where one is missing)."""
+        count = len(self.outcomes)
+        return [round((min(self.starts[k]) - max(self.ends[k - 1])) * 1000, 2)
+                if self.starts.get(k) and self.ends.get(k - 1) else None for k in range(1, count)]
+
+
+class _Relay:
+    """Holds both ends of every FIFO (so no open blocks and no byte is lost) and opens gate N when every thread of
+    job N-1 has reported its end."""
+
+    def __init__(self, folder: Path, jobs: Sequence[ChainJob], outcome: ChainOutcome) -> None:
+        self.folder, self.jobs, self.outcome = folder, list(jobs), outcome
+        folder.mkdir(parents=True, exist_ok=True)
+        self.gates: dict[int, int] = {}
+        os.mkfifo(folder / DONE_FIFO)
+        self.done = os.open(folder / DONE_FIFO, os.O_RDWR | os.O_NONBLOCK)
+        for index in range(1, len(self.jobs)):
+            os.mkfifo(folder / f"gate{index}")
+            self.gates[index] = os.open(folder / f"gate{index}", os.O_RDWR | os.O_NONBLOCK)
+        self.released: dict[int, threading.Event] = {index: threading.Event() for index in range(len(self.jobs))}
+        self.released[0].set()
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        pending = b""
+        while not self.stop.is_set():
+            if not select.select([self.done], [], [], 0.2)[0]:
+                continue
+            now = time.time()
+            try:
+                pending += os.read(self.done, 65536)
+            except BlockingIOError:
+                continue
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                kind, _, number = line.decode(errors="replace").partition(" ")
+                if not number.isdigit():
+                    continue
+                index = int(number)
+                (self.outcome.ends if kind == "e" else self.outcome.starts).setdefault(index, []).append(now)
+                if kind == "e" and len(self.outcome.ends[index]) >= self.jobs[index].threads:
+                    self.open(index + 1, True)
+
+    def open(self, index: int, go: bool) -> None:
+        """Release job `index` (go) or fail its prerun; once only."""
+        with self.lock:
+            if index not in self.gates or self.released[index].is_set():
+                return
+            self.released[index].set()
+            os.write(self.gates[index], (b"x" if go else b"q") * self.jobs[index].threads)  # one byte per thread
+
+    def close(self) -> None:
+        """Fail every gate still closed, stop reading, remove the FIFOs and fio's prerun/postrun files."""
+        for index in self.gates:
+            self.open(index, False)
+        self.stop.set()
+        self.thread.join()
+        for fd in (self.done, *self.gates.values()):
+            os.close(fd)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def run_chain(
+    job_path: Path,
+    jobs: Sequence[ChainJob],
+    *,
+    folder: Path,
+    on_status: Callable[[int, FioStatus], None] | None = None,
+    on_finished: Callable[[int, FioOutcome], None] | None = None,
+) -> ChainOutcome:
+    """Run every job of `job_path` (written with gate_options) back to back, one fio process each, in `folder`
+    (fio-NN.json and fio-NN.stderr per job). `on_finished` gets each job's outcome the moment its process exits. The
+    run stops at the first job that fails: the one started ahead is stopped, later ones never start."""
+    job_path = Path(job_path).absolute()
+    outcome = ChainOutcome()
+    relay = _Relay(folder / HANDOFF_DIR, jobs, outcome)
+    results: dict[int, FioOutcome | BaseException] = {}
+    threads: dict[int, threading.Thread] = {}
+
+    def one(index: int) -> None:
+        def status(found: FioStatus) -> None:
+            if on_status is not None:
+                on_status(index, found)
+
+        try:
+            results[index] = run_fio(
+                job_path, json_path=folder / f"fio-{index:02d}.json", stderr_path=folder / f"fio-{index:02d}.stderr",
+                on_status=status, extra_args=[f"--section={jobs[index].section}"], expected_s=jobs[index].expected_s,
+                cwd=relay.folder, released=relay.released[index])
+        except BaseException as error:  # re-raised in the calling thread
+            results[index] = error
+
+    def start(index: int) -> None:
+        if index < len(jobs) and index not in threads:
+            threads[index] = threading.Thread(target=one, args=(index,), daemon=True)
+            threads[index].start()
+
+    def start_ahead(running: int) -> None:
+        """The jobs after `running` that would be released before a process started now is ready (one at least)."""
+        lead_s, index = 0.0, running
+        while index + 1 < len(jobs) and (index == running or lead_s < START_AHEAD_S):
+            lead_s += jobs[index].expected_s
+            index += 1
+            start(index)
+
+    finished = False
+    try:
+        start(0)
+        start_ahead(0)
+        for index in range(len(jobs)):
+            following = relay.released.get(index + 1)
+            while following is not None and not following.wait(0.1) and threads[index].is_alive():
+                pass
+            if following is not None and following.is_set():
+                start_ahead(index + 1)  # they wait at their gates while job index + 1 runs
+            threads[index].join()
+            result = results[index]
+            if isinstance(result, BaseException):
+                raise result
+            outcome.outcomes.append(result)
+            if on_finished is not None:
+                on_finished(index, result)
+            if not result.ok:
+                if index + 1 < len(jobs):
+                    outcome.notes.append(f"{jobs[index].section} failed: {jobs[index + 1].section} and later did "
+                                         "not run")
+                break
+            relay.open(index + 1, True)  # normally done already by its end tokens
+            start_ahead(index + 1)
+        finished = True
+    except KeyboardInterrupt:
+        stop_all()
+        raise
+    finally:
+        relay.close()  # a job still waiting at its gate fails its prerun
+        if not finished or len(outcome.outcomes) < len(jobs):  # the job started ahead may have been released
+            kill_fio_processes(job_path)
+        for thread in threads.values():
+            thread.join()
+    return outcome
+
+
+def merged_document(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON documents of a chained run's processes as one fio document: the first one's header (version, time,
+    global options), every job in order, and the disk use of the last."""
+    merged = dict(docs[0])
+    merged["jobs"] = [job for doc in docs for job in doc.get("jobs", [])]
+    if "disk_util" in docs[-1]:
+        merged["disk_util"] = docs[-1]["disk_util"]
+    return merged

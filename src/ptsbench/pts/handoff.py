@@ -1,0 +1,77 @@
+"""A PTS round whose cells are chained (fio/chain.py): one fio process per job of the round's job file, each started
+ahead and released by the previous job's end, so the device is idle only milliseconds between cells.
+
+The round folder keeps what a stonewalled round keeps: job.fio (the whole round, gated), command.txt (one fio
+command per job), fio.json (every job's document merged into one, as one fio process would have printed it) and
+fio.stderr. Each process's own fio-NN.json is stored the moment it exits, and cells.partial.json then holds every
+finished job so far (a kill loses only the cell under way); once the round is complete the merged files replace them.
+"""
+
+import json
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ptsbench.atomic import atomic_write_json, atomic_write_text
+from ptsbench.fio.chain import HANDOFF_DIR, ChainJob, ChainOutcome, merged_document, run_chain
+from ptsbench.fio.runner import FioOutcome, FioStatus, fio_command
+from ptsbench.pts.plan import CELL_HANDOFF_S, PhasePlan, RoundJob, handoff_text
+from ptsbench.pts.store import PARTIAL_FILE
+
+
+def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: float,
+                      on_status: Callable[[FioStatus], None]) -> tuple[FioOutcome, dict[str, Any]]:
+    """Run a round's jobs chained in `folder`; the outcome of the whole round (fio.json merged; a failed job's own
+    outcome) and its hand-off record."""
+    cells = {cell.name: cell for cell in phase.cells}
+    chain = [ChainJob(name, cells[cell].numjobs, cells[cell].runtime_s + ramp_s) for name, cell in job.jobs]
+    job_path = folder / "job.fio"
+    atomic_write_text(job_path, job.text)
+    atomic_write_text(folder / "command.txt", "".join(
+        f"(cd {HANDOFF_DIR} && {shlex.join(fio_command(job_path.absolute(), [f'--section={one.section}']))})\n"
+        for one in chain))
+    started = time.monotonic()
+    docs: list[dict[str, Any]] = []
+
+    def keep(index: int, outcome: FioOutcome) -> None:
+        if outcome.ok and outcome.doc is not None:
+            docs.append(outcome.doc)
+            atomic_write_json(folder / PARTIAL_FILE, {"fio version": outcome.doc.get("fio version"),
+                                                      "jobs": [entry for doc in docs for entry in doc["jobs"]]})
+
+    def status(_index: int, found: FioStatus) -> None:  # the round's clock, not each process's
+        on_status(replace(found, elapsed_s=time.monotonic() - started))
+
+    ran = run_chain(job_path, chain, folder=folder, on_status=status, on_finished=keep)
+    record = chained_record(phase, ran)
+    failed = next((outcome for outcome in ran.outcomes if not outcome.ok), None)
+    if failed is not None or len(ran.outcomes) < len(chain):
+        return failed or FioOutcome(1, None, "", "\n".join(ran.notes)), record
+    merged = merged_document(docs)
+    atomic_write_text(folder / "fio.json", json.dumps(merged, indent=2) + "\n")
+    atomic_write_text(folder / "fio.stderr", "".join(outcome.stderr_text for outcome in ran.outcomes))
+    for index in range(len(chain)):
+        for suffix in ("json", "stderr"):
+            (folder / f"fio-{index:02d}.{suffix}").unlink(missing_ok=True)
+    (folder / PARTIAL_FILE).unlink(missing_ok=True)
+    stdout = "".join(outcome.stdout_text for outcome in ran.outcomes)
+    return FioOutcome(0, merged, stdout, "".join(outcome.stderr_text for outcome in ran.outcomes)), record
+
+
+def chained_record(phase: PhasePlan, ran: ChainOutcome) -> dict[str, Any]:
+    """How a chained round handed off: the gap before each job after the first, as the relay saw each thread's
+    end and start (ms), and what went wrong, if anything."""
+    gaps = ran.gaps_ms()
+    measured = [gap for gap in gaps if gap is not None]
+    return {"way": "chained", "text": handoff_text(phase), "gaps_ms": gaps,
+            "max_gap_ms": max(measured) if measured else None, "notes": list(ran.notes)}
+
+
+def stonewall_record(phase: PhasePlan, reason: str | None = None) -> dict[str, Any]:
+    """How a stonewalled round handed off: through fio's scheduler, gaps not measured (about CELL_HANDOFF_S)."""
+    text = (f"cells stonewalled (fio's scheduler, about {CELL_HANDOFF_S:g} s per hand-off): {reason}" if reason
+            else handoff_text(phase))
+    return {"way": "stonewall", "text": text, "gaps_ms": None, "max_gap_ms": None, "notes": []}

@@ -1,0 +1,103 @@
+"""Jobs chained one fio process each (fio/chain.py) with real fio on the null engine: back to back, a gated job not
+taken for hung, and nothing left waiting when a job fails or its fio is killed. Plans say how cells hand off."""
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ptsbench.fio.chain import ChainJob, gate_options, merged_document, run_chain
+from ptsbench.fio.jobs import render_job_file
+from ptsbench.fio.runner import fio_pids
+from ptsbench.pts.plan import TargetInfo, describe, make_plan
+from ptsbench.pts.settings import make_settings
+
+
+def chain_file(folder: Path, runtimes_ms: list[int], threads: int = 2, bad: int | None = None) -> Path:
+    """A job file of null-engine random reads, one job per runtime, gated for run_chain; job `bad` cannot start."""
+    jobs = []
+    for index, runtime_ms in enumerate(runtimes_ms):
+        options: dict[str, str | None] = {"rw": "randread", "bs": "4k", "numjobs": str(threads),
+                                          "runtime": f"{runtime_ms}ms", **gate_options(index)}
+        if index == bad:
+            options["ioengine"] = "no-such-engine"
+        jobs.append((f"c{index}", options))
+    path = folder / "job.fio"
+    path.write_text(render_job_file({"ioengine": "null", "size": "1g", "time_based": None}, jobs))
+    return path
+
+
+def test_jobs_run_back_to_back_and_a_gated_job_is_not_hung(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTSBENCH_HANG_S", "1")  # job 1 waits 2 s at its gate: silent, but not hung
+    job = chain_file(tmp_path, [2000, 300, 300])
+    finished: list[int] = []
+    ran = run_chain(job, [ChainJob(f"c{k}", 2, s) for k, s in enumerate((2.0, 0.3, 0.3))], folder=tmp_path,
+                    on_finished=lambda index, outcome: finished.append(index))
+    assert finished == [0, 1, 2] and all(outcome.ok for outcome in ran.outcomes), [o.error_line() for o in ran.outcomes]
+    docs = [outcome.doc for outcome in ran.outcomes if outcome.doc is not None]
+    merged = merged_document(docs)
+    assert [entry["jobname"] for entry in merged["jobs"]] == ["c0", "c0", "c1", "c1", "c2", "c2"]
+    assert all(entry["job_runtime"] >= 290 for entry in merged["jobs"])  # fio's clock starts after the gate
+    gaps = ran.gaps_ms()
+    assert len(gaps) == 2 and all(gap is not None and 0 <= gap < 1000 for gap in gaps), gaps
+    assert min(ran.starts[1]) >= max(ran.ends[0])  # never two cells at once
+    assert not (tmp_path / "handoff").exists() and fio_pids(tmp_path) == []
+
+
+def test_a_failing_job_stops_the_chain_without_waiting(tmp_path: Path) -> None:
+    job = chain_file(tmp_path, [300, 300, 300, 300], bad=1)
+    started = time.monotonic()
+    ran = run_chain(job, [ChainJob(f"c{k}", 2, 0.3) for k in range(4)], folder=tmp_path)
+    assert time.monotonic() - started < 20
+    assert [outcome.ok for outcome in ran.outcomes] == [True, False]
+    assert "no-such-engine" in ran.outcomes[1].error_line() and ran.notes == ["c1 failed: c2 and later did not run"]
+    for later in (tmp_path / "fio-02.json", tmp_path / "fio-03.json"):  # started ahead: stopped at their gates
+        doc = json.loads(later.read_text()) if later.exists() and later.stat().st_size else {"jobs": []}
+        assert not any(entry["read"]["total_ios"] for entry in doc["jobs"])
+    assert fio_pids(tmp_path) == []
+
+
+def test_a_killed_fio_stops_the_chain(tmp_path: Path) -> None:
+    job = chain_file(tmp_path, [300, 5000, 300])
+
+    def kill_second() -> None:  # kill -9 the fio of job c1 once it runs (its gate opened)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            for pid in fio_pids(tmp_path):
+                try:
+                    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                main = Path(f"/proc/{pid}/stat").read_text().split()[3] == str(os.getpid())  # not a job process
+                if b"--section=c1" in argv and main and (tmp_path / "fio-00.json").exists():
+                    time.sleep(0.5)
+                    os.kill(pid, signal.SIGKILL)
+                    return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_second)
+    killer.start()
+    started = time.monotonic()
+    ran = run_chain(job, [ChainJob(f"c{k}", 2, s) for k, s in enumerate((0.3, 5.0, 0.3))], folder=tmp_path)
+    killer.join()
+    assert time.monotonic() - started < 4.5  # c1 did not run its 5 s
+    assert ran.outcomes[0].ok and ran.outcomes[1].returncode == -signal.SIGKILL and len(ran.outcomes) == 2
+    assert fio_pids(tmp_path) == []
+
+
+def plan_text(tests: tuple[str, ...], remote: bool = False) -> str:
+    info = TargetInfo("/dev/fake", "block", 1 << 30, 512, 512, "libaio", remote)
+    return "\n".join(describe(make_plan(make_settings("demo", "1.1", tests), info)))
+
+
+def test_the_plan_says_how_cells_hand_off() -> None:
+    chained = "cells chained (each cell's fio process started ahead, released by the previous cell's end)"
+    assert chained in plan_text(("iops",))
+    assert "cells stonewalled (fio's scheduler, about 0.3 s per hand-off): on fio servers (--hosts)" in plan_text(
+        ("iops",), remote=True)
+    hir = plan_text(("hir",))
+    assert "timed by fio's startdelay from the round's start" in hir and chained in hir  # its steady phase chains
