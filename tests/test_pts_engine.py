@@ -3,6 +3,7 @@ tables, sequential carry-over, loop devices (root only), and the destructive gua
 
 import json
 import os
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,18 @@ def test_demo_profile_runs_all_four_tests_on_a_scratch_file(tmp_path: Path) -> N
     shown = run_cli("show", str(run_dir))
     assert shown.returncode == 0 and "Throughput (MB/s, sequential)" in shown.stdout
     assert "Write saturation" in shown.stdout and "Steady-state determination" in shown.stdout
+    from ptsbench.pts.phases import load_views
+    from ptsbench.pts.store import PtsStore
+    from ptsbench.report.core.model import Table, Text
+    from ptsbench.report.pts.handoffs import handoff_blocks
+    from ptsbench.store import RunStore
+
+    views = [view for view in load_views(PtsStore(RunStore.open(run_dir))) if view.key == "iops"]
+    blocks = handoff_blocks("iops", views)  # the report says how cells handed off, and the gaps of each round
+    assert isinstance(blocks[0], Text) and "IOPS: cells chained" in blocks[0].text
+    (table,) = [block for block in blocks if isinstance(block, Table)]
+    iops_gaps = rounds_of(run_dir, "iops")[0]["handoff"]["gaps_ms"]
+    assert table.rows == (("IOPS", 1, len(iops_gaps), statistics.median(iops_gaps), max(iops_gaps)),)
 
 
 def test_stored_cell_numbers_are_fio_numbers(tmp_path: Path) -> None:

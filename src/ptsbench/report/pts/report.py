@@ -17,6 +17,7 @@ from ptsbench.report.pts.advanced import ADVANCED_BLOCKS, telemetry_blocks
 from ptsbench.report.pts.basic import cells_blocks, iops_blocks, lat_blocks, tp_blocks, wsat_blocks
 from ptsbench.report.pts.facts import pts_test_facts, reasons_for, test_title
 from ptsbench.report.pts.guides import guide
+from ptsbench.report.pts.handoffs import handoff_blocks
 from ptsbench.report.pts.steady import host_blocks, steady_blocks
 from ptsbench.report.pts.views import SPEC_NAMES, PtsContext, load_context, slug
 
@@ -55,6 +56,7 @@ def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Se
     blocks += TEST_BLOCKS.get(test, ADVANCED_BLOCKS.get(test, cells_blocks))(views, context)
     blocks += host_blocks(test, views, context)
     blocks += telemetry_blocks(test, views)
+    blocks += handoff_blocks(test, views)
     spec = str((context.manifest.get("settings") or {}).get("spec"))
     return Section(slug("test", test), test_title(test, views, spec)[0], pts_test_facts(context, test, views),
                    tuple(blocks))
