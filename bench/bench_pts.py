@@ -109,7 +109,7 @@ def peak_memory_bytes(folder: Path, cells: int, cell_s: float, chained: bool) ->
     fio fills their buffers, so they are resident)."""
     jobs = [(f"c{index:02d}", {"rw": "randwrite", "bs": "1m", "numjobs": "4", "iodepth": "32",
                                "runtime": f"{round(cell_s * 1000)}ms",
-                               **(gate_options(index) if chained else {"stonewall": None})})
+                               **(gate_options(index, cells * cell_s) if chained else {"stonewall": None})})
             for index in range(cells)]
     job_path = folder / "memory.fio"
     job_path.write_text(render_job_file({"ioengine": "null", "size": "64g", "time_based": None}, jobs))

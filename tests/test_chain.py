@@ -1,9 +1,12 @@
 """Jobs chained one fio process each (fio/chain.py) with real fio on the null engine: back to back, a gated job not
 taken for hung, and nothing left waiting when a job fails or its fio is killed. Plans say how cells hand off."""
 
+import contextlib
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -12,7 +15,7 @@ import pytest
 
 from ptsbench.fio.chain import ChainJob, gate_options, merged_document, run_chain
 from ptsbench.fio.jobs import render_job_file
-from ptsbench.fio.runner import fio_pids
+from ptsbench.fio.runner import fio_pids, kill_fio_processes
 from ptsbench.pts.plan import TargetInfo, describe, make_plan
 from ptsbench.pts.settings import make_settings
 
@@ -22,7 +25,7 @@ def chain_file(folder: Path, runtimes_ms: list[int], threads: int = 2, bad: int 
     jobs = []
     for index, runtime_ms in enumerate(runtimes_ms):
         options: dict[str, str | None] = {"rw": "randread", "bs": "4k", "numjobs": str(threads),
-                                          "runtime": f"{runtime_ms}ms", **gate_options(index)}
+                                          "runtime": f"{runtime_ms}ms", **gate_options(index, 1)}
         if index == bad:
             options["ioengine"] = "no-such-engine"
         jobs.append((f"c{index}", options))
@@ -101,3 +104,41 @@ def test_the_plan_says_how_cells_hand_off() -> None:
         ("iops",), remote=True)
     hir = plan_text(("hir",))
     assert "timed by fio's startdelay from the round's start" in hir and chained in hir  # its steady phase chains
+
+
+def test_gated_jobs_end_when_ptsbench_is_killed(tmp_path: Path) -> None:
+    """kill -9 of the process running the chain: its FIFO ends close, and a job waiting at its gate reads
+    end-of-file, fails its prerun and its fio ends (no fio is left waiting forever)."""
+    chain_file(tmp_path, [1500, 300, 300])
+    code = ("import sys; from pathlib import Path; from ptsbench.fio.chain import ChainJob, run_chain; "
+            "run_chain(Path(sys.argv[1]) / 'job.fio', [ChainJob(f'c{k}', 2, s) for k, s in enumerate((1.5, .3, .3))], "
+            "folder=Path(sys.argv[1]))")
+    runner = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)])
+
+    def waiting_heads() -> int:
+        count = 0
+        for entry in Path("/proc").iterdir():
+            with contextlib.suppress(OSError):
+                if entry.name.isdigit() and (entry / "cmdline").read_bytes().split(b"\0")[-2:-1] == [b"gate1"]:
+                    count += 1
+        return count
+
+    def c1_runs() -> bool:
+        for pid in fio_pids(tmp_path):
+            with contextlib.suppress(OSError):
+                if b"--section=c1" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return True
+        return False
+
+    deadline = time.monotonic() + 20
+    while waiting_heads() < 2:  # both threads of c1 wait at its gate
+        assert time.monotonic() < deadline and runner.poll() is None, "c1 never reached its gate"
+        time.sleep(0.05)
+    runner.kill()
+    runner.wait()
+    deadline = time.monotonic() + 10
+    while waiting_heads() or c1_runs():
+        assert time.monotonic() < deadline, "c1 still waits at its gate"
+        time.sleep(0.05)
+    assert not (tmp_path / "fio-02.json").exists()  # c2 never started: nothing started it
+    kill_fio_processes(tmp_path)  # c0 (an orphan that would run to its end, as without a chain)

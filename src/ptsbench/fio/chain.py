@@ -13,6 +13,7 @@ closed is failed (a byte other than `x` fails the prerun); if ptsbench itself di
 prerun reads end-of-file and fails the same way. Each process's JSON is handed over the moment it exits.
 """
 
+import math
 import os
 import select
 import shutil
@@ -29,17 +30,21 @@ HANDOFF_DIR = "handoff"  # fio's working folder in a chained run: the FIFOs and 
 DONE_FIFO = "done"
 # fio takes 0.1-0.5 s to start (more on a loaded machine): a job is started at least this long before its release
 START_AHEAD_S = 1.0
+GATE_MARGIN_S = 120.0
 
 
-def gate_options(index: int) -> dict[str, str | None]:
-    """The options that chain job `index` of a job file: it waits for its gate (all but the first) and reports its
-    start and end on the done FIFO. Paths are relative to fio's working folder (HANDOFF_DIR); each thread takes
-    one byte of its gate (`head -c1`: a shell's `read` would let two threads split one line); `<>` opens a FIFO
-    without blocking when nobody reads it; the trailing `:` takes the `> JOB.prerun.txt` fio appends."""
+def gate_options(index: int, round_s: float) -> dict[str, str | None]:
+    """The options that chain job `index` of a job file: it waits for its gate (all but the first; at most the
+    round's planned time plus GATE_MARGIN_S, so that an fio whose ptsbench died before it opened the gate still ends:
+    a gate it did open reads end-of-file then) and reports its start and end on the done FIFO. Paths are relative
+    to fio's working folder (HANDOFF_DIR); each thread takes one byte of its gate (`head -c1`: a shell's `read`
+    would let two threads split one line); `<>` opens a FIFO without blocking when nobody reads it; the trailing
+    `:` takes the `> JOB.prerun.txt` fio appends."""
     done = f"echo e {index} 1<>{DONE_FIFO} && :"
     options: dict[str, str | None] = {"exec_postrun": done}
     if index:
-        options["exec_prerun"] = f'x=$(head -c1 gate{index}) && [ "$x" = x ] && echo s {index} 1<>{DONE_FIFO} && :'
+        wait = f"timeout {math.ceil(round_s + GATE_MARGIN_S)} head -c1 gate{index}"
+        options["exec_prerun"] = f'x=$({wait}) && [ "$x" = x ] && echo s {index} 1<>{DONE_FIFO} && :'
     return options
 
 

@@ -487,8 +487,8 @@ def round_job(
             jobs.append((job_name(index, cell, part), {**options, **part_options, **dict(cell.fio_options)}))
             names.append((job_name(index, cell, part), cell.name))
     if chained:
-        jobs = [(name, {**{k: v for k, v in options.items() if k != "stonewall"}, **gate_options(index)})
-                for index, (name, options) in enumerate(jobs)]
+        jobs = [(name, {**{k: v for k, v in options.items() if k != "stonewall"},
+                        **gate_options(index, phase.round_s)}) for index, (name, options) in enumerate(jobs)]
     text = render_job_file(global_options(plan, seed), jobs)
     return RoundJob(text, tuple(names), starts)
 
