@@ -1,5 +1,6 @@
-"""The PTS engine: for each phase, purge -> preconditioning -> rounds (one fio process per round, cells as
-stonewalled jobs) -> steady-state check after every round -> stop. Every finished round is stored atomically, with
+"""The PTS engine: for each phase, purge -> preconditioning -> rounds (cells chained, one fio process each, see
+pts/handoff.py; on hosts or with startdelay one fio process per round, cells as stonewalled jobs) -> steady-state
+check after every round -> stop. Every finished round is stored atomically, with
 its steady-state determination and the device and host telemetry around it, before the next one starts; `run` also
 resumes: it skips what the store holds and re-runs only an interrupted round (or an interrupted purge +
 preconditioning).

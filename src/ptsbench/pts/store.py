@@ -25,12 +25,19 @@ Layout (inside a RunStore whose manifest has kind "pts"):
     purge.json         list of purge attempts: method, command lines, ok, message, is_deviation, utc times
     precondition/      job.fio, command.txt, fio.json (json+), fio.stderr of the preconditioning run;
       result.json      written last: bytes written, runtime, bandwidth. Present = preconditioning completed
-    rounds/NNN/        job.fio, command.txt, fio.json, fio.stderr of round NNN (1-based);
+    rounds/NNN/        job.fio, command.txt, fio.json, fio.stderr of round NNN (1-based). A chained round (see
+                       pts/handoff.py) runs one fio process per job of job.fio (command.txt: one line each) and
+                       keeps fio-NN.json / fio-NN.stderr of each until the round is complete; fio.json is then
+                       every process's document merged into one
       round.json       written last, atomically: seed, utc times, wall and CPU time, per-cell results (see
-                       cell_record in records.py), the sequential start/end offsets, WSAT running totals, and the
-                       steady-state determination after this round. Present = round finished
-      cells.partial.json   while the round runs (local runs): fio's own entries of every cell finished so far, as
-                       its status documents reported them the moment the next cell started, rewritten per cell
+                       cell_record in records.py), the sequential start/end offsets, WSAT running totals, the
+                       steady-state determination after this round, and handoff: way ("chained" | "stonewall"),
+                       text (as the plan says it), gaps_ms (chained: per hand-off, the relay's time from the last
+                       thread's end to the next job's first start; null when not measured), max_gap_ms, notes.
+                       Present = round finished
+      cells.partial.json   while the round runs (local runs): fio's own entries of every cell finished so far (as
+                       its status documents reported them the moment the next cell started; chained: each
+                       process's entries as it exits), rewritten per cell
     rounds/NNN.interrupted-K/   a round that was killed part-way (kept for the record, never used)
     phase.json         written when the phase ends: stop reason, rounds run, steady state reached, window
                        rounds, the determination per tracked variable, and the window averages of every cell

@@ -26,7 +26,7 @@ def handoff_blocks(test: str, views: Sequence[Any]) -> list[Block]:
             if gaps:
                 rows.append((view.plan["title"], int(record["round"]), len(gaps), statistics.median(gaps), max(gaps)))
     if rows:
-        blocks.append(Table(slug(test, "handoffs"), "Gaps between cells (from each cell's last end to the next "
-                            "cell's first start, as ptsbench released them)", HANDOFF_COLUMNS, tuple(rows),
-                            keys=(0, 1)))
+        blocks.append(Table(slug(test, "handoffs"), "Gaps between cells, as ptsbench's relay saw them (from a cell's "
+                            "last thread ending to the next cell's first thread starting; fio's own exit and start "
+                            "around them add a few ms)", HANDOFF_COLUMNS, tuple(rows), keys=(0, 1)))
     return blocks
