@@ -169,7 +169,7 @@ def resume_target(pts: PtsStore) -> Target:
         raise StoreError(f"{pts.root} is not a PTS run or sweep",
                          "`ptsbench resume` continues runs made by `ptsbench pts` or `ptsbench sweep`")
     info = TargetInfo(**manifest["target_info"])
-    with pts.lock():
+    with pts.lock(record_pid=False):
         stop_orphan_fio(pts.root)
     if manifest.get("hosts"):
         return _remote_target(info, stored_hosts(manifest))

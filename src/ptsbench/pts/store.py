@@ -265,8 +265,10 @@ class PtsStore:
         return False
 
     @contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold the run directory for one process (released by the kernel even after kill -9)."""
+    def lock(self, record_pid: bool = True) -> Iterator[None]:
+        """Hold the run directory for one process (released by the kernel even after kill -9); `record_pid`: write
+        this process's pid into the lock file (a run does; a short hold to stop a killed run's fio leaves the
+        directory byte for byte as it was)."""
         handle = open(self.root / LOCK_FILE, "a+")  # noqa: SIM115 - held open for the whole run
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -274,10 +276,11 @@ class PtsStore:
             handle.close()
             raise StoreError(f"{self.root} is in use by another ptsbench process", "wait for it or stop it") from None
         try:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"{os.getpid()}\n")
-            handle.flush()
+            if record_pid:
+                handle.seek(0)
+                handle.truncate()
+                handle.write(f"{os.getpid()}\n")
+                handle.flush()
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
