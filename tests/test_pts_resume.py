@@ -64,6 +64,7 @@ def resume_and_check(run_dir: Path, before: dict[str, bytes]) -> dict[str, objec
         assert numbers == list(range(1, summary["rounds"] + 1))
         assert all((folder / "rounds" / f"{n:03d}" / "round.json").exists() for n in numbers)
     assert fio_pids(run_dir) == []
+    assert not [path for path in run_dir.rglob("*") if path.is_fifo()]  # a killed chain's gates are gone
     return manifest
 
 

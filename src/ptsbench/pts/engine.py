@@ -24,7 +24,7 @@ from ptsbench.fio.output import job_entries, parse_jobs
 from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
 from ptsbench.hosts.hostlist import Host
 from ptsbench.hosts.results import HostStatus
-from ptsbench.pts.handoff import run_chained_round, stonewall_record
+from ptsbench.pts.handoff import discard_gates, run_chained_round, stonewall_record
 from ptsbench.pts.plan import (
     PhasePlan,
     Plan,
@@ -204,6 +204,7 @@ def _run_phase(context: _Context, index: int, phase: PhasePlan) -> None:
             context.telemetry = None
     moved = pts.set_aside_interrupted(phase.key, len(finished) + 1)
     for path in moved:
+        discard_gates(path)
         context.reporter.event(f"{phase.phase.title}: interrupted round kept as {path.name}; running it again")
     while True:
         stop = stop_reason(context.plan, phase, finished)

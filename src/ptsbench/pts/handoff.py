@@ -9,6 +9,7 @@ finished job so far (a kill loses only the cell under way); once the round is co
 
 import json
 import shlex
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -59,6 +60,12 @@ def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: flo
     (folder / PARTIAL_FILE).unlink(missing_ok=True)
     stdout = "".join(outcome.stdout_text for outcome in ran.outcomes)
     return FioOutcome(0, merged, stdout, "".join(outcome.stderr_text for outcome in ran.outcomes)), record
+
+
+def discard_gates(folder: Path) -> None:
+    """Remove the FIFOs a killed chained round left in its folder (a copy or backup of the run would block reading
+    them)."""
+    shutil.rmtree(folder / HANDOFF_DIR, ignore_errors=True)
 
 
 def chained_record(phase: PhasePlan, ran: ChainOutcome) -> dict[str, Any]:
