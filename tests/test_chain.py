@@ -103,7 +103,7 @@ def test_the_plan_says_how_cells_hand_off() -> None:
     assert "cells stonewalled (fio's scheduler, about 0.3 s per hand-off): on fio servers (--hosts)" in plan_text(
         ("iops",), remote=True)
     hir = plan_text(("hir",))
-    assert "timed by fio's startdelay from the round's start" in hir and chained in hir  # its steady phase chains
+    assert "timed by fio's startdelay from the round's start" in hir and "one cell per round: no hand-off" in hir
 
 
 def test_gated_jobs_end_when_ptsbench_is_killed(tmp_path: Path) -> None:
@@ -116,10 +116,12 @@ def test_gated_jobs_end_when_ptsbench_is_killed(tmp_path: Path) -> None:
     runner = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)])
 
     def waiting_heads() -> int:
+        """Processes that hold c1's gate open (each thread's `head`, once it has opened it)."""
         count = 0
         for entry in Path("/proc").iterdir():
             with contextlib.suppress(OSError):
-                if entry.name.isdigit() and (entry / "cmdline").read_bytes().split(b"\0")[-2:-1] == [b"gate1"]:
+                if entry.name.isdigit() and (entry / "comm").read_text().strip() == "head" and any(
+                        os.readlink(fd).endswith("/handoff/gate1") for fd in (entry / "fd").iterdir()):
                     count += 1
         return count
 
@@ -131,7 +133,8 @@ def test_gated_jobs_end_when_ptsbench_is_killed(tmp_path: Path) -> None:
         return False
 
     deadline = time.monotonic() + 20
-    while waiting_heads() < 2:  # both threads of c1 wait at its gate
+    while waiting_heads() < 2:  # both threads of c1 wait at its gate (a thread that had not opened it yet would
+        # wait for its timeout: the round's time plus GATE_MARGIN_S)
         assert time.monotonic() < deadline and runner.poll() is None, "c1 never reached its gate"
         time.sleep(0.05)
     runner.kill()

@@ -282,7 +282,8 @@ def scheduler_reason(target: TargetInfo, cells: tuple[CellSpec, ...]) -> str | N
 def handoff_text(phase: PhasePlan) -> str:
     """How a phase's cells hand off, for the plan and the report."""
     if phase.chained:
-        return "cells chained (each cell's fio process started ahead, released by the previous cell's end)"
+        return ("cells chained (each cell's fio process started ahead, released by the previous cell's end)"
+                if len(phase.cells) > 1 else "one cell per round: no hand-off")
     return f"cells stonewalled (fio's scheduler, about {CELL_HANDOFF_S:g} s per hand-off): {phase.scheduler_reason}"
 
 
