@@ -4,9 +4,9 @@ Speed: a log is read in 1 MiB blocks of whole lines into a few buffers used in t
 per block), each parsed by one compiled loop (_logparse.c) that releases the GIL, so blocks are parsed on other
 threads while the next is read; the reading thread only copies each block's numbers into place, casting them down.
 Where it was not built (no C compiler at install time), or with PTSBENCH_LOG_READER=numpy, numpy_parser.py parses
-the blocks instead, to the same columns. Columns are kept in the smallest unsigned type that holds them, so a log
-costs little more memory than its numbers. Lines that are not well formed make a block fall back to a line-by-line
-check that names the first bad line (or drops bad lines with skip_bad_lines).
+the blocks instead, to the same columns. Columns are kept in the smallest unsigned type that holds them (a column of
+one value as that value), so a log costs little more memory than its numbers. Lines that are not well formed make a
+block fall back to a line-by-line check that names the first bad line (or drops bad lines with skip_bad_lines).
 """
 
 import os

@@ -73,7 +73,8 @@ def parse_log_name(path: Path | str) -> LogName | None:
 
 @dataclass(frozen=True, eq=False)
 class FioLog:
-    """One bw/iops/lat/clat/slat log. Arrays use the smallest unsigned type that holds them: cast before arithmetic."""
+    """One bw/iops/lat/clat/slat log. Arrays use the smallest unsigned type that holds them: cast before arithmetic.
+    Treat them as read-only: a column of one value (often block size, priority) is a read-only view of that value."""
 
     path: Path
     kind: str
