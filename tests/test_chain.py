@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from ptsbench.fio.chain import ChainJob, gate_options, merged_document, run_chain
 from ptsbench.fio.jobs import render_job_file
 from ptsbench.fio.runner import fio_pids, kill_fio_processes
@@ -145,3 +146,40 @@ def test_gated_jobs_end_when_ptsbench_is_killed(tmp_path: Path) -> None:
         time.sleep(0.05)
     assert not (tmp_path / "fio-02.json").exists()  # c2 never started: nothing started it
     kill_fio_processes(tmp_path)  # c0 (an orphan that would run to its end, as without a chain)
+
+
+FAILING_THIRD_JOB = """#!/bin/sh
+# stands in for an fio that fails the round's third job (real fio cannot be made to fail one job on demand); the real
+# fio runs everything else
+case "$*" in
+    *--section=c02-*) echo "fio: injected failure" >&2; exit 1 ;;
+esac
+exec fio "$@"
+"""
+
+
+def test_a_failing_cell_fails_its_round_keeps_the_finished_cells_and_resumes(tmp_path: Path) -> None:
+    stand_in = tmp_path / "bin" / "fio"
+    stand_in.parent.mkdir()
+    stand_in.write_text(FAILING_THIRD_JOB)
+    stand_in.chmod(0o755)
+    run_dir = tmp_path / "run"
+    args = ["pts", "--out", str(run_dir), "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--size", "16M",
+            "--round-time", "0.4", "--max-rounds", "1", "--block-sizes", "iops=4k,64k", "--mixes", "iops=0,100"]
+    started = time.monotonic()
+    failed = run_cli(*args, env={"PTSBENCH_FIO": str(stand_in)}, timeout=120)
+    assert failed.returncode != 0 and time.monotonic() - started < 60
+    errors = [line for line in failed.stderr.splitlines() if line.startswith("ptsbench: error:")]
+    assert len(errors) == 1 and "IOPS round 1 failed: fio exited with code 1: fio: injected failure" in errors[0], \
+        failed.stderr
+    assert "c03-" in errors[0] and "and later did not run" in errors[0]
+    folder = run_dir / "pts" / "iops" / "rounds" / "001"
+    kept = json.loads((folder / "cells.partial.json").read_text())  # the two cells before the failure
+    assert sorted({entry["jobname"][:3] for entry in kept["jobs"]}) == ["c00", "c01"]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and "injected failure" in manifest["failure"]  # fio's words, recorded
+    assert fio_pids(run_dir) == [] and not (folder / "round.json").exists()
+    resumed = run_cli("resume", str(run_dir))  # with the real fio: the round runs again, whole
+    assert resumed.returncode == 0, resumed.stderr
+    record = json.loads((folder / "round.json").read_text())
+    assert len(record["cells"]) == 4 and len(record["handoff"]["gaps_ms"]) == 3
