@@ -103,6 +103,7 @@ def test_pts_on_two_hosts_lockstep_per_host_and_aggregate(tmp_path: Path, server
     assert len(rounds) == 5
     for record in rounds:
         check_round(run_dir, record, names)
+        assert record["handoff"]["way"] == "stonewall" and record["handoff"]["gaps_ms"] is None
         per_host = [record["hosts"][h]["steady"]["steady"] for h in names]
         assert record["steady"]["steady"] == (None if None in per_host else all(per_host))
     last = rounds[-1]
@@ -174,6 +175,8 @@ def test_hosts_dry_run_and_refusals_are_one_line(tmp_path: Path) -> None:
     dry = run_cli("pts", "/data/test.dat", "--hosts", hosts, *SMALL, "--dry-run", "--verbose")
     assert dry.returncode == 0, dry.stderr
     assert "# hosts: 127.0.0.1:8001, 127.0.0.2:8001" in dry.stdout and "filename=/data/test.dat" in dry.stdout
+    assert "cells stonewalled (fio's scheduler, about 0.3 s per hand-off): on fio servers (--hosts)" in dry.stdout
+    assert "stonewall" in dry.stdout and "exec_prerun" not in dry.stdout  # the job fio's client runs
     for args, message in (
         (["/data/test.dat", "--hosts", hosts], "pts --hosts needs TARGET"),
         (["/data/test.dat", "--hosts", hosts, "--size", "1G", "--purge", "nvme-format"], "--purge nvme-format runs"),
