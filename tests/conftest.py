@@ -41,6 +41,16 @@ def write_job(tmp_path: Path) -> Callable[[str, str], Path]:
     return write
 
 
+def stand_in_fio(tmp_path: Path, script: str) -> Path:
+    """A shell script at tmp_path/bin/fio that stands in for fio, to inject a fault real fio cannot produce on
+    demand (it hands everything else to the real fio); point PTSBENCH_FIO at it."""
+    stand_in = tmp_path / "bin" / "fio"
+    stand_in.parent.mkdir()
+    stand_in.write_text(script)
+    stand_in.chmod(0o755)
+    return stand_in
+
+
 def fio_json(case_dir: Path) -> dict:  # type: ignore[type-arg]
     return json.loads((case_dir / "fio.json").read_text())
 

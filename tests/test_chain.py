@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, stand_in_fio
 from ptsbench.fio.chain import ChainJob, gate_options, merged_document, run_chain
 from ptsbench.fio.jobs import render_job_file
 from ptsbench.fio.runner import fio_pids, kill_fio_processes
@@ -159,10 +159,7 @@ exec fio "$@"
 
 
 def test_a_failing_cell_fails_its_round_keeps_the_finished_cells_and_resumes(tmp_path: Path) -> None:
-    stand_in = tmp_path / "bin" / "fio"
-    stand_in.parent.mkdir()
-    stand_in.write_text(FAILING_THIRD_JOB)
-    stand_in.chmod(0o755)
+    stand_in = stand_in_fio(tmp_path, FAILING_THIRD_JOB)
     run_dir = tmp_path / "run"
     args = ["pts", "--out", str(run_dir), "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--size", "16M",
             "--round-time", "0.4", "--max-rounds", "1", "--block-sizes", "iops=4k,64k", "--mixes", "iops=0,100"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import attached_loop, run_cli
+from conftest import attached_loop, run_cli, stand_in_fio
 from ptsbench.fio.runner import fio_pids
 from ptsbench.hosts.server import wait_listening
 from test_hosts import Servers, free_port, servers  # noqa: F401 (a fixture)
@@ -197,10 +197,7 @@ exec fio "$@"
 
 
 def test_a_hung_fio_is_stopped_and_recorded_as_hung(tmp_path: Path) -> None:
-    stand_in = tmp_path / "bin" / "fio"
-    stand_in.parent.mkdir()
-    stand_in.write_text(HANGING_FIO)
-    stand_in.chmod(0o755)
+    stand_in = stand_in_fio(tmp_path, HANGING_FIO)
     job = tmp_path / "null.fio"
     job.write_text(NULL_JOB + "runtime=1\ntime_based\n")
     out = tmp_path / "stand-in"
