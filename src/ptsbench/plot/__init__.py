@@ -15,10 +15,9 @@ from pathlib import Path
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.logs import FioLog, HistLog, read_hist_log, read_log
 from ptsbench.plot import charts
-from ptsbench.plot.draw import FORMATS, Look, write_chart
+from ptsbench.plot.draw import FORMATS, ChartWriter, Look
 from ptsbench.plot.series import HistRun, Run, Summary, build_hist_run, build_run, summarize, summarize_hist
 from ptsbench.plot.sources import RunFiles, find_runs
-from ptsbench.report.core.figure import Figure
 
 DIRECTIONS = ("read", "write", "trim", "total")
 
@@ -57,6 +56,11 @@ class PlotResult:
 def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
     """Read the logs, draw the charts, write them and a summary.csv into options.out_dir."""
     _check(options, FORMATS)
+    with ChartWriter(options.out_dir, options.formats, options.look) as writer:  # before reading: see ChartWriter
+        return _make_plots(inputs, options, writer)
+
+
+def _make_plots(inputs: Sequence[str], options: PlotOptions, writer: ChartWriter) -> PlotResult:
     found = find_runs(inputs, options.kind, options.pattern, options.per_job, options.labels)
     notes = list(found.left_out)
     line_options = charts.LineOptions(options.smooth_s, options.trend, options.x_axis == "written",
@@ -73,15 +77,15 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
             if keep_all:
                 value_runs.append(run)
             else:
-                written += _write(charts.run_chart(run, line_options, provenance, _safe(f"{run.label}_{run.kind}")),
-                                  options)
+                chart = charts.run_chart(run, line_options, provenance, _safe(f"{run.label}_{run.kind}"))
+                written += writer.write(chart)
         else:
             summaries.extend(_drawn(summarize_hist(run), options.directions))
             if keep_all:
                 hist_runs.append(run)
             else:
-                written += _write(charts.hist_chart([run], options.directions, provenance,
-                                                    _safe(f"{run.label}_hist"), options.title), options)
+                written += writer.write(charts.hist_chart([run], options.directions, provenance,
+                                                          _safe(f"{run.label}_hist"), options.title))
     if keep_all:
         every = [path for run in value_runs for path in run.paths] + [p for run in hist_runs for p in run.paths]
         provenance = provenance_of(tuple(every), options.device)
@@ -90,15 +94,15 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
                 raise PtsbenchError("the 3D view needs bw or iops logs", "choose them with --kind bw|iops")
             chart = charts.surface_chart(value_runs, options.bars, provenance, f"3d_{value_runs[0].kind}",
                                          options.title)
-            written += _write(chart, options)
+            written += writer.write(chart)
         else:
             for kind in dict.fromkeys(run.kind for run in value_runs):
                 same = [run for run in value_runs if run.kind == kind]
-                written += _write(charts.compare_chart(same, line_options, provenance, f"compare_{kind}",
-                                                       options.title), options)
+                written += writer.write(charts.compare_chart(same, line_options, provenance, f"compare_{kind}",
+                                                             options.title))
             if hist_runs:
-                written += _write(charts.hist_chart(hist_runs, options.directions, provenance, "compare_hist",
-                                                    options.title), options)
+                written += writer.write(charts.hist_chart(hist_runs, options.directions, provenance,
+                                                          "compare_hist", options.title))
     written.append(write_summary_csv(summaries, options.out_dir / "summary.csv"))
     return PlotResult(tuple(written), tuple(summaries), tuple(notes))
 
@@ -145,10 +149,6 @@ def _skip_notes(logs: Sequence[FioLog] | Sequence[HistLog]) -> list[str]:
             more = ", ..." if log.skipped_count > 5 else ""
             found.append(f"{log.path}: skipped {log.skipped_count} bad line(s) (line {shown}{more})")
     return found
-
-
-def _write(chart: Figure, options: PlotOptions) -> list[Path]:
-    return [write_chart(chart, options.out_dir, file_format, options.look) for file_format in options.formats]
 
 
 def _safe(text: str) -> str:

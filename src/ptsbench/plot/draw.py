@@ -1,11 +1,13 @@
 """Writing `ptsbench plot`'s charts: report Figures (report/core/figure.py) drawn by the report's two renderers,
 matplotlib for PNG / SVG and plotly for one self-contained HTML file (plotly.js inline), in the user's style."""
 
-import gc
-import sys
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ptsbench.errors import PtsbenchError
+from ptsbench.report.core.draw_mpl import import_matplotlib
 from ptsbench.report.core.figure import Figure
 
 FORMATS = ("png", "svg", "html")
@@ -33,44 +35,64 @@ def styled(figure: Figure, look: Look) -> Figure:
     return replace(figure, series=series)
 
 
-def write_chart(figure: Figure, directory: Path, file_format: str, look: Look = Look()) -> Path:
-    """Draw the figure into DIRECTORY/KEY.FORMAT (written under a temporary name, then renamed)."""
-    figure = styled(figure, look)
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{figure.key}.{file_format}"
-    if file_format == "html":
-        from ptsbench.report.core.draw_plotly import page_html
-        from ptsbench.report.core.layout import atomic_file
+MATPLOTLIB_FORMATS = ("png", "svg")
+NO_WORKER_ENV = "PTSBENCH_DRAW_WORKER"  # set to 0: draw PNG / SVG in this process even with a second core
 
-        text = page_html(figure, figure.caption)
-        with atomic_file(path) as temporary:  # a failed write (a full disk) leaves no partial chart behind
-            temporary.write_text(text)
-    else:
+
+def use_worker(formats: Sequence[str]) -> bool:
+    """A drawing worker pays off when matplotlib will draw and a second core can import it meanwhile."""
+    return (any(name in MATPLOTLIB_FORMATS for name in formats) and (os.cpu_count() or 1) > 1
+            and os.environ.get(NO_WORKER_ENV, "1") != "0")
+
+
+class ChartWriter:
+    """Writes charts in the user's style into a folder: HTML here (plotly), PNG / SVG by a DrawWorker
+    (report/core/draw_mpl.py) started at once, so that matplotlib's import (about 0.15 s of CPU) runs on another core
+    while this process reads the logs; without the worker, here. Use it as a context manager: leaving it normally
+    waits for every file (a failed worker is a PtsbenchError with its last line), leaving it by an error stops the
+    worker."""
+
+    def __init__(self, directory: Path, formats: Sequence[str], look: Look = Look(), worker: bool = True) -> None:
+        from ptsbench.report.core.draw_mpl import DrawWorker
+
+        self.directory, self.formats, self.look = directory, tuple(formats), look
+        self.worker = DrawWorker() if worker and use_worker(formats) else None
+
+    def write(self, figure: Figure) -> list[Path]:
+        """The figure's files, one per format, in the order of the formats."""
         from ptsbench.report.core.draw_mpl import write_figure_files
 
-        import_matplotlib()
-        write_figure_files(figure, directory, "", look.dpi, (file_format,), (WIDTH_IN, HEIGHT_IN))
-    return path
+        figure = styled(figure, self.look)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        drawn = tuple(name for name in self.formats if name in MATPLOTLIB_FORMATS)
+        if drawn and self.worker is not None:
+            self.worker.send(figures=[figure], directory=self.directory, provenance="", dpi=self.look.dpi,
+                             formats=drawn, size_in=(WIDTH_IN, HEIGHT_IN))
+        elif drawn:
+            import_matplotlib()
+            write_figure_files(figure, self.directory, "", self.look.dpi, drawn, (WIDTH_IN, HEIGHT_IN))
+        if "html" in self.formats:
+            _write_html(figure, self.directory / f"{figure.key}.html")
+        return [self.directory / f"{figure.key}.{name}" for name in self.formats]
+
+    def __enter__(self) -> "ChartWriter":
+        return self
+
+    def __exit__(self, error_type: type[BaseException] | None, *_: object) -> None:
+        if self.worker is None:
+            return
+        try:
+            if error_type is None and (failure := self.worker.finish()) is not None:
+                raise PtsbenchError(f"drawing the charts failed: {failure}",
+                                    f"retry with {NO_WORKER_ENV}=0 to draw them in the ptsbench process itself")
+        finally:
+            self.worker.stop()
 
 
-def import_matplotlib() -> None:
-    """Import matplotlib (its figure and Agg canvas) the first time, at less cost:
-    - without the docs nobody reads here: as each artist class is defined, matplotlib writes the docstring of its
-      set() from all its properties (matplotlib.artist.kwdoc), about a quarter of its import time;
-    - without the cyclic garbage collector scanning the import's objects again and again: they live as long as the
-      process, so they are frozen (left out of later collections, the one at exit too). Together about 0.15 s of
-      CPU in `ptsbench plot`."""
-    if "matplotlib.figure" in sys.modules:
-        return
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        import matplotlib.artist
+def _write_html(figure: Figure, path: Path) -> None:
+    from ptsbench.report.core.draw_plotly import page_html
+    from ptsbench.report.core.layout import atomic_file
 
-        matplotlib.artist.kwdoc = lambda artist: ""
-        import matplotlib.backends.backend_agg
-        import matplotlib.figure  # noqa: F401 - for report/core/draw_mpl.py
-    finally:
-        gc.freeze()
-        if collecting:
-            gc.enable()
+    text = page_html(figure, figure.caption)
+    with atomic_file(path) as temporary:  # a failed write (a full disk) leaves no partial chart behind
+        temporary.write_text(text)

@@ -12,7 +12,6 @@ that data.
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.cases.report import case_run_report
@@ -104,54 +103,32 @@ def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
     """report.pdf, and every figure's PNG and SVG at the same time in worker processes (matplotlib is
     single-threaded and a PTS report has dozens of figures). Workers take figures from the front of the list, this
     process from the back once the PDF is done; a claim file per figure keeps each drawn once. Workers are
-    plain `python -m ptsbench.report.core.draw_mpl` processes: unlike multiprocessing they never re-run the caller's
-    script."""
+    DrawWorker processes (`python -m ptsbench.report.core.draw_mpl`)."""
     import shutil
     import tempfile
 
     from ptsbench.report.core import pdf
-    from ptsbench.report.core.draw_mpl import write_figure_batch
+    from ptsbench.report.core.draw_mpl import DrawWorker, write_figure_batch
 
     figures_dir = out_dir / FIGURES_DIR
     figures_dir.mkdir(exist_ok=True)
     figures = report.figures()
     claims = Path(tempfile.mkdtemp(prefix=f".claims-{os.getpid()}-", dir=figures_dir))
-    processes: list[Any] = []
+    workers: list[DrawWorker] = []
     try:
         for _ in range(_figure_workers(len(figures))):
-            processes.append(_start_worker((figures, str(figures_dir), report.provenance, str(claims), dpi)))
+            workers.append(worker := DrawWorker())
+            worker.send(figures=figures, directory=figures_dir, provenance=report.provenance, claims=claims, dpi=dpi)
         pdf.write_pdf(report, out_dir / PDF_NAME)
         write_figure_batch(figures[::-1], figures_dir, report.provenance, claims, dpi)
-        for process in processes:
-            _wait_worker(process, out_dir)
+        for worker in workers:
+            if (failure := worker.finish()) is not None:
+                raise PtsbenchError(f"writing the figures failed: {failure}",
+                                    f"run `ptsbench report {out_dir.parent}`")
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        for worker in workers:
+            worker.stop()
         shutil.rmtree(claims, ignore_errors=True)
-
-
-def _start_worker(work: tuple[Any, ...]) -> Any:
-    """A `python -m ptsbench.report.core.draw_mpl` process drawing the pickled work given on its stdin."""
-    import pickle
-    import subprocess
-    import sys
-
-    process = subprocess.Popen([sys.executable, "-m", "ptsbench.report.core.draw_mpl"], stdin=subprocess.PIPE,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert process.stdin is not None
-    process.stdin.write(pickle.dumps(work))
-    process.stdin.close()
-    return process
-
-
-def _wait_worker(process: Any, out_dir: Path) -> None:
-    stderr = process.stderr.read()
-    process.stderr.close()
-    if process.wait():
-        last = (stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
-        raise PtsbenchError(f"writing the figures failed: {last}", f"run `ptsbench report {out_dir.parent}`")
 
 
 def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAULT_DPI) -> Path:

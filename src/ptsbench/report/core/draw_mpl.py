@@ -1,11 +1,15 @@
 """The matplotlib renderer of Figures (figure.py): PNG and SVG files, and the figures of the PDF's pages. Lines are
 drawn here for every static chart in the report's figure style (style.py).
 
-Files are written by worker processes too: `python -m ptsbench.report.core.draw_mpl` (see build.py).
+Files are written by worker processes too: `python -m ptsbench.report.core.draw_mpl` (DrawWorker; used by
+report/build.py and `ptsbench plot`).
 """
 
+import contextlib
+import gc
 import math
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -317,23 +321,94 @@ def claim(claims: Path | None, key: str) -> bool:
 
 
 def write_figure_batch(figures: Sequence[Figure], directory: Path, provenance: str,
-                       claims: Path | None = None, dpi: int = DEFAULT_DPI) -> int:
+                       claims: Path | None = None, dpi: int = DEFAULT_DPI, formats: Sequence[str] = ("png", "svg"),
+                       size_in: tuple[float, float] = (WIDTH_IN, HEIGHT_IN)) -> int:
     """The figures' files, skipping those another process has claimed; returns how many this call wrote."""
     written = 0
     for figure in figures:
         if claim(claims, figure.key):
-            write_figure_files(figure, directory, provenance, dpi)
+            write_figure_files(figure, directory, provenance, dpi, formats, size_in)
             written += 1
     return written
 
 
-def main() -> None:
-    """`python -m ptsbench.report.core.draw_mpl`: a worker that writes the figures pickled on stdin (see build.py)."""
-    import pickle
-    import sys
+def import_matplotlib() -> None:
+    """Import matplotlib (its figure and Agg canvas) the first time, at less cost:
+    - without the docs nobody reads here: as each artist class is defined, matplotlib writes the docstring of its
+      set() from all its properties (matplotlib.artist.kwdoc), about a quarter of its import time;
+    - without the cyclic garbage collector scanning the import's objects again and again: they live as long as the
+      process, so they are frozen (left out of later collections, the one at exit too). Together about 0.15 s of
+      CPU in `ptsbench plot`."""
+    if "matplotlib.figure" in sys.modules:
+        return
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        import matplotlib.artist
 
-    figures, directory, provenance, claims, dpi = pickle.load(sys.stdin.buffer)
-    write_figure_batch(figures, Path(directory), provenance, Path(claims), dpi)
+        matplotlib.artist.kwdoc = lambda artist: ""
+        import matplotlib.backends.backend_agg
+        import matplotlib.figure  # noqa: F401 - for write_figure_files
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
+class DrawWorker:
+    """A `python -m ptsbench.report.core.draw_mpl` process: it imports matplotlib at once (so the import overlaps
+    the caller's own work), then writes each batch of figures pickled on its stdin (write_figure_batch's keyword
+    arguments) until its stdin closes. Unlike multiprocessing it never re-runs the caller's script."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        self.process = subprocess.Popen([sys.executable, "-m", "ptsbench.report.core.draw_mpl"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def send(self, **batch: Any) -> None:
+        """Hand a batch over; a worker that died already is reported by finish()."""
+        import pickle
+
+        assert self.process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.write(pickle.dumps(batch))
+            self.process.stdin.flush()
+
+    def finish(self) -> str | None:
+        """Wait until every batch is written; None, or the last line the failed worker wrote to its stderr."""
+        assert self.process.stdin is not None and self.process.stderr is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.close()
+        stderr = self.process.stderr.read()
+        self.process.stderr.close()
+        if self.process.wait() == 0:
+            return None
+        return (stderr.decode(errors="replace").strip().splitlines() or [f"exit status {self.process.returncode}"])[-1]
+
+    def stop(self) -> None:
+        """End the worker if it still runs (the caller failed or was interrupted): no process is left behind."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stderr):
+            if pipe is not None and not pipe.closed:
+                with contextlib.suppress(BrokenPipeError):
+                    pipe.close()
+
+
+def main() -> None:
+    """`python -m ptsbench.report.core.draw_mpl`: DrawWorker's process."""
+    import pickle
+
+    import_matplotlib()
+    while True:
+        try:
+            batch = pickle.load(sys.stdin.buffer)
+        except EOFError:
+            return
+        write_figure_batch(**batch)
+
 
 if __name__ == "__main__":
     main()
