@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ptsbench.plot.draw import NO_WORKER_ENV, use_worker
+from ptsbench.plot.draw import WORKER_ENV, use_worker
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -50,7 +50,7 @@ def test_worker_writes_the_same_files_as_in_process(lat_log: Path, cli: CliRunne
     for worker in ("1", "0"):
         out = tmp_path / f"worker-{worker}"
         done = cli("plot", str(lat_log), "--out", str(out), "--format", "png", "--format", "svg",
-                   env={NO_WORKER_ENV: worker})
+                   env={WORKER_ENV: worker})
         assert done.returncode == 0, done.stderr
         runs[worker] = (out, done.stdout)
     (with_worker, shown), (in_process, shown_in_process) = runs["1"], runs["0"]
@@ -74,7 +74,7 @@ def _stand_in(tmp_path: Path, body: str) -> dict[str, str]:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(body)
     return {"PYTHONPATH": os.pathsep.join([str(package.parent), os.environ.get("PYTHONPATH", "")]),
-            "PTSBENCH_TEST_MARK": uuid.uuid4().hex, NO_WORKER_ENV: "1"}
+            "PTSBENCH_TEST_MARK": uuid.uuid4().hex, WORKER_ENV: "1"}
 
 
 def _marked(mark: str) -> list[int]:
@@ -96,7 +96,7 @@ def test_failing_worker_gives_one_line_and_leaves_no_process(lat_log: Path, cli:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
         "ptsbench: error: drawing the charts failed: ImportError: stand-in matplotlib, broken on purpose: "
-        f"retry with {NO_WORKER_ENV}=0 to draw them in the ptsbench process itself"]
+        f"retry with {WORKER_ENV}=0 to draw them in the ptsbench process itself"]
     assert not _marked(env["PTSBENCH_TEST_MARK"])
 
 
@@ -125,13 +125,19 @@ def test_failed_or_interrupted_plot_stops_its_worker(lat_log: Path, cli: CliRunn
     assert not _marked(env["PTSBENCH_TEST_MARK"])
 
 
-def test_worker_only_with_matplotlib_formats_and_a_second_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(NO_WORKER_ENV, raising=False)
+def test_worker_only_with_matplotlib_formats_and_a_free_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(WORKER_ENV, raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.4, 0.0, 0.0))
     assert use_worker(("png",)) and use_worker(("html", "svg"))
     assert not use_worker(("html",))
-    monkeypatch.setenv(NO_WORKER_ENV, "0")
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 0.0, 0.0))  # both CPUs busy: in-process is faster
     assert not use_worker(("png",))
-    monkeypatch.delenv(NO_WORKER_ENV)
+    monkeypatch.setenv(WORKER_ENV, "1")
+    assert use_worker(("png",)) and not use_worker(("html",))
+    monkeypatch.setenv(WORKER_ENV, "0")
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert not use_worker(("png",))
+    monkeypatch.delenv(WORKER_ENV)
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert not use_worker(("png",))

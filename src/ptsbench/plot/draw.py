@@ -36,21 +36,26 @@ def styled(figure: Figure, look: Look) -> Figure:
 
 
 MATPLOTLIB_FORMATS = ("png", "svg")
-NO_WORKER_ENV = "PTSBENCH_DRAW_WORKER"  # set to 0: draw PNG / SVG in this process even with a second core
+WORKER_ENV = "PTSBENCH_DRAW_WORKER"  # 0: draw PNG / SVG in this process; 1: always in a worker; unset: auto
 
 
 def use_worker(formats: Sequence[str]) -> bool:
-    """A drawing worker pays off when matplotlib will draw and a second core can import it meanwhile."""
-    return (any(name in MATPLOTLIB_FORMATS for name in formats) and (os.cpu_count() or 1) > 1
-            and os.environ.get(NO_WORKER_ENV, "1") != "0")
+    """Whether a drawing worker draws the PNG / SVG files: it pays off only when a CPU is free to import matplotlib
+    meanwhile. It costs about 0.13 s more CPU in all (a second interpreter, numpy imported twice), so on a machine
+    whose CPUs are all busy (1-minute load average within half a CPU of their number) the plot is slower with it."""
+    setting = os.environ.get(WORKER_ENV, "auto")
+    if not any(name in MATPLOTLIB_FORMATS for name in formats) or setting == "0":
+        return False
+    cpus = os.cpu_count() or 1
+    return setting == "1" or (cpus > 1 and os.getloadavg()[0] < cpus - 0.5)
 
 
 class ChartWriter:
     """Writes charts in the user's style into a folder: HTML here (plotly), PNG / SVG by a DrawWorker
-    (report/core/draw_mpl.py) started at once, so that matplotlib's import (about 0.15 s of CPU) runs on another core
-    while this process reads the logs; without the worker, here. Use it as a context manager: leaving it normally
-    waits for every file (a failed worker is a PtsbenchError with its last line), leaving it by an error stops the
-    worker."""
+    (report/core/draw_mpl.py) started at once when use_worker() says so, so that matplotlib's import (about 0.15 s of
+    CPU) runs on another CPU while this process reads the logs; else here. Use it as a context manager: leaving it
+    normally waits for every file (a failed worker is a PtsbenchError with its last line), leaving it by an error
+    stops the worker."""
 
     def __init__(self, directory: Path, formats: Sequence[str], look: Look = Look(), worker: bool = True) -> None:
         from ptsbench.report.core.draw_mpl import DrawWorker
@@ -84,7 +89,7 @@ class ChartWriter:
         try:
             if error_type is None and (failure := self.worker.finish()) is not None:
                 raise PtsbenchError(f"drawing the charts failed: {failure}",
-                                    f"retry with {NO_WORKER_ENV}=0 to draw them in the ptsbench process itself")
+                                    f"retry with {WORKER_ENV}=0 to draw them in the ptsbench process itself")
         finally:
             self.worker.stop()
 
