@@ -387,9 +387,17 @@ class DrawWorker:
         return (stderr.decode(errors="replace").strip().splitlines() or [f"exit status {self.process.returncode}"])[-1]
 
     def stop(self) -> None:
-        """End the worker if it still runs (the caller failed or was interrupted): no process is left behind."""
+        """End the worker if it still runs (the caller failed or was interrupted): no process is left behind. It is
+        interrupted first, so that a file it is writing leaves no temporary behind, and killed if it does not end."""
+        import signal
+        import subprocess
+
         if self.process.poll() is None:
-            self.process.kill()
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
         self.process.wait()
         for pipe in (self.process.stdin, self.process.stderr):
             if pipe is not None and not pipe.closed:
