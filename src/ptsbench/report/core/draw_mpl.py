@@ -362,9 +362,12 @@ class DrawWorker:
 
     def __init__(self) -> None:
         import subprocess
+        import tempfile
 
+        # a file, not a pipe: however much the worker writes there, neither process ever blocks; closed by stop()
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115
         self.process = subprocess.Popen([sys.executable, "-m", "ptsbench.report.core.draw_mpl"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.stderr)
 
     def send(self, **batch: Any) -> None:
         """Hand a batch over; a worker that died already is reported by finish()."""
@@ -377,13 +380,13 @@ class DrawWorker:
 
     def finish(self) -> str | None:
         """Wait until every batch is written; None, or the last line the failed worker wrote to its stderr."""
-        assert self.process.stdin is not None and self.process.stderr is not None
+        assert self.process.stdin is not None
         with contextlib.suppress(BrokenPipeError):
             self.process.stdin.close()
-        stderr = self.process.stderr.read()
-        self.process.stderr.close()
         if self.process.wait() == 0:
             return None
+        self.stderr.seek(0)
+        stderr = self.stderr.read()
         return (stderr.decode(errors="replace").strip().splitlines() or [f"exit status {self.process.returncode}"])[-1]
 
     def stop(self) -> None:
@@ -399,10 +402,10 @@ class DrawWorker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self.process.wait()
-        for pipe in (self.process.stdin, self.process.stderr):
-            if pipe is not None and not pipe.closed:
-                with contextlib.suppress(BrokenPipeError):
-                    pipe.close()
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            with contextlib.suppress(BrokenPipeError):
+                self.process.stdin.close()
+        self.stderr.close()
 
 
 def main() -> None:
