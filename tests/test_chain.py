@@ -17,7 +17,8 @@ from conftest import run_cli, stand_in_fio
 from ptsbench.fio.chain import ChainJob, gate_options, merged_document, run_chain
 from ptsbench.fio.jobs import render_job_file
 from ptsbench.fio.runner import fio_pids, kill_fio_processes
-from ptsbench.pts.plan import TargetInfo, describe, make_plan
+from ptsbench.pts.describe import describe
+from ptsbench.pts.plan import TargetInfo, make_plan
 from ptsbench.pts.settings import make_settings
 
 

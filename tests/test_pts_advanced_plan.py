@@ -6,8 +6,9 @@ import pytest
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.pts.advanced_specs import jesd219_bssplit
+from ptsbench.pts.describe import describe
 from ptsbench.pts.params import DEMO_PARAMS, SPEC_PARAMS, AdvancedParams, Settings
-from ptsbench.pts.plan import Plan, TargetInfo, describe, make_plan
+from ptsbench.pts.plan import Plan, TargetInfo, make_plan
 from ptsbench.pts.records import operating_points_record
 from ptsbench.pts.settings import make_settings, parse_overrides, parse_tests
 

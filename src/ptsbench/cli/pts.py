@@ -340,7 +340,7 @@ def _plan(settings: "Settings", resolved: "Target") -> "tuple[Plan, TargetInfo, 
 
 
 def _print_plan(plan: "Plan") -> None:
-    from ptsbench.pts.plan import describe
+    from ptsbench.pts.describe import describe
 
     for line in describe(plan):
         click.echo(line, err=True)
@@ -350,7 +350,8 @@ def _print_dry_run(plan: "Plan", purge: str, pts_purge: bool, verbose: bool,
                    description: dict[str, str]) -> None:
     """What matters first (tests, worst-case time, purge, write cache, compliance), then each phase and the
     deviations; the job files with --verbose."""
-    from ptsbench.pts.plan import phase_lines, precondition_job, round_job, round_seed, summary_lines
+    from ptsbench.pts.describe import phase_lines, summary_lines
+    from ptsbench.pts.plan import precondition_job, round_job, round_seed
     from ptsbench.report.pts.facts import device_description
 
     summary = summary_lines(plan)

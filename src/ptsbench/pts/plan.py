@@ -38,7 +38,7 @@ from ptsbench.pts.cells import CellSpec, Phase, ZonedCellSpec, round_duration_s,
 from ptsbench.pts.deviations import plan_deviations
 from ptsbench.pts.params import OPERATING_POINTS, Settings
 from ptsbench.pts.specs import MATRIX_TESTS, TEST_DEFS, build_phases
-from ptsbench.units import format_bs, format_bytes, parse_size_bytes, spoken_duration
+from ptsbench.units import format_bs, format_bytes, parse_size_bytes
 
 MIB = 1024**2
 SMALL_BS_BYTES = 512
@@ -365,25 +365,6 @@ def _check_tracked(phase: Phase, cells: tuple[CellSpec, ...]) -> None:
             )
 
 
-def _round_text(phase: PhasePlan) -> str:
-    """'56 cells/round x 60s (TC4/QD32)', or with a schedule or mixed cell times the round's length."""
-    cells = phase.cells
-    depths = sorted({f"TC{c.numjobs}/QD{c.iodepth}" for c in cells})
-    depth_text = ", ".join(depths) if len(depths) <= 4 else f"{len(depths)} TC/QD pairs"
-    if len({c.runtime_s for c in cells}) == 1 and not any(start_delay_s(c) for c in cells):
-        return f"{len(cells)} cell{'s' * (len(cells) != 1)}/round x {_duration(cells[0].runtime_s)} ({depth_text})"
-    return f"{len(cells)} cells/round, {spoken_duration(phase.round_s)} per round ({depth_text})"
-
-
-def _stop_text(phase: PhasePlan) -> str:
-    stop = phase.phase.stop
-    if stop.kind == "steady":
-        return f"until steady state or {stop.max_rounds} rounds"
-    if stop.kind == "written":
-        return f"until {stop.capacity_multiple:g} x capacity written or {spoken_duration(stop.max_time_s)}"
-    return f"{stop.max_rounds} round(s)"
-
-
 def round_seed(base_seed: int, phase_key: str, round_number: int) -> int:
     """The recorded randseed of one round, derived from the run's base seed (so resume rebuilds the same job)."""
     digest = hashlib.sha256(f"{base_seed}:{phase_key}:{round_number}".encode()).digest()
@@ -409,7 +390,7 @@ def global_options(plan: Plan, seed: int | None) -> dict[str, str | None]:
         "norandommap": None,
         "randrepeat": "0",
         "random_generator": "tausworthe64",
-        "ramp_time": _duration(plan.settings.ramp_time_s),
+        "ramp_time": fio_time(plan.settings.ramp_time_s),
     }
     if seed is not None:
         options["randseed"] = str(seed)
@@ -417,7 +398,7 @@ def global_options(plan: Plan, seed: int | None) -> dict[str, str | None]:
     return options
 
 
-def _duration(seconds: float) -> str:
+def fio_time(seconds: float) -> str:
     """A fio time value: whole seconds as '60s', anything finer in milliseconds."""
     milliseconds = round(seconds * 1000)
     return f"{milliseconds // 1000}s" if milliseconds % 1000 == 0 else f"{milliseconds}ms"
@@ -468,7 +449,7 @@ def round_job(
     starts: dict[str, int] = {}
     for index, cell in enumerate(phase.cells):
         options = _cell_options(cell)
-        runtime = _duration(cell.runtime_s)
+        runtime = fio_time(cell.runtime_s)
         if cell.pattern != "seq":
             if plan.segments and plan.segmented(phase.phase):  # one IO per segment per pass (see the docstring)
                 options.update({"offset": "0", "size": str(plan.segments.count * cell.bs_bytes),
@@ -499,7 +480,7 @@ def _seq_parts(plan: Plan, phase: Phase, cell: CellSpec,
     """Where each thread's stream continues within its slice (segmented: at the start of the segment it reached)
     and the job parts that continue it there."""
     stream = plan.stream_bytes(phase, cell)
-    runtime = _duration(cell.runtime_s)
+    runtime = fio_time(cell.runtime_s)
     offset = start.offset_bytes % stream
     if plan.segments and plan.segmented(phase):
         segments = plan.segments
@@ -528,72 +509,10 @@ def _seq_parts(plan: Plan, phase: Phase, cell: CellSpec,
     rest_s = cell.runtime_s - (stream - offset) / start.rate_bytes_per_s
     if rest_s * 1000 < 1:
         return offset, [("a", part_a)]
-    return offset, [("a", part_a), ("b", {**whole, "runtime": _duration(rest_s)})]
+    return offset, [("a", part_a), ("b", {**whole, "runtime": fio_time(rest_s)})]
 
 
 def next_seq_offset(plan: Plan, phase: Phase, cell: CellSpec, start_offset: int, io_bytes: int) -> int:
     """Where each thread's stream stops after a round that moved `io_bytes` in total from `start_offset`."""
     per_thread = io_bytes // cell.numjobs // cell.bs_bytes * cell.bs_bytes
     return (start_offset + per_thread) % plan.stream_bytes(phase, cell)
-
-
-def summary_lines(plan: Plan) -> list[str]:
-    """What matters first: the target, the tests, the worst-case time, whether steady state can be judged, and
-    whether the run can be PTS-compliant."""
-    s = plan.settings
-    titles = ", ".join(dict.fromkeys(TEST_DEFS[phase.phase.test].title for phase in plan.phases))
-    lines = [
-        f"PTS {s.spec} {s.profile} profile on {plan.target.path} ({plan.target.kind}, "
-        f"{format_bytes(plan.target.size_bytes)}), active range {s.active_range_pct:g} % = "
-        f"{format_bytes(plan.active_range_bytes)}, ioengine {plan.target.ioengine}, write cache wanted {s.write_cache}",
-        f"Tests: {titles}",
-        f"Worst case: {spoken_duration(plan.worst_case_s + plan.overhead_s)} in all "
-        f"({spoken_duration(plan.worst_case_s)} of IO, about {spoken_duration(plan.overhead_s)} of fio start-up and "
-        "hand-offs), plus purge and preconditioning",
-    ]
-    short = [phase for phase in plan.phases if phase.phase.tracked and phase.phase.stop.kind == "steady"
-             and phase.max_rounds < phase.phase.stop.window]
-    if short:
-        lines.append(f"Steady state cannot be judged: at most {short[0].max_rounds} round(s), fewer than the "
-                     f"{short[0].phase.stop.window}-round measurement window (" + ", ".join(
-                         phase.phase.title for phase in short) + " report their last rounds, not a steady state)")
-    count = len(plan.deviations)
-    lines.append("Can be PTS-compliant: yes (the purge and write cache are checked when the run starts)" if not count
-                 else f"Can be PTS-compliant: no, {count} deviation{'s' if count != 1 else ''} (listed below)")
-    return lines
-
-
-def phase_lines(plan: Plan) -> list[str]:
-    """Each phase (cells per round, rounds, duration), notes, and the deviations from the spec."""
-    lines = []
-    for phase in plan.phases:
-        pre = phase.phase.precondition
-        steps = ["purge"] if phase.phase.purge else []
-        steps.append(f"WIPC {format_bytes(phase.precondition_bytes)} of {format_bs(pre.bs_bytes)} seq writes "
-                     f"({'one stream' if pre.numjobs == 1 else f'{pre.numjobs} streams'}, "
-                     f"TC{pre.numjobs}/QD{pre.iodepth})" if pre else "no WIPC")
-        tracked = ", ".join(t.label for t in phase.phase.tracked) or "none"
-        lines.append(
-            f"  {phase.phase.title}: {', '.join(steps)}; {_round_text(phase)}, {_stop_text(phase)}; "
-            f"tracked: {tracked}; worst case {spoken_duration(phase.worst_case_s)}; {handoff_text(phase)}"
-        )
-        if phase.phase.role == "sweep" and phase.phase.test in plan.pending_points:
-            params = plan.settings.advanced[phase.phase.test]
-            point_s = params.point_prewrite_s + params.point_capture_s
-            depth = ("at the sweep's top TC/QD" if params.point_prewrite_depth == "top"
-                     else "at the point's own TC/QD")
-            lines.append(f"  {TEST_DEFS[phase.phase.test].title}: then MaxIOPS, MidIOPS and MinIOPS, chosen "
-                         f"after steady state: each {spoken_duration(params.point_prewrite_s)} pre-write {depth} "
-                         f"(--point-prewrite-depth {params.point_prewrite_depth}) + "
-                         f"{spoken_duration(params.point_capture_s)} histogram capture; worst case "
-                         f"{spoken_duration(len(OPERATING_POINTS) * point_s)}")
-    lines.extend(f"Note: {note}" for note in plan.notes)
-    if plan.deviations:
-        lines.append("Not PTS-compliant:")
-        lines.extend(f"  - {reason}" for reason in plan.deviations)
-    return lines
-
-
-def describe(plan: Plan) -> list[str]:
-    """The plan as lines for a person: what matters first (summary_lines), then each phase and the deviations."""
-    return summary_lines(plan) + phase_lines(plan)

@@ -13,8 +13,9 @@ from typing import Any
 from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.errors import PtsbenchError, StoreError
 from ptsbench.hosts.hostlist import Host
+from ptsbench.pts.describe import describe
 from ptsbench.pts.params import Settings
-from ptsbench.pts.plan import Plan, TargetInfo, describe, make_plan
+from ptsbench.pts.plan import Plan, TargetInfo, make_plan
 from ptsbench.pts.records import plan_record
 from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import RunStore, utc_now
