@@ -56,11 +56,7 @@ class PlotResult:
 def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
     """Read the logs, draw the charts, write them and a summary.csv into options.out_dir."""
     _check(options, FORMATS)
-    with ChartWriter(options.out_dir, options.formats, options.look) as writer:  # before reading: see ChartWriter
-        return _make_plots(inputs, options, writer)
-
-
-def _make_plots(inputs: Sequence[str], options: PlotOptions, writer: ChartWriter) -> PlotResult:
+    writer = ChartWriter(options.out_dir, options.formats, options.look)
     found = find_runs(inputs, options.kind, options.pattern, options.per_job, options.labels)
     notes = list(found.left_out)
     line_options = charts.LineOptions(options.smooth_s, options.trend, options.x_axis == "written",
