@@ -101,7 +101,7 @@ def test_live_report_during_and_after_a_real_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "pts", "--profile", "demo", "--tests", "lat",
                                 "--out", str(out), "--size", "32M", "--max-rounds", "5"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     index = out / "report" / "index.html"
     seen_live = ""
     deadline = time.monotonic() + 240
@@ -109,7 +109,7 @@ def test_live_report_during_and_after_a_real_run(tmp_path: Path) -> None:
         if index.exists() and not seen_live:
             seen_live = index.read_text()
         time.sleep(0.2)
-    _, stderr = process.communicate(timeout=240)
+    stdout, stderr = process.communicate(timeout=240)
     assert process.returncode == 0, stderr
     assert 'id="in-progress"' in seen_live and "Latency round" in seen_live  # opened mid-run
     final = index.read_text()
@@ -118,6 +118,7 @@ def test_live_report_during_and_after_a_real_run(tmp_path: Path) -> None:
     # piped to a log, each progress line is whole (not wrapped at 80 columns), so it can be grepped
     target = out / "scratch.dat"
     assert f"Latency: no purge of {target}: a file cannot be purged" in stderr.splitlines(), stderr
+    assert f"  - purge: none (no purge of {target}: a file cannot be purged)" in stdout.splitlines(), stdout
 
 
 @pytest.mark.parametrize(("purge", "message"), [("blkdiscard", "purge method blkdiscard cannot be used"),

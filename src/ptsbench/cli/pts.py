@@ -380,12 +380,11 @@ def _print_dry_run(plan: "Plan", purge: str, pts_purge: bool, verbose: bool,
 
 
 def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
-    from rich.console import Console
-
     from ptsbench.cli.run import write_final_report
     from ptsbench.pts.engine import run
     from ptsbench.pts.live import LiveReporter
     from ptsbench.pts.start import finish_scratch
+    from ptsbench.report.core.terminal import terminal_console
     from ptsbench.report.pts.live import BackgroundReport
     from ptsbench.report.pts.terminal import render_pts
 
@@ -396,6 +395,6 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
         if store.store.manifest.get("status") == "failed":  # not a refusal before the run began (in use, guard)
             write_final_report(store.store.root)
         raise
-    render_pts(store.store, Console())
+    render_pts(store.store, terminal_console())  # as `show` prints it: piped, lines whole
     write_final_report(store.store.root)
     finish_scratch(store)
