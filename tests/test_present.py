@@ -236,7 +236,7 @@ def test_pts_show_fits_the_terminal(tmp_path_factory: pytest.TempPathFactory, co
     iops = json.loads((run_dir / "pts" / "iops" / "phase.json").read_text())
     needles = [f"{cell['iops']:,.1f}" for cell in iops["window"].values()]
     needles += [f"{determined['average']:,.1f}" for determined in iops["determination"].values()]
-    needles += ["Throughput", "Write saturation", "rnd 4k 100/0"]
+    needles += ["Throughput", "Write saturation", "rnd 4k 0/100"]
     if columns is None:
         done = run_cli("show", str(run_dir))
         assert done.returncode == 0
@@ -247,8 +247,8 @@ def test_pts_show_fits_the_terminal(tmp_path_factory: pytest.TempPathFactory, co
     assert_whole(text, needles, columns)
     lines = text.splitlines()
     assert lines[next(i for i, line in enumerate(lines) if "status done" in line) + 1].startswith("target ")
-    answer = next(i for i, line in enumerate(lines) if line.startswith("At a glance"))
-    assert answer < next(i for i, line in enumerate(lines) if line.startswith("IOPS (block size"))  # answer first
+    answer = next(i for i, line in enumerate(lines) if line.startswith("Tracked values at steady state"))
+    assert answer < next(i for i, line in enumerate(lines) if line.startswith("IOPS: block size"))  # answer first
 
 
 def test_show_json_and_csv_of_a_pts_run(tmp_path_factory: pytest.TempPathFactory) -> None:

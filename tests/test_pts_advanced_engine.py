@@ -18,7 +18,8 @@ from ptsbench.pts.advanced import LATENCY_LIMIT_NS
 from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.settings import make_settings
 from ptsbench.pts.start import create_run, target_info
-from ptsbench.report.pts.terminal import pts_tables
+from ptsbench.report.core.model import Table
+from ptsbench.report.pts.terminal import pts_sections, terminal_blocks
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import TELEMETRY_KEYS
 from test_pts_engine import Recorder, rounds_of
@@ -73,15 +74,17 @@ def test_hir_wait_states_follow_their_schedule(demo_run: tuple[Path, str]) -> No
         assert [int(d) for d in delays] == [round(1000 * (0.1 + wait_s)), round(2000 * (0.1 + wait_s))]
         assert all(cell["write"]["io_bytes"] > 0 and cell["read"] is None for cell in record["cells"].values())
     baseline = read(run_dir / "pts" / "hir-ss" / "phase.json")["window"]["rnd 4k 0/100"]["iops"]
-    (table,) = [t for t in pts_tables_of(run_dir) if t.title.startswith("Host idle recovery")]
-    assert [row[0] for row in table.rows] == ["0.1", "0.3"]
-    assert all(row[3] == f"{baseline:,.1f}" for row in table.rows)
+    table = shown_tables(run_dir)["hir"]
+    assert [row[0] for row in table.rows] == [0.1, 0.3]
+    assert all(row[3] == baseline for row in table.rows)
 
 
-def pts_tables_of(run_dir: Path) -> list[Any]:
+def shown_tables(run_dir: Path) -> dict[str, Table]:
+    """The tables `show` prints (the report's), by key."""
     from ptsbench.store import RunStore
 
-    return pts_tables(RunStore.open(run_dir))
+    return {block.key: block for section in pts_sections(RunStore.open(run_dir)) for block in terminal_blocks(section)
+            if isinstance(block, Table)}
 
 
 def test_xsr_groups_and_recovery(demo_run: tuple[Path, str]) -> None:
@@ -99,10 +102,11 @@ def test_xsr_groups_and_recovery(demo_run: tuple[Path, str]) -> None:
     group3 = [r["cells"][cell]["bw_bytes"] for r in rounds_of(run_dir, "xsr-3")]
     baseline = sum(group1) / len(group1)
     recovered = next((index for index, bw in enumerate(group3) if bw >= baseline), None)
-    (table,) = [t for t in pts_tables_of(run_dir) if t.title == "Cross stimulus recovery: recovery time"]
+    table = shown_tables(run_dir)["xsr-recovery"]
     ends = [sum(r["wall_s"] for r in rounds_of(run_dir, "xsr-3")[:n + 1]) for n in range(len(group3))]
-    expected = "not recovered" if recovered is None else f"{ends[recovered] / 60:,.2f}"
-    assert table.rows == ((f"{baseline / 1e6:,.2f}", expected, str(len(group3))),)
+    expected = (None, None, "not recovered") if recovered is None else (
+        recovered + 1, pytest.approx(ends[recovered] / 60), "recovered")
+    assert table.rows == ((pytest.approx(baseline / 1e6), len(group3), *expected),)
 
 
 @pytest.mark.parametrize("test", ["cbw", "dirth"])
@@ -156,12 +160,13 @@ def test_show_prints_every_advanced_table_and_telemetry(demo_run: tuple[Path, st
     run_dir, run_output = demo_run
     shown = run_cli("show", str(run_dir), env={"COLUMNS": "200"})
     assert shown.returncode == 0, shown.stderr
-    for title in ("Host idle recovery (4 KiB random writes)", "Cross stimulus recovery: access groups",
-                  "Cross stimulus recovery: recovery time", "Composite block size workload: demand variation",
-                  "Demand intensity / response time histogram: demand intensity (mean latency us)",
-                  "Operating points (from the sweep)", "Response time at the operating points",
-                  "Response-time histograms", "HDD IOPS per zone (2 zones): IOPS per zone",
-                  "Telemetry per phase"):
+    titles = [table.title for table in shown_tables(run_dir).values()]
+    for title in ("Host idle recovery: mean IOPS", "Cross stimulus recovery: access groups",
+                  "Cross stimulus recovery: recovery time", "demand variation", "demand intensity",
+                  "operating points (from the sweep)", "response time at the operating points",
+                  "response-time histograms", "HDD IOPS per zone (2 zones)", "Telemetry per phase"):
+        assert any(title in found for found in titles), title
+    for title in titles:  # the run's end and `show` print every one of the report's tables
         assert title in " ".join(shown.stdout.split()) and title in " ".join(run_output.split()), title
     for phase in read(run_dir / "plan.json")["phases"]:
         for record in rounds_of(run_dir, phase["key"]):
@@ -263,5 +268,6 @@ def test_telemetry_per_round_tells_throttling_apart(tmp_path: Path, fakebin: Cal
     assert len(reads) == 4  # before round 1, after rounds 1 and 2, after the wait state's round (no purge between)
     from ptsbench.store import RunStore
 
-    (table,) = [t for t in pts_tables(RunStore.open(root)) if t.title.startswith("Telemetry")]
-    assert table.rows[0][:4] == ("Host idle recovery: steady state (baseline)", "2", "37-83", "rounds 2")
+    tables = [block for section in pts_sections(RunStore.open(root)) for block in terminal_blocks(section)
+              if isinstance(block, Table) and block.title.startswith("Telemetry")]
+    assert tables[0].rows[0][:5] == ("Host idle recovery: steady state (baseline)", 2, 37, 83, "rounds 2")

@@ -19,7 +19,8 @@ from ptsbench.pts.records import determination, stop_reason
 from ptsbench.pts.settings import make_settings, parse_overrides
 from ptsbench.pts.start import create_run, target_info
 from ptsbench.pts.steady import steady_state
-from ptsbench.report.pts.terminal import pts_tables
+from ptsbench.report.core.model import Table
+from ptsbench.report.pts.terminal import pts_sections, terminal_blocks
 from ptsbench.target.target import Target
 
 MIB = 1024**2
@@ -71,13 +72,14 @@ def test_demo_profile_runs_all_four_tests_on_a_scratch_file(tmp_path: Path) -> N
     wsat = rounds_of(run_dir, "wsat")
     assert wsat[-1]["wsat"]["written_bytes"] >= 2 * 16 * MIB or wsat[-1]["wsat"]["io_time_s"] >= 20
     assert not (run_dir / "scratch.dat").exists()
-    assert "NOT PTS-compliant" in done.stdout and "IOPS (block size x read/write mix)" in done.stdout
+    assert "NOT PTS-compliant" in done.stdout and "IOPS: block size x read/write mix" in done.stdout
     shown = run_cli("show", str(run_dir))
-    assert shown.returncode == 0 and "Throughput (MB/s, sequential)" in shown.stdout
-    assert "Write saturation" in shown.stdout and "Steady-state determination" in shown.stdout
+    assert shown.returncode == 0 and "Throughput: sequential MB/s per block size" in shown.stdout
+    assert "Write saturation: every round" in shown.stdout and "Steady-state determination" in shown.stdout
+    assert "Gaps between cells" in shown.stdout and "Rounds per phase" in shown.stdout
     from ptsbench.pts.phases import load_views
     from ptsbench.pts.store import PtsStore
-    from ptsbench.report.core.model import Table, Text
+    from ptsbench.report.core.model import Text
     from ptsbench.report.pts.handoffs import handoff_blocks
     from ptsbench.store import RunStore
 
@@ -137,10 +139,12 @@ def test_rounds_stop_at_steady_state_or_the_maximum(tmp_path: Path) -> None:
     assert summary["window_rounds"] == list(range(len(rounds) - 4, len(rounds) + 1))
     window_iops = [r["cells"]["rnd 4k 0/100"]["iops"] for r in rounds[-5:]]
     assert summary["window"]["rnd 4k 0/100"]["iops"] == pytest.approx(sum(window_iops) / 5)
-    (iops_table, steady_table, telemetry_table) = pts_tables(store.store)
-    assert iops_table.rows == (("4k", f"{sum(window_iops) / 5:,.1f}"),)
-    assert steady_table.rows[0][2] == f"{len(rounds) - 4}-{len(rounds)}"
-    assert telemetry_table.rows[0][:2] == ("IOPS", str(len(rounds)))
+    tables = {block.key: block for section in pts_sections(store.store) for block in terminal_blocks(section)
+              if isinstance(block, Table)}  # what `show` prints: the report's tables
+    assert tables["iops"].rows == (("4k", pytest.approx(sum(window_iops) / 5)),)
+    assert tables["iops-steady-state"].rows[0][2] == f"{len(rounds) - 4}-{len(rounds)}"
+    assert tables["iops-telemetry"].rows[0][:2] == ("IOPS", len(rounds))
+    assert tables["summary"].rows[0][1:3] == (str(len(rounds)), "7")
 
 
 def test_stop_rule_is_decided_from_stored_rounds() -> None:

@@ -2,13 +2,14 @@
 
 from ptsbench.pts.live import hir_line, steady_line, telemetry_line
 from ptsbench.pts.steady import steady_state
-from ptsbench.report.pts.terminal import compliance_lines
+from ptsbench.report.core.model import Column, Table
+from ptsbench.report.pts.terminal import thinned, verdict_line
 
 
-def test_compliance_banner_lists_every_reason() -> None:
-    assert compliance_lines({"compliance": {"compliant": True, "reasons": []}}) == ["PTS-compliant"]
-    lines = compliance_lines({"compliance": {"compliant": False, "reasons": ["purge: none", "round time 1 s"]}})
-    assert lines == ["NOT PTS-compliant:", "  - purge: none", "  - round time 1 s"]
+def test_compliance_verdict_counts_the_deviations() -> None:
+    assert verdict_line({"compliance": {"compliant": True, "reasons": []}})[0] == "PTS-compliant"
+    line, _style = verdict_line({"compliance": {"compliant": False, "reasons": ["purge: none", "round time 1 s"]}})
+    assert line.startswith("NOT PTS-compliant (2 deviations, listed under 'Compliance and rounds'")
 
 
 def test_live_status_before_and_in_the_window() -> None:
@@ -28,13 +29,19 @@ def test_live_status_of_write_saturation() -> None:
     assert steady_line(record) == "written 123.4 MB in 61.5 s of IO"
 
 
-def test_long_write_saturation_tables_show_evenly_spaced_rounds() -> None:
-    from ptsbench.report.pts.terminal import _spread
-
-    assert _spread(4, 25) == [0, 1, 2, 3]
-    picked = _spread(1440, 25)
-    assert len(picked) == 25 and picked[0] == 0 and picked[-1] == 1439
+def test_long_round_tables_show_evenly_spaced_rounds() -> None:
+    """A 24-hour write saturation run has 1,440 rounds: the terminal shows 25 of them, first and last included;
+    a long table that is not by round (the deviations) stays whole."""
+    rounds = Table("wsat", "every round", (Column("round"), Column("IOPS", "iops")),
+                   tuple((str(n), float(n)) for n in range(1, 1441)))
+    shown, note = thinned(rounds)
+    picked = [int(str(row[0])) for row in shown.rows]
+    assert len(picked) == 25 and picked[0] == 1 and picked[-1] == 1440 and note and note.startswith("25 of 1440 rows")
     assert {b - a for a, b in zip(picked, picked[1:], strict=False)} <= {59, 60}
+    assert thinned(Table("short", "t", rounds.columns, rounds.rows[:25])) == (Table("short", "t", rounds.columns,
+                                                                                   rounds.rows[:25]), None)
+    deviations = Table("deviations", "why", (Column("deviation"),), tuple((f"reason {n}",) for n in range(40)))
+    assert thinned(deviations) == (deviations, None)
 
 
 def test_live_lines_of_hir_and_telemetry() -> None:
@@ -46,3 +53,28 @@ def test_live_lines_of_hir_and_telemetry() -> None:
     assert hir_line(record) == "2 bursts 4,000 IOPS, recovery 2,000 IOPS"  # 4000 IOs in 1 s
     assert telemetry_line(record) == "device 71 C, THERMAL THROTTLING during the round"
     assert telemetry_line({"telemetry": {"change": {"temperature_end_c": None, "throttled": None}}}) == ""
+
+
+def test_a_narrow_terminal_wraps_text_then_leaves_out_value_columns_but_keeps_the_verdict() -> None:
+    from rich.console import Console
+
+    from ptsbench.report.core.terminal import model_table
+
+    table = Table("steady", "Steady state", (Column("tracked variable"), *(Column(f"value {n} (IOPS)", "iops")
+                                                                          for n in range(8)), Column("steady state")),
+                  (("rnd 4k 0/100 iops", *(123456.7 + n for n in range(8)), "NOT reached"),))
+
+    def shown(width: int) -> str:
+        console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+        console.print(model_table(table, width))
+        return console.export_text()
+
+    wide = shown(200)
+    assert all(f"{123456.7 + n:,.1f}" in wide for n in range(8)) and "more column" not in wide
+    narrow = shown(60)
+    assert max(len(line.rstrip()) for line in narrow.splitlines()) <= 60
+    assert "NOT reached" in narrow and "123,456.7" in narrow  # the verdict and the first value stay, whole
+    words = " ".join(narrow.split())
+    assert "5 more column(s) in the report: value 3 (IOPS), value 4 (IOPS), value 5 (IOPS), value 6 (IOPS), " \
+           "value 7 (IOPS)" in words  # left out from the right, before the verdict, and named
+    assert all(f"value {n}" in words.split(" more column")[0] for n in range(3))  # headers wrapped

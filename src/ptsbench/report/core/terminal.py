@@ -4,22 +4,12 @@ import csv
 import io
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from ptsbench.report.cases.tables import RESULT_PERCENTILES, TABLE_PERCENTILES, ResultRow, steady_state_text
 
 FORMATS = ("table", "json", "csv")
-
-
-@dataclass(frozen=True)
-class TextTable:
-    """A table of text for the terminal: a title, column headers, rows of text cells, and notes under it."""
-
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _number(value: float | None, digits: int) -> str:
@@ -241,7 +231,9 @@ def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None 
 
 def model_table(table: Any, width: int | None = None) -> Any:
     """A report table (model.Table) for the terminal: its constant text columns said once above it, each column in
-    one number format, and, when `width` is too narrow, its last value columns left out (said under it)."""
+    one number format. When `width` is too narrow, headers wrap at spaces, then text cells do (rows whole where the
+    room allows), and only then are value columns left out from the right (named under it; a last text column, a
+    verdict, stays). Numbers are never split."""
     from rich import box
     from rich.markup import escape
     from rich.table import Table
@@ -251,29 +243,62 @@ def model_table(table: Any, width: int | None = None) -> Any:
     shown_table, constants = condensed(table)
     cells = formatted_rows(shown_table)
     heading = "\n".join([shown_table.title, *(f"{name}: {value}" for name, value in constants)])
-    count = len(shown_table.columns)
+    columns = shown_table.columns
+    shown = list(range(len(columns)))
 
-    def build(count: int) -> Any:
+    def least(index: int, wrap_text: bool) -> int:
+        """The narrowest a column can be: its longest number or cell (with `wrap_text`: word); headers wrap."""
+        texts = [row[index] for row in cells]
+        if wrap_text and columns[index].kind == "text":
+            texts = [word for text in texts for word in text.split()]
+        return max([len(text) for text in texts] + [len(word) for word in columns[index].name.split()] + [1])
+
+    def longest_cell(index: int) -> int:
+        return max([len(row[index]) for row in cells] + [1])
+
+    def natural(index: int) -> int:
+        return max(longest_cell(index), len(columns[index].name))
+
+    def widths(wrap_text: bool = False) -> list[int] | None:
+        """Column widths that fit `width`, or None when they cannot. The room left is given first to cells, so rows
+        stay on one line, then to headers (each time to the columns that need the least)."""
+        if width is None:
+            return [natural(index) for index in shown]
+        found = [least(index, wrap_text) for index in shown]
+        extra = width - 3 * (len(shown) - 1) - sum(found)  # between two columns: a space, the (blank) rule, a space
+        if extra < 0:
+            return None
+        for goal in (longest_cell, natural):
+            for position in sorted(range(len(shown)), key=lambda p: goal(shown[p]) - found[p]):
+                grow = max(0, min(extra, goal(shown[position]) - found[position]))
+                found[position] += grow
+                extra -= grow
+        return found
+
+    def build(sizes: list[int]) -> Any:
         rich_table = Table(title=escape(heading), title_justify="left", header_style="bold", box=box.SIMPLE_HEAD,
                            pad_edge=False, show_edge=False)
-        for column in shown_table.columns[:count]:
-            numeric = column.kind != "text"
-            rich_table.add_column(escape(column.name), justify="right" if numeric else "left", no_wrap=numeric,
+        for index, size in zip(shown, sizes, strict=True):
+            numeric = columns[index].kind != "text"
+            rich_table.add_column(escape(columns[index].name), justify="right" if numeric else "left", width=size,
                                   overflow="fold")
         for row in cells:
-            rich_table.add_row(*(escape(text) for text in row[:count]))
-        left_out = len(shown_table.columns) - count
+            rich_table.add_row(*(escape(row[index]) for index in shown))
+        left_out = [columns[index].name for index in range(len(columns)) if index not in shown]
         if left_out:
-            rich_table.caption = f"{left_out} more column(s) in the report: " + ", ".join(
-                column.name for column in shown_table.columns[count:])
+            rich_table.caption = f"{len(left_out)} more column(s) in the report: " + ", ".join(left_out)
             rich_table.caption_justify = "left"
         return rich_table
 
-    rich_table = build(count)
-    minimum = max(len(shown_table.keys), 2)
-    while width is not None and count > minimum and natural_width(rich_table) > width:
-        count -= 1
-        rich_table = build(count)
+    keep_last = len(columns) > 2 and columns[-1].kind == "text"
+    minimum = max(len(shown_table.keys), 2) + keep_last
+    sizes = widths()
+    if sizes is None:  # numbers matter more than names on one line: text wraps at spaces before a column goes
+        sizes = widths(wrap_text=True)
+    while sizes is None and len(shown) > minimum:
+        shown.pop(-2 if keep_last else -1)
+        sizes = widths(wrap_text=True)
+    rich_table = build(sizes or [natural(index) for index in shown])  # still too wide: rich folds it
     return titled(rich_table)
 
 
@@ -296,81 +321,3 @@ def terminal_console() -> Any:
 
     console = Console()
     return console if console.is_terminal else Console(soft_wrap=True)
-
-
-# --- tables of text cells (PTS show) ----------------------------------------------------------------------
-
-def _numeric(text: str) -> bool:
-    """A cell written as a number (or '-' for none), so its column is right-aligned and never wrapped."""
-    cleaned = text.replace(",", "").replace(".", "").replace("-", "").replace("+", "").replace("%", "").strip()
-    return cleaned.isdigit() or cleaned == ""
-
-
-def _column_range(table: Any, index: int) -> tuple[int, int]:
-    """(longest word, longest cell) of a column, header included: its narrowest and its natural width."""
-    texts = [table.columns[index], *(row[index] for row in table.rows if index < len(row))]
-    return max(len(word) for text in texts for word in text.split() or [""]), max(len(text) for text in texts)
-
-
-def _widths(table: Any, shown: Sequence[int], width: int | None) -> list[int] | None:
-    """Column widths that fit `width` with no word split (None: natural widths), or None when they cannot."""
-    ranges = [_column_range(table, index) for index in shown]
-    if width is None:
-        return [natural for _least, natural in ranges]
-    room = width - 3 * (len(shown) - 1)  # between two columns: a space, the (blank) rule, a space
-    widths = [least for least, _natural in ranges]
-    if sum(widths) > room:
-        return None
-    extra = room - sum(widths)
-    for position in sorted(range(len(shown)), key=lambda p: ranges[p][1] - ranges[p][0]):
-        grow = min(extra, ranges[position][1] - widths[position])
-        widths[position] += grow
-        extra -= grow
-    return widths
-
-
-def _text_rich_table(table: Any, shown: Sequence[int], widths: Sequence[int]) -> Any:
-    from rich import box
-    from rich.table import Table as RichTable
-
-    rich_table = RichTable(title=table.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                           show_edge=False)
-    for index, width in zip(shown, widths, strict=True):
-        numeric = index > 0 and all(_numeric(row[index]) for row in table.rows if index < len(row))
-        rich_table.add_column(table.columns[index], justify="right" if numeric else "left", width=width,
-                              no_wrap=numeric, overflow="fold")
-    for row in table.rows:
-        rich_table.add_row(*(row[index] if index < len(row) else "" for index in shown))
-    left_out = [table.columns[index] for index in range(len(table.columns)) if index not in shown]
-    if left_out:
-        rich_table.caption = (f"left out to fit the terminal: {', '.join(left_out)} (a wider terminal, the "
-                              "report or `show --format csv` have them)")
-        rich_table.caption_justify = "left"
-    return rich_table
-
-
-def print_text_tables(tables: Sequence[TextTable], console: Any) -> None:
-    """Tables of text cells (TextTable: report/pts/terminal.py's), each as wide as its cells. Piped: never
-    cut. On a terminal too narrow for a table, its text wraps at
-    spaces, and its middle columns are left out (and named) when even that does not fit: numbers and names are
-    never split or cut."""
-    from rich.console import Console
-
-    for table in tables:
-        shown = list(range(len(table.columns)))
-        width = console.width if console.is_terminal else None
-        widths = _widths(table, shown, width)
-        while widths is None and len(shown) > 3:
-            shown.pop(-2)  # the first columns name the row, the last is the verdict
-            widths = _widths(table, shown, width)
-        if widths is None:  # not even three columns fit: wrap as rich does
-            shown = list(range(len(table.columns)))
-            widths = _widths(table, shown, None) or []
-        rich_table = titled(_text_rich_table(table, shown, widths))
-        if console.is_terminal:
-            console.print(rich_table)
-        else:  # piped: the table's own width, whatever the default width of a console without a terminal
-            natural = int(Console(width=10_000).measure(rich_table).maximum)
-            Console(file=console.file, width=max(natural, console.width)).print(rich_table)
-        for note in table.notes:
-            console.print(f"  {note}", highlight=False, style="dim")

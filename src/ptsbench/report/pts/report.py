@@ -23,6 +23,7 @@ from ptsbench.report.pts.views import SPEC_NAMES, PtsContext, load_context, slug
 
 TestBlocks = Callable[[Sequence[Any], PtsContext], list[Block]]
 TEST_BLOCKS: dict[str, TestBlocks] = {"iops": iops_blocks, "tp": tp_blocks, "lat": lat_blocks, "wsat": wsat_blocks}
+COMPLIANCE_BANNER = "NOT PTS-compliant: "  # a test's deviations, at the top of its section
 STEADY_STATE_SOURCE = {"2.0": "PTS 2.0.2 section 2.1.24", "1.1": "PTS-E 1.1"}  # cited as the version that ran
 STEADY_STATE_RULE = (
     "Steady state ({source}): over the measurement window (the last 5 rounds) the tracked variable's "
@@ -37,7 +38,7 @@ def _banners(context: PtsContext, test: str, views: Sequence[Any]) -> list[Block
     compliance = context.manifest.get("compliance") or {}
     if not compliance.get("compliant", False):
         reasons = reasons_for(compliance.get("reasons") or [], test, views, context)
-        blocks.append(Text(f"NOT PTS-compliant: {'; '.join(reasons) or 'see Compliance'}", "warning"))
+        blocks.append(Text(COMPLIANCE_BANNER + ("; ".join(reasons) or "see Compliance"), "warning"))
     for view in views:
         if view.result is not None and view.plan["tracked"] and not view.result.get("steady"):
             blocks.append(Text(f"{view.plan['title']}: steady state not reached ({view.result['stop_reason']}); "
