@@ -4,7 +4,8 @@
 #      demo's dry run;
 #   2. `CC=/bin/false pip install .` (no C compiler): the install succeeds, says in one line that the fast parser was
 #      not built, and ptsbench plot of the same log gives the same summary with the numpy parser;
-#   3. scripts/install.sh run by a user without root on a machine without fio: it says to install fio and stops.
+#   3. scripts/install.sh run by a user without root on a machine without fio: it says to install fio and stops;
+#   4. `pipx install .`: ptsbench on PATH in a venv of its own (pipx itself installed into a throwaway venv).
 # Dependencies come from a wheel folder (the versions of constraints.txt) filled from PyPI on the first run and used
 # offline after that (PTSBENCH_WHEELS sets where; default ~/.cache/ptsbench/wheels). About a minute (1.5 minutes on
 # a 2-CPU machine loaded by other test runs); --no-compile spares byte-compiling the dependencies twice.
@@ -13,6 +14,8 @@ cd "$(dirname "$0")/.."
 source_dir=$PWD
 python=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')  # the interpreter install.sh chose
 wheels=${PTSBENCH_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/ptsbench/wheels}
+PIPX_VERSION=1.18.4
+PIPX_PIP_VERSION=26.3  # the pip pipx 1.18 wants (>= 26.1) in its shared venv
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$wheels"
@@ -117,4 +120,18 @@ if [ -n "$system_python" ]; then
 else
   step "left out: install.sh as another user (needs root to switch to nobody, and a Python 3.11+ nobody can run)"
 fi
-step "ok in ${SECONDS} s: wheel install; install without a C compiler (numpy log reader, same summary); install.sh without root"
+# 4. pipx install . (pipx pinned, so that the check means the same tomorrow)
+fresh_venv "$work/venv-pipx"
+pip_install "$work/venv-pipx" "pipx==$PIPX_VERSION" || fail "installing pipx $PIPX_VERSION"
+ls "$wheels"/pip-"$PIPX_PIP_VERSION"-*.whl >/dev/null 2>&1 \
+  || .venv/bin/pip download -q --no-deps -d "$wheels" "pip==$PIPX_PIP_VERSION"  # pipx upgrades its shared pip
+step "pipx install . (pipx $PIPX_VERSION)"
+cd "$work/elsewhere"
+PIPX_HOME=$work/pipx PIPX_BIN_DIR=$work/pipx-bin "$work/venv-pipx/bin/pipx" install --quiet \
+  --pip-args="--no-index --find-links $wheels" "$work/src-wheel" >"$work/pipx.out" 2>&1 \
+  || { cat "$work/pipx.out" >&2; fail "pipx install ."; }
+"$work/pipx-bin/ptsbench" --version | grep -q "ptsbench" || fail "ptsbench --version after pipx install"
+"$work/pipx-bin/ptsbench" plot "$logs/check_lat.log" --out "$work/plot-pipx" >/dev/null
+[ -s "$work/plot-pipx/check_lat.png" ] || fail "ptsbench plot wrote no chart from the pipx install"
+cd "$source_dir"
+step "ok in ${SECONDS} s: wheel install; install without a C compiler (numpy log reader, same summary); install.sh without root; pipx install ."
