@@ -302,17 +302,25 @@ def model_table(table: Any, width: int | None = None) -> Any:
     return titled(rich_table)
 
 
-def print_model_tables(tables: Sequence[Any], texts: Sequence[str] = ()) -> None:
-    """Lines of text, then report tables, on stdout: fitted to a terminal, at their own width when piped."""
+def print_model_table(table: Any, console: Any) -> None:
+    """A report table (model.Table) on `console`: fitted to a terminal; piped, at its own width (nothing cut or
+    wrapped)."""
     from rich.console import Console
 
+    if console.is_terminal:
+        console.print(model_table(table, console.width))
+        return
+    rendered = model_table(table)
+    Console(file=console.file, width=natural_width(rendered)).print(rendered)
+
+
+def print_model_tables(tables: Sequence[Any], texts: Sequence[str] = ()) -> None:
+    """Lines of text, then report tables, on stdout."""
     console = terminal_console()
-    width = console.width if console.is_terminal else None
-    rendered = [model_table(table, width) for table in tables]
     for text in texts:
         console.print(text, highlight=False)
-    for table in rendered:
-        (console if console.is_terminal else Console(width=natural_width(table))).print(table)
+    for table in tables:
+        print_model_table(table, console)
 
 
 def terminal_console() -> Any:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from ptsbench.report.core.model import Section, Table, Text
-from ptsbench.report.core.terminal import model_table, natural_width
+from ptsbench.report.core.terminal import print_model_table
 from ptsbench.report.pts.facts import device_description
 from ptsbench.report.pts.guides import guide
 from ptsbench.store import RunStore
@@ -92,19 +92,12 @@ def verdict_line(manifest: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _print_blocks(blocks: Sequence[Table | Text], console: Any) -> None:
-    """Tables fitted to a terminal (at their own width when piped: nothing cut or wrapped), texts as lines."""
-    from rich.console import Console
-
-    width = console.width if console.is_terminal else None
+    """Tables (fitted to a terminal, whole when piped), texts as lines."""
     for block in blocks:
         if isinstance(block, Text):
             console.print(block.text, highlight=False, style="yellow" if block.kind == "warning" else "dim")
-            continue
-        rendered = model_table(block, width)
-        if console.is_terminal:
-            console.print(rendered)
         else:
-            Console(file=console.file, width=max(natural_width(rendered), console.width)).print(rendered)
+            print_model_table(block, console)
 
 
 def render_pts(store: RunStore, console: Any) -> None:
