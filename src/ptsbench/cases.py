@@ -22,9 +22,12 @@ from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.store import RunStore, read_json, utc_now
 from ptsbench.target.guard import check_opened
+from ptsbench.target.identity import device_identity, vanished
 from ptsbench.target.target import Target, resolve_target
 
 RESULT = "result.json"
+# a device that vanishes mid-run must not become a regular file that fio makes at its path (in /dev: RAM)
+NO_FILE_CREATE: dict[str, str | None] = {"allow_file_create": "0"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class Case:
     lat_log_prefixes: dict[str, Path] = field(default_factory=dict)  # job -> prefix of the derived latency log
     opens: tuple[JobOpens, ...] = field(default=(), repr=False)  # the jobs as fio's own parser reads them
     rejected: str = ""  # fio's words when its parser rejects the job file (fio is then not started)
+    device_and_new_file: str = ""  # a job that opens a device and makes a new file: refused (see _jobs_on_devices)
 
     @property
     def dir_name(self) -> str:
@@ -134,11 +138,19 @@ def plan_case(index: int, name: str, job_path: Path, text: str, target: Target |
             raise JobFileError(f"--set {named[0]}= and --target both name the files to test", "give one of them")
         text = jobs.without_options(text, FILE_OPTIONS)
         common.update(jobs.target_options(target.path))
+        if target.kind != "file":
+            common.update(NO_FILE_CREATE)
     job_text = jobs.add_overrides(text, per_section, common)
-    effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
     opens, rejected = _fio_parse(job_text, job_path, target)
+    on_devices, mixed = _jobs_on_devices(job_path, opens, len(sections)) if target is None else ([], "")
+    if on_devices:  # a device a job file names gets the same protection as a --target device
+        per_section = [{**options, **NO_FILE_CREATE} if index in on_devices else options
+                       for index, options in enumerate(per_section)]
+        job_text = jobs.add_overrides(text, per_section, common)
+        opens, rejected = _fio_parse(job_text, job_path, target)
+    effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
     return Case(index, name, str(job_path), target, job_text, effective, {} if fio_lat_log else prefixes,
-                opens, rejected)
+                opens, rejected, mixed)
 
 
 def _fio_parse(job_text: str, job_path: Path, target: Target | None) -> tuple[tuple[JobOpens, ...], str]:
@@ -158,6 +170,23 @@ def _fio_parse(job_text: str, job_path: Path, target: Target | None) -> tuple[tu
     return opens, ""
 
 
+def _jobs_on_devices(job_path: Path, opens: Sequence[JobOpens], section_count: int) -> tuple[list[int], str]:
+    """The indexes of the job sections that open a device node (all of them when fio counts the sections
+    differently), and why a job is to be refused: fio's allow_file_create holds for all files of a job, so a job that
+    opens a device and also makes a new file cannot have it (without it, a device that vanishes mid-run becomes a
+    regular file in /dev)."""
+    found, mixed = [], ""
+    for index, job in enumerate(opens):
+        devices = [path for path in job.paths if device_identity(path)]
+        if not devices:
+            continue
+        new = [path for path in job.paths if not os.path.lexists(path)]
+        if new and not mixed:
+            mixed = f"{job_path}: job {job.name} opens the device {devices[0]} and makes the new file {new[0]}"
+        found.append(index)
+    return (found if len(opens) == section_count or not found else list(range(section_count))), mixed
+
+
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
@@ -169,6 +198,9 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
         if case.rejected:
             continue  # fio's parser rejects it: fio is not started for it
         check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted)
+        if case.device_and_new_file:
+            raise JobFileError(case.device_and_new_file, "put the new file in a job of its own (ptsbench sets "
+                               "allow_file_create=0 on jobs that open a device)")
         target = case.target
         if target is not None and target.names_missing_file:
             unsized = [job.name for job in case.opens if not (job.options.get("size") or job.options.get("filesize"))]
@@ -263,6 +295,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     started = utc_now()
     latency = LatencyIntervals(case.lat_log_prefixes)
     new_file = _new_target_file(case, hosts)
+    devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
     try:
         outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
                           on_status=on_status, on_document=latency.add, client=client, expected_s=case.expected_s)
@@ -274,7 +307,10 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     finally:
         latency.close()
     record = _record(case, outcome, started, hosts=hosts)
-    if outcome.doc is None:  # fio refused the job file or died before its first result: name the file
+    gone = next((why for device in devices if (why := vanished(device))), None) if record.status != "ok" else None
+    if gone:  # fio blames O_DIRECT or a missing file for it
+        record.message = f"{case.source}: {gone}"
+    elif outcome.doc is None:  # fio refused the job file or died before its first result: name the file
         record.message = f"{case.source}: {record.message}"
     if new_file is not None and record.status != "ok" and os.path.isfile(new_file):
         os.unlink(new_file)  # half laid out (a full disk, an abort): not left behind taking the space

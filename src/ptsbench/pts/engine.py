@@ -49,6 +49,7 @@ from ptsbench.pts.records import (
 from ptsbench.pts.start import check_stored_plan, check_versions, load_plan, stop_orphan_fio, stored_hosts, write_plan
 from ptsbench.pts.store import FAILED_FILE, PARTIAL_FILE, PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import utc_now
+from ptsbench.target.identity import DeviceIdentity, device_identity, vanished
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import cpu_snapshot, cpu_utilisation, empty_telemetry, read_telemetry, telemetry_change
 from ptsbench.units import format_bytes
@@ -112,6 +113,7 @@ class _Context:
     purge_method: str
     telemetry: dict[str, Any] | None = None  # the last reading, still valid as the next round's "before"
     hosts: tuple[Host, ...] = ()  # fio servers that run every round together; () = this machine
+    device: DeviceIdentity | None = None  # the target device as the run found it (None: a file, or on hosts)
 
 
 def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter | None = None) -> None:
@@ -129,7 +131,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
         check_write_allowed(target, destructive)
     context = _Context(pts, plan, target, dict(manifest.get("target") or {}), destructive,
                        reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")),
-                       hosts=hosts)
+                       hosts=hosts, device=None if hosts else device_identity(target.path))
     with pts.lock():
         stop_orphan_fio(pts.root)
         pts.store.update_manifest(status="running", **({"failure": None} if "failure" in pts.store.manifest else {}))
@@ -263,8 +265,8 @@ def _precondition(context: _Context, index: int, phase: PhasePlan) -> None:
     if context.hosts:
         _fail_hosts(context, _host_statuses(context, outcome), f"{phase.phase.title} preconditioning", folder, {})
     if not outcome.ok or outcome.doc is None:
-        raise FioRunError(f"{phase.phase.title} preconditioning failed: {outcome.error_line()}",
-                          f"see {folder / 'fio.stderr'}")
+        raise FioRunError(f"{phase.phase.title} preconditioning failed: {_why(context, outcome.error_line())}",
+                          _vanished_hint(context) or f"see {folder / 'fio.stderr'}")
     results = parse_jobs(outcome.doc)
     writes = [write for job in results if (write := job.get("write")) is not None]
     written = sum(write.io_bytes for write in writes)
@@ -357,6 +359,20 @@ def _fail_hosts(context: _Context, statuses: Sequence[HostStatus], what: str, fo
                           f"`ptsbench resume {context.pts.root}` runs it again")
 
 
+def _why(context: _Context, fio_said: str) -> str:
+    """Why fio failed: the device that disappeared under it, else fio's own words (which blame O_DIRECT or a
+    missing file for a vanished device)."""
+    gone = vanished(context.device) if context.device is not None else None
+    return gone or fio_said
+
+
+def _vanished_hint(context: _Context) -> str | None:
+    if context.device is None or vanished(context.device) is None:
+        return None
+    return (f"reattach the drive, then `ptsbench resume {context.pts.root}`: it checks the drive is the same one "
+            "and runs the round again")
+
+
 def _progress(context: _Context, index: int, phase: PhasePlan, round_number: int) -> Progress:
     plan = context.plan
     rest = phase.max_rounds - max(round_number, 1) + 1
@@ -403,7 +419,8 @@ def _run_round(
                     for s in statuses if s.status == "ok"}
         _fail_hosts(context, statuses, what, folder, per_host)
     if not outcome.ok or outcome.doc is None:
-        raise FioRunError(f"{what} failed: {'; '.join([outcome.error_line(), *handoff['notes']])}", hint)
+        why = _why(context, "; ".join([outcome.error_line(), *handoff["notes"]]))
+        raise FioRunError(f"{what} failed: {why}", _vanished_hint(context) or hint)
     if not context.hosts:
         per_host = {"": round_cells(context.plan, phase, jobs[""], results)}
     record: dict[str, Any] = {

@@ -392,6 +392,8 @@ def global_options(plan: Plan, seed: int | None) -> dict[str, str | None]:
         "random_generator": "tausworthe64",
         "ramp_time": fio_time(plan.settings.ramp_time_s),
     }
+    if plan.target.kind != "file":  # a device that vanishes mid-run must not come back as a file fio made in /dev
+        options["allow_file_create"] = "0"
     if seed is not None:
         options["randseed"] = str(seed)
     options.update(PERCENTILE_OPTIONS)

@@ -4,6 +4,7 @@ kept), stopping the fio a killed run left behind, and removing a finished run's 
 """
 
 import json
+import os
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -176,16 +177,40 @@ def resume_target(pts: PtsStore) -> Target:
         return _remote_target(info, stored_hosts(manifest))
     if info.kind == "file" and manifest.get("status") != "done":
         _check_file_kept(pts, info, bool(manifest.get("scratch")))
+    stored = manifest.get("target") or {}
+    if info.kind == "block":
+        _check_device_back(info.path, stored)
     target = resolve_target(info.path, info.size_bytes if info.kind == "file" else None)
     if target.kind != info.kind or (info.kind == "block" and target.size_bytes != info.size_bytes):
         raise TargetError(f"{info.path} is not the target this run started on (kind or size changed)",
                           "resume on the same device, or start a new run")
-    stored, now = manifest.get("target") or {}, target_facts(target)
-    for key in ("model", "serial"):
+    now = target_facts(target)
+    for key in ("model", "serial", "wwid"):  # the wwid is the NVMe namespace's UUID, NGUID or EUI64 where it has one
         if info.kind == "block" and stored.get(key) and stored.get(key) != now.get(key):
             raise TargetError(f"{info.path} is now {key} {now.get(key)}, the run started on {stored.get(key)}",
                               "resume on the same device")
     return target
+
+
+def _check_device_back(path: str, stored: dict[str, Any]) -> None:
+    """TargetError when the run's device is not at its path any more, naming where the same drive is now."""
+    from ptsbench.errors import TargetError
+    from ptsbench.target.identity import devices_with_ids, missing_device
+
+    gone = missing_device(path)
+    if gone is None:
+        return
+    ids = {"wwid": stored["wwid"]} if stored.get("wwid") else {}
+    if not ids and stored.get("serial"):
+        ids = {"device/serial": stored["serial"]}
+    elsewhere = [dev for dev in devices_with_ids(ids) if dev != path]
+    if elsewhere:
+        raise TargetError(f"{gone}; the same drive is at {elsewhere[0]} now",
+                          "a run resumes only on the path it started on: start a new run on "
+                          f"{elsewhere[0]}")
+    fix = f"check what it holds and remove it (rm {path}), then " if os.path.isfile(path) else ""
+    raise TargetError(gone, f"{fix}reattach the drive (or let the kernel find it again: echo 1 > "
+                      "/sys/bus/pci/rescan) and resume; resume checks it is the same drive")
 
 
 def _check_file_kept(pts: PtsStore, info: TargetInfo, scratch: bool) -> None:

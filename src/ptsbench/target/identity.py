@@ -1,0 +1,110 @@
+"""Is a device still there, and still the same one? A drive can vanish mid-run (hot-unplug, a controller reset the
+kernel gives up on, a cable): its node goes, or another device takes its number. After fio fails, this says so in
+plain words instead of fio's guess (an open that fails on a missing node reads as "does not support direct=1")."""
+
+import os
+import stat
+from dataclasses import dataclass
+
+from ptsbench.target.target import SYSFS_DEV_BLOCK, read_sysfs
+
+SYSFS_DEV_CHAR = "/sys/dev/char"
+# what names a device itself, in its sysfs folder (block) and the controller's folder under `device`: the kernel's
+# wwid is the NVMe UUID, NGUID or EUI64 where the namespace has one; a loop device is its backing file
+_ID_FILES = ("wwid", "nguid", "eui", "uuid", "device/serial", "serial", "loop/backing_file")
+
+
+@dataclass(frozen=True)
+class DeviceIdentity:
+    """A device node as it was: its path, kind, device number and the ids its sysfs folder gives."""
+
+    path: str
+    kind: str  # "block" | "char"
+    rdev: int
+    ids: tuple[tuple[str, str], ...]  # (sysfs file, value), e.g. ("wwid", "eui.0011..."), ("device/serial", "S3X")
+
+
+def device_identity(path: str) -> DeviceIdentity | None:
+    """The identity of the device node at `path`; None when it is no device node."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISBLK(found.st_mode):
+        kind = "block"
+    elif stat.S_ISCHR(found.st_mode):
+        kind = "char"
+    else:
+        return None
+    return DeviceIdentity(path, kind, found.st_rdev, _ids(kind, found.st_rdev))
+
+
+def _sysfs_dir(kind: str, rdev: int) -> str:
+    root = SYSFS_DEV_BLOCK if kind == "block" else SYSFS_DEV_CHAR
+    return os.path.join(root, f"{os.major(rdev)}:{os.minor(rdev)}")
+
+
+def _ids(kind: str, rdev: int) -> tuple[tuple[str, str], ...]:
+    folder = _sysfs_dir(kind, rdev)
+    return tuple((name, value) for name in _ID_FILES if (value := read_sysfs(os.path.join(folder, name))))
+
+
+def vanished(identity: DeviceIdentity) -> str | None:
+    """None while `identity.path` is still the same device, else "the device disappeared: PATH (how)"."""
+    found, how = _node(identity.path)
+    if found is None:
+        return f"the device disappeared: {identity.path} ({how})"
+    kind = "block" if stat.S_ISBLK(found.st_mode) else "char"
+    if kind != identity.kind or found.st_rdev != identity.rdev:
+        return (f"the device disappeared: {identity.path} (another device is at that path now: {kind} "
+                f"{os.major(found.st_rdev)}:{os.minor(found.st_rdev)}, it was {identity.kind} "
+                f"{os.major(identity.rdev)}:{os.minor(identity.rdev)})")
+    if not os.path.exists(_sysfs_dir(identity.kind, identity.rdev)):
+        return f"the device disappeared: {identity.path} (its node is left, the kernel has no such device)"
+    now = dict(_ids(identity.kind, identity.rdev))
+    changed = [f"{name} {value} (it was {was})" for name, was in identity.ids if (value := now.get(name)) != was]
+    if changed:
+        return f"the device disappeared: {identity.path} (another device took its number: {changed[0]})"
+    return None
+
+
+def missing_device(path: str) -> str | None:
+    """For a run that started on the block device `path`: None when a block device is there, else "the device
+    disappeared: PATH (how)"."""
+    found, how = _node(path)
+    if found is not None and not stat.S_ISBLK(found.st_mode):
+        how = "a character device stands at its path now"
+    return None if not how else f"the device disappeared: {path} ({how})"
+
+
+def _node(path: str) -> tuple[os.stat_result | None, str]:
+    """The device node at `path`, or None and what is there instead."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None, "no device node at that path any more"
+    if stat.S_ISBLK(found.st_mode) or stat.S_ISCHR(found.st_mode):
+        return found, ""
+    if stat.S_ISREG(found.st_mode):
+        return None, (f"a regular file of {found.st_size} bytes stands at its path now, made by a program that "
+                      "opened the vanished name")
+    return None, "something else than a device node stands at its path now"
+
+
+def devices_with_ids(ids: dict[str, str]) -> list[str]:
+    """The block devices (/dev/NAME) whose sysfs ids include every one of `ids` ({"wwid": ..., "device/serial":
+    ...}); a drive that came back under another name is found this way."""
+    if not ids:
+        return []
+    try:
+        numbers = sorted(os.listdir(SYSFS_DEV_BLOCK))
+    except OSError:
+        return []
+    found = []
+    for number in numbers:
+        folder = os.path.join(SYSFS_DEV_BLOCK, number)
+        if os.path.exists(os.path.join(folder, "partition")):
+            continue
+        if all(read_sysfs(os.path.join(folder, name)) == value for name, value in ids.items()):
+            found.append("/dev/" + os.path.basename(os.path.realpath(folder)))
+    return found
