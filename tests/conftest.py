@@ -4,8 +4,10 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -49,6 +51,34 @@ def stand_in_fio(tmp_path: Path, script: str) -> Path:
     stand_in.write_text(script)
     stand_in.chmod(0o755)
     return stand_in
+
+
+def start_cli(*args: str) -> subprocess.Popen[bytes]:
+    """`python -m ptsbench ARGS` in the background, in a session of its own (output discarded)."""
+    return subprocess.Popen([sys.executable, "-m", "ptsbench", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def start_pts(run_dir: Path, *args: str) -> subprocess.Popen[bytes]:
+    """`ptsbench pts --out RUN_DIR ARGS` (or `ptsbench resume RUN_DIR` without ARGS) in the background."""
+    return start_cli(*(["pts", "--out", str(run_dir), *args] if args else ["resume", str(run_dir)]))
+
+
+def kill_when(process: subprocess.Popen[bytes], ready: Callable[[], bool], delay_s: float = 0.0,
+              group: bool = False) -> None:
+    """kill -9 the run as soon as `ready()` holds (plus `delay_s`); `group`: its fio too, at the same moment (else
+    fio gets its parent-death signal and stops its IO itself, see fio/lifetime.py)."""
+    deadline = time.monotonic() + 60
+    while not ready():
+        assert process.poll() is None, "the run ended before the moment to kill it"
+        assert time.monotonic() < deadline, "the moment to kill never came"
+        time.sleep(0.01)
+    time.sleep(delay_s)
+    if group:
+        os.killpg(process.pid, signal.SIGKILL)
+    else:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def fio_json(case_dir: Path) -> dict:  # type: ignore[type-arg]

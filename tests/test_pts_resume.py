@@ -5,41 +5,16 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import kill_when, run_cli, start_pts
 from ptsbench.fio.runner import fio_pids
 from ptsbench.pts.start import stop_orphan_fio
 from ptsbench.report.build import load_report
 
 SMALL = ["--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-time", "0.2", "--max-rounds", "3",
          "--block-sizes", "iops=4k", "--mixes", "iops=0,100", "--block-sizes", "tp=128k"]
-
-
-def start(run_dir: Path, *args: str) -> subprocess.Popen[bytes]:
-    """`ptsbench pts --out RUN_DIR ARGS` (or `ptsbench resume RUN_DIR` without ARGS) in the background."""
-    argv = ["pts", "--out", str(run_dir), *args] if args else ["resume", str(run_dir)]
-    return subprocess.Popen([sys.executable, "-m", "ptsbench", *argv], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-
-
-def kill_when(process: subprocess.Popen[bytes], ready: Callable[[], bool], delay_s: float = 0.0,
-              group: bool = False) -> None:
-    """kill -9 the run as soon as `ready()` holds (plus `delay_s`); `group`: its fio too (else fio lives on)."""
-    deadline = time.monotonic() + 60
-    while not ready():
-        assert process.poll() is None, "the run ended before the moment to kill it"
-        assert time.monotonic() < deadline, "the moment to kill never came"
-        time.sleep(0.01)
-    time.sleep(delay_s)
-    if group:
-        os.killpg(process.pid, signal.SIGKILL)
-    else:
-        os.kill(process.pid, signal.SIGKILL)
-    process.wait()
 
 
 def stored(run_dir: Path) -> dict[str, bytes]:
@@ -72,7 +47,7 @@ def test_kill_during_preconditioning(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     args = [*SMALL, "--tests", "iops", "--size", "256M", "--max-rounds", "1"]
     folder = run_dir / "pts" / "iops" / "precondition"
-    kill_when(start(run_dir, *args), lambda: (folder / "job.fio").exists(), delay_s=0.1)
+    kill_when(start_pts(run_dir, *args), lambda: (folder / "job.fio").exists(), delay_s=0.1)
     assert not (folder / "result.json").exists()
     assert not (run_dir / "pts" / "iops" / "rounds").exists()
     resume_and_check(run_dir, stored(run_dir))
@@ -85,14 +60,14 @@ def test_kill_during_preconditioning(tmp_path: Path) -> None:
 def test_kill_right_after_a_round_is_stored_then_mid_round(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     rounds = run_dir / "pts" / "iops" / "rounds"
-    kill_when(start(run_dir, *SMALL, "--tests", "iops"), lambda: (rounds / "001" / "round.json").exists())
+    kill_when(start_pts(run_dir, *SMALL, "--tests", "iops"), lambda: (rounds / "001" / "round.json").exists())
     first = stored(run_dir)
     assert "pts/iops/rounds/001/round.json" in first
     killed = load_report(run_dir)  # the manifest still says running; nothing holds the run: it was interrupted
     assert killed.in_progress is None and f"The run interrupted: `ptsbench resume {run_dir}` continues it." in \
         killed.warnings and ("status", "interrupted") in killed.facts
     # resumed, then killed again part-way through round 3 (only the resumed process can have started it)
-    kill_when(start(run_dir), lambda: (rounds / "003" / "job.fio").exists(), delay_s=0.3)
+    kill_when(start_pts(run_dir), lambda: (rounds / "003" / "job.fio").exists(), delay_s=0.3)
     assert (rounds / "002" / "round.json").exists() and not (rounds / "003" / "round.json").exists()
     interrupted_job = (rounds / "003" / "job.fio").read_text()
     shown = run_cli("show", str(run_dir))  # the manifest still says running: nothing holds the run any more
@@ -110,10 +85,10 @@ def test_kill_between_tests_then_in_a_sequential_round(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     tp_rounds = run_dir / "pts" / "tp-128k" / "rounds"
     iops_done = (run_dir / "pts" / "iops" / "phase.json").exists
-    kill_when(start(run_dir, *SMALL, "--max-rounds", "iops=1", "--tests", "iops,tp"), iops_done)
+    kill_when(start_pts(run_dir, *SMALL, "--max-rounds", "iops=1", "--tests", "iops,tp"), iops_done)
     first = stored(run_dir)
     assert "pts/iops/phase.json" in first
-    kill_when(start(run_dir), (tp_rounds / "002" / "job.fio").exists, delay_s=0.3)
+    kill_when(start_pts(run_dir), (tp_rounds / "002" / "job.fio").exists, delay_s=0.3)
     second = stored(run_dir)
     assert first.items() <= second.items() and "pts/tp-128k/rounds/001/round.json" in second
     resume_and_check(run_dir, second)
@@ -147,7 +122,7 @@ def test_cells_finished_before_a_kill_are_kept(tmp_path: Path) -> None:
             "--block-sizes", "iops=4k", "--mixes", "iops=0,100", "--tests", "iops"]
     folder = run_dir / "pts" / "iops" / "rounds" / "001"
     # status documents come every second and the second cell runs 2 s: the kill lands inside it
-    kill_when(start(run_dir, *args), lambda: (folder / "cells.partial.json").exists())
+    kill_when(start_pts(run_dir, *args), lambda: (folder / "cells.partial.json").exists())
     assert not (folder / "round.json").exists()
     job_text = (folder / "job.fio").read_text()
     partial = json.loads((folder / "cells.partial.json").read_text())
@@ -180,7 +155,7 @@ def test_resume_refuses_a_file_target_that_shrank_or_vanished(tmp_path: Path) ->
     left behind is stopped before the check (it could lay the file out again meanwhile), even when resume refuses."""
     run_dir, target = tmp_path / "run", tmp_path / "t.dat"
     rounds = run_dir / "pts" / "iops" / "rounds"
-    kill_when(start(run_dir, str(target), *SMALL, "--size", "16M", "--tests", "iops"),
+    kill_when(start_pts(run_dir, str(target), *SMALL, "--size", "16M", "--tests", "iops"),
               lambda: (rounds / "001" / "round.json").exists(), group=True)  # its fio too: the file stays as cut
     os.truncate(target, 4096)
     orphan_job = rounds / "002" / "job.fio"  # an fio left running on a job file of the run (null engine: harmless)

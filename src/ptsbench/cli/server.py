@@ -49,10 +49,11 @@ def server(bind: str, port: int, daemon: bool, pidfile: Path | None, stop: bool)
             click.echo(f"ptsbench: fio server listening on {bind} port {port} (pid {pid}, pid file {pidfile})",
                        err=True)
         return
+    from ptsbench.fio.lifetime import ends_with_ptsbench
     from ptsbench.hosts.server import stop_process
 
     check_port_free(bind, port)
-    process = subprocess.Popen(server_argv(bind, port), stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(server_argv(bind, port), stdin=subprocess.DEVNULL, preexec_fn=ends_with_ptsbench())
     signal.signal(signal.SIGTERM, _exit_on_signal)  # `kill` of ptsbench stops its fio server too
     signal.signal(signal.SIGHUP, _exit_on_signal)
     try:

@@ -10,7 +10,8 @@ process avoids that, and only two processes hold IO buffers at a time.)
 
 Nothing can hang: when a process fails or dies the gated one is stopped; on Ctrl-C or any error every gate still
 closed is failed (a byte other than `x` fails the prerun); if ptsbench itself dies, its FIFO ends close and a waiting
-prerun reads end-of-file and fails the same way. Each process's JSON is handed over the moment it exits.
+prerun reads end-of-file and fails the same way, and every fio process gets its parent-death signal (fio/lifetime.py:
+each is started by a thread of run_chain that waits for it). Each process's JSON is handed over the moment it exits.
 """
 
 import math

@@ -73,12 +73,13 @@ class _State:
 def parse_job_file(job_path: Path, cwd: str | None = None) -> list[JobOpens]:
     """Every job of `job_path` as fio parses it, run from `cwd` (fio resolves relative names there); JobFileError
     with fio's own words when fio rejects the file."""
+    from ptsbench.fio.lifetime import ends_with_ptsbench
     from ptsbench.fio.runner import fio_binary
 
     argv = [fio_binary(), "--parse-only", "--debug=parse,file", str(job_path)]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=PARSE_TIMEOUT_S,
-                              cwd=cwd, stdin=subprocess.DEVNULL, check=False)
+                              cwd=cwd, stdin=subprocess.DEVNULL, check=False, preexec_fn=ends_with_ptsbench())
     except subprocess.TimeoutExpired as error:
         raise JobFileError(f"{job_path}: fio did not finish parsing it within {PARSE_TIMEOUT_S} s",
                            "check the job file (an include of itself?)") from error

@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from ptsbench.atomic import atomic_write_text
 from ptsbench.errors import FioNotFoundError, FioRunError
+from ptsbench.fio.lifetime import ends_with_ptsbench
 from ptsbench.fio.output import load_fio_json
 
 MIN_FIO_VERSION = (3, 16)
@@ -125,7 +126,8 @@ def fio_version(binary: str | None = None) -> str:
     """fio's version string (e.g. 'fio-3.33'); FioNotFoundError when it is too old to stream JSON status."""
     binary = binary or fio_binary()
     try:
-        said = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
+        said = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30,
+                              preexec_fn=ends_with_ptsbench()).stdout
         text = next((line.strip() for line in said.splitlines() if line.startswith("fio-")), said.strip())
     except OSError as error:
         raise FioNotFoundError(f"cannot run {binary}: {error.strerror}", INSTALL_HINT) from error
@@ -263,7 +265,8 @@ def run_fio(
     interrupted = False
     with open(stderr_path, "w") as stderr_file:
         process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True, cwd=cwd
+            argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True, cwd=cwd,
+            preexec_fn=ends_with_ptsbench(),
         )
         assert process.stdout is not None
         _running.add(process)
@@ -426,7 +429,8 @@ def _probe(filename: str, io_args: list[str]) -> tuple[str, str]:
     for engine in ("io_uring", "libaio"):
         argv = [fio_binary(), "--name=probe", f"--ioengine={engine}", f"--filename={filename}", "--size=64k",
                 "--bs=4k", "--direct=1", "--output-format=json", *io_args]
-        if subprocess.run(argv, capture_output=True, text=True, timeout=60).returncode == 0:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=ends_with_ptsbench())
+        if done.returncode == 0:
             return engine, f"ioengine {engine}" + (f" ({'; '.join(tried)})" if tried else "")
         tried.append(f"{engine} unavailable")
     return "psync", "ioengine psync (" + "; ".join(tried) + ")"

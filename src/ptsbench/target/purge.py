@@ -52,13 +52,21 @@ class CommandLog:
 
     commands: list[list[str]] = field(default_factory=list)
 
-    def run(self, argv: list[str], timeout_s: float = PROBE_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+    def run(self, argv: list[str], timeout_s: float = PROBE_TIMEOUT_S,
+            ends_with_ptsbench: bool = False) -> subprocess.CompletedProcess[str]:
         """Run argv (stdin closed); a missing tool or a timeout becomes a failed result, not an exception. Bytes
-        that are not UTF-8 (sg_format prints a binary LU name) are replaced, never an exception."""
+        that are not UTF-8 (sg_format prints a binary LU name) are replaced, never an exception.
+        `ends_with_ptsbench`: the tool is stopped when ptsbench dies (fio/lifetime.py), for tools whose writes
+        stop with them. Device erase commands (nvme format/sanitize, hdparm, sg_format, sg_sanitize) are left to
+        finish: the drive carries out the erase whether the tool lives or not, and a command torn down mid-way can
+        leave a drive with its security password set or its format marked corrupt."""
+        from ptsbench.fio.lifetime import ends_with_ptsbench as bound
+
         self.commands.append(list(argv))
         try:
             return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout_s,
-                                  check=False, stdin=subprocess.DEVNULL)
+                                  check=False, stdin=subprocess.DEVNULL,
+                                  preexec_fn=bound() if ends_with_ptsbench else None)
         except FileNotFoundError:
             return subprocess.CompletedProcess(argv, 127, "", f"{argv[0]}: command not found")
         except subprocess.TimeoutExpired:
@@ -343,7 +351,7 @@ class Blkdiscard:
 
     def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
         log = CommandLog()
-        done = log.run(["blkdiscard", target.path], LONG_TIMEOUT_S)
+        done = log.run(["blkdiscard", target.path], LONG_TIMEOUT_S, ends_with_ptsbench=True)
         if done.returncode != 0:
             return log.outcome(self.name, False, tool_message(done), is_deviation=not self.pts_purge)
         return log.outcome(self.name, True, f"discarded all of {target.path} (not a PTS purge)",

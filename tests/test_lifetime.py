@@ -1,0 +1,112 @@
+"""fio never outlives ptsbench (fio/lifetime.py): kill -9 of ptsbench mid-preconditioning of a PTS run on a loop
+device, mid-round while the next cell waits at its gate, and mid-case of `run`. Every fio process goes (before the
+parent-death signal, fio's job processes wrote on to the end of their job), the device is not written afterwards,
+and the PTS run still resumes. Real fio on real loop devices (root)."""
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from conftest import LOOP_SIZE_BYTES, kill_when, run_cli, start_cli, start_pts
+from ptsbench.fio.runner import fio_pids, kill_fio_processes
+
+SMALL = ["--profile", "demo", "--spec", "1.1", "--max-rounds", "1", "--tests", "iops", "--mixes", "iops=0"]
+FIO_GONE_LIMIT_S = 60.0  # generous: fio stops within a second of ptsbench's death
+QUIET_WINDOW_S = 3.0  # how long the device is watched for writes once fio is gone
+
+
+def written_sectors(device: str) -> int:
+    """Sectors written to a block device since it appeared (the kernel's count, /sys/block/X/stat field 7)."""
+    return int(Path(f"/sys/block/{Path(device).name}/stat").read_text().split()[6])
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@contextlib.contextmanager
+def fio_killed_at_end(folder: Path) -> Iterator[None]:
+    """Kill any fio of `folder` when the test ends, so a failing test leaves no fio writing to the loop device."""
+    try:
+        yield
+    finally:
+        kill_fio_processes(folder)
+
+
+def wait_until_no_fio(folder: Path) -> None:
+    deadline = time.monotonic() + FIO_GONE_LIMIT_S
+    while pids := fio_pids(folder):
+        assert time.monotonic() < deadline, f"fio outlived ptsbench by {FIO_GONE_LIMIT_S:.0f} s: pids {pids}"
+        time.sleep(0.05)
+
+
+def assert_not_written_afterwards(device: str, image: Path) -> None:
+    """Once fio is gone, neither the device's write count nor its image changes over QUIET_WINDOW_S."""
+    sectors, before = written_sectors(device), digest(image)
+    time.sleep(QUIET_WINDOW_S)
+    assert written_sectors(device) == sectors and digest(image) == before, "the device was written after fio went"
+
+
+def writing(device: str, since: int, folder: Path) -> bool:
+    """fio of `folder` runs and the device has been written since `since` sectors."""
+    return bool(fio_pids(folder)) and written_sectors(device) > since
+
+
+def test_kill_mid_preconditioning_stops_fio_and_the_run_resumes(tmp_path: Path, loop_device: str) -> None:
+    run_dir, image = tmp_path / "run", tmp_path / "loop.img"
+    args = [loop_device, "--destructive", *SMALL, "--round-time", "0.2", "--precondition-multiple", "200"]
+    folder = run_dir / "pts" / "iops" / "precondition"
+    start_sectors = written_sectors(loop_device)
+    with fio_killed_at_end(run_dir):
+        kill_when(start_pts(run_dir, *args), lambda: writing(loop_device, start_sectors, folder))
+        wait_until_no_fio(run_dir)
+        planned_bytes = json.loads((run_dir / "plan.json").read_text())["phases"][0]["precondition_bytes"]
+        assert planned_bytes == 200 * LOOP_SIZE_BYTES
+        written_bytes = (written_sectors(loop_device) - start_sectors) * 512
+        assert 0 < written_bytes < planned_bytes / 2, "fio ran on to the end of its preconditioning"
+        assert_not_written_afterwards(loop_device, image)
+    assert not (folder / "result.json").exists()
+    done = run_cli("resume", str(run_dir), "--destructive")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"
+    result = json.loads((folder / "result.json").read_text())
+    assert result["written_bytes"] == result["planned_bytes"] == planned_bytes
+    assert fio_pids(run_dir) == []
+
+
+def test_kill_mid_round_stops_the_running_cell_and_the_one_at_its_gate(tmp_path: Path, loop_device: str) -> None:
+    """A chained round: the first cell writes for 100 s while the second waits at its gate in an fio of its own."""
+    run_dir, image = tmp_path / "run", tmp_path / "loop.img"
+    args = [loop_device, "--destructive", *SMALL, "--round-time", "100", "--block-sizes", "iops=8k,4k"]
+    round_dir = run_dir / "pts" / "iops" / "rounds" / "001"
+    with fio_killed_at_end(run_dir):
+        process = start_pts(run_dir, *args)
+        start_sectors: list[int] = []
+
+        def both_cells_started() -> bool:  # two fio main processes and their jobs: each cell uses 2 threads
+            if not start_sectors and (round_dir / "job.fio").exists():
+                start_sectors.append(written_sectors(loop_device))
+            return bool(start_sectors) and len(fio_pids(round_dir)) >= 4 and \
+                written_sectors(loop_device) > start_sectors[0]
+
+        kill_when(process, both_cells_started)
+        wait_until_no_fio(run_dir)
+        assert_not_written_afterwards(loop_device, image)
+    assert not (round_dir / "round.json").exists()
+
+
+def test_kill_mid_case_of_run_stops_fio(tmp_path: Path, loop_device: str) -> None:
+    image, out = tmp_path / "loop.img", tmp_path / "out"
+    job = tmp_path / "write.fio"
+    job.write_text("[write]\nrw=randwrite\nbs=4k\ndirect=1\nioengine=psync\ntime_based=1\nruntime=600\n")
+    start_sectors = written_sectors(loop_device)
+    with fio_killed_at_end(out):
+        process = start_cli("run", str(job), "--target", loop_device, "--destructive", "--out", str(out))
+        kill_when(process, lambda: writing(loop_device, start_sectors, out))
+        wait_until_no_fio(out)
+        assert_not_written_afterwards(loop_device, image)
+    assert os.path.isdir(out)
