@@ -253,8 +253,10 @@ def resume(run_dir: Path, destructive: bool) -> None:
         resume_sweep(run_dir, destructive)
         return
     store = PtsStore(RunStore.open(run_dir))
-    target = resume_target(store)
+    target, notes = resume_target(store)
     store.check_readable()  # a damaged store is refused before the resume changes anything
+    for note in notes:
+        click.echo(f"ptsbench: note: {note}", err=True)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
     _run(store, target, destructive)
 

@@ -2,13 +2,21 @@
 kernel gives up on, a cable): its node goes, or another device takes its number. After fio fails, this says so in
 plain words instead of fio's guess (an open that fails on a missing node reads as "does not support direct=1")."""
 
+import fcntl
 import os
 import stat
+import struct
 from dataclasses import dataclass
+from typing import Any
 
 from ptsbench.target.target import SYSFS_DEV_BLOCK, read_sysfs
 
 SYSFS_DEV_CHAR = "/sys/dev/char"
+LOOP_GET_STATUS64 = 0x4C05
+_LOOP_INFO64 = struct.Struct("=5Q4I64s64s32s2Q")  # struct loop_info64 (linux/loop.h)
+# the ids that name a drive itself (a loop device's backing file names only what is attached now)
+DRIVE_IDS = ("wwid", "nguid", "eui", "uuid", "device/serial", "serial")
+_BACKING_NAME = "loop/backing_file"
 # what names a device itself, in its sysfs folder (block) and the controller's folder under `device`: the kernel's
 # wwid is the NVMe UUID, NGUID or EUI64 where the namespace has one; a loop device is its backing file
 _ID_FILES = ("wwid", "nguid", "eui", "uuid", "device/serial", "serial", "loop/backing_file")
@@ -108,3 +116,55 @@ def devices_with_ids(ids: dict[str, str]) -> list[str]:
         if all(read_sysfs(os.path.join(folder, name)) == value for name, value in ids.items()):
             found.append("/dev/" + os.path.basename(os.path.realpath(folder)))
     return found
+
+
+def identity_record(path: str) -> dict[str, Any]:
+    """What names the block device at `path`, for a resume to compare (JSON-ready): every id its sysfs folder gives
+    (serial, WWN / EUI64 / NGUID / UUID, a loop device's backing file name) and, for a loop device, the kernel's
+    device and inode of its backing file with the offset and size limit (a renamed or deleted image stays itself)."""
+    rdev = os.stat(path).st_rdev
+    record: dict[str, Any] = {"ids": dict(_ids("block", rdev))}
+    backing = loop_backing(path)
+    if backing is not None:
+        record["loop_backing"] = backing
+    return record
+
+
+def loop_backing(path: str) -> dict[str, int] | None:
+    """The backing file of the loop device `path` as the kernel holds it (LOOP_GET_STATUS64): its device number,
+    inode, offset and size limit; None for any other device, or a loop device with nothing attached."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(_LOOP_INFO64.size))
+    except OSError:  # not a loop device (ENOTTY), or nothing attached (ENXIO)
+        return None
+    finally:
+        os.close(fd)
+    device, inode, _rdevice, offset, size_limit = _LOOP_INFO64.unpack(raw)[:5]
+    return {"dev": device, "ino": inode, "offset_bytes": offset, "size_limit_bytes": size_limit}
+
+
+def identity_changes(path: str, recorded: dict[str, Any]) -> list[str]:
+    """How the block device at `path` differs from `recorded` (identity_record at the run's start): each changed
+    id, and another backing file of a loop device (judged by the kernel's device and inode, not by its name, which
+    a rename changes); [] when it is the same device as far as it can tell."""
+    now = identity_record(path)
+    was, found = recorded.get("loop_backing"), now.get("loop_backing")
+    names = [name for name in recorded.get("ids", {}) if not (was is not None and name == _BACKING_NAME)]
+    changes = [f"its {name} is {now['ids'].get(name) or 'gone'} (it was {recorded['ids'][name]})"
+               for name in names if now["ids"].get(name) != recorded["ids"][name]]
+    if was is not None and found != was:
+        changes.append(f"another file backs the loop device: {_backing_text(found, now['ids'])} (it was "
+                       f"{_backing_text(was, recorded['ids'])})")
+    return changes
+
+
+def _backing_text(backing: dict[str, int] | None, ids: dict[str, str]) -> str:
+    if backing is None:
+        return "nothing"
+    number = f"{os.major(backing['dev'])}:{os.minor(backing['dev'])}"
+    where = f"inode {backing['ino']} on device {number}, offset {backing['offset_bytes']}"
+    return f"{ids.get(_BACKING_NAME, '?')} ({where})"
