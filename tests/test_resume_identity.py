@@ -57,7 +57,7 @@ def test_resume_refuses_another_image_and_a_new_filesystem_then_resumes_the_same
         subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
         before = digest(image)
         said = refused(run_dir)
-        assert f"{device} carries a ext4 signature since this run wrote to it" in said, said
+        assert f"{device} now carries a ext4 signature made after this run began writing to it" in said, said
         assert digest(image) == before
 
         subprocess.run(["wipefs", "-a", "-q", device], check=True)

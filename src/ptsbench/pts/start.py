@@ -225,8 +225,9 @@ def check_same_device(pts: PtsStore, path: str) -> list[str]:
     allowed = [] if _has_written(pts) else list(recorded.get("signatures") or [])
     new = [found for found in signature_types(path) if found not in allowed]
     if new:
-        since = "since this run wrote to it" if _has_written(pts) else "that it did not carry when this run started"
-        raise TargetError(f"{path} carries a {new[0]} signature {since}: another user of the device made it",
+        since = "made after this run began writing to it" if _has_written(pts) else "it did not carry when this run " \
+            "started"
+        raise TargetError(f"{path} now carries a {new[0]} signature {since}: another user of the device made it",
                           "resume only a device nothing else uses; if nothing on it matters, erase the signature "
                           f"(wipefs -a {path}) and resume, else start a new run on another device")
     ids = recorded.get("ids") or {}
