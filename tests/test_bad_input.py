@@ -7,6 +7,7 @@ then copied and damaged in the ways a store gets damaged (binary garbage, missin
 
 import hashlib
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -62,6 +63,16 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     (root / "init.pid").write_text("1\n")  # a live process that is not a fio server: never to be signalled
     (root / "bad_bw.1.log").write_bytes(GARBAGE)
     (root / "empty.hosts").write_text("# no hosts yet\n")
+    # issue 24 (settings files, runaway inputs, --out folders of plot and compare)
+    (root / "unsafe.toml").write_text("runtime = 1\ndestructive = true\n")
+    (root / "unsafe-table.toml").write_text("[sweep]\nallow-mounted = true\n")
+    os.mkfifo(root / "fifo")
+    with open(root / "huge.fio", "wb") as handle:  # sparse, over the 16 MiB a job file may have
+        handle.truncate(17 * 1024 * 1024)
+    with open(root / "huge-info.txt", "wb") as handle:
+        handle.truncate(2 * 1024 * 1024)
+    (root / "many-jobs.fio").write_text("[a]\nioengine=null\nsize=1m\nnumjobs=3000\n[b]\nioengine=null\n"
+                                        "size=1m\nnumjobs=3000\n")
     case = "cases/001-null"
     places = {
         "root": str(root), "job": str(job), "run": str(run), "run2": str(root / "run2"), "pts": str(pts),
@@ -69,6 +80,9 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         "text": str(root / "text.txt"), "badjob": str(root / "bad.fio"), "binjob": str(root / "binary.fio"),
         "nojob": str(root / "nojob.fio"), "garbagepid": str(root / "garbage.pid"), "initpid": str(root / "init.pid"),
         "badlog": str(root / "bad_bw.1.log"),
+        "unsafe": str(root / "unsafe.toml"), "unsafe_table": str(root / "unsafe-table.toml"),
+        "fifo": str(root / "fifo"), "hugejob": str(root / "huge.fio"), "hugeinfo": str(root / "huge-info.txt"),
+        "manyjobs": str(root / "many-jobs.fio"),
     }
     damaged = {
         "d_manifest_bin": (run, "manifest.json", GARBAGE),
@@ -367,6 +381,54 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
      "not empty"),
     ("sweep-out-not-utf8", ("sweep", "{tmp}/s.dat", "--size", "1M", "--out", "{tmp}/\udcff"), "UTF-8"),
     ("sweep-lat-percentile", ("sweep", "{tmp}/s.dat", "--size", "1M", "--lat-percentile", "101"), "percentile"),
+    # ---- issue 24: safety options in a settings file; inputs that ran away (huge counts, endless files) ----
+    ("sweep-settings-destructive", ("sweep", "{tmp}/s.dat", "--size", "1M", "--settings", "{unsafe}"),
+     "'destructive' is a safety option"),
+    ("sweep-settings-allow-mounted", ("sweep", "{tmp}/s.dat", "--size", "1M", "--settings", "{unsafe_table}"),
+     "pass --allow-mounted on the command line"),
+    ("sweep-settings-dev-zero", ("sweep", "{tmp}/s.dat", "--size", "1M", "--settings", "/dev/zero"),
+     "not a regular file"),
+    ("sweep-settings-fifo", ("sweep", "{tmp}/s.dat", "--size", "1M", "--settings", "{fifo}"), "not a regular file"),
+    ("plot-settings-dev-urandom", ("plot", R, "--settings", "/dev/urandom", "--out", "{tmp}/p"),
+     "not a regular file"),
+    ("sweep-precondition-dev-zero", ("sweep", "{tmp}/s.dat", "--size", "1M", "--precondition", "/dev/zero",
+                                     "--dry-run"), "not a regular file"),
+    ("pts-device-info-dev-urandom", ("pts", "--profile", "demo", "--device-info", "@/dev/urandom", "--dry-run"),
+     "not a regular file"),
+    ("pts-device-info-fifo", ("pts", "--profile", "demo", "--device-info", "@{fifo}", "--dry-run"),
+     "not a regular file"),
+    ("pts-device-info-huge", ("pts", "--profile", "demo", "--device-info", "@{hugeinfo}", "--dry-run"),
+     "larger than 1 MiB"),
+    ("run-job-huge", ("run", "{hugejob}", "--dry-run"), "larger than 16 MiB"),
+    ("sweep-loops-huge", ("sweep", "{tmp}/s.dat", "--size", "1M", "--loops", "99999999999999999999", "--dry-run"),
+     "loops), over 10,000"),
+    ("sweep-cells-over", ("sweep", "{tmp}/s.dat", "--size", "1M", "--iodepth", "2,3,...,5000", "--numjobs", "1,2,3",
+                          "--dry-run"), "cells"),
+    ("sweep-iodepth-series-huge", ("sweep", "{tmp}/s.dat", "--size", "1M", "--iodepth", "2,3,...,9999999999",
+                                   "--dry-run"), "--iodepth 9999999999 is over 65,536"),
+    ("sweep-iodepth-5000-digits", ("sweep", "{tmp}/s.dat", "--size", "1M", "--iodepth", "9" * 5000, "--dry-run"),
+     "--iodepth"),
+    ("sweep-iodepth-not-ascii", ("sweep", "{tmp}/s.dat", "--size", "1M", "--iodepth", "\u00b2", "--dry-run"),
+     "--iodepth"),
+    ("sweep-numjobs-over-fio", ("sweep", "{tmp}/s.dat", "--size", "1M", "--numjobs", "5000", "--dry-run"),
+     "fio runs at most 4,088 jobs"),
+    ("sweep-numjobs-huge", ("sweep", "{tmp}/s.dat", "--size", "1M", "--numjobs", "100000", "--dry-run"), "4,088"),
+    ("run-numjobs-over-fio", ("run", "{job}", "--set", "numjobs=5000", "--dry-run"), "fio runs at most 4,088"),
+    ("run-jobs-over-fio", ("run", "{manyjobs}", "--dry-run"), "6,000 jobs"),
+    ("pts-numjobs-over-fio", ("pts", "--profile", "demo", "--numjobs", "5000", "--dry-run"), "--numjobs"),
+    ("pts-numjobs-5000-digits", ("pts", "--profile", "demo", "--numjobs", "9" * 5000, "--dry-run"), "--numjobs"),
+    ("pts-iodepth-huge", ("pts", "--profile", "demo", "--iodepth", "99999999999", "--dry-run"), "65,536"),
+    ("pts-max-rounds-huge", ("pts", "--profile", "demo", "--max-rounds", "99999999999", "--dry-run"), "10,000"),
+    ("pts-hir-bursts-huge", ("pts", "--profile", "demo", "--tests", "hir", "--hir-bursts", "99999999999",
+                             "--dry-run"), "--hir-bursts"),
+    ("pts-hir-bursts-over-fio", ("pts", "--profile", "demo", "--tests", "hir", "--hir-bursts", "4000",
+                                 "--dry-run"), "fio runs at most 4,088"),
+    ("pts-zones-huge", ("pts", "--profile", "demo", "--tests", "hdd-iops", "--zones", "99999999999", "--dry-run"),
+     "--zones"),
+    ("pts-demand-tcs-over-fio", ("pts", "--profile", "demo", "--tests", "dirth", "--demand-tcs", "1,99999",
+                                 "--dry-run"), "--demand-tcs"),
+    ("pts-hosts-round-over-fio", ("pts", "{tmp}/p.dat", "--size", "1G", "--numjobs", "100", "--hosts", "127.0.0.1",
+                                  "--dry-run"), "5,600 jobs"),
     # ---- the group ----
     ("unknown-command", ("benchmark",), "No such command"),
     ("unknown-global-option", ("--fast", "run"), "No such option"),

@@ -161,9 +161,11 @@ def test_a_writing_sweep_on_a_block_device_needs_destructive(tmp_path: Path, loo
 
 
 def test_series_and_matrix() -> None:
-    assert _numbers("1,2,4,...,64", "--iodepth") == (1, 2, 4, 8, 16, 32, 64)
-    assert _numbers("2,3,...,6", "--numjobs") == (2, 3, 4, 5, 6)
-    assert _numbers("1,2,4,...,48", "--iodepth") == (1, 2, 4, 8, 16, 32, 48)
+    assert _numbers("1,2,4,...,64", "--iodepth", 64, "") == (1, 2, 4, 8, 16, 32, 64)
+    assert _numbers("2,3,...,6", "--numjobs", 100, "") == (2, 3, 4, 5, 6)
+    assert _numbers("1,2,4,...,48", "--iodepth", 100, "") == (1, 2, 4, 8, 16, 32, 48)
+    with pytest.raises(PtsbenchError, match="--iodepth 65 is over 64: most"):  # before the series is filled in
+        _numbers("1,2,...,65", "--iodepth", 64, "most")
     spec = SweepSpec(rw=("randread", "randrw"), bs=("4k",), iodepth=(1, 8), numjobs=(1,), rwmixread=(70, 50),
                      runtime_s=1.5, loops=2)
     check_spec(spec)

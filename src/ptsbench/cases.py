@@ -15,7 +15,7 @@ from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.errors import JobFileError, StoreError, TargetError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals
-from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, parse_job_text, written_logs
+from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, job_count, parse_job_text, written_logs
 from ptsbench.fio.output import JobResult, parse_jobs
 from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
 from ptsbench.hosts.hostlist import Host, write_host_list
@@ -63,7 +63,8 @@ class Case:
     sections: tuple[jobs.JobSection, ...] = field(repr=False)
     lat_log_prefixes: dict[str, Path] = field(default_factory=dict)  # job -> prefix of the derived latency log
     opens: tuple[JobOpens, ...] = field(default=(), repr=False)  # the jobs as fio's own parser reads them
-    rejected: str = ""  # fio's words when its parser rejects the job file (fio is then not started)
+    rejected: str = ""  # fio's words when its parser rejects the job file, or why fio would fail at its start (too
+    # many jobs): fio is then not started
     device_and_new_file: str = ""  # a job that opens a device and makes a new file: refused (see _jobs_on_devices)
 
     @property
@@ -167,6 +168,10 @@ def _fio_parse(job_text: str, job_path: Path, target: Target | None) -> tuple[tu
                 raise JobFileError(f"{job_path}: job {job.name} would open {others} besides --target "
                                    f"{target.requested}", "remove its file options (filename, directory, "
                                    "filename_format, opendir), or run it without --target")
+    count = job_count(opens)
+    if count > jobs.FIO_MAX_JOBS:
+        return opens, (f"{job_path}: {count:,} jobs (numjobs summed over its jobs), but fio runs at most "
+                       f"{jobs.FIO_MAX_JOBS:,} in one process; lower numjobs")
     return opens, ""
 
 

@@ -26,6 +26,9 @@ from ptsbench.target.target import Target
 from ptsbench.units import format_bs, parse_size_bytes
 
 SWEEP_DIR = "sweep"
+# cells of one sweep per target: each is a fio run, a folder of results and, while planning, a parse by fio (about
+# 0.1 s each: 10,000 cells take a quarter of an hour to plan)
+MAX_CELLS = 10_000
 PRECONDITION_JOB = "precondition.fio"
 MIXED_RW = ("rw", "readwrite", "randrw")
 RW_CHOICES = ("read", "write", "randread", "randwrite", *MIXED_RW, "trim", "randtrim", "trimwrite")
@@ -101,6 +104,7 @@ def check_spec(spec: SweepSpec) -> None:
     if spec.ss and not spec.ss_dur_s:
         raise PtsbenchError("--ss needs --ss-dur: fio judges steady state over that window",
                             "e.g. --ss iops:0.3% --ss-dur 30")
+    _check_cell_count(spec)
     taken = sorted({key for key, _ in spec.options} & set(SWEPT_OPTIONS))
     if taken:
         raise PtsbenchError(f"--set {taken[0]}=... would change what the sweep sets in every cell",
@@ -108,6 +112,17 @@ def check_spec(spec: SweepSpec) -> None:
     planned = cells(spec)
     if len(set(planned)) != len(planned):
         raise PtsbenchError("a swept value is given twice", "give each --rw, --bs, --iodepth, --numjobs value once")
+
+
+def _check_cell_count(spec: SweepSpec) -> None:
+    """Refuse a matrix of more than MAX_CELLS cells before it is listed (a typo in --loops or a series would fill the
+    memory planning it)."""
+    mixed = sum(len(spec.rwmixread) if rw in MIXED_RW else 1 for rw in spec.rw)
+    count = mixed * len(spec.bs) * len(spec.numjobs) * len(spec.iodepth) * spec.loops
+    if count > MAX_CELLS:
+        raise PtsbenchError(f"the sweep has {count:,} cells ({mixed} rw/mix x {len(spec.bs)} bs x {len(spec.numjobs)} "
+                            f"numjobs x {len(spec.iodepth)} iodepth x {spec.loops} loops), over {MAX_CELLS:,}",
+                            "sweep fewer values or fewer --loops")
 
 
 def cells(spec: SweepSpec) -> list[Cell]:

@@ -5,6 +5,7 @@ import importlib
 import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,17 @@ class Finite(click.FloatRange):
     def _describe_range(self) -> str:
         """No range in the help when there is none (click would show 'x<=None')."""
         return "" if self.min is None and self.max is None else super()._describe_range()
+
+
+class CommandLineOnly(click.Option):
+    """An option that widens what ptsbench may write or skips one of its checks (--destructive, --allow-mounted):
+    taken from the command line only, never from a --settings file, so a shared or planted file cannot turn the
+    guard off."""
+
+
+def safety_flag(*declarations: str, help_text: str) -> Callable[[Any], Any]:
+    """A --destructive-like flag: command line only (CommandLineOnly)."""
+    return click.option(*declarations, is_flag=True, cls=CommandLineOnly, help=help_text)
 
 
 def text_path(value: Path | None, what: str | None = None) -> Path | None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ptsbench.cli import Finite, text_path
+from ptsbench.cli import Finite, safety_flag, text_path
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ptsbench.pts.store import PtsStore
     from ptsbench.target.target import Target
 
+DEVICE_INFO_MAX_BYTES = 1024 * 1024  # a description of one device, for a report's first page
 OVERRIDE_HELP = "A plain value applies to every selected test; TEST=VALUE (e.g. iops=4k,64k) to one. Repeatable."
 
 
@@ -42,7 +43,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option("--out", type=click.Path(path_type=Path), callback=lambda _c, _p, value: text_path(value),
               help="Run directory (default ./ptsbench-results/...).")
 @click.option("--size", help="Size of a new target file or scratch file (e.g. 64G); a device is tested whole.")
-@click.option("--destructive", is_flag=True, help="Allow writing (and purging) a block device. All data is lost.")
+@safety_flag("--destructive", help_text="Allow writing (and purging) a block device. All data is lost.")
 @click.option("--purge", "purge_method", default="auto", show_default=True,
               help="auto, nvme-sanitize, nvme-format, ata-secure-erase, scsi, blkdiscard or none.")
 @_override("--round-time", "Seconds per cell (PTS: 60).")
@@ -234,7 +235,7 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
 
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--destructive", is_flag=True, help="Allow writing (and purging) a block device again.")
+@safety_flag("--destructive", help_text="Allow writing (and purging) a block device again.")
 def resume(run_dir: Path, destructive: bool) -> None:
     """Continue an interrupted PTS run (keeps every stored round, runs only what is missing) or sweep (runs only
     the cells without a finished result).
@@ -282,15 +283,13 @@ def parse_device_info(items: tuple[str, ...]) -> dict[str, str]:
     """--device-info KEY=VALUE and @FILE (KEY=VALUE lines; blank lines and # comments skipped), later values
     winning: the user's description of the device (form factor, media, interface...), as given."""
     from ptsbench.errors import PtsbenchError
+    from ptsbench.textfile import read_user_text
 
     pairs: list[tuple[str, str]] = []
     for item in items:
         if item.startswith("@"):
-            try:
-                lines = Path(item[1:]).read_text().splitlines()
-            except (OSError, UnicodeDecodeError) as error:
-                raise PtsbenchError(f"cannot read --device-info file {item[1:]}: {error}",
-                                    "give a text file of KEY=VALUE lines") from error
+            lines = read_user_text(item[1:], "--device-info file", "give a text file of KEY=VALUE lines",
+                                   limit_bytes=DEVICE_INFO_MAX_BYTES).splitlines()
             pairs += [(line, item) for line in lines if line.strip() and not line.lstrip().startswith("#")]
         else:
             pairs.append((item, item))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ptsbench.cli import Seconds, text_path
+from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
 
@@ -33,9 +33,9 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
                      help="Results on stdout: table, json or csv."),
         click.option("--out", type=click.Path(path_type=Path), callback=lambda _c, _p, value: text_path(value),
                      help="Run directory (default ./ptsbench-results/...)."),
-        click.option("--destructive", is_flag=True, help="Allow writes to a block device (refused by default)."),
-        click.option("--allow-mounted", is_flag=True,
-                     help="With --destructive: allow writes to a device in use (mounted, md/dm/LVM member, swap)."),
+        safety_flag("--destructive", help_text="Allow writes to a block device (refused by default)."),
+        safety_flag("--allow-mounted", help_text="With --destructive: allow writes to a device in use (mounted, "
+                    "md/dm/LVM member, swap)."),
         click.option("--fio-lat-log", is_flag=True,
                      help="Also have fio write its own latency logs (costs fio a clock read per IO; without it, "
                           "latency over time is derived per second from fio's status)."),
@@ -306,7 +306,7 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
     written = sorted({path for case in cases for path, write in case.opened() if write})
     click.echo("# guard: the real run would start" + (f"; it writes {', '.join(written)}" if written else ""))
     if rejected:
-        raise JobFileError(rejected[0].rejected, "fix the job file (fio --parse-only JOB says the same)")
+        raise JobFileError(rejected[0].rejected, "fix the job file")
 
 
 def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False) -> None:

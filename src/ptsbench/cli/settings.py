@@ -1,6 +1,7 @@
 """`--settings FILE`: option values from a TOML file (a team's chart style, a standard sweep), as defaults that the
 command line still overrides. Keys are the command's long option names (`max-iops` or `max_iops`), at the top level
-or in a table named after the command ([plot], [sweep]); a list stands for a comma-separated value."""
+or in a table named after the command ([plot], [sweep]); a list stands for a comma-separated value. Safety options
+(--destructive, --allow-mounted: CommandLineOnly) are refused in the file: they count only when typed."""
 
 from collections.abc import Callable
 from pathlib import Path
@@ -8,6 +9,7 @@ from typing import Any
 
 import click
 
+from ptsbench.cli import CommandLineOnly
 from ptsbench.errors import PtsbenchError
 
 SETTINGS = "settings_file"
@@ -18,18 +20,25 @@ def _load(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Pa
         return None
     import tomllib
 
+    from ptsbench.textfile import read_user_text
+
+    text = read_user_text(value, "settings file", "pass a TOML file")
     try:
-        data = tomllib.loads(value.read_text())
-    except (OSError, UnicodeDecodeError) as error:
-        raise PtsbenchError(f"cannot read settings file {value}: {error}", "pass a readable TOML file") from error
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise PtsbenchError(f"settings file {value}: {error}", "fix the TOML syntax") from error
     command = ctx.command.name or ""
-    data = data.get(command, data) if isinstance(data.get(command), dict) else data
     params: dict[str, click.Option] = {}
     for option in ctx.command.params:
         if isinstance(option, click.Option) and option.name not in (None, SETTINGS):
             params.update({flag[2:].replace("-", "_"): option for flag in option.opts if flag.startswith("--")})
+    table: dict[str, Any] = data[command] if isinstance(data.get(command), dict) else {}
+    for key in [*data, *table]:  # the command's table and the top level alike, whichever of them is used
+        param = params.get(str(key).replace("-", "_"))
+        if isinstance(param, CommandLineOnly):
+            raise PtsbenchError(f"settings file {value}: {key!r} is a safety option, taken from the command line "
+                                "only", f"remove it from the file and pass {param.opts[0]} on the command line")
+    data = table if isinstance(data.get(command), dict) else data
     defaults: dict[str, Any] = {}
     for key, setting in data.items():
         param = params.get(key.replace("-", "_"))

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ptsbench.cli import Finite, Seconds, text_path
+from ptsbench.cli import Finite, Seconds, safety_flag, text_path
 from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, _hosts_and_targets, _key_value, one_line
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
+from ptsbench.fio.jobs import FIO_MAX_JOBS, IODEPTH_LIMIT, JOBS_LIMIT, MAX_IODEPTH
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import MAX_SECONDS
 
@@ -29,9 +30,10 @@ def _texts(value: str, option: str) -> tuple[str, ...]:
     return items
 
 
-def _numbers(value: str, option: str) -> tuple[int, ...]:
+def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]:
     """`1,2,4` or a series `1,2,4,...,256` (continued by the ratio, or else the step, of the two values before the
-    dots, up to the last value)."""
+    dots, up to the last value); every value from 1 to `maximum` (`why`: its reason), checked before a series is filled
+    in."""
     items = _texts(value, option)
     numbers: list[int] = []
     for position, item in enumerate(items):
@@ -40,10 +42,13 @@ def _numbers(value: str, option: str) -> tuple[int, ...]:
                 raise PtsbenchError(f"{option} {value!r}: '...' needs two values before it and one after it",
                                     f"e.g. {option} 1,2,4,...,256")
             continue
-        if not item.isdigit() or int(item) < 1:
+        digits = item.lstrip("0")
+        if not (item.isascii() and item.isdigit()) or not digits:
             raise PtsbenchError(f"{option} {value!r}: {item!r} is not a whole number of 1 or more",
                                 f"e.g. {option} 1,2,4")
-        numbers.append(int(item))
+        if len(digits) > len(str(maximum)) or int(digits) > maximum:
+            raise PtsbenchError(f"{option} {item[:20]}{'...' if len(item) > 20 else ''} is over {maximum:,}", why)
+        numbers.append(int(digits))
     if "..." in items or ".." in items:
         end = numbers.pop()
         first, second = numbers[-2], numbers[-1]
@@ -90,9 +95,9 @@ def _numbers(value: str, option: str) -> tuple[int, ...]:
               help="Run directory (default ./ptsbench-results/...).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
               help="The cells' results on stdout at the end: table, json or csv.")
-@click.option("--destructive", is_flag=True, help="Allow writes to a block device (refused by default).")
-@click.option("--allow-mounted", is_flag=True,
-              help="With --destructive: allow writes to a device in use (mounted, md/dm/LVM member, swap).")
+@safety_flag("--destructive", help_text="Allow writes to a block device (refused by default).")
+@safety_flag("--allow-mounted",
+              help_text="With --destructive: allow writes to a device in use (mounted, md/dm/LVM member, swap).")
 @click.option("--fio-lat-log", is_flag=True, help="Also have fio write its own latency logs (costs fio a clock "
               "read per IO).")
 @click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1), default=1000, show_default=True,
@@ -138,8 +143,8 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     if precondition_repeat and precondition is None:
         raise PtsbenchError("--precondition-repeat needs --precondition FILE", "name the precondition job file")
     spec = SweepSpec(
-        rw=rw_values, bs=_texts(bs, "--bs"), iodepth=_numbers(iodepth, "--iodepth"),
-        numjobs=_numbers(numjobs, "--numjobs"),
+        rw=rw_values, bs=_texts(bs, "--bs"), iodepth=_numbers(iodepth, "--iodepth", MAX_IODEPTH, IODEPTH_LIMIT),
+        numjobs=_numbers(numjobs, "--numjobs", FIO_MAX_JOBS, JOBS_LIMIT),
         rwmixread=tuple(int(v) for v in _texts(rwmixread, "--rwmixread")) if rwmixread else (),
         runtime_s=runtime_s, ramp_time_s=ramp_time_s, loops=loops, size=size, direct=bool(direct), ss=ss,
         ss_dur_s=ss_dur_s, ss_ramp_s=ss_ramp_s, options=tuple(_key_value(item) for item in settings),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptsbench.errors import JobFileError
+from ptsbench.textfile import read_user_text
 
 PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")
 # Total-latency percentiles (not only clat) and the list the table shows; json+ adds the bins behind them.
@@ -18,6 +19,14 @@ PERCENTILE_OPTIONS: dict[str, str | None] = {
     "lat_percentiles": "1",
     "percentile_list": ":".join(PERCENTILES),
 }
+# fio 3.33 keeps its jobs in shared-memory segments of 8 and makes at most REAL_MAX_JOBS / 8 - 1 = 511 of them
+# (init.c, add_thread_segment): one fio process runs at most 4088 jobs (numjobs clones included); more fail at start
+FIO_MAX_JOBS = 4088
+# fio reads iodepth as an int, but no device queue or kernel interface holds more IOs in flight than 65536 (an NVMe
+# queue, libaio's default aio-max-nr; io_uring 32768), while fio allocates a buffer for each
+MAX_IODEPTH = 65536
+JOBS_LIMIT = f"fio runs at most {FIO_MAX_JOBS:,} jobs in one process"
+IODEPTH_LIMIT = f"use a queue depth of at most {MAX_IODEPTH:,} (no device queue holds more IOs in flight)"
 OVERRIDE_MARK = "# added by ptsbench"
 JOB_FILE_SUFFIXES = (".fio", ".ini")
 
@@ -80,8 +89,8 @@ def _lines(text: str, source: str, depth: int = 0) -> list[tuple[str, int, str]]
         if match and depth < _INCLUDE_DEPTH:
             path = _include_path(os.path.expandvars(match.group(2)), source)
             try:
-                included = path.read_text()
-            except (OSError, UnicodeDecodeError):
+                included = read_user_text(path, "included file", "", JobFileError)
+            except JobFileError:
                 continue
             found += _lines(included, str(path), depth + 1)
             continue
@@ -301,10 +310,5 @@ def find_job_files(paths: Sequence[str]) -> list[Path]:
 
 
 def read_job_file(path: Path) -> str:
-    """The job file's text, with a clear error when it cannot be read."""
-    try:
-        return path.read_text()
-    except PermissionError as error:
-        raise JobFileError(f"{path}: permission denied", "make the job file readable") from error
-    except UnicodeDecodeError as error:
-        raise JobFileError(f"{path}: not a text file", "pass a fio job file (INI text)") from error
+    """The job file's text (a regular file of at most 16 MiB), with a clear error when it cannot be read."""
+    return read_user_text(path, "job file", "pass a fio job file (INI text)", JobFileError)

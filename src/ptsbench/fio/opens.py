@@ -12,7 +12,7 @@ import re
 import stat
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -194,6 +194,15 @@ def fio_list(value: str | None) -> list[str]:
         index += 1
     parts.append(current)
     return [part for part in parts if part]
+
+
+def job_count(opens: Sequence[JobOpens]) -> int:
+    """How many jobs fio starts for these jobs: every job's numjobs clones (to hold against FIO_MAX_JOBS)."""
+    total = 0
+    for job in opens:
+        value = (job.options.get("numjobs") or "1").strip()
+        total += int(value) if value.isdigit() and len(value) < 19 else 1  # longer: fio's parser refused it
+    return total
 
 
 def _count(value: str | None) -> int:

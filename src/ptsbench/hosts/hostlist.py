@@ -76,13 +76,10 @@ def _valid_name(name: str) -> bool:
 
 def parse_hosts(spec: str) -> list[Host]:
     """`host[:port],...`, or a file with one host per line (# starts a comment); duplicates are refused."""
-    path = Path(spec)
-    if path.is_file():
-        try:
-            lines = path.read_text().splitlines()
-        except (OSError, UnicodeDecodeError) as error:
-            raise HostError(f"cannot read host list {spec}: {error}",
-                            "pass a text file, one HOST[:PORT] per line") from None
+    if _names_a_file(spec):
+        from ptsbench.textfile import read_user_text
+
+        lines = read_user_text(spec, "host list", "pass a text file, one HOST[:PORT] per line", HostError).splitlines()
         items = [line.split("#", 1)[0].strip() for line in lines]
         where = f"host list {spec}"
     else:
@@ -101,6 +98,14 @@ def parse_hosts(spec: str) -> list[Host]:
             )
         seen[host.name] = host
     return hosts
+
+
+def _names_a_file(spec: str) -> bool:
+    """Whether --hosts names a host list file; a list of hosts too long for a file name is no file."""
+    try:
+        return Path(spec).is_file()
+    except OSError:  # ENAMETOOLONG
+        return False
 
 
 def write_host_list(directory: Path, hosts: Sequence[Host]) -> Path:

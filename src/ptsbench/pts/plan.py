@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.chain import gate_options
-from ptsbench.fio.jobs import PERCENTILE_OPTIONS, render_job_file
+from ptsbench.fio.jobs import FIO_MAX_JOBS, PERCENTILE_OPTIONS, render_job_file
 from ptsbench.pts.advanced_specs import place_zones
 from ptsbench.pts.cells import CellSpec, Phase, ZonedCellSpec, round_duration_s, start_delay_s
 from ptsbench.pts.deviations import plan_deviations
@@ -262,6 +262,7 @@ def make_plan(
         pre_bytes = int(round(pre_range * pre.multiple)) if pre else 0
         phase_plans.append(PhasePlan(phase, cells, skipped, phase.stop.max_rounds, pre_bytes,
                                      scheduler_reason(target, cells)))
+        _check_fio_jobs(phase_plans[-1])
     for test, bssplit in fitted_tests.items():
         deviations.append(f"{TEST_DEFS[test].title}: IOs under the {sector}-byte logical sector run as "
                           f"{sector}-byte IOs (bssplit {bssplit})")
@@ -277,6 +278,20 @@ def scheduler_reason(target: TargetInfo, cells: tuple[CellSpec, ...]) -> str | N
     if any(start_delay_s(cell) for cell in cells):
         return "its cells are timed by fio's startdelay from the round's start"
     return None
+
+
+def _check_fio_jobs(phase: PhasePlan) -> None:
+    """Refuse a round fio would refuse at its start: one fio process runs at most FIO_MAX_JOBS jobs, counting every
+    numjobs clone. A chained round runs a process per job; a stonewalled one all its cells in one process, a
+    sequential cell maybe as two jobs."""
+    if phase.chained:
+        count = max(cell.numjobs for cell in phase.cells)
+    else:
+        count = sum(cell.numjobs * (2 if cell.pattern == "seq" else 1) for cell in phase.cells)
+    if count > FIO_MAX_JOBS:
+        raise PtsbenchError(f"{phase.phase.title}: a round would start {count:,} jobs (threads x cells) in one fio "
+                            f"process, but fio runs at most {FIO_MAX_JOBS:,}", "lower --numjobs (or the bursts, "
+                            "zones or cells per round)")
 
 
 def handoff_text(phase: PhasePlan) -> str:

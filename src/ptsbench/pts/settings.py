@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from ptsbench.errors import PtsbenchError
+from ptsbench.fio.jobs import FIO_MAX_JOBS, IODEPTH_LIMIT, JOBS_LIMIT, MAX_IODEPTH
 from ptsbench.pts.params import (
     PREWRITE_DEPTHS,
     PROFILES,
@@ -21,6 +22,9 @@ from ptsbench.pts.params import (
 )
 from ptsbench.pts.specs import DEFAULT_TESTS, TEST_DEFS, TEST_ORDER, check_spec, spec_params
 from ptsbench.units import MAX_SECONDS, parse_size_bytes
+
+MAX_ROUNDS = 10_000  # rounds of one phase (PTS: 25); a round count beyond this is a typo
+MAX_ZONES = 4096  # HDD zones (TKperf: 128); each adds 9 IOPS or 4 throughput cells to the round
 
 
 def make_settings(
@@ -126,10 +130,22 @@ def _parse_mix(text: str) -> int:
     return int(read)
 
 
-def parse_positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise PtsbenchError(f"not a positive whole number: {text!r}", "e.g. 4")
-    return int(text)
+def parse_whole(text: str, maximum: int, why: str) -> int:
+    """A whole number from 1 to `maximum` (`why` says where that bound comes from), checked before it is converted
+    (a typo of many digits must not reach a loop or a list)."""
+    text = text.strip()
+    digits = text.lstrip("0")
+    if not (text.isascii() and text.isdigit()) or not digits:
+        raise PtsbenchError(f"{text[:40]!r} is not a positive whole number", "e.g. 4")
+    if len(digits) > len(str(maximum)) or int(digits) > maximum:
+        raise PtsbenchError(f"{text[:20]}{'...' if len(text) > 20 else ''} is over {maximum:,}", why)
+    return int(digits)
+
+
+def _counts(maximum: int, why: str) -> Callable[[str], int]:
+    """A parser of whole numbers from 1 to `maximum`."""
+    return lambda text: parse_whole(text, maximum, why)
+
 
 
 def parse_seconds(text: str) -> float:
@@ -146,12 +162,13 @@ def parse_seconds(text: str) -> float:
     return seconds
 
 
-def parse_depths(text: str) -> tuple[int, ...]:
-    """'32,16,1' -> (32, 16, 1), for --demand-tcs / --demand-qds."""
+def parse_depths(text: str, tcs: bool = False) -> tuple[int, ...]:
+    """'32,16,1' -> (32, 16, 1), for --demand-qds (and with `tcs` --demand-tcs, bounded by fio's job limit)."""
     items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items or not all(item.isdigit() and int(item) >= 1 for item in items):
-        raise PtsbenchError(f"not a list of whole numbers >= 1: {text!r}", "e.g. 32,16,8,6,4,2,1")
-    return tuple(dict.fromkeys(int(item) for item in items))  # each depth once: a repeat would be a second cell
+    if not items or not all(item.isascii() and item.isdigit() and item.strip("0") for item in items):
+        raise PtsbenchError(f"not a list of whole numbers >= 1: {text[:40]!r}", "e.g. 32,16,8,6,4,2,1")
+    maximum, why = (FIO_MAX_JOBS, JOBS_LIMIT) if tcs else (MAX_IODEPTH, IODEPTH_LIMIT)
+    return tuple(dict.fromkeys(parse_whole(item, maximum, why) for item in items))  # a repeat would be a 2nd cell
 
 
 def parse_dirth_workload(text: str) -> tuple[int, int]:
@@ -191,19 +208,19 @@ def _prewrite_depth(text: str) -> str:
 OVERRIDE_PARSERS: dict[str, Callable[[str], object]] = {
     "block_sizes": lambda text: parse_list(text, parse_size_bytes, "block size"),
     "mixes": lambda text: parse_list(text, _parse_mix, "mix"),
-    "numjobs": parse_positive_int,
-    "iodepth": parse_positive_int,
+    "numjobs": _counts(FIO_MAX_JOBS, JOBS_LIMIT),
+    "iodepth": _counts(MAX_IODEPTH, IODEPTH_LIMIT),
     "round_time_s": parse_seconds,
-    "max_rounds": parse_positive_int,
+    "max_rounds": _counts(MAX_ROUNDS, f"use at most {MAX_ROUNDS:,} rounds (PTS: 25)"),
 }
 # Parsers of the advanced tests' command-line overrides (by parameter name; OPTION_NAMES gives the options)
 ADVANCED_PARSERS: dict[str, Callable[[str], object]] = {
     "hir_wait_states_s": _wait_states,
-    "hir_bursts": parse_positive_int,
+    "hir_bursts": _counts(FIO_MAX_JOBS, f"a wait state's bursts are jobs of one fio process: {JOBS_LIMIT}"),
     "hir_burst_s": parse_seconds,
     "hir_recovery_s": parse_seconds,
     "xsr_group_s": _xsr_groups,
-    "demand_tcs": parse_depths,
+    "demand_tcs": lambda text: parse_depths(text, tcs=True),
     "demand_qds": parse_depths,
     "prewrite_s": parse_seconds,
     "point_prewrite_s": parse_seconds,
@@ -211,7 +228,7 @@ ADVANCED_PARSERS: dict[str, Callable[[str], object]] = {
     "point_prewrite_depth": _prewrite_depth,
     "ss_round_s": parse_seconds,
     "dirth_workload": parse_dirth_workload,
-    "hdd_zones": parse_positive_int,
+    "hdd_zones": _counts(MAX_ZONES, f"use at most {MAX_ZONES:,} zones (TKperf: 128)"),
 }
 TEST_PARAM_NAMES = frozenset(OVERRIDE_PARSERS)  # what a base test accepts: every TestParams field
 # The command-line option of each override (for messages)
@@ -264,7 +281,10 @@ def parse_overrides(raw: Mapping[str, Sequence[str]], tests: tuple[str, ...]) ->
             if not chosen:
                 raise PtsbenchError(f"{option} applies to none of the selected tests ({','.join(tests)})",
                                     "drop it or select a test that has it")
-            parsed = parsers[name](value if sep else text)
+            try:
+                parsed = parsers[name](value if sep else text)
+            except PtsbenchError as error:  # name the option: several take the same kind of value
+                raise PtsbenchError(f"{option}: {error.message}", error.hint) from None
             for selected in chosen:
                 if selected in overrides:
                     overrides[selected][name] = parsed

@@ -1,0 +1,31 @@
+"""Text files the user names (a settings file, a device description, a host list, a job file and its includes):
+read from a regular file only and only up to a size cap, so /dev/zero, a FIFO or a disk image given by mistake is
+one clear error instead of a read that never ends or fills the memory."""
+
+import os
+import stat
+from pathlib import Path
+
+from ptsbench.errors import PtsbenchError
+
+MAX_TEXT_BYTES = 16 * 1024 * 1024  # far more than any job file, settings file or host list people write
+
+
+def read_user_text(path: Path | str, what: str, hint: str, error: type[PtsbenchError] = PtsbenchError,
+                   limit_bytes: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of the regular file `path` (`what` names it in messages, `hint` says what to pass instead);
+    `error` (a PtsbenchError class) when it is not a regular file, is larger than `limit_bytes` or is not text."""
+    try:  # O_NONBLOCK: a FIFO opens at once instead of waiting for a writer; it is refused below
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as failure:
+        raise error(f"cannot read {what} {path}: {failure.strerror}", hint) from None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise error(f"{what} {path} is not a regular file", hint)
+        data = handle.read(limit_bytes + 1)
+    if len(data) > limit_bytes:
+        raise error(f"{what} {path} is larger than {limit_bytes // (1024 * 1024)} MiB", hint)
+    try:
+        return data.decode()
+    except UnicodeDecodeError as failure:
+        raise error(f"{what} {path} is not UTF-8 text (byte {failure.start})", hint) from None
