@@ -78,6 +78,24 @@ def test_a_run_without_a_recorded_identity_resumes_and_says_what_was_checked(tmp
         manifest_path.write_text(json.dumps(manifest))
         done = run_cli("resume", str(run_dir), "--destructive")
         assert done.returncode == 0, done.stderr
+        said = " ".join(done.stderr.split())
         assert (f"ptsbench: note: {run_dir} was started by a ptsbench that recorded no device identity: resume "
-                f"checked only the size, model, serial and WWID of {device}") in " ".join(done.stderr.split())
+                f"could not fully check that {device} is the device the run started on") in said, said
         assert json.loads(manifest_path.read_text())["status"] == "done"
+
+
+def test_a_sweep_resumes_only_on_its_own_device(tmp_path: Path) -> None:
+    run_dir, other = tmp_path / "sweep", tmp_path / "other.img"
+    subprocess.run(["truncate", "-s", str(LOOP_SIZE_BYTES), str(other)], check=True)
+    with attached_loop(str(tmp_path)) as device:
+        done = run_cli("sweep", device, "--rw", "randwrite", "--iodepth", "1,2", "--runtime", "0.2", "--destructive",
+                       "--out", str(run_dir))
+        assert done.returncode == 0, done.stderr
+        reattach(device, other)
+        before = digest(other)
+        said = refused(run_dir)
+        assert f"{device} is not the device this run started on: another file backs the loop device: {other}" in said
+        assert digest(other) == before
+        reattach(device, tmp_path / "loop.img")
+        done = run_cli("resume", str(run_dir), "--destructive")
+        assert done.returncode == 0 and "note:" not in done.stderr, done.stderr

@@ -215,6 +215,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     check_writes(cases, permission, hosts)
     from ptsbench.cases import expected_total_s
     from ptsbench.target.info import target_facts
+    from ptsbench.target.same_device import start_record
 
     store = RunStore.create(run_dir.absolute(), {  # absolute job paths: orphan fio processes are found by them
         "kind": "sweep", "name": "sweep", "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
@@ -222,7 +223,8 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
         "sweep": {"spec": asdict(spec), "targets": [asdict(t) for t in resolved],
                   "hosts": [host.label for host in hosts], "fio_lat_log": fio_lat_log, "cases": entries,
                   "report": report},
-        **({"hosts": [asdict(info) for info in infos]} if hosts else {}),
+        **({"hosts": [asdict(info) for info in infos]} if hosts else
+           {"device_identities": {t.path: start_record(t.path) for t in resolved if t.kind == "block"}}),
     })
     write_job_files(store.root, spec)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
@@ -268,9 +270,18 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
     from ptsbench.cli.run import check_writes
     from ptsbench.store import RunStore
     from ptsbench.sweep import stored_plan
+    from ptsbench.target.same_device import check_same_device
 
     store = RunStore.open(run_dir.absolute())
-    _sweep, _targets, hosts, cases = stored_plan(store)
+    _sweep, targets, hosts, cases = stored_plan(store)
+    if not hosts:  # the same devices as at the start, nothing new on them (target/same_device.py)
+        recorded = store.manifest.get("device_identities") or {}
+        cases_dir = store.root / "cases"
+        written = cases_dir.is_dir() and any(entry.is_dir() for entry in cases_dir.iterdir())
+        for target in targets:
+            if target.kind == "block":
+                for note in check_same_device(target.path, recorded.get(target.path), written, store.root):
+                    click.echo(f"ptsbench: note: {note}", err=True)
     check_writes(cases, (destructive, allow_mounted), hosts)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
     execute(store, cases, hosts)

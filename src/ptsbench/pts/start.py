@@ -20,6 +20,7 @@ from ptsbench.pts.plan import Plan, TargetInfo, make_plan
 from ptsbench.pts.records import plan_record
 from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import RunStore, utc_now
+from ptsbench.target.same_device import check_same_device, start_record
 from ptsbench.target.target import Target
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -71,20 +72,11 @@ def create_run(
         "device_info": dict(device_info or {}),
         "status": "created",
         **({"hosts": [dict(host) for host in hosts]} if hosts else {}),
-        **({"device_identity": device_identity_record(info.path)} if info.kind == "block" and not hosts else {}),
+        **({"device_identity": start_record(info.path)} if info.kind == "block" and not hosts else {}),
     }
     store = RunStore.create(root, manifest)
     write_plan(root, plan)
     return PtsStore(store), plan
-
-
-def device_identity_record(path: str) -> dict[str, Any]:
-    """The block device as the run starts on it, for resume to compare: its ids (target/identity.py) and the
-    signatures it carries (what --destructive allowed this run to overwrite)."""
-    from ptsbench.target.guard import signature_types
-    from ptsbench.target.identity import identity_record
-
-    return {**identity_record(path), "signatures": signature_types(path)}
 
 
 def write_plan(root: Path, plan: Plan) -> None:
@@ -200,41 +192,9 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
         if info.kind == "block" and stored.get(key) and stored.get(key) != now.get(key):
             raise TargetError(f"{info.path} is now {key} {now.get(key)}, the run started on {stored.get(key)}",
                               "resume on the same device")
-    return target, check_same_device(pts, info.path) if info.kind == "block" else []
-
-
-def check_same_device(pts: PtsStore, path: str) -> list[str]:
-    """TargetError when the block device at `path` is not the one the run started on: an id it offered then
-    differs now, another file backs the loop device, or it carries a signature (filesystem, partition table, RAID or
-    LVM member...) it did not carry then, or any at all once the run has written to it: someone else uses the device
-    now. Notes on what could not be checked (a run from before ptsbench recorded identities; a device without a
-    serial or WWN)."""
-    from ptsbench.errors import TargetError
-    from ptsbench.target.guard import signature_types
-    from ptsbench.target.identity import DRIVE_IDS, identity_changes
-
-    recorded = pts.store.manifest.get("device_identity")
-    if not isinstance(recorded, dict):
-        return [f"{pts.root} was started by a ptsbench that recorded no device identity: resume checked only the "
-                f"size, model, serial and WWID of {path}"]
-    changes = identity_changes(path, recorded)
-    if changes:
-        raise TargetError(f"{path} is not the device this run started on: {'; '.join(changes)}",
-                          "attach the run's device again at that path (a loop device: losetup it over the run's "
-                          "image), or start a new run on this one")
-    allowed = [] if _has_written(pts) else list(recorded.get("signatures") or [])
-    new = [found for found in signature_types(path) if found not in allowed]
-    if new:
-        since = "made after this run began writing to it" if _has_written(pts) else "it did not carry when this run " \
-            "started"
-        raise TargetError(f"{path} now carries a {new[0]} signature {since}: another user of the device made it",
-                          "resume only a device nothing else uses; if nothing on it matters, erase the signature "
-                          f"(wipefs -a {path}) and resume, else start a new run on another device")
-    ids = recorded.get("ids") or {}
-    if not recorded.get("loop_backing") and not any(name in ids for name in DRIVE_IDS):
-        return [f"{path} offers no serial, WWN, EUI64 or NGUID: resume checked its size and that it carries no new "
-                "signature, not that it is the same drive"]
-    return []
+    if info.kind != "block":
+        return target, []
+    return target, check_same_device(info.path, manifest.get("device_identity"), _has_written(pts), pts.root)
 
 
 def _has_written(pts: PtsStore) -> bool:
