@@ -172,8 +172,8 @@ def test_a_failing_cell_fails_its_round_keeps_the_finished_cells_and_resumes(tmp
         failed.stderr
     assert "c03-" in errors[0] and "and later did not run" in errors[0]
     folder = run_dir / "pts" / "iops" / "rounds" / "001"
-    kept = json.loads((folder / "cells.partial.json").read_text())  # the two cells before the failure
-    assert sorted({entry["jobname"][:3] for entry in kept["jobs"]}) == ["c00", "c01"]
+    kept = [json.loads((folder / f"fio-{index:02d}.json").read_text()) for index in (0, 1)]  # before the failure
+    assert [{entry["jobname"][:3] for entry in doc["jobs"]} for doc in kept] == [{"c00"}, {"c01"}]
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "failed" and "injected failure" in manifest["failure"]  # fio's words, recorded
     assert fio_pids(run_dir) == [] and not (folder / "round.json").exists()

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from conftest import kill_when, run_cli, start_pts
 from ptsbench.fio.runner import fio_pids
@@ -115,23 +116,87 @@ def test_resume_of_a_missing_directory_is_one_line(tmp_path: Path) -> None:
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and "no such run directory" in done.stderr
 
 
-def test_cells_finished_before_a_kill_are_kept(tmp_path: Path) -> None:
-    """A round's cells run in one fio process; each finished cell's numbers are stored as the next one starts."""
-    run_dir = tmp_path / "run"
+def kill_after_the_first_cell(run_dir: Path) -> Path:
+    """A one-round IOPS run killed while its second cell runs (the first cell's numbers just stored); its round
+    folder."""
     args = ["--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-time", "2", "--max-rounds", "1",
             "--block-sizes", "iops=4k", "--mixes", "iops=0,100", "--tests", "iops"]
     folder = run_dir / "pts" / "iops" / "rounds" / "001"
     # status documents come every second and the second cell runs 2 s: the kill lands inside it
-    kill_when(start_pts(run_dir, *args), lambda: (folder / "cells.partial.json").exists())
+    kill_when(start_pts(run_dir, *args), lambda: (folder / "fio-00.json").exists())
     assert not (folder / "round.json").exists()
+    return folder
+
+
+def kept_jobs(folder: Path) -> list[dict[str, Any]]:
+    """fio's entries of the cells a killed round kept, in job order (one fio-NN.json per finished job)."""
+    return [entry for path in sorted(folder.glob("fio-[0-9][0-9].json"))
+            for entry in json.loads(path.read_text())["jobs"]]
+
+
+def test_cells_finished_before_a_kill_are_kept(tmp_path: Path) -> None:
+    """Each finished cell's numbers are stored once, in a file of its own, as the next one starts."""
+    run_dir = tmp_path / "run"
+    folder = kill_after_the_first_cell(run_dir)
     job_text = (folder / "job.fio").read_text()
-    partial = json.loads((folder / "cells.partial.json").read_text())
+    partial = kept_jobs(folder)
     job_names = [line[1:-1] for line in job_text.splitlines() if line.startswith("[") and line != "[global]"]
-    kept = list(dict.fromkeys(entry["jobname"] for entry in partial["jobs"]))  # one entry per thread
+    kept = list(dict.fromkeys(entry["jobname"] for entry in partial))  # one entry per thread
     assert kept == job_names[:1]  # the first cell, finished; the second was running
-    assert all(entry["read"]["total_ios"] + entry["write"]["total_ios"] > 0 for entry in partial["jobs"])
+    assert all(entry["read"]["total_ios"] + entry["write"]["total_ios"] > 0 for entry in partial)
     resume_and_check(run_dir, stored(run_dir))
-    assert (folder.parent / "001.interrupted-1" / "cells.partial.json").exists()
+    assert kept_jobs(folder.parent / "001.interrupted-1") == partial
+    assert kept_jobs(folder) == []  # a finished round keeps fio.json only
+
+
+def test_a_stonewalled_round_stores_each_finished_cell_once(tmp_path: Path) -> None:
+    """Rounds fio's scheduler hands off (HIR, hosts) keep each finished cell from fio's status documents: one file
+    per job, written when the next job starts and never again, and gone once fio.json holds the round."""
+    from ptsbench.fio.jobs import render_job_file
+    from ptsbench.fio.runner import run_fio
+    from ptsbench.pts.engine import FinishedCells
+
+    job = tmp_path / "job.fio"
+    job.write_text(render_job_file({"ioengine": "null", "size": "1g", "time_based": None, "runtime": "1500ms"},
+                                   [(f"c{index}", {"rw": "randread", "numjobs": "2", "stonewall": None})
+                                    for index in range(3)]))
+    finished = FinishedCells(tmp_path)
+    versions: dict[str, set[tuple[int, int]]] = {}
+
+    def on_document(doc: dict[str, Any]) -> None:
+        finished(doc)
+        for path in tmp_path.glob("fio-*.json"):
+            versions.setdefault(path.name, set()).add((path.stat().st_ino, path.stat().st_mtime_ns))
+
+    outcome = run_fio(job, json_path=tmp_path / "fio.json", stderr_path=tmp_path / "fio.stderr",
+                      on_document=on_document)
+    assert outcome.ok and outcome.doc is not None
+    # c2 ends with fio (fio.json holds it); c0 and c1 were each stored as the next one started, once
+    assert sorted(versions) == ["fio-00.json", "fio-01.json"] and all(len(v) == 1 for v in versions.values())
+    final = {entry["jobname"]: entry for entry in outcome.doc["jobs"]}
+    for index, name in enumerate(sorted(versions)):
+        kept = json.loads((tmp_path / name).read_text())["jobs"]
+        assert [entry["jobname"] for entry in kept] == [f"c{index}"] * 2  # both threads of that job only
+        assert sum(entry["read"]["total_ios"] for entry in kept) > 0
+        assert kept[-1]["read"]["total_ios"] == final[f"c{index}"]["read"]["total_ios"]  # its final numbers
+    finished.discard()
+    assert not list(tmp_path.glob("fio-*.json"))
+
+
+def test_a_round_killed_under_the_previous_layout_resumes_and_reports(tmp_path: Path) -> None:
+    """Runs stored before each cell had a file of its own kept every finished cell in cells.partial.json (rewritten
+    per cell, beside the chained processes' fio-NN.json): such a round is set aside and run again like any other."""
+    run_dir = tmp_path / "run"
+    folder = kill_after_the_first_cell(run_dir)
+    old = {"fio version": "fio-3.33", "jobs": kept_jobs(folder)}
+    (folder / "cells.partial.json").write_text(json.dumps(old, indent=1) + "\n")
+    resume_and_check(run_dir, stored(run_dir))
+    aside = folder.parent / "001.interrupted-1"
+    assert json.loads((aside / "cells.partial.json").read_text()) == old  # kept for the record, untouched
+    report = load_report(run_dir)
+    assert report.in_progress is None and ("status", "done") in report.facts
+    shown = run_cli("show", str(run_dir))
+    assert shown.returncode == 0 and "status done" in shown.stdout, shown.stdout
 
 
 def test_an_orphan_fio_deaf_to_sigterm_is_killed_before_a_resume(tmp_path: Path) -> None:

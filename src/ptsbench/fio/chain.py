@@ -49,6 +49,11 @@ def gate_options(index: int, round_s: float) -> dict[str, str | None]:
     return options
 
 
+def job_document_path(folder: Path, index: int) -> Path:
+    """Where job `index` of a round's job file keeps its own fio document once it finished (fio-NN.json)."""
+    return folder / f"fio-{index:02d}.json"
+
+
 @dataclass(frozen=True)
 class ChainJob:
     """One job of a chained run: its section name in the job file, its threads (numjobs) and planned seconds."""
@@ -157,10 +162,11 @@ def run_chain(
             if on_status is not None:
                 on_status(index, found)
 
+        json_path = job_document_path(folder, index)
         try:
             results[index] = run_fio(
-                job_path, json_path=folder / f"fio-{index:02d}.json", stderr_path=folder / f"fio-{index:02d}.stderr",
-                on_status=status, extra_args=[f"--section={jobs[index].section}"], expected_s=jobs[index].expected_s,
+                job_path, json_path=json_path, stderr_path=json_path.with_suffix(".stderr"), on_status=status,
+                extra_args=[f"--section={jobs[index].section}"], expected_s=jobs[index].expected_s,
                 cwd=relay.folder, released=relay.released[index])
         except BaseException as error:  # re-raised in the calling thread
             results[index] = error

@@ -14,11 +14,13 @@ import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.errors import FioRunError, PtsbenchError
+from ptsbench.fio.chain import job_document_path
 from ptsbench.fio.output import DIRECTIONS as FIO_DIRECTIONS
 from ptsbench.fio.output import job_entries, parse_jobs
 from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
@@ -47,7 +49,7 @@ from ptsbench.pts.records import (
     wsat_totals,
 )
 from ptsbench.pts.start import check_stored_plan, check_versions, load_plan, stop_orphan_fio, stored_hosts, write_plan
-from ptsbench.pts.store import FAILED_FILE, PARTIAL_FILE, PRECONDITION_DONE, ROUND_FILE, PtsStore
+from ptsbench.pts.store import FAILED_FILE, PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import utc_now
 from ptsbench.target.identity import DeviceIdentity, device_identity, vanished
 from ptsbench.target.target import Target
@@ -302,19 +304,25 @@ def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
     else:
         job_path, extra, client = paths[""], [], None
     atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path, extra, client)) + "\n")
-    finished = None if context.hosts else FinishedCells(folder / PARTIAL_FILE)  # fio's client streams no status
-    return run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr", on_status=on_status,
-                   on_document=finished, extra_args=extra, client=client, expected_s=expected_s)
+    finished = None if context.hosts else FinishedCells(folder)  # fio's client streams no status
+    outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr",
+                      on_status=on_status, on_document=finished, extra_args=extra, client=client,
+                      expected_s=expected_s)
+    if finished is not None and outcome.ok:  # fio.json holds them all
+        finished.discard()
+    return outcome
 
 
 class FinishedCells:
-    """Keeps fio's own numbers of every finished cell of a round as soon as it finishes, from fio's status
-    documents: a crash mid-round then loses only the cell under way (resume still re-runs the whole round, whose
-    cells run in one fio process; the kept numbers stay in the interrupted round's folder for the record)."""
+    """Stores fio's own numbers of each finished cell of a stonewalled round the moment it finishes, from fio's status
+    documents, as that job's fio-NN.json (as a chained round keeps them): one write per finished job, never the
+    round's earlier ones again, so a crash mid-round loses only the cell under way (resume still re-runs the whole
+    round, whose cells run in one fio process; the kept numbers stay in the interrupted round's folder for the
+    record). `discard` removes them once fio.json holds the whole round."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.kept = 0
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.kept = 0  # jobs stored: fio-00.json ... fio-(kept - 1).json
 
     def __call__(self, doc: Mapping[str, Any]) -> None:
         entries = job_entries(doc)
@@ -324,9 +332,15 @@ class FinishedCells:
             return
         running = entries[started[-1]].get("jobname")  # stonewalled: every job before the running one is done
         done = entries[:next(i for i, entry in enumerate(entries) if entry.get("jobname") == running)]
-        if len(done) > self.kept:
-            self.kept = len(done)
-            atomic_write_json(self.path, {"fio version": doc.get("fio version"), "jobs": done})
+        jobs = [list(threads) for _name, threads in groupby(done, key=lambda entry: entry.get("jobname"))]
+        for index in range(self.kept, len(jobs)):  # an entry per thread; a job's threads come together
+            atomic_write_json(job_document_path(self.folder, index),
+                              {"fio version": doc.get("fio version"), "jobs": jobs[index]})
+        self.kept = max(self.kept, len(jobs))
+
+    def discard(self) -> None:
+        for index in range(self.kept):
+            job_document_path(self.folder, index).unlink(missing_ok=True)
 
 
 def _host_statuses(context: _Context, outcome: FioOutcome,

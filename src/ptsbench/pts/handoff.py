@@ -3,8 +3,9 @@ ahead and released by the previous job's end, so the device is idle only millise
 
 The round folder keeps what a stonewalled round keeps: job.fio (the whole round, gated), command.txt (one fio
 command per job), fio.json (every job's document merged into one, as one fio process would have printed it) and
-fio.stderr. Each process's own fio-NN.json is stored the moment it exits, and cells.partial.json then holds every
-finished job so far (a kill loses only the cell under way); once the round is complete the merged files replace them.
+fio.stderr. Each process's own fio-NN.json is stored (atomically) the moment it exits, so a kill loses only the cell
+under way; that is the only write per finished cell, whatever the round's length. Once the round is complete the
+merged files replace them.
 """
 
 import json
@@ -16,11 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ptsbench.atomic import atomic_write_json, atomic_write_text
-from ptsbench.fio.chain import HANDOFF_DIR, ChainJob, ChainOutcome, merged_document, run_chain
+from ptsbench.atomic import atomic_write_text
+from ptsbench.fio.chain import HANDOFF_DIR, ChainJob, ChainOutcome, job_document_path, merged_document, run_chain
 from ptsbench.fio.runner import FioOutcome, FioStatus, fio_command
 from ptsbench.pts.plan import CELL_HANDOFF_S, PhasePlan, RoundJob, handoff_text
-from ptsbench.pts.store import PARTIAL_FILE
 
 
 def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: float,
@@ -37,11 +37,9 @@ def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: flo
     started = time.monotonic()
     docs: list[dict[str, Any]] = []
 
-    def keep(index: int, outcome: FioOutcome) -> None:
+    def keep(_index: int, outcome: FioOutcome) -> None:  # run_fio stored it as fio-NN.json already
         if outcome.ok and outcome.doc is not None:
             docs.append(outcome.doc)
-            atomic_write_json(folder / PARTIAL_FILE, {"fio version": outcome.doc.get("fio version"),
-                                                      "jobs": [entry for doc in docs for entry in doc["jobs"]]})
 
     def status(_index: int, found: FioStatus) -> None:  # the round's clock, not each process's
         on_status(replace(found, elapsed_s=time.monotonic() - started))
@@ -55,9 +53,8 @@ def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: flo
     atomic_write_text(folder / "fio.json", json.dumps(merged, indent=2) + "\n")
     atomic_write_text(folder / "fio.stderr", "".join(outcome.stderr_text for outcome in ran.outcomes))
     for index in range(len(chain)):
-        for suffix in ("json", "stderr"):
-            (folder / f"fio-{index:02d}.{suffix}").unlink(missing_ok=True)
-    (folder / PARTIAL_FILE).unlink(missing_ok=True)
+        job_document_path(folder, index).unlink(missing_ok=True)
+        job_document_path(folder, index).with_suffix(".stderr").unlink(missing_ok=True)
     stdout = "".join(outcome.stdout_text for outcome in ran.outcomes)
     return FioOutcome(0, merged, stdout, "".join(outcome.stderr_text for outcome in ran.outcomes)), record
 

@@ -29,15 +29,18 @@ Layout (inside a RunStore whose manifest has kind "pts"):
                        pts/handoff.py) runs one fio process per job of job.fio (command.txt: one line each) and
                        keeps fio-NN.json / fio-NN.stderr of each until the round is complete; fio.json is then
                        every process's document merged into one
+      fio-NN.json      while the round runs (local runs): job NN of job.fio (00 = the first) as fio reported it,
+                       written once, when that job finished (chained: its process's own document as it exits;
+                       stonewalled: its entries from fio's status document as the next job started); removed once
+                       fio.json holds the whole round. Runs stored before this layout kept cells.partial.json
+                       instead (every finished job so far, rewritten per job). Nothing reads either: resume sets an
+                       unfinished round aside whole and runs it again
       round.json       written last, atomically: seed, utc times, wall and CPU time, per-cell results (see
                        cell_record in records.py), the sequential start/end offsets, WSAT running totals, the
                        steady-state determination after this round, and handoff: way ("chained" | "stonewall"),
                        text (as the plan says it), gaps_ms (chained: per hand-off, the relay's time from the last
                        thread's end to the next job's first start; null when not measured), max_gap_ms, notes.
                        Present = round finished
-      cells.partial.json   while the round runs (local runs): fio's own entries of every cell finished so far (as
-                       its status documents reported them the moment the next cell started; chained: each
-                       process's entries as it exits), rewritten per cell
     rounds/NNN.interrupted-K/   a round that was killed part-way (kept for the record, never used)
     phase.json         written when the phase ends: stop reason, rounds run, steady state reached, window
                        rounds, the determination per tracked variable, and the window averages of every cell
@@ -124,7 +127,6 @@ from ptsbench.store import RunStore, read_json, utc_now
 
 PTS_DIR = "pts"
 ROUND_FILE = "round.json"
-PARTIAL_FILE = "cells.partial.json"
 PHASE_FILE = "phase.json"
 PRECONDITION_DONE = "result.json"
 FAILED_FILE = "failed.json"
