@@ -50,7 +50,9 @@ version=${kernel#/boot/vmlinuz-}
 moddir=/lib/modules/$version
 
 work=$(mktemp -d /tmp/ptsbench-lab.XXXXXX)
+relay=""
 cleanup() {
+  if [ -n "$relay" ]; then kill "$relay" 2>/dev/null || true; fi
   if [ "$keep" = 1 ]; then echo "device lab: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -64,6 +66,8 @@ truncate -s 256M "$work/nvme1.img"
 truncate -s 256M "$work/ssd.img"
 truncate -s 256M "$work/hdd.img"
 truncate -s 256M "$work/sata.img"
+truncate -s 256M "$work/nvmehp.img"
+truncate -s 64M "$work/nvmepi.img"
 
 # initramfs: static busybox and the modules that mount the shared root (each after its dependencies)
 cp "$(command -v busybox)" "$work/initramfs/bin/busybox"
@@ -105,12 +109,42 @@ chmod +x "$work/initramfs/init"
 cat > "$work/out/guest.sh" <<EOF
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
 modprobe -a nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic || echo "guest: modprobe failed"
-for wait in 1 2 3 4 5 6 7 8 9 10; do [ -e /dev/nvme1n1 ] && [ -e /dev/sdc ] && break; sleep 0.5; done
+for wait in 1 2 3 4 5 6 7 8 9 10; do [ -e /dev/nvme3n1 ] && [ -e /dev/sdc ] && break; sleep 0.5; done
 cd "$repo"
 "$repo/.venv/bin/python" "$repo/tests/device_lab_guest.py" --results "$work/out/results.jsonl" ${checks:+--checks "$checks"}
 EOF
 
-echo "device lab: booting $kernel under QEMU (TCG) with 2 NVMe controllers, 2 SCSI disks and 1 SATA disk" >&2
+# QEMU's monitor for the guest: a check asks for a command (device_del / device_add of the hot-plug controller) by
+# writing out/monitor/N.cmd; this relay sends it to QEMU and writes the monitor's answer to out/monitor/N.done
+mkdir -p "$work/out/monitor"
+"$repo/.venv/bin/python" - "$work/monitor.sock" "$work/out/monitor" <<'PY' &
+import pathlib, socket, sys, time
+
+sock_path, folder = sys.argv[1], pathlib.Path(sys.argv[2])
+def ask(command: str) -> str:
+    with socket.socket(socket.AF_UNIX) as monitor:
+        monitor.connect(sock_path)
+        monitor.settimeout(60)
+        said = b""
+        for send in (b"", command.encode() + b"\n"):
+            monitor.sendall(send)
+            while not said.endswith(b"(qemu) "):
+                said += monitor.recv(4096) or b"(qemu) "
+            answer, said = said, b""
+        return answer.decode(errors="replace").replace("\r", "")
+while True:
+    for request in sorted(folder.glob("*.cmd")):
+        try:
+            answer = ask(request.read_text().strip())
+        except OSError as error:
+            answer = f"relay: {error}"
+        request.with_suffix(".tmp").write_text(answer)
+        request.with_suffix(".tmp").rename(request.with_suffix(".done"))
+        request.unlink()
+    time.sleep(0.2)
+PY
+relay=$!
+echo "device lab: booting $kernel under QEMU (TCG) with 4 NVMe controllers, 2 SCSI disks and 1 SATA disk" >&2
 started=$(date +%s)
 timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
   -accel tcg -cpu max -smp 2 -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
@@ -131,7 +165,17 @@ timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
   -device ahci,id=ahci \
   -drive file="$work/sata.img",if=none,id=sata0,format=raw \
   -device ide-hd,drive=sata0,bus=ahci.0,model="LAB SATA DISK WITH A 40 CHARACTER MODEL",serial=LABSATA0,ver=LABFW123 \
+  -blockdev driver=file,filename="$work/nvmehp.img",node-name=nvhpfile \
+  -blockdev driver=raw,file=nvhpfile,node-name=nvhp \
+  -device nvme,id=nvmehp,serial=LABNVMEHP,drive=nvhp \
+  -drive file="$work/nvmepi.img",if=none,id=nvpi,format=raw \
+  -device nvme,id=nvmepi,serial=LABNVMEPI \
+  -device nvme-ns,drive=nvpi,bus=nvmepi,nsid=1,ms=8,pi=1 \
+  -monitor unix:"$work/monitor.sock",server,nowait \
   </dev/null || echo "device lab: QEMU exited with status $? after $(( $(date +%s) - started )) s" >&2
+kill "$relay" 2>/dev/null || true
+wait "$relay" 2>/dev/null || true
+relay=""
 echo "device lab: guest ran $(( $(date +%s) - started )) s" >&2
 [ "$results" = "$work/out/results.jsonl" ] || cp "$work/out/results.jsonl" "$results" 2>/dev/null || : > "$results"
 "$repo/.venv/bin/python" "$repo/tests/device_lab_guest.py" --summarize "$results" ${checks:+--checks "$checks"}

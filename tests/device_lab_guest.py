@@ -53,6 +53,11 @@ DISKS = (
     Disk("sata", "LABSATA0", "LAB SATA DISK WITH A 40 CHARACTER MODEL", "sata", 512, True),
 )
 SATA_FIRMWARE = "LABFW123"  # 8 characters: more than a SCSI INQUIRY revision (4) holds
+# a third NVMe controller that the QEMU monitor unplugs and plugs in again (QEMU id nvmehp, block node nvhp)
+HOTPLUG = Disk("nvmehp", "LABNVMEHP", "QEMU NVMe Ctrl", "nvme", 512, False)
+HOTPLUG_ADD = "device_add nvme,id=nvmehp,serial=LABNVMEHP,drive=nvhp"
+# a namespace with 8 bytes of metadata per block and protection information type 1 (QEMU nvme-ns ms=8,pi=1)
+WITH_PI = Disk("nvmepi", "LABNVMEPI", "QEMU NVMe Ctrl", "nvme", 512, False)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -137,7 +142,7 @@ def find_disks() -> dict[str, str]:
         device = Path("/sys/block", entry, "device")
         serial = _read(device / "serial")
         model = _read(device / "model")
-        for disk in DISKS:
+        for disk in (*DISKS, HOTPLUG, WITH_PI):
             if (disk.transport == "nvme" and serial == disk.serial) or (
                     disk.transport != "nvme" and model and disk.model.startswith(model)):
                 found[disk.name] = f"/dev/{entry}"
@@ -264,7 +269,19 @@ class Lab:
         (self.samples / name).write_text(text)
 
     def disk(self, name: str) -> tuple[Disk, str]:
-        return next(d for d in DISKS if d.name == name), self.devs[name]
+        return next(d for d in (*DISKS, HOTPLUG, WITH_PI) if d.name == name), self.devs[name]
+
+    def monitor(self, command: str, timeout_s: float = 120) -> str:
+        """A QEMU monitor command, sent by the host's relay (scripts/device-lab.sh); the monitor's answer."""
+        folder = self.samples.parent / "monitor"
+        request = folder / f"{time.monotonic_ns()}.cmd"
+        request.with_suffix(".new").write_text(command)
+        request.with_suffix(".new").rename(request)
+        deadline = time.monotonic() + timeout_s
+        while not request.with_suffix(".done").exists():
+            assert time.monotonic() < deadline, f"the host's monitor relay did not answer {command!r}"
+            time.sleep(0.2)
+        return request.with_suffix(".done").read_text()
 
 
 def _info_check(name: str) -> Check:
@@ -408,10 +425,45 @@ def purge_nvme(lab: Lab) -> str:
     flbas = nvme_json("id-ns", dev)["flbas"] & 0xF
     outcome = purge(target, facts, destructive=True)
     assert outcome.ok and not outcome.is_deviation, outcome
-    assert ["nvme", "format", dev, "--ses=1", f"--lbaf={flbas}"] in outcome.commands, outcome.commands
+    assert ["nvme", "format", dev, "--ses=1", f"--lbaf={flbas}", "--ms=0", "--pi=0", "--pil=0"] in outcome.commands
     assert read_at(dev, offsets) == [bytes(4096)] * 3, "data written before the purge is still there"
     assert _read(Path("/sys/block", os.path.basename(dev), "queue/logical_block_size")) == "4096"
     return outcome.message
+
+
+@check("purge-nvme-pi")
+def purge_nvme_pi(lab: Lab) -> str:
+    """A namespace with 8 bytes of metadata and PI type 1: `info` says so, and the purge (NVMe format) keeps its LBA
+    format, metadata and protection information (nvme-cli's defaults would drop the PI), read back from the drive."""
+    from ptsbench.target.purge import purge
+
+    _, dev = lab.disk("nvmepi")
+    facts = json.loads(ptsbench("info", dev, "--json").stdout)["target"]
+    sysdir = Path("/sys/block", os.path.basename(dev))
+    profile = _read(sysdir / "integrity" / "format")
+    assert profile == "T10-DIF-TYPE1-CRC" and facts["protection_information"] == profile, (profile, facts)
+    assert facts["zoned"] == "none", facts
+    if (sysdir / "metadata_bytes").exists():
+        assert facts["metadata_bytes"] == 8, facts
+    before = nvme_json("id-ns", dev)
+    lbaf = before["lbafs"][before["flbas"] & 0xF]
+    assert (lbaf["ms"], before["dps"] & 7) == (8, 1), f"QEMU set up ms=8,pi=1: {lbaf}, dps {before['dps']}"
+    offsets = [0, size_bytes(dev) - 4096]
+    data = write_pattern(dev, offsets)
+    target, purge_facts = facts_of(dev)
+    outcome = purge(target, purge_facts, destructive=True)
+    assert outcome.ok, outcome
+    assert ["nvme", "format", dev, "--ses=1", f"--lbaf={before['flbas'] & 0xF}", "--ms=0", "--pi=1", "--pil=0"] \
+        in outcome.commands, outcome.commands
+    after = nvme_json("id-ns", dev)
+    assert (after["flbas"], after["dps"]) == (before["flbas"], before["dps"]), (before, after)
+    assert _read(sysdir / "integrity" / "format") == profile, "the kernel's integrity profile changed"
+    try:
+        assert read_at(dev, offsets) != [data] * 2, "data written before the purge is still there"
+        reads = "reads back erased"
+    except OSError as error:  # a block formatted with PI may fail its check until written again
+        reads = f"reads fail until written again ({error.strerror})"
+    return f"{dev}: {outcome.message}; flbas {after['flbas']}, dps {after['dps']}, integrity {profile} kept; {reads}"
 
 
 @check("purge-sata")
@@ -593,6 +645,67 @@ def pts_nvme(lab: Lab) -> str:
                                                   "--destructive", "--out", str(out)])
     notes = _pts_store_checks(out, dev, disk, seen, "nvme-format", "nvme-cli")
     return "; ".join(notes)
+
+
+def _alive(pid: int) -> bool:
+    """The child still runs (not ended, not a zombie waiting to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _wait_until(ready: Callable[[], bool], what: str, timeout_s: float = 300) -> float:
+    started = time.monotonic()
+    while not ready():
+        assert time.monotonic() - started < timeout_s, f"{what}: not within {timeout_s} s"
+        time.sleep(0.5)
+    return time.monotonic() - started
+
+
+@check("hotplug-nvme", background=True)
+def hotplug(lab: Lab) -> str:
+    """QEMU's monitor unplugs an NVMe controller (device_del) as a chained PTS round starts and plugs it in again
+    (device_add): no file appears at the namespace's /dev name, the round's error names the vanished device, and
+    resume on the drive that came back finishes the run (or, back under another name, says where it is)."""
+    _, dev = lab.disk("nvmehp")
+    out = WORK / "hotplug"
+    args = ["pts", dev, "--profile", "demo", "--tests", "iops", "--round-time", "3", "--max-rounds", "5",
+            "--block-sizes", "iops=4k", "--mixes", "iops=0,65,100", "--purge", "none", "--destructive",
+            "--out", str(out)]
+    output = WORK / "hotplug-pts"
+    pid = start_ptsbench(args, output)
+    round_one = out / "pts" / "iops" / "rounds" / "001"
+    _wait_until(lambda: round_one.exists() or not _alive(pid), "round 1 of the PTS run")
+    assert round_one.exists(), Path(f"{output}.err").read_text()[-1500:]
+    said = lab.monitor("device_del nvmehp")  # the kernel takes its time (tens of seconds under TCG)
+    removed_s = _wait_until(lambda: not os.path.exists(f"/sys/block/{os.path.basename(dev)}"), "device_del")
+    failed = finish_ptsbench(pid, args, output, ok=False)
+    error = failed.stderr.strip().splitlines()[-1]
+    assert f"the device disappeared: {dev}" in error, failed.stderr[-1500:]
+    assert not os.path.lexists(dev) or Path(dev).is_block_device(), f"{dev} is a {os.stat(dev)} now, no device"
+    assert not os.path.isfile(dev), f"a regular file stands at {dev}"
+    lab.keep("hotplug-failure.txt", failed.stderr + said)
+    lab.monitor(HOTPLUG_ADD)
+    back: list[str] = []
+
+    def returned() -> bool:
+        back[:] = [d for name, d in find_disks().items() if name == "nvmehp"]
+        return bool(back)
+
+    added_s = _wait_until(returned, "device_add")
+    _wait_until(lambda: os.path.exists(back[0]), f"the node {back[0]}")
+    resumed = ptsbench("resume", str(out), "--destructive", ok=None)
+    if back[0] == dev:
+        assert resumed.returncode == 0, resumed.stderr[-1500:]
+        assert json.loads((out / "manifest.json").read_text())["status"] == "done"
+        outcome = "resume on the drive back at the same name finished the run"
+    else:
+        last = resumed.stderr.strip().splitlines()[-1]
+        assert resumed.returncode != 0 and f"the same drive is at {back[0]} now" in last, resumed.stderr[-1500:]
+        outcome = f"back as {back[0]}: resume says {last}"
+    return (f"unplugged as round 1 started (gone in {removed_s:.0f} s): {error}; plugged in again ({added_s:.0f} s): "
+            f"{outcome}")
 
 
 # ---------------------------------------------------------------------------------------------------------------

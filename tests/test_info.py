@@ -81,6 +81,9 @@ def test_loop_device_facts_match_blockdev(tmp_path: Path, sector_bytes: int) -> 
         assert facts["backing_file"] == str(tmp_path / "loop.img") == _tool(["losetup", "-n", "-O", "BACK-FILE",
                                                                                device])
         assert facts["rotational"] is (_tool(["lsblk", "-d", "-n", "-o", "ROTA", device]) == "1")
+        assert facts["zoned"] == "none" == _tool(["lsblk", "-d", "-n", "-o", "ZONED", device])
+        integrity = Path("/sys/block", os.path.basename(device), "integrity")  # kernels with integrity support
+        assert facts["protection_information"] == ("none" if integrity.exists() else None)
 
 
 @pytest.mark.root

@@ -83,16 +83,34 @@ def test_nvme_sanitize_tool_failure_is_reported(fakebin: Callable[[], list[list[
     assert outcome.commands[-1] == ["nvme", "sanitize", "/dev/nvme0", "--sanact=2"]
 
 
-@pytest.mark.parametrize(("flbas", "lbaf"), [("0x0", 0), ("0x12", 2), ("0x1f", 15)])
-def test_nvme_format_keeps_lba_format(fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch,
-                                      flbas: str, lbaf: int) -> None:
+@pytest.mark.parametrize(("flbas", "dps", "options"), [
+    ("0x0", "0", ["--lbaf=0", "--ms=0", "--pi=0", "--pil=0"]),
+    ("0x1", "0x1", ["--lbaf=1", "--ms=0", "--pi=1", "--pil=0"]),  # 8 bytes of metadata, PI type 1 (QEMU ms=8,pi=1)
+    ("0x12", "0xb", ["--lbaf=2", "--ms=1", "--pi=3", "--pil=1"]),  # extended LBA, PI type 3 in the first 8 bytes
+    ("0x2f", "0x2", ["--lbaf=31", "--ms=0", "--pi=2", "--pil=0"]),  # FLBAS bits 5-6: formats 16 to 63
+])
+def test_nvme_format_keeps_lba_format_and_protection_information(
+        fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch, flbas: str, dps: str,
+        options: list[str]) -> None:
     monkeypatch.setenv("FAKE_NVME_FLBAS", flbas)
+    monkeypatch.setenv("FAKE_NVME_DPS", dps)
     outcome = NvmeFormat().run(NVME, NVME_FACTS)
-    assert outcome.commands == fakebin() == [
-        ["nvme", "id-ns", "/dev/nvme0n1", "-o", "json"],
-        ["nvme", "format", "/dev/nvme0n1", "--ses=1", f"--lbaf={lbaf}"],
-    ]
-    assert outcome.ok and not outcome.is_deviation
+    id_ns = ["nvme", "id-ns", "/dev/nvme0n1", "-o", "json"]
+    assert outcome.commands == fakebin() == [id_ns, ["nvme", "format", "/dev/nvme0n1", "--ses=1", *options], id_ns]
+    assert outcome.ok and not outcome.is_deviation, outcome.message
+    assert outcome.message.endswith("of /dev/nvme0n1 done, read back unchanged")
+
+
+def test_nvme_format_that_drops_protection_information_fails(
+        fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A drive (or a tool) that leaves the namespace formatted differently: the purge fails, saying how."""
+    monkeypatch.setenv("FAKE_NVME_FLBAS", "0x1")
+    monkeypatch.setenv("FAKE_NVME_DPS", "0x1")
+    monkeypatch.setenv("FAKE_NVME_FORMAT_DROPS_PI", "1")
+    outcome = NvmeFormat().run(NVME, NVME_FACTS)
+    assert not outcome.ok
+    assert outcome.message == ("the format changed /dev/nvme0n1: LBA format 1, PI type 1 (last 8 bytes of the "
+                               "metadata) before, LBA format 1, no PI now")
 
 
 def test_nvme_format_failure(fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:

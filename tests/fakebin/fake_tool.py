@@ -5,7 +5,8 @@ The sh scripts of those names run `$FAKEBIN_PYTHON fake_tool.py TOOL ARGS...`.
 Every call appends its argv as one JSON line to $FAKEBIN_LOG. $FAKEBIN_FAIL lists comma-separated "tool" or
 "tool:argument" entries that make matching calls fail (exit 5, message on stderr). Device state that the code
 reads back (write cache, sanitize progress) lives in $FAKEBIN_LOG.state.json. Knobs: FAKE_NVME_SANICAP,
-FAKE_NVME_FLBAS, FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT,
+FAKE_NVME_FLBAS and FAKE_NVME_DPS (the namespace's format; `format` changes them as a drive does, PI dropped
+with FAKE_NVME_FORMAT_DROPS_PI), FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT,
 FAKE_SANITIZE_IN_PROGRESS (a sanitize already runs), FAKE_HDPARM_SECURITY, FAKE_HDPARM_ABORTED (security commands
 the drive aborts while hdparm exits 0, as QEMU's AHCI disk does), FAKE_WRITE_CACHE,
 FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG and FAKE_SMARTCTL_JSON (files
@@ -53,7 +54,15 @@ def nvme(state: dict) -> str:
     if command == "id-ctrl":
         return json.dumps({"mn": "FAKE NVME", "sanicap": int(ENV.get("FAKE_NVME_SANICAP", "3"), 0)})
     if command == "id-ns":
-        return json.dumps({"nsze": 1000, "flbas": int(ENV.get("FAKE_NVME_FLBAS", "0"), 0)})
+        flbas = state.get("flbas", int(ENV.get("FAKE_NVME_FLBAS", "0"), 0))
+        dps = state.get("dps", int(ENV.get("FAKE_NVME_DPS", "0"), 0))
+        return json.dumps({"nsze": 1000, "flbas": flbas, "dps": dps})
+    if command == "format":  # like nvme-cli: --ms, --pi and --pil not given are 0
+        given = dict(arg[2:].split("=", 1) for arg in ARGS if arg.startswith("--") and "=" in arg)
+        lbaf, ms = int(given.get("lbaf", "0")), int(given.get("ms", "0"))
+        state["flbas"] = (lbaf & 0xF) | ms << 4 | (lbaf >> 4) << 5
+        state["dps"] = 0 if ENV.get("FAKE_NVME_FORMAT_DROPS_PI") else int(given.get("pi", "0")) | int(
+            given.get("pil", "0")) << 3
     if command == "sanitize":
         state["sanitizing"], state["sanitize_polls"] = True, 0
     if command == "sanitize-log":

@@ -47,6 +47,8 @@ _LABELS = {
     "cpu_count": "CPUs",
     "os": "OS",
     "fio_log_reader": "fio log reader",
+    "metadata_bytes": "metadata per block",
+    "protection_information": "protection information",
 }
 
 
@@ -73,8 +75,10 @@ def _applies(key: str, section: dict[str, object]) -> bool:
         return section.get("kind") != "block"
     if key == "backing_file":
         return transport == "loop"
-    if key == "nvme_controller":
+    if key in ("nvme_controller", "metadata_bytes"):
         return transport.startswith("nvme")
+    if key in ("zoned", "protection_information"):
+        return section.get("kind") == "block"
     return True
 
 

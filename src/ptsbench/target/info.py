@@ -34,6 +34,9 @@ TARGET_FACT_KEYS = (
     "physical_sector_bytes",
     "rotational",
     "write_cache",
+    "zoned",
+    "metadata_bytes",
+    "protection_information",
 )
 HOST_FACT_KEYS = ("hostname", "os", "kernel", "arch", "cpu_model", "cpu_count", "memory_bytes")
 
@@ -104,7 +107,17 @@ def device_facts(sysdir: str) -> dict[str, object]:
         "physical_sector_bytes": _int(read_sysfs(os.path.join(disk, "queue", "physical_block_size"))),
         "rotational": None if rotational is None else rotational == "1",
         "write_cache": read_sysfs(os.path.join(disk, "queue", "write_cache")),
+        "zoned": read_sysfs(os.path.join(disk, "queue", "zoned")),  # none, host-aware, host-managed
+        "metadata_bytes": _int(read_sysfs(os.path.join(disk, "metadata_bytes"))),  # NVMe, newer kernels
+        "protection_information": _protection(disk),
     }
+
+
+def _protection(disk: str) -> str | None:
+    """The kernel's integrity profile of a disk with protection information (T10-DIF-TYPE1-CRC...); "none" for a
+    disk without, None when the kernel does not say."""
+    profile = read_sysfs(os.path.join(disk, "integrity", "format"))
+    return "none" if profile == "nop" else profile
 
 
 def _mount_of(path: str) -> Mount | None:

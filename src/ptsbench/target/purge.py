@@ -199,7 +199,8 @@ def _find_key(value: object, key: str) -> object:
 
 
 class NvmeFormat:
-    """NVMe Format with Secure Erase Settings = 1 (user data erase), keeping the LBA format in use."""
+    """NVMe Format with Secure Erase Settings = 1 (user data erase), keeping the namespace as it was: the LBA format
+    in use and its metadata settings (extended LBA, protection information type and location), read back after."""
 
     name = "nvme-format"
     pts_purge = True
@@ -212,15 +213,55 @@ class NvmeFormat:
     def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
         log = CommandLog()
         device = _device(target, facts)
-        done = log.run(["nvme", "id-ns", device, "-o", "json"])
-        flbas = _json(done.stdout).get("flbas") if done.returncode == 0 else None
-        if not isinstance(flbas, int):
-            reason = tool_message(done) if done.returncode else "no flbas in its output"
-            return log.outcome(self.name, False, f"cannot read the LBA format in use: {reason}")
-        done = log.run(["nvme", "format", device, "--ses=1", f"--lbaf={flbas & 0xF}"], LONG_TIMEOUT_S)
+        before, problem = _namespace_format(log, device)
+        if before is None:
+            return log.outcome(self.name, False, f"cannot read the LBA format in use: {problem}")
+        done = log.run(["nvme", "format", device, "--ses=1", *nvme_format_args(*before)], LONG_TIMEOUT_S)
         if done.returncode != 0:
             return log.outcome(self.name, False, tool_message(done))
-        return log.outcome(self.name, True, f"NVMe format (secure erase, LBA format {flbas & 0xF}) of {device} done")
+        after, problem = _namespace_format(log, device)
+        if after is None:
+            return log.outcome(self.name, False, f"cannot read the LBA format back after the format: {problem}")
+        if after != before:
+            return log.outcome(self.name, False, f"the format changed {device}: {describe_nvme_format(*before)} "
+                               f"before, {describe_nvme_format(*after)} now")
+        return log.outcome(self.name, True, f"NVMe format (secure erase, {describe_nvme_format(*before)}) of "
+                           f"{device} done, read back unchanged")
+
+
+# id-ns bits that say how a namespace is formatted: FLBAS format index (bits 0-3, 5-6) and extended LBA (bit 4);
+# DPS protection information type (bits 0-2) and location (bit 3: first 8 bytes of the metadata)
+FLBAS_BITS = 0x7F
+DPS_BITS = 0xF
+
+
+def nvme_format_args(flbas: int, dps: int) -> list[str]:
+    """nvme-cli format options that keep a namespace's FLBAS and DPS (nvme-cli's defaults, 0, would drop metadata
+    transferred with the data and the protection information)."""
+    lbaf = (flbas & 0xF) | (flbas >> 5 & 0x3) << 4
+    return [f"--lbaf={lbaf}", f"--ms={flbas >> 4 & 1}", f"--pi={dps & 0x7}", f"--pil={dps >> 3 & 1}"]
+
+
+def describe_nvme_format(flbas: int, dps: int) -> str:
+    """'LBA format 1, extended LBA, PI type 1 (first 8 bytes)' in words."""
+    words = [nvme_format_args(flbas, dps)[0].replace("--lbaf=", "LBA format ")]
+    if flbas >> 4 & 1:
+        words.append("metadata in the LBA (extended)")
+    if dps & 0x7:
+        words.append(f"PI type {dps & 0x7} ({'first' if dps >> 3 & 1 else 'last'} 8 bytes of the metadata)")
+    else:
+        words.append("no PI")
+    return ", ".join(words)
+
+
+def _namespace_format(log: CommandLog, device: str) -> tuple[tuple[int, int] | None, str]:
+    """(FLBAS, DPS) of a namespace from `nvme id-ns`, or None and why not."""
+    done = log.run(["nvme", "id-ns", device, "-o", "json"])
+    found = _json(done.stdout) if done.returncode == 0 else {}
+    flbas, dps = found.get("flbas"), found.get("dps", 0)
+    if not isinstance(flbas, int) or not isinstance(dps, int):
+        return None, tool_message(done) if done.returncode else "no flbas in its output"
+    return (flbas & FLBAS_BITS, dps & DPS_BITS), ""
 
 
 class AtaSecureErase:
