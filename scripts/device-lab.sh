@@ -68,6 +68,8 @@ truncate -s 256M "$work/hdd.img"
 truncate -s 256M "$work/sata.img"
 truncate -s 256M "$work/nvmehp.img"
 truncate -s 64M "$work/nvmepi.img"
+truncate -s 64M "$work/nvmens1.img"
+truncate -s 64M "$work/nvmens2.img"
 
 # initramfs: static busybox and the modules that mount the shared root (each after its dependencies)
 cp "$(command -v busybox)" "$work/initramfs/bin/busybox"
@@ -109,7 +111,7 @@ chmod +x "$work/initramfs/init"
 cat > "$work/out/guest.sh" <<EOF
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
 modprobe -a nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic || echo "guest: modprobe failed"
-for wait in 1 2 3 4 5 6 7 8 9 10; do [ -e /dev/nvme3n1 ] && [ -e /dev/sdc ] && break; sleep 0.5; done
+for wait in 1 2 3 4 5 6 7 8 9 10; do [ -e /dev/nvme4n2 ] && [ -e /dev/sdc ] && break; sleep 0.5; done
 cd "$repo"
 "$repo/.venv/bin/python" "$repo/tests/device_lab_guest.py" --results "$work/out/results.jsonl" ${checks:+--checks "$checks"}
 EOF
@@ -131,7 +133,8 @@ def ask(command: str) -> str:
             while not said.endswith(b"(qemu) "):
                 said += monitor.recv(4096) or b"(qemu) "
             answer, said = said, b""
-        return answer.decode(errors="replace").replace("\r", "")
+        # HMP echoes the command with terminal escapes, then answers on the next lines, then its prompt again
+        return answer.decode(errors="replace").replace("\r", "").partition("\n")[2].removesuffix("(qemu) ")
 while True:
     for request in sorted(folder.glob("*.cmd")):
         try:
@@ -144,7 +147,7 @@ while True:
     time.sleep(0.2)
 PY
 relay=$!
-echo "device lab: booting $kernel under QEMU (TCG) with 4 NVMe controllers, 2 SCSI disks and 1 SATA disk" >&2
+echo "device lab: booting $kernel under QEMU (TCG) with 5 NVMe controllers, 2 SCSI disks and 1 SATA disk" >&2
 started=$(date +%s)
 timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
   -accel tcg -cpu max -smp 2 -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
@@ -171,6 +174,11 @@ timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
   -drive file="$work/nvmepi.img",if=none,id=nvpi,format=raw \
   -device nvme,id=nvmepi,serial=LABNVMEPI \
   -device nvme-ns,drive=nvpi,bus=nvmepi,nsid=1,ms=8,pi=1 \
+  -drive file="$work/nvmens1.img",if=none,id=nvns1,format=raw \
+  -drive file="$work/nvmens2.img",if=none,id=nvns2,format=raw \
+  -device nvme,id=nvmens,serial=LABNVMENS \
+  -device nvme-ns,drive=nvns1,bus=nvmens,nsid=1 \
+  -device nvme-ns,drive=nvns2,bus=nvmens,nsid=2 \
   -monitor unix:"$work/monitor.sock",server,nowait \
   </dev/null || echo "device lab: QEMU exited with status $? after $(( $(date +%s) - started )) s" >&2
 kill "$relay" 2>/dev/null || true

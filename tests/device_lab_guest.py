@@ -466,6 +466,101 @@ def purge_nvme_pi(lab: Lab) -> str:
     return f"{dev}: {outcome.message}; flbas {after['flbas']}, dps {after['dps']}, integrity {profile} kept; {reads}"
 
 
+NAMESPACES_SERIAL = "LABNVMENS"  # a controller with two namespaces (QEMU nvme-ns nsid=1 and nsid=2)
+STAND_IN_NVME = """#!{python}
+# nvme-cli with SANICAP and FNA bits added to `id-ctrl -o json` (QEMU 7.2 has neither); everything else unchanged
+import json, os, subprocess, sys
+done = subprocess.run([{real!r}, *sys.argv[1:]], capture_output=True, text=True)
+out = done.stdout
+if sys.argv[1:2] == ["id-ctrl"] and "json" in sys.argv and done.returncode == 0:
+    doc = json.loads(out)
+    doc.update(sanicap=int(os.environ["LAB_SANICAP"], 0), fna=int(os.environ["LAB_FNA"], 0))
+    out = json.dumps(doc)
+sys.stdout.write(out)
+sys.stderr.write(done.stderr)
+sys.exit(done.returncode)
+"""
+
+
+def _namespaces_of(serial: str) -> list[str]:
+    return sorted(f"/dev/{entry}" for entry in os.listdir("/sys/block")
+                  if _read(Path("/sys/block", entry, "device", "serial")) == serial)
+
+
+def _checksums(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(folder.glob("*.bin"))}
+
+
+@check("purge-scope-nvme")
+def purge_scope(lab: Lab) -> str:
+    """A controller with two namespaces, a mounted ext4 partition with files on the second. A stand-in nvme adds
+    SANICAP (block erase) and FNA bits (format and secure erase apply to all namespaces) to id-ctrl: sanitize and
+    format of the first namespace are refused naming the second; auto chooses a method that erases only the first;
+    with the second unmounted, --purge-scope subsystem allows the sanitize and the dry run states its reach. The
+    second namespace's files stay byte-identical."""
+    from ptsbench.target.purge import purge
+
+    first, second = _namespaces_of(NAMESPACES_SERIAL)
+    ctrl = os.path.basename(controller(first))
+    run(["sfdisk", "--quiet", second], stdin="label: gpt\n,\n")
+    part = second + "p1"
+    _wait_until(lambda: os.path.exists(part), f"the partition {part}", 10)
+    run(["mkfs.ext4", "-q", "-F", part])
+    mnt = WORK / "ns2"
+    mnt.mkdir(exist_ok=True)
+    run(["mount", part, str(mnt)])
+    for number in range(3):
+        (mnt / f"{number}.bin").write_bytes(os.urandom(1 << 20))
+    before = _checksums(mnt)
+    bin_dir = WORK / "stand-in"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "nvme").write_text(STAND_IN_NVME.format(python=sys.executable, real=shutil.which("nvme")))
+    (bin_dir / "nvme").chmod(0o755)
+    saved = dict(os.environ)
+    os.environ["PATH"] = f"{bin_dir}:{os.environ['PATH']}"
+    reach = f"erases all 2 namespaces of {ctrl}: {os.path.basename(first)}, {os.path.basename(second)}"
+    dry = ["pts", first, "--profile", "demo", "--tests", "iops", "--destructive", "--dry-run"]
+    seen = []
+    try:
+        for sanicap, fna, method, what in (("0x2", "0", "nvme-sanitize", "sanitize"),
+                                           ("0", "0x3", "nvme-format", "format")):
+            os.environ.update(LAB_SANICAP=sanicap, LAB_FNA=fna)
+            refused = ptsbench(*dry, "--purge", method, ok=False).stderr.strip().splitlines()[-1]
+            assert refused.startswith(f"ptsbench: error: refusing to purge {first} with {method}: {what} {reach}, "
+                                      f"and {second}: {part} is mounted on {mnt}"), refused
+            seen.append(refused)
+        os.environ.update(LAB_SANICAP="0x2", LAB_FNA="0x3")
+        chosen = ptsbench(*dry).stdout
+        assert "Purge at run time: blkdiscard" in chosen, chosen
+        target, facts = facts_of(first)
+        outcome = purge(target, facts, destructive=True)  # the engine's purge: only the first namespace
+        assert outcome.ok and outcome.method == "blkdiscard" and outcome.commands == [["blkdiscard", first]], outcome
+        os.environ.update(LAB_SANICAP="0", LAB_FNA="0")  # what QEMU says: a format erases one namespace
+        assert "Purge at run time: nvme-format\n" in ptsbench(*dry).stdout
+        run(["umount", str(mnt)])
+        os.environ.update(LAB_SANICAP="0x2", LAB_FNA="0x3")
+        refused = ptsbench(*dry, "--purge", "nvme-sanitize", ok=False).stderr.strip().splitlines()[-1]
+        assert "--purge-scope subsystem allows erasing it" in refused, refused
+        allowed = ptsbench(*dry, "--purge", "nvme-sanitize", "--purge-scope", "subsystem").stdout
+        assert f"Purge at run time: nvme-sanitize (sanitize {reach})" in allowed, allowed
+        seen.append(next(line for line in allowed.splitlines() if line.startswith("Purge at run time")))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        if os.path.ismount(mnt):
+            run(["umount", str(mnt)])
+    run(["mount", "-o", "ro", part, str(mnt)])
+    try:
+        after = _checksums(mnt)
+    finally:
+        run(["umount", str(mnt)])
+    assert after == before and len(after) == 3, f"the second namespace's files changed: {before} -> {after}"
+    return " | ".join([*seen, f"auto chose {outcome.method} of {first} only", f"{len(after)} files on {part} "
+                       "byte-identical (sha256)"])
+
+
 @check("purge-sata")
 def purge_sata(lab: Lab) -> str:
     from ptsbench.target.purge import AtaSecureErase, choose_purge, purge
@@ -670,9 +765,9 @@ def hotplug(lab: Lab) -> str:
     resume on the drive that came back finishes the run (or, back under another name, says where it is)."""
     _, dev = lab.disk("nvmehp")
     out = WORK / "hotplug"
-    args = ["pts", dev, "--profile", "demo", "--tests", "iops", "--round-time", "3", "--max-rounds", "5",
-            "--block-sizes", "iops=4k", "--mixes", "iops=0,65,100", "--purge", "none", "--destructive",
-            "--out", str(out)]
+    args = ["pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "3",
+            "--max-rounds", "5", "--block-sizes", "iops=4k", "--mixes", "iops=0,65,100", "--purge", "none",
+            "--destructive", "--out", str(out)]
     output = WORK / "hotplug-pts"
     pid = start_ptsbench(args, output)
     round_one = out / "pts" / "iops" / "rounds" / "001"

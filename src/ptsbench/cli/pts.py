@@ -46,6 +46,10 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @safety_flag("--destructive", help_text="Allow writing (and purging) a block device. All data is lost.")
 @click.option("--purge", "purge_method", default="auto", show_default=True,
               help="auto, nvme-sanitize, nvme-format, ata-secure-erase, scsi, blkdiscard or none.")
+@click.option("--purge-scope", type=click.Choice(["namespace", "subsystem"]), default="namespace",
+              show_default=True, help="What an NVMe purge may erase besides TARGET: namespace: nothing else that "
+              "holds data (auto then chooses a method that erases only TARGET); subsystem: every namespace of the "
+              "NVM subsystem that is not in use (sanitize always reaches them all, a format when FNA says so).")
 @_override("--round-time", "Seconds per cell (PTS: 60).")
 @_override("--max-rounds", "Maximum rounds (PTS: 25).")
 @_override("--numjobs", "Thread count TC (CBW, DIRTH, ECW: --demand-tcs).")
@@ -89,9 +93,10 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
               "server`): HOST[:PORT],... or a file with one per line. Needs --size (the smallest device's); purge "
               "is not run on the hosts (a deviation).")
 def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
-        destructive: bool, purge_method: str, active_range: float | None, precondition_multiple: float | None,
-        wsat_capacity: float | None, wsat_time: str | None, ramp_time: float, dry_run: bool, verbose: bool,
-        hosts_spec: str | None, lat_histogram_time: str | None, device_info: tuple[str, ...],
+        destructive: bool, purge_method: str, purge_scope: str, active_range: float | None,
+        precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
+        dry_run: bool, verbose: bool, hosts_spec: str | None, lat_histogram_time: str | None,
+        device_info: tuple[str, ...],
         **overrides: tuple[str, ...]) -> None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
@@ -145,14 +150,16 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     if not dry_run:  # refused before anything runs (a dry run says it after its plan)
         check_path_allowed(resolved.path, True, destructive)
     plan, info, facts, note = _plan(settings, resolved)
-    from ptsbench.target.purge import choose_purge
+    from ptsbench.target.purge import choose_purge, purge_reach_text
 
     if purge_method != "auto":  # resume keeps the method: refuse one the target cannot take before the run exists
-        choose_purge(resolved, facts, purge_method)
+        choose_purge(resolved, facts, purge_method, purge_scope)
     if dry_run:
-        method = choose_purge(resolved, facts, purge_method)
+        method = choose_purge(resolved, facts, purge_method, purge_scope)
         deviation = "" if method.pts_purge else " (not a PTS purge: the run will not be PTS-compliant)"
-        _print_dry_run(plan, f"Purge at run time: {method.name}{deviation}", method.pts_purge, verbose, description)
+        reach = purge_reach_text(method, resolved, facts, purge_scope)
+        _print_dry_run(plan, f"Purge at run time: {method.name}{deviation}{reach}", method.pts_purge, verbose,
+                       description)
         _guard_verdict(lambda: check_path_allowed(resolved.path, True, destructive))
         return
     from ptsbench.cases import check_free_space
@@ -160,7 +167,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
 
     check_free_space([resolved])
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method=purge_method,
-                             scratch=scratch, name=f"pts-{profile}", device_info=description)
+                             purge_scope=purge_scope, scratch=scratch, name=f"pts-{profile}", device_info=description)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     _print_plan(plan)
     _run(store, resolved, destructive)

@@ -113,6 +113,7 @@ class _Context:
     reporter: Reporter
     base_seed: int
     purge_method: str
+    purge_scope: str  # what an NVMe purge may erase besides the target (target/scope.py)
     telemetry: dict[str, Any] | None = None  # the last reading, still valid as the next round's "before"
     hosts: tuple[Host, ...] = ()  # fio servers that run every round together; () = this machine
     device: DeviceIdentity | None = None  # the target device as the run found it (None: a file, or on hosts)
@@ -133,6 +134,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
         check_write_allowed(target, destructive)
     context = _Context(pts, plan, target, dict(manifest.get("target") or {}), destructive,
                        reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")),
+                       str(manifest.get("purge_scope") or "namespace"),
                        hosts=hosts, device=None if hosts else device_identity(target.path))
     with pts.lock():
         stop_orphan_fio(pts.root)
@@ -227,7 +229,8 @@ def _purge(context: _Context, phase: PhasePlan) -> None:
     if context.hosts:
         outcome = remote_purge(len(context.hosts))
     else:
-        outcome = purge(context.target, context.facts, context.destructive, context.purge_method)
+        outcome = purge(context.target, context.facts, context.destructive, context.purge_method,
+                        context.purge_scope)
     attempt = {"method": outcome.method, "commands": [shlex.join(c) for c in outcome.commands], "ok": outcome.ok,
                "message": outcome.message, "is_deviation": outcome.is_deviation, "started_utc": started,
                "finished_utc": utc_now()}

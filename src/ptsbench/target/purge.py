@@ -6,11 +6,12 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from ptsbench.errors import PtsbenchError, TargetError
+from ptsbench.errors import PtsbenchError, TargetError, UnsafeTargetError
 from ptsbench.target.guard import check_write_allowed
+from ptsbench.target.scope import describe_reach, scope_problem, subsystem_namespaces
 from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
 
 ATA_TEMP_PASSWORD = "ptsbench"  # set only for the erase; the drive clears it when the erase succeeds
@@ -424,8 +425,49 @@ def purge_methods() -> list[PurgeMethod]:
 PURGE_METHOD_NAMES = ("auto", *(method.name for method in purge_methods()))
 
 
-def choose_purge(target: Target, facts: dict[str, object], requested: str = "auto") -> PurgeMethod:
-    """The method to use: the requested one (TargetError if it cannot be used), or the first that applies."""
+def purge_reach(method: PurgeMethod, target: Target, facts: dict[str, object]) -> list[str]:
+    """The namespaces a method erases to purge `target`: NVMe sanitize every one of the NVM subsystem, an NVMe
+    format too when the controller's FNA bits say so; everything else only the target (empty when unknown)."""
+    controller = facts.get("nvme_controller")
+    device = _device(target, facts)
+    if not isinstance(controller, str) or not isinstance(method, NvmeSanitize | NvmeFormat):
+        return [device]
+    everything = subsystem_namespaces(controller)
+    if len(everything) < 2:  # the target alone (or the kernel does not say): no need to ask the controller
+        return [device]
+    if isinstance(method, NvmeFormat):
+        done = CommandLog().run(["nvme", "id-ctrl", controller, "-o", "json"])
+        fna = _json(done.stdout).get("fna") if done.returncode == 0 else None
+        if isinstance(fna, int) and not fna & FNA_ALL_NAMESPACES:
+            return [device]
+    return everything
+
+
+# FNA bit 0: a format, bit 1: a secure erase (--ses=1) applies to all namespaces; an unreadable FNA counts as all
+FNA_ALL_NAMESPACES = 0x3
+
+
+def _scope(method: PurgeMethod, target: Target, facts: dict[str, object], scope: str) -> tuple[str | None, str]:
+    """(why the method may not erase all it reaches, or None; the reach in words when it is more than the target)."""
+    reach = purge_reach(method, target, facts)
+    if len(reach) < 2:
+        return None, ""
+    controller = str(facts.get("nvme_controller"))
+    what = "sanitize" if isinstance(method, NvmeSanitize) else "format"
+    problem = scope_problem(_device(target, facts), reach, what, controller, scope)
+    return problem, describe_reach(what, reach, controller)
+
+
+def purge_reach_text(method: PurgeMethod, target: Target, facts: dict[str, object], scope: str) -> str:
+    """' (format erases all 2 namespaces of nvme1: nvme1n1, nvme1n2)' when a purge reaches beyond the target."""
+    reach = _scope(method, target, facts, scope)[1]
+    return f" ({reach})" if reach else ""
+
+
+def choose_purge(target: Target, facts: dict[str, object], requested: str = "auto",
+                 scope: str = "namespace") -> PurgeMethod:
+    """The method to use: the requested one (TargetError if it cannot be used, UnsafeTargetError when it would
+    erase another namespace that holds data), or the first that applies and erases nothing it must not."""
     methods = {method.name: method for method in purge_methods()}
     if requested != "auto":
         if requested not in methods:
@@ -434,20 +476,30 @@ def choose_purge(target: Target, facts: dict[str, object], requested: str = "aut
         if why_not:
             raise TargetError(f"purge method {requested} cannot be used on {target.path}: {why_not}",
                               "use --purge auto, or another method")
+        problem, _ = _scope(methods[requested], target, facts, scope)
+        if problem:
+            raise UnsafeTargetError(f"refusing to purge {target.path} with {requested}: {problem}",
+                                    "unmount or stop what uses the other namespace, or purge only this one: "
+                                    "--purge auto chooses a method that erases nothing else")
         return methods[requested]
     if target.kind != "block":
         return NoPurge()
     reasons = []
     for method in purge_methods()[:-1]:
-        why_not = method.applies(target, facts)
+        why_not = method.applies(target, facts) or _scope(method, target, facts, scope)[0]
         if why_not is None:
             return method
         reasons.append(f"{method.name}: {why_not}")
     return NoPurge("no purge method applies (" + "; ".join(reasons) + ")")
 
 
-def purge(target: Target, facts: dict[str, object], destructive: bool, requested: str = "auto") -> PurgeOutcome:
-    """Purge a target with the chosen method; block devices only with destructive=True (never mounted ones)."""
+def purge(target: Target, facts: dict[str, object], destructive: bool, requested: str = "auto",
+          scope: str = "namespace") -> PurgeOutcome:
+    """Purge a target with the chosen method; block devices only with destructive=True (never mounted ones), and
+    other namespaces only as `scope` allows. The outcome's message says what else was erased."""
     if requested != "none":
         check_write_allowed(target, destructive)
-    return choose_purge(target, facts, requested).run(target, facts)
+    method = choose_purge(target, facts, requested, scope)
+    reach = _scope(method, target, facts, scope)[1]
+    outcome = method.run(target, facts)
+    return replace(outcome, message=f"{outcome.message} ({reach})") if reach else outcome

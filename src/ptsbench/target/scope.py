@@ -1,0 +1,69 @@
+"""What an NVMe purge reaches beyond the namespace it is asked for. Sanitize always erases every namespace of the NVM
+subsystem; a format does too when the controller's FNA bits say so (bit 0: a format, bit 1: a secure erase applies to
+all namespaces). Each other namespace is judged with the write guard before anything is erased."""
+
+import glob
+import os
+import re
+
+from ptsbench.target.guard import block_device_signatures, in_use_reasons
+from ptsbench.target.target import read_sysfs
+
+SYSFS = "/sys"
+PURGE_SCOPES = ("namespace", "subsystem")  # --purge-scope: only the named namespace may be erased, or them all
+_NAMESPACE = re.compile(r"nvme\d+n\d+")
+_CONTROLLER = re.compile(r"nvme\d+")
+
+
+def subsystem_namespaces(controller: str, sysfs: str = SYSFS) -> list[str]:
+    """Every namespace block device (/dev/nvmeXnY) of the NVM subsystem of `controller` (/dev/nvmeN), through all
+    its controllers: the kernel's multipath heads under /sys/class/nvme-subsystem, and each controller's own
+    namespaces (without native multipath)."""
+    name = os.path.basename(controller)
+    nqn = read_sysfs(os.path.join(sysfs, "class", "nvme", name, "subsysnqn"))
+    controllers, namespaces = {name}, set()
+    for subsystem in glob.glob(os.path.join(sysfs, "class", "nvme-subsystem", "*")):
+        if nqn is None or read_sysfs(os.path.join(subsystem, "subsysnqn")) != nqn:
+            continue
+        for entry in _entries(subsystem):
+            if _CONTROLLER.fullmatch(entry):
+                controllers.add(entry)
+            elif _NAMESPACE.fullmatch(entry):
+                namespaces.add(entry)
+    for each in controllers:
+        namespaces.update(entry for entry in _entries(os.path.join(sysfs, "class", "nvme", each))
+                          if _NAMESPACE.fullmatch(entry))
+    return ["/dev/" + entry for entry in sorted(namespaces, key=_natural)]
+
+
+def _entries(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _natural(name: str) -> list[int]:
+    return [int(number) for number in re.findall(r"\d+", name)]
+
+
+def describe_reach(what: str, namespaces: list[str], controller: str) -> str:
+    """'format erases all 2 namespaces of nvme1: nvme1n1, nvme1n2'."""
+    names = ", ".join(os.path.basename(dev) for dev in namespaces)
+    return f"{what} erases all {len(namespaces)} namespaces of {os.path.basename(controller)}: {names}"
+
+
+def scope_problem(device: str, reach: list[str], what: str, controller: str, scope: str) -> str | None:
+    """None when erasing `reach` to purge `device` is allowed, else why not: another namespace in use is never
+    erased; one carrying data signatures only when the user named the wider scope (--purge-scope subsystem)."""
+    others = [dev for dev in reach if dev != device]
+    if not others:
+        return None
+    in_use = [f"{dev}: {'; '.join(reasons)}" for dev in others if (reasons := in_use_reasons(dev))]
+    if in_use:
+        return f"{describe_reach(what, reach, controller)}, and {in_use[0]}"
+    holding = [f"{dev}: {'; '.join(reasons)}" for dev in others if (reasons := block_device_signatures(dev))]
+    if holding and scope != "subsystem":
+        return (f"{describe_reach(what, reach, controller)}, and {holding[0]} (--purge-scope subsystem allows "
+                "erasing it)")
+    return None

@@ -1,0 +1,70 @@
+"""What an NVMe purge reaches (target/scope.py): the namespaces of an NVM subsystem from a copy of the kernel's sysfs
+layout (no NVMe drive here; the device lab runs it on the real driver), and the judgement of each other namespace
+on real loop devices: in use never erased, holding data only with --purge-scope subsystem, blank allowed."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import attached_loop
+from ptsbench.target.scope import describe_reach, scope_problem, subsystem_namespaces
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if text == "dir":
+            path.mkdir(exist_ok=True)
+        else:
+            path.write_text(text + "\n")
+
+
+def test_the_namespaces_of_a_subsystem_through_all_its_controllers(tmp_path: Path) -> None:
+    """Native multipath: the heads (nvme1n1, nvme1n2, nvme1n10) are under the subsystem, the controllers hold hidden
+    path devices (nvme1c1n1); a second controller of the subsystem holds a namespace of its own without multipath;
+    another subsystem's namespace is not reached."""
+    nqn = "nqn.2019-08.org.qemu:LABNVMENS"
+    _tree(tmp_path, {
+        "class/nvme/nvme1/subsysnqn": nqn, "class/nvme/nvme1/nvme1c1n1": "dir", "class/nvme/nvme1/nvme1c1n2": "dir",
+        "class/nvme/nvme2/subsysnqn": nqn, "class/nvme/nvme2/nvme2n7": "dir",
+        "class/nvme/nvme0/subsysnqn": "nqn.other", "class/nvme/nvme0/nvme0n1": "dir",
+        "class/nvme-subsystem/nvme-subsys1/subsysnqn": nqn, "class/nvme-subsystem/nvme-subsys1/nvme1": "dir",
+        "class/nvme-subsystem/nvme-subsys1/nvme2": "dir", "class/nvme-subsystem/nvme-subsys1/nvme1n1": "dir",
+        "class/nvme-subsystem/nvme-subsys1/nvme1n2": "dir", "class/nvme-subsystem/nvme-subsys1/nvme1n10": "dir",
+        "class/nvme-subsystem/nvme-subsys0/subsysnqn": "nqn.other",
+        "class/nvme-subsystem/nvme-subsys0/nvme0n1": "dir",
+    })
+    found = subsystem_namespaces("/dev/nvme1", str(tmp_path))
+    assert found == ["/dev/nvme1n1", "/dev/nvme1n2", "/dev/nvme1n10", "/dev/nvme2n7"]
+    assert subsystem_namespaces("/dev/nvme0", str(tmp_path)) == ["/dev/nvme0n1"]
+    assert subsystem_namespaces("/dev/nvme9", str(tmp_path)) == []
+    assert describe_reach("format", found[:2], "/dev/nvme1") == \
+        "format erases all 2 namespaces of nvme1: nvme1n1, nvme1n2"
+
+
+@pytest.mark.root
+def test_another_namespace_is_judged_by_the_guard(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    with attached_loop(str(first)) as named, attached_loop(str(second)) as other:
+        reach = [named, other]
+        assert scope_problem(named, reach, "sanitize", "/dev/nvme1", "namespace") is None  # blank: allowed
+        assert scope_problem(named, [named], "format", "/dev/nvme1", "namespace") is None
+        subprocess.run(["mkfs.ext4", "-q", "-F", other], check=True, capture_output=True)
+        said = scope_problem(named, reach, "sanitize", "/dev/nvme1", "namespace")
+        assert said == (f"sanitize erases all 2 namespaces of nvme1: {os.path.basename(named)}, "
+                        f"{os.path.basename(other)}, and {other}: carries a ext4 signature (--purge-scope subsystem "
+                        "allows erasing it)"), said
+        assert scope_problem(named, reach, "sanitize", "/dev/nvme1", "subsystem") is None
+        subprocess.run(["mount", other, str(mnt)], check=True, capture_output=True)
+        try:
+            said = scope_problem(named, reach, "format", "/dev/nvme1", "subsystem")
+            assert said is not None and said.endswith(f"and {other}: {other} is mounted on {mnt}"), said
+        finally:
+            subprocess.run(["umount", str(mnt)], check=True, capture_output=True)
