@@ -68,6 +68,7 @@ truncate -s 256M "$work/hdd.img"
 truncate -s 256M "$work/sata.img"
 truncate -s 256M "$work/nvmehp.img"
 truncate -s 64M "$work/nvmepi.img"
+truncate -s 128M "$work/nvmezns.img"
 truncate -s 64M "$work/nvmens1.img"
 truncate -s 64M "$work/nvmens2.img"
 
@@ -174,6 +175,8 @@ timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
   -drive file="$work/nvmepi.img",if=none,id=nvpi,format=raw \
   -device nvme,id=nvmepi,serial=LABNVMEPI \
   -device nvme-ns,drive=nvpi,bus=nvmepi,nsid=1,ms=8,pi=1 \
+  -drive file="$work/nvmezns.img",if=none,id=nvzns,format=raw \
+  -device nvme-ns,drive=nvzns,bus=nvmepi,nsid=2,zoned=true,zoned.zone_size=64M,logical_block_size=4096,physical_block_size=4096 \
   -drive file="$work/nvmens1.img",if=none,id=nvns1,format=raw \
   -drive file="$work/nvmens2.img",if=none,id=nvns2,format=raw \
   -device nvme,id=nvmens,serial=LABNVMENS \

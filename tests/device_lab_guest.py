@@ -145,7 +145,7 @@ def find_disks() -> dict[str, str]:
         for disk in (*DISKS, HOTPLUG, WITH_PI):
             if (disk.transport == "nvme" and serial == disk.serial) or (
                     disk.transport != "nvme" and model and disk.model.startswith(model)):
-                found[disk.name] = f"/dev/{entry}"
+                found.setdefault(disk.name, f"/dev/{entry}")  # a controller's first namespace
     return found
 
 
@@ -545,7 +545,7 @@ def purge_scope(lab: Lab) -> str:
         assert "--purge-scope subsystem allows erasing it" in refused, refused
         allowed = ptsbench(*dry, "--purge", "nvme-sanitize", "--purge-scope", "subsystem").stdout
         assert f"Purge at run time: nvme-sanitize (sanitize {reach})" in allowed, allowed
-        seen.append(next(line for line in allowed.splitlines() if line.startswith("Purge at run time")))
+        seen.append(next(line.strip() for line in allowed.splitlines() if "Purge at run time" in line))
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -559,6 +559,34 @@ def purge_scope(lab: Lab) -> str:
     assert after == before and len(after) == 3, f"the second namespace's files changed: {before} -> {after}"
     return " | ".join([*seen, f"auto chose {outcome.method} of {first} only", f"{len(after)} files on {part} "
                        "byte-identical (sha256)"])
+
+
+@check("zoned-nvme")
+def zoned(lab: Lab) -> str:
+    """A host-managed zoned namespace (the second one of the PI controller): info says so; pts is refused, and a
+    job without zonemode=zbd too, each saying why; a job with zonemode=zbd runs as fio runs it."""
+    dev = _namespaces_of(WITH_PI.serial)[1]
+    model = _read(Path("/sys/block", os.path.basename(dev), "queue", "zoned"))
+    assert model == "host-managed", f"QEMU set up zoned=true: sysfs says {model}"
+    facts = json.loads(ptsbench("info", dev, "--json").stdout)["target"]
+    assert facts["zoned"] == model, facts
+    pts = ptsbench("pts", dev, "--profile", "demo", "--tests", "iops", "--destructive", "--dry-run", ok=False)
+    said = pts.stderr.strip().splitlines()[-1]
+    assert pts.returncode == 2 and f"{dev} is a zoned block device (host-managed)" in said, pts.stderr[-800:]
+    job = WORK / "zoned.fio"
+    job.write_text("[zoned]\nrw=write\nbs=64k\ndirect=1\nsize=64M\n")
+    plain = ptsbench("run", str(job), "--target", dev, "--destructive", "--out", str(WORK / "zoned-plain"), ok=False)
+    refused = plain.stderr.strip().splitlines()[-1]
+    assert "a zoned block device (host-managed), without zonemode=zbd" in refused, plain.stderr[-800:]
+    assert not (WORK / "zoned-plain").exists()
+    done = ptsbench("run", str(job), "--target", dev, "--set", "zonemode=zbd", "--destructive", "--format", "json",
+                    "--out", str(WORK / "zoned-zbd"))
+    rows = json.loads(done.stdout)
+    assert rows[0]["status"] == "ok" and rows[0]["iops"] > 0, rows
+    zones = run(["blkzone", "report", dev]).stdout
+    assert re.search(r"wptr 0x0*[1-9a-f]", zones), f"no zone written: {zones}"
+    return f"{dev}: info zoned={facts['zoned']}; pts: {said}; run: {refused}; with zonemode=zbd: " \
+           f"{rows[0]['iops']:.0f} IOPS; {zones.strip().splitlines()[0]}"
 
 
 @check("purge-sata")
@@ -765,8 +793,8 @@ def hotplug(lab: Lab) -> str:
     resume on the drive that came back finishes the run (or, back under another name, says where it is)."""
     _, dev = lab.disk("nvmehp")
     out = WORK / "hotplug"
-    args = ["pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "3",
-            "--max-rounds", "5", "--block-sizes", "iops=4k", "--mixes", "iops=0,65,100", "--purge", "none",
+    args = ["pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2",
+            "--max-rounds", "2", "--block-sizes", "iops=4k", "--mixes", "iops=0,65,100", "--purge", "none",
             "--destructive", "--out", str(out)]
     output = WORK / "hotplug-pts"
     pid = start_ptsbench(args, output)

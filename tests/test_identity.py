@@ -151,3 +151,26 @@ def test_a_job_that_opens_a_device_and_makes_a_new_file_is_refused(tmp_path: Pat
         f"{tmp_path / 'new.dat'}: put the new file in a job of its own (ptsbench sets allow_file_create=0 on jobs "
         "that open a device)")
     assert not (tmp_path / "new.dat").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", [["pts", "--destructive"], ["run", "JOB", "--destructive"], ["quick"]])
+def test_a_device_of_capacity_zero_has_its_own_message(tmp_path: Path, command: list[str]) -> None:
+    """What an NVMe namespace with extended LBA looks like to the kernel: a block device of 0 bytes."""
+    image = tmp_path / "empty.img"
+    image.write_bytes(b"")
+    device = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True, text=True,
+                            check=False).stdout.strip()
+    if not device:
+        pytest.skip("needs root and losetup")
+    job = tmp_path / "job.fio"
+    job.write_text("[w]\nrw=write\nbs=4k\n")
+    try:
+        argv = [str(job) if word == "JOB" else word for word in command]
+        done = run_cli(argv[0], *argv[1:], *(["--target"] if argv[0] == "run" else []), device,
+                       "--out", str(tmp_path / "out"))
+    finally:
+        subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"ptsbench: error: {device} has a capacity of 0 bytes: the kernel cannot read or write it"), done.stderr
+    assert not (tmp_path / "out").exists()

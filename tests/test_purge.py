@@ -322,3 +322,34 @@ def test_write_cache_of_loop_from_sysfs(tmp_path: Path) -> None:
         assert read_write_cache(target, {"transport": "loop", "disk": device}) is (sysfs == "write back")
         done, message = set_write_cache(target, {"transport": "loop", "disk": device}, enabled=False)
         assert not done and "cannot set" in message
+
+
+# what the tools printed here (nvme-cli 2.4, sg3_utils 1.46, smartctl 7.3, hdparm 9.65), usage texts shortened
+NVME_USAGE = ("\x1b[1mUsage: nvme set-feature <device> [OPTIONS]\x1b[0m\n\nModify the saveable or changeable current "
+              "operating parameters of the\n\n\x1b[1mOptions:\x1b[0m\n  [  --namespace-id=<NUM>, -n <NUM> ]   --- "
+              "desired namespace\n  [  --save, -s ]                       --- specifies that the controller\n"
+              "                                            shall save the attribute\n")
+
+
+@pytest.mark.parametrize(("stdout", "stderr", "said"), [
+    ("", "NVMe status: Feature Not Namespace Specific: The Feature Identifier specified is not namespace "
+     "specific(0x410f)\n" + NVME_USAGE,
+     "NVMe status: Feature Not Namespace Specific: The Feature Identifier specified is not namespace specific(0x410f)"),
+    ("", "/dev/nvme9: No such file or directory\n" + NVME_USAGE, "/dev/nvme9: No such file or directory"),
+    ("", "set-feature: unrecognized option '--bogus'\n" + NVME_USAGE, "set-feature: unrecognized option '--bogus'"),
+    ("", NVME_USAGE, "it printed only its usage text (options this version does not take)"),
+    ("smartctl 7.3 2022-02-28 r5338 [x86_64-linux-6.1.0] (local build)\nCopyright (C) 2002-22, Bruce Allen\n\n"
+     "/dev/nonexist: Unable to detect device type\nPlease specify device type with the -d option.\n\n"
+     "Use smartctl -h to get a usage summary\n\n", "", "Please specify device type with the -d option."),
+    ("", "sg_format: unrecognized option '--bogus'\nUsage:\n  sg_format [--cmplst=0|1] [--count=COUNT] [--dcrt]\n",
+     "sg_format: unrecognized option '--bogus'"),
+    ("", "error opening device file: /dev/nonexist: No such file or directory\nsg_format failed: No such file or "
+     "directory\n", "sg_format failed: No such file or directory"),
+    ("", "/dev/nonexist: No such file or directory\n", "/dev/nonexist: No such file or directory"),
+    ("", "", "no message"),
+])
+def test_a_tool_failure_is_told_by_its_error_line_never_its_usage_text(stdout: str, stderr: str, said: str) -> None:
+    import subprocess
+
+    done = subprocess.CompletedProcess(["nvme", "set-feature"], 1, stdout, stderr)
+    assert purge_module.tool_message(done) == f"nvme exited with status 1: {said}"

@@ -21,9 +21,9 @@ from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_comma
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.store import RunStore, read_json, utc_now
-from ptsbench.target.guard import check_opened
+from ptsbench.target.guard import block_device_of_char, check_opened
 from ptsbench.target.identity import device_identity, vanished
-from ptsbench.target.target import Target, resolve_target
+from ptsbench.target.target import Target, check_has_capacity, resolve_target, zoned_model
 
 RESULT = "result.json"
 # a device that vanishes mid-run must not become a regular file that fio makes at its path (in /dev: RAM)
@@ -203,6 +203,7 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
         if case.rejected:
             continue  # fio's parser rejects it: fio is not started for it
         check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted)
+        _check_zoned(case)
         if case.device_and_new_file:
             raise JobFileError(case.device_and_new_file, "put the new file in a job of its own (ptsbench sets "
                                "allow_file_create=0 on jobs that open a device)")
@@ -214,11 +215,34 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
                                   "give --size to create it (or check the path for a typo)")
 
 
+def _check_zoned(case: Case) -> None:
+    """A zoned device takes writes only at each zone's write pointer: fio knows its zones only with zonemode=zbd
+    (without it, writes fail or, buffered, are lost while fio reports IOPS)."""
+    for job in case.opens:
+        if (job.options.get("zonemode") or "none").strip() == "zbd":
+            continue
+        for path in job.paths:
+            device = block_device_of_char(path) if _is_char_device(path) else path
+            model = zoned_model(device) if device else None
+            if model:
+                raise TargetError(f"{case.source}: job {job.name} opens {path}, a zoned block device ({model}), "
+                                  "without zonemode=zbd", "add zonemode=zbd to the job (or --set zonemode=zbd): "
+                                  "fio then writes each zone at its write pointer")
+
+
+def _is_char_device(path: str) -> bool:
+    found = device_identity(path)
+    return found is not None and found.kind == "char"
+
+
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
     from ptsbench.units import parse_size_bytes
 
     size_bytes = parse_size_bytes(size) if size else None
-    return [resolve_target(path, size_bytes) for path in paths]
+    targets = [resolve_target(path, size_bytes) for path in paths]
+    for target in targets:
+        check_has_capacity(target)
+    return targets
 
 
 def job_result_dict(result: JobResult) -> dict[str, Any]:

@@ -335,7 +335,15 @@ def _plan(settings: "Settings", resolved: "Target") -> "tuple[Plan, TargetInfo, 
     from ptsbench.pts.plan import make_plan
     from ptsbench.pts.start import target_info
     from ptsbench.target.info import target_facts
+    from ptsbench.target.target import check_has_capacity, zoned_model
 
+    check_has_capacity(resolved)
+    zoned = zoned_model(resolved.path) if resolved.kind == "block" else None
+    if zoned:
+        raise TargetError(f"{resolved.path} is a zoned block device ({zoned}): the PTS writes it at random, which "
+                          "a zoned device takes only at each zone's write pointer", "`ptsbench pts` tests "
+                          "conventional devices; test a zoned one with `ptsbench run` and a job that sets "
+                          "zonemode=zbd")
     if not resolved.size_bytes:
         raise TargetError(f"{resolved.path} has no size yet", "pass --size for a new file, e.g. --size 64G")
     facts = target_facts(resolved)

@@ -3,6 +3,7 @@ and records every command it ran. A fallback that is not a true PTS purge is mar
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -78,9 +79,28 @@ class CommandLog:
 
 
 def tool_message(done: subprocess.CompletedProcess[str]) -> str:
-    """The tool's own words about a failure (last stderr line, else stdout), with its exit status."""
-    text = (done.stderr or "").strip() or (done.stdout or "").strip() or "no message"
-    return f"{done.args[0]} exited with status {done.returncode}: {text.splitlines()[-1]}"
+    """The tool's own words about a failure, with its exit status: the last line before any usage text (nvme-cli,
+    sg3_utils and hdparm print their usage after the error line; its last line would be an option's description),
+    from stderr, else stdout."""
+    usage = False
+    for text in (done.stderr or "", done.stdout or ""):
+        said = []
+        for line in _ESCAPE.sub("", text).splitlines():
+            if _USAGE_START.match(line):
+                usage = True
+                break
+            if line.strip() and not _OPTION_LINE.search(line):
+                said.append(line.strip())
+        if said:
+            return f"{done.args[0]} exited with status {done.returncode}: {said[-1]}"
+    why = "it printed only its usage text (options this version does not take)" if usage else "no message"
+    return f"{done.args[0]} exited with status {done.returncode}: {why}"
+
+
+_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # nvme-cli prints "Usage:" in bold
+_USAGE_START = re.compile(r"^\s*(usage\s*:|use \S+ -h\b|try .*--help)", re.IGNORECASE)
+# an option's line of a usage text: "  [  --save, -s ]  --- shall save the attribute", "  -v, --verbose  ..."
+_OPTION_LINE = re.compile(r"^\s*(\[\s*--?\w|--?\w[\w-]*[ ,=])|\s---\s")
 
 
 def _device(target: Target, facts: dict[str, object]) -> str:

@@ -78,6 +78,15 @@ def resolve_target(path: str, create_size_bytes: int | None = None) -> Target:
     )
 
 
+def check_has_capacity(target: Target) -> None:
+    """TargetError for a block device of capacity 0 (fio cannot test it, and --size does not apply to devices)."""
+    if target.kind == "block" and target.size_bytes == 0:
+        raise TargetError(f"{target.path} has a capacity of 0 bytes: the kernel cannot read or write it (for example "
+                          "an NVMe namespace formatted with its metadata inside each block, extended LBA, which the "
+                          "kernel does not support, or a drive without a medium)",
+                          "check the device (`nvme id-ns` shows its LBA format) or choose another one")
+
+
 def resolve_target_file(full: str, requested: str, create_size_bytes: int | None) -> Target:
     """A regular file target, existing or not (creation is left to fio)."""
     try:
@@ -135,6 +144,18 @@ def block_sysfs_dir(dev_path: str) -> str | None:
     if not stat.S_ISBLK(st.st_mode):
         return None
     return devnum_sysfs_dir(os.major(st.st_rdev), os.minor(st.st_rdev))
+
+
+def zoned_model(dev_path: str) -> str | None:
+    """The kernel's zoned model of a block device (a partition: of its disk): host-managed or host-aware; None for
+    a conventional device or anything else."""
+    sysdir = block_sysfs_dir(dev_path)
+    if sysdir is None:
+        return None
+    if os.path.isfile(os.path.join(sysdir, "partition")):
+        sysdir = os.path.dirname(sysdir)
+    model = read_sysfs(os.path.join(sysdir, "queue", "zoned"))
+    return model if model in ("host-managed", "host-aware") else None
 
 
 def devnum_sysfs_dir(major: int, minor: int) -> str | None:
