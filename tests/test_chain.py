@@ -16,7 +16,7 @@ import pytest
 from conftest import run_cli, stand_in_fio
 from ptsbench.fio.chain import ChainJob, gate_options, merged_document, run_chain
 from ptsbench.fio.jobs import render_job_file
-from ptsbench.fio.runner import fio_pids, kill_fio_processes
+from ptsbench.fio.lifetime import fio_pids, kill_fio_processes
 from ptsbench.pts.describe import describe
 from ptsbench.pts.plan import TargetInfo, make_plan
 from ptsbench.pts.settings import make_settings

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import attached_loop, run_cli, stand_in_fio
-from ptsbench.fio.runner import fio_pids
+from ptsbench.fio.lifetime import fio_pids
 from ptsbench.hosts.server import wait_listening
 from test_hosts import Servers, free_port, servers  # noqa: F401 (a fixture)
 from test_run_cli import assert_one_line_error

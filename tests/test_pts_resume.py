@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import kill_when, run_cli, start_pts
-from ptsbench.fio.runner import fio_pids
+from ptsbench.fio.lifetime import fio_pids
 from ptsbench.pts.start import stop_orphan_fio
 from ptsbench.report.build import load_report
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptsbench.fio.runner import FioOutcome, FioStatus, kill_fio_processes, run_fio, stop_all
+from ptsbench.fio.lifetime import kill_fio_processes
+from ptsbench.fio.runner import FioOutcome, FioStatus, run_fio, stop_all
 
 HANDOFF_DIR = "handoff"  # fio's working folder in a chained run: the FIFOs and fio's JOB.prerun.txt files
 DONE_FIFO = "done"

@@ -1,30 +1,41 @@
-"""Child processes that end with ptsbench: every fio ptsbench starts (and every tool that writes a device and may
-safely be stopped) gets a parent-death signal, so a kill -9 of ptsbench stops its IO within a second.
+"""fio never outlives ptsbench: every fio ptsbench starts (and every tool that writes a device and may safely be
+stopped) ends with it, so a kill -9 of ptsbench stops its IO within a second. Two parts:
 
-`subprocess.Popen(..., preexec_fn=ends_with_ptsbench())` (or subprocess.run) in the child, between fork and exec:
-- prctl(PR_SET_PDEATHSIG, SIGTERM): the kernel sends SIGTERM when its parent goes. SIGTERM, not SIGKILL: fio's main
-  process then tells its job processes to stop and waits for them. They run in sessions of their own (fio calls
-  setsid) and have no death signal of their own, so a SIGKILLed fio main would leave them writing to the end of
-  their runtime.
-- SIGPIPE ignored: ptsbench reads fio's stdout; once ptsbench is dead, fio's next write there (its "terminating on
-  signal" line comes first in its SIGTERM handler, before it stops its jobs) would kill fio's main process half-way
-  and orphan the job processes. Ignored, the write fails with EPIPE and fio goes on stopping its jobs.
-- the race: ptsbench may die between fork and prctl; then no signal would ever come. The child compares its parent
-  with the pid ptsbench had before the fork and exits at once when they differ.
+1. A parent-death signal (`preexec_fn=ends_with_ptsbench()` for subprocess.Popen / run), set in the child between
+   fork and exec:
+   - prctl(PR_SET_PDEATHSIG, SIGTERM): the kernel sends SIGTERM when its parent goes. SIGTERM, not SIGKILL: fio's
+     main process then tells its job processes to stop and waits for them. They run in sessions of their own (fio
+     calls setsid) and have no death signal of their own, so a SIGKILLed fio main would leave them writing to the
+     end of their job.
+   - SIGPIPE ignored: ptsbench reads fio's stdout; once ptsbench is dead, fio's next write there (its "terminating
+     on signal" line comes first in its SIGTERM handler, before it stops its jobs) would kill fio's main process
+     half-way and orphan the job processes. Ignored, the write fails with EPIPE and fio goes on stopping its jobs.
+   - the race: ptsbench may die between fork and prctl; then no signal would ever come. The child compares its
+     parent with the pid ptsbench had before the fork and exits at once when they differ.
+   The "parent" the kernel watches is the thread that started the child, not the process: start these processes
+   only from a thread that waits for them to end (run_fio and subprocess.run do; so do the threads of fio/chain.py,
+   cases.py's parallel runs and hosts/preflight.py). A thread that ended early would stop its fio: a safe failure.
+   preexec_fn runs Python between fork and exec, which the subprocess docs warn against when threads exist; here it
+   only makes three system calls through ctypes functions resolved before the fork (CPython re-creates its own
+   locks in the child before calling it), so no lock another thread held can block it.
 
-The "parent" the kernel watches is the thread that started the child, not the process: start these processes only
-from a thread that waits for them to end (run_fio and subprocess.run do; so do the threads of fio/chain.py,
-cases.py's parallel runs and hosts/preflight.py). A thread that ended early would stop its fio: a safe failure.
-
-preexec_fn runs Python between fork and exec, which the subprocess docs warn against when threads exist; here it
-only makes three system calls through ctypes functions resolved before the fork (CPython re-creates its own locks in
-the child before calling it), so no lock another thread held can block it.
+2. A watcher (`stop_with_ptsbench(job_path)`, `python -m ptsbench.fio.lifetime`) for when fio's main process dies
+   with ptsbench: a kill -9 of ptsbench's whole process group (or the OOM killer taking fio's main process) leaves
+   the job processes writing. The watcher runs in a session of its own, reads the job paths of every fio ptsbench
+   starts from a pipe, and when the pipe ends (ptsbench is gone, however it went) stops every fio process that names
+   one of them and started before that moment: SIGTERM, then SIGKILL for any still there after WATCHER_TERM_S.
 """
 
+import contextlib
 import ctypes
 import os
 import signal
-from collections.abc import Callable
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 _SIG_IGN = 1
@@ -36,6 +47,9 @@ _signal = _libc.signal
 _signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
 _signal.restype = ctypes.c_void_p
 _FAILED = b"ptsbench: prctl(PR_SET_PDEATHSIG) failed: this child would outlive ptsbench, so it does not start\n"
+WATCHER_TERM_S = 5.0
+_watcher: "subprocess.Popen[bytes] | None" = None
+_watcher_lock = threading.Lock()
 
 
 def ends_with_ptsbench(signal_number: int = signal.SIGTERM) -> Callable[[], None]:
@@ -52,3 +66,79 @@ def ends_with_ptsbench(signal_number: int = signal.SIGTERM) -> Callable[[], None
             os._exit(128 + signal_number)
 
     return in_child
+
+
+def stop_with_ptsbench(job_path: Path) -> None:
+    """Have the watcher stop every fio naming `job_path` once this process is gone (started at the first call)."""
+    global _watcher
+    line = str(Path(job_path).absolute()).encode() + b"\n"
+    with _watcher_lock:
+        if _watcher is None or _watcher.poll() is not None:
+            _watcher = subprocess.Popen([sys.executable, "-m", "ptsbench.fio.lifetime"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
+                                        start_new_session=True)
+        assert _watcher.stdin is not None
+        with contextlib.suppress(OSError):  # a watcher that died: the parent-death signal still holds
+            _watcher.stdin.write(line)
+            _watcher.stdin.flush()
+
+
+def fio_pids(path: Path) -> list[int]:
+    """fio processes whose arguments name `path` or a path under it (a job file, or a run directory)."""
+    marker = str(Path(path).absolute())
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        words = [os.path.join(cwd, word.decode(errors="replace")) for word in argv if word]  # relative to its cwd
+        if words and Path(words[0]).name == "fio" and any(word.startswith(marker) for word in words[1:]):
+            pids.append(int(entry.name))
+    return pids
+
+
+def kill_fio_processes(path: Path, signal_number: int = signal.SIGKILL) -> None:
+    """Send `signal_number` to every fio process of `path` (see fio_pids)."""
+    for pid in fio_pids(path):
+        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to signal
+            os.kill(pid, signal_number)
+
+
+def _started_ticks(pid: int) -> int | None:
+    """When a process started, in clock ticks since boot (/proc/PID/stat field 22); None when it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _stop_fio_of(paths: Iterable[str], term_s: float = WATCHER_TERM_S) -> None:
+    """SIGTERM every fio process of `paths` started before now, then SIGKILL those still there after `term_s`
+    (a fio started later belongs to someone else, e.g. a resume of the same run)."""
+    now_ticks = float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK")
+
+    def ours() -> list[int]:
+        return [pid for path in paths for pid in fio_pids(Path(path))
+                if (ticks := _started_ticks(pid)) is not None and ticks <= now_ticks]
+
+    for signal_number, wait_s in ((signal.SIGTERM, term_s), (signal.SIGKILL, 0.0)):
+        for pid in ours():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal_number)
+        deadline = time.monotonic() + wait_s
+        while ours() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def _watch() -> None:
+    """The watcher's life: collect job paths until ptsbench's end of the pipe closes, then stop their fio."""
+    paths = {line.decode(errors="replace").rstrip("\n") for line in sys.stdin.buffer}
+    _stop_fio_of(sorted(paths))
+
+
+if __name__ == "__main__":
+    _watch()

@@ -5,7 +5,6 @@ to stdout. We read stdout with blocking line reads (no polling, no CPU taken fro
 closing brace arrives, turn it into a FioStatus for progress, and keep the last one as the result.
 """
 
-import contextlib
 import json
 import os
 import shlex
@@ -24,7 +23,7 @@ from typing import IO, Any
 
 from ptsbench.atomic import atomic_write_text
 from ptsbench.errors import FioNotFoundError, FioRunError
-from ptsbench.fio.lifetime import ends_with_ptsbench
+from ptsbench.fio.lifetime import ends_with_ptsbench, kill_fio_processes, stop_with_ptsbench
 from ptsbench.fio.output import load_fio_json
 
 MIN_FIO_VERSION = (3, 16)
@@ -263,6 +262,7 @@ def run_fio(
             on_status(tracker.sample(doc))
 
     interrupted = False
+    stop_with_ptsbench(job_path)
     with open(stderr_path, "w") as stderr_file:
         process = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True, cwd=cwd,
@@ -368,31 +368,6 @@ def _stop_jobs_of_killed_fio(process: "subprocess.Popen[str]", job_path: Path) -
     as fio is gone."""
     if process.wait() < 0:
         kill_fio_processes(job_path)
-
-
-def fio_pids(path: Path) -> list[int]:
-    """fio processes whose arguments name `path` or a path under it (a job file, or a run directory)."""
-    marker = str(Path(path).absolute())
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        words = [os.path.join(cwd, word.decode(errors="replace")) for word in argv if word]  # relative to its cwd
-        if words and Path(words[0]).name == "fio" and any(word.startswith(marker) for word in words[1:]):
-            pids.append(int(entry.name))
-    return pids
-
-
-def kill_fio_processes(path: Path, signal_number: int = signal.SIGKILL) -> None:
-    """Send `signal_number` to every fio process of `path` (see fio_pids)."""
-    for pid in fio_pids(path):
-        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to signal
-            os.kill(pid, signal_number)
 
 
 def stop_all() -> None:

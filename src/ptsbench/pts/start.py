@@ -265,7 +265,7 @@ def stop_orphan_fio(root: Path, term_timeout_s: float = 5.0, kill_timeout_s: flo
     cleanly; SIGKILL for any still there after `term_timeout_s`: their round is run again anyway."""
     import signal
 
-    from ptsbench.fio.runner import fio_pids, kill_fio_processes
+    from ptsbench.fio.lifetime import fio_pids, kill_fio_processes
 
     for signal_number, timeout_s in ((signal.SIGTERM, term_timeout_s), (signal.SIGKILL, kill_timeout_s)):
         kill_fio_processes(root, signal_number)
