@@ -73,6 +73,10 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         handle.truncate(2 * 1024 * 1024)
     (root / "many-jobs.fio").write_text("[a]\nioengine=null\nsize=1m\nnumjobs=3000\n[b]\nioengine=null\n"
                                         "size=1m\nnumjobs=3000\n")
+    fake = root / "fake-comparison"  # looks like an earlier comparison, but the page is the user's
+    fake.mkdir()
+    (fake / "compared.json").write_text("{}\n")
+    (fake / "index.html").write_text("<h1>the user's own page</h1>\n")
     case = "cases/001-null"
     places = {
         "root": str(root), "job": str(job), "run": str(run), "run2": str(root / "run2"), "pts": str(pts),
@@ -82,7 +86,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         "badlog": str(root / "bad_bw.1.log"),
         "unsafe": str(root / "unsafe.toml"), "unsafe_table": str(root / "unsafe-table.toml"),
         "fifo": str(root / "fifo"), "hugejob": str(root / "huge.fio"), "hugeinfo": str(root / "huge-info.txt"),
-        "manyjobs": str(root / "many-jobs.fio"),
+        "manyjobs": str(root / "many-jobs.fio"), "fake_comparison": str(fake),
     }
     damaged = {
         "d_manifest_bin": (run, "manifest.json", GARBAGE),
@@ -429,6 +433,12 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
                                  "--dry-run"), "--demand-tcs"),
     ("pts-hosts-round-over-fio", ("pts", "{tmp}/p.dat", "--size", "1G", "--numjobs", "100", "--hosts", "127.0.0.1",
                                   "--dry-run"), "5,600 jobs"),
+    ("plot-out-users-folder", ("plot", R, "--out", "{user}"), "which ptsbench did not write there"),
+    ("plot-json-out-users-folder", ("plot", "{run}/cases/001-null/fio.json", "--out", "{user}"), "not empty"),
+    ("plot-out-a-log-folder", ("plot", "{run}/cases/001-null/logs", "--out", "{run}/cases/001-null/logs"),
+     "not empty"),
+    ("compare-out-fake-comparison", ("compare", R, "{run2}", "--out", "{fake_comparison}"),
+     "holds compared.json, which ptsbench did not write there"),
     # ---- the group ----
     ("unknown-command", ("benchmark",), "No such command"),
     ("unknown-global-option", ("--fast", "run"), "No such option"),

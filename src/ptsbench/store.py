@@ -95,6 +95,12 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
     return removed
 
 
+def is_temporary(name: str) -> bool:
+    """Whether `name` is a temporary file or figure claim folder of a ptsbench writer (it carries the writer's pid)."""
+    match = _TEMPORARY.match(name)
+    return bool(match and (match.group(1) or match.group(2)))
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -130,7 +130,8 @@ def _check_colors(colors: tuple[str, ...]) -> None:
 @click.option("--kind", type=click.Choice(KINDS), help="Only logs of this kind (also names the kind of files "
               "whose name does not say it).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("ptsbench-plots"),
-              show_default=True, help="Folder for the charts and summary.csv.")
+              show_default=True, help="Folder for the charts and summary.csv: new, empty or an earlier plot's (never "
+              "over other files).")
 @click.option("--format", "formats", type=click.Choice(("png", "svg", "html")), multiple=True,
               help="Chart format; repeat for several (default png). html is one offline file with plotly.js inside.")
 @click.option("--smooth", "smooth_s", type=Finite(), metavar="SECONDS", help="Also draw the mean over this window.")
@@ -178,10 +179,13 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
       ptsbench plot --json ssd-a/ ssd-b/ --label A --label B --settings team-style.toml
       ptsbench plot clients.json --exclude-hosts node3 --dir read
     """
+    from ptsbench.outfolder import check_own_folder, own_folder
     from ptsbench.plot.sources import is_json_input
 
+    check_own_folder(out_dir)  # before the logs are read: a user's files are never written over
     if json_settings["json_mode"] or is_json_input(inputs):
-        _plot_json(inputs, out_dir, formats, directions, title, labels, device, json_settings)
+        with own_folder(out_dir):
+            _plot_json(inputs, out_dir, formats, directions, title, labels, device, json_settings)
         return
     from ptsbench.plot import PlotOptions, make_plots, summary_rows
     from ptsbench.plot.draw import Look
@@ -198,7 +202,8 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
         columns=tuple(part.strip() for part in columns.split(",")) if columns else None, device=device,
         look=look,
     )
-    result = make_plots(inputs, options)
+    with own_folder(out_dir):
+        result = make_plots(inputs, options)
     for note in result.notes:
         click.echo(f"ptsbench: note: {note}", err=True)
     from rich.console import Console

@@ -22,7 +22,7 @@ from ptsbench.report.core.model import Report
 from ptsbench.report.pts.report import pts_report
 
 REPORT_DIR = "report"
-COMPARED = "compared.json"  # marks a comparison's folder (which runs, which labels): a later compare may replace it
+COMPARED = "compared.json"  # which runs a comparison's folder compares, with which labels
 
 
 def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str] | None = None,
@@ -30,15 +30,17 @@ def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str]
     """One report putting several runs side by side (`report`: load_compare's, when already made), written to
     out_dir, which must be new, empty or an earlier comparison; returns out_dir."""
     from ptsbench.atomic import atomic_write_json
+    from ptsbench.outfolder import own_folder
     from ptsbench.store import utc_now
 
     out_dir = Path(out_dir)
     check_compare_out(out_dir)
     report = report or load_compare(run_dirs, labels)
-    render(report, out_dir, static)
-    atomic_write_json(out_dir / COMPARED, {"runs": [str(path) for path in run_dirs],
-                                           "labels": list(labels) if labels else run_labels(run_dirs),
-                                           "written_utc": utc_now()})
+    with own_folder(out_dir):
+        render(report, out_dir, static)
+        atomic_write_json(out_dir / COMPARED, {"runs": [str(path) for path in run_dirs],
+                                               "labels": list(labels) if labels else run_labels(run_dirs),
+                                               "written_utc": utc_now()})
     return out_dir
 
 
@@ -62,19 +64,16 @@ def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None) 
 
 
 def check_compare_out(out_dir: Path) -> None:
-    """A comparison goes into a new or empty folder, or over an earlier comparison; never into a run directory
-    (its own report and workbook) or over other files."""
+    """A comparison goes into a new or empty folder, or over what ptsbench wrote there before (outfolder.py); never
+    into a run directory (its own report and workbook) or over other files."""
+    from ptsbench.outfolder import check_own_folder
     from ptsbench.store import MANIFEST
 
     for folder in (out_dir, *out_dir.resolve().parents):
         if (folder / MANIFEST).is_file():
             raise PtsbenchError(f"--out {out_dir} is inside the run directory {folder}",
                                 "choose a folder of its own for the comparison: it would overwrite the run's files")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / COMPARED).is_file():
-        raise PtsbenchError(f"--out {out_dir} is not empty and holds no earlier comparison",
-                            "choose a new or empty folder: a comparison never writes over other files")
-    if out_dir.exists() and not out_dir.is_dir():
-        raise PtsbenchError(f"--out {out_dir} is a file", "choose a new folder for the comparison")
+    check_own_folder(out_dir)
 
 
 def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
