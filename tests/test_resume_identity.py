@@ -99,3 +99,26 @@ def test_a_sweep_resumes_only_on_its_own_device(tmp_path: Path) -> None:
         reattach(device, tmp_path / "loop.img")
         done = run_cli("resume", str(run_dir), "--destructive")
         assert done.returncode == 0 and "note:" not in done.stderr, done.stderr
+
+
+def test_a_partition_is_named_by_its_disk_and_where_it_lies(tmp_path: Path) -> None:
+    """A run on a partition: its disk's ids (here the loop device's backing file) and its number and start; another
+    image with the same partition table is another device."""
+    from ptsbench.target.identity import identity_changes, identity_record
+
+    layout = "label: dos\nstart=2048, size=8192, type=83\n"
+    other = tmp_path / "other.img"
+    with attached_loop(str(tmp_path)) as device:
+        for image in (tmp_path / "loop.img", other):
+            subprocess.run(["truncate", "-s", str(LOOP_SIZE_BYTES), str(image)], check=True)
+            subprocess.run(["sfdisk", "-q", str(image)], input=layout, text=True, check=True)
+        subprocess.run(["partx", "-a", device], capture_output=True, check=False)  # may be done already
+        partition = device + "p1"
+        recorded = identity_record(partition)
+        assert recorded["ids"] == {"loop/backing_file": str(tmp_path / "loop.img"), "partition": "1", "start": "2048"}
+        assert identity_changes(partition, recorded) == []
+        subprocess.run(["partx", "-d", device], capture_output=True, check=False)
+        reattach(device, other)
+        subprocess.run(["partx", "-a", device], capture_output=True, check=False)
+        changes = identity_changes(partition, recorded)
+        assert len(changes) == 1 and changes[0].startswith(f"another file backs the loop device: {other}"), changes

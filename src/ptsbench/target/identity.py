@@ -121,10 +121,16 @@ def devices_with_ids(ids: dict[str, str]) -> list[str]:
 def identity_record(path: str) -> dict[str, Any]:
     """What names the block device at `path`, for a resume to compare (JSON-ready): every id its sysfs folder gives
     (serial, WWN / EUI64 / NGUID / UUID, a loop device's backing file name) and, for a loop device, the kernel's
-    device and inode of its backing file with the offset and size limit (a renamed or deleted image stays itself)."""
-    rdev = os.stat(path).st_rdev
-    record: dict[str, Any] = {"ids": dict(_ids("block", rdev))}
-    backing = loop_backing(path)
+    device and inode of its backing file with the offset and size limit (a renamed or deleted image stays itself).
+    A partition is named by its disk's ids and its number and start on that disk."""
+    folder = os.path.realpath(_sysfs_dir("block", os.stat(path).st_rdev))
+    disk, ids = folder, {}
+    if os.path.exists(os.path.join(folder, "partition")):
+        disk = os.path.dirname(folder)
+        ids = {name: read_sysfs(os.path.join(folder, name)) or "" for name in ("partition", "start")}
+    ids = {**{name: value for name in _ID_FILES if (value := read_sysfs(os.path.join(disk, name)))}, **ids}
+    record: dict[str, Any] = {"ids": ids}
+    backing = loop_backing(path if disk == folder else "/dev/" + os.path.basename(disk))
     if backing is not None:
         record["loop_backing"] = backing
     return record
