@@ -17,9 +17,8 @@ from ptsbench.target.guard import (
     block_device_signatures,
     check_device_write_allowed,
     check_write_allowed,
-    in_use_reasons,
-    mounted_reasons,
 )
+from ptsbench.target.inuse import in_use_reasons, mounted_reasons
 from ptsbench.target.target import Target, resolve_target
 
 

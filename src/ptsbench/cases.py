@@ -7,6 +7,7 @@ and its result.json after fio ends, before the next case starts.
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,6 +22,7 @@ from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_comma
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.store import RunStore, read_json, utc_now
+from ptsbench.target.claim import claim_targets
 from ptsbench.target.guard import block_device_of_char, check_opened
 from ptsbench.target.identity import device_identity, vanished
 from ptsbench.target.target import Target, check_has_capacity, resolve_target, zoned_model
@@ -233,6 +235,19 @@ def _check_zoned(case: Case) -> None:
 def _is_char_device(path: str) -> bool:
     found = device_identity(path)
     return found is not None and found.kind == "char"
+
+
+def written_targets(cases: Sequence[Case]) -> list[str]:
+    """Every file and device the cases' jobs write (not their logs), once each, in order."""
+    return list(dict.fromkeys(path for case in cases if not case.rejected for job in case.opens if job.writes
+                              for path in job.paths))
+
+
+def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
+                hosts: Sequence[Host] = ()) -> AbstractContextManager[None]:
+    """The claim (target/claim.py) on everything the cases write, to hold while they run; none for a run on hosts
+    (their devices are theirs)."""
+    return nullcontext() if hosts else claim_targets(written_targets(cases), run_dir, allow_mounted)
 
 
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:

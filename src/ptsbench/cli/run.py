@@ -238,7 +238,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = ()) -> None:
-    from ptsbench.cases import expected_total_s, manifest_settings, plan_cases, run_cases
+    from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
 
@@ -251,26 +251,26 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         dry_run_verdict(cases, permission, hosts)
         return
     check_writes(cases, permission, hosts)
+    from ptsbench.report.core.progress import TerminalProgress
     from ptsbench.target.info import target_facts
 
-    store = RunStore.create(run_dir, {
-        "kind": "run", "name": name, "job_files": [str(p) for p in paths],
-        "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
-        **manifest_settings(overrides, log_interval_ms, parallel), "expected_duration_s": total_s,
-        **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
-        "cases": [case.dir_name for case in cases], "status": "running",
-    }, prepared)
-    click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    from ptsbench.report.core.progress import TerminalProgress
-
-    try:
-        with TerminalProgress() as progress:
-            records = run_cases(store, cases, parallel, progress, hosts)
-    except KeyboardInterrupt:
-        store.update_manifest(status="interrupted")
-        _finish_interrupted(store, output_format)
-        raise
-    store.update_manifest(status="done")
+    with claim_cases(cases, run_dir, permission[1], hosts):  # held from the check to the last case's end
+        store = RunStore.create(run_dir, {
+            "kind": "run", "name": name, "job_files": [str(p) for p in paths],
+            "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
+            **manifest_settings(overrides, log_interval_ms, parallel), "expected_duration_s": total_s,
+            **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
+            "cases": [case.dir_name for case in cases], "status": "running",
+        }, prepared)
+        click.echo(f"ptsbench: run directory {run_dir}", err=True)
+        try:
+            with TerminalProgress() as progress:
+                records = run_cases(store, cases, parallel, progress, hosts)
+        except KeyboardInterrupt:
+            store.update_manifest(status="interrupted")
+            _finish_interrupted(store, output_format)
+            raise
+        store.update_manifest(status="done")
     _finish(store, result_rows(records), output_format, grid=name == "quick")
     if any(record.status != "ok" for record in records):
         failed = ", ".join(record.name for record in records if record.status != "ok")

@@ -228,19 +228,21 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     })
     write_job_files(store.root, spec)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    execute(store, cases, hosts, output_format)
+    execute(store, cases, hosts, permission[1], output_format)
 
 
-def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", output_format: str = "table") -> None:
-    """Run the sweep's unfinished cells with the run directory locked, print every cell's results, write the
-    report."""
+def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_mounted: bool,
+            output_format: str = "table") -> None:
+    """Run the sweep's unfinished cells with the run directory locked and the targets claimed, print every cell's
+    results, write the report."""
+    from ptsbench.cases import claim_cases
     from ptsbench.cli.run import write_final_report
     from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.core.progress import SweepProgress
     from ptsbench.sweep import finished, run_sweep
 
-    with PtsStore(store).lock():
+    with PtsStore(store).lock(), claim_cases(cases, store.root, allow_mounted, hosts):
         stop_orphan_fio(store.root.absolute())
         pending = [case for case in cases if not finished(store, case)]
         store.update_manifest(status="running")
@@ -284,7 +286,7 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
                     click.echo(f"ptsbench: note: {note}", err=True)
     check_writes(cases, (destructive, allow_mounted), hosts)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
-    execute(store, cases, hosts)
+    execute(store, cases, hosts, allow_mounted)
 
 
 def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> None:

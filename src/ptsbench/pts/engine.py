@@ -13,6 +13,7 @@ made again with their phases (so resume rebuilds the same plan from the manifest
 import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
 from itertools import groupby
 from pathlib import Path
@@ -122,6 +123,7 @@ class _Context:
 def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter | None = None) -> None:
     """Run (or resume) every phase of a stored PTS run on `target` (on every host of a run on hosts)."""
     from ptsbench.hosts.preflight import check_remote_path
+    from ptsbench.target.claim import claim_targets
     from ptsbench.target.guard import check_write_allowed
 
     manifest = pts.store.manifest
@@ -136,7 +138,8 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
                        reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")),
                        str(manifest.get("purge_scope") or "namespace"),
                        hosts=hosts, device=None if hosts else device_identity(target.path))
-    with pts.lock():
+    claim: AbstractContextManager[None] = nullcontext() if hosts else claim_targets([target.path], pts.root)
+    with pts.lock(), claim:  # the claim is held from the guard's check above to the end of the run
         stop_orphan_fio(pts.root)
         pts.store.update_manifest(status="running", **({"failure": None} if "failure" in pts.store.manifest else {}))
         try:

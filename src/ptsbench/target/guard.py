@@ -4,26 +4,16 @@ import glob
 import json
 import os
 import re
-import shutil
 import stat
-import subprocess
 from collections.abc import Sequence
 
 from ptsbench.errors import TargetError, UnsafeTargetError
-from ptsbench.target.target import (
-    Target,
-    block_sysfs_dir,
-    kernel_filesystem,
-    read_mounts,
-    read_sysfs,
-    resolve_target,
-    unescape_proc,
-)
+from ptsbench.target.claim import check_not_claimed
+from ptsbench.target.inuse import active_swaps, blkid_values, in_use_reasons, partition_dirs, run_tool
+from ptsbench.target.target import Target, kernel_filesystem, read_sysfs, resolve_target
 
-SWAPS = "/proc/swaps"
 SYSFS_DEV_CHAR = "/sys/dev/char"
 SYSFS_BLOCK = "/sys/block"
-TOOL_TIMEOUT_S = 10
 MEMORY_DEVICES_MAJOR = 1
 SINK_DEVICE_MINORS = (3, 5, 7, 8, 9)  # /dev/null, zero, full, random, urandom (not mem, kmem, port: minors 1, 2, 4)
 _NVME_GENERIC = re.compile(r"ng(\d+)n(\d+)")
@@ -32,9 +22,11 @@ _NVME_GENERIC = re.compile(r"ng(\d+)n(\d+)")
 def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool = False) -> None:
     """Raise UnsafeTargetError unless writing to `target` was explicitly allowed; files are always allowed.
 
-    A device in use (mounted, held by md/dm/LVM, active swap) is refused even with --destructive."""
+    A device another ptsbench run holds is refused whatever the flags; a device in use (target/inuse.py: mounted,
+    stacked on, a member of a mounted filesystem, held open exclusively, ...) even with --destructive."""
     if target.kind != "block":
         return
+    check_not_claimed(target.path)
     in_use = in_use_reasons(target.path)
     if in_use and not allow_mounted:
         reasons = in_use + block_device_signatures(target.path)
@@ -98,6 +90,8 @@ def check_path_allowed(path: str, written: bool, destructive: bool, allow_mounte
         if written:
             check_device_write_allowed(path, destructive, allow_mounted)
         return
+    if written:
+        check_not_claimed(path)
     if found is not None and written and stat.S_ISREG(found.st_mode):
         _check_file_in_use(path, found, destructive, allow_mounted)
     kernel = kernel_filesystem(path)
@@ -112,7 +106,7 @@ def check_path_allowed(path: str, written: bool, destructive: bool, allow_mounte
 def _check_file_in_use(path: str, found: os.stat_result, destructive: bool, allow_mounted: bool) -> None:
     """A regular file the system uses as a device: an active swap file, or the backing file of a loop device (its
     filesystem may be mounted), guarded as that device."""
-    if os.path.realpath(path) in _active_swaps() and not (destructive and allow_mounted):
+    if os.path.realpath(path) in active_swaps() and not (destructive and allow_mounted):
         raise UnsafeTargetError(f"refusing to write to {path}: it is an active swap file",
                                 "swapoff it first (or, knowingly, pass --destructive --allow-mounted)")
     for loop in loops_backed_by(found):
@@ -155,49 +149,6 @@ def block_device_signatures(dev_path: str) -> list[str]:
     return reasons
 
 
-def in_use_reasons(dev_path: str) -> list[str]:
-    """Human reasons the system uses the device or one of its partitions now: mounted, held (md/dm/LVM), swap."""
-    reasons = mounted_reasons(dev_path)
-    for name, holders in _holders(dev_path).items():
-        reasons.append(f"{name} is held by {', '.join(holders)} (md/dm/LVM)")
-    names = [os.path.basename(dev_path)] + [os.path.basename(p) for p in partition_dirs(dev_path)]
-    swaps = _active_swaps()
-    reasons += [f"/dev/{name} is an active swap device" for name in names if f"/dev/{name}" in swaps]
-    return reasons
-
-
-def mounted_reasons(dev_path: str) -> list[str]:
-    """'X is mounted on M' for the device and each of its partitions found in /proc/self/mountinfo."""
-    devices = {}  # "maj:min" -> /dev/name
-    for sysdir in [block_sysfs_dir(dev_path), *partition_dirs(dev_path)]:
-        devnum = read_sysfs(os.path.join(sysdir, "dev")) if sysdir else None
-        if sysdir and devnum:
-            devices[devnum] = "/dev/" + os.path.basename(sysdir)
-    sources = set(devices.values()) | {dev_path}
-    reasons = []
-    for mount in read_mounts():
-        name = devices.get(mount.devnum) or (mount.source if _realpath(mount.source) in sources else None)
-        if name:
-            reasons.append(f"{name} is mounted on {mount.mount_point}")
-    return reasons
-
-
-def partition_dirs(dev_path: str) -> list[str]:
-    """Sysfs directories of the device's partitions (children holding a `partition` file)."""
-    sysdir = block_sysfs_dir(dev_path)
-    if sysdir is None:
-        return []
-    try:
-        children = sorted(os.listdir(sysdir))
-    except OSError:
-        return []
-    return [
-        os.path.join(sysdir, child)
-        for child in children
-        if os.path.isfile(os.path.join(sysdir, child, "partition"))
-    ]
-
-
 def signature_types(dev_path: str) -> list[str]:
     """Signature names found by wipefs and blkid (e.g. 'ext4', 'gpt', 'linux_raid_member', 'LVM2_member')."""
     found: list[str] = []
@@ -208,7 +159,7 @@ def signature_types(dev_path: str) -> list[str]:
 
 
 def _wipefs_types(dev_path: str) -> list[str]:
-    output = _run_tool(["wipefs", "-n", "-J", dev_path])
+    output = run_tool(["wipefs", "-n", "-J", dev_path])
     if not output or not output.strip():
         return []
     try:
@@ -219,48 +170,5 @@ def _wipefs_types(dev_path: str) -> list[str]:
 
 
 def _blkid_types(dev_path: str) -> list[str]:
-    output = _run_tool(["blkid", "-p", "-o", "export", dev_path])
-    types = []
-    for line in (output or "").splitlines():
-        key, _, value = line.partition("=")
-        if key in ("TYPE", "PTTYPE") and value:
-            types.append(value)
-    return types
-
-
-def _run_tool(argv: list[str]) -> str | None:
-    """stdout of a probing tool, None when it is missing, fails to start or times out."""
-    if shutil.which(argv[0]) is None:
-        return None
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout
-
-
-def _holders(dev_path: str) -> dict[str, list[str]]:
-    """Device or partition name -> names of its holders (dm-0, md127, ...), only non-empty ones."""
-    result = {}
-    sysdir = block_sysfs_dir(dev_path)
-    for directory in ([sysdir] if sysdir else []) + partition_dirs(dev_path):
-        try:
-            holders = sorted(os.listdir(os.path.join(directory, "holders")))
-        except OSError:
-            continue
-        if holders:
-            result[os.path.basename(directory)] = holders
-    return result
-
-
-def _active_swaps() -> set[str]:
-    try:
-        with open(SWAPS, encoding="utf-8", errors="replace") as handle:
-            lines = handle.readlines()[1:]
-    except OSError:
-        return set()
-    return {_realpath(unescape_proc(line.split()[0])) for line in lines if line.split()}
-
-
-def _realpath(path: str) -> str:
-    return os.path.realpath(path) if path.startswith("/") else path
+    values = blkid_values(dev_path)
+    return [values[key] for key in ("TYPE", "PTTYPE") if key in values]

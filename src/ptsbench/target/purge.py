@@ -1,5 +1,12 @@
 """Purge methods behind one interface (one class per method, like fio's engines): each says whether it applies
-and records every command it ran. A fallback that is not a true PTS purge is marked as a deviation."""
+and records every command it ran. A fallback that is not a true PTS purge is marked as a deviation.
+
+A run holds its block device open with O_EXCL (target/claim.py) while it purges. Of the tools, `blkdiscard`
+(util-linux 2.36 and later) and `nvme format` open the device with O_EXCL too and fail with EBUSY against our own claim:
+they get their --force (which skips only that check) exactly when this process holds the claim, since the claim is
+the same guarantee. `nvme sanitize` goes to the controller's character device, and hdparm, sg_format and sg_sanitize
+open without O_EXCL: they work as they are.
+"""
 
 import json
 import os
@@ -12,6 +19,7 @@ from typing import Protocol
 
 from ptsbench.errors import PtsbenchError, TargetError, UnsafeTargetError
 from ptsbench.target.guard import check_write_allowed
+from ptsbench.target.inuse import held_here
 from ptsbench.target.scope import describe_reach, scope_problem, subsystem_namespaces
 from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
 
@@ -237,7 +245,8 @@ class NvmeFormat:
         before, problem = _namespace_format(log, device)
         if before is None:
             return log.outcome(self.name, False, f"cannot read the LBA format in use: {problem}")
-        done = log.run(["nvme", "format", device, "--ses=1", *nvme_format_args(*before)], LONG_TIMEOUT_S)
+        force = ["--force"] if held_here(device) else []  # see the module's docstring (it also skips a 10 s wait)
+        done = log.run(["nvme", "format", device, "--ses=1", *nvme_format_args(*before), *force], LONG_TIMEOUT_S)
         if done.returncode != 0:
             return log.outcome(self.name, False, tool_message(done))
         after, problem = _namespace_format(log, device)
@@ -413,7 +422,8 @@ class Blkdiscard:
 
     def run(self, target: Target, facts: dict[str, object]) -> PurgeOutcome:
         log = CommandLog()
-        done = log.run(["blkdiscard", target.path], LONG_TIMEOUT_S, ends_with_ptsbench=True)
+        force = ["--force"] if held_here(target.path) else []  # see the module's docstring
+        done = log.run(["blkdiscard", *force, target.path], LONG_TIMEOUT_S, ends_with_ptsbench=True)
         if done.returncode != 0:
             return log.outcome(self.name, False, tool_message(done), is_deviation=not self.pts_purge)
         return log.outcome(self.name, True, f"discarded all of {target.path} (not a PTS purge)",
