@@ -35,6 +35,8 @@ needed() {
     [ -x /usr/sbin/pvcreate ] || [ -x /sbin/pvcreate ] || echo lvm2
     [ -x /usr/sbin/mdadm ] || [ -x /sbin/mdadm ] || echo mdadm
     [ -x /usr/sbin/sfdisk ] || [ -x /sbin/sfdisk ] || echo fdisk
+    # the in-use battery makes a btrfs RAID1 on two loop devices
+    command -v mkfs.btrfs >/dev/null || [ -x /usr/sbin/mkfs.btrfs ] || [ -x /sbin/mkfs.btrfs ] || echo btrfs-progs
   fi
 }
 wanted() {
