@@ -12,6 +12,8 @@ from conftest import attached_loop
 from ptsbench.errors import PtsbenchError, TargetError, UnsafeTargetError
 from ptsbench.target import purge as purge_module
 from ptsbench.target.cache import read_write_cache, set_write_cache
+from ptsbench.target.claim import claim_targets
+from ptsbench.target.inuse import in_use_reasons
 from ptsbench.target.purge import (
     ATA_TEMP_PASSWORD,
     AtaSecureErase,
@@ -263,6 +265,26 @@ def test_real_blkdiscard_on_loop(tmp_path: Path) -> None:
         outcome = purge(target, {"transport": "loop", "disk": device}, destructive=True)
         assert (outcome.method, outcome.ok, outcome.is_deviation) == ("blkdiscard", True, True), outcome.message
         assert outcome.commands == [["blkdiscard", device]]
+        with open(device, "rb") as handle:
+            assert handle.read(1024 * 1024) == bytes(1024 * 1024)
+
+
+@pytest.mark.root
+def test_real_blkdiscard_under_the_runs_own_claim(tmp_path: Path) -> None:
+    """A run holds its device with O_EXCL while it purges (target/claim.py): the guard inside purge() does not take
+    that claim for another user, and blkdiscard, which opens the device with O_EXCL too, gets --force then only."""
+    with attached_loop(str(tmp_path)) as device:
+        with open(device, "r+b") as handle:
+            handle.write(b"\xab" * 1024 * 1024)
+            os.fsync(handle.fileno())
+        target = resolve_target(device)
+        if Blkdiscard().applies(target, {}) is not None:
+            pytest.skip(f"blkdiscard unusable: {Blkdiscard().applies(target, {})}")
+        with claim_targets([device], tmp_path / "run"):
+            assert in_use_reasons(device) == []
+            outcome = purge(target, {"transport": "loop", "disk": device}, destructive=True)
+        assert outcome.ok, outcome.message
+        assert outcome.commands == [["blkdiscard", "--force", device]]
         with open(device, "rb") as handle:
             assert handle.read(1024 * 1024) == bytes(1024 * 1024)
 

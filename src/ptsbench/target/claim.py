@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ptsbench.errors import UnsafeTargetError
+from ptsbench.errors import TargetError, UnsafeTargetError
 from ptsbench.target.inuse import in_use_reasons, note_held_here
 
 ROOT_CLAIM_DIR = "/run/ptsbench/claims"
@@ -110,10 +110,15 @@ def claim_targets(paths: Iterable[str], run_dir: Path, allow_in_use: bool = Fals
 
 def _take_record(key: str, path: str, record: dict[str, object]) -> None:
     folder = claim_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     record_path = folder / f"{key}.json"
     while True:
-        fd = os.open(record_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(record_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as error:
+            raise TargetError(f"cannot claim {path}: cannot write its claim record {record_path}: "
+                              f"{error.strerror}", f"make {folder} writable (ptsbench records there which run "
+                              "uses a target)") from None
         if not _lock(fd):
             os.close(fd)
             raise UnsafeTargetError(f"refusing to use {path}: {_describe(record_path, path)}", OTHER_RUN_HINT)
