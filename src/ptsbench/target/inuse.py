@@ -96,7 +96,8 @@ def _reasons(dev_path: str, seen: frozenset[int]) -> list[str]:
     swaps = active_swaps()
     reasons += [f"{node.name} is an active swap device" for node in nodes if node.name in swaps]
     loops = loop_statuses()
-    for node in nodes:
+    disk = _disk_of(nodes[0])  # a partition's bytes are its disk's too: what stacks on the whole disk sees them
+    for node in nodes + ([disk] if disk and disk.rdev not in seen else []):
         for holder in _holders(node):
             reasons.append(f"{node.name} is held by {holder}" + _use_of(holder, seen))
         for loop in loops:
@@ -107,6 +108,7 @@ def _reasons(dev_path: str, seen: frozenset[int]) -> list[str]:
             elif loop.backing_dev == node.rdev:
                 reasons.append(f"{node.name} holds {loop.backing_file}, the backing file of {loop.name}"
                                + _use_of(loop.name, seen))
+    for node in nodes:
         reasons += _member_reasons(node)
     reasons += _loop_reasons(nodes[0], loops, seen)
     if not reasons:
@@ -126,12 +128,23 @@ def _nodes(dev_path: str) -> list[_Node]:
     if sysdir is None:
         return []
     nodes = [_Node(os.path.realpath(dev_path), os.stat(dev_path).st_rdev, sysdir)]
-    for part in partition_dirs(dev_path):
-        number = read_sysfs(os.path.join(part, "dev"))
-        if number and ":" in number:
-            major, minor = number.split(":")
-            nodes.append(_Node("/dev/" + os.path.basename(part), os.makedev(int(major), int(minor)), part))
-    return nodes
+    return nodes + [node for node in map(_node_of, partition_dirs(dev_path)) if node is not None]
+
+
+def _node_of(sysdir: str) -> _Node | None:
+    """The /dev name and device number of a block device's sysfs directory."""
+    number = read_sysfs(os.path.join(sysdir, "dev"))
+    if not number or ":" not in number:
+        return None
+    major, minor = number.split(":")
+    return _Node("/dev/" + os.path.basename(sysdir), os.makedev(int(major), int(minor)), sysdir)
+
+
+def _disk_of(node: _Node) -> _Node | None:
+    """The whole disk a partition is part of (None for a whole device)."""
+    if not os.path.isfile(os.path.join(node.sysdir, "partition")):
+        return None
+    return _node_of(os.path.dirname(node.sysdir))
 
 
 def partition_dirs(dev_path: str) -> list[str]:
