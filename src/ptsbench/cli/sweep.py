@@ -273,11 +273,14 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
     from ptsbench.cli.run import check_writes
     from ptsbench.store import RunStore
     from ptsbench.sweep import stored_plan
+    from ptsbench.target.claim import check_not_claimed
     from ptsbench.target.same_device import check_same_device
 
     store = RunStore.open(run_dir.absolute())
     _sweep, targets, hosts, cases = stored_plan(store)
     if not hosts:  # the same devices as at the start, nothing new on them (target/same_device.py)
+        for target in targets:  # first: another run on a target also explains a changed device or signature
+            check_not_claimed(target.path)
         recorded = store.manifest.get("device_identities") or {}
         cases_dir = store.root / "cases"
         written = cases_dir.is_dir() and any(entry.is_dir() for entry in cases_dir.iterdir())

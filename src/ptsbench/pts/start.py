@@ -168,6 +168,7 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
     weak that check was. The fio a killed run left behind is stopped first (run directory locked): it could
     otherwise lay a deleted target file out again, or write on, while the target is being checked."""
     from ptsbench.errors import TargetError
+    from ptsbench.target.claim import check_not_claimed
     from ptsbench.target.info import target_facts
     from ptsbench.target.target import resolve_target
 
@@ -180,6 +181,7 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
         stop_orphan_fio(pts.root)
     if manifest.get("hosts"):
         return _remote_target(info, stored_hosts(manifest)), []
+    check_not_claimed(info.path)  # first: another run on the target also explains a changed device or signature
     if info.kind == "file" and manifest.get("status") != "done":
         _check_file_kept(pts, info, bool(manifest.get("scratch")))
     stored = manifest.get("target") or {}
