@@ -21,6 +21,7 @@ from ptsbench.fio.output import JobResult, parse_jobs
 from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
+from ptsbench.hosts.ssh import client_folder
 from ptsbench.store import RunStore, read_json, utc_now
 from ptsbench.target.claim import claim_targets
 from ptsbench.target.guard import block_device_of_char, check_opened
@@ -332,7 +333,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
         record = _record(case, None, utc_now(), case.rejected)
         atomic_write_json(case_dir / RESULT, asdict(record))
         return record
-    job_path = case_dir / "job.fio"
+    job_path = (case_dir / "job.fio").absolute()  # through SSH, fio's client runs in the tunnel folder
     atomic_write_text(job_path, case.job_text)
     client = str(write_host_list(store.root, hosts)) if hosts else None
     atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path, client=client)) + "\n")
@@ -342,7 +343,8 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
     try:
         outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
-                          on_status=on_status, on_document=latency.add, client=client, expected_s=case.expected_s)
+                          on_status=on_status, on_document=latency.add, client=client, expected_s=case.expected_s,
+                          cwd=client_folder(hosts))
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
         record = _record(case, partial, started, "interrupted by the user", hosts, interrupted=True)

@@ -89,9 +89,10 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
               help="Print the plan (tests, worst-case time, purge, compliance); run nothing.")
 @click.option("--verbose", is_flag=True, help="With --dry-run: also print every phase's fio job files.")
 @click.option("--hosts", "hosts_spec", metavar="HOSTS",
-              help="Run on the same TARGET path on these hosts at once, rounds in lockstep (each runs `ptsbench "
-              "server`): HOST[:PORT],... or a file with one per line. Needs --size (the smallest device's); purge "
-              "is not run on the hosts (a deviation).")
+              help="Run on the same TARGET path on these hosts at once, rounds in lockstep: ssh://[USER@]HOST[:PORT]"
+              ",... (fio's server is started there through SSH; tcp://HOST[:PORT] for an unauthenticated `ptsbench "
+              "server --tcp`) or a file with one per line. Needs --size (the smallest device's); purge is not run "
+              "on the hosts (a deviation).")
 def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
         destructive: bool, purge_method: str, purge_scope: str, active_range: float | None,
         precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
@@ -117,7 +118,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
       ptsbench pts /dev/nvme0n1 --tests dirth --dirth-workload 4k:70 --destructive
       ptsbench pts /dev/nvme0n1 --spec 1.1 --tests ecw --destructive
       ptsbench pts /dev/sdc --tests hdd-iops,hdd-tp --zones 64 --destructive
-      ptsbench pts /dev/nvme0n1 --hosts node1,node2 --size 1T --destructive
+      ptsbench pts /dev/nvme0n1 --hosts ssh://root@node1,ssh://root@node2 --size 1T --destructive
       ptsbench pts /dev/nvme0n1 --device-info form_factor=M.2 --device-info media=QLC --destructive
     """
     from ptsbench.cli.run import one_line

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 
 QUICK_SIZE = "1G"
 LOG_INTERVAL_HELP = "Interval of fio's bw/iops/lat logs in milliseconds."
-HOSTS_HELP = ("Run on these hosts at once (each runs `ptsbench server`): HOST[:PORT],... or a file with one per line. "
-              "Target paths are paths on the hosts.")
+HOSTS_HELP = ("Run on these hosts at once: ssh://[USER@]HOST[:PORT],... (ptsbench starts fio's server there through "
+              "SSH) or a file with one per line; tcp://HOST[:PORT] reaches a `ptsbench server --tcp` without "
+              "authentication. Target paths are paths on the hosts.")
 
 
 def _common_options(function: click.decorators.FC) -> click.decorators.FC:
@@ -71,7 +72,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
       ptsbench run jobs/ --target /dev/nvme0n1 --target /dev/nvme1n1 --parallel --destructive
       ptsbench run mix.fio --target /mnt/test --runtime 30 --size 4G --set iodepth=32 --format json
       ptsbench run jobs/ --dry-run
-      ptsbench run randread.fio --target /dev/nvme0n1 --hosts node1,node2,node3 --destructive
+      ptsbench run randread.fio --target /dev/nvme0n1 --hosts ssh://root@node1,ssh://root@node2 --destructive
     """
     from ptsbench.cases import Overrides, check_free_space, check_parallel_targets, job_files, resolve_targets
 

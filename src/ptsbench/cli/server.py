@@ -1,64 +1,89 @@
-"""`ptsbench server`: start (or stop) the fio server a controller's `--hosts` runs talk to."""
+"""`ptsbench server`: start (or stop) a fio server on this host, on a Unix socket only its user can reach, or over
+plain TCP when asked."""
 
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+if TYPE_CHECKING:
+    from ptsbench.hosts.server import Listen
+
+TCP_HELP = ("Listen on TCP instead (--bind, --port). WARNING: a fio server has no authentication and runs commands; "
+            "anyone who reaches the port runs anything here as this user. Only on a network that only the "
+            "controller reaches; prefer --hosts ssh://HOST on the controller, which needs no server here.")
+
 
 @click.command()
-@click.option("--bind", default="127.0.0.1", show_default=True,
-              help="Address to listen on; 0.0.0.0 or :: (every address) only when asked, with a warning.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="TCP port.")
+@click.option("--socket", "socket_path", type=click.Path(path_type=Path),
+              help="Unix socket to serve on; its folder is made with mode 0700 (or must be this user's, 0700, not a "
+                   "symlink).  [default: /run/ptsbench/fio.sock]")
+@click.option("--tcp", is_flag=True, help=TCP_HELP)
+@click.option("--bind", help="With --tcp: the address to listen on (0.0.0.0 or :: for every address).  "
+                             "[default: 127.0.0.1]")
+@click.option("--port", type=click.IntRange(1, 65535), help="With --tcp: the TCP port.  [default: 8765]")
 @click.option("--daemon", is_flag=True, help="Run in the background (needs --pidfile).")
 @click.option("--pidfile", type=click.Path(path_type=Path), help="Pid file of the background server.")
 @click.option("--stop", is_flag=True, help="Stop the background server named by --pidfile.")
-def server(bind: str, port: int, daemon: bool, pidfile: Path | None, stop: bool) -> None:
-    """Run a fio server on this host for `ptsbench run/quick --hosts` on a controller.
+def server(socket_path: Path | None, tcp: bool, bind: str | None, port: int | None, daemon: bool,
+           pidfile: Path | None, stop: bool) -> None:
+    """Run a fio server on this host, on a Unix socket that only its user (root, to test devices) can reach.
 
-    fio servers have no authentication and can run commands: bind to an address only the controller can reach.
+    Runs on hosts reach their fio servers through SSH (`--hosts ssh://HOST`), which starts one there by itself;
+    this command serves fio clients on this host (`fio --client=sock:SOCKET`), or across an SSH tunnel you make.
 
     \b
     Examples:
-      ptsbench server                                   # 127.0.0.1:8765, in the foreground (Ctrl-C stops it)
-      ptsbench server --bind 10.0.0.5 --daemon --pidfile /run/ptsbench-fio.pid
+      ptsbench server                                   # /run/ptsbench/fio.sock, in the foreground (Ctrl-C stops it)
+      ptsbench server --daemon --pidfile /run/ptsbench-fio.pid
       ptsbench server --stop --pidfile /run/ptsbench-fio.pid
+      ptsbench server --tcp --bind 10.0.0.5             # plain TCP, no authentication: see --tcp
     """
-    from ptsbench.hosts.server import (
-        OPEN_SERVER_WARNING,
-        check_port_free,
-        is_all_addresses,
-        server_argv,
-        wait_listening,
-    )
+    from ptsbench.hosts.server import DEFAULT_SOCKET, TCP_WARNING, Listen
 
-    if is_all_addresses(bind) and not stop:
-        click.secho("ptsbench: warning: " + OPEN_SERVER_WARNING.format(port=port),
-                    fg="yellow", err=True)
-    if stop or daemon:
-        from ptsbench.hosts.server import start_daemon, stop_server
+    if stop:
+        from ptsbench.hosts.server import stop_server
 
         if pidfile is None:
-            raise click.UsageError(f"--{'stop' if stop else 'daemon'} needs --pidfile FILE")
-        if stop:
-            click.echo(f"ptsbench: stopped the fio server (pid {stop_server(pidfile)})", err=True)
-        else:
-            pid = start_daemon(bind, port, pidfile)
-            click.echo(f"ptsbench: fio server listening on {bind} port {port} (pid {pid}, pid file {pidfile})",
-                       err=True)
+            raise click.UsageError("--stop needs --pidfile FILE")
+        click.echo(f"ptsbench: stopped the fio server (pid {stop_server(pidfile)})", err=True)
         return
-    from ptsbench.fio.lifetime import ends_with_ptsbench
-    from ptsbench.hosts.server import stop_process
+    if not tcp and (bind is not None or port is not None):
+        raise click.UsageError("--bind and --port listen on TCP, which has no authentication: add --tcp to ask for "
+                               "it (see its warning), or leave them out to serve on a Unix socket")
+    if tcp and socket_path is not None:
+        raise click.UsageError("--socket and --tcp exclude each other")
+    if tcp:
+        listen = Listen(bind=bind or "127.0.0.1", port=port or 8765)
+        click.secho("ptsbench: warning: " + TCP_WARNING.format(where=f"{listen.bind} port {listen.port}"),
+                    fg="yellow", err=True)
+    else:
+        listen = Listen(socket=(socket_path or DEFAULT_SOCKET).absolute())
+    if daemon:
+        from ptsbench.hosts.server import start_daemon
 
-    check_port_free(bind, port)
-    process = subprocess.Popen(server_argv(bind, port), stdin=subprocess.DEVNULL, preexec_fn=ends_with_ptsbench())
+        if pidfile is None:
+            raise click.UsageError("--daemon needs --pidfile FILE")
+        pid = start_daemon(listen, pidfile)
+        click.echo(f"ptsbench: fio server listening on {listen} (pid {pid}, pid file {pidfile})", err=True)
+        return
+    _foreground(listen)
+
+
+def _foreground(listen: "Listen") -> None:
+    from ptsbench.fio.lifetime import ends_with_ptsbench
+    from ptsbench.hosts.server import prepare, server_argv, stop_process, wait_listening
+
+    prepare(listen)
+    process = subprocess.Popen(server_argv(listen), stdin=subprocess.DEVNULL, preexec_fn=ends_with_ptsbench())
     signal.signal(signal.SIGTERM, _exit_on_signal)  # `kill` of ptsbench stops its fio server too
     signal.signal(signal.SIGHUP, _exit_on_signal)
     try:
-        if wait_listening(bind, port, timeout_s=10.0):
-            click.echo(f"ptsbench: fio server listening on {bind} port {port}; Ctrl-C stops it", err=True)
+        if wait_listening(listen, timeout_s=10.0):
+            click.echo(f"ptsbench: fio server listening on {listen}; Ctrl-C stops it", err=True)
         sys.exit(process.wait())
     except KeyboardInterrupt:  # fio got the SIGINT too; it is stopped below if it stays
         pass

@@ -64,6 +64,16 @@ class JobOpens:
         return tuple(moved)
 
 
+def unix_client_address(server_socket: str) -> str:
+    """The address a fio server on a Unix socket gives every client (its unique_filename prefix and `$clientuid`).
+
+    A Unix socket client has no address, so fio 3.33 formats as an IPv4 address whatever the accept() buffer holds
+    at the IPv4 address's place: bytes 2-5 of the server's own socket path, left there when it bound the socket.
+    """
+    raw = (os.fsencode(server_socket) + bytes(6))[2:6]
+    return ".".join(str(byte) for byte in raw)
+
+
 @dataclass
 class _State:
     options: dict[str, str | None] = field(default_factory=dict)

@@ -20,12 +20,21 @@ class HostError(PtsbenchError):
     """A host list is malformed, a host is unusable, or a fio server cannot be started or stopped."""
 
 
+TRANSPORTS = ("ssh", "tcp")
+_USER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._\-]*$")
+SPELLING_HINT = ("write ssh://[USER@]HOST[:SSH_PORT] (through SSH: authenticated, no port open) or, on a network "
+                 "only you reach, tcp://HOST[:PORT] (a plain fio server, no authentication)")
+
+
 @dataclass(frozen=True)
 class Host:
-    """One fio server: a name or address and a port."""
+    """One host's fio server: reached through SSH (`ssh`: `port` is the SSH port, 0 = ssh's own default) or over
+    plain TCP (`tcp`: `port` is the fio server's)."""
 
     name: str
     port: int = DEFAULT_PORT
+    transport: str = "tcp"
+    user: str = ""
 
     @property
     def ipv6(self) -> bool:
@@ -33,35 +42,51 @@ class Host:
 
     @property
     def fio_arg(self) -> str:
-        """The host as fio's --client (and host list file) spells it."""
+        """The host as fio's --client (and host list file) spells it. Through SSH: the local socket of its tunnel,
+        named after the host and relative to the tunnel folder (the fio client's working folder), so that fio
+        names the host (its results' hostname, its log files' suffix) by the host name."""
+        if self.transport == "ssh":
+            return f"sock:{self.name}"
         return f"{'ip6:' if self.ipv6 else ''}{self.name},{self.port}"
 
     @property
     def label(self) -> str:
-        return f"[{self.name}]:{self.port}" if self.ipv6 else f"{self.name}:{self.port}"
-
+        """The host as --hosts spells it."""
+        address = f"[{self.name}]" if self.ipv6 else self.name
+        if self.transport == "ssh":
+            return f"ssh://{self.user + '@' if self.user else ''}{address}{f':{self.port}' if self.port else ''}"
+        return f"tcp://{address}:{self.port}"
 
 
 def parse_host(text: str) -> Host:
-    """`host`, `host:port`, `[ipv6]` or `[ipv6]:port` -> Host; HostError when it is not one."""
+    """`ssh://[user@]host[:port]` or `tcp://host[:port]` (a host name, an IPv4 address or an [IPv6] address) ->
+    Host; HostError when it is not one, or names no transport."""
     item = text.strip()
+    scheme, separator, rest = item.partition("://")
+    if not separator:
+        raise HostError(f"{text!r} does not say how to reach its fio server", SPELLING_HINT)
+    if scheme not in TRANSPORTS:
+        raise HostError(f"{text!r}: unknown transport {scheme!r}", SPELLING_HINT)
+    user = ""
+    if scheme == "ssh" and "@" in rest:
+        user, _, rest = rest.rpartition("@")
+        if not _USER_RE.match(user):
+            raise HostError(f"{text!r}: {user!r} is not a user name", "write ssh://USER@HOST")
     port_text = ""
-    if item.startswith("["):
-        name, bracket, rest = item[1:].partition("]")
-        if not bracket or (rest and not rest.startswith(":")):
+    if rest.startswith("["):
+        name, bracket, after = rest[1:].partition("]")
+        if not bracket or (after and not after.startswith(":")):
             raise HostError(f"{text!r} is not a host", "write an IPv6 address as [ADDR] or [ADDR]:PORT")
-        port_text = rest[1:]
-    elif item.count(":") > 1:
-        name = item  # a bare IPv6 address
+        port_text = after[1:]
     else:
-        name, _, port_text = item.partition(":")
+        name, _, port_text = rest.partition(":")
     if not _valid_name(name):
-        raise HostError(f"{text!r} is not a host name or address", "write HOST or HOST:PORT, e.g. node1:8765")
+        raise HostError(f"{text!r} is not a host name or address", SPELLING_HINT)
     if not port_text:
-        return Host(name)
+        return Host(name, 0 if scheme == "ssh" else DEFAULT_PORT, scheme, user)
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise HostError(f"{text!r}: port {port_text!r} is not a number from 1 to 65535", "write HOST:PORT")
-    return Host(name, int(port_text))
+        raise HostError(f"{text!r}: port {port_text!r} is not a number from 1 to 65535", SPELLING_HINT)
+    return Host(name, int(port_text), scheme, user)
 
 
 def _valid_name(name: str) -> bool:
@@ -75,11 +100,12 @@ def _valid_name(name: str) -> bool:
 
 
 def parse_hosts(spec: str) -> list[Host]:
-    """`host[:port],...`, or a file with one host per line (# starts a comment); duplicates are refused."""
+    """`ssh://[user@]host[:port],...` and `tcp://host[:port],...`, or a file with one host per line (# starts a
+    comment); duplicates are refused."""
     if _names_a_file(spec):
         from ptsbench.textfile import read_user_text
 
-        lines = read_user_text(spec, "host list", "pass a text file, one HOST[:PORT] per line", HostError).splitlines()
+        lines = read_user_text(spec, "host list", "pass a text file, one ssh://HOST per line", HostError).splitlines()
         items = [line.split("#", 1)[0].strip() for line in lines]
         where = f"host list {spec}"
     else:
@@ -87,14 +113,14 @@ def parse_hosts(spec: str) -> list[Host]:
         where = "--hosts"
     items = [item for item in items if item.strip()]
     if not items:
-        raise HostError(f"{where} names no host", "give HOST[:PORT],... or a file with one per line")
+        raise HostError(f"{where} names no host", "give ssh://HOST,... or a file with one per line")
     hosts = [parse_host(item) for item in items]
     seen: dict[str, Host] = {}
     for host in hosts:
         if host.name in seen:
             raise HostError(
                 f"{where}: {host.name} is listed twice ({seen[host.name].label} and {host.label})",
-                "one fio server per host: fio tells hosts apart (and names their logs) by address only",
+                "one fio server per host: fio tells hosts apart (and names their logs) by name or address only",
             )
         seen[host.name] = host
     return hosts

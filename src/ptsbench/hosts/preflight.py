@@ -59,13 +59,18 @@ def run_checks(host: Host, jobs: Sequence[tuple[str, Mapping[str, str | None]]],
     """Run tiny check jobs on one host through fio's client, with a time limit; never raises for host problems."""
     from ptsbench.fio.lifetime import ends_with_ptsbench
     from ptsbench.fio.runner import fio_binary
+    from ptsbench.hosts.ssh import client_folder
 
+    try:
+        folder = client_folder([host])
+    except HostError as error:  # its tunnel ended since the pre-flight opened it
+        return HostRun(host, 1, {}, {}, (error.message,))
     with tempfile.NamedTemporaryFile("w", suffix=".fio", prefix="ptsbench-check-", delete=False) as handle:
         handle.write(_check_job_text(jobs))
-    argv = [fio_binary(), "--output-format=normal,json", f"--client={host.fio_arg}", handle.name]
+    argv = [fio_binary(), "--output-format=normal,json", f"--client={host.fio_arg}", os.path.abspath(handle.name)]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
-                              preexec_fn=ends_with_ptsbench())
+                              preexec_fn=ends_with_ptsbench(), cwd=folder)
         returncode: int | None = done.returncode
         text = done.stdout + "\n" + done.stderr
     except subprocess.TimeoutExpired as expired:
@@ -127,6 +132,8 @@ class HostInfo:
     os: str
     arch: str
     targets: tuple[HostTarget, ...] = ()
+    transport: str = "tcp"  # how the controller reached its fio server: "ssh" or "tcp"
+    user: str = ""  # the SSH user, when --hosts named one
 
 
 @dataclass(frozen=True)
@@ -188,10 +195,11 @@ def _entry_error(run: HostRun, job: str, path: str) -> str:
 
 def _host_problem(run: HostRun, controller_version: str, timeout_s: float) -> str | None:
     """Why a host cannot be used at all (no answer, other fio version), else None."""
+    server = "its fio server started over SSH" if run.host.transport == "ssh" else "`ptsbench server --tcp` there"
     if run.returncode is None and not run.probe:
-        return f"no answer within {timeout_s:g} s (is `ptsbench server` running there and the port open?)"
+        return f"no answer within {timeout_s:g} s (check {server}, and the network)"
     if not run.probe and any("connect" in line for line in run.lines):
-        return f"cannot connect to its fio server: {run.said()} (is `ptsbench server` running there?)"
+        return f"cannot connect to its fio server: {run.said()} (check {server})"
     if not run.probe:
         return (f"cannot talk to its fio server: {run.said()} (if one runs there, check that it is "
                 f"{controller_version} like the controller: other versions may speak another protocol)")
@@ -305,18 +313,20 @@ def preflight(hosts: Sequence[Host], target_paths: Sequence[str], timeout_s: flo
     last byte). Each host's HostInfo.targets says what fio found there.
     """
     from ptsbench.fio.runner import fio_version
+    from ptsbench.hosts.ssh import connect
 
     if not hosts:
-        raise HostError("no host given", "pass --hosts HOST[:PORT],... or a file with one host per line")
+        raise HostError("no host given", "pass --hosts ssh://HOST,... or a file with one host per line")
     controller_version = fio_version()
     relative = [path for path in target_paths if not os.path.isabs(path)]
     if relative:
         raise HostError(f"target {relative[0]!r} is a relative path", "with --hosts give absolute paths, valid on "
                         "every host (a remote fio server does not share the controller's working directory)")
     checks = {host: [_TargetCheck(os.path.normpath(path), size_bytes) for path in target_paths] for host in hosts}
-    problems: dict[Host, list[str]] = {}
+    problems: dict[Host, list[str]] = {host: [f"cannot start its fio server over SSH: {problem}"]
+                                       for host, problem in connect(hosts).items()}
     first_runs: dict[Host, HostRun] = {}
-    pending = list(hosts)
+    pending = [host for host in hosts if host not in problems]
     while pending:
         jobs = {host: [item for i, check in enumerate(checks[host]) for item in check.jobs(f"t{i}")]
                 for host in pending}
@@ -369,7 +379,8 @@ def _host_info(host: Host, run: HostRun, checks: Sequence[_TargetCheck]) -> Host
     probe = run.probe
     targets = tuple(HostTarget(check.used, "block" if check.used.startswith("/dev/") else "file", check.disks,
                                check.size_checked_bytes) for check in checks)
-    return HostInfo(host.name, host.port, probe["version"], probe["name"], probe["os"], probe["arch"], targets)
+    return HostInfo(host.name, host.port, probe["version"], probe["name"], probe["os"], probe["arch"], targets,
+                    host.transport, host.user)
 
 
 def remote_target_facts(infos: Sequence[HostInfo], size_bytes: int) -> dict[str, object]:
@@ -430,13 +441,25 @@ def check_remote_writes(cases: Sequence[Any], destructive: bool, hosts: Sequence
                                     "each host's fio server expands with its own environment",
                                     "write the value itself in the job file")
         if local:  # the server puts the client's address into names under `directory`: judge those too
-            on_servers = [item for host in local for address in host_addresses(host) for item in case.opened(address)]
+            on_servers = [item for host in local for address in client_addresses(host)
+                          for item in case.opened(address)]
             check_opened(case.opened() + on_servers, case.unknown_writes(), destructive, allow_mounted)
         for path, written in case.opened() if remote else ():
             _check_remote_path(path, destructive, remote, f"case {case.name}", written)
         if remote and case.unknown_writes() and not destructive:
             raise UnsafeTargetError(f"case {case.name}: {case.unknown_writes()[0]}, so ptsbench cannot check which "
                                     "devices it writes", "check every host yourself, then add --destructive")
+
+
+def client_addresses(host: Host) -> list[str]:
+    """The addresses a host's fio server sees the controller's client come from: over TCP each address of the
+    host's name; through SSH the one a server on a Unix socket gives every client."""
+    from ptsbench.fio.opens import unix_client_address
+    from ptsbench.hosts.ssh import REMOTE_FOLDER_PREFIX, REMOTE_SOCKET
+
+    if host.transport == "ssh":
+        return [unix_client_address(f"{REMOTE_FOLDER_PREFIX}0/{REMOTE_SOCKET}")]
+    return host_addresses(host)
 
 
 def check_remote_path(path: str, destructive: bool, hosts: Sequence[Host], what: str) -> None:

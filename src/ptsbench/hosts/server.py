@@ -1,5 +1,5 @@
-"""The fio server's lifecycle: its command line, the port check, the daemon and its pid file, and stopping it with
-the job processes it started."""
+"""The fio server's lifecycle: where it listens (a Unix socket in a folder only its user enters, or TCP when asked),
+its command line, the daemon and its pid file, and stopping it with the job processes it started."""
 
 import contextlib
 import errno
@@ -7,22 +7,39 @@ import ipaddress
 import os
 import signal
 import socket
+import stat
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ptsbench.hosts.hostlist import HostError
 
-ALL_ADDRESSES = ("0.0.0.0", "::")
-OPEN_SERVER_WARNING = (
-    "fio servers have no authentication and can run commands (fio's exec engine): bound to every address, anyone "
-    "who can reach this host on port {port} can run anything here as this user. Let only the controller reach it "
-    "(firewall, private network or a tunnel)."
+DEFAULT_SOCKET = Path("/run/ptsbench/fio.sock")
+TCP_WARNING = (
+    "a fio server over TCP has no authentication and runs what it is sent, commands included (fio's exec engine): "
+    "anyone who can reach {where} can run anything on this host as this user. Use it only on a network that only "
+    "the controller reaches; `--hosts ssh://HOST` needs no server here at all."
 )
 
 
-def is_all_addresses(bind: str) -> bool:
-    return bind in ALL_ADDRESSES
+@dataclass(frozen=True)
+class Listen:
+    """Where a fio server listens: a Unix socket (`socket`), or a TCP address and port."""
+
+    socket: Path | None = None
+    bind: str = ""
+    port: int = 0
+
+    @property
+    def spec(self) -> str:
+        """fio's --server value."""
+        if self.socket is not None:
+            return f"sock:{self.socket}"
+        return f"{'ip6' if _ip_version(self.bind) == 6 else 'ip'}:{self.bind},{self.port}"
+
+    def __str__(self) -> str:
+        return f"socket {self.socket}" if self.socket is not None else f"{self.bind} port {self.port}"
 
 
 def _ip_version(bind: str) -> int:
@@ -32,23 +49,58 @@ def _ip_version(bind: str) -> int:
         raise HostError(f"--bind {bind!r} is not an IP address", "give one of this host's, e.g. 10.0.0.5") from None
 
 
-def server_spec(bind: str, port: int) -> str:
-    """fio's --server value for an address and port."""
-    return f"{'ip6' if _ip_version(bind) == 6 else 'ip'}:{bind},{port}"
-
-
-def server_argv(bind: str, port: int, pidfile: Path | None = None, binary: str | None = None) -> list[str]:
+def server_argv(listen: Listen, pidfile: Path | None = None, binary: str | None = None) -> list[str]:
     """The fio command line of a server (daemonized with its pid in `pidfile` when given)."""
     from ptsbench.fio.runner import fio_binary
 
-    argv = [binary or fio_binary(), f"--server={server_spec(bind, port)}"]
+    argv = [binary or fio_binary(), f"--server={listen.spec}"]
     if pidfile is not None:
         argv.append(f"--daemonize={Path(pidfile).resolve()}")
     return argv
 
 
-def _family(bind: str) -> socket.AddressFamily:
-    return socket.AF_INET6 if _ip_version(bind) == 6 else socket.AF_INET
+def prepare(listen: Listen) -> None:
+    """HostError when a server cannot listen there; for a socket, its folder made (or found) private first."""
+    if listen.socket is not None:
+        _private_folder(listen.socket.parent)
+        _check_socket_free(listen.socket)
+    else:
+        check_port_free(listen.bind, listen.port)
+
+
+def _private_folder(folder: Path) -> None:
+    """The socket's folder, only this user may enter it: made with mode 0700, or refused when it exists as a
+    symlink, not a folder, another user's, or open to others (anyone who can reach the socket runs commands)."""
+    try:
+        folder.mkdir(mode=0o700)
+        os.chmod(folder, 0o700)
+        return
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise HostError(f"cannot make the socket folder {folder}: {error.strerror}",
+                        "its parent must exist and be writable; give another --socket") from None
+    found = os.lstat(folder)
+    problem = ("is a symlink" if stat.S_ISLNK(found.st_mode) else "is not a folder" if not stat.S_ISDIR(found.st_mode)
+               else f"belongs to uid {found.st_uid}, not {os.geteuid()}" if found.st_uid != os.geteuid()
+               else f"has mode {stat.S_IMODE(found.st_mode):04o}: others may enter it"
+               if stat.S_IMODE(found.st_mode) & 0o077 else "")
+    if problem:
+        raise HostError(f"the socket folder {folder} {problem}",
+                        "the fio server's socket must be in a folder only its user can enter: remove it (ptsbench "
+                        "makes it with mode 0700) or give another --socket")
+
+
+def _check_socket_free(socket_path: Path) -> None:
+    """HostError when a server answers on the socket or the path is not a socket; a dead server's socket (fio
+    leaves it behind, then cannot bind again) is removed."""
+    if not os.path.lexists(socket_path):
+        return
+    if not stat.S_ISSOCK(os.lstat(socket_path).st_mode):
+        raise HostError(f"{socket_path} exists and is not a socket", "give another --socket")
+    if _answers(Listen(socket=socket_path)):
+        raise HostError(f"a fio server already listens on {socket_path}", "stop it first, or give another --socket")
+    socket_path.unlink()
 
 
 def check_port_free(bind: str, port: int) -> None:
@@ -64,32 +116,51 @@ def check_port_free(bind: str, port: int) -> None:
                             "give an address of this host with --bind") from None
 
 
-def wait_listening(address: str, port: int, timeout_s: float = 10.0) -> bool:
-    """True once something accepts connections on address:port, False after timeout_s."""
-    connect_to = "127.0.0.1" if address == "0.0.0.0" else "::1" if address == "::" else address
+def _family(bind: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if _ip_version(bind) == 6 else socket.AF_INET
+
+
+def _answers(listen: Listen) -> bool:
+    """Whether something accepts connections where `listen` says."""
+    if listen.socket is not None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(0.5)
+            try:
+                probe.connect(str(listen.socket))
+            except OSError:
+                return False
+            return True
+    connect_to = "127.0.0.1" if listen.bind == "0.0.0.0" else "::1" if listen.bind == "::" else listen.bind
+    try:
+        with socket.create_connection((connect_to, listen.port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_listening(listen: Listen, timeout_s: float = 10.0) -> bool:
+    """True once something accepts connections where `listen` says, False after timeout_s."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((connect_to, port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.05)
+        if _answers(listen):
+            return True
+        time.sleep(0.05)
     return False
 
 
-def start_daemon(bind: str, port: int, pidfile: Path, timeout_s: float = 10.0) -> int:
+def start_daemon(listen: Listen, pidfile: Path, timeout_s: float = 10.0) -> int:
     """Start a daemonized fio server, wait until it listens, return its pid. fio starts listening even when it
     cannot write the pid file: that is checked first, and a server whose pid file did not appear is stopped (it
     could not be stopped later)."""
-    check_port_free(bind, port)
+    prepare(listen)
     _check_pidfile_writable(Path(pidfile))
-    argv = server_argv(bind, port, pidfile)
+    argv = server_argv(listen, pidfile)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
     said = " | ".join(line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip())
     if done.returncode != 0:
         raise HostError(f"fio --server exited with code {done.returncode}: {said or 'no message'}",
                         "check the address and port")
-    listening = wait_listening(bind, port, timeout_s)
+    listening = wait_listening(listen, timeout_s)
     try:
         pid = read_pidfile(pidfile)
     except HostError as error:
@@ -98,7 +169,7 @@ def start_daemon(bind: str, port: int, pidfile: Path, timeout_s: float = 10.0) -
         raise HostError(f"the fio server wrote no pid file ({error.message}); it was stopped again",
                         "give a --pidfile in a folder you can write") from None
     if not listening:
-        raise HostError(f"the fio server did not start listening on {bind} port {port} within {timeout_s:g} s",
+        raise HostError(f"the fio server did not start listening on {listen} within {timeout_s:g} s",
                         f"run `{' '.join(argv[:2])}` by hand to see why")
     return pid
 

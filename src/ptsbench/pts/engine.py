@@ -27,6 +27,7 @@ from ptsbench.fio.output import job_entries, parse_jobs
 from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
 from ptsbench.hosts.hostlist import Host
 from ptsbench.hosts.results import HostStatus
+from ptsbench.hosts.ssh import client_folder
 from ptsbench.pts.handoff import discard_gates, run_chained_round, stonewall_record
 from ptsbench.pts.plan import (
     PhasePlan,
@@ -313,7 +314,7 @@ def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
     finished = None if context.hosts else FinishedCells(folder)  # fio's client streams no status
     outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr",
                       on_status=on_status, on_document=finished, extra_args=extra, client=client,
-                      expected_s=expected_s)
+                      expected_s=expected_s, cwd=client_folder(context.hosts))
     if finished is not None and outcome.ok:  # fio.json holds them all
         finished.discard()
     return outcome

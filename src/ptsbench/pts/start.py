@@ -104,7 +104,8 @@ def stored_operating_points(manifest: Mapping[str, Any]) -> dict[str, dict[str, 
 
 def stored_hosts(manifest: Mapping[str, Any]) -> tuple[Host, ...]:
     """The fio servers of a run on hosts, in --hosts order (() for a local run)."""
-    return tuple(Host(str(host["host"]), int(host["port"])) for host in manifest.get("hosts") or ())
+    return tuple(Host(str(host["host"]), int(host["port"]), str(host.get("transport", "tcp")),
+                      str(host.get("user", ""))) for host in manifest.get("hosts") or ())
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,198 @@
+"""Hosts reached through SSH: per host, one `ssh` that starts a fio server on a Unix socket in a fresh root-only
+folder there and forwards it to a local Unix socket in this process's private tunnel folder; stopping it stops the
+remote server and removes its folder.
+
+ssh authenticates the controller (BatchMode: keys or an agent, never a password prompt; a host key it does not know
+fails) and no TCP port is open on the host. The remote side is a small POSIX shell script: it makes the folder
+(umask 077, refusing one that exists), starts fio's server in a process group of its own, says when the socket is
+there, then waits for end of input. Its input is a pipe from this process: when ptsbench closes it, exits or is
+killed, the script stops the whole process group (the server and the jobs it runs) and removes the folder.
+"""
+
+import atexit
+import os
+import secrets
+import select
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptsbench.hosts.hostlist import Host, HostError
+
+CONNECT_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+# Remote folders start with this: fio's server names a Unix-socket client by bytes 2-5 of its own socket path
+# (fio/opens.py unix_client_address), so every remote server here names its client the same way.
+REMOTE_FOLDER_PREFIX = "/tmp/ptsbench-fio-"
+REMOTE_SOCKET = "fio.sock"
+READY = "ptsbench-fio-server-ready"
+SSH_CONFIG_ENV = "PTSBENCH_SSH_CONFIG"
+_SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with its terminating NUL
+
+_REMOTE_SCRIPT = """umask 077
+d={folder}
+mkdir "$d" || exit 3
+setsid fio --server=sock:"$d"/{socket} </dev/null >"$d"/server.log 2>&1 &
+p=$!
+while [ ! -S "$d"/{socket} ]; do
+  kill -0 $p 2>/dev/null || {{ echo "fio --server did not start: $(tail -n 2 "$d"/server.log)"; rm -rf "$d"; exit 4; }}
+  sleep 0.1
+done
+echo {ready}
+cat >/dev/null
+kill -TERM -$p 2>/dev/null
+n=0
+while kill -0 -$p 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done
+kill -KILL -$p 2>/dev/null
+rm -rf "$d"
+"""
+
+
+@dataclass
+class _Tunnel:
+    host: Host
+    process: "subprocess.Popen[bytes]"
+    local_socket: Path
+    remote_folder: str
+
+
+class _Tunnels:
+    """The open tunnels of this process, in one private folder; closed at exit."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.open: dict[Host, _Tunnel] = {}
+        self.folder: Path | None = None
+
+    def ensure_folder(self) -> Path:
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="ptsbench-ssh-"))  # mode 0700, this user's
+            atexit.register(close_all)
+        return self.folder
+
+
+_tunnels = _Tunnels()
+
+
+def ssh_argv(host: Host, local_socket: Path, remote_folder: str) -> list[str]:
+    """The ssh command of one host's tunnel (and remote fio server)."""
+    config = os.environ.get(SSH_CONFIG_ENV)
+    script = _REMOTE_SCRIPT.format(folder=shlex.quote(remote_folder), socket=REMOTE_SOCKET, ready=READY)
+    return ["ssh", *(["-F", config] if config else []), "-T",
+            "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes",
+            "-o", f"ConnectTimeout={int(CONNECT_TIMEOUT_S)}",
+            "-L", f"{local_socket}:{remote_folder}/{REMOTE_SOCKET}",
+            *(["-p", str(host.port)] if host.port else []), *(["-l", host.user] if host.user else []),
+            "--", host.name, "sh -c " + shlex.quote(script)]
+
+
+def client_folder(hosts: Sequence[Host]) -> Path | None:
+    """The working folder of a fio client for these hosts: the tunnel folder, with every SSH host's tunnel open
+    (opened now if needed; HostError naming each host that cannot be reached), or None when no host uses SSH."""
+    problems = connect(hosts)
+    if problems:
+        raise HostError("cannot reach " + "; ".join(f"{host.label}: {problem}" for host, problem in problems.items()),
+                        "check that `ssh HOST` works without a prompt (keys or an agent, known host key) and that "
+                        "fio is installed there")
+    return _tunnels.folder if any(host.transport == "ssh" for host in hosts) else None
+
+
+def connect(hosts: Sequence[Host]) -> dict[Host, str]:
+    """Open the tunnels of the SSH hosts that have none yet, all at once; the problem of each that failed."""
+    with _tunnels.lock:
+        wanted = [host for host in dict.fromkeys(hosts) if host.transport == "ssh" and not _alive(host)]
+        if not wanted:
+            return {}
+        folder = _tunnels.ensure_folder()
+        with ThreadPoolExecutor(max_workers=min(64, len(wanted))) as pool:
+            opened = dict(zip(wanted, pool.map(lambda host: _open(host, folder), wanted), strict=True))
+    problems = {}
+    for host, result in opened.items():
+        if isinstance(result, str):
+            problems[host] = result
+        else:
+            _tunnels.open[host] = result
+    return problems
+
+
+def _alive(host: Host) -> bool:
+    tunnel = _tunnels.open.get(host)
+    return tunnel is not None and tunnel.process.poll() is None
+
+
+def _open(host: Host, folder: Path) -> "_Tunnel | str":
+    """Start one host's ssh and wait until its remote server listens and the local socket is there."""
+    if not shutil.which("ssh"):
+        return "no ssh client here (install openssh-client)"
+    local_socket = folder / host.name
+    if len(os.fsencode(local_socket)) > _SOCKET_PATH_MAX:
+        return f"the tunnel socket path {local_socket} is too long for a Unix socket (set TMPDIR to a short folder)"
+    local_socket.unlink(missing_ok=True)  # a tunnel of this host that died
+    remote_folder = REMOTE_FOLDER_PREFIX + secrets.token_hex(8)
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(ssh_argv(host, local_socket, remote_folder), stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=errors, start_new_session=True)
+        tunnel = _Tunnel(host, process, local_socket, remote_folder)
+        said = _wait_ready(process, local_socket, CONNECT_TIMEOUT_S)
+        if said is None:
+            return tunnel
+        _close(tunnel)
+        errors.seek(0)
+        lines = [line.strip() for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
+    return " | ".join([*lines[-2:], said] if said else lines[-2:]) or "ssh ended without a message"
+
+
+def _wait_ready(process: "subprocess.Popen[bytes]", local_socket: Path, timeout_s: float) -> str | None:
+    """None once the remote server said it listens and the local socket exists, else what went wrong."""
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    heard = b""
+    while time.monotonic() < deadline:
+        if READY.encode() in heard and local_socket.exists():
+            return None
+        ready, _, _ = select.select([process.stdout], [], [], 0.1)
+        if ready:
+            chunk = os.read(process.stdout.fileno(), 4096)
+            if not chunk:  # ssh ended
+                process.wait()
+                return heard.decode(errors="replace").strip() or f"ssh exited with code {process.returncode}"
+            heard += chunk
+    return f"no fio server answered within {timeout_s:g} s"
+
+
+def _close(tunnel: _Tunnel) -> None:
+    """End of input to the remote script (it stops the server and removes its folder), then wait for ssh."""
+    process = tunnel.process
+    if process.stdin is not None and not process.stdin.closed:
+        process.stdin.close()
+    try:
+        process.wait(STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.terminate()
+        try:
+            process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+    tunnel.local_socket.unlink(missing_ok=True)
+
+
+def close_all() -> None:
+    """Close every tunnel (their remote servers stop) and remove the tunnel folder."""
+    with _tunnels.lock:
+        tunnels = list(_tunnels.open.values())
+        _tunnels.open.clear()
+        with ThreadPoolExecutor(max_workers=max(1, min(64, len(tunnels)))) as pool:
+            list(pool.map(_close, tunnels))
+        if _tunnels.folder is not None:
+            shutil.rmtree(_tunnels.folder, ignore_errors=True)
+            _tunnels.folder = None
