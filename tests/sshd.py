@@ -46,12 +46,15 @@ def _keygen(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def loopback_sshd(folder: Path, addresses: tuple[str, ...] = ("127.0.0.2", "127.0.0.3")) -> Iterator[Sshd]:
+def loopback_sshd(folder: Path, addresses: tuple[str, ...] = ("127.0.0.2", "127.0.0.3"),
+                  unknown: tuple[str, ...] = ("127.0.0.5",)) -> Iterator[Sshd]:
+    """sshd on `addresses` and `unknown`; the client's known_hosts lists only `addresses`."""
     folder.mkdir(parents=True, exist_ok=True)
     host_key = _keygen(folder / "host_key")
     (folder / "authorized_keys").write_text(_keygen(folder / "user_key") + "\n")
-    port = _free_port(addresses)
-    (folder / "sshd_config").write_text("".join(f"ListenAddress {address}:{port}\n" for address in addresses) + f"""\
+    port = _free_port(addresses + unknown)
+    (folder / "sshd_config").write_text("".join(f"ListenAddress {address}:{port}\n"
+                                                for address in addresses + unknown) + f"""\
 HostKey {folder}/host_key
 AuthorizedKeysFile {folder}/authorized_keys
 PidFile {folder}/sshd.pid
@@ -82,7 +85,7 @@ Host *
         process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(folder / "sshd_config")], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=log)
     try:
-        _wait_listening(addresses, port, process)
+        _wait_listening(addresses + unknown, port, process)
         saved = os.environ.get("PTSBENCH_SSH_CONFIG")
         os.environ["PTSBENCH_SSH_CONFIG"] = str(config)
         try:

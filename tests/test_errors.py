@@ -19,8 +19,8 @@ import pytest
 
 from conftest import attached_loop, run_cli, stand_in_fio
 from ptsbench.fio.lifetime import fio_pids
-from ptsbench.hosts.server import wait_listening
-from test_hosts import Servers, free_port, servers  # noqa: F401 (a fixture)
+from ptsbench.hosts.server import Listen, wait_listening
+from test_hosts import Servers, servers  # noqa: F401 (a fixture)
 from test_run_cli import assert_one_line_error
 
 NULL_JOB = "[null]\nioengine=null\nsize=16m\nbs=4k\nrw=randread\n"
@@ -284,22 +284,22 @@ def test_stale_temporaries_of_a_killed_report_are_removed_by_the_next(tmp_path: 
 
 
 def test_server_lifecycle_pid_file_sigterm_and_a_reused_pid(tmp_path: Path) -> None:
-    port = free_port(["127.0.0.1"])
+    listen = Listen(socket=tmp_path / "server" / "fio.sock")
     unwritable = tmp_path / "missing-folder" / "fio.pid"
-    result = run_cli("server", "--port", str(port), "--daemon", "--pidfile", str(unwritable))
+    result = run_cli("server", "--socket", str(listen.socket), "--daemon", "--pidfile", str(unwritable))
     assert_one_line_error(result, "pid file", "does not exist")
-    assert not wait_listening("127.0.0.1", port, 1.0)  # no server left listening without a way to stop it
+    assert not wait_listening(listen, 1.0)  # no server left listening without a way to stop it
     # a foreground server stops its fio on SIGTERM
-    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "server", "--port", str(port)],
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "server", "--socket", str(listen.socket)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert wait_listening("127.0.0.1", port, 15.0)
+        assert wait_listening(listen, 15.0)
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=20)
     finally:
         process.kill()
     assert process.returncode == 128 + signal.SIGTERM
-    assert not wait_listening("127.0.0.1", port, 1.0)
+    assert not wait_listening(listen, 1.0)
     # a pid file naming a live process that is not a fio server: left alone, and said so
     bystander = subprocess.Popen(["sleep", "60"])
     try:

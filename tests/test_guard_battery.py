@@ -30,7 +30,7 @@ import pytest
 
 from ptsbench.cli import main
 from ptsbench.hosts.hostlist import Host
-from ptsbench.hosts.server import kill_tree, server_argv, wait_listening
+from ptsbench.hosts.server import Listen, kill_tree, server_argv, wait_listening
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -186,10 +186,11 @@ def loopback_server() -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen(server_argv("127.0.0.1", port), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    listen = Listen(bind="127.0.0.1", port=port)
+    process = subprocess.Popen(server_argv(listen), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               stdin=subprocess.DEVNULL)
     try:
-        assert wait_listening("127.0.0.1", port, 10.0), "fio server did not start"
+        assert wait_listening(listen), "fio server did not start"
         yield Host("127.0.0.1", port).label
     finally:
         kill_tree(process.pid)

@@ -1,4 +1,5 @@
-"""Many hosts at once: real fio servers on 127.0.0.1, 127.0.0.2, ... started and always killed by the tests.
+"""Many hosts at once over plain TCP (`tcp://`): real fio servers on 127.0.0.1, 127.0.0.2, ... started and always
+killed by the tests. The same through SSH: test_ssh_hosts.py.
 
 The one stand-in is a copy of the real fio binary with another version string, for the version-mismatch fault
 (only one fio version is installed here).
@@ -19,7 +20,7 @@ import pytest
 from conftest import fio_json, run_cli
 from ptsbench.fio.runner import fio_binary, fio_version
 from ptsbench.hosts.hostlist import Host, HostError, parse_host, parse_hosts, write_host_list
-from ptsbench.hosts.server import check_port_free, kill_tree, process_tree, server_argv, wait_listening
+from ptsbench.hosts.server import Listen, check_port_free, kill_tree, process_tree, server_argv, wait_listening
 from ptsbench.report.cases.tables import done_after_first_s
 
 NULL_JOB = """[global]
@@ -62,11 +63,11 @@ class Servers:
         port = free_port(addresses)
         hosts = [Host(address, port) for address in addresses]
         for host in hosts:
-            self.processes[host] = subprocess.Popen(server_argv(host.name, port, binary=binary),
+            self.processes[host] = subprocess.Popen(server_argv(Listen(bind=host.name, port=port), binary=binary),
                                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                                     stdin=subprocess.DEVNULL)
         for host in hosts:
-            assert wait_listening(host.name, port, 10.0), f"fio server {host.label} did not start"
+            assert wait_listening(Listen(bind=host.name, port=port)), f"fio server {host.label} did not start"
         return hosts
 
     def pid(self, host: Host) -> int:
@@ -76,9 +77,10 @@ class Servers:
         """Start a host's server again on its address and port (after the test killed it)."""
         kill_tree(self.processes[host].pid)
         self.processes[host].wait()
-        self.processes[host] = subprocess.Popen(server_argv(host.name, host.port), stdout=subprocess.DEVNULL,
+        listen = Listen(bind=host.name, port=host.port)
+        self.processes[host] = subprocess.Popen(server_argv(listen), stdout=subprocess.DEVNULL,
                                                 stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        assert wait_listening(host.name, host.port, 10.0), f"fio server {host.label} did not start again"
+        assert wait_listening(listen), f"fio server {host.label} did not start again"
 
     def stop_all(self) -> None:
         for process in self.processes.values():
@@ -173,19 +175,26 @@ def check_all_clients_check_can_fail(doc: dict) -> None:  # type: ignore[type-ar
 
 
 def test_host_lists_parse_and_reject_clearly(tmp_path: Path) -> None:
-    assert parse_hosts("node1,node2:9000,[::1]:8800,10.0.0.5") == [
-        Host("node1"), Host("node2", 9000), Host("::1", 8800), Host("10.0.0.5")]
+    assert parse_hosts("ssh://node1,ssh://root@node2:2222,ssh://[::1],tcp://10.0.0.5,tcp://[::2]:8800") == [
+        Host("node1", 0, "ssh"), Host("node2", 2222, "ssh", "root"), Host("::1", 0, "ssh"), Host("10.0.0.5"),
+        Host("::2", 8800)]
     listing = tmp_path / "fleet.txt"
-    listing.write_text("# rack 1\nnode1:9000\n\n  node2   # spare\n[fe80::1]\n")
-    assert parse_hosts(str(listing)) == [Host("node1", 9000), Host("node2"), Host("fe80::1")]
+    listing.write_text("# rack 1\nssh://admin@node1\n\n  tcp://node2:9000   # spare\ntcp://[fe80::1]\n")
+    hosts = parse_hosts(str(listing))
+    assert hosts == [Host("node1", 0, "ssh", "admin"), Host("node2", 9000), Host("fe80::1")]
+    assert [parse_host(host.label) for host in hosts] == hosts  # labels are --hosts spellings (stored, resumed)
     assert Host("::1", 8800).fio_arg == "ip6:::1,8800" and Host("node1").fio_arg == "node1,8765"
-    path = write_host_list(tmp_path, parse_hosts(str(listing)))
-    assert path.read_text() == "node1,9000\nnode2,8765\nip6:fe80::1,8765\n"
-    for bad, needle in [("node1:99999", "65535"), ("no de", "not a host"), ("node1,node1:9000", "listed twice"),
-                        ("[::1", "IPv6"), (",", "names no host"), ("-x", "not a host")]:
+    assert hosts[0].fio_arg == "sock:node1"  # the tunnel's socket, in the fio client's working folder
+    path = write_host_list(tmp_path, hosts)
+    assert path.read_text() == "sock:node1\nnode2,9000\nip6:fe80::1,8765\n"
+    for bad, needle in [("tcp://node1:99999", "65535"), ("ssh://no de", "not a host"),
+                        ("ssh://node1,tcp://node1:9000", "listed twice"), ("tcp://[::1", "IPv6"),
+                        (",", "names no host"), ("ssh://-x", "not a host"), ("ssh://-oProxyCommand=x@h", "user"),
+                        ("node1", "does not say how to reach"), ("node1:8765", "does not say how to reach"),
+                        ("http://node1", "unknown transport")]:
         with pytest.raises(HostError, match=needle):
             parse_hosts(bad)
-    assert parse_host("[::1]").port == 8765
+    assert parse_host("tcp://[::1]").port == 8765 and parse_host("ssh://[::1]").port == 0
 
 
 def test_done_after_first_is_the_runtime_difference() -> None:
@@ -369,25 +378,30 @@ def test_quick_on_two_hosts(tmp_path: Path, servers: Servers) -> None:
 
 
 def test_quick_hosts_needs_a_target() -> None:
-    result = run_cli("quick", "--hosts", "127.0.0.1")
+    result = run_cli("quick", "--hosts", "ssh://127.0.0.1")
     assert result.returncode == 2 and "needs TARGET" in result.stderr
 
 
-def test_server_command_loopback_default_daemon_stop_and_open_bind_warning(tmp_path: Path) -> None:
+def test_server_tcp_only_when_asked_with_a_warning_daemon_and_stop(tmp_path: Path) -> None:
     port = free_port(["127.0.0.1", "0.0.0.0"])
+    refused = run_cli("server", "--bind", "127.0.0.1", "--port", str(port))
+    assert refused.returncode == 2 and "add --tcp" in refused.stderr and "Traceback" not in refused.stderr
+    assert not wait_listening(Listen(bind="127.0.0.1", port=port), 0.5)
+    assert "WARNING" in run_cli("server", "--help").stdout
     pidfile = tmp_path / "fio.pid"
-    started = run_cli("server", "--port", str(port), "--daemon", "--pidfile", str(pidfile))
+    started = run_cli("server", "--tcp", "--port", str(port), "--daemon", "--pidfile", str(pidfile))
     try:
         assert started.returncode == 0, started.stderr
+        assert "warning" in started.stderr and "no authentication" in started.stderr
         pid = int(pidfile.read_text())
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        assert f"--server=ip:127.0.0.1,{port}".encode() in argv and "warning" not in started.stderr
-        assert wait_listening("127.0.0.1", port, 1.0)
-        busy = run_cli("server", "--bind", "0.0.0.0", "--port", str(port))  # port taken: warns, then refuses
+        assert f"--server=ip:127.0.0.1,{port}".encode() in argv
+        assert wait_listening(Listen(bind="127.0.0.1", port=port), 1.0)
+        busy = run_cli("server", "--tcp", "--bind", "0.0.0.0", "--port", str(port))  # port taken: warns, refuses
         assert busy.returncode == 2 and "no authentication" in busy.stderr and f"port {port}" in busy.stderr
         stopped = run_cli("server", "--stop", "--pidfile", str(pidfile))
         assert stopped.returncode == 0 and not pidfile.exists()
-        assert not wait_listening("127.0.0.1", port, 0.5)
+        assert not wait_listening(Listen(bind="127.0.0.1", port=port), 0.5)
     finally:
         if pidfile.exists():
             kill_tree(int(pidfile.read_text()))

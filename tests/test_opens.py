@@ -110,29 +110,37 @@ def test_fio_list_splits_as_fio() -> None:
 
 def test_names_on_a_fio_server_match_a_real_one(tmp_path: Path) -> None:
     """A fio server puts the client's address in front of names under `directory` and into `$clientuid`: the files
-    a real loopback server makes are the ones paths_on_server lists."""
+    a real server makes are the ones paths_on_server lists, on loopback TCP (the client's address) and on a Unix
+    socket (unix_client_address: bytes of the server's socket path)."""
     import socket
 
-    from ptsbench.hosts.server import kill_tree, server_argv, wait_listening
+    from ptsbench.fio.opens import unix_client_address
+    from ptsbench.hosts.server import Listen, kill_tree, prepare, server_argv, wait_listening
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    (tmp_path / "d").mkdir()
-    job = tmp_path / "job.fio"
-    job.write_text(f"[global]\nioengine=psync\nrw=write\nsize=4k\ndirectory={tmp_path}/d\n[named]\nfilename=x\n"
-                   "[made]\nfilename_format=f.$clientuid.$jobnum\nnumjobs=2\n[plain]\nunique_filename=0\n")
-    server = subprocess.Popen(server_argv("127.0.0.1", port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        assert wait_listening("127.0.0.1", port, 10.0)
-        subprocess.run(["fio", f"--client=127.0.0.1,{port}", str(job)], capture_output=True, timeout=60, check=False)
-    finally:
-        kill_tree(server.pid)
-        server.wait()
-    made = {str(path) for path in (tmp_path / "d").iterdir()}
-    assert len(made) == 4
-    assert {path for opened in parse_job_file(job, str(tmp_path)) for path in opened.paths_on_server("127.0.0.1")} \
-        == made
+    unix = Listen(socket=tmp_path / "srv" / "fio.sock")
+    prepare(unix)
+    for kind, listen, client, address in (
+            ("tcp", Listen(bind="127.0.0.1", port=port), f"127.0.0.1,{port}", "127.0.0.1"),
+            ("unix", unix, f"sock:{unix.socket}", unix_client_address(str(unix.socket)))):
+        made_in = tmp_path / kind
+        made_in.mkdir()
+        job = tmp_path / "job.fio"
+        job.write_text(f"[global]\nioengine=psync\nrw=write\nsize=4k\ndirectory={made_in}\n[named]\nfilename=x\n"
+                       "[made]\nfilename_format=f.$clientuid.$jobnum\nnumjobs=2\n[plain]\nunique_filename=0\n")
+        server = subprocess.Popen(server_argv(listen), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            assert wait_listening(listen)
+            subprocess.run(["fio", f"--client={client}", str(job)], capture_output=True, timeout=60, check=False)
+        finally:
+            kill_tree(server.pid)
+            server.wait()
+        made = {str(path) for path in made_in.iterdir()}
+        assert len(made) == 4
+        assert {path for opened in parse_job_file(job, str(tmp_path)) for path in opened.paths_on_server(address)} \
+            == made
 
 
 def test_dry_run_prints_fios_words_and_fails(tmp_path: Path) -> None:

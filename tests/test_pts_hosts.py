@@ -171,16 +171,17 @@ def test_host_killed_mid_round_then_resume(tmp_path: Path, servers: Servers) -> 
 
 
 def test_hosts_dry_run_and_refusals_are_one_line(tmp_path: Path) -> None:
-    hosts = "127.0.0.1:8001,127.0.0.2:8001"
+    hosts = "tcp://127.0.0.1:8001,tcp://127.0.0.2:8001"
     dry = run_cli("pts", "/data/test.dat", "--hosts", hosts, *SMALL, "--dry-run", "--verbose")
     assert dry.returncode == 0, dry.stderr
-    assert "# hosts: 127.0.0.1:8001, 127.0.0.2:8001" in dry.stdout and "filename=/data/test.dat" in dry.stdout
+    assert "# hosts: tcp://127.0.0.1:8001, tcp://127.0.0.2:8001" in dry.stdout
+    assert "filename=/data/test.dat" in dry.stdout
     assert "cells stonewalled (fio's scheduler, about 0.3 s per hand-off): on fio servers (--hosts)" in dry.stdout
     assert "stonewall" in dry.stdout and "exec_prerun" not in dry.stdout  # the job fio's client runs
     for args, message in (
         (["/data/test.dat", "--hosts", hosts], "pts --hosts needs TARGET"),
         (["/data/test.dat", "--hosts", hosts, "--size", "1G", "--purge", "nvme-format"], "--purge nvme-format runs"),
-        (["/dev/nvme0n1", "--hosts", "127.0.0.1:1", "--size", "1G"], "pre-flight failed on 1 of 1 host(s)"),
+        (["/dev/nvme0n1", "--hosts", "tcp://127.0.0.1:1", "--size", "1G"], "pre-flight failed on 1 of 1 host(s)"),
     ):
         done = run_cli("pts", *args, "--out", str(tmp_path / "run"))
         assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr

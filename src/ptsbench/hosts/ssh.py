@@ -191,8 +191,11 @@ def close_all() -> None:
     with _tunnels.lock:
         tunnels = list(_tunnels.open.values())
         _tunnels.open.clear()
-        with ThreadPoolExecutor(max_workers=max(1, min(64, len(tunnels)))) as pool:
-            list(pool.map(_close, tunnels))
+        closing = [threading.Thread(target=_close, args=(tunnel,)) for tunnel in tunnels]  # at exit: no pools
+        for thread in closing:
+            thread.start()
+        for thread in closing:
+            thread.join()
         if _tunnels.folder is not None:
             shutil.rmtree(_tunnels.folder, ignore_errors=True)
             _tunnels.folder = None

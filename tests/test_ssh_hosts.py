@@ -1,0 +1,221 @@
+"""The fio server belongs to root: hosts reached through SSH (a real sshd on 127.0.0.2 and 127.0.0.3 with keys made
+here; fio's server started on each "host" over ssh), a local `ptsbench server` on a Unix socket that an
+unprivileged user cannot reach, and plain TCP only when spelled out."""
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import attached_loop, run_cli
+from ptsbench.fio.runner import fio_version
+from ptsbench.hosts import ssh
+from ptsbench.hosts.hostlist import parse_hosts
+from ptsbench.hosts.server import Listen, kill_tree, wait_listening
+from sshd import Sshd, loopback_sshd
+from test_hosts import NULL_JOB, rows_of
+from test_run_cli import assert_one_line_error
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    with loopback_sshd(tmp_path_factory.mktemp("sshd")) as server:
+        yield server
+
+
+def remote_folders() -> set[Path]:
+    return set(Path("/tmp").glob(f"{Path(ssh.REMOTE_FOLDER_PREFIX).name}*"))
+
+
+def server_pids(folders: set[Path]) -> list[int]:
+    """fio servers serving a socket in one of these folders."""
+    wanted = [f"--server=sock:{folder}/{ssh.REMOTE_SOCKET}".encode() for folder in folders]
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(arg in wanted for arg in argv):
+                pids.append(int(entry.name))
+    return pids
+
+
+def wait_for(condition, timeout_s: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return bool(condition())
+
+
+def test_tunnels_start_a_private_server_per_host_and_stop_it(sshd: Sshd) -> None:
+    hosts = parse_hosts(sshd.spec())
+    before = remote_folders()
+    try:
+        assert ssh.connect(hosts) == {}
+        folder = ssh.client_folder(hosts)
+        assert folder is not None and stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert sorted(os.listdir(folder)) == ["127.0.0.2", "127.0.0.3"]  # one local socket per host, by its name
+        made = remote_folders() - before
+        assert len(made) == 2  # a fresh folder per host's server
+        for remote in made:
+            found = os.lstat(remote)
+            assert stat.S_ISDIR(found.st_mode) and stat.S_IMODE(found.st_mode) == 0o700 and found.st_uid == 0
+            assert stat.S_ISSOCK(os.lstat(remote / ssh.REMOTE_SOCKET).st_mode)
+        assert len(server_pids(made)) == 2
+        assert ssh.connect(hosts) == {}  # already open: nothing new
+        assert remote_folders() - before == made
+    finally:
+        ssh.close_all()
+    assert wait_for(lambda: not server_pids(made) and not remote_folders() & made)
+    assert not folder.exists()
+
+
+def test_run_on_two_hosts_through_ssh(tmp_path: Path, sshd: Sshd, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("null.fio", NULL_JOB.format(runtime="500ms"))
+    out = tmp_path / "run"
+    before = remote_folders()
+    result = run_cli("run", str(job), "--hosts", sshd.spec(), "--out", str(out), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(result)
+    assert [(r["job"], r["host"], r["direction"]) for r in rows] == [
+        ("rr", "127.0.0.2", "read"), ("rr", "127.0.0.3", "read"), ("rr", "all hosts", "read"),
+        *[("mix", host, d) for host in ("127.0.0.2", "127.0.0.3", "all hosts") for d in ("read", "write", "total")]]
+    assert all(row["status"] == "ok" and row["iops"] > 0 for row in rows)
+    case_dir = out / "cases" / "001-null"
+    logs = sorted(path.name for path in (case_dir / "logs").iterdir())
+    assert "rr_iops.1.log.127.0.0.2" in logs and "mix_lat.2.log.127.0.0.3" in logs  # named by host, as over TCP
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [(h["host"], h["transport"], h["fio_version"]) for h in manifest["hosts"]] == [
+        ("127.0.0.2", "ssh", fio_version()), ("127.0.0.3", "ssh", fio_version())]
+    assert (out / "hosts.list").read_text() == "sock:127.0.0.2\nsock:127.0.0.3\n"
+    # the servers and their folders ended with the run
+    assert wait_for(lambda: not remote_folders() - before and not server_pids(remote_folders()))
+
+
+def test_preflight_names_hosts_ssh_cannot_reach(tmp_path: Path, sshd: Sshd) -> None:
+    """127.0.0.4: no sshd there; 127.0.0.5: a host key not in known_hosts (BatchMode: no question, a refusal)."""
+    (tmp_path / "x.fio").write_text("[x]\nioengine=null\nsize=4k\n")
+    result = run_cli("run", str(tmp_path / "x.fio"), "--target", str(tmp_path), "--hosts",
+                     "ssh://127.0.0.2,ssh://127.0.0.4,ssh://127.0.0.5", "--out", str(tmp_path / "run"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert "pre-flight failed on 2 of 3 host(s)" in lines[1]
+    assert any("ssh://127.0.0.4:" in line and "refused" in line for line in lines)
+    assert any("ssh://127.0.0.5:" in line and "Host key verification failed" in line for line in lines)
+    assert not any("127.0.0.2" in line for line in lines[2:])
+    assert not (tmp_path / "run").exists()
+
+
+def test_killed_ptsbench_stops_the_remote_server(tmp_path: Path, sshd: Sshd,
+                                                 write_job) -> None:  # type: ignore[no-untyped-def]
+    """kill -9 of ptsbench mid-run: its ssh's input ends, so the remote script stops fio's server and its job."""
+    job = write_job("long.fio", "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=120\n")
+    before, tunnels_before = remote_folders(), set(Path(tempfile.gettempdir()).glob("ptsbench-ssh-*"))
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(job), "--hosts", sshd.spec("127.0.0.2"),
+                                "--out", str(tmp_path / "run")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: (tmp_path / "run" / "cases" / "001-long" / "command.txt").exists())
+        made = remote_folders() - before
+        assert len(made) == 1
+        assert wait_for(lambda: len(server_pids(made)) >= 2)  # the server and the job it forked
+        process.kill()
+        process.wait()
+        assert wait_for(lambda: not server_pids(made) and not made & remote_folders())
+    finally:
+        if process.poll() is None:
+            kill_tree(process.pid)
+            process.wait()
+        for pid in server_pids(remote_folders() - before):
+            kill_tree(pid)
+        for left in set(Path(tempfile.gettempdir()).glob("ptsbench-ssh-*")) - tunnels_before:
+            shutil.rmtree(left)  # the killed ptsbench's tunnel folder: nobody else removes it
+
+
+def test_guard_judges_an_ssh_host_on_this_machine_as_local(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    """ssh://127.0.0.2 is this machine: a write to a loop device is judged by the local guard (dry run, no ssh)."""
+    with attached_loop(str(tmp_path), 4 * 1024**2) as device:
+        job = write_job("w.fio", f"[w]\nioengine=psync\nrw=write\nsize=1m\nfilename={device}\n")
+        result = run_cli("run", str(job), "--hosts", "ssh://127.0.0.2", "--dry-run")
+    assert result.returncode == 2 and "--destructive" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_plain_tcp_hosts_need_to_be_spelled_out(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("x.fio", "[x]\nioengine=null\nsize=4k\n")
+    for spec in ("127.0.0.1:8765", "127.0.0.1", "node1"):
+        result = run_cli("run", str(job), "--hosts", spec, "--out", str(tmp_path / "run"))
+        assert_one_line_error(result, "does not say how to reach its fio server", "tcp://")
+    assert not (tmp_path / "run").exists()
+
+
+def digest(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def test_an_unprivileged_user_cannot_use_the_local_server(tmp_path: Path) -> None:
+    """`runuser -u nobody -- fio --client=sock:...` with a job that writes a loop device and runs a command: refused
+    (the socket's folder is root's, mode 0700); the device is byte-identical and the command never ran. root's own
+    client, through the same socket, is served."""
+    base = tmp_path / "open"  # a folder everyone may enter: only the socket's own folder keeps nobody out
+    base.mkdir(mode=0o755)
+    for parent in (base, *base.parents):
+        if parent != Path("/"):
+            os.chmod(parent, os.stat(parent).st_mode | 0o005)
+    listen = Listen(socket=base / "ptsbench" / "fio.sock")
+    marker = base / "pwned"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "server", "--socket", str(listen.socket)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_listening(listen, 30.0)
+        assert stat.S_IMODE(os.stat(listen.socket.parent).st_mode) == 0o700
+        with attached_loop(str(base), 4 * 1024**2) as device:
+            evil = base / "evil.fio"
+            evil.write_text(f"[evil]\nioengine=psync\nrw=write\nsize=1m\nfilename={device}\n"
+                            f"exec_prerun=touch {marker}\n")
+            evil.chmod(0o644)
+            before = digest(device)
+            attack = subprocess.run(["runuser", "-u", "nobody", "--", "fio", f"--client=sock:{listen.socket}",
+                                     str(evil)], capture_output=True, text=True, timeout=60)
+            assert attack.returncode != 0 and "Permission denied" in attack.stdout + attack.stderr
+            assert digest(device) == before and not marker.exists()
+            nobody_can_enter = subprocess.run(["runuser", "-u", "nobody", "--", "test", "-x", str(base)])
+            assert nobody_can_enter.returncode == 0  # refused by the socket's folder, not by a folder above it
+        read = base / "read.fio"
+        read.write_text("[r]\nioengine=null\nrw=read\nsize=4k\n")
+        served = subprocess.run(["fio", f"--client=sock:{listen.socket}", str(read)], capture_output=True, text=True,
+                                timeout=60)
+        assert served.returncode == 0, served.stderr
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+
+
+@pytest.mark.parametrize("problem", ["symlink", "open", "file"])
+def test_server_refuses_a_socket_folder_others_could_enter(tmp_path: Path, problem: str) -> None:
+    folder = tmp_path / "sock"
+    if problem == "symlink":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        folder.symlink_to(tmp_path / "elsewhere")
+    elif problem == "open":
+        folder.mkdir()
+        folder.chmod(0o755)
+    else:
+        folder.write_text("")
+    result = run_cli("server", "--socket", str(folder / "fio.sock"))
+    expected = {"symlink": "is a symlink", "open": "has mode 0755", "file": "is not a folder"}[problem]
+    assert_one_line_error(result, f"the socket folder {folder} {expected}")
+    assert not os.path.lexists(tmp_path / "elsewhere" / "fio.sock")
