@@ -39,7 +39,7 @@ from ptsbench.fio.runner import fio_binary
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.preflight import preflight
 from ptsbench.hosts.results import host_outcome
-from ptsbench.hosts.server import kill_tree, server_argv, wait_listening
+from ptsbench.hosts.server import Listen, kill_tree, server_argv, wait_listening
 from test_hosts import free_port  # noqa: E402  (the tests' loopback port picker)
 
 
@@ -73,10 +73,10 @@ def parse_args() -> argparse.Namespace:
 def start_servers(count: int) -> tuple[list[Host], list[subprocess.Popen[bytes]]]:
     addresses = [f"127.0.0.{index + 1}" for index in range(count)]
     port = free_port(addresses)
-    processes = [subprocess.Popen(server_argv(address, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  stdin=subprocess.DEVNULL) for address in addresses]
+    processes = [subprocess.Popen(server_argv(Listen(bind=address, port=port)), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL) for address in addresses]
     for address in addresses:
-        if not wait_listening(address, port, 10.0):
+        if not wait_listening(Listen(bind=address, port=port)):
             sys.exit(f"bench_hosts: the fio server on {address}:{port} did not start")
     return [Host(address, port) for address in addresses], processes
 
