@@ -145,6 +145,51 @@ def test_killed_ptsbench_stops_the_remote_server(tmp_path: Path, sshd: Sshd,
             shutil.rmtree(left)  # the killed ptsbench's tunnel folder: nobody else removes it
 
 
+def remote_folder_of(host: str) -> Path | None:
+    """The remote folder of the live tunnel to `host` (from its ssh's -L argument)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            if argv[0] == "ssh" and "-L" in argv:
+                local, _, remote = argv[argv.index("-L") + 1].partition(":")
+                if local.endswith(f"/{host}"):
+                    return Path(remote).parent
+    return None
+
+
+def test_a_remote_server_that_dies_fails_its_host_and_the_next_case_reconnects(
+        tmp_path: Path, sshd: Sshd, write_job) -> None:  # type: ignore[no-untyped-def]
+    first = write_job("a.fio", "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=4\nrw=randread\nbs=4k\n")
+    second = write_job("b.fio", "[short]\nioengine=null\nsize=1g\ntime_based\nruntime=300ms\n")
+    out = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(first), str(second), "--hosts",
+                                sshd.spec(), "--out", str(out), "--format", "json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: (out / "cases" / "001-a" / "job.fio").exists()
+                        and (folder := remote_folder_of("127.0.0.3")) is not None and len(server_pids({folder})) >= 2)
+        victim = remote_folder_of("127.0.0.3")
+        assert victim is not None
+        time.sleep(1.0)  # the job runs on both hosts now
+        for pid in server_pids({victim}):
+            kill_tree(pid)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            kill_tree(process.pid)
+            process.wait()
+    assert process.returncode == 1, stderr
+    records = [json.loads((out / "cases" / name / "result.json").read_text()) for name in ("001-a", "002-b")]
+    statuses = [{host["host"]: host["status"] for host in record["hosts"]} for record in records]
+    assert statuses == [{"127.0.0.2": "ok", "127.0.0.3": "failed"}, {"127.0.0.2": "ok", "127.0.0.3": "ok"}]
+    assert {(r["job"], r["host"]) for r in json.loads(stdout) if r["job"] == "short"} == {
+        ("short", "127.0.0.2"), ("short", "127.0.0.3"), ("short", "all hosts")}
+    assert wait_for(lambda: not victim.exists())  # the dead server's folder was removed by its script
+
+
 def test_guard_judges_an_ssh_host_on_this_machine_as_local(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     """ssh://127.0.0.2 is this machine: a write to a loop device is judged by the local guard (dry run, no ssh)."""
     with attached_loop(str(tmp_path), 4 * 1024**2) as device:

@@ -61,10 +61,7 @@ def run_checks(host: Host, jobs: Sequence[tuple[str, Mapping[str, str | None]]],
     from ptsbench.fio.runner import fio_binary
     from ptsbench.hosts.ssh import client_folder
 
-    try:
-        folder = client_folder([host])
-    except HostError as error:  # its tunnel ended since the pre-flight opened it
-        return HostRun(host, 1, {}, {}, (error.message,))
+    folder = client_folder([host])
     with tempfile.NamedTemporaryFile("w", suffix=".fio", prefix="ptsbench-check-", delete=False) as handle:
         handle.write(_check_job_text(jobs))
     argv = [fio_binary(), "--output-format=normal,json", f"--client={host.fio_arg}", os.path.abspath(handle.name)]

@@ -6,7 +6,8 @@ ssh authenticates the controller (BatchMode: keys or an agent, never a password 
 fails) and no TCP port is open on the host. The remote side is a small POSIX shell script: it makes the folder
 (umask 077, refusing one that exists), starts fio's server in a process group of its own, says when the socket is
 there, then waits for end of input. Its input is a pipe from this process: when ptsbench closes it, exits or is
-killed, the script stops the whole process group (the server and the jobs it runs) and removes the folder.
+killed, the script stops the whole process group (the server and the jobs it runs) and removes the folder. When the
+server dies by itself the script ends too, and so does ssh: the next fio client run opens a new tunnel.
 """
 
 import atexit
@@ -24,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptsbench.hosts.hostlist import Host, HostError
+from ptsbench.hosts.hostlist import Host
 
 CONNECT_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
@@ -46,7 +47,10 @@ while [ ! -S "$d"/{socket} ]; do
   sleep 0.1
 done
 echo {ready}
-cat >/dev/null
+exec 3<&0
+{{ cat <&3; kill -TERM -$p; }} >/dev/null 2>&1 &
+exec 3<&-
+wait $p
 kill -TERM -$p 2>/dev/null
 n=0
 while kill -0 -$p 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done
@@ -95,31 +99,34 @@ def ssh_argv(host: Host, local_socket: Path, remote_folder: str) -> list[str]:
 
 def client_folder(hosts: Sequence[Host]) -> Path | None:
     """The working folder of a fio client for these hosts: the tunnel folder, with every SSH host's tunnel open
-    (opened now if needed; HostError naming each host that cannot be reached), or None when no host uses SSH."""
-    problems = connect(hosts)
-    if problems:
-        raise HostError("cannot reach " + "; ".join(f"{host.label}: {problem}" for host, problem in problems.items()),
-                        "check that `ssh HOST` works without a prompt (keys or an agent, known host key) and that "
-                        "fio is installed there")
-    return _tunnels.folder if any(host.transport == "ssh" for host in hosts) else None
+    (reopened if it ended; a host that cannot be reached again is left to fio's client, which reports it as failed
+    and goes on with the others), or None when no host uses SSH."""
+    if not any(host.transport == "ssh" for host in hosts):
+        return None
+    connect(hosts)
+    return _tunnels.ensure_folder()
 
 
 def connect(hosts: Sequence[Host]) -> dict[Host, str]:
-    """Open the tunnels of the SSH hosts that have none yet, all at once; the problem of each that failed."""
+    """Open the tunnels of the SSH hosts that have none yet (or whose tunnel ended), all at once; the problem of
+    each that failed, in ssh's words."""
     with _tunnels.lock:
         wanted = [host for host in dict.fromkeys(hosts) if host.transport == "ssh" and not _alive(host)]
         if not wanted:
             return {}
+        for host in wanted:
+            if host in _tunnels.open:  # its ssh ended: reap it first
+                _close(_tunnels.open.pop(host))
         folder = _tunnels.ensure_folder()
         with ThreadPoolExecutor(max_workers=min(64, len(wanted))) as pool:
             opened = dict(zip(wanted, pool.map(lambda host: _open(host, folder), wanted), strict=True))
-    problems = {}
-    for host, result in opened.items():
-        if isinstance(result, str):
-            problems[host] = result
-        else:
-            _tunnels.open[host] = result
-    return problems
+        problems = {}
+        for host, result in opened.items():
+            if isinstance(result, str):
+                problems[host] = result
+            else:
+                _tunnels.open[host] = result
+        return problems
 
 
 def _alive(host: Host) -> bool:
