@@ -20,7 +20,7 @@ TCP_HELP = ("Listen on TCP instead (--bind, --port). WARNING: a fio server has n
 @click.command()
 @click.option("--socket", "socket_path", type=click.Path(path_type=Path),
               help="Unix socket to serve on; its folder is made with mode 0700 (or must be this user's, 0700, not a "
-                   "symlink).  [default: /run/ptsbench/fio.sock]")
+                   "symlink).  [default: /run/ptsbench-fio/fio.sock]")
 @click.option("--tcp", is_flag=True, help=TCP_HELP)
 @click.option("--bind", help="With --tcp: the address to listen on (0.0.0.0 or :: for every address).  "
                              "[default: 127.0.0.1]")
@@ -37,10 +37,10 @@ def server(socket_path: Path | None, tcp: bool, bind: str | None, port: int | No
 
     \b
     Examples:
-      ptsbench server                                   # /run/ptsbench/fio.sock, in the foreground (Ctrl-C stops it)
+      ptsbench server                         # /run/ptsbench-fio/fio.sock, in the foreground (Ctrl-C stops it)
       ptsbench server --daemon --pidfile /run/ptsbench-fio.pid
       ptsbench server --stop --pidfile /run/ptsbench-fio.pid
-      ptsbench server --tcp --bind 10.0.0.5             # plain TCP, no authentication: see --tcp
+      ptsbench server --tcp --bind 10.0.0.5   # plain TCP, no authentication: see --tcp
     """
     from ptsbench.hosts.server import DEFAULT_SOCKET, TCP_WARNING, Listen
 

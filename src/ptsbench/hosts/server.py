@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ptsbench.hosts.hostlist import HostError
 
-DEFAULT_SOCKET = Path("/run/ptsbench/fio.sock")
+DEFAULT_SOCKET = Path("/run/ptsbench-fio/fio.sock")
 TCP_WARNING = (
     "a fio server over TCP has no authentication and runs what it is sent, commands included (fio's exec engine): "
     "anyone who can reach {where} can run anything on this host as this user. Use it only on a network that only "
@@ -152,8 +152,8 @@ def start_daemon(listen: Listen, pidfile: Path, timeout_s: float = 10.0) -> int:
     """Start a daemonized fio server, wait until it listens, return its pid. fio starts listening even when it
     cannot write the pid file: that is checked first, and a server whose pid file did not appear is stopped (it
     could not be stopped later)."""
-    prepare(listen)
     _check_pidfile_writable(Path(pidfile))
+    prepare(listen)
     argv = server_argv(listen, pidfile)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
     said = " | ".join(line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip())
