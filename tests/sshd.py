@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 SSHD = "/usr/sbin/sshd"
 PRIVSEP_DIR = Path("/run/sshd")
 
@@ -114,3 +116,10 @@ def _wait_listening(addresses: tuple[str, ...], port: int, process: "subprocess.
         except OSError:
             time.sleep(0.05)
     assert not pending, f"sshd does not listen on {pending}"
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    """A loopback sshd for the tests of one module (hosts ssh://127.0.0.2 and ssh://127.0.0.3)."""
+    with loopback_sshd(tmp_path_factory.mktemp("sshd")) as server:
+        yield server

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,15 +21,10 @@ from ptsbench.fio.runner import fio_version
 from ptsbench.hosts import ssh
 from ptsbench.hosts.hostlist import parse_hosts
 from ptsbench.hosts.server import Listen, kill_tree, wait_listening
-from sshd import Sshd, loopback_sshd
+from sshd import Sshd
+from sshd import sshd as sshd  # noqa: PLC0414 - the fixture
 from test_hosts import NULL_JOB, rows_of
 from test_run_cli import assert_one_line_error
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
-    with loopback_sshd(tmp_path_factory.mktemp("sshd")) as server:
-        yield server
 
 
 def remote_folders() -> set[Path]:

@@ -15,9 +15,10 @@ import pytest
 from ptsbench.cli.sweep import _numbers
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.output import percentile_key
+from ptsbench.hosts.hostlist import parse_hosts
 from ptsbench.sweep import SweepSpec, cell_job_text, cells, check_spec, plan_entries
-from test_hosts import Servers, hosts_arg
-from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
+from sshd import Sshd
+from sshd import sshd as sshd  # noqa: PLC0414 - the fixture
 from test_report_browser import Browser, assert_clean_report_page, pdf_text
 from test_report_browser import browser as browser  # noqa: PLC0414 - the fixture
 from test_report_pts import sheet_rows
@@ -180,10 +181,10 @@ def test_series_and_matrix() -> None:
         check_spec(SweepSpec(rw=("read",), bs=("4k",), iodepth=(1, 1), numjobs=(1,)))
 
 
-def test_a_sweep_on_two_hosts_draws_each_host(tmp_path: Path, servers: Servers) -> None:
-    hosts = servers(2)
+def test_a_sweep_on_two_hosts_draws_each_host(tmp_path: Path, sshd: Sshd) -> None:
+    hosts = parse_hosts(sshd.spec())  # through SSH: the stored host list is read back for the report and resume
     run_dir = tmp_path / "sweep"
-    argv = [sys.executable, "-m", "ptsbench", "sweep", str(tmp_path / "null.dat"), "--hosts", hosts_arg(hosts),
+    argv = [sys.executable, "-m", "ptsbench", "sweep", str(tmp_path / "null.dat"), "--hosts", sshd.spec(),
             "--ioengine", "null", "--size", "64M", "--rw", "randread", "--iodepth", "1,2", "--runtime", "0.4",
             "--out", str(run_dir), "--format", "json"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
