@@ -35,7 +35,7 @@ def test_fios_job_limit_is_checked_in_the_dry_run(tmp_path: Path) -> None:
 
 
 def test_a_hosts_list_longer_than_a_file_name_is_a_list(tmp_path: Path) -> None:
-    hosts = ",".join(f"10.0.{index // 250}.{index % 250 + 1}" for index in range(60))
+    hosts = ",".join(f"ssh://10.0.{index // 250}.{index % 250 + 1}" for index in range(60))
     assert len(hosts) > 255  # NAME_MAX: as a file name it fails with "File name too long"
     job = tmp_path / "null.fio"
     job.write_text("[null]\nioengine=null\nsize=1m\n")
