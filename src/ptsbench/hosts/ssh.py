@@ -48,7 +48,7 @@ while [ ! -S "$d"/{socket} ]; do
 done
 echo {ready}
 exec 3<&0
-{{ cat <&3; kill -TERM -$p; }} >/dev/null 2>&1 &
+{{ cat <&3; [ -d "$d" ] && kill -TERM -$p; }} >/dev/null 2>&1 &
 exec 3<&-
 wait $p
 kill -TERM -$p 2>/dev/null
