@@ -122,6 +122,27 @@ def test_live_report_during_and_after_a_real_run(tmp_path: Path) -> None:
     assert deviation in [line.rstrip() for line in stdout.splitlines()], stdout
 
 
+def test_the_live_report_takes_as_much_cpu_per_round_at_round_1440_as_at_round_1() -> None:
+    """A rewrite draws every round so far (write saturation: up to 1,440), so it grows dearer; the rewrites are
+    spaced out so that the CPU they take per round stays what the cheapest one took, and a test whose rewrites cost
+    the same every time rewrites after every round."""
+    from ptsbench.report.pts.live import RewriteBudget
+
+    steady, growing = RewriteBudget(), RewriteBudget()
+    spent_s: list[float] = []
+    for number in range(1, 1441):
+        assert steady.round_finished()
+        steady.rewritten(0.2)
+        cost_s = 0.1 + 0.0005 * number if growing.round_finished() else 0.0
+        if cost_s:
+            growing.rewritten(cost_s)
+        spent_s.append(cost_s)
+    first, last = sum(spent_s[:100]), sum(spent_s[-100:])
+    assert spent_s[0] > 0 and 0 in spent_s[-100:]  # the first round rewrites; late rounds not all
+    assert abs(last - first) <= max(spent_s)  # at most one rewrite's difference between round 1-100 and 1341-1440
+    assert sum(spent_s) <= 1440 * spent_s[0] + max(spent_s)  # what the rounds earned, at most
+
+
 @pytest.mark.parametrize(("purge", "message"), [("blkdiscard", "purge method blkdiscard cannot be used"),
                                                 ("shred", "unknown purge method: 'shred'")])
 def test_unusable_purge_method_is_refused_before_the_run_exists(tmp_path: Path, purge: str, message: str) -> None:
