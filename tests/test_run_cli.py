@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import shlex
 import signal
 import stat
 import subprocess
@@ -69,7 +70,7 @@ def test_run_table_values_equal_fio_json_and_show_reprints_them(tmp_path: Path, 
 def test_run_directory_holds_everything(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     job = write_job("null.fio", NULL_JOB)
     out = tmp_path / "run"
-    assert run_cli("run", str(job), "--out", str(out), "--log-interval", "250").returncode == 0
+    assert run_cli("run", str(job), "--out", str(out), "--log-interval", "250", "--report").returncode == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["schema_version"] == 1 and manifest["fio_version"].startswith("fio-3")
     assert manifest["host"]["cpu_count"] == os.cpu_count() and manifest["command_line"][1] == "run"
@@ -88,8 +89,23 @@ def test_run_directory_holds_everything(tmp_path: Path, write_job) -> None:  # t
     read_times = [int(fields[0]) for fields in lines if fields[2].strip() == "0"]
     gaps = sorted(b - a for a, b in zip(read_times, read_times[1:], strict=False))
     assert 3 <= len(read_times) <= 5 and 150 <= gaps[len(gaps) // 2] <= 400  # 1 s at 250 ms intervals
-    report = out / "report"  # written at the end of every run, from the store
+    report = out / "report"  # written at the end of the run (--report), from the store
     assert (report / "index.html").stat().st_size > 100_000 and (report / "report.pdf").exists()
+
+
+def test_a_run_ends_with_its_results_and_the_command_that_writes_its_report(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    """Without --report, `run` stores and prints the results and returns; the report is one command away."""
+    job = write_job("null.fio", NULL_JOB)
+    out = tmp_path / "my run"
+    done = run_cli("run", str(job), "--out", str(out), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert rows_of(done) and (out / "cases" / "001-null" / "result.json").is_file() and (out / "results.xlsx").is_file()
+    assert not (out / "report").exists()
+    closing = done.stderr.splitlines()[-1]
+    assert closing == f"ptsbench: report: ptsbench report '{out}'"  # quoted: pasted into a shell, it works
+    written = run_cli(*shlex.split(closing.removeprefix("ptsbench: report: ptsbench ")))
+    assert written.returncode == 0, written.stderr
+    assert (out / "report" / "index.html").is_file() and (out / "report" / "report.pdf").is_file()
 
 
 def test_results_xlsx_reads_back_equal_to_the_store(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]

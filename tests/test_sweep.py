@@ -35,8 +35,8 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
                                                                                      browser: Browser) -> None:
     run_dir = tmp_path / "sweep"
     cases = run_dir / "cases"
-    process = subprocess.Popen(sweep_argv(run_dir, "--ss", "iops:20%", "--ss-dur", "1"), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(sweep_argv(run_dir, "--ss", "iops:20%", "--ss-dur", "1", "--report"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not (cases / "005-randread-4k-qd2-nj2" / "job.fio").exists():  # cell 5 has started
         assert process.poll() is None and time.monotonic() < deadline, "the sweep ended before it could be killed"
@@ -57,6 +57,7 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
                              text=True, timeout=240)
     assert resumed.returncode == 0, resumed.stderr
     assert "ptsbench: resuming" in resumed.stderr and "12 of 12 cells done" in resumed.stderr
+    assert f"ptsbench: report {run_dir / 'report' / 'index.html'}" in resumed.stderr  # --report, as it was started
     # only the unfinished cells ran again: the finished ones kept their results from before the kill
     assert f"cell 1 {sorted(done_before)[0][4:]}" not in resumed.stderr
     assert "cell 5 randread-4k-qd2-nj2" in resumed.stderr

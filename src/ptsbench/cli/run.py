@@ -28,6 +28,12 @@ HOSTS_HELP = ("Run on these hosts at once: ssh://[USER@]HOST[:PORT],... (ptsbenc
               "authentication. Target paths are paths on the hosts.")
 
 
+REPORT_OPTION = click.option(
+    "--report", "make_report", is_flag=True,
+    help="Also write the report (HTML, PDF, xlsx, figures) at the end; without it, `ptsbench report RUN_DIR` "
+         "writes it whenever wanted.")
+
+
 def _common_options(function: click.decorators.FC) -> click.decorators.FC:
     decorators = [
         click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
@@ -44,6 +50,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
                      show_default=True, help=LOG_INTERVAL_HELP),
         click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
         click.option("--hosts", "hosts_spec", metavar="HOSTS", help=HOSTS_HELP),
+        REPORT_OPTION,
     ]
     for decorator in reversed(decorators):
         function = decorator(function)
@@ -62,8 +69,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 @_common_options
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
-        allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None
-        ) -> None:
+        allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
+        make_report: bool) -> None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -91,7 +98,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
         check_parallel_targets(resolved)
     name = _run_name(jobs, paths)
     _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
-             log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log)
+             log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log, make_report=make_report)
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -118,7 +125,7 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
           destructive: bool, allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool,
-          hosts_spec: str | None) -> None:
+          hosts_spec: str | None, make_report: bool) -> None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -146,7 +153,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     target_path = str(run_dir / "scratch.dat") if scratch else str(target)
     try:
         _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir, (destructive, allow_mounted),
-               log_interval_ms, fio_lat_log, dry_run, hosts_spec)
+               log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -159,7 +166,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
 
 def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float, size: str | None,
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
-           fio_lat_log: bool, dry_run: bool, hosts_spec: str | None) -> None:
+           fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool) -> None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, check_free_space, resolve_targets
@@ -190,7 +197,7 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
     try:
         _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
                  log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
-                 prepared=(job_path.name,))
+                 prepared=(job_path.name,), make_report=make_report)
     finally:
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
@@ -238,7 +245,7 @@ def _run_name(jobs: Sequence[str], paths: Sequence[Path]) -> str:
 def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides", parallel: bool, name: str,
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
-             fio_lat_log: bool = False, prepared: Sequence[str] = ()) -> None:
+             fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False) -> None:
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
@@ -272,7 +279,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             _finish_interrupted(store, output_format)
             raise
         store.update_manifest(status="done")
-    _finish(store, result_rows(records), output_format, grid=name == "quick")
+    _finish(store, result_rows(records), output_format, grid=name == "quick", make_report=make_report)
     if any(record.status != "ok" for record in records):
         failed = ", ".join(record.name for record in records if record.status != "ok")
         click.echo(f"ptsbench: error: failed cases: {failed} (see the table and fio.stderr in {run_dir})", err=True)
@@ -310,13 +317,14 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
         raise JobFileError(rejected[0].rejected, "fix the job file")
 
 
-def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False) -> None:
+def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False,
+            make_report: bool = False) -> None:
     from ptsbench.report.core.terminal import print_rows
     from ptsbench.report.core.xlsx import write_results_xlsx
 
     write_results_xlsx(store.root / "results.xlsx", rows)
     print_rows(rows, output_format, grid=grid)
-    write_final_report(store.root)
+    end_report(store.root, make_report)
 
 
 def _finish_interrupted(store: "RunStore", output_format: str) -> None:
@@ -331,6 +339,18 @@ def _finish_interrupted(store: "RunStore", output_format: str) -> None:
     print_rows(rows, output_format)
     click.echo(f"ptsbench: results until the interrupt are kept in {store.root}; "
                f"`ptsbench report {store.root}` writes their report", err=True)
+
+
+def end_report(run_dir: Path, make_report: bool) -> None:
+    """The end of a case run or sweep, once its results are stored and printed: the report with --report, else
+    the command that writes it (the results are all in the run directory; the report is minutes of CPU on a big
+    sweep and seconds on any run, which nobody waiting for a number should pay)."""
+    import shlex
+
+    if make_report:
+        write_final_report(run_dir)
+    else:
+        click.echo(f"ptsbench: report: ptsbench report {shlex.quote(str(run_dir))}", err=True)
 
 
 def write_final_report(run_dir: Path) -> None:

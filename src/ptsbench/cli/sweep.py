@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
-from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, _hosts_and_targets, _key_value, one_line
+from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, REPORT_OPTION, _hosts_and_targets, _key_value, one_line
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.jobs import FIO_MAX_JOBS, IODEPTH_LIMIT, JOBS_LIMIT, MAX_IODEPTH
@@ -110,13 +110,14 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
               "depth the latency percentile first exceeds this (us, ms or s).")
 @click.option("--lat-percentile", default="99", show_default=True, help="The percentile --lat-bound applies to "
               "(also drawn in the latency charts and heatmaps).")
+@REPORT_OPTION
 def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str, rwmixread: str | None,
           runtime_s: float, ramp_time_s: float | None, loops: int, size: str | None, ioengine: str | None,
           direct: int, ss: str | None, ss_dur_s: float | None, ss_ramp_s: float | None, precondition: Path | None,
           precondition_repeat: bool, settings: tuple[str, ...], out: Path | None, output_format: str,
           destructive: bool,
           allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-          lat_bound: str, lat_percentile: str) -> None:
+          lat_bound: str, lat_percentile: str, make_report: bool) -> None:
     """Sweep targets over a matrix of rw x block size x read mix x numjobs x iodepth; every cell is a fio run
     stored with its job file, command line, json+ and logs. `ptsbench resume RUN_DIR` continues a killed sweep.
 
@@ -154,7 +155,7 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     check_spec(spec)
     one_line(*targets, what="TARGET")
     _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
-           dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format)
+           dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format, make_report)
 
 
 def _report_settings(bound: str, percentile: str) -> dict[str, object]:
@@ -179,7 +180,7 @@ def _report_settings(bound: str, percentile: str) -> dict[str, object]:
 
 def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out: Path | None,
            permission: tuple[bool, bool], log_interval_ms: int, fio_lat_log: bool, dry_run: bool,
-           hosts_spec: str | None, report: dict[str, object], output_format: str) -> None:
+           hosts_spec: str | None, report: dict[str, object], output_format: str, make_report: bool) -> None:
     from dataclasses import replace
 
     from ptsbench.cases import check_free_space, resolve_targets
@@ -223,21 +224,21 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
         "log_interval_ms": log_interval_ms, "expected_duration_s": expected_total_s(cases, False),
         "sweep": {"spec": asdict(spec), "targets": [asdict(t) for t in resolved],
                   "hosts": [host.label for host in hosts], "fio_lat_log": fio_lat_log, "cases": entries,
-                  "report": report},
+                  "report": report, "report_at_end": make_report},
         **({"hosts": [asdict(info) for info in infos]} if hosts else
            {"device_identities": {t.path: start_record(t.path) for t in resolved if t.kind == "block"}}),
     })
     write_job_files(store.root, spec)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    execute(store, cases, hosts, permission[1], output_format)
+    execute(store, cases, hosts, permission[1], output_format, make_report)
 
 
 def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_mounted: bool,
-            output_format: str = "table") -> None:
+            output_format: str = "table", make_report: bool = False) -> None:
     """Run the sweep's unfinished cells with the run directory locked and the targets claimed, print every cell's
-    results, write the report."""
+    results, and write the report (`make_report`) or say how to."""
     from ptsbench.cases import claim_cases
-    from ptsbench.cli.run import write_final_report
+    from ptsbench.cli.run import end_report
     from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.core.progress import SweepProgress
@@ -261,7 +262,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
     from ptsbench.report.core.terminal import print_rows
 
     print_rows(result_rows(load_records(store)), output_format)
-    write_final_report(store.root)
+    end_report(store.root, make_report)
     if failed:
         click.echo(f"ptsbench: error: failed cells: {', '.join(failed)} (see fio.stderr in {store.root}/cases; "
                    f"`ptsbench resume {store.root}` runs them again)", err=True)
@@ -277,7 +278,7 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
     from ptsbench.target.same_device import check_same_device
 
     store = RunStore.open(run_dir.absolute())
-    _sweep, targets, hosts, cases = stored_plan(store)
+    stored, targets, hosts, cases = stored_plan(store)
     if not hosts:  # the same devices as at the start, nothing new on them (target/same_device.py)
         for target in targets:  # first: another run on a target also explains a changed device or signature
             check_not_claimed(target.path)
@@ -290,7 +291,7 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
                     click.echo(f"ptsbench: note: {note}", err=True)
     check_writes(cases, (destructive, allow_mounted), hosts)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
-    execute(store, cases, hosts, allow_mounted)
+    execute(store, cases, hosts, allow_mounted, make_report=bool(stored.get("report_at_end")))  # as started
 
 
 def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> None:
