@@ -339,6 +339,67 @@ def pts_hdd(lab: Lab) -> str:
     return "; ".join(notes)
 
 
+def _alive(pid: int) -> bool:
+    """The child still runs (not ended, not a zombie waiting to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _wait_until(ready: Callable[[], bool], what: str, timeout_s: float = 300) -> float:
+    started = time.monotonic()
+    while not ready():
+        assert time.monotonic() - started < timeout_s, f"{what}: not within {timeout_s} s"
+        time.sleep(0.5)
+    return time.monotonic() - started
+
+
+@check("hotplug-nvme", background=True)
+def hotplug(lab: Lab) -> str:
+    """QEMU's monitor unplugs an NVMe controller (device_del) as a chained PTS round starts and plugs it in again
+    (device_add): no file appears at the namespace's /dev name, the round's error names the vanished device, and
+    resume on the drive that came back finishes the run (or, back under another name, says where it is)."""
+    _, dev = lab.disk("nvmehp")
+    out = WORK / "hotplug"
+    args = ["pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2",
+            "--max-rounds", "2", "--block-sizes", "iops=4k", "--mixes", "iops=0,65,100", "--purge", "none",
+            "--destructive", "--out", str(out)]
+    output = WORK / "hotplug-pts"
+    pid = start_ptsbench(args, output)
+    round_one = out / "pts" / "iops" / "rounds" / "001"
+    _wait_until(lambda: round_one.exists() or not _alive(pid), "round 1 of the PTS run")
+    assert round_one.exists(), Path(f"{output}.err").read_text()[-1500:]
+    said = lab.monitor("device_del nvmehp")  # the kernel takes its time (tens of seconds under TCG)
+    removed_s = _wait_until(lambda: not os.path.exists(f"/sys/block/{os.path.basename(dev)}"), "device_del")
+    failed = finish_ptsbench(pid, args, output, ok=False)
+    error = failed.stderr.strip().splitlines()[-1]
+    assert f"the device disappeared: {dev}" in error, failed.stderr[-1500:]
+    assert not os.path.lexists(dev) or Path(dev).is_block_device(), f"{dev} is a {os.stat(dev)} now, no device"
+    assert not os.path.isfile(dev), f"a regular file stands at {dev}"
+    lab.keep("hotplug-failure.txt", failed.stderr + said)
+    lab.monitor(HOTPLUG_ADD)
+    back: list[str] = []
+
+    def returned() -> bool:
+        back[:] = [d for name, d in find_disks().items() if name == "nvmehp"]
+        return bool(back)
+
+    added_s = _wait_until(returned, "device_add")
+    _wait_until(lambda: os.path.exists(back[0]), f"the node {back[0]}")
+    resumed = ptsbench("resume", str(out), "--destructive", ok=None)
+    if back[0] == dev:
+        assert resumed.returncode == 0, resumed.stderr[-1500:]
+        assert json.loads((out / "manifest.json").read_text())["status"] == "done"
+        outcome = "resume on the drive back at the same name finished the run"
+    else:
+        last = resumed.stderr.strip().splitlines()[-1]
+        assert resumed.returncode != 0 and f"the same drive is at {back[0]} now" in last, resumed.stderr[-1500:]
+        outcome = f"back as {back[0]}: resume says {last}"
+    return (f"unplugged as round 1 started (gone in {removed_s:.0f} s): {error}; plugged in again ({added_s:.0f} s): "
+            f"{outcome}")
+
+
 def _cache_check(name: str) -> Check:
     def cache_check(lab: Lab) -> str:
         from ptsbench.target.cache import read_write_cache, set_write_cache
@@ -768,67 +829,6 @@ def pts_nvme(lab: Lab) -> str:
                                                   "--destructive", "--out", str(out)])
     notes = _pts_store_checks(out, dev, disk, seen, "nvme-format", "nvme-cli")
     return "; ".join(notes)
-
-
-def _alive(pid: int) -> bool:
-    """The child still runs (not ended, not a zombie waiting to be reaped)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _wait_until(ready: Callable[[], bool], what: str, timeout_s: float = 300) -> float:
-    started = time.monotonic()
-    while not ready():
-        assert time.monotonic() - started < timeout_s, f"{what}: not within {timeout_s} s"
-        time.sleep(0.5)
-    return time.monotonic() - started
-
-
-@check("hotplug-nvme", background=True)
-def hotplug(lab: Lab) -> str:
-    """QEMU's monitor unplugs an NVMe controller (device_del) as a chained PTS round starts and plugs it in again
-    (device_add): no file appears at the namespace's /dev name, the round's error names the vanished device, and
-    resume on the drive that came back finishes the run (or, back under another name, says where it is)."""
-    _, dev = lab.disk("nvmehp")
-    out = WORK / "hotplug"
-    args = ["pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2",
-            "--max-rounds", "2", "--block-sizes", "iops=4k", "--mixes", "iops=0,65,100", "--purge", "none",
-            "--destructive", "--out", str(out)]
-    output = WORK / "hotplug-pts"
-    pid = start_ptsbench(args, output)
-    round_one = out / "pts" / "iops" / "rounds" / "001"
-    _wait_until(lambda: round_one.exists() or not _alive(pid), "round 1 of the PTS run")
-    assert round_one.exists(), Path(f"{output}.err").read_text()[-1500:]
-    said = lab.monitor("device_del nvmehp")  # the kernel takes its time (tens of seconds under TCG)
-    removed_s = _wait_until(lambda: not os.path.exists(f"/sys/block/{os.path.basename(dev)}"), "device_del")
-    failed = finish_ptsbench(pid, args, output, ok=False)
-    error = failed.stderr.strip().splitlines()[-1]
-    assert f"the device disappeared: {dev}" in error, failed.stderr[-1500:]
-    assert not os.path.lexists(dev) or Path(dev).is_block_device(), f"{dev} is a {os.stat(dev)} now, no device"
-    assert not os.path.isfile(dev), f"a regular file stands at {dev}"
-    lab.keep("hotplug-failure.txt", failed.stderr + said)
-    lab.monitor(HOTPLUG_ADD)
-    back: list[str] = []
-
-    def returned() -> bool:
-        back[:] = [d for name, d in find_disks().items() if name == "nvmehp"]
-        return bool(back)
-
-    added_s = _wait_until(returned, "device_add")
-    _wait_until(lambda: os.path.exists(back[0]), f"the node {back[0]}")
-    resumed = ptsbench("resume", str(out), "--destructive", ok=None)
-    if back[0] == dev:
-        assert resumed.returncode == 0, resumed.stderr[-1500:]
-        assert json.loads((out / "manifest.json").read_text())["status"] == "done"
-        outcome = "resume on the drive back at the same name finished the run"
-    else:
-        last = resumed.stderr.strip().splitlines()[-1]
-        assert resumed.returncode != 0 and f"the same drive is at {back[0]} now" in last, resumed.stderr[-1500:]
-        outcome = f"back as {back[0]}: resume says {last}"
-    return (f"unplugged as round 1 started (gone in {removed_s:.0f} s): {error}; plugged in again ({added_s:.0f} s): "
-            f"{outcome}")
 
 
 # ---------------------------------------------------------------------------------------------------------------
