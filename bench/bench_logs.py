@@ -53,7 +53,7 @@ def measure(reader: str, path: str) -> None:
         os.environ["PTSBENCH_LOG_READER"] = "numpy"
     import numpy as np
 
-    from ptsbench.fio import log_table, logs
+    from ptsbench.fio import log_reader, logs
 
     before_kib = _status_kib("VmRSS")
     wall, cpu, system = time.perf_counter(), time.process_time(), os.times().system
@@ -66,7 +66,7 @@ def measure(reader: str, path: str) -> None:
     wall, cpu, system = time.perf_counter() - wall, time.process_time() - cpu, os.times().system - system
     peak_bytes = (_status_kib("VmHWM") - before_kib) * 1024
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "system_s": system, "peak_bytes": peak_bytes, "lines": lines,
-                      "reader": log_table.reader_name() if reader.startswith("ptsbench") else reader}))
+                      "reader": log_reader.reader_name() if reader.startswith("ptsbench") else reader}))
 
 
 def make_log(path: Path, lines: int) -> None:
@@ -135,7 +135,7 @@ def main() -> None:
     if len(lines) != 1:
         raise SystemExit(f"the readers disagree on the line count: {sorted(lines)}")
     if results["ptsbench-numpy"][0]["reader"] == results["ptsbench"][0]["reader"]:
-        raise SystemExit("the numpy reader was not used: check PTSBENCH_LOG_READER in ptsbench/fio/log_table.py")
+        raise SystemExit("the numpy reader was not used: check PTSBENCH_LOG_READER in ptsbench/fio/log_reader.py")
     median = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0] if key != "reader"}
               for name, runs in results.items()}
     print(f"{lines.pop():,} lines, medians of {args.rounds} each:")

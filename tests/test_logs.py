@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ptsbench.fio import log_merge, log_table, logs, numpy_parser
+from ptsbench.fio import log_merge, log_reader, log_table, logs, numpy_parser
 from ptsbench.fio._logparse import parse_lines
 from ptsbench.fio.logs import LogError
 
@@ -24,10 +24,10 @@ READERS = ("compiled", "numpy")
 def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each test once with each line parser (PTSBENCH_LOG_READER=numpy forces the numpy one)."""
     if request.param == "numpy":
-        monkeypatch.setenv(log_table.READER_ENV, "numpy")
+        monkeypatch.setenv(log_reader.READER_ENV, "numpy")
     else:
-        monkeypatch.delenv(log_table.READER_ENV, raising=False)
-    assert log_table.reader_name().startswith("compiled" if request.param == "compiled" else "numpy")
+        monkeypatch.delenv(log_reader.READER_ENV, raising=False)
+    assert log_reader.reader_name().startswith("compiled" if request.param == "compiled" else "numpy")
     return str(request.param)
 
 JOBS = """

@@ -20,7 +20,7 @@ def info(target: str, as_json: bool) -> None:
       ptsbench info /dev/sda --json > facts.json
     """
     from ptsbench import __version__
-    from ptsbench.fio.log_table import reader_name
+    from ptsbench.fio.log_reader import reader_name
     from ptsbench.target.info import host_facts, target_facts
     from ptsbench.target.target import resolve_target
 

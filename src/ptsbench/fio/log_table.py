@@ -23,17 +23,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ptsbench.errors import PtsbenchError
-
-try:
-    from ptsbench.fio._logparse import parse_lines as _compiled_parse_lines
-except ImportError:  # installed without a C compiler (or a checkout never built): the numpy parser reads the same
-    _compiled_parse_lines = None  # type: ignore[assignment]
+from ptsbench.fio.log_reader import compiled_parse_lines, use_compiled
 
 Array = npt.NDArray[Any]
 Text = bytes | memoryview
 Parsed = list[tuple[Array, int, int]]  # per column: its values, the largest and the smallest of them
 
-READER_ENV = "PTSBENCH_LOG_READER"  # "numpy": use the numpy parser even where the compiled one is built
 _BLOCK_BYTES = 1 << 20
 _SKIPPED_KEPT = 100  # line numbers of skipped lines kept for messages
 _BAD_HINT = "fix or remove the line, or pass --skip-bad-lines to use the readable lines"
@@ -57,17 +52,8 @@ class LogError(PtsbenchError):
     """A file is not a readable fio log, or a line of it is not."""
 
 
-def reader_name() -> str:
-    """Which parser reads fio logs in this process, for `ptsbench info` and reports."""
-    if _compiled_parse_lines is None:
-        return "numpy (the compiled C parser was not built)"
-    if os.environ.get(READER_ENV) == "numpy":
-        return f"numpy ({READER_ENV}=numpy)"
-    return "compiled C"
-
-
 def _block_parser() -> BlockParser:
-    if _compiled_parse_lines is not None and os.environ.get(READER_ENV) != "numpy":
+    if use_compiled():
         return _parse_block
     return _parse_block_numpy
 
@@ -286,7 +272,8 @@ def _parse_block(block: Text, count: int, hex_columns: tuple[int, ...], slot: _S
         slot.rows = np.empty(size, np.uint64)
     out = slot.rows[:size].reshape(count, most_lines)
     hex_flags = bytes(index in hex_columns for index in range(count))
-    lines = _compiled_parse_lines(block, hex_flags, out)
+    assert compiled_parse_lines is not None  # _block_parser chose this parser
+    lines = compiled_parse_lines(block, hex_flags, out)
     return list(out[:, :lines]) if lines > 0 else None
 
 

@@ -63,7 +63,7 @@ def _sized(key: str, value: object) -> object:
 
 def environment_section(manifest: Mapping[str, Any]) -> Section:
     """Host and target facts as recorded in the manifest, and which parser read the fio logs for this report."""
-    from ptsbench.fio.log_table import reader_name
+    from ptsbench.fio.log_reader import reader_name
     from ptsbench.units import format_bytes
 
     host = manifest.get("host") or {}
