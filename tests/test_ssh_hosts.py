@@ -258,3 +258,26 @@ def test_server_refuses_a_socket_folder_others_could_enter(tmp_path: Path, probl
     expected = {"symlink": "is a symlink", "open": "has mode 0755", "file": "is not a folder"}[problem]
     assert_one_line_error(result, f"the socket folder {folder} {expected}")
     assert not os.path.lexists(tmp_path / "elsewhere" / "fio.sock")
+
+
+def test_pts_on_two_hosts_through_ssh(tmp_path: Path, sshd: Sshd) -> None:
+    """A PTS run's rounds go through the tunnels too (one fio client per round, each host's job by its socket)."""
+    from test_pts_hosts import rounds_of
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    run_dir = tmp_path / "run"
+    done = run_cli("pts", str(folder), "--hosts", sshd.spec(), "--profile", "demo", "--spec", "1.1", "--tests", "iops",
+                   "--block-sizes", "iops=4k", "--mixes", "iops=0", "--size", "16M", "--round-time", "0.1",
+                   "--max-rounds", "5", "--out", str(run_dir))
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "done"
+    assert [(h["host"], h["transport"]) for h in manifest["hosts"]] == [("127.0.0.2", "ssh"), ("127.0.0.3", "ssh")]
+    rounds = rounds_of(run_dir)
+    assert len(rounds) == 5
+    for record in rounds:
+        assert sorted(record["hosts"]) == ["127.0.0.2", "127.0.0.3"]
+        assert all(host["cells"]["rnd 4k 0/100"]["write"]["io_bytes"] > 0 for host in record["hosts"].values())
+        command = (run_dir / "pts/iops/rounds" / f"{record['round']:03d}" / "command.txt").read_text()
+        assert "--client=sock:127.0.0.2" in command and "--client=sock:127.0.0.3" in command
