@@ -299,7 +299,7 @@ def test_server_lifecycle_pid_file_sigterm_and_a_reused_pid(tmp_path: Path) -> N
     finally:
         process.kill()
     assert process.returncode == 128 + signal.SIGTERM
-    assert not wait_listening(listen, 1.0)
+    assert not wait_listening(listen, 1.0) and not os.path.lexists(listen.socket)  # socket removed with the server
     # a pid file naming a live process that is not a fio server: left alone, and said so
     bystander = subprocess.Popen(["sleep", "60"])
     try:

@@ -36,7 +36,7 @@ SHORT_HELP: dict[str, str] = {
     "info": "Print target and host facts.",
     "report": "Write a run's report: self-contained HTML, PDF, xlsx and figures.",
     "compare": "One report putting several runs side by side.",
-    "server": "Start or stop a fio server for multi-host runs (--hosts).",
+    "server": "Start or stop a fio server on a Unix socket only root reaches (plain TCP only with --tcp).",
     "pts": "SNIA PTS tests: IOPS, throughput, latency, write saturation (--profile demo: 2 minutes).",
     "resume": "Continue an interrupted PTS run or sweep from its run directory.",
     "sweep": "A matrix of fio runs over rw, block size, mix, iodepth and numjobs (bench-fio's sweeps).",

@@ -91,6 +91,8 @@ def _foreground(listen: "Listen") -> None:
         if process.poll() is None:
             stop_process(process.pid)
             process.wait()
+        if listen.socket is not None:  # fio leaves it behind
+            listen.socket.unlink(missing_ok=True)
 
 
 def _exit_on_signal(signum: int, _frame: object) -> None:
