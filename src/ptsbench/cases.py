@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
-from ptsbench.errors import JobFileError, StoreError, TargetError
+from ptsbench.errors import JobFileError, StoreError, TargetError, UnsafeTargetError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals
 from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, job_count, parse_job_text, written_logs
@@ -26,7 +26,8 @@ from ptsbench.store import RunStore, read_json, utc_now
 from ptsbench.target.claim import claim_targets
 from ptsbench.target.guard import block_device_of_char, check_opened
 from ptsbench.target.identity import device_identity, vanished
-from ptsbench.target.target import Target, check_has_capacity, resolve_target, zoned_model
+from ptsbench.target.target import Target, check_has_capacity, kernel_filesystem, resolve_target, zoned_model
+from ptsbench.target.userfile import mark_made, missing
 
 RESULT = "result.json"
 # a device that vanishes mid-run must not become a regular file that fio makes at its path (in /dev: RAM)
@@ -91,6 +92,11 @@ class Case:
 
     def unknown_writes(self) -> list[str]:
         return [f"job {job.name}: {reason}" for job in self.opens if job.writes for reason in job.unknown]
+
+    def changed_files(self) -> list[tuple[str, str]]:
+        """The existing regular files the case's jobs change, and how (a user's file needs --destructive)."""
+        return [(path, change) for job in self.opens for path in job.paths
+                if (change := job.change_to_existing(path)) is not None]
 
 
 def _case_name(job_path: Path, target: Target | None, several_targets: bool) -> str:
@@ -205,7 +211,9 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
     for case in cases:
         if case.rejected:
             continue  # fio's parser rejects it: fio is not started for it
-        check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted)
+        check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted, case.changed_files())
+        for job in case.opens:
+            _check_logs(job)
         _check_zoned(case)
         if case.device_and_new_file:
             raise JobFileError(case.device_and_new_file, "put the new file in a job of its own (ptsbench sets "
@@ -249,6 +257,16 @@ def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
     """The claim (target/claim.py) on everything the cases write, to hold while they run; none for a run on hosts
     (their devices are theirs)."""
     return nullcontext() if hosts else claim_targets(written_targets(cases), run_dir, allow_mounted)
+
+
+def _check_logs(job: JobOpens) -> None:
+    """The logs a job names itself are written only to a real file system (a prefix under /dev or /proc would make
+    files in the kernel's own file systems)."""
+    for path in job.log_files():
+        kernel = kernel_filesystem(path)
+        if kernel:
+            raise UnsafeTargetError(f"refusing to run: job {job.name} would write its log {path} on the kernel's "
+                                    f"{kernel}", "give its write_*_log a path on a real file system")
 
 
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
@@ -341,9 +359,19 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     latency = LatencyIntervals(case.lat_log_prefixes)
     new_file = _new_target_file(case, hosts)
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
+    made = [] if hosts else missing([path for path, _written in case.opened()])  # fio makes these: ptsbench's
+
+    marked = threading.Event()
+
+    def on_document(document: dict[str, Any]) -> None:
+        latency.add(document)
+        if made and not marked.is_set():  # once fio has laid them out (its first status): a killed run's resume
+            marked.set()  # knows them as ptsbench's
+            mark_made(made)
+
     try:
         outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
-                          on_status=on_status, on_document=latency.add, client=client, expected_s=case.expected_s,
+                          on_status=on_status, on_document=on_document, client=client, expected_s=case.expected_s,
                           cwd=client_folder(hosts))
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
@@ -352,6 +380,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
         raise
     finally:
         latency.close()
+        mark_made(made)
     record = _record(case, outcome, started, hosts=hosts)
     gone = next((why for device in devices if (why := vanished(device))), None) if record.status != "ok" else None
     if gone:  # fio blames O_DIRECT or a missing file for it

@@ -147,9 +147,14 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
         raise TargetError(f"--size {size} does not apply to the block device {resolved.path}: it is tested whole "
                           f"({resolved.size_bytes:,} bytes)", "leave --size out; --active-range limits the LBAs used")
     from ptsbench.target.guard import check_path_allowed
+    from ptsbench.target.userfile import check_whole_file
+
+    def check_target() -> None:
+        check_path_allowed(resolved.path, True, destructive)
+        check_whole_file(resolved.path, destructive)
 
     if not dry_run:  # refused before anything runs (a dry run says it after its plan)
-        check_path_allowed(resolved.path, True, destructive)
+        check_target()
     plan, info, facts, note = _plan(settings, resolved)
     from ptsbench.target.purge import choose_purge, purge_reach_text
 
@@ -161,7 +166,7 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
         reach = purge_reach_text(method, resolved, facts, purge_scope)
         _print_dry_run(plan, f"Purge at run time: {method.name}{deviation}{reach}", method.pts_purge, verbose,
                        description)
-        _guard_verdict(lambda: check_path_allowed(resolved.path, True, destructive))
+        _guard_verdict(check_target)
         return
     from ptsbench.cases import check_free_space
     from ptsbench.pts.start import create_run
@@ -404,7 +409,9 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from ptsbench.report.core.terminal import terminal_console
     from ptsbench.report.pts.live import BackgroundReport
     from ptsbench.report.pts.terminal import render_pts
+    from ptsbench.target.userfile import mark_made, missing
 
+    made = missing([target.path]) if target.kind == "file" else []  # fio makes it: ptsbench's on later runs
     try:
         with LiveReporter() as shown, BackgroundReport(store.store.root, shown) as reporter:
             run(store, target, destructive=destructive, reporter=reporter)
@@ -412,6 +419,8 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
         if store.store.manifest.get("status") == "failed":  # not a refusal before the run began (in use, guard)
             write_final_report(store.store.root)
         raise
+    finally:
+        mark_made(made)
     render_pts(store.store, terminal_console())  # as `show` prints it: piped, lines whole
     write_final_report(store.store.root)
     finish_scratch(store)

@@ -86,6 +86,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     one_line(*jobs, what="JOBS")
     one_line(*targets, what="--target")
     one_line(size, ioengine, what="--size/--ioengine")
+    job_value(ioengine, "--ioengine")
     one_line(str(out) if out else None, what="--out")
     size = fio_size_text(size) if size is not None else None
     overrides = Overrides(runtime_s, size, ioengine, tuple(_key_value(item) for item in settings))
@@ -222,7 +223,20 @@ def one_line(*values: str | None, what: str) -> None:
             text_path(Path(value), what)  # be written into them
 
 
+def job_value(value: str | None, what: str) -> None:
+    """Refuse a value fio would read otherwise than typed in a job file line: a tab or other control character,
+    or ';' and '#', where fio cuts the line (--ioengine 'null;x' would run null)."""
+    if value is None:
+        return
+    odd = next((char for char in value if char in ";#" or ord(char) < 32 or ord(char) == 127), None)
+    if odd is not None:
+        raise click.BadParameter(f"{value!r} holds {odd!r}, which fio reads as job file syntax (';' and '#' start a "
+                                 "comment) or not at all; give the value without it", param_hint=what)
+
+
 def _key_value(item: str) -> tuple[str, str]:
+    from ptsbench.fio.opens import misread_value
+
     one_line(item, what="--set")
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
@@ -230,6 +244,10 @@ def _key_value(item: str) -> tuple[str, str]:
     # a fio option name: not a [section] header, an include (fio reads any line starting "include" as one) or comment
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key.strip()) or key.strip().startswith("include"):
         raise click.BadParameter(f"{key.strip()!r} is not a fio option name", param_hint="--set")
+    job_value(value.strip(), "--set")
+    misread = misread_value(key.strip(), value.strip())
+    if misread:
+        raise click.BadParameter(f"{item!r}: {misread}", param_hint="--set")
     return key.strip(), value.strip()
 
 
@@ -311,8 +329,11 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
     except PtsbenchError as error:
         click.echo(f"# guard: the real run would be refused: {error}")
         raise
-    written = sorted({path for case in cases for path, write in case.opened() if write})
+    unjudged = {path for case in cases for job in case.opens if job.unknown for path in job.paths}
+    written = sorted({path for case in cases for path, write in case.opened() if write} - unjudged)
     click.echo("# guard: the real run would start" + (f"; it writes {', '.join(written)}" if written else ""))
+    for reason in dict.fromkeys(reason for case in cases for reason in case.unknown_writes()):
+        click.echo(f"# guard: {reason} (allowed by --destructive --allow-mounted)")
     if rejected:
         raise JobFileError(rejected[0].rejected, "fix the job file")
 

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
-from ptsbench.cli.run import HOSTS_HELP, LOG_INTERVAL_HELP, REPORT_OPTION, _hosts_and_targets, _key_value, one_line
+from ptsbench.cli.run import (
+    HOSTS_HELP,
+    LOG_INTERVAL_HELP,
+    REPORT_OPTION,
+    _hosts_and_targets,
+    _key_value,
+    job_value,
+    one_line,
+)
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.jobs import FIO_MAX_JOBS, IODEPTH_LIMIT, JOBS_LIMIT, MAX_IODEPTH
@@ -154,6 +162,8 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     )
     check_spec(spec)
     one_line(*targets, what="TARGET")
+    one_line(ioengine, what="--ioengine")
+    job_value(ioengine, "--ioengine")
     _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
            dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format, make_report)
 

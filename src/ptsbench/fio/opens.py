@@ -23,8 +23,16 @@ FILE_OPTIONS = ("filename", "directory", "filename_format", "opendir")  # what n
 READ_ONLY_RW = ("read", "randread")
 # engines that change what they open even when the job only reads: fallocate/punch, defragment, truncate, unlink
 WRITING_ENGINES = ("falloc", "e4defrag", "ftruncate", "filedelete")
-# engines that reach a device without a path ptsbench can inspect (a user-space driver, a library's own path option)
-OPAQUE_ENGINES = ("libblkio", "spdk", "spdk_bdev", "xnvme")
+# engines that open exactly the files and devices `filename` names, through the kernel, so the guard can judge them
+# (io_uring_cmd and sg: the generic character device, judged as the disk it reaches); fio's "linuxaio" is libaio.
+# Every other engine (nbd, rbd, rados, gfapi, http, net, rdma, libblkio, spdk, xnvme, mtd, dev-dax, libpmem,
+# external .so files, exec...) reaches its target through a library, a network or a driver of its own.
+FILE_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2", "libaio", "linuxaio", "io_uring", "io_uring_cmd",
+                "posixaio", "mmap", "splice", "sg", "null", "cpuio", "filecreate", "filestat", *WRITING_ENGINES)
+DISKLESS_ENGINES = ("null", "cpuio")  # fio opens no file for them (but `unlink` still deletes one)
+LOG_SUFFIXES = {"write_bw_log": "_bw", "write_iops_log": "_iops", "write_lat_log": "_lat",
+                "write_hist_log": "_clat_hist"}  # fio writes PREFIX_bw.N.log, ...
+_PERCENT_FROM = 2**64 - 101  # fio stores N% as -1 - N in an unsigned 64-bit value (parse_is_percent)
 _DEFAULT_FORMAT = "$jobname.$jobnum.$filenum"
 _FORMAT_KEYWORDS = ("$jobname", "$jobnum", "$filenum", "$clientuid")
 _MAX_CLONES = 4096  # numjobs larger than this is checked on the first clones only (fio caps numjobs itself too)
@@ -33,6 +41,11 @@ _LINE_RE = re.compile(r"^(parse|file)\s+(\d+)(.*)$")  # fio's "%-8s %-5u " prefi
 _SECTION_RE = re.compile(r"^Parsing section \[(.*)\]$")
 _OPTION_RE = re.compile(r"^handle_option=([^,]*), ptr=(.*)$")
 _ADDED_RE = re.compile(r'^file 0x[0-9a-f]+ "(.*)" added at \d+$')
+_TYPE_RE = re.compile(r"__handle_option=([^,]*), type=(\w+), ptr=")
+NUMBER_TYPES = ("OPT_INT", "OPT_ULL", "OPT_BOOL", "OPT_STR_VAL", "OPT_STR_VAL_ZONE", "OPT_STR_VAL_TIME",
+                "OPT_FLOAT_LIST", "OPT_RANGE")
+SIZE_TYPES = ("OPT_ULL", "OPT_STR_VAL", "OPT_STR_VAL_ZONE", "OPT_STR_VAL_TIME", "OPT_RANGE")
+_NUMBER_RE = re.compile(r"^\s*ret=0, out=(\d+)$")  # the value fio read from the last option (a range: two lines)
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,59 @@ class JobOpens:
     unknown: tuple[str, ...] = ()  # why fio may open more than `paths` (an IO log replayed, a user-space engine)
     generated: bool = False  # fio made the names up (filename_format or the job's name): no filename given
     cwd: str = "/"
+    numbers: dict[str, tuple[int, ...]] = field(default_factory=dict)  # numeric options as fio read them
+
+    def change_to_existing(self, path: str) -> str | None:
+        """What this job does to the existing regular file `path` that loses what it holds: it writes to it, fio
+        deletes it and lays it out again (smaller than the job's size, fio's setup_files), or deletes it at the end
+        (`unlink`). None for a path that is no regular file, an empty file it keeps, or a job that leaves it."""
+        try:
+            found = os.stat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(found.st_mode):
+            return None
+        if self._flag("unlink") or self._flag("unlink_each_loop"):
+            return f"job {self.name} deletes it (unlink)"
+        engine = (self.options.get("ioengine") or "").strip()
+        if found.st_size == 0 or engine in DISKLESS_ENGINES:
+            return None
+        if self.writes:
+            return f"job {self.name} writes to it"
+        needed = self._laid_out_bytes(found.st_size)
+        if needed is not None and needed > found.st_size:
+            return (f"job {self.name} only reads, but fio deletes it and lays it out again at {needed} bytes "
+                    f"(its size, filesize or offset ask for more than the {found.st_size} bytes it holds)")
+        return None
+
+    def _flag(self, key: str) -> bool:
+        return bool(self.numbers.get(key, (0,))[0])
+
+    def _laid_out_bytes(self, size_bytes: int) -> int | None:
+        """The size fio needs an existing file of `size_bytes` to have (it lays out a smaller one again), by fio's
+        setup_files: `filesize` (its low end) when the file is below it, else offset (+ offset_increment for the last
+        numjobs clone) plus `size` shared among nrfiles; a percentage of the file fits it. None: no size needed."""
+        if self._flag("fill_device") or self._flag("fill_fs"):
+            return 2**63  # fio sizes the file to the free space of its file system
+        low = self.numbers.get("filesize", (0,))[0]
+        if low and low < _PERCENT_FROM:
+            return low
+        size = self.numbers.get("size", (0,))[0]
+        if not size or size >= _PERCENT_FROM:
+            return None
+        offset = self.numbers.get("offset", (0,))[0]
+        offset = size_bytes * (2**64 - 1 - offset) // 100 if offset >= _PERCENT_FROM else offset
+        increment = self.numbers.get("offset_increment", (0,))[0]
+        clones = self.numbers.get("numjobs", (1,))[0]
+        if increment < _PERCENT_FROM:
+            offset += max(clones - 1, 0) * increment
+        nrfiles = max(self.numbers.get("nrfiles", (1,))[0], 1)
+        return offset + size // nrfiles + size % nrfiles  # fio gives the first files up to a block more
+
+    def log_files(self) -> list[str]:
+        """The logs fio writes under the job's own prefixes (write_bw_log=P: P_bw.1.log, ...), as absolute paths."""
+        return [os.path.join(self.cwd, f"{value}{suffix}.1.log") for key, suffix in LOG_SUFFIXES.items()
+                if (value := (self.options.get(key) or "").strip())]
 
     def paths_on_server(self, client_address: str) -> tuple[str, ...]:
         """The paths a fio server opens for this job when `client_address` sends it: names under `directory` get
@@ -78,6 +144,7 @@ def unix_client_address(server_socket: str) -> str:
 class _State:
     options: dict[str, str | None] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    numbers: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def parse_job_file(job_path: Path, cwd: str | None = None) -> list[JobOpens]:
@@ -120,6 +187,7 @@ def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
     default = _State()
     sections: list[tuple[str, _State]] = []
     current: _State | None = None
+    last_option = ""
     for line in text.splitlines():
         match = _LINE_RE.match(line)
         if not match:
@@ -131,13 +199,19 @@ def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
             if name.startswith("global"):  # fio: any section whose name starts with "global"
                 current = default
             else:
-                current = _State(dict(default.options), list(default.files))
+                current = _State(dict(default.options), list(default.files), dict(default.numbers))
                 sections.append((name, current))
             continue
         option = _OPTION_RE.match(payload) if match.group(1) == "parse" else None
+        number = _NUMBER_RE.match(payload) if match.group(1) == "parse" else None
+        if number and current is not None and last_option:
+            current.numbers[last_option] = (*current.numbers.get(last_option, ()), int(number.group(1)))
+            continue
         if option and current is not None:
             value = option.group(2)
-            current.options[option.group(1)] = None if value == "(null)" else value
+            last_option = option.group(1)
+            current.options[last_option] = None if value == "(null)" else value
+            current.numbers.pop(last_option, None)
             if option.group(1) == "opendir" and value != "(null)":
                 current.files.extend(_opendir_files(value, current.options.get("directory"), cwd))
             continue
@@ -158,8 +232,10 @@ def _job(name: str, state: _State, cwd: str) -> JobOpens:
     if generated:
         files = _generated_names(name, options, cwd)
     engine = (options.get("ioengine") or "").strip()
-    if engine in OPAQUE_ENGINES or engine.startswith("external") or "/" in engine:
-        unknown.append(f"its ioengine {engine} opens devices through its own driver or library")
+    opaque = bool(engine) and engine not in FILE_ENGINES
+    if opaque:
+        unknown.append(f"its ioengine {engine} reaches its target through a library, network or driver of its "
+                       "own, not a path: its target cannot be judged")
     programs = [key for key in ("exec_prerun", "exec_postrun") if options.get(key)] + (["the exec engine"]
                                                                                        if engine == "exec" else [])
     if programs:
@@ -167,8 +243,31 @@ def _job(name: str, state: _State, cwd: str) -> JobOpens:
     if options.get("replay_redirect"):
         files.append(options["replay_redirect"] or "")
     paths = tuple(dict.fromkeys(os.path.join(cwd, path) for path in files if path))
-    return JobOpens(name, dict(options), paths, replay or bool(programs) or writes(options), tuple(unknown),
-                    generated, cwd)
+    return JobOpens(name, dict(options), paths, opaque or replay or bool(programs) or writes(options),
+                    tuple(unknown), generated, cwd, dict(state.numbers))
+
+
+def misread_value(key: str, value: str) -> str | None:
+    """Why fio would take only part of `value` for option `key` without a word (fio's number parser stops at the
+    first character it does not know: bs=4k=8k is 4k, size=-1m is 1m), else None. Asks fio's own parser."""
+    with tempfile.TemporaryDirectory(prefix="ptsbench-parse-") as folder:
+        path = Path(folder) / "option.fio"
+        path.write_text(f"[option]\n{key}={value}\n")
+        from ptsbench.fio.runner import fio_binary
+
+        try:
+            done = subprocess.run([fio_binary(), "--parse-only", "--debug=parse", str(path)], capture_output=True,
+                                  text=True, errors="replace", timeout=PARSE_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                                  check=False)
+        except subprocess.TimeoutExpired:
+            return None
+    kind = next((found[2] for line in done.stdout.splitlines() if (found := _TYPE_RE.search(line))
+                 and found[1] == key), "")
+    if kind in NUMBER_TYPES and "=" in value:
+        return f"fio reads {key} as a number and ignores what follows the '=' in {value!r}"
+    if kind in SIZE_TYPES and value.lstrip().startswith("-"):
+        return f"fio reads {key} as a size and ignores the '-' of {value!r}"
+    return None
 
 
 def writes(options: Mapping[str, str | None]) -> bool:

@@ -440,7 +440,8 @@ def check_remote_writes(cases: Sequence[Any], destructive: bool, hosts: Sequence
         if local:  # the server puts the client's address into names under `directory`: judge those too
             on_servers = [item for host in local for address in client_addresses(host)
                           for item in case.opened(address)]
-            check_opened(case.opened() + on_servers, case.unknown_writes(), destructive, allow_mounted)
+            check_opened(case.opened() + on_servers, case.unknown_writes(), destructive, allow_mounted,
+                         case.changed_files())
         for path, written in case.opened() if remote else ():
             _check_remote_path(path, destructive, remote, f"case {case.name}", written)
         if remote and case.unknown_writes() and not destructive:
@@ -463,10 +464,12 @@ def check_remote_path(path: str, destructive: bool, hosts: Sequence[Host], what:
     """The guard for a target written on hosts (`what` writes there: the PTS run): judged as a local target on
     hosts that are this machine, by its path on the others."""
     from ptsbench.target.guard import check_path_allowed
+    from ptsbench.target.userfile import check_whole_file
 
     local = [host for host in hosts if is_this_machine(host)]
     if local:
         check_path_allowed(path, True, destructive)
+        check_whole_file(path, destructive)
     if len(local) < len(hosts):
         _check_remote_path(path, destructive, [host for host in hosts if host not in local], what, True)
 

@@ -11,6 +11,7 @@ from ptsbench.errors import TargetError, UnsafeTargetError
 from ptsbench.target.claim import check_not_claimed
 from ptsbench.target.inuse import active_swaps, blkid_values, in_use_reasons, partition_dirs, run_tool
 from ptsbench.target.target import Target, kernel_filesystem, read_sysfs, resolve_target
+from ptsbench.target.userfile import check_user_file
 
 SYSFS_DEV_CHAR = "/sys/dev/char"
 SYSFS_BLOCK = "/sys/block"
@@ -68,11 +69,14 @@ def _is_sink(found: os.stat_result) -> bool:
 
 
 def check_opened(opened: Sequence[tuple[str, bool]], unknown: Sequence[str], destructive: bool,
-                 allow_mounted: bool = False) -> None:
-    """Judge, before any IO, every (path, written) pair fio will open, and the writes ptsbench cannot see (`unknown`:
-    why fio may open more). Raises UnsafeTargetError or TargetError for the first path refused."""
+                 allow_mounted: bool = False, changed: Sequence[tuple[str, str]] = ()) -> None:
+    """Judge, before any IO, every (path, written) pair fio will open, the existing files the jobs change (`changed`:
+    path, what the job does to it), and the writes ptsbench cannot see (`unknown`: why fio may open more). Raises
+    UnsafeTargetError or TargetError for the first path refused."""
     for path, written in dict.fromkeys(opened):
         check_path_allowed(path, written, destructive, allow_mounted)
+    for path, change in changed:
+        check_user_file(path, change, destructive)
     if unknown and not (destructive and allow_mounted):
         raise UnsafeTargetError(f"refusing to run: {unknown[0]}, so ptsbench cannot check which devices it "
                                 "writes", "only if you have checked them yourself: pass --destructive --allow-mounted")
