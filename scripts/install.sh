@@ -37,6 +37,7 @@ needed() {
     [ -x /usr/sbin/sfdisk ] || [ -x /sbin/sfdisk ] || echo fdisk
     # the in-use battery makes a btrfs RAID1 on two loop devices
     command -v mkfs.btrfs >/dev/null || [ -x /usr/sbin/mkfs.btrfs ] || [ -x /sbin/mkfs.btrfs ] || echo btrfs-progs
+    command -v nbdkit >/dev/null || echo nbdkit  # an NBD export the guard must not let fio's nbd engine write
   fi
 }
 wanted() {

@@ -13,7 +13,7 @@ import socket
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from conftest import run_cli
 
 NULL_JOB = "[null]\nioengine=null\nsize=16m\nbs=4k\nrw=randread\n"
 GARBAGE = b"\xff\xfe\x00\x9c binary \x80 garbage"
+DEV_LOG_PREFIX = "/dev/ptsbench-bad-input"  # a log prefix in /dev: fio would make /dev/ptsbench-bad-input_bw.1.log
 
 
 def _damage(root: Path, source: Path, name: str, path: str, data: bytes | None) -> Path:
@@ -77,6 +78,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     fake.mkdir()
     (fake / "compared.json").write_text("{}\n")
     (fake / "index.html").write_text("<h1>the user's own page</h1>\n")
+    (root / "devlog.fio").write_text(NULL_JOB + f"write_bw_log={DEV_LOG_PREFIX}\nlog_avg_msec=100\n")
     case = "cases/001-null"
     places = {
         "root": str(root), "job": str(job), "run": str(run), "run2": str(root / "run2"), "pts": str(pts),
@@ -87,6 +89,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         "unsafe": str(root / "unsafe.toml"), "unsafe_table": str(root / "unsafe-table.toml"),
         "fifo": str(root / "fifo"), "hugejob": str(root / "huge.fio"), "hugeinfo": str(root / "huge-info.txt"),
         "manyjobs": str(root / "many-jobs.fio"), "fake_comparison": str(fake),
+        "devlog": str(root / "devlog.fio"),
     }
     damaged = {
         "d_manifest_bin": (run, "manifest.json", GARBAGE),
@@ -197,6 +200,14 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("run-option-without-value", ("run", "{job}", "--ioengine"), "requires an argument"),
     ("run-dry-run-missing-job", ("run", "{root}/nope.fio", "--dry-run"), "no such job file"),
     ("run-target-proc-dir", ("run", "{job}", "--target", "/proc/self/fd/0/x"), ""),
+    ("run-ioengine-semicolon", ("run", "{job}", "--ioengine", "null;x", "--out", "{tmp}/r"), "';'"),
+    ("run-ioengine-hash", ("run", "{job}", "--ioengine", "null #x", "--dry-run"), "'#'"),
+    ("run-set-two-equals", ("run", "{job}", "--set", "bs=4k=8k", "--out", "{tmp}/r"), "'='"),
+    ("run-set-tab", ("run", "{job}", "--set", "iodepth=4\t8", "--out", "{tmp}/r"), "holds '\\t'"),
+    ("run-set-negative-size", ("run", "{job}", "--set", "size=-1m", "--out", "{tmp}/r"), "'-'"),
+    ("run-set-semicolon", ("run", "{job}", "--set", "ioengine=null;x", "--dry-run"), "';'"),
+    ("run-bw-log-in-dev", ("run", "{devlog}", "--out", "{tmp}/r"), "devtmpfs"),
+    ("run-bw-log-in-dev-dry-run", ("run", "{devlog}", "--dry-run"), "devtmpfs"),
     # ---- quick ----
     ("quick-runtime-nan", ("quick", "--runtime", "nan"), "--runtime"),
     ("quick-runtime-inf", ("quick", "--runtime", "inf"), "--runtime"),
@@ -253,6 +264,8 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("pts-purge", ("pts", "--profile", "demo", "--purge", "shred", "--dry-run"), ""),
     ("pts-target-missing-folder", ("pts", "{tmp}/no/such/p.dat", "--profile", "demo"), "does not exist"),
     ("pts-zones-on-iops", ("pts", "--profile", "demo", "--zones", "0", "--dry-run"), ""),
+    ("pts-proc-file", ("pts", "/proc/self/status", "--profile", "demo"), "kernel's proc"),
+    ("pts-proc-file-dry-run", ("pts", "/proc/self/status", "--profile", "demo", "--dry-run"), "kernel's proc"),
     # ---- resume ----
     ("resume-nothing", ("resume",), "Missing argument"),
     ("resume-missing", ("resume", "{root}/nope"), "no such run directory"),
@@ -390,6 +403,10 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("sweep-out-users-folder", ("sweep", "{tmp}/s.dat", "--size", "1M", "--runtime", "1", "--out", "{user}"),
      "not empty"),
     ("sweep-out-not-utf8", ("sweep", "{tmp}/s.dat", "--size", "1M", "--out", "{tmp}/\udcff"), "UTF-8"),
+    ("sweep-ioengine-semicolon", ("sweep", "{tmp}/s.dat", "--size", "1M", "--ioengine", "null;x"), "';'"),
+    ("sweep-set-two-equals", ("sweep", "{tmp}/s.dat", "--size", "1M", "--set", "rate=1m=2m"), "'='"),
+    ("sweep-set-tab", ("sweep", "{tmp}/s.dat", "--size", "1M", "--set", "rate=1m\t2m"), "holds '\\t'"),
+    ("sweep-set-negative-time", ("sweep", "{tmp}/s.dat", "--size", "1M", "--set", "thinktime_spin=-5"), "'-'"),
     ("sweep-lat-percentile", ("sweep", "{tmp}/s.dat", "--size", "1M", "--lat-percentile", "101"), "percentile"),
     # ---- issue 24: safety options in a settings file; inputs that ran away (huge counts, endless files) ----
     ("sweep-settings-destructive", ("sweep", "{tmp}/s.dat", "--size", "1M", "--settings", "{unsafe}"),
@@ -464,11 +481,18 @@ def _fill(text: str, places: dict[str, str]) -> str:
     return text
 
 
+# rows refused before anything is made: their working folder stays empty (no run directory, no test file, no
+# temporary folder) and fio writes no log into /dev
+MAKES_NOTHING = [name for name, _args, _needle in TABLE if name.startswith((
+    "run-ioengine-", "run-set-", "run-bw-log-", "pts-proc-", "sweep-ioengine-", "sweep-set-"))]
+
+
 @dataclass
 class Outcome:
     result: subprocess.CompletedProcess[str]
     touched: list[str]  # the prepared entries the row names
     leftover_fio: bytes
+    made: list[str] = field(default_factory=list)  # what is in the row's working folder afterwards
 
 
 @pytest.fixture(scope="session")
@@ -487,7 +511,7 @@ def outcomes(prepared: dict[str, str], tmp_path_factory: pytest.TempPathFactory)
         touched = sorted({Path(prepared[key]).relative_to(root).parts[0] for key in named
                           if Path(prepared[key]).is_relative_to(root) and key != "root"})
         leftover = subprocess.run(["pgrep", "-f", f"fio.*{tmp}"], capture_output=True).stdout
-        return name, Outcome(result, touched, leftover)
+        return name, Outcome(result, touched, leftover, sorted(path.name for path in tmp.iterdir()))
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         done = dict(pool.map(run_row, TABLE))
@@ -515,3 +539,9 @@ def test_bad_input_is_one_error_line_and_changes_nothing(name: str, needle: str,
     assert needle in errors[0], errors[0]
     assert outcome.touched == []  # what the row named, made earlier, is byte-identical
     assert outcome.leftover_fio == b""  # no fio left running
+
+
+@pytest.mark.parametrize("name", MAKES_NOTHING)
+def test_refused_before_anything_is_made(name: str, outcomes: dict[str, Outcome]) -> None:
+    assert outcomes[name].made == []
+    assert not Path(DEV_LOG_PREFIX + "_bw.1.log").exists() and not Path(DEV_LOG_PREFIX + "_bw.log").exists()

@@ -44,7 +44,6 @@ _ADDED_RE = re.compile(r'^file 0x[0-9a-f]+ "(.*)" added at \d+$')
 _TYPE_RE = re.compile(r"__handle_option=([^,]*), type=(\w+), ptr=")
 NUMBER_TYPES = ("OPT_INT", "OPT_ULL", "OPT_BOOL", "OPT_STR_VAL", "OPT_STR_VAL_ZONE", "OPT_STR_VAL_TIME",
                 "OPT_FLOAT_LIST", "OPT_RANGE")
-SIZE_TYPES = ("OPT_ULL", "OPT_STR_VAL", "OPT_STR_VAL_ZONE", "OPT_STR_VAL_TIME", "OPT_RANGE")
 _NUMBER_RE = re.compile(r"^\s*ret=0, out=(\d+)$")  # the value fio read from the last option (a range: two lines)
 
 
@@ -90,13 +89,14 @@ class JobOpens:
     def _laid_out_bytes(self, size_bytes: int) -> int | None:
         """The size fio needs an existing file of `size_bytes` to have (it lays out a smaller one again), by fio's
         setup_files: `filesize` (its low end) when the file is below it, else offset (+ offset_increment for the last
-        numjobs clone) plus `size` shared among nrfiles; a percentage of the file fits it. None: no size needed."""
-        if self._flag("fill_device") or self._flag("fill_fs"):
-            return 2**63  # fio sizes the file to the free space of its file system
+        numjobs clone) plus `size` shared among nrfiles, or without a size the free space (`fill_device`); a
+        percentage of the file fits it. None: no size needed."""
         low = self.numbers.get("filesize", (0,))[0]
         if low and low < _PERCENT_FROM:
             return low
         size = self.numbers.get("size", (0,))[0]
+        if not size and (self._flag("fill_device") or self._flag("fill_fs")):
+            return 2**63  # fio sizes the file to the free space of its file system
         if not size or size >= _PERCENT_FROM:
             return None
         offset = self.numbers.get("offset", (0,))[0]
@@ -249,7 +249,8 @@ def _job(name: str, state: _State, cwd: str) -> JobOpens:
 
 def misread_value(key: str, value: str) -> str | None:
     """Why fio would take only part of `value` for option `key` without a word (fio's number parser stops at the
-    first character it does not know: bs=4k=8k is 4k, size=-1m is 1m), else None. Asks fio's own parser."""
+    first character it does not know, bs=4k=8k is 4k, and reads a leading '-' as a range, size=-1m is 1m), else
+    None. Asks fio's own parser which options are numbers."""
     with tempfile.TemporaryDirectory(prefix="ptsbench-parse-") as folder:
         path = Path(folder) / "option.fio"
         path.write_text(f"[option]\n{key}={value}\n")
@@ -265,8 +266,8 @@ def misread_value(key: str, value: str) -> str | None:
                  and found[1] == key), "")
     if kind in NUMBER_TYPES and "=" in value:
         return f"fio reads {key} as a number and ignores what follows the '=' in {value!r}"
-    if kind in SIZE_TYPES and value.lstrip().startswith("-"):
-        return f"fio reads {key} as a size and ignores the '-' of {value!r}"
+    if kind in NUMBER_TYPES and value.lstrip().startswith("-"):
+        return f"fio reads {key} as a number and the '-' of {value!r} as a range mark, not a minus sign"
     return None
 
 

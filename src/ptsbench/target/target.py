@@ -59,6 +59,10 @@ def resolve_target(path: str, create_size_bytes: int | None = None) -> Target:
         raise TargetError(f"permission denied: {full}", "run as a user allowed to access it") from None
     except OSError as error:
         raise TargetError(f"cannot use target {full}: {error.strerror}", "check the path") from None
+    kernel = kernel_filesystem(full) if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode) else None
+    if kernel:  # a kernel switch or folder (sysfs, procfs, /dev): refused before anything is made next to it
+        raise TargetError(f"refusing to use {full}: a file of the kernel's {kernel}, not a device",
+                          "name a device, or a file or folder on a real file system")
     if stat.S_ISDIR(st.st_mode):
         _require_access(full, os.W_OK | os.X_OK, "directory is not writable")
         return resolve_target_file(os.path.join(full, TESTFILE_NAME), path, create_size_bytes)
