@@ -5,6 +5,7 @@ One small case-runner run and one small PTS run are made once per session (null 
 then copied and damaged in the ways a store gets damaged (binary garbage, missing files, hand edits).
 """
 
+import contextlib
 import hashlib
 import json
 import os
@@ -117,11 +118,25 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     }
     for name, (source, path, data) in damaged.items():
         places[name] = str(_damage(root, source, name, path, data))
-    with socket.socket() as busy:  # a port something already listens on
+    full = tmp_path_factory.mktemp("full")  # outside root: a row writes into it
+    with socket.socket() as busy, _small_tmpfs(full):  # a port something already listens on; a small disk
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         places["busy_port"] = str(busy.getsockname()[1])
+        places["full"] = str(full)
         yield places
+
+
+@contextlib.contextmanager
+def _small_tmpfs(mount: Path) -> Iterator[None]:
+    """A 400 KiB tmpfs (as root): a run's results fit on it, its report does not."""
+    mounted = os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mount)],
+                                                   check=False).returncode == 0
+    try:
+        yield
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mount)], check=False)
 
 
 def digests(root: Path) -> dict[str, str]:
@@ -462,6 +477,9 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
      "not empty"),
     ("compare-out-fake-comparison", ("compare", R, "{run2}", "--out", "{fake_comparison}"),
      "holds compared.json, which ptsbench did not write there"),
+    *([("run-report-on-a-full-disk", ("run", "{job}", "--runtime", "0.2", "--out", "{full}/r", "--report"),
+        "disk is full")]
+      if os.geteuid() == 0 else []),  # the 400 KiB tmpfs needs root
     # ---- the group ----
     ("unknown-command", ("benchmark",), "No such command"),
     ("unknown-global-option", ("--fast", "run"), "No such option"),

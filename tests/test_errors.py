@@ -20,6 +20,7 @@ import pytest
 from conftest import attached_loop, run_cli, stand_in_fio
 from ptsbench.fio.lifetime import fio_pids
 from ptsbench.hosts.server import Listen, wait_listening
+from ptsbench.outfolder import LEDGER
 from test_hosts import Servers, servers  # noqa: F401 (a fixture)
 from test_run_cli import assert_one_line_error
 
@@ -116,7 +117,22 @@ def test_a_full_disk_leaves_no_partial_figure_or_workbook(tmp_path: Path) -> Non
         compared = run_cli("compare", str(run), str(tmp_path / "run2"), "--out", str(full / "c"), "--no-static")
         assert_one_line_error(compared, "disk is full")
         written = [path for path in full.rglob("*") if path.is_file()]
-        assert written and all(path.stat().st_size > 0 and not path.name.startswith(".") for path in written)
+        assert written and all(path.stat().st_size > 0 and (not path.name.startswith(".") or path.name == LEDGER)
+                               for path in written)  # the ledger of what was written is whole, not a temporary
+
+
+def test_a_run_whose_report_cannot_be_written_on_a_full_disk_fails(tmp_path: Path) -> None:
+    """The results fit, the report does not: one error line saying how to write it later, a non-zero exit, and the
+    results kept."""
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB)
+    with tmpfs(tmp_path / "full", "400k") as full:
+        done = run_cli("run", str(job), "--runtime", "0.2", "--out", str(full / "run"), "--report")
+        assert_one_line_error(done, "disk is full")
+        assert f"ptsbench report {full / 'run'}" in done.stderr and "warning" not in done.stderr
+        assert result_of(full / "run")["status"] == "ok"
+        shown = run_cli("show", str(full / "run"))
+        assert shown.returncode == 0 and "null" in shown.stdout
 
 
 def test_a_file_made_for_a_case_that_failed_at_layout_is_removed(tmp_path: Path, small_filesystem: Path) -> None:

@@ -417,10 +417,10 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
             run(store, target, destructive=destructive, reporter=reporter)
     except Exception:  # a failed round: the report shows what was stored (Ctrl-C skips it: the user wants out)
         if store.store.manifest.get("status") == "failed":  # not a refusal before the run began (in use, guard)
-            write_final_report(store.store.root)
+            write_final_report(store.store.root, after_failure=True)
         raise
     finally:
         mark_made(made)
     render_pts(store.store, terminal_console())  # as `show` prints it: piped, lines whole
+    finish_scratch(store)  # first: the report does not need it, and a full disk gets its space back
     write_final_report(store.store.root)
-    finish_scratch(store)

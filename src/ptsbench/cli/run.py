@@ -374,8 +374,10 @@ def end_report(run_dir: Path, make_report: bool) -> None:
         click.echo(f"ptsbench: report: ptsbench report {shlex.quote(str(run_dir))}", err=True)
 
 
-def write_final_report(run_dir: Path) -> None:
-    """The report at the end of every run; a failure to draw it is a warning, the results are already stored."""
+def write_final_report(run_dir: Path, after_failure: bool = False) -> None:
+    """The report at the end of every run, written once its results are stored. A report that cannot be written (a
+    full disk) is the command's error: one line saying how to write it later, and a non-zero exit. After a run that
+    failed anyway (`after_failure`) it is a warning, and the run's own error follows."""
     from ptsbench.errors import PtsbenchError
     from ptsbench.report.build import write_report
     from ptsbench.report.core.layout import HTML_NAME
@@ -383,6 +385,8 @@ def write_final_report(run_dir: Path) -> None:
     try:
         click.echo(f"ptsbench: report {write_report(run_dir) / HTML_NAME}", err=True)
     except PtsbenchError as error:
+        if not after_failure:
+            raise
         click.echo(f"ptsbench: warning: report not written: {error}", err=True)
 
 

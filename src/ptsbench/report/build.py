@@ -9,6 +9,7 @@ pts/report.py for PTS runs, compare.py for several runs - then core/html.py, pdf
 that data.
 """
 
+import errno
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -169,6 +170,11 @@ def write_report(run_dir: Path, in_progress: str | None = None, static: bool | N
                             in_progress=in_progress)
     except PtsbenchError:
         raise
+    except OSError as error:
+        full = " (the disk is full)" if error.errno == errno.ENOSPC else ""
+        raise PtsbenchError(f"cannot write the report of {run_dir}{full}: {error.strerror or error}",
+                            f"the results are safe; free space or fix the folder, then `ptsbench report {run_dir}`"
+                            ) from error
     except Exception as error:  # a report bug must not end a benchmark: report it as one line
         raise PtsbenchError(f"cannot write the report of {run_dir}: {type(error).__name__}: {error}",
                             f"the results are safe; retry with `ptsbench report {run_dir}`") from error
