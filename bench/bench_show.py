@@ -1,0 +1,50 @@
+"""`ptsbench show RUN_DIR` start to end against Python's own start-up, interleaved: median wall and CPU time (the
+process and its children) of N runs each. Goal: show under 0.25 s of wall time on an idle machine.
+
+    .venv/bin/python bench/bench_show.py RUN_DIR            # e.g. the run scripts/demo.sh made
+    .venv/bin/python bench/bench_show.py RUN_DIR --runs 21
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+GOAL_S = 0.25
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of `argv` (its output thrown away)."""
+    before = os.times()
+    started = time.monotonic()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.monotonic() - started
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run_dir", type=Path, help="a stored run (PTS: every table of its report)")
+    parser.add_argument("--runs", type=int, default=11, help="runs of each (default 11)")
+    args = parser.parse_args()
+    ptsbench = str(Path(sys.executable).parent / "ptsbench")
+    ways = {"python -c pass": [sys.executable, "-c", "pass"], "ptsbench --help": [ptsbench, "--help"],
+            "ptsbench show": [ptsbench, "show", str(args.run_dir)]}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
+    for _ in range(args.runs):
+        for name, argv in ways.items():
+            times[name].append(timed(argv))
+    print(f"{args.runs} runs each, interleaved; medians (load average {os.getloadavg()[0]:.1f} at the end):")
+    for name, values in times.items():
+        print(f"  {name:16s} wall {statistics.median(v[0] for v in values):.3f} s  "
+              f"CPU {statistics.median(v[1] for v in values):.3f} s")
+    show_s = statistics.median(v[0] for v in times["ptsbench show"])
+    print(f"goal: show under {GOAL_S} s of wall time: {'met' if show_s < GOAL_S else 'NOT met'} ({show_s:.3f} s)")
+
+
+if __name__ == "__main__":
+    main()
