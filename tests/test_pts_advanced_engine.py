@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import kill_when, run_cli, start_pts
 from ptsbench.pts.advanced import LATENCY_LIMIT_NS
 from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.settings import make_settings
@@ -23,7 +23,7 @@ from ptsbench.report.pts.terminal import pts_sections, terminal_blocks
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import TELEMETRY_KEYS
 from test_pts_engine import Recorder, rounds_of
-from test_pts_resume import kill_when, resume_and_check, start, stored
+from test_pts_resume import resume_and_check, stored
 from test_report_advanced import TINY, tiny_advanced_run
 
 MIB = 1024**2
@@ -185,7 +185,7 @@ def test_kill_in_an_operating_point_then_between_sweep_and_points(tmp_path: Path
     run_dir = tmp_path / "run"
     point = run_dir / "pts" / "cbw-max" / "rounds" / "001"
     args = [*DEMAND, "--tests", "cbw", "--point-prewrite-time", "0.5"]
-    kill_when(start(run_dir, *args), (point / "job.fio").exists, delay_s=0.2)
+    kill_when(start_pts(run_dir, *args), (point / "job.fio").exists, delay_s=0.2)
     interrupted = not (point / "round.json").exists()
     chosen = read(run_dir / "manifest.json")["operating_points"]
     assert "cbw-max" in [p["key"] for p in read(run_dir / "plan.json")["phases"]]
