@@ -618,6 +618,14 @@ def purge_scope(lab: Lab) -> str:
     finally:
         run(["umount", str(mnt)])
     assert after == before and len(after) == 3, f"the second namespace's files changed: {before} -> {after}"
+    from ptsbench.target.cache import set_write_cache
+
+    target, facts = facts_of(first)
+    for wanted in (False, True):  # the volatile write cache is the controller's: the message names what it covers
+        done, message = set_write_cache(target, facts, wanted)
+        assert done and message.endswith(f"a controller feature: it holds for all 2 namespaces of {ctrl}: "
+                                         f"{os.path.basename(first)}, {os.path.basename(second)})"), message
+    seen.append(message)
     return " | ".join([*seen, f"auto chose {outcome.method} of {first} only", f"{len(after)} files on {part} "
                        "byte-identical (sha256)"])
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import attached_loop
-from ptsbench.target.scope import describe_reach, scope_problem, subsystem_namespaces
+from ptsbench.target.scope import controller_namespaces, describe_reach, scope_problem, subsystem_namespaces
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
@@ -41,6 +41,8 @@ def test_the_namespaces_of_a_subsystem_through_all_its_controllers(tmp_path: Pat
     assert found == ["/dev/nvme1n1", "/dev/nvme1n2", "/dev/nvme1n10", "/dev/nvme2n7"]
     assert subsystem_namespaces("/dev/nvme0", str(tmp_path)) == ["/dev/nvme0n1"]
     assert subsystem_namespaces("/dev/nvme9", str(tmp_path)) == []
+    assert controller_namespaces("/dev/nvme1", str(tmp_path)) == ["/dev/nvme1n1", "/dev/nvme1n2"]  # the write cache
+    assert controller_namespaces("/dev/nvme2", str(tmp_path)) == ["/dev/nvme2n7"]
     assert describe_reach("format", found[:2], "/dev/nvme1") == \
         "format erases all 2 namespaces of nvme1: nvme1n1, nvme1n2"
 

@@ -10,6 +10,7 @@ import shlex
 import shutil
 
 from ptsbench.target.purge import CommandLog, tool_message
+from ptsbench.target.scope import controller_namespaces
 from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
 
 NVME_FEATURE_VWC = "6"  # Volatile Write Cache feature id
@@ -54,7 +55,10 @@ def set_write_cache(
     now = read_write_cache(target, facts, log)
     if now is not enabled:
         return False, f"write cache of {device} still reads {_describe(now)} after turning it {wanted} ({ran})"
-    return True, f"write cache of {device} turned {wanted} ({ran})"
+    served = controller_namespaces(device) if transport.startswith("nvme") else []
+    scope = (f"; a controller feature: it holds for all {len(served)} namespaces of {os.path.basename(device)}: "
+             + ", ".join(os.path.basename(name) for name in served)) if len(served) > 1 else ""
+    return True, f"write cache of {device} turned {wanted} ({ran}{scope})"
 
 
 def _disk(target: Target, facts: dict[str, object]) -> str | None:

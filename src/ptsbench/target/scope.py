@@ -13,6 +13,7 @@ SYSFS = "/sys"
 PURGE_SCOPES = ("namespace", "subsystem")  # --purge-scope: only the named namespace may be erased, or them all
 _NAMESPACE = re.compile(r"nvme\d+n\d+")
 _CONTROLLER = re.compile(r"nvme\d+")
+_PATH = re.compile(r"nvme(\d+)c\d+n(\d+)")  # a multipath path device: subsystem, controller, namespace
 
 
 def subsystem_namespaces(controller: str, sysfs: str = SYSFS) -> list[str]:
@@ -34,6 +35,17 @@ def subsystem_namespaces(controller: str, sysfs: str = SYSFS) -> list[str]:
         namespaces.update(entry for entry in _entries(os.path.join(sysfs, "class", "nvme", each))
                           if _NAMESPACE.fullmatch(entry))
     return ["/dev/" + entry for entry in sorted(namespaces, key=_natural)]
+
+
+def controller_namespaces(controller: str, sysfs: str = SYSFS) -> list[str]:
+    """The namespace block devices a controller (/dev/nvmeN) serves: its own (nvmeNnM) and, with native multipath,
+    the heads of the paths it holds (nvmeScNnM -> /dev/nvmeSnM)."""
+    found = set()
+    for entry in _entries(os.path.join(sysfs, "class", "nvme", os.path.basename(controller))):
+        path = _PATH.fullmatch(entry)
+        if _NAMESPACE.fullmatch(entry) or path:
+            found.add(f"nvme{path[1]}n{path[2]}" if path else entry)
+    return ["/dev/" + entry for entry in sorted(found, key=_natural)]
 
 
 def _entries(folder: str) -> list[str]:
