@@ -107,10 +107,12 @@ def test_a_pts_run_whose_device_vanishes_fails_naming_it_and_resumes_when_it_is_
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"
 
 
-def _opened_by_some_process(path: Path) -> bool:
+def _opened_by_fio(path: Path) -> bool:
+    """A fio process has `path` open (not ptsbench's own checks of the device before fio starts)."""
     for fd_dir in Path("/proc").glob("[0-9]*/fd"):
         try:
-            if any(os.readlink(fd) == str(path) for fd in fd_dir.iterdir()):
+            if (fd_dir.parent / "comm").read_text().startswith("fio") and any(
+                    os.readlink(fd) == str(path) for fd in fd_dir.iterdir()):
                 return True
         except OSError:
             continue
@@ -130,7 +132,7 @@ def test_a_case_whose_device_vanishes_fails_naming_it_and_leaves_no_file(
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(job), *target, "--destructive",
                                 "--format", "json", "--out", str(out)], stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL)
-    _wait_for(lambda: _opened_by_some_process(node), "fio opening the device", process)
+    _wait_for(lambda: _opened_by_fio(node), "fio opening the device", process)
     node.unlink()  # the second job opens it again after the first
     stdout, _ = process.communicate(timeout=120)
     rows = json.loads(stdout)
