@@ -27,7 +27,8 @@ from pathlib import Path
 
 from ptsbench.fio.chain import ChainJob, gate_options, run_chain
 from ptsbench.fio.jobs import render_job_file
-from ptsbench.fio.runner import fio_pids, probe_engine, run_fio
+from ptsbench.fio.lifetime import fio_pids
+from ptsbench.fio.runner import probe_engine, run_fio
 from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.plan import Plan, make_plan, round_job
 from ptsbench.pts.settings import make_settings
