@@ -469,6 +469,8 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
      "--zones"),
     ("pts-demand-tcs-over-fio", ("pts", "--profile", "demo", "--tests", "dirth", "--demand-tcs", "1,99999",
                                  "--dry-run"), "--demand-tcs"),
+    ("server-stop-pidfile-dev-zero", ("server", "--stop", "--pidfile", "/dev/zero"), "not a regular file"),
+    ("server-stop-pidfile-fifo", ("server", "--stop", "--pidfile", "{fifo}"), "not a regular file"),
     ("pts-hosts-round-over-fio", ("pts", "{tmp}/p.dat", "--size", "1G", "--numjobs", "100", "--hosts", "ssh://127.0.0.1",
                                   "--dry-run"), "5,600 jobs"),
     ("plot-out-users-folder", ("plot", R, "--out", "{user}"), "which ptsbench did not write there"),

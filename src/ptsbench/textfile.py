@@ -24,7 +24,9 @@ def read_user_text(path: Path | str, what: str, hint: str, error: type[PtsbenchE
             raise error(f"{what} {path} is not a regular file", hint)
         data = handle.read(limit_bytes + 1)
     if len(data) > limit_bytes:
-        raise error(f"{what} {path} is larger than {limit_bytes // (1024 * 1024)} MiB", hint)
+        mib, rest = divmod(limit_bytes, 1024 * 1024)
+        raise error(f"{what} {path} is larger than {f'{mib} MiB' if mib and not rest else f'{limit_bytes} bytes'}",
+                    hint)
     try:
         return data.decode()
     except UnicodeDecodeError as failure:

@@ -202,11 +202,11 @@ def _server_pids(server_arg: str) -> list[int]:
 
 
 def read_pidfile(pidfile: Path) -> int:
-    try:
-        text = Path(pidfile).read_text().strip()
-    except OSError as error:
-        raise HostError(f"cannot read pid file {pidfile}: {error.strerror}", "is the server running?") from error
-    if not text.isdigit():
+    from ptsbench.textfile import read_user_text
+
+    # a regular file of a few bytes: /dev/zero or a FIFO given by mistake is an error, not an endless read
+    text = read_user_text(pidfile, "pid file", "is the server running?", HostError, limit_bytes=64).strip()
+    if not (text.isascii() and text.isdigit()):
         raise HostError(f"pid file {pidfile} holds no pid", "remove it and start the server again")
     return int(text)
 
