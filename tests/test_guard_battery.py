@@ -233,18 +233,23 @@ def routes(device: Device, folder: Path, server: str) -> dict[str, tuple[list[st
     folder.mkdir(exist_ok=True)
     dev = device.path
     scratch = str(folder / "scratch.dat")
+    # a job that opens a device may not make a new file (allow_file_create=0 holds for all its files): the file
+    # listed beside the device exists, as large as the job's offset and size
+    listed = folder / "listed.dat"
+    with listed.open("wb") as handle:
+        handle.truncate(9 * 1024**2)
     (folder / "inc.fio").write_text(f"filename={dev}\n")
     named = _job(folder, "filename", f"filename={dev}\n")
     return {
         "--target": (["run", _job(folder, "plain", ""), "--target", dev], None),
         "filename=": (["run", named], None),
         "include": (["run", _job(folder, "include", "include inc.fio\n")], None),
-        "':' list": (["run", _job(folder, "list", f"filename={scratch}:{dev}\n")], None),
+        "':' list": (["run", _job(folder, "list", f"filename={listed}:{dev}\n")], None),
         "directory=": (["run", _job(folder, "directory", f"directory={os.path.dirname(dev)}\n"
                                                          f"filename={os.path.basename(dev)}\n")], None),
         "filename_format=": (["run", _job(folder, "format", f"filename_format={os.path.dirname(dev)}/$jobname\n",
                                           section=os.path.basename(dev))], None),
-        "--set filename=": (["run", _job(folder, "scratch", f"filename={scratch}\n"), "--set", f"filename={dev}"],
+        "--set filename=": (["run", _job(folder, "listed", f"filename={listed}\n"), "--set", f"filename={dev}"],
                             None),
         "--set newline": (["run", _job(folder, "scratch", f"filename={scratch}\n"), "--set",
                            f"iodepth=1\nfilename={dev}"], False),
