@@ -312,6 +312,9 @@ def test_dry_run_starts_with_what_matters(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[1] == "# Tests: IOPS, Throughput, Latency, Write saturation"
     assert re.fullmatch(r"# Worst case: \d+ h \d+ min in all \(.*", lines[2]), lines[2]
+    # IOPS, Throughput (two phases: 128 KiB and 1 MiB), Latency: each preconditions with 2 x 1 GiB; WSAT does not
+    assert ("plus preconditioning: 8.0 GiB of sequential writes, about 17 s at an assumed 500 MB/s and the purges "
+            "(seconds for an NVMe format") in lines[2], lines[2]
     assert lines[3].startswith("# Purge at run time: none") and lines[4].startswith("# Write cache: set to disabled")
     assert lines[5].startswith("# Can be PTS-compliant: no, 1 deviation (the purge")  # a file cannot be purged
     assert "[global]" not in done.stdout and len(lines) < 20  # job files only with --verbose
