@@ -8,7 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$PWD/src/ptsbench/data/plotly-ptsbench.min.js.gz"
-work="$(mktemp -d)"
+# a fixed folder: plotly's CSS gets an element id hashed from its file's path, so the same path gives the same file
+work="${TMPDIR:-/tmp}/ptsbench-build-plotly"
+rm -rf "$work"
+mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 npm init -y >/dev/null
