@@ -485,10 +485,11 @@ def test_unbuilt_parser_falls_back_to_numpy(tmp_path: Path) -> None:
     """An install without a C compiler has no _logparse: plot reads with numpy and info says so."""
     path = _write(tmp_path / "u_lat.log", "1, 2, 0, 4096, 0\n3, 5, 1, 4096, 0\n")
     unbuilt = "import sys; sys.modules['ptsbench.fio._logparse'] = None; from ptsbench.cli import main; "
-    plot = unbuilt + f"sys.argv = ['ptsbench', 'plot', {str(path)!r}, '--out', {str(tmp_path)!r}]; main()"
+    out = tmp_path / "plots"  # plot --out writes only into a folder of its own, not the one holding the log
+    plot = unbuilt + f"sys.argv = ['ptsbench', 'plot', {str(path)!r}, '--out', {str(out)!r}]; main()"
     done = subprocess.run([sys.executable, "-c", plot], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "summary.csv").read_text().splitlines()[1].startswith("u,lat,read,ns,1,IOs,2.0,")
+    assert (out / "summary.csv").read_text().splitlines()[1].startswith("u,lat,read,ns,1,IOs,2.0,")
     info = unbuilt + f"sys.argv = ['ptsbench', 'info', {str(tmp_path)!r}, '--json']; main()"
     done = subprocess.run([sys.executable, "-c", info], capture_output=True, text=True)
     assert json.loads(done.stdout)["ptsbench"]["fio_log_reader"] == "numpy (the compiled C parser was not built)"
