@@ -202,7 +202,9 @@ def test_demo_on_a_loop_device_with_purge(tmp_path: Path) -> None:
     assert manifest["status"] == "done" and manifest["target_info"]["kind"] == "block"
     for phase in ("iops", "wsat"):  # a loop device supports discard: auto falls back to blkdiscard, a deviation
         (attempt,) = json.loads((run_dir / "pts" / phase / "purge.json").read_text())
-        assert (attempt["method"], attempt["ok"], attempt["commands"]) == ("blkdiscard", True, [f"blkdiscard {device}"])
+        # --force skips only blkdiscard's own O_EXCL open: the run's claim already holds the device exclusively
+        assert (attempt["method"], attempt["ok"]) == ("blkdiscard", True)
+        assert attempt["commands"] == [f"blkdiscard --force {device}"]
     assert any(reason.startswith("purge: blkdiscard") for reason in manifest["compliance"]["reasons"])
     wsat = rounds_of(run_dir, "wsat")
     assert wsat[-1]["wsat"]["written_bytes"] >= 16 * MIB  # 1 x capacity: stops at the first round past it
@@ -240,7 +242,7 @@ def test_failed_purge_stops_the_run_and_resume_purges_again(tmp_path: Path) -> N
         assert failed.returncode != 0 and len(errors) == 1 and "Traceback" not in failed.stderr
         assert "purge failed (blkdiscard)" in errors[0] and "injected failure" in errors[0]
         (attempt,) = json.loads((run_dir / "pts" / "wsat" / "purge.json").read_text())
-        assert (attempt["ok"], attempt["commands"]) == (False, [f"blkdiscard {device}"])
+        assert (attempt["ok"], attempt["commands"]) == (False, [f"blkdiscard --force {device}"])
         assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"
         assert not (run_dir / "pts" / "wsat" / "rounds").exists()
         resumed = run_cli("resume", str(run_dir), "--destructive", env=env)

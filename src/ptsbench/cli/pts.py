@@ -170,10 +170,13 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
         return
     from ptsbench.cases import check_free_space
     from ptsbench.pts.start import create_run
+    from ptsbench.target.same_device import start_record
 
     check_free_space([resolved])
+    identity = start_record(resolved.path) if resolved.kind == "block" else None
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method=purge_method,
-                             purge_scope=purge_scope, scratch=scratch, name=f"pts-{profile}", device_info=description)
+                             purge_scope=purge_scope, scratch=scratch, name=f"pts-{profile}", device_info=description,
+                             device_identity=identity)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     _print_plan(plan)
     _run(store, resolved, destructive)

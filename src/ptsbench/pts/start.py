@@ -20,7 +20,7 @@ from ptsbench.pts.plan import Plan, TargetInfo, make_plan
 from ptsbench.pts.records import plan_record
 from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import RunStore, utc_now
-from ptsbench.target.same_device import check_same_device, start_record
+from ptsbench.target.same_device import check_same_device
 from ptsbench.target.target import Target
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -52,10 +52,12 @@ def create_run(
     name: str = "pts",
     hosts: Sequence[Mapping[str, Any]] = (),
     device_info: Mapping[str, str] | None = None,
+    device_identity: Mapping[str, Any] | None = None,
 ) -> tuple[PtsStore, Plan]:
     """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet. `hosts`: the
     pre-flight facts of every host (hosts.HostInfo as a dict) for a run on fio servers; `device_info`: the user's
-    description of the device (form factor, media, interface...), for the report's first page."""
+    description of the device (form factor, media, interface...), for the report's first page; `device_identity`:
+    the block device as the run starts on it (target/same_device.py start_record), which resume checks."""
     plan = make_plan(settings, info)
     manifest = {
         "kind": "pts",
@@ -74,7 +76,7 @@ def create_run(
         "device_info": dict(device_info or {}),
         "status": "created",
         **({"hosts": [dict(host) for host in hosts]} if hosts else {}),
-        **({"device_identity": start_record(info.path)} if info.kind == "block" and not hosts else {}),
+        **({"device_identity": dict(device_identity)} if device_identity is not None else {}),
     }
     store = RunStore.create(root, manifest)
     write_plan(root, plan)
