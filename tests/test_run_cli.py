@@ -181,6 +181,45 @@ def test_file_targets_buffered_direct_sequential_and_parallel(tmp_path: Path, wr
     assert records[1]["started_utc"] < records[0]["ended_utc"]  # they overlapped
 
 
+def test_parallel_runs_targets_at_once_and_each_targets_cases_in_turn(tmp_path: Path, write_job,  # type: ignore[no-untyped-def]
+                                                                        loop_device: str) -> None:
+    """Three targets (two files, a loop device), each also given by a second name (a hard link, a symlink): from the
+    stored times, the cases of one target never overlap, and every two targets' cases do."""
+    folder = tmp_path / "jobs"
+    for name, rw in (("a-read", "randread"), ("b-write", "write")):
+        write_job(f"jobs/{name}.fio", f"[{name}]\nioengine=psync\nrw={rw}\nbs=4k\nsize=4m\n")
+    first, second = tmp_path / "t1.dat", tmp_path / "t2.dat"
+    first.write_bytes(b"\0" * (4 << 20))
+    os.link(first, tmp_path / "t1-link.dat")
+    os.symlink(loop_device, tmp_path / "loop-link")
+    spellings = {str(first): "t1", str(tmp_path / "t1-link.dat"): "t1", str(second): "t2",
+                 loop_device: "loop", str(tmp_path / "loop-link"): "loop"}
+    out = tmp_path / "run"
+    args = [a for path in spellings for a in ("--target", path)]
+    rows = rows_of(run_cli("run", str(folder), *args, "--out", str(out), "--runtime", "2", "--size", "4m",
+                           "--parallel", "--destructive", "--format", "json"))
+    stored = {os.path.realpath(path): name for path, name in spellings.items()}  # a device by its own path
+    assert {row["target"] for row in rows} == set(stored)  # the table names each case's target
+    records = [json.loads(p.read_text()) for p in sorted((out / "cases").glob("*/result.json"))]
+    assert len(records) == 10 and all(r["status"] == "ok" for r in records)
+    by_target: dict[str, list[dict]] = {}  # type: ignore[type-arg]
+    for record in records:
+        by_target.setdefault(stored[record["target"]], []).append(record)
+    for cases in by_target.values():  # in turn, in name order: each ends before the next starts
+        order = sorted(cases, key=lambda r: r["started_utc"])
+        assert [r["index"] for r in order] == sorted(r["index"] for r in cases)
+        for before, after in zip(order, order[1:], strict=False):
+            assert before["ended_utc"] <= after["started_utc"]
+            assert before["fio_io_span_ms"][1] <= after["fio_io_span_ms"][0]
+
+    def overlap(one: list[dict], other: list[dict]) -> bool:  # type: ignore[type-arg]
+        return any(a["fio_io_span_ms"][0] < b["fio_io_span_ms"][1] and b["fio_io_span_ms"][0] < a["fio_io_span_ms"][1]
+                   for a in one for b in other)
+
+    assert overlap(by_target["t1"], by_target["t2"]) and overlap(by_target["t1"], by_target["loop"])
+    assert overlap(by_target["t2"], by_target["loop"])
+
+
 def test_quick_preset_on_a_scratch_file(tmp_path: Path) -> None:
     out = tmp_path / "quick"
     rows = rows_of(run_cli("quick", "--runtime", "1", "--size", "16M", "--out", str(out), "--format", "json"))

@@ -1,10 +1,11 @@
-"""The fio case runner: job files x targets -> cases (planned purely) -> run one by one or in parallel -> store.
+"""The fio case runner: job files x targets -> cases (planned purely) -> run one by one, or targets at once -> store.
 
 Each case is one fio process on one job file. Its exact job file and command line are written before fio starts,
 and its result.json after fio ends, before the next case starts.
 """
 
 import os
+import stat
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -17,12 +18,12 @@ from ptsbench.errors import JobFileError, StoreError, TargetError, UnsafeTargetE
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals
 from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, job_count, parse_job_text, written_logs
-from ptsbench.fio.output import JobResult, parse_jobs
+from ptsbench.fio.output import JobResult, io_span_ms, parse_jobs
 from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.hosts.ssh import client_folder
-from ptsbench.store import RunStore, read_json, utc_now
+from ptsbench.store import RunStore, read_json, utc_now_ms
 from ptsbench.target.claim import claim_targets
 from ptsbench.target.guard import block_device_of_char, check_opened
 from ptsbench.target.identity import device_identity, vanished
@@ -302,6 +303,7 @@ class CaseRecord:
     ended_utc: str
     jobs: list[dict[str, Any]]
     hosts: list[dict[str, Any]] = field(default_factory=list)  # with --hosts: each host's status and fio's words
+    fio_io_span_ms: list[int] | None = None  # [start, end] in Unix ms within fio's run (fio/output.py io_span_ms)
 
 
 def _expand_keyword(value: str) -> str:
@@ -322,8 +324,9 @@ def _record(case: Case, outcome: FioOutcome | None, started: str, message: str =
         status="interrupted" if interrupted else "hung" if hung else "ok" if ok else "failed",
         message=message or ("" if ok or outcome is None else outcome.error_line()),
         started_utc=started,
-        ended_utc=utc_now(),
+        ended_utc=utc_now_ms(),
         jobs=[job_result_dict(result) for result in results],
+        fio_io_span_ms=io_span_ms(outcome.doc) if outcome and outcome.doc else None,
     )
     if hosts:
         _add_hosts(record, hosts, results, outcome)
@@ -348,14 +351,14 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     (case_dir / "logs").mkdir(parents=True, exist_ok=True)
     if case.rejected:  # fio's parser rejects the job file: nothing to start
         atomic_write_text(case_dir / "job.fio", case.job_text)
-        record = _record(case, None, utc_now(), case.rejected)
+        record = _record(case, None, utc_now_ms(), case.rejected)
         atomic_write_json(case_dir / RESULT, asdict(record))
         return record
     job_path = (case_dir / "job.fio").absolute()  # through SSH, fio's client runs in the tunnel folder
     atomic_write_text(job_path, case.job_text)
     client = str(write_host_list(store.root, hosts)) if hosts else None
     atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path, client=client)) + "\n")
-    started = utc_now()
+    started = utc_now_ms()
     latency = LatencyIntervals(case.lat_log_prefixes)
     new_file = _new_target_file(case, hosts)
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
@@ -400,17 +403,6 @@ def _new_target_file(case: Case, hosts: Sequence[Host]) -> str | None:
     if hosts or target is None or target.kind != "file" or os.path.lexists(target.path):
         return None
     return target.path
-
-
-def check_parallel_targets(targets: Sequence[Target]) -> None:
-    """--parallel runs one fio per target at once: two of them on one file or device would measure each other."""
-    seen: dict[str, str] = {}
-    for target in targets:
-        real = os.path.realpath(target.path)
-        if real in seen:
-            raise TargetError(f"--parallel with {seen[real]} and {target.requested}: both are {real}",
-                              "give each target once (two fio processes on one target measure each other)")
-        seen[real] = target.requested
 
 
 def check_free_space(targets: Sequence[Target]) -> None:
@@ -482,11 +474,40 @@ def _run_and_report(store: RunStore, case: Case, progress: CaseProgress | None, 
     return record
 
 
+def _target_key(target: Target | None, hosts: Sequence[Host]) -> tuple[object, ...]:
+    """What a target is, whatever its spelling: a device by its number, a file by its inode, a file not yet made by
+    its folder's inode and its name (on hosts: the path, which is theirs)."""
+    if target is None:
+        return ("job files",)  # the files a job file names are its own: such cases all run in turn
+    if hosts:
+        return ("path", target.path)
+    try:
+        found = os.stat(target.path)
+    except OSError:
+        try:
+            folder = os.stat(os.path.dirname(target.path) or ".")
+        except OSError:
+            return ("path", os.path.realpath(target.path))
+        return ("new", folder.st_dev, folder.st_ino, os.path.basename(target.path))
+    if stat.S_ISBLK(found.st_mode) or stat.S_ISCHR(found.st_mode):
+        return ("device", found.st_rdev)
+    return ("file", found.st_dev, found.st_ino)
+
+
+def target_groups(cases: Sequence[Case], hosts: Sequence[Host] = ()) -> list[list[Case]]:
+    """The cases of each target, in case order: --parallel runs the groups at once and each group's cases in turn."""
+    groups: dict[tuple[object, ...], list[Case]] = {}
+    for case in cases:
+        groups.setdefault(_target_key(case.target, hosts), []).append(case)
+    return list(groups.values())
+
+
 def run_cases(
     store: RunStore, cases: Sequence[Case], parallel: bool, progress: CaseProgress | None = None,
     hosts: Sequence[Host] = (),
 ) -> list[CaseRecord]:
-    """Run cases one after another, or each in its own thread at once; every case is stored when it ends.
+    """Run cases one after another, or (parallel) the targets at once and each target's cases one after another:
+    two cases never share a target at once. Every case is stored when it ends.
 
     With hosts, every case runs on all of them at once through fio's client (one fio server per host).
     """
@@ -497,13 +518,14 @@ def run_cases(
     records: dict[int, CaseRecord] = {}
     errors: list[BaseException] = []
 
-    def worker(case: Case) -> None:
+    def worker(group: list[Case]) -> None:
         try:
-            records[case.index] = _run_and_report(store, case, progress, hosts)
+            for case in group:
+                records[case.index] = _run_and_report(store, case, progress, hosts)
         except BaseException as error:  # re-raised in the main thread below
             errors.append(error)
 
-    threads = [threading.Thread(target=worker, args=(case,), daemon=True) for case in cases]
+    threads = [threading.Thread(target=worker, args=(group,), daemon=True) for group in target_groups(cases, hosts)]
     for thread in threads:
         thread.start()
     try:
@@ -519,13 +541,13 @@ def run_cases(
     return [records[index] for index in sorted(records)]
 
 
-def expected_total_s(cases: Sequence[Case], parallel: bool) -> float | None:
-    """Planned duration of all cases (None when a case is size-bound)."""
+def expected_total_s(cases: Sequence[Case], parallel: bool, hosts: Sequence[Host] = ()) -> float | None:
+    """Planned duration of all cases (None when a case is size-bound): with parallel, the longest target's."""
     durations = [case.expected_s for case in cases]
     if not durations or any(d is None for d in durations):
         return None
-    known = [d for d in durations if d is not None]
-    return max(known) if parallel else sum(known)
+    groups = target_groups(cases, hosts) if parallel else [list(cases)]
+    return max(sum(case.expected_s or 0.0 for case in group) for group in groups)
 
 
 def job_files(paths: Sequence[str]) -> list[Path]:

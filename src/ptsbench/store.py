@@ -136,6 +136,11 @@ def utc_now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def utc_now_ms() -> str:
+    """UTC now to the millisecond: fine enough to order cases that start or end within one second."""
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def default_run_dir(name: str, base: Path = Path("ptsbench-results")) -> Path:
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
     return base / f"{stamp}-{name}"

@@ -60,7 +60,10 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.command()
 @click.argument("jobs", nargs=-1, required=True)
 @click.option("--target", "targets", multiple=True, help="File, folder or block device (repeatable).")
-@click.option("--parallel", is_flag=True, help="Run the cases of all targets at once.")
+@click.option("--parallel", is_flag=True,
+              help="Run the targets at once, each target's cases one after another (in name order); with one "
+                   "target (or none) every case runs in turn. Jobs meant to run at once on one target go in one "
+                   "job file.")
 @click.option("--runtime", "runtime_s", type=Seconds(),
               help="Seconds per job, or 500ms, 2m, 1h (sets runtime and time_based).")
 @click.option("--size", help="fio size for every job, e.g. 1G.")
@@ -81,7 +84,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
       ptsbench run jobs/ --dry-run
       ptsbench run randread.fio --target /dev/nvme0n1 --hosts ssh://root@node1,ssh://root@node2 --destructive
     """
-    from ptsbench.cases import Overrides, check_free_space, check_parallel_targets, job_files, resolve_targets
+    from ptsbench.cases import Overrides, check_free_space, job_files, resolve_targets
 
     one_line(*jobs, what="JOBS")
     one_line(*targets, what="--target")
@@ -95,8 +98,6 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     if not hosts:
         resolved = resolve_targets(targets, size)
         check_free_space(resolved)
-    if parallel:
-        check_parallel_targets(resolved)
     name = _run_name(jobs, paths)
     _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
              log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log, make_report=make_report)
@@ -264,14 +265,17 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False) -> None:
-    from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases
+    from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
 
     run_dir = out or default_run_dir(name)
     # fio's client prints no status documents to derive latency from: there fio writes its own latency log
     cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms, fio_lat_log=fio_lat_log or bool(hosts))
-    total_s = expected_total_s(cases, parallel)
+    total_s = expected_total_s(cases, parallel, hosts)
+    if parallel and len(target_groups(cases, hosts)) < 2:  # the user may expect the cases to run at once
+        click.echo("ptsbench: note: --parallel runs targets at once; these cases share one target and run one "
+                   "after another", err=True)
     if dry_run:
         _print_dry_run(cases, run_dir, total_s, hosts)
         dry_run_verdict(cases, permission, hosts)

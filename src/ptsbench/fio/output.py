@@ -303,6 +303,16 @@ def job_entries(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [entry for entry in entries if "jobname" in entry and entry["jobname"] != "All clients"]
 
 
+def io_span_ms(doc: Mapping[str, Any]) -> list[int] | None:
+    """A span within fio's run, in Unix ms: from its JSON's `timestamp_ms` (written after the last job ended) back
+    by the longest job's runtime. Two cases whose spans overlap ran at once. None when the document lacks them."""
+    end_ms = doc.get("timestamp_ms")
+    runtimes = [ms for entry in job_entries(doc) if isinstance(ms := entry.get("job_runtime"), int)]
+    if not isinstance(end_ms, int) or not runtimes or len(runtimes) != len(job_entries(doc)):
+        return None
+    return [end_ms - max(runtimes), end_ms]
+
+
 def section_threads(section: JobSection) -> int | None:
     """A section's numjobs as fio reads it (${VAR} and $ncpus expanded); None when it is not a plain number."""
     value = os.path.expandvars(section.get("numjobs") or "1").replace("$ncpus", str(os.cpu_count() or 1))
