@@ -220,6 +220,27 @@ def test_parallel_runs_targets_at_once_and_each_targets_cases_in_turn(tmp_path: 
     assert overlap(by_target["t2"], by_target["loop"])
 
 
+def test_ctrl_c_with_parallel_starts_no_targets_next_case(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    for name in ("a", "b"):
+        write_job(f"g/{name}.fio", f"[{name}]\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n")
+    out = tmp_path / "r"
+    targets = [a for name in ("t1", "t2") for a in ("--target", str(tmp_path / name))]
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), *targets, "--size", "1m",
+                                "--parallel", "--out", str(out), "--format", "json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 30
+    while len(list((out / "cases").glob("*/command.txt"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(2)
+    process.send_signal(signal.SIGINT)
+    _stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    statuses = {p.parent.name: json.loads(p.read_text())["status"] for p in (out / "cases").glob("*/result.json")}
+    assert sorted(statuses.values()) == ["interrupted", "interrupted"]  # each target's first case, and no other
+    assert all(name.startswith(("001-a", "002-a")) for name in statuses), statuses
+
+
 def test_quick_preset_on_a_scratch_file(tmp_path: Path) -> None:
     out = tmp_path / "quick"
     rows = rows_of(run_cli("quick", "--runtime", "1", "--size", "16M", "--out", str(out), "--format", "json"))

@@ -517,10 +517,13 @@ def run_cases(
         return [_run_and_report(store, case, progress, hosts) for case in cases]
     records: dict[int, CaseRecord] = {}
     errors: list[BaseException] = []
+    stopping = threading.Event()  # Ctrl-C: no target starts its next case
 
     def worker(group: list[Case]) -> None:
         try:
             for case in group:
+                if stopping.is_set():
+                    return
                 records[case.index] = _run_and_report(store, case, progress, hosts)
         except BaseException as error:  # re-raised in the main thread below
             errors.append(error)
@@ -532,9 +535,11 @@ def run_cases(
         for thread in threads:
             thread.join()
     except KeyboardInterrupt:  # only this thread hears Ctrl-C: stop every fio, let each case store what it has
-        stop_all()
-        for thread in threads:
-            thread.join()
+        stopping.set()
+        while any(thread.is_alive() for thread in threads):
+            stop_all()  # again for a fio that started between a worker's check and the first call
+            for thread in threads:
+                thread.join(0.2)
         raise
     if errors:
         raise errors[0]

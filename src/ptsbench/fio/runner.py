@@ -371,8 +371,10 @@ def _stop_jobs_of_killed_fio(process: "subprocess.Popen[str]", job_path: Path) -
 
 
 def stop_all() -> None:
-    """Ask every fio this program started to stop (SIGINT); each run_fio then raises FioInterrupted."""
+    """Ask every fio this program started to stop (SIGINT, once each); each run_fio then raises FioInterrupted."""
     for process in list(_running):
+        if process.pid in _stopped:
+            continue
         _stopped.add(process.pid)
         if process.poll() is None:
             process.send_signal(signal.SIGINT)
