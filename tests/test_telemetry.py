@@ -19,6 +19,7 @@ from ptsbench.target.telemetry import (
     NVME_DATA_UNIT_BYTES,
     TELEMETRY_KEYS,
     CpuSnapshot,
+    counters_since,
     cpu_snapshot,
     cpu_utilisation,
     parse_nvme_smart_log,
@@ -115,6 +116,71 @@ def test_real_nvme_cli_counters_are_strings() -> None:
     assert (values["temperature_k"], values["temperature_c"]) == (323, 50)
     assert values["data_units_written"] == 66 and values["data_written_bytes"] == 66 * 512_000
     assert values["media_errors"] == 0 and values["thm_temp1_trans_count"] == 0
+
+
+def test_history_counters_are_read() -> None:
+    values = parse_nvme_smart_log(recorded("nvme-cli-2.x-smart-log.json"))
+    assert values["power_cycles"] == 211 and values["data_units_read"] == 51837411
+    qemu = parse_nvme_smart_log(recorded("nvme-cli-2.3-smart-log-qemu.json"))
+    assert qemu["data_units_read"] == 1 and qemu["power_cycles"] == 0  # nvme-cli 2.3 prints them as strings
+    assert parse_smartctl(recorded("smartctl-7.3-nvme.json"))["power_cycles"] == 211
+    ata = parse_smartctl(recorded("smartctl-7.3-sata-ssd.json"))
+    assert isinstance(ata["power_cycles"], int)  # attribute 12 Power_Cycle_Count
+    assert telemetry_change(values, {**values, "power_cycles": 212})["power_cycles"] == 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# write history at resume: the last stored round's counters against the drive's now
+
+LAST = {"data_units_written": 1000, "data_written_bytes": 1000 * NVME_DATA_UNIT_BYTES, "data_units_read": 50,
+        "power_cycles": 7}
+
+
+def nvme_now(units_written: int, **others: int) -> dict[str, int]:
+    return {**LAST, "data_units_written": units_written,
+            "data_written_bytes": units_written * NVME_DATA_UNIT_BYTES, **others}
+
+
+def test_history_unchanged_or_only_own_writes_is_quiet() -> None:
+    assert counters_since(LAST, LAST, 0) == counters_since(LAST, nvme_now(1000, data_units_read=90), 0)
+    assert counters_since(LAST, LAST, 0).deviations == () and counters_since(LAST, LAST, 0).refusal is None
+    # the killed round wrote 10 MB: 20 units more, plus NVMe's rounding up of each reading (two units)
+    assert counters_since(LAST, nvme_now(1022), 10 * NVME_DATA_UNIT_BYTES * 2).deviations == ()
+
+
+def test_history_foreign_writes_are_a_deviation_naming_the_bytes() -> None:
+    verdict = counters_since(LAST, nvme_now(1100), 20 * NVME_DATA_UNIT_BYTES)
+    assert verdict.refusal is None and len(verdict.deviations) == 1
+    assert f"{80 * NVME_DATA_UNIT_BYTES:,} bytes were written to the drive that this run did not write" \
+        in verdict.deviations[0]
+    assert counters_since(LAST, nvme_now(1003), 0).deviations  # three units: more than the rounding
+    assert not counters_since(LAST, nvme_now(1002), 0).deviations
+
+
+def test_history_power_cycle_is_a_deviation() -> None:
+    verdict = counters_since(LAST, nvme_now(1000, power_cycles=8), 0)
+    assert verdict.refusal is None
+    assert verdict.deviations == ("the drive was power-cycled 1 time(s) since the last stored round "
+                                  "(power_cycles 7 -> 8)",)
+
+
+@pytest.mark.parametrize("now", [nvme_now(999), nvme_now(1000, power_cycles=2), nvme_now(1000, data_units_read=3)])
+def test_history_counters_going_back_are_a_refusal(now: dict[str, int]) -> None:
+    verdict = counters_since(LAST, now, 10**12)
+    assert verdict.refusal is not None and "went back" in verdict.refusal and verdict.deviations == ()
+
+
+def test_history_without_counters_compares_nothing() -> None:
+    unknown = dict.fromkeys(LAST)
+    assert counters_since(unknown, LAST, 0) == counters_since(LAST, unknown, 0) == counters_since(unknown, unknown, 0)
+    assert counters_since(unknown, unknown, 0).deviations == () and counters_since(unknown, unknown, 0).refusal is None
+
+
+def test_history_coarse_ata_counters_allow_their_unit() -> None:
+    """ATA / SCSI counters without NVMe data units: growth within 1 GiB is rounding, more is a deviation."""
+    last = {"data_written_bytes": 10 * 1024**3}
+    assert not counters_since(last, {"data_written_bytes": 11 * 1024**3}, 0).deviations
+    assert counters_since(last, {"data_written_bytes": 12 * 1024**3}, 0).deviations
 
 
 def test_smartctl_scsi_temperature_zero_is_unknown() -> None:

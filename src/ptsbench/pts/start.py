@@ -201,7 +201,42 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
                               "resume on the same device")
     if info.kind != "block":
         return target, []
-    return target, check_same_device(info.path, manifest.get("device_identity"), _has_written(pts), pts.root)
+    notes = check_same_device(info.path, manifest.get("device_identity"), _has_written(pts), pts.root)
+    return target, [*notes, *_check_write_history(pts, target, now)]
+
+
+def _check_write_history(pts: PtsStore, target: Target, facts: dict[str, object]) -> list[str]:
+    """The drive's own counters now against the last stored round's (target/telemetry.py counters_since): a counter
+    that went back is a TargetError; writes the run did not make and power cycles are recorded as deviations and
+    returned as notes. The run's own writes since then are at most its largest stored round (the round that was
+    killed) and any preconditioning begun since. Nothing to compare (no round stored, a device without counters):
+    no notes."""
+    from ptsbench.errors import TargetError
+    from ptsbench.store import read_json
+    from ptsbench.target.telemetry import HISTORY_KEYS, counters_since, read_telemetry
+
+    rounds = [read_json(path) for path in sorted((pts.root / "pts").rglob(ROUND_FILE))]
+    if not rounds:
+        return []
+    last = max(rounds, key=lambda record: str(record.get("finished_utc") or ""))
+    stored = (last.get("telemetry") or {}).get("after") or {}
+    if not any(isinstance(stored.get(key), int) for key in HISTORY_KEYS):
+        return []
+    changes = [((record.get("telemetry") or {}).get("change") or {}).get("data_written_bytes") for record in rounds]
+    own_bytes = max((value for value in changes if isinstance(value, int)), default=0)
+    plan = load_plan(pts.store)
+    own_bytes += sum(phase.precondition_bytes for phase in plan.phases
+                     if (pts.phase_dir(phase.key) / "precondition").exists()
+                     and not any(pts.rounds_dir(phase.key).glob(f"*/{ROUND_FILE}")))
+    verdict = counters_since(stored, read_telemetry(target, facts), own_bytes)
+    where = f"{target.path}, after {last.get('phase')} round {last.get('round')}"
+    if verdict.refusal:
+        raise TargetError(f"{where}: {verdict.refusal}", "resume only on the drive the run started on, as it was; "
+                          "else start a new run")
+    reasons = [f"resumed at {utc_now()}: {where}: {deviation}" for deviation in verdict.deviations]
+    for reason in reasons:
+        pts.add_compliance_reason(reason)
+    return [f"recorded as a deviation: {reason}" for reason in reasons]
 
 
 def _has_written(pts: PtsStore) -> bool:

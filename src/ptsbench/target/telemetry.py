@@ -5,17 +5,20 @@ Device values come from the tools that expose them, read as JSON:
   `temperature` is in Kelvin; `warning_temp_time` / `critical_comp_time` are minutes above the warning / critical
   composite temperature; `thm_temp{1,2}_trans_count` count transitions into host-controlled thermal management
   (throttling) level 1 / 2 and `thm_temp{1,2}_total_time` are seconds spent there; `data_units_written` counts units
-  of 1000 x 512 bytes. Without nvme-cli, `smartctl -j -a` is used (it has no throttle counters).
+  of 1000 x 512 bytes (rounded up), as does `data_units_read`; `power_cycles` counts power-ons. Without nvme-cli,
+  `smartctl -j -a` is used (it has no throttle counters).
 - SATA / SAS / USB: `smartctl -j -a DEV` (smartmontools 7.x): `temperature.current` (Celsius); ATA attributes by name:
-  Reported_Uncorrect (187) as media errors, Total_LBAs_Written (241, x logical sector size) or the Host_Writes_*
-  variants for data written; SCSI: `scsi_error_counter_log` uncorrected errors and write `gigabytes_processed`,
-  and a temperature of 0, which smartctl prints for a SCSI device without a temperature log page, is unknown.
+  Reported_Uncorrect (187) as media errors, Power_Cycle_Count (12) as power cycles, Total_LBAs_Written (241,
+  x logical sector size) or the Host_Writes_* variants for data written; SCSI: `scsi_error_counter_log`
+  uncorrected errors and write `gigabytes_processed`, and a temperature of 0, which smartctl prints for a SCSI
+  device without a temperature log page, is unknown.
   ATA and SCSI define no thermal-throttle counters: those keys stay None.
 Celsius is Kelvin - 273, the NVMe convention nvme-cli and smartctl both print.
 
 `read_telemetry` gives every key of TELEMETRY_KEYS (None when unknown), the `source`, the command run and a `note`
 ("not available: ..." when nothing can be read). `telemetry_change` compares two readings (before and after a
-round). Host CPU: `cpu_snapshot` reads /proc/stat; `cpu_utilisation(before, after)` gives shares of all CPUs' time.
+round); `counters_since` compares the last stored round's reading with one at resume. Host CPU: `cpu_snapshot`
+reads /proc/stat; `cpu_utilisation(before, after)` gives shares of all CPUs' time.
 """
 
 import json
@@ -45,6 +48,8 @@ COUNTER_KEYS = (
     "media_errors",
     "data_units_written",
     "data_written_bytes",
+    "data_units_read",
+    "power_cycles",
 )
 TELEMETRY_KEYS = ("source", "device", "command", "note", "temperature_c", "temperature_k", "critical_warning",
                   *COUNTER_KEYS)
@@ -59,6 +64,7 @@ _ATA_WRITTEN_UNITS: dict[str, int | None] = {
     "Lifetime_Writes_GiB": 1024**3,
 }
 _ATA_MEDIA_ERRORS = "Reported_Uncorrect"
+_ATA_POWER_CYCLES = "Power_Cycle_Count"
 
 
 def empty_telemetry(note: str | None, source: str | None = None, device: str | None = None) -> dict[str, Any]:
@@ -173,6 +179,8 @@ def parse_nvme_smart_log(doc: Mapping[str, Any]) -> dict[str, Any]:
         "media_errors": _number(doc.get("media_errors")),
         "data_units_written": units,
         "data_written_bytes": units * NVME_DATA_UNIT_BYTES if units is not None else None,
+        "data_units_read": _number(doc.get("data_units_read")),
+        "power_cycles": _number(doc.get("power_cycles")),
     }
 
 
@@ -192,6 +200,8 @@ def parse_smartctl(doc: Mapping[str, Any]) -> dict[str, Any]:
             media_errors=_number(nvme.get("media_errors")),
             data_units_written=units,
             data_written_bytes=units * NVME_DATA_UNIT_BYTES if units is not None else None,
+            data_units_read=_number(nvme.get("data_units_read")),
+            power_cycles=_number(nvme.get("power_cycles")),
         )
         if values["temperature_c"] is None:
             values["temperature_c"] = _number(nvme.get("temperature"))
@@ -212,7 +222,8 @@ def _ata_values(table: list[Any], sector_bytes: int) -> dict[str, Any]:
         if count is not None:
             written = count * (unit or sector_bytes)
             break
-    return {"media_errors": raw.get(_ATA_MEDIA_ERRORS), "data_written_bytes": written}
+    return {"media_errors": raw.get(_ATA_MEDIA_ERRORS), "data_written_bytes": written,
+            "power_cycles": raw.get(_ATA_POWER_CYCLES)}
 
 
 def _scsi_values(counters: Mapping[str, Any]) -> dict[str, Any]:
@@ -239,6 +250,47 @@ def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> dic
     thermal = [change[key] for key in THROTTLE_KEYS if change[key] is not None]
     change["throttled"] = any(value > 0 for value in thermal) if thermal else None
     return change
+
+
+HISTORY_KEYS = ("data_written_bytes", "data_units_read", "power_cycles")  # lifetime counters that never go back
+COARSEST_WRITTEN_UNIT_BYTES = 1024**3  # ATA Host_Writes_GiB; SCSI prints decimal GB to 3 places
+
+
+@dataclass(frozen=True)
+class CounterVerdict:
+    """What a drive's counters say happened between the last stored round and a resume."""
+
+    deviations: tuple[str, ...]  # recorded; the run goes on
+    refusal: str | None  # the drive is not the run's any more (a counter went back)
+
+
+def counters_since(last: Mapping[str, Any], now: Mapping[str, Any], own_writes_bytes: int) -> CounterVerdict:
+    """Compare a reading at resume (`now`) with the last stored round's (`last`): a counter that went back (another
+    drive, or counters reset) is a refusal; a power cycle, or data written that grew by more than
+    `own_writes_bytes` (at most what the run wrote since: the round that was killed, a preconditioning) plus the
+    counters' rounding (two NVMe data units, else 1 GiB), are deviations. Unknown counters compare as nothing."""
+    known: dict[str, tuple[int, int]] = {key: (last[key], now[key]) for key in HISTORY_KEYS
+                                         if isinstance(last.get(key), int) and isinstance(now.get(key), int)}
+    back = [f"{key} {was:,} -> {is_:,}" for key, (was, is_) in known.items() if is_ < was]
+    if back:
+        return CounterVerdict((), f"the drive's counters went back since the last stored round ({'; '.join(back)}):"
+                                  " another drive, or its counters were reset")
+    deviations = []
+    if "power_cycles" in known:
+        was, is_ = known["power_cycles"]
+        if is_ > was:
+            deviations.append(f"the drive was power-cycled {is_ - was} time(s) since the last stored round "
+                              f"(power_cycles {was:,} -> {is_:,})")
+    if "data_written_bytes" in known:
+        was, is_ = known["data_written_bytes"]
+        rounding = 2 * NVME_DATA_UNIT_BYTES if isinstance(now.get("data_units_written"), int) \
+            else COARSEST_WRITTEN_UNIT_BYTES
+        extra = is_ - was - own_writes_bytes
+        if extra > rounding:
+            deviations.append(f"{extra:,} bytes were written to the drive that this run did not write, since the "
+                              f"last stored round (its counters grew by {is_ - was:,} bytes, the run wrote at most "
+                              f"{own_writes_bytes:,} since)")
+    return CounterVerdict(tuple(deviations), None)
 
 
 # ---------------------------------------------------------------------------------------------------------------
