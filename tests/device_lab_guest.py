@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -837,6 +838,41 @@ def pts_nvme(lab: Lab) -> str:
                                                   "--destructive", "--out", str(out)])
     notes = _pts_store_checks(out, dev, disk, seen, "nvme-format", "nvme-cli")
     return "; ".join(notes)
+
+
+@check("resume-history-nvme", waits=("io_uring_cmd-ng",))
+def resume_history(lab: Lab) -> str:
+    """A PTS run is killed after round 1; `dd` writes 32 MiB more than round 1 wrote (the most the killed round may
+    have written) to the namespace; resume reads the drive's own counters, records at least those 32 MiB as written
+    by someone else (a deviation, on the terminal and in the manifest) and finishes the run."""
+    _, dev = lab.disk("nvme512")
+    out = WORK / "resume-history"
+    args = ["pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2",
+            "--max-rounds", "3", "--block-sizes", "iops=4k", "--mixes", "iops=0", "--purge", "none",
+            "--active-range", "25", "--precondition-multiple", "1", "--destructive", "--out", str(out)]
+    output = WORK / "resume-history-pts"
+    pid = start_ptsbench(args, output)
+    stored = out / "pts" / "iops" / "rounds" / "001" / "round.json"
+    _wait_until(lambda: stored.exists() or not _alive(pid), "round 1 of the PTS run")
+    os.kill(pid, signal.SIGKILL)
+    finish_ptsbench(pid, args, output, ok=None)
+    assert stored.exists() and not (out / "pts" / "iops" / "rounds" / "003" / "round.json").exists(), \
+        Path(f"{output}.err").read_text()[-1500:]
+    round_bytes = json.loads(stored.read_text())["telemetry"]["change"]["data_written_bytes"]
+    foreign_mib = -(-round_bytes // 2**20) + 32
+    run(["dd", "if=/dev/zero", f"of={dev}", "bs=1M", f"count={foreign_mib}", "oflag=direct", "status=none"])
+    resumed = ptsbench("resume", str(out), "--destructive")
+    notes = [line for line in resumed.stderr.splitlines() if "did not write" in line]
+    assert len(notes) == 1 and "recorded as a deviation" in notes[0], resumed.stderr[-1500:]
+    named = re.search(r"([\d,]+) bytes were written", notes[0])
+    assert named, notes[0]
+    extra_bytes = int(named.group(1).replace(",", ""))
+    units_bytes = 2 * 512_000  # NVMe data units, rounded up at each reading
+    assert 32 * 2**20 - units_bytes <= extra_bytes <= foreign_mib * 2**20 + units_bytes, (foreign_mib, notes[0])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "done"
+    assert any("did not write" in reason for reason in manifest["compliance"]["reasons"]), manifest["compliance"]
+    return notes[0].split("ptsbench: note: ", 1)[-1]
 
 
 # ---------------------------------------------------------------------------------------------------------------
