@@ -780,7 +780,7 @@ def uring_cmd(lab: Lab) -> str:
     return f"{ng}: {rows[0]['iops']:.0f} IOPS with io_uring_cmd; as --target: {said}"
 
 
-@check("run-parallel-nvme")
+@check("run-parallel-nvme", waits=("io_uring_cmd-ng",))  # the same disk: a run claims it whole
 def parallel(lab: Lab) -> str:
     devs = [lab.devs["nvme512"], lab.devs["nvme4k"]]  # the 4 KiB one blank after guard-nvme: accepted now
     out = WORK / "parallel"
