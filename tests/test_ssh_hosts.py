@@ -20,7 +20,7 @@ from conftest import attached_loop, run_cli
 from ptsbench.fio.runner import fio_version
 from ptsbench.hosts import ssh
 from ptsbench.hosts.hostlist import parse_hosts
-from ptsbench.hosts.server import Listen, kill_tree, wait_listening
+from ptsbench.hosts.server import Listen, _server_pids, kill_tree, wait_listening
 from sshd import Sshd
 from sshd import sshd as sshd  # noqa: PLC0414 - the fixture
 from test_hosts import NULL_JOB, rows_of
@@ -32,18 +32,8 @@ def remote_folders() -> set[Path]:
 
 
 def server_pids(folders: set[Path]) -> list[int]:
-    """fio servers serving a socket in one of these folders."""
-    wanted = [f"--server=sock:{folder}/{ssh.REMOTE_SOCKET}".encode() for folder in folders]
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if any(arg in wanted for arg in argv):
-                pids.append(int(entry.name))
-    return pids
+    """fio servers serving a socket in one of these folders (the server module's own scan of /proc)."""
+    return [pid for folder in folders for pid in _server_pids(f"--server=sock:{folder}/{ssh.REMOTE_SOCKET}")]
 
 
 def wait_for(condition, timeout_s: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
