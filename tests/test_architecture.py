@@ -1,6 +1,6 @@
 """The shape of the code: imports go one way (no cycle among ptsbench's modules), no source file grows past 600
-lines, and the README's architecture tree names every module. Imports are read from the source with `ast`, so every
-import counts: module level, inside functions, under TYPE_CHECKING, absolute and relative."""
+lines, and the tree in docs/architecture.md names every module. Imports are read from the source with `ast`, so
+every import counts: module level, inside functions, under TYPE_CHECKING, absolute and relative."""
 
 import ast
 from collections.abc import Iterator, Mapping
@@ -113,11 +113,10 @@ def test_no_source_file_over_600_lines() -> None:
     assert not found, f"over {MAX_LINES} lines (split by role):\n" + "\n".join(found)
 
 
-def readme_tree(readme: str) -> dict[str, str]:
-    """The architecture section's tree: path under src/ptsbench -> its role, from the indentation (two spaces a
+def architecture_tree(page: str) -> dict[str, str]:
+    """The architecture page's first tree: path under src/ptsbench -> its role, from the indentation (two spaces a
     level; a name ending in / is a folder)."""
-    section = readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
-    lines = section.split("```")[1].strip("\n").splitlines()
+    lines = page.split("```")[1].strip("\n").splitlines()
     assert lines[0] == "src/ptsbench/", lines[0]
     folders: list[str] = []
     tree = {}
@@ -133,16 +132,16 @@ def readme_tree(readme: str) -> dict[str, str]:
     return tree
 
 
-def test_readme_architecture_names_every_module_and_nothing_else() -> None:
-    tree = readme_tree((ROOT / "README.md").read_text())
+def test_architecture_page_names_every_module_and_nothing_else() -> None:
+    tree = architecture_tree((ROOT / "docs" / "architecture.md").read_text())
     named_files = {path for path in tree if path.endswith((".py", ".c"))}
     folders = {path for path in tree if not path.endswith((".py", ".c"))}
     files = {str(path.relative_to(PACKAGE)) for pattern in ("*.py", "*.c") for path in PACKAGE.rglob(pattern)}
     packages = {str(path.parent.relative_to(PACKAGE)) for path in PACKAGE.rglob("__init__.py")} - {"."}
     unnamed = sorted(path for path in files - named_files if not path.endswith("__init__.py"))
-    assert not unnamed, f"modules missing from the README's architecture tree: {unnamed}"
-    assert not named_files - files, f"the README's tree names files that do not exist: {sorted(named_files - files)}"
-    assert folders == packages, f"README folders {sorted(folders)} != packages {sorted(packages)}"
+    assert not unnamed, f"modules missing from docs/architecture.md's tree: {unnamed}"
+    assert not named_files - files, f"docs/architecture.md names missing files: {sorted(named_files - files)}"
+    assert folders == packages, f"docs/architecture.md folders {sorted(folders)} != packages {sorted(packages)}"
 
 
 def test_cycle_finder_names_a_cycle_and_passes_a_one_way_graph(tmp_path: Path) -> None:
@@ -164,7 +163,7 @@ def test_cycle_finder_names_a_cycle_and_passes_a_one_way_graph(tmp_path: Path) -
     assert long_files(package, limit=2) == []
 
 
-def test_readme_tree_is_read_by_indentation() -> None:
-    readme = "# x\n\n## Architecture\n\ntext\n```\nsrc/ptsbench/\n  a.py   one\n  sub/   two\n    b.py three\n" \
-             "  c.py   four\n```\n## Next\n"
-    assert readme_tree(readme) == {"a.py": "one", "sub": "two", "sub/b.py": "three", "c.py": "four"}
+def test_architecture_tree_is_read_by_indentation() -> None:
+    page = "# Architecture\n\ntext\n```\nsrc/ptsbench/\n  a.py   one\n  sub/   two\n    b.py three\n" \
+           "  c.py   four\n```\n## Next\n"
+    assert architecture_tree(page) == {"a.py": "one", "sub": "two", "sub/b.py": "three", "c.py": "four"}

@@ -1,6 +1,6 @@
 """`ptsbench plot` against fio's own tools/fiologparser.py (shipped in Debian's fio package) on logs of one real fio
 run: windowed, per-job, unequal-length and per-IO logs. Every interval both compute is equal; where they differ on
-purpose, the README says why (fiologparser.py stops at the shortest log; it reads per-IO lines as samples).
+purpose, docs/plots.md says why (fiologparser.py stops at the shortest log; it reads per-IO lines as samples).
 """
 
 import gzip

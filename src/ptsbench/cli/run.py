@@ -42,7 +42,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
                      help="Run directory (default ./ptsbench-results/...)."),
         safety_flag("--destructive", help_text="Allow writes to a block device (refused by default)."),
         safety_flag("--allow-mounted", help_text="With --destructive: allow writes to a device in use (mounted, "
-                    "swap, stacked on, a member of a mounted filesystem, held open exclusively; see README Safety)."),
+                    "swap, stacked on, a member of a mounted filesystem, held open exclusively; see docs/safety.md)."),
         click.option("--fio-lat-log", is_flag=True,
                      help="Also have fio write its own latency logs (costs fio a clock read per IO; without it, "
                           "latency over time is derived per second from fio's status)."),

@@ -106,7 +106,7 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
 @safety_flag("--destructive", help_text="Allow writes to a block device (refused by default).")
 @safety_flag("--allow-mounted",
              help_text="With --destructive: allow writes to a device in use (mounted, swap, stacked on, a member of "
-             "a mounted filesystem, held open exclusively; see README Safety).")
+             "a mounted filesystem, held open exclusively; see docs/safety.md).")
 @click.option("--fio-lat-log", is_flag=True, help="Also have fio write its own latency logs (costs fio a clock "
               "read per IO).")
 @click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1), default=1000, show_default=True,

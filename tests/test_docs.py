@@ -1,0 +1,31 @@
+"""The documentation: the README is a short entrance whose links all resolve, and the docs/ site builds with
+`mkdocs build --strict`, so a broken link, a missing anchor or a page left out of the navigation fails here."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README_MAX_LINES = 150
+
+
+def test_readme_is_short_and_starts_with_the_two_setup_commands() -> None:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move reference text to docs/"
+    first_block = lines[lines.index("```sh") + 1: lines.index("```")]
+    assert [line.split("#")[0].strip() for line in first_block] == ["bash scripts/demo.sh", "bash scripts/test.sh"]
+
+
+def test_readme_links_point_at_files_in_the_repository() -> None:
+    targets = re.findall(r"\]\(([^)#\s]+)", (ROOT / "README.md").read_text())
+    assert targets, "the README links to its documentation"
+    missing = [target for target in targets if "://" not in target and not (ROOT / target).exists()]
+    assert not missing, f"README links to missing files: {missing}"
+
+
+def test_docs_site_builds_in_strict_mode(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "site" / "safety" / "index.html").is_file()
