@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +16,63 @@ import pytest
 
 if shutil.which("fio") is None:
     pytest.exit("fio is not installed: run `bash scripts/test.sh`, which installs it", returncode=3)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class DeviceLab:
+    """scripts/device-lab.sh running in the background: its process, its results file and its console."""
+
+    KEY = pytest.StashKey["DeviceLab"]()
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.results = folder / "results.jsonl"
+        self.console = folder / "console.txt"
+        with self.console.open("wb") as console:
+            self.process = subprocess.Popen(["bash", str(ROOT / "scripts" / "device-lab.sh"),
+                                             "--results", str(self.results)],
+                                            stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+
+    def stop(self) -> None:
+        """Stop the lab (QEMU and the script, whose exit trap removes its images) if it still runs."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def start_device_lab(config: pytest.Config) -> DeviceLab:
+    folder = Path(tempfile.mkdtemp(prefix="ptsbench-lab-results-"))
+    lab = DeviceLab(folder)
+    config.stash[DeviceLab.KEY] = lab
+    return lab
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The device lab's tests last: they wait for the lab, which runs meanwhile (below)."""
+    items.sort(key=lambda item: item.get_closest_marker("device_lab") is not None)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the device lab as soon as its tests are collected: it runs for minutes, mostly in QEMU, and the rest of
+    the suite runs meanwhile instead of before it."""
+    wanted = any(item.get_closest_marker("device_lab") for item in session.items)
+    if wanted and not session.config.option.collectonly:
+        start_device_lab(session.config)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Never leave the lab running after the tests (a -x stop, Ctrl-C, a test selection that skipped its tests)."""
+    lab = session.config.stash.get(DeviceLab.KEY, None)
+    if lab is not None:
+        lab.stop()
+        shutil.rmtree(lab.folder, ignore_errors=True)
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
