@@ -165,6 +165,8 @@ def test_devices_in_use_are_refused_naming_the_holder(in_use: list[InUse], tmp_p
                     missing = [words for words in item.says if words not in err]
                     if not refused or missing or (dry_run and "# guard: the real run would be refused" not in out):
                         wrong.append(f"{label}: exit {code}, not named: {missing}: {err.strip()[-400:]}")
+                    if refused and "pts never does" not in err:  # the hint must not offer pts an option it lacks
+                        wrong.append(f"{label}: the hint does not say which commands take --allow-mounted: {err}")
                     if device.checksum() != device.digest:
                         wrong.append(f"{label}: the device changed")
                     if (tmp_path / "out").exists():

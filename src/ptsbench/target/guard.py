@@ -17,6 +17,9 @@ SYSFS_DEV_CHAR = "/sys/dev/char"
 SYSFS_BLOCK = "/sys/block"
 MEMORY_DEVICES_MAJOR = 1
 SINK_DEVICE_MINORS = (3, 5, 7, 8, 9)  # /dev/null, zero, full, random, urandom (not mem, kmem, port: minors 1, 2, 4)
+# --allow-mounted exists on run and sweep only: a PTS run (purge, preconditioning) never writes to a device in use
+ANYWAY = "run and sweep write to it anyway, knowingly, with --destructive --allow-mounted; pts never does"
+
 _NVME_GENERIC = re.compile(r"ng(\d+)n(\d+)")
 
 
@@ -33,8 +36,7 @@ def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool =
         reasons = in_use + block_device_signatures(target.path)
         raise UnsafeTargetError(
             f"refusing to write to {target.path}: " + "; ".join(reasons),
-            "it is in use and writing destroys its live data: unmount it or stop what uses it first (or, "
-            "knowingly, pass --destructive --allow-mounted)",
+            "it is in use and writing destroys its live data: unmount it or stop what uses it first (" + ANYWAY + ")",
         )
     if destructive:
         return
@@ -112,7 +114,7 @@ def _check_file_in_use(path: str, found: os.stat_result, destructive: bool, allo
     filesystem may be mounted), guarded as that device."""
     if os.path.realpath(path) in active_swaps() and not (destructive and allow_mounted):
         raise UnsafeTargetError(f"refusing to write to {path}: it is an active swap file",
-                                "swapoff it first (or, knowingly, pass --destructive --allow-mounted)")
+                                "swapoff it first (" + ANYWAY + ")")
     for loop in loops_backed_by(found):
         check_write_allowed(resolve_target(loop), destructive, allow_mounted)
 
