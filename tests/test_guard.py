@@ -1,5 +1,6 @@
 """Destructive-write guard on real loop devices (root only; skipped cleanly otherwise)."""
 
+import errno
 import os
 import shutil
 import stat
@@ -11,15 +12,11 @@ import pytest
 
 from conftest import LOOP_SIZE_BYTES, run_cli
 from ptsbench.errors import TargetError, UnsafeTargetError
-from ptsbench.target import guard
-from ptsbench.target.guard import (
-    block_device_of_char,
-    block_device_signatures,
-    check_device_write_allowed,
-    check_write_allowed,
-)
+from ptsbench.target import target as target_module
+from ptsbench.target.claim import claim_keys, claim_targets
+from ptsbench.target.guard import block_device_signatures, check_device_write_allowed, check_write_allowed
 from ptsbench.target.inuse import in_use_reasons, mounted_reasons
-from ptsbench.target.target import Target, resolve_target
+from ptsbench.target.target import Target, block_device_of_char, resolve_target
 
 
 def _mkfs_ext4(device: str) -> None:
@@ -191,11 +188,18 @@ def test_scsi_generic_device_is_guarded_as_its_disk(tmp_path: Path, loop_device:
     os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(4, 65))
     sysfs = tmp_path / "sys-dev-char"
     (sysfs / "4:65" / "device" / "block" / os.path.basename(loop_device)).mkdir(parents=True)
-    monkeypatch.setattr(guard, "SYSFS_DEV_CHAR", str(sysfs))
+    monkeypatch.setattr(target_module, "SYSFS_DEV_CHAR", str(sysfs))
     assert block_device_of_char(str(node)) == loop_device
     with pytest.raises(UnsafeTargetError, match=f"refusing to write to {loop_device}: carries a ext4 signature"):
         check_device_write_allowed(str(node), destructive=False)
     check_device_write_allowed(str(node), destructive=True)
+    # the claim of a run through the character node holds the disk itself: same record, and O_EXCL on the disk
+    assert claim_keys(str(node)) == claim_keys(loop_device)
+    with claim_targets([str(node)], tmp_path / "run"):
+        with pytest.raises(OSError) as held:
+            os.close(os.open(loop_device, os.O_RDONLY | os.O_EXCL))
+        assert held.value.errno == errno.EBUSY
+    os.close(os.open(loop_device, os.O_RDONLY | os.O_EXCL))  # released with the claim
 
 
 def test_a_typo_is_an_error_not_a_new_file(tmp_path: Path) -> None:

@@ -25,9 +25,16 @@ from ptsbench.hosts.results import host_outcome
 from ptsbench.hosts.ssh import client_folder
 from ptsbench.store import RunStore, read_json, utc_now_ms
 from ptsbench.target.claim import claim_targets
-from ptsbench.target.guard import block_device_of_char, check_opened
+from ptsbench.target.guard import check_opened
 from ptsbench.target.identity import device_identity, vanished
-from ptsbench.target.target import Target, check_has_capacity, kernel_filesystem, resolve_target, zoned_model
+from ptsbench.target.target import (
+    Target,
+    block_device_of_char,
+    check_has_capacity,
+    kernel_filesystem,
+    resolve_target,
+    zoned_model,
+)
 from ptsbench.target.userfile import mark_made, missing
 
 RESULT = "result.json"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ptsbench.errors import TargetError, UnsafeTargetError
 from ptsbench.target.inuse import in_use_reasons, note_held_here
+from ptsbench.target.target import block_device_of_char
 
 ROOT_CLAIM_DIR = "/run/ptsbench/claims"
 LOCK_TRIES = 5  # a guard probing the record takes a shared lock for an instant: try again before calling it held
@@ -36,9 +37,21 @@ def claim_dir() -> Path:
     return Path(ROOT_CLAIM_DIR) if os.geteuid() == 0 else Path.home() / ".cache" / "ptsbench" / "claims"
 
 
+def claimed_path(path: str) -> str:
+    """What a claim on `path` holds: for a generic character device (/dev/ngXnY, /dev/sgN), the block device it
+    stands for, so a run through either node and a run on the block device exclude each other."""
+    try:
+        is_char = stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return path
+    return (block_device_of_char(path) or path) if is_char else path
+
+
 def claim_keys(path: str) -> list[str]:
-    """The record names of a target, the same however it is spelled: a block device by its device number; a file by
-    its real path, and by its inode while it exists (a hard link is the same file)."""
+    """The record names of a target, the same however it is spelled: a block device (or a generic character device
+    of one) by its device number; a file by its real path, and by its inode while it exists (a hard link is the same
+    file)."""
+    path = claimed_path(path)
     try:
         found = os.stat(path)
     except OSError:
@@ -95,7 +108,7 @@ def claim_targets(paths: Iterable[str], run_dir: Path, allow_in_use: bool = Fals
                 if key not in _records_here and key not in keys:
                     _take_record(key, path, record)
                     keys.append(key)
-            opened = _open_exclusive(path, allow_in_use)
+            opened = _open_exclusive(claimed_path(path), allow_in_use)
             if opened is not None:
                 exclusive.append(opened)
                 note_held_here(opened[1], True)

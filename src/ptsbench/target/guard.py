@@ -3,24 +3,21 @@
 import glob
 import json
 import os
-import re
 import stat
 from collections.abc import Sequence
 
 from ptsbench.errors import TargetError, UnsafeTargetError
 from ptsbench.target.claim import check_not_claimed
 from ptsbench.target.inuse import active_swaps, blkid_values, in_use_reasons, partition_dirs, run_tool
-from ptsbench.target.target import Target, kernel_filesystem, read_sysfs, resolve_target
+from ptsbench.target.target import Target, block_device_of_char, kernel_filesystem, read_sysfs, resolve_target
 from ptsbench.target.userfile import check_user_file
 
-SYSFS_DEV_CHAR = "/sys/dev/char"
 SYSFS_BLOCK = "/sys/block"
 MEMORY_DEVICES_MAJOR = 1
 SINK_DEVICE_MINORS = (3, 5, 7, 8, 9)  # /dev/null, zero, full, random, urandom (not mem, kmem, port: minors 1, 2, 4)
 # --allow-mounted exists on run and sweep only: a PTS run (purge, preconditioning) never writes to a device in use
 ANYWAY = "run and sweep write to it anyway, knowingly, with --destructive --allow-mounted; pts never does"
 
-_NVME_GENERIC = re.compile(r"ng(\d+)n(\d+)")
 
 
 def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool = False) -> None:
@@ -131,18 +128,6 @@ def loops_backed_by(found: os.stat_result) -> list[str]:
         if same:
             loops.append("/dev/" + backing.split(os.sep)[-3])
     return loops
-
-
-def block_device_of_char(path: str) -> str | None:
-    """The block device a generic character device stands for: /dev/ngXnY -> /dev/nvmeXnY, /dev/sgN -> /dev/sdX."""
-    real = os.path.realpath(path)
-    nvme = _NVME_GENERIC.fullmatch(os.path.basename(real))
-    candidates = [f"/dev/nvme{nvme[1]}n{nvme[2]}"] if nvme else []
-    rdev = os.stat(real).st_rdev
-    scsi_block = os.path.join(SYSFS_DEV_CHAR, f"{os.major(rdev)}:{os.minor(rdev)}", "device", "block")
-    if os.path.isdir(scsi_block):
-        candidates += [f"/dev/{name}" for name in sorted(os.listdir(scsi_block))]
-    return next((c for c in candidates if os.path.exists(c) and stat.S_ISBLK(os.stat(c).st_mode)), None)
 
 
 def block_device_signatures(dev_path: str) -> list[str]:

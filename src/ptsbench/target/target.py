@@ -9,6 +9,8 @@ from ptsbench.errors import TargetError
 
 TESTFILE_NAME = "ptsbench-testfile.dat"
 SYSFS_DEV_BLOCK = "/sys/dev/block"
+SYSFS_DEV_CHAR = "/sys/dev/char"
+_NVME_GENERIC = re.compile(r"ng(\d+)n(\d+)")
 MOUNTINFO = "/proc/self/mountinfo"
 # file systems of the kernel itself: a file made or written there is no test file (devtmpfs is RAM, sysfs and procfs
 # files are kernel switches); /dev/shm is ordinary shared memory
@@ -213,3 +215,15 @@ def read_mounts() -> list[Mount]:
 def unescape_proc(text: str) -> str:
     """Undo the octal escapes (\\040 for space) the kernel uses in mountinfo and swaps."""
     return text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def block_device_of_char(path: str) -> str | None:
+    """The block device a generic character device stands for: /dev/ngXnY -> /dev/nvmeXnY, /dev/sgN -> /dev/sdX."""
+    real = os.path.realpath(path)
+    nvme = _NVME_GENERIC.fullmatch(os.path.basename(real))
+    candidates = [f"/dev/nvme{nvme[1]}n{nvme[2]}"] if nvme else []
+    rdev = os.stat(real).st_rdev
+    scsi_block = os.path.join(SYSFS_DEV_CHAR, f"{os.major(rdev)}:{os.minor(rdev)}", "device", "block")
+    if os.path.isdir(scsi_block):
+        candidates += [f"/dev/{name}" for name in sorted(os.listdir(scsi_block))]
+    return next((c for c in candidates if os.path.exists(c) and stat.S_ISBLK(os.stat(c).st_mode)), None)
