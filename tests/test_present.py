@@ -311,13 +311,15 @@ def test_dry_run_starts_with_what_matters(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[1] == "# Tests: IOPS, Throughput, Latency, Write saturation"
-    assert re.fullmatch(r"# Worst case: \d+ h \d+ min in all \(.*", lines[2]), lines[2]
+    assert re.fullmatch(r"# Worst case: \d+ h \d+ min in all \(.*, about 17 s of purges and preconditioning\)",
+                        lines[2]), lines[2]
+    assert lines[3] == "# Purges: none (the purge method at run time is none)"  # a file cannot be purged
     # IOPS, Throughput (two phases: 128 KiB and 1 MiB), Latency: each preconditions with 2 x 1 GiB; WSAT does not
-    assert ("plus preconditioning: 8.0 GiB of sequential writes, about 17 s at an assumed 500 MB/s and the purges "
-            "(seconds for an NVMe format") in lines[2], lines[2]
-    assert lines[3].startswith("# Purge at run time: none") and lines[4].startswith("# Write cache: set to disabled")
-    assert lines[5].startswith("# Can be PTS-compliant: no, 1 deviation (the purge")  # a file cannot be purged
-    assert "[global]" not in done.stdout and len(lines) < 20  # job files only with --verbose
+    assert lines[4] == ("# Preconditioning: 8.0 GiB of sequential writes, about 17 s at 500 MB/s, assumed "
+                        "(--measure-rate measures it with a few seconds of reads of the device)"), lines[4]
+    assert lines[5].startswith("# Purge at run time: none") and lines[6].startswith("# Write cache: set to disabled")
+    assert lines[7].startswith("# Can be PTS-compliant: no, 1 deviation (the purge")  # a file cannot be purged
+    assert "[global]" not in done.stdout and len(lines) < 22  # job files only with --verbose
     assert "[global]" in run_cli("pts", str(tmp_path / "t.dat"), "--size", "1G", "--dry-run", "--verbose").stdout
     short = run_cli("pts", "--profile", "demo", "--tests", "iops,hir,xsr,cbw", "--max-rounds", "3", "--dry-run",
                     "--out", str(tmp_path / "run")).stdout

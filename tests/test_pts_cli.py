@@ -115,6 +115,9 @@ def test_live_report_during_and_after_a_real_run(tmp_path: Path) -> None:
     final = index.read_text()
     assert 'id="in-progress"' not in final and (out / "report" / "report.pdf").exists()
     assert f"report {index}" in stderr
+    # the plan shown before the run, and kept, estimates the purges and preconditioning too
+    estimate = "Purges: none (the purge method at run time is none)"
+    assert estimate in stderr.splitlines() and estimate in (out / "plan.txt").read_text().splitlines()
     # piped to a log, each progress line is whole (not wrapped at 80 columns), so it can be grepped
     target = out / "scratch.dat"
     assert f"Latency: no purge of {target}: a file cannot be purged" in stderr.splitlines(), stderr
@@ -163,6 +166,35 @@ def test_size_on_a_block_device_is_refused_not_ignored(loop_device: str) -> None
     whole = run_cli("pts", loop_device, "--tests", "iops", "--dry-run", "--destructive")  # takes only a discard
     assert whole.returncode == 0, whole.stderr
     assert "# Purge at run time: blkdiscard (not a PTS purge: the run will not be PTS-compliant)" in whole.stdout
+
+
+def test_dry_run_estimates_purge_and_preconditioning_at_a_measured_rate(loop_device: str, tmp_path: Path) -> None:
+    """--measure-rate reads the device for a few seconds (real fio, read-only: the data is untouched) and estimates
+    each test's preconditioning at that rate, each purge as its method's own estimate; without it the rate is assumed
+    and the output says so."""
+    import hashlib
+    import re
+
+    with open(loop_device, "r+b") as device:  # a pattern the measuring read must leave as it is
+        device.write(b"nvme25" * 1_000_000)
+    before = hashlib.sha256(Path(loop_device).read_bytes()).hexdigest()
+    done = run_cli("pts", loop_device, "--tests", "iops,lat", "--max-rounds", "1", "--dry-run", "--destructive",
+                   "--measure-rate")
+    assert done.returncode == 0, done.stderr
+    assert hashlib.sha256(Path(loop_device).read_bytes()).hexdigest() == before
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(r"# Worst case: .* in all \(.*, about (.*) of purges and preconditioning\)", lines[2])
+    assert lines[3].startswith("# Purges: 2 x blkdiscard, about 1 min each (assumed: an SSD erases")  # IOPS, LAT
+    measured = re.fullmatch(r"# Preconditioning: 256.0 MiB of sequential writes, about .* at ([\d,]+) MB/s, "
+                            rf"measured: 3 s of sequential 1 MiB reads of {loop_device}, read-only \(writes are "
+                            r"often slower than reads\)", lines[4])
+    assert measured and int(measured[1].replace(",", "")) > 0, lines[4]
+    assert "#   IOPS: purge (blkdiscard, about 1 min), WIPC 128.0 MiB of 128k seq writes" in done.stdout
+    missing = run_cli("pts", str(tmp_path / "new.dat"), "--size", "16M", "--tests", "iops", "--dry-run",
+                      "--measure-rate")
+    assert missing.returncode == 0, missing.stderr
+    assert (f"at 500 MB/s, assumed: --measure-rate could not measure ({tmp_path / 'new.dat'} does not exist "
+            "yet)") in missing.stdout
 
 
 def test_resume_of_a_run_in_use_leaves_its_report_alone(tmp_path: Path) -> None:

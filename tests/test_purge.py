@@ -19,12 +19,14 @@ from ptsbench.target.purge import (
     AtaSecureErase,
     Blkdiscard,
     CommandLog,
+    NoPurge,
     NvmeFormat,
     NvmeSanitize,
     ScsiFormat,
     choose_purge,
     purge,
 )
+from ptsbench.target.purge_time import ASSUMED_ERASE_S, ERASE_ASSUMPTION, purge_time_s
 from ptsbench.target.target import Target, resolve_target
 
 NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/dev/nvme0n1")
@@ -74,6 +76,35 @@ def test_nvme_sanitize_unsupported_is_not_chosen(fakebin: Callable[[], list[list
     monkeypatch.setenv("FAKE_NVME_SANICAP", "0")
     assert NvmeSanitize().applies(NVME, NVME_FACTS) == "sanitize not supported"
     assert choose_purge(NVME, NVME_FACTS).name == "nvme-format"
+
+
+@pytest.mark.parametrize(("sanicap", "estimate", "seconds", "basis"), [
+    ("0x2", "120", 120.0, "the drive's own estimate for a sanitize block erase"),
+    ("0x2", "0xFFFFFFFF", ASSUMED_ERASE_S, "sanitize block erase, the drive gives no estimate; assumed"),
+    ("0x4", "0xFFFFFFFF", 2000.0, "sanitize overwrite: 1,000,000,000,000 bytes rewritten at the preconditioning rate"),
+])
+def test_nvme_sanitize_time_is_the_drives_estimate_else_stated(
+        fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch, sanicap: str, estimate: str,
+        seconds: float, basis: str) -> None:
+    monkeypatch.setenv("FAKE_NVME_SANICAP", sanicap)
+    monkeypatch.setenv("FAKE_SANITIZE_TIME_S", estimate)
+    found_s, found_basis = purge_time_s(NvmeSanitize(), NVME, NVME_FACTS, 500e6)
+    assert found_s == seconds and found_basis.startswith(basis), found_basis
+    assert fakebin()[-1] == ["nvme", "sanitize-log", "/dev/nvme0", "-o", "json"]  # read, nothing started
+    assert not any(argv[1] == "sanitize" for argv in fakebin())
+
+
+def test_purge_time_per_method() -> None:
+    """An erase is assumed to take a minute, a method that rewrites every block the capacity at the rate; each says
+    which; no purge takes none."""
+    rate = 500e6  # 1 TB at 500 MB/s: 2000 s
+    assert purge_time_s(NvmeFormat(), NVME, NVME_FACTS, rate) == (ASSUMED_ERASE_S, ERASE_ASSUMPTION)
+    assert purge_time_s(Blkdiscard(), SATA, SATA_FACTS, rate) == (ASSUMED_ERASE_S, ERASE_ASSUMPTION)
+    scsi_s, scsi_basis = purge_time_s(ScsiFormat(), SAS, SAS_FACTS, rate)
+    assert scsi_s == 2000.0 and scsi_basis.startswith("FORMAT UNIT: 1,000,000,000,000 bytes rewritten")
+    ata_s, ata_basis = purge_time_s(AtaSecureErase(), SATA, SATA_FACTS, rate * 2)
+    assert ata_s == 1000.0 and "secure erase" in ata_basis
+    assert purge_time_s(NoPurge(), SATA, SATA_FACTS, rate) == (0.0, "no purge")
 
 
 def test_nvme_sanitize_tool_failure_is_reported(fakebin: Callable[[], list[list[str]]],

@@ -7,8 +7,9 @@ Every call appends its argv as one JSON line to $FAKEBIN_LOG. $FAKEBIN_FAIL list
 reads back (write cache, sanitize progress) lives in $FAKEBIN_LOG.state.json. Knobs: FAKE_NVME_SANICAP,
 FAKE_NVME_FLBAS and FAKE_NVME_DPS (the namespace's format; `format` changes them as a drive does, PI dropped
 with FAKE_NVME_FORMAT_DROPS_PI), FAKE_SANITIZE_BUSY_POLLS, FAKE_SANITIZE_SSTAT,
-FAKE_SANITIZE_IN_PROGRESS (a sanitize already runs), FAKE_HDPARM_SECURITY, FAKE_HDPARM_ABORTED (security commands
-the drive aborts while hdparm exits 0, as QEMU's AHCI disk does), FAKE_WRITE_CACHE,
+FAKE_SANITIZE_IN_PROGRESS (a sanitize already runs), FAKE_SANITIZE_TIME_S (the sanitize log's estimated times),
+FAKE_HDPARM_SECURITY, FAKE_HDPARM_ABORTED (security commands the drive aborts while hdparm exits 0, as QEMU's AHCI
+disk does), FAKE_WRITE_CACHE,
 FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG and FAKE_SMARTCTL_JSON (files
 whose text `nvme smart-log` and `smartctl` print; smartctl exits with the document's smartctl.exit_status).
 """
@@ -67,7 +68,9 @@ def nvme(state: dict) -> str:
         state["sanitizing"], state["sanitize_polls"] = True, 0
     if command == "sanitize-log":
         if not state.get("sanitizing", bool(ENV.get("FAKE_SANITIZE_IN_PROGRESS"))):  # never sanitized
-            return json.dumps({"nvme0": {"sprog": 65535, "sstat": 0, "cdw10_info": 0}})
+            estimate = int(ENV.get("FAKE_SANITIZE_TIME_S", "0xFFFFFFFF"), 0)  # all ones: the drive gives none
+            return json.dumps({"nvme0": {"sprog": 65535, "sstat": 0, "cdw10_info": 0, "time_block_erase": estimate,
+                                         "time_crypto_erase": estimate, "time_over_write": estimate}})
         polls = state["sanitize_polls"] = state.get("sanitize_polls", 0) + 1
         busy = polls <= int(ENV.get("FAKE_SANITIZE_BUSY_POLLS", "1"))
         sstat = 0x2 if busy else int(ENV.get("FAKE_SANITIZE_SSTAT", "0x101"), 0)

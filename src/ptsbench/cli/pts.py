@@ -14,9 +14,12 @@ if TYPE_CHECKING:
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.pts.params import Settings
     from ptsbench.pts.plan import Plan, TargetInfo
+    from ptsbench.pts.prep_time import PrepTiming
     from ptsbench.pts.store import PtsStore
+    from ptsbench.target.purge import PurgeMethod
     from ptsbench.target.target import Target
 
+MEASURE_READ_S = 3.0  # --measure-rate: long enough to pass a drive's caches, short enough to wait for
 DEVICE_INFO_MAX_BYTES = 1024 * 1024  # a description of one device, for a report's first page
 OVERRIDE_HELP = "A plain value applies to every selected test; TEST=VALUE (e.g. iops=4k,64k) to one. Repeatable."
 
@@ -88,6 +91,8 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option("--dry-run", is_flag=True,
               help="Print the plan (tests, worst-case time, purge, compliance); run nothing.")
 @click.option("--verbose", is_flag=True, help="With --dry-run: also print every phase's fio job files.")
+@click.option("--measure-rate", is_flag=True, help="Estimate purge and preconditioning times from a few seconds of "
+              "sequential reads of TARGET (read-only) instead of an assumed 500 MB/s.")
 @click.option("--hosts", "hosts_spec", metavar="HOSTS",
               help="Run on the same TARGET path on these hosts at once, rounds in lockstep: ssh://[USER@]HOST[:PORT]"
               ",... (fio's server is started there through SSH; tcp://HOST[:PORT] for an unauthenticated `ptsbench "
@@ -96,7 +101,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
         destructive: bool, purge_method: str, purge_scope: str, active_range: float | None,
         precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
-        dry_run: bool, verbose: bool, hosts_spec: str | None, lat_histogram_time: str | None,
+        dry_run: bool, verbose: bool, measure_rate: bool, hosts_spec: str | None, lat_histogram_time: str | None,
         device_info: tuple[str, ...],
         **overrides: tuple[str, ...]) -> None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
@@ -158,14 +163,14 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     plan, info, facts, note = _plan(settings, resolved)
     from ptsbench.target.purge import choose_purge, purge_reach_text
 
-    if purge_method != "auto":  # resume keeps the method: refuse one the target cannot take before the run exists
-        choose_purge(resolved, facts, purge_method, purge_scope)
+    # resume keeps the method: refuse one the target cannot take before the run exists
+    method = choose_purge(resolved, facts, purge_method, purge_scope)
+    timing = _timing(plan, resolved, facts, method, measure_rate)
     if dry_run:
-        method = choose_purge(resolved, facts, purge_method, purge_scope)
         deviation = "" if method.pts_purge else " (not a PTS purge: the run will not be PTS-compliant)"
         reach = purge_reach_text(method, resolved, facts, purge_scope)
-        _print_dry_run(plan, f"Purge at run time: {method.name}{deviation}{reach}", method.pts_purge, verbose,
-                       description)
+        _print_dry_run(plan, timing, f"Purge at run time: {method.name}{deviation}{reach}", method.pts_purge,
+                       verbose, description)
         _guard_verdict(check_target)
         return
     from ptsbench.cases import check_free_space
@@ -176,9 +181,9 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     identity = start_record(resolved.path) if resolved.kind == "block" else None
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method=purge_method,
                              purge_scope=purge_scope, scratch=scratch, name=f"pts-{profile}", device_info=description,
-                             device_identity=identity)
+                             device_identity=identity, timing=timing)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    _print_plan(plan)
+    _print_plan(plan, timing)
     _run(store, resolved, destructive)
 
 
@@ -202,22 +207,25 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     hosts = parse_hosts(hosts_spec)
     resolved, infos, engine, note = _remote_target(hosts, target, parse_size_bytes(size), dry_run)
     from ptsbench.pts.plan import make_plan
+    from ptsbench.pts.prep_time import assumed_timing
     from ptsbench.pts.start import target_info
 
     info = target_info(resolved, {}, engine, parse_size_bytes(size), remote=True)
     if dry_run:
         click.echo(f"# hosts: {', '.join(host.label for host in hosts)} (one fio client per round; pre-flight and "
                    "the ioengine probe run on the hosts when the run starts)")
-        _print_dry_run(make_plan(settings, info), "Purge at run time: none (the hosts' devices cannot be purged "
-                       "from here: not a PTS purge, the run will not be PTS-compliant)", False, verbose, description)
+        _print_dry_run(make_plan(settings, info), assumed_timing(), "Purge at run time: none (the hosts' devices "
+                       "cannot be purged from here: not a PTS purge, the run will not be PTS-compliant)", False,
+                       verbose, description)
         _guard_verdict(lambda: check_remote_path(resolved.path, destructive, hosts, "the PTS run"))
         return
     check_remote_path(resolved.path, destructive, hosts, "the PTS run")
     facts = remote_target_facts(infos, parse_size_bytes(size))
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method="none",
-                             name=name, hosts=[asdict(found) for found in infos], device_info=description)
+                             name=name, hosts=[asdict(found) for found in infos], device_info=description,
+                             timing=assumed_timing())
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    _print_plan(plan)
+    _print_plan(plan, assumed_timing())
     _run(store, resolved, destructive)
 
 
@@ -364,14 +372,33 @@ def _plan(settings: "Settings", resolved: "Target") -> "tuple[Plan, TargetInfo, 
     return make_plan(settings, info), info, facts, note
 
 
-def _print_plan(plan: "Plan") -> None:
+def _timing(plan: "Plan", resolved: "Target", facts: dict[str, object], method: "PurgeMethod",
+            measure: bool) -> "PrepTiming":
+    """How long the purges and preconditioning take: at a rate measured with a short read of the target when asked
+    (and possible), else at the assumed rate, as the output says."""
+    from ptsbench.fio.runner import measure_read_rate
+    from ptsbench.pts.prep_time import ASSUMED_RATE_BYTES_PER_S, ASSUMED_RATE_SOURCE, PrepTiming
+    from ptsbench.target.purge_time import purge_time_s
+
+    rate, source = float(ASSUMED_RATE_BYTES_PER_S), ASSUMED_RATE_SOURCE
+    if measure:
+        measured, said = measure_read_rate(resolved.path, plan.target.ioengine, MEASURE_READ_S)
+        if measured is None:
+            source = f"assumed: --measure-rate could not measure ({said})"
+        else:
+            rate, source = measured, f"{said} (writes are often slower than reads)"
+    purge_s, basis = purge_time_s(method, resolved, facts, rate)
+    return PrepTiming(rate, source, method.name, purge_s, basis)
+
+
+def _print_plan(plan: "Plan", timing: "PrepTiming | None") -> None:
     from ptsbench.pts.describe import describe
 
-    for line in describe(plan):
+    for line in describe(plan, timing):
         click.echo(line, err=True)
 
 
-def _print_dry_run(plan: "Plan", purge: str, pts_purge: bool, verbose: bool,
+def _print_dry_run(plan: "Plan", timing: "PrepTiming", purge: str, pts_purge: bool, verbose: bool,
                    description: dict[str, str]) -> None:
     """What matters first (tests, worst-case time, purge, write cache, compliance), then each phase and the
     deviations; the job files with --verbose."""
@@ -379,13 +406,13 @@ def _print_dry_run(plan: "Plan", purge: str, pts_purge: bool, verbose: bool,
     from ptsbench.pts.plan import precondition_job, round_job, round_seed
     from ptsbench.report.pts.facts import device_description
 
-    summary = summary_lines(plan)
+    summary = summary_lines(plan, timing)
     verdict = summary[-1]
     if not pts_purge:
         count = len(plan.deviations) + 1
         verdict = f"Can be PTS-compliant: no, {count} deviation{'s' if count != 1 else ''} (the purge, and any below)"
     for line in [*summary[:-1], purge, f"Write cache: set to {plan.settings.write_cache} at run time (a deviation "
-                 "if the device does not allow it)", verdict, *phase_lines(plan)]:
+                 "if the device does not allow it)", verdict, *phase_lines(plan, timing)]:
         click.echo(f"# {line}")
     if description:
         click.echo(f"# Device description: {device_description({'device_info': description})}")

@@ -413,6 +413,29 @@ def _probe(filename: str, io_args: list[str]) -> tuple[str, str]:
     return "psync", "ioengine psync (" + "; ".join(tried) + ")"
 
 
+def measure_read_rate(path: str, engine: str, seconds: float) -> tuple[float | None, str]:
+    """(bytes per second, or None; what was measured or why not) of `seconds` of 1 MiB sequential reads of `path`,
+    read-only: fio's --readonly refuses every write, and allow_file_create=0 keeps a missing path from being made."""
+    if not os.path.exists(path):
+        return None, f"{path} does not exist yet"
+    argv = [fio_binary(), "--name=rate", f"--filename={path}", "--readonly", "--allow_file_create=0", "--rw=read",
+            "--bs=1M", "--iodepth=16", f"--ioengine={engine}", "--direct=1", f"--runtime={seconds:g}",
+            "--time_based", "--output-format=json"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60,
+                              preexec_fn=ends_with_ptsbench())
+    except subprocess.TimeoutExpired:
+        return None, f"fio did not finish reading {path}"
+    try:
+        rate = sum(job["read"]["bw_bytes"] for job in json.loads(done.stdout)["jobs"])
+    except (ValueError, KeyError, TypeError):
+        rate = 0
+    if done.returncode != 0 or not rate:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return None, f"fio could not read {path}: {lines[-1] if lines else f'exit status {done.returncode}'}"
+    return float(rate), f"measured: {seconds:g} s of sequential 1 MiB reads of {path}, read-only"
+
+
 def shell_line(argv: Sequence[str]) -> str:
     """A command line a person can paste into a shell."""
     return shlex.join(argv)

@@ -5,6 +5,7 @@ judged, whether the run can be PTS-compliant), then each phase, the notes and th
 from ptsbench.pts.cells import start_delay_s
 from ptsbench.pts.params import OPERATING_POINTS
 from ptsbench.pts.plan import PhasePlan, Plan, fio_time, handoff_text
+from ptsbench.pts.prep_time import PrepTiming, assumed_timing, precondition_s, prep_lines, prep_s
 from ptsbench.pts.specs import TEST_DEFS
 from ptsbench.units import format_bs, format_bytes, spoken_duration
 
@@ -28,20 +29,22 @@ def _stop_text(phase: PhasePlan) -> str:
     return f"{stop.max_rounds} round(s)"
 
 
-def summary_lines(plan: Plan) -> list[str]:
-    """What matters first: the target, the tests, the worst-case time, whether steady state can be judged, and
+def summary_lines(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
+    """What matters first: the target, the tests, the worst-case time (purges and preconditioning at `timing`'s
+    estimate; without it at the assumed rate, purges not estimated), whether steady state can be judged, and
     whether the run can be PTS-compliant."""
     s = plan.settings
+    timing = timing or assumed_timing(purge_method="")
     titles = ", ".join(dict.fromkeys(TEST_DEFS[phase.phase.test].title for phase in plan.phases))
     lines = [
         f"PTS {s.spec} {s.profile} profile on {plan.target.path} ({plan.target.kind}, "
         f"{format_bytes(plan.target.size_bytes)}), active range {s.active_range_pct:g} % = "
         f"{format_bytes(plan.active_range_bytes)}, ioengine {plan.target.ioengine}, write cache wanted {s.write_cache}",
         f"Tests: {titles}",
-        f"Worst case: {spoken_duration(plan.worst_case_s + plan.overhead_s)} in all "
+        f"Worst case: {spoken_duration(plan.worst_case_s + plan.overhead_s + prep_s(plan, timing))} in all "
         f"({spoken_duration(plan.worst_case_s)} of IO, about {spoken_duration(plan.overhead_s)} of fio start-up and "
-        f"hand-offs), plus {_preconditioning_text(plan)} and the purges (seconds for an NVMe format or sanitize of "
-        "most SSDs, hours for a hard disk's secure erase; not estimated)",
+        f"hand-offs, about {spoken_duration(prep_s(plan, timing))} of purges and preconditioning)",
+        *prep_lines(plan, timing),
     ]
     short = [phase for phase in plan.phases if phase.phase.tracked and phase.phase.stop.kind == "steady"
              and phase.max_rounds < phase.phase.stop.window]
@@ -55,30 +58,20 @@ def summary_lines(plan: Plan) -> list[str]:
     return lines
 
 
-# preconditioning is sequential writes at the drive's own rate, unknown before it runs: this rate (a SATA SSD's, or a
-# fast hard disk's) is stated with the estimate; an NVMe drive is faster, a drive in write saturation slower
-ASSUMED_PRECONDITION_BYTES_PER_S = 500 * 1000**2
-
-
-def _preconditioning_text(plan: Plan) -> str:
-    """'preconditioning: 2.0 TiB of sequential writes, about 1 h 13 min at an assumed 500 MB/s'."""
-    written = sum(phase.precondition_bytes for phase in plan.phases)
-    if not written:
-        return "no preconditioning"
-    return (f"preconditioning: {format_bytes(written)} of sequential writes, about "
-            f"{spoken_duration(written / ASSUMED_PRECONDITION_BYTES_PER_S)} at an assumed "
-            f"{ASSUMED_PRECONDITION_BYTES_PER_S // 1000**2} MB/s")
-
-
-def phase_lines(plan: Plan) -> list[str]:
-    """Each phase (cells per round, rounds, duration), notes, and the deviations from the spec."""
+def phase_lines(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
+    """Each phase (purge and preconditioning with their estimated times, cells per round, rounds, duration), notes,
+    and the deviations from the spec."""
+    timing = timing or assumed_timing(purge_method="")
     lines = []
     for phase in plan.phases:
         pre = phase.phase.precondition
-        steps = ["purge"] if phase.phase.purge else []
+        purge = {"": "purge", "none": "no purge (method none)"}.get(
+            timing.purge_method, f"purge ({timing.purge_method}, about {spoken_duration(timing.purge_s)})")
+        steps = [purge] if phase.phase.purge else []
         steps.append(f"WIPC {format_bytes(phase.precondition_bytes)} of {format_bs(pre.bs_bytes)} seq writes "
                      f"({'one stream' if pre.numjobs == 1 else f'{pre.numjobs} streams'}, "
-                     f"TC{pre.numjobs}/QD{pre.iodepth})" if pre else "no WIPC")
+                     f"TC{pre.numjobs}/QD{pre.iodepth}; about "
+                     f"{spoken_duration(precondition_s(phase.precondition_bytes, timing))})" if pre else "no WIPC")
         tracked = ", ".join(t.label for t in phase.phase.tracked) or "none"
         lines.append(
             f"  {phase.phase.title}: {', '.join(steps)}; {_round_text(phase)}, {_stop_text(phase)}; "
@@ -101,6 +94,6 @@ def phase_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def describe(plan: Plan) -> list[str]:
+def describe(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
     """The plan as lines for a person: what matters first (summary_lines), then each phase and the deviations."""
-    return summary_lines(plan) + phase_lines(plan)
+    return summary_lines(plan, timing) + phase_lines(plan, timing)

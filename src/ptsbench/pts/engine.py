@@ -37,6 +37,7 @@ from ptsbench.pts.plan import (
     round_job,
     round_seed,
 )
+from ptsbench.pts.prep_time import stored_timing
 from ptsbench.pts.records import (
     aggregate_cells,
     combined_determination,
@@ -147,7 +148,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
             check_versions(pts)
             _apply_write_cache(context)
             try:
-                write_plan(pts.root, plan)
+                write_plan(pts.root, plan, stored_timing(pts.store.manifest))
                 index = 0
                 while index < len(context.plan.phases):  # operating points add phases as the run goes
                     phase = context.plan.phases[index]
@@ -491,7 +492,7 @@ def _choose_operating_points(context: _Context, phase: PhasePlan) -> None:
         notes.append(record["note"])
     store.update_manifest(operating_points={**chosen, phase.phase.test: record}, notes=notes)
     context.plan = load_plan(store)
-    write_plan(context.pts.root, context.plan)
+    write_plan(context.pts.root, context.plan, stored_timing(store.manifest))
     points = ", ".join(f"{name.capitalize()}IOPS TC{cell['tc']}/QD{cell['qd']}"
                        for name, cell in record["points"].items() if cell)
     context.reporter.event(f"{phase.phase.title}: operating points {points}")

@@ -17,6 +17,7 @@ from ptsbench.hosts.hostlist import Host
 from ptsbench.pts.describe import describe
 from ptsbench.pts.params import Settings
 from ptsbench.pts.plan import Plan, TargetInfo, make_plan
+from ptsbench.pts.prep_time import PrepTiming
 from ptsbench.pts.records import plan_record
 from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import RunStore, utc_now
@@ -53,11 +54,13 @@ def create_run(
     hosts: Sequence[Mapping[str, Any]] = (),
     device_info: Mapping[str, str] | None = None,
     device_identity: Mapping[str, Any] | None = None,
+    timing: PrepTiming | None = None,
 ) -> tuple[PtsStore, Plan]:
     """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet. `hosts`: the
     pre-flight facts of every host (hosts.HostInfo as a dict) for a run on fio servers; `device_info`: the user's
     description of the device (form factor, media, interface...), for the report's first page; `device_identity`:
-    the block device as the run starts on it (target/same_device.py start_record), which resume checks."""
+    the block device as the run starts on it (target/same_device.py start_record), which resume checks; `timing`:
+    how long its purges and preconditioning are estimated to take (plan.txt states it)."""
     plan = make_plan(settings, info)
     manifest = {
         "kind": "pts",
@@ -77,16 +80,17 @@ def create_run(
         "status": "created",
         **({"hosts": [dict(host) for host in hosts]} if hosts else {}),
         **({"device_identity": dict(device_identity)} if device_identity is not None else {}),
+        **({"prep_timing": timing.to_dict()} if timing is not None else {}),
     }
     store = RunStore.create(root, manifest)
-    write_plan(root, plan)
+    write_plan(root, plan, timing)
     return PtsStore(store), plan
 
 
-def write_plan(root: Path, plan: Plan) -> None:
+def write_plan(root: Path, plan: Plan, timing: PrepTiming | None) -> None:
     """plan.json and plan.txt (written again when operating points join the plan)."""
     atomic_write_json(root / "plan.json", plan_record(plan))
-    atomic_write_text(root / "plan.txt", "\n".join(describe(plan)) + "\n")
+    atomic_write_text(root / "plan.txt", "\n".join(describe(plan, timing)) + "\n")
 
 
 def load_plan(store: RunStore) -> Plan:

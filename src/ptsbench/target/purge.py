@@ -173,6 +173,22 @@ class NvmeSanitize:
             return log.outcome(self.name, False, tool_message(done))
         return self._wait(log, device, label)
 
+    # the sanitize log's estimated times (seconds; all ones or 0: the drive gives none), per action
+    TIME_KEYS = {"block erase": "time_block_erase", "crypto erase": "time_crypto_erase",
+                 "overwrite": "time_over_write"}
+
+    def drive_estimate(self, target: Target, facts: dict[str, object]) -> tuple[str | None, int | None]:
+        """(the action a run would start, "block erase"...: None without sanitize support; the drive's own estimate
+        of its time in seconds from the sanitize log, None when it gives none)."""
+        log = CommandLog()
+        device = self._controller(target, facts)
+        action = self._action(log, device)
+        if action is None:
+            return None, None
+        done = log.run(["nvme", "sanitize-log", device, "-o", "json"])
+        estimate = _find_key(_json(done.stdout), self.TIME_KEYS[action[1]]) if done.returncode == 0 else None
+        return action[1], estimate if isinstance(estimate, int) and estimate not in (0, 0xFFFFFFFF) else None
+
     def _controller(self, target: Target, facts: dict[str, object]) -> str:
         controller = facts.get("nvme_controller")
         return controller if isinstance(controller, str) else _device(target, facts)
