@@ -38,6 +38,8 @@ needed() {
     # the in-use battery makes a btrfs RAID1 on two loop devices
     command -v mkfs.btrfs >/dev/null || [ -x /usr/sbin/mkfs.btrfs ] || [ -x /sbin/mkfs.btrfs ] || echo btrfs-progs
     command -v nbdkit >/dev/null || echo nbdkit  # an NBD export the guard must not let fio's nbd engine write
+    # the second platform (Debian 13's fio and Python) runs in a root debootstrap makes (scripts/debian13-root.sh)
+    command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || echo debootstrap
   fi
 }
 wanted() {
