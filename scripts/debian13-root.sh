@@ -23,17 +23,9 @@ marker=$root/.ptsbench-root
 [ "$(id -u)" = 0 ] || { say "needs root (debootstrap and chroot); run it as root"; exit 1; }
 command -v debootstrap >/dev/null || { say "needs debootstrap: apt-get install debootstrap (or bash scripts/install.sh --test)"; exit 1; }
 
-# apt-get inside the root, in a mount namespace of its own (its /proc and /dev go away with it, even when killed)
-root_apt() {  # $1: the root; the rest: apt-get's arguments
-  local dir=$1
-  shift
-  unshare --mount --propagation private sh -euc '
-    dir=$1; shift
-    mount -t proc proc "$dir/proc"
-    mount --rbind /dev "$dir/dev"
-    cp /etc/resolv.conf "$dir/etc/resolv.conf"
-    DEBIAN_FRONTEND=noninteractive chroot "$dir" apt-get "$@"
-  ' sh "$dir" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+root_apt() {  # apt-get inside the complete root, with its mounts in a namespace of their own
+  bash "$here/in-root.sh" "$root" env DEBIAN_FRONTEND=noninteractive apt-get "$@"
 }
 
 # one caller at a time (CI and the device lab may share a root): the others wait, then reuse what it made
@@ -52,8 +44,8 @@ if [ -f "$marker" ]; then
     exit 0  # complete, with every package: reuse it
   fi
   say "adding ${missing[*]} to $root"
-  root_apt "$root" update -qq
-  root_apt "$root" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  root_apt update -qq
+  root_apt install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   printf '%s\n' "${missing[@]}" >>"$marker"
   exit 0
 fi

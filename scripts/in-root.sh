@@ -6,7 +6,8 @@
 #   bash scripts/in-root.sh ROOT [--bind DIR]... COMMAND [ARG...]
 #
 # --bind DIR: this machine's directory DIR at the same path inside the root (created there when missing).
-# The command gets a plain environment (PATH, HOME=/root, LANG=C.UTF-8, TERM) plus CI and PIP_* from this one.
+# The command gets a plain environment (PATH, HOME=/root, LANG=C.UTF-8, TERM) plus CI, the proxies and where pip looks
+# (PIP_CERT's file copied in).
 set -euo pipefail
 say() { echo "in-root: $*" >&2; }
 [ $# -ge 2 ] || { say "usage: $0 ROOT [--bind DIR]... COMMAND [ARG...]"; exit 2; }
@@ -20,10 +21,15 @@ while [ "${1:-}" = --bind ]; do
   shift 2
 done
 env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "TERM=${TERM:-dumb}")
-while IFS= read -r assignment; do env+=("$assignment"); done < <(env | grep -E '^(CI|PIP_[A-Z_]+)=' || true)
+while IFS= read -r assignment; do env+=("$assignment"); done < <(env | grep -E '^(CI|PIP_(CERT|INDEX_URL|EXTRA_INDEX_URL|TRUSTED_HOST|DEFAULT_TIMEOUT)|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY)=' || true)
+cert=""  # pip trusts what this machine trusts (a proxy's certificate authority too): its PIP_CERT file goes along
+if [ -f "${PIP_CERT:-}" ]; then
+  cert=$PIP_CERT
+  env+=(PIP_CERT=/tmp/pip-cert.pem)
+fi
 
 exec unshare --mount --propagation private bash -euc '
-  root=$1 nbinds=$2; shift 2
+  root=$1 cert=$2 nbinds=$3; shift 3
   mount -t proc proc "$root/proc"
   mount --rbind /sys "$root/sys"
   mount --rbind /dev "$root/dev"
@@ -34,5 +40,6 @@ exec unshare --mount --propagation private bash -euc '
     shift
   done
   cp /etc/resolv.conf "$root/etc/resolv.conf"
+  [ -z "$cert" ] || cp "$cert" "$root/tmp/pip-cert.pem"
   exec chroot "$root" /usr/bin/env -i "$@"
-' in-root "$root" "${#binds[@]}" "${binds[@]}" "${env[@]}" "$@"
+' in-root "$root" "$cert" "${#binds[@]}" "${binds[@]}" "${env[@]}" "$@"
