@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.errors import JobFileError, StoreError, TargetError, UnsafeTargetError
 from ptsbench.fio import jobs
-from ptsbench.fio.intervals import LatencyIntervals
+from ptsbench.fio.intervals import LatencyIntervals, SecondSamples
 from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, job_count, parse_job_text, written_logs
 from ptsbench.fio.output import JobResult, io_span_ms, parse_jobs
 from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
@@ -35,6 +35,7 @@ from ptsbench.target.target import (
     resolve_target,
     zoned_model,
 )
+from ptsbench.target.telemetry import CpuMeter
 from ptsbench.target.userfile import mark_made, missing
 
 RESULT = "result.json"
@@ -367,6 +368,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     atomic_write_text(case_dir / "command.txt", shell_line(fio_command(job_path, client=client)) + "\n")
     started = utc_now_ms()
     latency = LatencyIntervals(case.lat_log_prefixes)
+    samples, cpu = SecondSamples(), CpuMeter()  # per-second data for drop detection, host CPU beside it
     new_file = _new_target_file(case, hosts)
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
     made = [] if hosts else missing([path for path, _written in case.opened()])  # fio makes these: ptsbench's
@@ -375,6 +377,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
 
     def on_document(document: dict[str, Any]) -> None:
         latency.add(document)
+        samples.add(document, {"cpu_busy_pct": None if hosts else cpu.busy_pct()})
         if made and not marked.is_set():  # once fio has laid them out (its first status): a killed run's resume
             marked.set()  # knows them as ptsbench's
             mark_made(made)
@@ -385,12 +388,14 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
                           cwd=client_folder(hosts))
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
+        samples.write(case_dir)
         record = _record(case, partial, started, "interrupted by the user", hosts, interrupted=True)
         atomic_write_json(case_dir / RESULT, asdict(record))
         raise
     finally:
         latency.close()
         mark_made(made)
+    samples.write(case_dir)
     record = _record(case, outcome, started, hosts=hosts)
     gone = next((why for device in devices if (why := vanished(device))), None) if record.status != "ok" else None
     if gone:  # fio blames O_DIRECT or a missing file for it

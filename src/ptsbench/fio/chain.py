@@ -148,9 +148,11 @@ def run_chain(
     folder: Path,
     on_status: Callable[[int, FioStatus], None] | None = None,
     on_finished: Callable[[int, FioOutcome], None] | None = None,
+    on_document: Callable[[dict[str, Any]], None] | None = None,
 ) -> ChainOutcome:
     """Run every job of `job_path` (written with gate_options) back to back, one fio process each, in `folder`
-    (fio-NN.json and fio-NN.stderr per job). `on_finished` gets each job's outcome the moment its process exits. The
+    (fio-NN.json and fio-NN.stderr per job). `on_finished` gets each job's outcome the moment its process exits,
+    `on_document` every status document of every process (from their threads). The
     run stops at the first job that fails: the one started ahead is stopped, later ones never start."""
     job_path = Path(job_path).absolute()
     outcome = ChainOutcome()
@@ -167,6 +169,7 @@ def run_chain(
         try:
             results[index] = run_fio(
                 job_path, json_path=json_path, stderr_path=json_path.with_suffix(".stderr"), on_status=status,
+                on_document=on_document,
                 extra_args=[f"--section={jobs[index].section}"], expected_s=jobs[index].expected_s,
                 cwd=relay.folder, released=relay.released[index])
         except BaseException as error:  # re-raised in the calling thread

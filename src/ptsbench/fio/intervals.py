@@ -1,4 +1,5 @@
-"""Per-interval mean total latency, derived exactly from fio's cumulative status documents.
+"""Per-interval mean total latency, derived exactly from fio's cumulative status documents, and every document's
+cumulative numbers kept per job (SecondSamples: the per-second data drop detection reads).
 
 fio's own `write_lat_log` reads the clock and updates a running mean for every IO, which costs up to 20 % of the IOPS
 of a fast device (bench/README.md). fio's status documents already carry, per job and direction, the number of IOs
@@ -7,25 +8,29 @@ of a fast device (bench/README.md). fio's status documents already carry, per jo
 (time_ms, value, direction, block size 0, priority 0) to PREFIX_lat.log, with time_ms the job's own runtime.
 """
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from ptsbench.atomic import atomic_write_json
 from ptsbench.fio.output import DIRECTIONS, job_entries
 
 DIRECTION_CODES = {"read": 0, "write": 1, "trim": 2}
 
 
-def _totals(doc: Mapping[str, Any]) -> dict[str, tuple[int, dict[str, tuple[int, float]]]]:
-    """Job name -> (its runtime in ms, direction -> (IOs, sum of their latencies in ns)), threads added up."""
-    totals: dict[str, tuple[int, dict[str, tuple[int, float]]]] = {}
+def _totals(doc: Mapping[str, Any]) -> dict[str, tuple[int, dict[str, tuple[int, float, int]]]]:
+    """Job name -> (its runtime in ms, direction -> (IOs, sum of their latencies in ns, bytes)), threads added up."""
+    totals: dict[str, tuple[int, dict[str, tuple[int, float, int]]]] = {}
     for entry in job_entries(doc):
         runtime_ms, directions = totals.get(entry.get("jobname", ""), (0, {}))
         for direction in DIRECTIONS:
-            lat = (entry.get(direction) or {}).get("lat_ns") or {}
-            count, total_ns = directions.get(direction, (0, 0.0))
+            stats = entry.get(direction) or {}
+            lat = stats.get("lat_ns") or {}
+            count, total_ns, done_bytes = directions.get(direction, (0, 0.0, 0))
             ios = int(lat.get("N", 0))
-            directions[direction] = (count + ios, total_ns + float(lat.get("mean", 0.0)) * ios)
+            directions[direction] = (count + ios, total_ns + float(lat.get("mean", 0.0)) * ios,
+                                     done_bytes + int(stats.get("io_bytes", 0)))
         totals[entry.get("jobname", "")] = (max(runtime_ms, int(entry.get("job_runtime", 0))), directions)
     return totals
 
@@ -35,7 +40,7 @@ class LatencyIntervals:
 
     def __init__(self, prefixes: Mapping[str, Path]) -> None:
         self.prefixes = prefixes  # job name -> log path prefix (as write_*_log would take it)
-        self.previous: dict[str, tuple[int, dict[str, tuple[int, float]]]] = {}
+        self.previous: dict[str, tuple[int, dict[str, tuple[int, float, int]]]] = {}
         self.files: dict[str, IO[str]] = {}
 
     def add(self, doc: Mapping[str, Any]) -> None:
@@ -43,8 +48,8 @@ class LatencyIntervals:
             if name not in self.prefixes:
                 continue
             _, before = self.previous.get(name, (0, {}))
-            for direction, (count, total_ns) in directions.items():
-                old_count, old_total_ns = before.get(direction, (0, 0.0))
+            for direction, (count, total_ns, _bytes) in directions.items():
+                old_count, old_total_ns, _old_bytes = before.get(direction, (0, 0.0, 0))
                 if count > old_count:
                     mean_ns = (total_ns - old_total_ns) / (count - old_count)
                     self._file(name).write(f"{runtime_ms}, {round(mean_ns)}, {DIRECTION_CODES[direction]}, 0, 0\n")
@@ -58,3 +63,58 @@ class LatencyIntervals:
     def close(self) -> None:
         for handle in self.files.values():
             handle.close()
+
+
+SAMPLES_FILE = "seconds.json"
+SAMPLE_COLUMNS = ("ios", "lat_ns_sum", "bytes")  # the order of _totals' values
+
+
+class SecondSamples:
+    """Every status document's cumulative numbers per job (threads added up): its runtime in ms and, per direction,
+    IOs, bytes and the sum of their total latencies, beside what the caller measured at the same moment (`beside`,
+    e.g. host CPU busy %). Per-second rates are differences of neighbours. A job whose counters go back (fio resets
+    them after ramp_time) starts its series again. Safe to feed from several threads (the fio processes of a chain).
+
+    Stored as SAMPLES_FILE: {"jobs": {name: {"runtime_ms": [...], "read_ios": [...], "read_bytes": [...],
+    "read_lat_ns_sum": [...], ..., BESIDE: [...]}}, "labels": {name: what it measured}}, directions with no IO left
+    out."""
+
+    def __init__(self) -> None:
+        self.jobs: dict[str, dict[str, list[Any]]] = {}  # beside values: None where unknown
+        self.lock = threading.Lock()
+
+    def add(self, doc: Mapping[str, Any], beside: Mapping[str, float | None] | None = None) -> None:
+        with self.lock:
+            for name, (runtime_ms, directions) in _totals(doc).items():
+                columns = self.jobs.setdefault(name, {})
+                times = columns.get("runtime_ms", [])
+                if runtime_ms <= 0 or times and runtime_ms <= times[-1]:
+                    continue  # not started yet, or no time passed
+                ios = sum(count for count, _, _ in directions.values())
+                if times and ios < sum(columns[f"{d}_ios"][-1] for d in DIRECTIONS):
+                    columns.clear()  # counters reset (after ramp_time): the series starts again
+                columns.setdefault("runtime_ms", []).append(runtime_ms)
+                for direction, values in directions.items():
+                    for column, number in zip(SAMPLE_COLUMNS, values, strict=True):
+                        columns.setdefault(f"{direction}_{column}", []).append(number)
+                for key, value in (beside or {}).items():
+                    columns.setdefault(key, []).append(value)
+
+    def as_dict(self) -> dict[str, Any]:
+        with self.lock:
+            return {"jobs": {name: _with_io(columns) for name, columns in self.jobs.items() if columns}}
+
+    def write(self, folder: Path, labels: Mapping[str, str] | None = None) -> None:
+        """Store the samples in `folder` (nothing when no job ran a moment); `labels` names what each job measured
+        (a PTS round: job name -> cell name)."""
+        data = self.as_dict()
+        if labels:
+            data["labels"] = dict(labels)
+        if data["jobs"]:
+            atomic_write_json(folder / SAMPLES_FILE, data)
+
+
+def _with_io(columns: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
+    """A job's columns without the directions it did no IO in."""
+    idle = {direction for direction in DIRECTIONS if not (columns.get(f"{direction}_ios") or [0])[-1]}
+    return {key: values for key, values in columns.items() if key.partition("_")[0] not in idle}

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.errors import FioRunError, PtsbenchError
 from ptsbench.fio.chain import job_document_path
+from ptsbench.fio.intervals import SecondSamples
 from ptsbench.fio.output import DIRECTIONS as FIO_DIRECTIONS
 from ptsbench.fio.output import job_entries, parse_jobs
 from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
@@ -56,7 +57,14 @@ from ptsbench.pts.store import FAILED_FILE, PRECONDITION_DONE, ROUND_FILE, PtsSt
 from ptsbench.store import utc_now
 from ptsbench.target.identity import DeviceIdentity, device_identity, vanished
 from ptsbench.target.target import Target
-from ptsbench.target.telemetry import cpu_snapshot, cpu_utilisation, empty_telemetry, read_telemetry, telemetry_change
+from ptsbench.target.telemetry import (
+    CpuMeter,
+    cpu_snapshot,
+    cpu_utilisation,
+    empty_telemetry,
+    read_telemetry,
+    telemetry_change,
+)
 from ptsbench.units import format_bytes
 
 if TYPE_CHECKING:
@@ -296,7 +304,8 @@ def _host_keys(context: _Context) -> list[str]:
 
 
 def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
-               on_status: Callable[[FioStatus], None], expected_s: float | None = None) -> FioOutcome:
+               on_status: Callable[[FioStatus], None], expected_s: float | None = None,
+               on_document: Callable[[dict[str, Any]], None] | None = None) -> FioOutcome:
     """Write the job file(s) and the command line, then run fio: here, or as one fio client that starts the job
     on every host at once and returns when the last host is done (rounds in lockstep). Hosts with the same job
     share job.fio; otherwise each host has job-HOST.fio."""
@@ -313,8 +322,15 @@ def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
         job_path, extra, client = paths[""], [], None
     atomic_write_text(folder / "command.txt", shlex.join(fio_command(job_path, extra, client)) + "\n")
     finished = None if context.hosts else FinishedCells(folder)  # fio's client streams no status
+
+    def each_document(doc: dict[str, Any]) -> None:
+        if finished is not None:
+            finished(doc)
+        if on_document is not None:
+            on_document(doc)
+
     outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr",
-                      on_status=on_status, on_document=finished, extra_args=extra, client=client,
+                      on_status=on_status, on_document=each_document, extra_args=extra, client=client,
                       expected_s=expected_s, cwd=client_folder(context.hosts))
     if finished is not None and outcome.ok:  # fio.json holds them all
         finished.discard()
@@ -422,12 +438,20 @@ def _run_round(
 
     before = context.telemetry or _telemetry(context)
     host_before = cpu_snapshot()
+    samples, meter = SecondSamples(), CpuMeter()  # per-second data for drop detection, host CPU beside it
+
+    def on_document(doc: dict[str, Any]) -> None:
+        samples.add(doc, {"cpu_busy_pct": meter.busy_pct()})
+
     started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
     if chained:
-        outcome, handoff = run_chained_round(folder, jobs[""], phase, context.plan.settings.ramp_time_s, on_status)
+        outcome, handoff = run_chained_round(folder, jobs[""], phase, context.plan.settings.ramp_time_s, on_status,
+                                             on_document)
     else:
-        outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status, phase.round_s)
+        outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status, phase.round_s,
+                             on_document)
         handoff = stonewall_record(phase, None if phase.scheduler_reason else "a run on hosts")
+    samples.write(folder, cell_of)
     wall_s, cpu_s = time.monotonic() - wall_start, time.process_time() - cpu_start
     host_after = cpu_snapshot()
     context.telemetry = after = _telemetry(context)

@@ -24,9 +24,11 @@ from ptsbench.pts.plan import CELL_HANDOFF_S, PhasePlan, RoundJob, handoff_text
 
 
 def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: float,
-                      on_status: Callable[[FioStatus], None]) -> tuple[FioOutcome, dict[str, Any]]:
+                      on_status: Callable[[FioStatus], None],
+                      on_document: Callable[[dict[str, Any]], None] | None = None
+                      ) -> tuple[FioOutcome, dict[str, Any]]:
     """Run a round's jobs chained in `folder`; the outcome of the whole round (fio.json merged; a failed job's own
-    outcome) and its hand-off record."""
+    outcome) and its hand-off record. `on_document` gets every status document of every job."""
     cells = {cell.name: cell for cell in phase.cells}
     chain = [ChainJob(name, cells[cell].numjobs, cells[cell].runtime_s + ramp_s) for name, cell in job.jobs]
     job_path = folder / "job.fio"
@@ -44,7 +46,7 @@ def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: flo
     def status(_index: int, found: FioStatus) -> None:  # the round's clock, not each process's
         on_status(replace(found, elapsed_s=time.monotonic() - started))
 
-    ran = run_chain(job_path, chain, folder=folder, on_status=status, on_finished=keep)
+    ran = run_chain(job_path, chain, folder=folder, on_status=status, on_finished=keep, on_document=on_document)
     record = chained_record(phase, ran)
     failed = next((outcome for outcome in ran.outcomes if not outcome.ok), None)
     if failed is not None or len(ran.outcomes) < len(chain):

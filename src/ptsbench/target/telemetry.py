@@ -357,3 +357,17 @@ def cpu_utilisation(before: CpuSnapshot | None, after: CpuSnapshot | None) -> di
         idle_pct=pct("idle"),
     )
     return result
+
+
+class CpuMeter:
+    """Host CPU busy % since the previous call (the first call: since the meter was made), for a value beside each
+    of fio's status documents."""
+
+    def __init__(self) -> None:
+        self.last = cpu_snapshot()
+
+    def busy_pct(self) -> float | None:
+        now = cpu_snapshot()
+        busy = cpu_utilisation(self.last, now)["busy_pct"]
+        self.last = now
+        return None if busy is None else round(busy, 1)

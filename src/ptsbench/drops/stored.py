@@ -1,0 +1,113 @@
+"""Drops found in a stored case or PTS round: its seconds.json read back (fio/intervals.py SecondSamples), every job
+and direction searched (find.py), each finding with its likely causes (causes.py) and a line for people; and the
+--min-fraction limit (no second below FRACTION x the median)."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ptsbench.drops.causes import NO_CAUSE, likely_causes
+from ptsbench.drops.find import Drop, DropRule, Seconds, find_drops, lowest_second, per_second
+from ptsbench.errors import StoreError
+from ptsbench.store import read_json
+from ptsbench.units import spoken_duration
+
+SAMPLES_FILE = "seconds.json"  # as fio/intervals.py writes it
+
+
+@dataclass(frozen=True)
+class JobSeconds:
+    """One stored job's per-second series per direction, and what it measured (a PTS cell, else the job)."""
+
+    job: str
+    label: str
+    directions: Mapping[str, Seconds]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A drop in one job's series, with what may explain it."""
+
+    label: str
+    job: str
+    drop: Drop
+    causes: tuple[str, ...]
+
+    @property
+    def cause_text(self) -> str:
+        return "; ".join(self.causes) or NO_CAUSE
+
+    def line(self) -> str:
+        """The finding in one line: 'SEQ1M write: 2.1 GB/s for the first 11.5 GB, then 480 MB/s'."""
+        drop = self.drop
+        name = f"{self.label} {drop.direction}"
+        before, during = level_text(drop.metric, drop.reference), level_text(drop.metric, drop.level)
+        done = _decimal_bytes(drop.done_bytes)
+        if drop.to_end:
+            return (f"{name}: {before} for the first {done} ({spoken_duration(drop.start_s)}), then {during} "
+                    f"({drop.fraction:.0%})")
+        return (f"{name}: {before}, but {during} ({drop.fraction:.0%}) for {spoken_duration(drop.duration_s)} "
+                f"from {spoken_duration(drop.start_s)} ({done} in)")
+
+
+def level_text(metric: str, value: float) -> str:
+    if metric == "bw":
+        return f"{value / 1e9:,.2f} GB/s" if value >= 1e9 else f"{value / 1e6:,.1f} MB/s"
+    if metric == "lat":
+        return f"{value / 1e3:,.1f} µs latency"
+    return f"{value:,.0f} IOPS"
+
+
+def _decimal_bytes(size_bytes: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size_bytes >= scale:
+            return f"{size_bytes / scale:,.1f} {unit}"
+    return f"{int(size_bytes)} B"
+
+
+def stored_seconds(folder: Path) -> list[JobSeconds]:
+    """The per-second series a case or round folder holds ([] when it has none: runs made before, or on hosts)."""
+    path = folder / SAMPLES_FILE
+    if not path.is_file():
+        return []
+    data = read_json(path)
+    try:
+        labels = data.get("labels") or {}
+        return [JobSeconds(job, str(labels.get(job, job)), per_second(columns))
+                for job, columns in data["jobs"].items()]
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise StoreError(f"{path} is damaged: not per-second samples as ptsbench wrote them ({error})",
+                         "restore it from a copy, or run it again") from error
+
+
+def folder_findings(folder: Path, rule: DropRule, telemetry: Mapping[str, Any] | None = None) -> list[Finding]:
+    """Every drop in a case or round folder, in job order then time; `telemetry`: the round's record (PTS)."""
+    return [Finding(job.label, job.job, drop, tuple(likely_causes(drop, series, telemetry)))
+            for job in stored_seconds(folder) for direction, series in job.directions.items()
+            for drop in find_drops(series, direction, rule)]
+
+
+@dataclass(frozen=True)
+class LowSecond:
+    """A job's worst second against the median of its seconds (IOPS)."""
+
+    label: str
+    direction: str
+    fraction: float
+    at_s: float
+
+    def line(self, limit: float) -> str:
+        return (f"{self.label} {self.direction}: a second at {self.fraction:.0%} of the median IOPS "
+                f"(at {spoken_duration(self.at_s)}), below the --min-fraction limit of {limit:.0%}")
+
+
+def below_min_fraction(folder: Path, limit: float) -> list[LowSecond]:
+    """The jobs and directions of a folder with a second below `limit` x the median IOPS of their seconds."""
+    found = []
+    for job in stored_seconds(folder):
+        for direction, series in job.directions.items():
+            lowest = lowest_second(series)
+            if lowest is not None and lowest[0] < limit:
+                found.append(LowSecond(job.label, direction, *lowest))
+    return found
