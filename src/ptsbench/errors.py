@@ -39,3 +39,9 @@ class FioRunError(PtsbenchError):
     """fio exited non-zero, was killed or printed no usable result."""
 
     exit_code = 1
+
+
+class LimitError(PtsbenchError):
+    """A run finished and is stored, but broke a limit the user set (--min-fraction)."""
+
+    exit_code = 3

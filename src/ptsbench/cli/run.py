@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Seconds, safety_flag, text_path
+from ptsbench.cli.drops import drop_options, drop_rule, fail_on_limit, say_drops
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case, Overrides
+    from ptsbench.drops.find import DropRule
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.report.cases.tables import ResultRow
@@ -51,6 +53,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
         click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
         click.option("--hosts", "hosts_spec", metavar="HOSTS", help=HOSTS_HELP),
         REPORT_OPTION,
+        drop_options,
     ]
     for decorator in reversed(decorators):
         function = decorator(function)
@@ -73,7 +76,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
         allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-        make_report: bool) -> None:
+        make_report: bool, drop_fraction: float, drop_seconds: int, min_fraction: float | None) -> None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -100,7 +103,8 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
         check_free_space(resolved)
     name = _run_name(jobs, paths)
     _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
-             log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log, make_report=make_report)
+             log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log, make_report=make_report,
+             drops=(drop_rule(drop_fraction, drop_seconds), min_fraction))
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -127,7 +131,8 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
           destructive: bool, allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool,
-          hosts_spec: str | None, make_report: bool) -> None:
+          hosts_spec: str | None, make_report: bool, drop_fraction: float, drop_seconds: int,
+          min_fraction: float | None) -> None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -155,7 +160,8 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     target_path = str(run_dir / "scratch.dat") if scratch else str(target)
     try:
         _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir, (destructive, allow_mounted),
-               log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report)
+               log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report,
+               (drop_rule(drop_fraction, drop_seconds), min_fraction))
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -168,7 +174,8 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
 
 def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float, size: str | None,
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
-           fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool) -> None:
+           fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool,
+           drops: "tuple[DropRule, float | None]") -> None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, check_free_space, resolve_targets
@@ -199,7 +206,7 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
     try:
         _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
                  log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
-                 prepared=(job_path.name,), make_report=make_report)
+                 prepared=(job_path.name,), make_report=make_report, drops=drops)
     finally:
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
@@ -264,7 +271,8 @@ def _run_name(jobs: Sequence[str], paths: Sequence[Path]) -> str:
 def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides", parallel: bool, name: str,
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
-             fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False) -> None:
+             fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
+             drops: "tuple[DropRule, float | None] | None" = None) -> None:
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
@@ -302,10 +310,14 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             raise
         store.update_manifest(status="done")
     _finish(store, result_rows(records), output_format, grid=name == "quick", make_report=make_report)
+    rule, min_fraction = drops or (drop_rule(0.8, 3), None)
+    broken = say_drops(((record.name, store.root / "cases" / f"{record.index:03d}-{record.name}")
+                        for record in records), rule, min_fraction)
     if any(record.status != "ok" for record in records):
         failed = ", ".join(record.name for record in records if record.status != "ok")
         click.echo(f"ptsbench: error: failed cases: {failed} (see the table and fio.stderr in {run_dir})", err=True)
         sys.exit(1)
+    fail_on_limit(broken)
 
 
 def check_writes(cases: "list[Case]", permission: tuple[bool, bool], hosts: "Sequence[Host]") -> None:

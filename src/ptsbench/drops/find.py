@@ -10,7 +10,8 @@ The rule, as docs/drops.md states it:
 3. The reference is the best level the series held for `min_seconds` or more (the highest segment of IOPS or MB/s,
    the lowest of latency). Segments worse than `fraction` of it (IOPS or MB/s below fraction x reference; latency
    above reference / fraction) are findings; neighbouring ones are one finding. A finding that lasts to the end of
-   the series is a step (the level never came back).
+   the series is a step (the level never came back). A latency rise of less than `lat_floor_ns` over the
+   reference is none: at a few microseconds, latency is the host's scheduling, not the storage.
 """
 
 import math
@@ -27,10 +28,12 @@ SHORT_INTERVAL = 0.5  # of the median interval: shorter intervals (the job's las
 
 @dataclass(frozen=True)
 class DropRule:
-    """What counts as a drop: worse than `fraction` of the reference level for at least `min_seconds`."""
+    """What counts as a drop: worse than `fraction` of the reference level for at least `min_seconds` (a latency
+    rise: also by `lat_floor_ns` at least)."""
 
     fraction: float = 0.8
     min_seconds: int = 3
+    lat_floor_ns: float = 10_000.0
 
 
 @dataclass(frozen=True)
@@ -169,8 +172,8 @@ def _metric_drops(series: Seconds, direction: str, metric: str, rule: DropRule) 
     reference = max(levels) if higher_is_better else min(levels)
     if reference <= 0:
         return []
-    worse = [level < rule.fraction * reference if higher_is_better else level * rule.fraction > reference
-             for level in levels]
+    worse = [level < rule.fraction * reference if higher_is_better
+             else level * rule.fraction > reference and level - reference >= rule.lat_floor_ns for level in levels]
     drops = []
     position = 0
     while position < len(parts):

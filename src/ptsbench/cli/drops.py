@@ -1,0 +1,61 @@
+"""The drop options every run command shares (--drop-fraction, --drop-seconds, --min-fraction) and what they
+print at a run's end: a line per result that averages over a drop, and the --min-fraction verdict (LimitError,
+exit code 3, once the results are stored and printed)."""
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from ptsbench.drops.find import DropRule
+
+
+def drop_options(function: click.decorators.FC) -> click.decorators.FC:
+    decorators = [
+        click.option("--drop-fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8,
+                     show_default=True, help="A drop: a stretch of seconds below this share of the best level the "
+                     "job held (latency: above the best level divided by it); see docs/drops.md."),
+        click.option("--drop-seconds", type=click.IntRange(min=1), default=3, show_default=True,
+                     help="A drop lasts at least this many seconds (so does the level it is measured against)."),
+        click.option("--min-fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+                     help="Fail the run (exit code 3, after storing it) when any second's IOPS is below this "
+                     "share of the median of its job's seconds, e.g. 0.8."),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def drop_rule(fraction: float, seconds: int) -> "DropRule":
+    from ptsbench.drops.find import DropRule
+
+    return DropRule(fraction, seconds)
+
+
+def say_drops(folders: Iterable[tuple[str, Path]], rule: "DropRule", min_fraction: float | None) -> list[str]:
+    """Print (stderr) a line per drop found in each (name, folder), and the seconds below --min-fraction; return
+    those breaches as lines."""
+    from ptsbench.drops.stored import below_min_fraction, folder_findings
+
+    broken = []
+    for name, folder in folders:
+        for finding in folder_findings(folder, rule):
+            if finding.drop.metric != "lat":
+                click.echo(f"ptsbench: drop in {name}: {finding.line()}; {finding.cause_text}", err=True)
+        if min_fraction is not None:
+            broken += [f"{name}: {low.line(min_fraction)}" for low in below_min_fraction(folder, min_fraction)]
+    for line in broken:
+        click.echo(f"ptsbench: limit: {line}", err=True)
+    if min_fraction is not None and not broken:
+        click.echo(f"ptsbench: limit: no second below {min_fraction:.0%} of its job's median IOPS", err=True)
+    return broken
+
+
+def fail_on_limit(broken: list[str]) -> None:
+    from ptsbench.errors import LimitError
+
+    if broken:
+        raise LimitError(f"{len(broken)} job(s) had a second below --min-fraction ({broken[0]})",
+                         "the run is stored; see docs/drops.md")

@@ -1,0 +1,180 @@
+"""Drops inside a case, found in real fio runs: the kernel's block throttling lowered mid-run on a loop device is
+found with its time and depth (and breaks --min-fraction: exit code 3); twenty steady jobs give no finding."""
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ptsbench.drops.causes import likely_causes
+from ptsbench.drops.find import DropRule, find_drops, per_second
+from ptsbench.drops.stored import below_min_fraction, folder_findings, stored_seconds
+
+BASE_IOPS = 2000
+LOW_IOPS = 400
+BS_BYTES = 4096
+
+V1 = Path("/sys/fs/cgroup/blkio")
+V2 = Path("/sys/fs/cgroup")
+
+
+class Throttle:
+    """A cgroup of its own holding the reads of its processes on one device to a rate (cgroup v1 blkio, or v2's
+    io.max where the io controller is there)."""
+
+    def __init__(self, device: str) -> None:
+        rdev = os.stat(device).st_rdev
+        self.device = f"{os.major(rdev)}:{os.minor(rdev)}"
+        name = f"ptsbench-drops-{os.getpid()}"
+        if (V1 / "blkio.throttle.read_iops_device").exists():
+            self.folder, self.v2 = V1 / name, False
+        elif "io" in (V2 / "cgroup.controllers").read_text().split() if (V2 / "cgroup.controllers").exists() else ():
+            self.folder, self.v2 = V2 / name, True
+        else:
+            pytest.skip("no cgroup block throttling here (cgroup v1 blkio or v2 io.max)")
+        self.folder.mkdir()
+
+    def read_iops(self, iops: int) -> None:
+        if self.v2:
+            (self.folder / "io.max").write_text(f"{self.device} riops={iops}\n")
+        else:
+            (self.folder / "blkio.throttle.read_iops_device").write_text(f"{self.device} {iops}\n")
+
+    def reads_done(self) -> int:
+        """Read IOs the cgroup's processes completed on the device."""
+        if self.v2:
+            line = next((line for line in (self.folder / "io.stat").read_text().splitlines()
+                         if line.startswith(self.device + " ")), "")
+            fields = dict(field.split("=") for field in line.split()[1:])
+            return int(fields.get("rios", 0))
+        text = (self.folder / "blkio.throttle.io_serviced").read_text()
+        return sum(int(line.split()[2]) for line in text.splitlines()
+                   if line.startswith(self.device + " Read"))
+
+    def enter(self) -> None:
+        """Put the calling process in the cgroup (run in the child before exec)."""
+        (self.folder / "cgroup.procs").write_text(str(os.getpid()))
+
+    def remove(self) -> None:
+        deadline = time.monotonic() + 30  # processes leave a cgroup a moment after they exit
+        while True:
+            try:
+                self.folder.rmdir()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+
+@pytest.fixture
+def throttle(loop_device: str) -> Iterator[Throttle]:
+    if os.geteuid() != 0:
+        pytest.skip("needs root for a cgroup")
+    made = Throttle(loop_device)
+    try:
+        yield made
+    finally:
+        made.remove()
+
+
+def _wait(ready: Callable[[], bool], process: subprocess.Popen[str], what: str) -> None:
+    deadline = time.monotonic() + 120
+    while not ready():
+        assert process.poll() is None, f"ptsbench ended before {what}"
+        assert time.monotonic() < deadline, f"never {what}"
+        time.sleep(0.05)
+
+
+def test_throttled_loop_device(throttle: Throttle, loop_device: str, write_job: Callable[[str, str], Path],
+                               tmp_path: Path) -> None:
+    """Reads held to 2,000 IOPS by the kernel, lowered to 400 for 4 s mid-run: one drop, at the bytes read when
+    the limit fell, about 4 s long, at about a fifth of the level; --min-fraction 0.8 fails the run (exit 3)."""
+    job = write_job("reader.fio", "[reader]\nrw=randread\nbs=4k\ndirect=1\nioengine=psync\ntime_based\n"
+                                  "runtime=14\n")
+    run_dir = tmp_path / "run"
+    throttle.read_iops(BASE_IOPS)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ptsbench", "run", str(job), "--target", loop_device, "--out", str(run_dir),
+         "--min-fraction", "0.8"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=throttle.enter)
+    try:
+        _wait(lambda: throttle.reads_done() >= 4 * BASE_IOPS, process, "4 s of reads")
+        reads_at_drop = throttle.reads_done()
+        throttle.read_iops(LOW_IOPS)
+        time.sleep(4)
+        throttle.read_iops(BASE_IOPS)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.wait()
+    assert process.returncode == 3, stderr
+    assert "drop in reader: reader read:" in stderr and "below the --min-fraction limit of 80%" in stderr
+    case_dir = run_dir / "cases" / "001-reader"
+    findings = [f for f in folder_findings(case_dir, DropRule()) if f.drop.metric != "lat"]
+    assert len(findings) == 1, [f.line() for f in findings]
+    drop = findings[0].drop
+    assert drop.direction == "read" and not drop.to_end
+    # it began within a second's reads of the moment the limit fell, and held about the 4 s it was low
+    assert abs(drop.done_bytes - reads_at_drop * BS_BYTES) <= 1.5 * BASE_IOPS * BS_BYTES
+    assert 3 <= drop.duration_s <= 7
+    assert 0.1 <= drop.fraction <= 0.4
+    assert abs(drop.reference - BASE_IOPS * BS_BYTES) <= 0.1 * BASE_IOPS * BS_BYTES
+    latency = [f.drop for f in folder_findings(case_dir, DropRule()) if f.drop.metric == "lat"]
+    assert latency and latency[0].start_s < drop.end_s and drop.start_s < latency[0].end_s  # the same event
+    assert below_min_fraction(case_dir, 0.8)[0].fraction < 0.5
+
+
+STEADY_JOBS = 20
+
+
+def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: Callable[..., object],
+                                    tmp_path: Path) -> None:
+    """Twenty steady jobs (fio's null engine held to a rate, various workloads) at once: not one drop, and no
+    second below --min-fraction 0.8 (exit code 0)."""
+    workloads = ["randread", "randwrite", "read", "write", "randrw"]
+    sections = "".join(f"[steady{index}]\nrw={workloads[index % 5]}\nbs={4 << (index % 4)}k\n"
+                       f"rate_iops={500 + 100 * index}\n" for index in range(STEADY_JOBS))
+    job = write_job("steady.fio", f"[global]\nioengine=null\nsize=1g\ntime_based\nruntime=6\n{sections}")
+    run_dir = tmp_path / "run"
+    done = cli("run", str(job), "--out", str(run_dir), "--min-fraction", "0.8")
+    assert done.returncode == 0, done.stderr  # type: ignore[attr-defined]
+    assert "ptsbench: limit: no second below 80%" in done.stderr  # type: ignore[attr-defined]
+    case_dir = run_dir / "cases" / "001-steady"
+    jobs = stored_seconds(case_dir)
+    assert len(jobs) == STEADY_JOBS and all(len(series.end_s) >= 5 for job in jobs
+                                            for series in job.directions.values())
+    assert folder_findings(case_dir, DropRule()) == []
+
+
+def test_causes_from_what_was_recorded() -> None:
+    """A drop in a round whose telemetry shows thermal transitions names them; host CPU saturated only during
+    the drop is named; with neither, nothing is."""
+    runtime_ms = [1000 * (second + 1) for second in range(12)]
+    rates = [100] * 4 + [20] * 4 + [100] * 4
+    columns = {"runtime_ms": runtime_ms, "write_ios": list(_cumulative(rates)),
+               "write_bytes": [4096 * n for n in _cumulative(rates)], "write_lat_ns_sum": list(_cumulative(rates)),
+               "cpu_busy_pct": [20.0] * 4 + [99.0] * 4 + [20.0] * 4}
+    series = per_second(columns)["write"]
+    drop = next(d for d in find_drops(series, "write", DropRule()) if d.metric == "bw")
+    assert (drop.start_s, drop.end_s, drop.done_bytes) == (4.0, 8.0, 400 * 4096)
+    telemetry = {"change": {"thm_temp1_trans_count": 2, "thm_temp1_total_time_s": 30, "throttled": True,
+                            "temperature_start_c": 70, "temperature_end_c": 84}, "after": {}}
+    causes = likely_causes(drop, series, telemetry)
+    assert causes[0].startswith("host CPU saturated (99 % busy during it, 20 % outside")
+    assert "thermal management level 1: 2 transition(s), 30 s; 70 -> 84 C" in causes[1]
+    calm = per_second({**columns, "cpu_busy_pct": [20.0] * 12})["write"]
+    assert likely_causes(drop, calm, {"change": {"throttled": False}, "after": {}}) == []
+
+
+def _cumulative(rates: list[int]) -> Iterator[int]:
+    total = 0
+    for rate in rates:
+        total += rate
+        yield total
