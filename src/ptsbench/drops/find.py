@@ -11,7 +11,7 @@ The rule, as docs/drops.md states it:
    the lowest of latency). Segments worse than `fraction` of it (IOPS or MB/s below fraction x reference; latency
    above reference / fraction) are findings; neighbouring ones are one finding. A finding that lasts to the end of
    the series is a step (the level never came back). A latency rise of less than `lat_floor_ns` over the
-   reference is none: at a few microseconds, latency is the host's scheduling, not the storage.
+   reference is none (50 µs by default): smaller rises are as often the host's scheduling as the storage.
 """
 
 import math
@@ -33,7 +33,7 @@ class DropRule:
 
     fraction: float = 0.8
     min_seconds: int = 3
-    lat_floor_ns: float = 10_000.0
+    lat_floor_ns: float = 50_000.0
 
 
 @dataclass(frozen=True)
