@@ -1,8 +1,9 @@
 """Drops and steps in one job's per-second IOPS, MB/s and latency: pure numbers in, findings out.
 
 The rule, as docs/drops.md states it:
-1. Per-second values are differences of fio's cumulative status numbers (fio/intervals.py SecondSamples); an
-   interval shorter than half the usual one (the last, cut short by the job's end) is left out.
+1. Per-second values are differences of fio's cumulative status numbers (fio/intervals.py SecondSamples); the
+   job's last interval (cut short by its end, or holding its wind-down) and any interval shorter than half the
+   usual one are left out.
 2. The series is cut into segments of steady level by binary segmentation on the mean (least squares): a segment is
    split where the split lowers the squared error most, when that gain exceeds PENALTY x noise^2 x ln(n) and both
    parts last at least `min_seconds`. The noise is estimated robustly from neighbouring seconds (the median absolute
@@ -22,7 +23,7 @@ import numpy as np
 
 METRICS = ("iops", "bw", "lat")  # per second: IOs/s, bytes/s, mean total latency in ns
 DIRECTIONS = ("read", "write", "trim")
-PENALTY = 3.0
+PENALTY = 2.0
 SHORT_INTERVAL = 0.5  # of the median interval: shorter intervals (the job's last, cut short) are left out
 
 
@@ -91,6 +92,7 @@ def per_second(columns: Mapping[str, Sequence[float | None]]) -> dict[str, Secon
         return {}
     step_s = np.diff(runtime_s, prepend=0.0)
     keep = step_s >= SHORT_INTERVAL * float(np.median(step_s))
+    keep[-1] = False
     written = np.asarray(columns.get("write_bytes") or np.zeros(len(runtime_s)), dtype=float)
     cpu = np.asarray([math.nan if v is None else v for v in columns.get("cpu_busy_pct") or [None] * len(runtime_s)],
                      dtype=float)
