@@ -103,6 +103,10 @@ def test_stored_cell_numbers_are_fio_numbers(tmp_path: Path) -> None:
     assert mixed["read"]["iops"] == read.iops and mixed["write"]["iops"] == write.iops
     assert mixed["iops"] == pytest.approx(read.iops + write.iops)
     assert mixed["total"]["lat_percentiles_ns"]["99.999"] > 0
+    # the round's per-second data (for drops) ends at fio's own totals, each job labelled with its cell
+    seconds = json.loads((store.root / "pts" / "iops" / "rounds" / "001" / "seconds.json").read_text())
+    assert seconds["labels"][mixed["jobs"][0]] == "rnd 4k 65/35"
+    assert seconds["jobs"][mixed["jobs"][0]]["read_ios"][-1] == read.total_ios
 
 
 def _small_run(tmp_path: Path, test: str, params: dict[str, object], spec: str = "2.0",
