@@ -1,0 +1,99 @@
+"""`ptsbench sweep` against bench-fio (fio-plot's sweep runner, from PyPI) on the same matrix, side by side.
+
+bench-fio is installed into the bench's own venv (`--venv`, default .venv-bench-fio/ at the repository root; made on
+the first run with `pip install fio-plot==FIO_PLOT_VERSION`): it is no dependency of ptsbench. Both run 8 cells of
+--runtime seconds (randread and randwrite x iodepth 1, 2 x numjobs 1, 2), null engine, on the same 256 MiB file,
+time based, one fio process per cell each; each keeps its own defaults otherwise (bench-fio: json output plus
+bw/iops/lat logs; ptsbench: json+ output, job file, command line and bw/iops/lat logs per cell, no report). A round
+runs the two one after the other, the order alternating; the wall time is the whole command's, start to exit.
+Printed: the medians and minimums, and sweep / bench-fio (goal <= 1.15).
+
+Run from the repository root (about 1 minute a round with the defaults):
+  .venv/bin/python bench/bench_benchfio.py
+  .venv/bin/python bench/bench_benchfio.py --rounds 5
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIO_PLOT_VERSION = "1.1.21"  # the bench-fio measured against; the same numbers tomorrow
+GOAL = 1.15
+CELLS = 8
+
+
+def bench_fio(venv: Path) -> Path:
+    """bench-fio in `venv`, installed there first when missing."""
+    program = venv / "bin" / "bench-fio"
+    if not program.exists():
+        print(f"installing fio-plot {FIO_PLOT_VERSION} (bench-fio) into {venv}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check",
+                        f"fio-plot=={FIO_PLOT_VERSION}"], check=True)
+    return program
+
+
+def timed(argv: list[str]) -> float:
+    """Wall seconds of one command, start to exit (its output thrown away; a failure ends the bench)."""
+    started = time.monotonic()
+    result = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {result.stderr.strip()[-500:]}")
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the two (default 3)")
+    parser.add_argument("--runtime", type=int, default=1, help="seconds per cell (default 1)")
+    parser.add_argument("--venv", type=Path, default=Path(".venv-bench-fio"), help="bench-fio's venv")
+    parser.add_argument("--ptsbench", default=str(Path(sys.executable).parent / "ptsbench"),
+                        help="ptsbench executable (default: the one next to this Python)")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.runtime < 1:
+        parser.error("--rounds and --runtime must be at least 1")
+    program = bench_fio(args.venv.resolve())
+    walls: dict[str, list[float]] = {"bench-fio": [], "sweep": []}
+    with tempfile.TemporaryDirectory(prefix="bench-benchfio-") as folder:
+        work = Path(folder)
+        target = work / f"bench-benchfio-{os.getpid()}.dat"
+        with target.open("wb") as file:
+            file.truncate(256 << 20)
+        for number in range(args.rounds):
+            commands = {
+                "bench-fio": [str(program), "--target", str(target), "--type", "file", "--size", "256M",
+                              "--engine", "null", "--mode", "randread", "randwrite", "--iodepth", "1", "2",
+                              "--numjobs", "1", "2", "--runtime", str(args.runtime), "--time-based", "--quiet",
+                              "--destructive", "--output", str(work / f"bench-fio-{number}")],
+                "sweep": [args.ptsbench, "sweep", str(target), "--ioengine", "null", "--size", "256M",
+                          "--rw", "randread,randwrite", "--iodepth", "1,2", "--numjobs", "1,2",
+                          "--runtime", str(args.runtime), "--out", str(work / f"sweep-{number}")],
+            }
+            for name in (list(commands) if number % 2 == 0 else list(commands)[::-1]):
+                walls[name].append(timed(commands[name]))
+            stored = len(list((work / f"sweep-{number}" / "cases").glob("*/fio.json")))
+            measured = len(list((work / f"bench-fio-{number}").rglob("*.json")))
+            if stored != CELLS or measured != CELLS:
+                raise SystemExit(f"expected {CELLS} cells each, got {stored} (sweep) and {measured} (bench-fio)")
+            shutil.rmtree(work / f"bench-fio-{number}")
+            shutil.rmtree(work / f"sweep-{number}")
+        Path(f"/tmp/{target.name}-tmpjobfile.fio").unlink(missing_ok=True)  # where bench-fio writes its job file
+    print(f"{CELLS} cells of {args.runtime} s (null engine, 256 MiB file), {args.rounds} round(s), order alternating")
+    for label, pick in (("median", statistics.median), ("minimum", min)):
+        wall = {name: pick(values) for name, values in walls.items()}
+        ratio = wall["sweep"] / wall["bench-fio"]
+        print(f"{label:8s} bench-fio {wall['bench-fio']:6.2f} s   sweep {wall['sweep']:6.2f} s   sweep / bench-fio "
+              f"{ratio:.3f} (goal <= {GOAL}: {'met' if ratio <= GOAL else 'NOT met'})")
+    for name, values in walls.items():
+        print(f"rounds, {name}: {', '.join(f'{value:.2f}' for value in values)} s")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()
