@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_cli
 from ptsbench.errors import PtsbenchError
-from ptsbench.report.build import build_compare, load_report
+from ptsbench.report.build import build_compare, load_compare, load_report
 from ptsbench.report.compare import compare_reports
 from test_report_browser import Browser, assert_clean_report_page, pdf_text, shared_browser
 from test_report_pts import sheet_rows, tiny_pts_run
@@ -72,7 +72,7 @@ def test_compare_case_runs(two_runs: tuple[Path, Path], tmp_path: Path, browser:
         assert row[ratio] == pytest.approx(capped_iops[job] / fast_iops[job], rel=1e-12)
         # fio's rate limit holds the capped run at or under 20000 IOPS (a loaded machine may give it less)
         assert 0 < capped_iops[job] <= 20000 * 1.05 and row[ratio] < 0.5
-    report = compare_reports([load_report(fast), load_report(capped)], ["fast", "capped"], [fast, capped])
+    report = load_compare([fast, capped], ["fast", "capped"])
     overlay = next(figure for figure in report.figures() if figure.key == "case001-iops")
     names = [series.name for series in overlay.series]
     assert names == ["fast: randread-4k read", "fast: write-64k write", "capped: randread-4k read",
@@ -170,3 +170,92 @@ def test_compare_of_two_devices_says_which_device_each_run_measured(tmp_path: Pa
     # a title wider than its table stays on one line (rich wrapped it at the table's width)
     assert "read MB/s (Read and write per test: loop vs file)" in done.stdout.splitlines()
     assert "What differs: " in pdf_text(tmp_path / "cmp" / "report.pdf")
+
+
+# --- the fleet table: every run side by side, outliers named -------------------------------------------------
+
+ONE_JOB = """\
+[global]
+ioengine=null
+size=1G
+time_based
+runtime=1
+
+[randread-4k]
+rw=randread
+bs=4k
+"""
+
+
+@pytest.fixture(scope="module")
+def five_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Five runs of one job: four capped at 4000 IOPS by fio's rate_iops, one ("slow") at 1000."""
+    folder = tmp_path_factory.mktemp("five")
+    (folder / "job.fio").write_text(ONE_JOB)
+    runs = []
+    for name, rate in (("r1", 4000), ("r2", 4000), ("slow", 1000), ("r3", 4000), ("r4", 4000)):
+        done = run_cli("run", str(folder / "job.fio"), "--out", str(folder / name), "--set", f"rate_iops={rate}")
+        assert done.returncode == 0, done.stderr
+        runs.append(folder / name)
+    return runs
+
+
+def test_spread_names_the_run_far_from_the_median() -> None:
+    from ptsbench.report.fleet import spread, within_noise
+
+    found = spread("iops", [("a", 100.0, None), ("b", 102.0, None), ("c", 98.0, None), ("d", 60.0, None),
+                            ("e", 101.0, None)], k=3)
+    assert found.median == 100.0 and found.low == 60.0 and found.high == 102.0
+    assert found.mad == pytest.approx(1.4826 * 2.0) and found.outliers == ("d",)
+    # its own noise covers the distance: not an outlier; a larger k: not an outlier either
+    assert spread("iops", [("a", 100.0, None), ("b", 102.0, None), ("c", 98.0, None), ("d", 60.0, 45.0),
+                           ("e", 101.0, None)]).outliers == ()
+    assert spread("iops", [("a", 100.0, None), ("b", 102.0, None), ("c", 98.0, None), ("d", 60.0, None),
+                           ("e", 101.0, None)], k=30).outliers == ()
+    # equal runs (MAD 0): a difference under 1 % of the median is not an outlier; two runs name none
+    assert spread("iops", [("a", 100.0, None), ("b", 100.0, None), ("c", 99.5, None)]).outliers == ()
+    assert spread("iops", [("a", 100.0, None), ("b", 10.0, None)]).outliers == ()
+    assert within_noise(100.0, 104.0, 5.0, 1.0) is True and within_noise(100.0, 106.0, 5.0, 1.0) is False
+    assert within_noise(100.0, 101.0, None, None) is None
+
+
+def test_compare_of_five_runs_names_the_outlier(five_runs: list[Path], tmp_path: Path) -> None:
+    import statistics
+
+    labels = [path.name for path in five_runs]
+    done = run_cli("compare", *map(str, five_runs), "--out", str(tmp_path / "cmp"), "--no-static")
+    assert done.returncode == 0, done.stderr
+    stored = {path.name: iops_of(path)["randread-4k"] for path in five_runs}
+    # the rule as docs/compare.md states it, from the stored numbers: 3 x MAD (scaled), and over 1 % of the median
+    median = statistics.median(stored.values())
+    mad = 1.4826 * statistics.median(abs(value - median) for value in stored.values())
+
+    def named_at(k: float) -> list[str]:
+        return [name for name in labels if abs(stored[name] - median) > max(k * mad, 0.01 * median)]
+
+    def said(output: str) -> list[str]:
+        return [line.split(":")[1].strip() for line in output.splitlines() if line.startswith("Outlier: ")]
+
+    assert "slow" in named_at(3)  # fio held it at 1000 IOPS, the others at 4000 (a loaded machine may slow one)
+    assert said(done.stdout) == named_at(3)
+    slow = next(line for line in done.stdout.splitlines() if line.startswith("Outlier: slow:"))
+    assert f"randread-4k read {stored['slow']:,.1f} IOPS (median {median:,.1f})" in slow
+    assert "k = 3 x MAD" in done.stdout
+    # the report opens with the fleet table: every run's value, then the median, min and max
+    report = load_compare(five_runs, labels)
+    assert report.sections[0].key == "fleet"
+    table = next(t for t in report.sections[0].tables() if t.key == "fleet")
+    column = [c.name for c in table.columns].index("randread-4k read (IOPS)")
+    assert [row[0] for row in table.rows] == [*labels, "median", "min", "max"]
+    assert [row[column] for row in table.rows] == [*(stored[name] for name in labels), median,
+                                                   min(stored.values()), max(stored.values())]
+    outliers = {row[0]: row[-1] for row in table.rows[:5]}
+    assert outliers["slow"] == f"randread-4k read: {stored['slow'] / median:.3f}x median"
+    bars = next(figure for figure in report.figures() if figure.key == "fleet-bars-1")
+    assert bars.series[0].y == tuple(stored[name] for name in labels) and bars.series[1].y == (median, median)
+    # k is the user's; it must be positive
+    loose = run_cli("compare", *map(str, five_runs), "--out", str(tmp_path / "loose"), "--no-static",
+                    "--outlier-k", "1000")
+    assert loose.returncode == 0 and said(loose.stdout) == named_at(1000) and "k = 1000 x MAD" in loose.stdout
+    bad = run_cli("compare", *map(str, five_runs), "--outlier-k", "0")
+    assert bad.returncode == 2 and "--outlier-k" in bad.stderr

@@ -150,13 +150,14 @@ def test_first_screen_of_a_compare_report(qd_runs: tuple[Path, Path], tmp_path: 
     seen = first_screen(browser, out / "index.html", out / "first-screen.png")
     cells = seen["seen"]
     assert "What differs: QDxT: 16x1 (qd16) vs 32x1 (qd32)" in cells  # the one setting they differ in
-    first, second = stored_directions(qd16), stored_directions(qd32)
-    for job, direction in (("randread-4k", "read"), ("randwrite-4k", "write")):
-        a, b = first[(job, direction)], second[(job, direction)]
-        row = cells[cells.index(job):]
-        expected = [f"{a['bw_bytes'] / 1e6:,.2f}", f"{b['bw_bytes'] / 1e6:,.2f}",
-                    f"{b['bw_bytes'] / a['bw_bytes']:.3f}×"]
-        assert all(text in row[:13] for text in expected), (expected, row[:13])
+    # the fleet table: a row per run with every test's IOPS (random jobs), the median under them
+    assert "randread-4k read (IOPS)" in cells and "randwrite-4k write (IOPS)" in cells and "median" in cells
+    for label, run in (("qd16", qd16), ("qd32", qd32)):
+        stored = stored_directions(run)
+        row = cells[cells.index(label):]
+        expected = [f"{stored[(job, direction)]['iops']:,.1f}"
+                    for job, direction in (("randread-4k", "read"), ("randwrite-4k", "write"))]
+        assert row[6:8] == expected, (expected, row[:9])  # after the model, serial, firmware, steady round, repetitions
     # the detailed table pairs the rows by workload too (no row of one run alone), QDxT compared side by side
     compared = next(t for t in load_compare([qd16, qd32], ["qd16", "qd32"]).tables() if t.key == "results")
     assert len(compared.rows) == len(next(t for t in load_report(qd16).tables() if t.key == "results").rows)

@@ -34,14 +34,20 @@ def report(run_dir: Path, no_static: bool, dpi: int) -> None:
               help="Report folder (default ./ptsbench-results/compare-<time>).")
 @click.option("--label", "labels", multiple=True, help="Name of each run in the report, in order (repeatable).")
 @click.option("--no-static", is_flag=True, help="Only index.html and report.xlsx (skip report.pdf and figures/).")
-def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...], no_static: bool) -> None:
-    """Put several runs side by side in one report: overlaid plots, and tables with each run's value and its
-    ratio to the first run.
+@click.option("--outlier-k", type=click.FloatRange(min=0, min_open=True), default=3.0, show_default=True,
+              help="Name a run an outlier on a value when it is more than K x the median absolute deviation from "
+                   "the median (and more than its own noise).")
+def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...], no_static: bool,
+            outlier_k: float) -> None:
+    """Put several runs side by side in one report. It opens with one table of every run's tracked values (PTS:
+    at steady state), their median, min and max, and the outliers named; then overlaid plots, and tables with each
+    run's value and its ratio to the first run ('within noise' where the difference is not larger than the noise).
 
     \b
     Examples:
       ptsbench compare results/nvme0-pts results/nvme1-pts --out cmp-nvme
       ptsbench compare run-a run-b run-c --label "fw 1.0" --label "fw 1.1" --label "fw 1.2"
+      ptsbench compare ptsbench-results/drive-* --outlier-k 2.5
     """
     from ptsbench.report.build import build_compare, load_compare
     from ptsbench.report.core.layout import HTML_NAME
@@ -54,8 +60,8 @@ def compare(run_dirs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...
     from ptsbench.report.compare import glance_by_value
     from ptsbench.report.core.terminal import print_model_tables
 
-    compared = load_compare(list(run_dirs), list(labels) or None)
+    compared = load_compare(list(run_dirs), list(labels) or None, outlier_k)
     out_dir = build_compare(list(run_dirs), out or default_run_dir("compare"), list(labels) or None,
-                            static=not no_static, report=compared)
+                            static=not no_static, report=compared, outlier_k=outlier_k)
     print_model_tables(*glance_by_value(compared))
     click.echo(f"ptsbench: comparison written to {out_dir / HTML_NAME}", err=True)

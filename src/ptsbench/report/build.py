@@ -20,6 +20,7 @@ from ptsbench.report.compare import compare_reports, run_labels
 from ptsbench.report.core.draw_mpl import DEFAULT_DPI
 from ptsbench.report.core.layout import FIGURES_DIR, HTML_NAME, PDF_NAME, XLSX_NAME
 from ptsbench.report.core.model import Report
+from ptsbench.report.fleet import DEFAULT_K
 from ptsbench.report.pts.report import pts_report
 
 REPORT_DIR = "report"
@@ -27,7 +28,7 @@ COMPARED = "compared.json"  # which runs a comparison's folder compares, with wh
 
 
 def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str] | None = None,
-                  static: bool = True, report: Report | None = None) -> Path:
+                  static: bool = True, report: Report | None = None, outlier_k: float = DEFAULT_K) -> Path:
     """One report putting several runs side by side (`report`: load_compare's, when already made), written to
     out_dir, which must be new, empty or an earlier comparison; returns out_dir."""
     from ptsbench.atomic import atomic_write_json
@@ -36,7 +37,7 @@ def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str]
 
     out_dir = Path(out_dir)
     check_compare_out(out_dir)
-    report = report or load_compare(run_dirs, labels)
+    report = report or load_compare(run_dirs, labels, outlier_k)
     with own_folder(out_dir):
         render(report, out_dir, static)
         atomic_write_json(out_dir / COMPARED, {"runs": [str(path) for path in run_dirs],
@@ -45,8 +46,10 @@ def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str]
     return out_dir
 
 
-def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None) -> Report:
-    """Several runs' reports side by side, as data."""
+def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None,
+                 outlier_k: float = DEFAULT_K) -> Report:
+    """Several runs' reports side by side, as data, opening with the fleet table (outliers at `outlier_k` x MAD)."""
+    from ptsbench.report.fleet_members import run_member
     from ptsbench.store import RunStore
 
     run_dirs = [Path(path) for path in run_dirs]
@@ -61,7 +64,8 @@ def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None) 
         raise PtsbenchError(f"cannot compare runs of different kinds ({', '.join(sorted(kinds))})",
                             "compare PTS runs with PTS runs, and case-runner runs with case-runner runs")
     labels = list(labels) if labels else run_labels(run_dirs)
-    return compare_reports([load_report(path) for path in run_dirs], labels, run_dirs)
+    members = [run_member(path, label) for path, label in zip(run_dirs, labels, strict=True)]
+    return compare_reports([load_report(path) for path in run_dirs], labels, run_dirs, members, outlier_k)
 
 
 def check_compare_out(out_dir: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ptsbench.report.core import style
 from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.model import Block, Column, Report, Section, Table, Text, Value, split_groups
+from ptsbench.report.fleet import DEFAULT_K, FLEET_KEY, Member, fleet_section, terminal_parts
 from ptsbench.report.glance import GLANCE_KEY, GLANCE_TITLE
 
 RUN_DASHES = style.DASHES
@@ -180,8 +181,9 @@ def _target_rows(report: Report) -> dict[str, str]:
     return {str(row[0]): str(row[1]) for row in table.rows if len(row) > 1} if table else {}
 
 
-def compare_reports(reports: Sequence[Report], labels: Sequence[str], run_dirs: Sequence[Path]) -> Report:
-    """Several runs' reports side by side."""
+def compare_reports(reports: Sequence[Report], labels: Sequence[str], run_dirs: Sequence[Path],
+                    members: Sequence[Member] = (), outlier_k: float = DEFAULT_K) -> Report:
+    """Several runs' reports side by side; with `members` (fleet_members.py), opening with the fleet's table."""
     keys = list(dict.fromkeys(section.key for report in reports for section in report.sections))
     sections = []
     for key in keys:
@@ -199,8 +201,12 @@ def compare_reports(reports: Sequence[Report], labels: Sequence[str], run_dirs: 
     said = Text("What differs: " + "; ".join(differ) if differ else
                 "What differs: nothing the runs record (same device, settings and workloads).")
     glance = [section for section in sections if section.key == GLANCE_KEY]
-    first = [replace(section, blocks=(said, *section.blocks)) for section in glance] or \
-        [Section(GLANCE_KEY, GLANCE_TITLE, blocks=(said,))]
+    if members:
+        fleet = fleet_section(members, outlier_k, title="Every run side by side")
+        first = [replace(fleet, blocks=(said, *fleet.blocks)), *glance]
+    else:
+        first = [replace(section, blocks=(said, *section.blocks)) for section in glance] or \
+            [Section(GLANCE_KEY, GLANCE_TITLE, blocks=(said,))]
     rest = [section for section in sections if section.key != GLANCE_KEY]
     return Report(f"ptsbench comparison: {' vs '.join(labels)}",
                   "; ".join(f"{label}: {report.provenance}" for label, report in zip(labels, reports, strict=True)),
@@ -209,13 +215,19 @@ def compare_reports(reports: Sequence[Report], labels: Sequence[str], run_dirs: 
 
 
 def glance_by_value(compared: Report) -> tuple[list[Table], list[str]]:
-    """For the terminal: the compared headline one value at a time (each fits a terminal: the keys, each run's
-    value, the ratios), and what differs between the runs."""
-    glance = next((section for section in compared.sections if section.key == GLANCE_KEY), None)
-    if glance is None:
-        return [], []
-    texts = [block.text for block in glance.blocks if isinstance(block, Text)]
-    return [part for table in glance.tables() for part in split_groups(table)], texts
+    """For the terminal: the fleet's table (the members' facts, then their values beside their noise) and the
+    compared headline one value at a time (each fits a terminal: the keys, each run's value, the ratios), and the
+    lines above them (what differs, the outliers)."""
+    tables: list[Table] = []
+    texts: list[str] = []
+    for section in compared.sections:
+        if section.key == FLEET_KEY:
+            texts += [block.text for block in section.blocks if isinstance(block, Text)]
+            tables += terminal_parts(section)
+        elif section.key == GLANCE_KEY:
+            texts += [block.text for block in section.blocks if isinstance(block, Text)]
+            tables += [part for table in section.tables() for part in split_groups(table)]
+    return tables, texts
 
 
 def run_labels(run_dirs: Sequence[Path]) -> list[str]:
