@@ -2,12 +2,14 @@
 found with its time and depth (and breaks --min-fraction: exit code 3); twenty steady jobs give no finding."""
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -137,7 +139,7 @@ def test_throttled_loop_device(throttle: Throttle, loop_device: str, write_job: 
 STEADY_JOBS = 20
 
 
-def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: Callable[..., object],
+def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: Callable[..., Any],
                                     tmp_path: Path) -> None:
     """Twenty steady jobs (fio's null engine held to a rate, various workloads) at once: not one drop, and no
     second below --min-fraction 0.8 (exit code 0)."""
@@ -147,8 +149,8 @@ def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: 
     job = write_job("steady.fio", f"[global]\nioengine=null\nsize=1g\ntime_based\nruntime=6\n{sections}")
     run_dir = tmp_path / "run"
     done = cli("run", str(job), "--out", str(run_dir), "--min-fraction", "0.8")
-    assert done.returncode == 0, done.stderr  # type: ignore[attr-defined]
-    assert "ptsbench: limit: no second below 80%" in done.stderr  # type: ignore[attr-defined]
+    assert done.returncode == 0, done.stderr
+    assert "ptsbench: limit: no second below 80%" in done.stderr
     case_dir = run_dir / "cases" / "001-steady"
     jobs = stored_seconds(case_dir)
     assert len(jobs) == STEADY_JOBS and all(len(series.end_s) >= 5 for job in jobs
@@ -161,7 +163,7 @@ def test_causes_from_what_was_recorded() -> None:
     the drop is named; with neither, nothing is."""
     runtime_ms = [1000 * (second + 1) for second in range(12)]
     rates = [100] * 4 + [20] * 4 + [100] * 4
-    columns = {"runtime_ms": runtime_ms, "write_ios": list(_cumulative(rates)),
+    columns: dict[str, Sequence[float | None]] = {"runtime_ms": runtime_ms, "write_ios": list(_cumulative(rates)),
                "write_bytes": [4096 * n for n in _cumulative(rates)], "write_lat_ns_sum": list(_cumulative(rates)),
                "cpu_busy_pct": [20.0] * 4 + [99.0] * 4 + [20.0] * 4}
     series = per_second(columns)["write"]
@@ -181,3 +183,15 @@ def _cumulative(rates: list[int]) -> Iterator[int]:
     for rate in rates:
         total += rate
         yield total
+
+
+def test_sweep_keeps_and_applies_min_fraction(cli: Callable[..., Any], tmp_path: Path) -> None:
+    """sweep takes --min-fraction, keeps it in its manifest (resume judges by it) and says its verdict."""
+    run_dir = tmp_path / "sweep"
+    done = cli("sweep", str(tmp_path / "target.dat"), "--size", "16m", "--ioengine", "null", "--rw", "randread",
+               "--iodepth", "1", "--runtime", "4", "--set", "rate_iops=1000", "--min-fraction", "0.8",
+               "--drop-seconds", "2", "--out", str(run_dir))
+    assert done.returncode == 0, done.stderr
+    assert "ptsbench: limit: no second below 80% of its job's median IOPS" in done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["drops"] == {"fraction": 0.8, "seconds": 2, "min_fraction": 0.8}

@@ -2,14 +2,15 @@
 print at a run's end: a line per result that averages over a drop, and the --min-fraction verdict (LimitError,
 exit code 3, once the results are stored and printed)."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
     from ptsbench.drops.find import DropRule
+    from ptsbench.pts.store import PtsStore
 
 
 def drop_options(function: click.decorators.FC) -> click.decorators.FC:
@@ -34,14 +35,43 @@ def drop_rule(fraction: float, seconds: int) -> "DropRule":
     return DropRule(fraction, seconds)
 
 
-def say_drops(folders: Iterable[tuple[str, Path]], rule: "DropRule", min_fraction: float | None) -> list[str]:
-    """Print (stderr) a line per drop found in each (name, folder), and the seconds below --min-fraction; return
-    those breaches as lines."""
+def drop_settings(fraction: float, seconds: int, min_fraction: float | None) -> dict[str, float | None]:
+    """The drop options as a run's manifest keeps them (a resumed run judges by the same rule)."""
+    return {"fraction": fraction, "seconds": seconds, "min_fraction": min_fraction}
+
+
+def stored_drop_settings(manifest: Mapping[str, Any]) -> "tuple[DropRule, float | None]":
+    """The rule and --min-fraction a run was started with (the defaults for runs made before they were kept)."""
+    kept = manifest.get("drops")
+    stored: Mapping[str, Any] = kept if isinstance(kept, dict) else {}
+    minimum = stored.get("min_fraction")
+    return (drop_rule(float(stored.get("fraction") or 0.8), int(stored.get("seconds") or 3)),
+            float(minimum) if isinstance(minimum, int | float) else None)
+
+
+def say_case_drops(root: Path, records: Iterable[Any], rule: "DropRule", min_fraction: float | None) -> list[str]:
+    """say_drops over the cases of a run or sweep directory."""
+    return say_drops(((record.name, root / "cases" / f"{record.index:03d}-{record.name}", None)
+                      for record in records), rule, min_fraction)
+
+
+def say_pts_drops(pts: "PtsStore") -> list[str]:
+    """say_drops over every stored round of a PTS run, by the rule it was started with."""
+    from ptsbench.drops.stored import pts_rounds
+
+    rounds = [(found.name, found.folder, found.record.get("telemetry")) for found in pts_rounds(pts)]
+    return say_drops(rounds, *stored_drop_settings(pts.store.manifest))
+
+
+def say_drops(folders: Iterable[tuple[str, Path, Mapping[str, Any] | None]], rule: "DropRule",
+              min_fraction: float | None) -> list[str]:
+    """Print (stderr) a line per drop found in each (name, folder, telemetry read around it), and the seconds below
+    --min-fraction; return those breaches as lines."""
     from ptsbench.drops.stored import below_min_fraction, folder_findings
 
     broken = []
-    for name, folder in folders:
-        for finding in folder_findings(folder, rule):
+    for name, folder, telemetry in folders:
+        for finding in folder_findings(folder, rule, telemetry):
             if finding.drop.metric != "lat":
                 click.echo(f"ptsbench: drop in {name}: {finding.line()}; {finding.cause_text}", err=True)
         if min_fraction is not None:

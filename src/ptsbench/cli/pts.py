@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ptsbench.cli import Finite, safety_flag, text_path
+from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -98,11 +99,12 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
               ",... (fio's server is started there through SSH; tcp://HOST[:PORT] for an unauthenticated `ptsbench "
               "server --tcp`) or a file with one per line. Needs --size (the smallest device's); purge is not run "
               "on the hosts (a deviation).")
+@drop_options
 def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
         destructive: bool, purge_method: str, purge_scope: str, active_range: float | None,
         precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
         dry_run: bool, verbose: bool, measure_rate: bool, hosts_spec: str | None, lat_histogram_time: str | None,
-        device_info: tuple[str, ...],
+        device_info: tuple[str, ...], drop_fraction: float, drop_seconds: int, min_fraction: float | None,
         **overrides: tuple[str, ...]) -> None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
@@ -140,9 +142,10 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
                              _seconds(wsat_time), ramp_time, _histogram_seconds(lat_histogram_time))
     description = parse_device_info(device_info)
     run_dir = out or default_run_dir(f"pts-{profile}")
+    drops = drop_settings(drop_fraction, drop_seconds, min_fraction)
     if hosts_spec is not None:
         _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
-                      f"pts-{profile}", description, verbose)
+                      f"pts-{profile}", description, verbose, drops)
         return
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
     resolved, scratch = _target(target, run_dir, size_bytes, size is not None)
@@ -184,12 +187,14 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
                              device_identity=identity, timing=timing)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     _print_plan(plan, timing)
+    store.store.update_manifest(drops=drops)
     _run(store, resolved, destructive)
 
 
 def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, size: str | None, run_dir: Path,
                   destructive: bool, purge_method: str, dry_run: bool, name: str,
-                  description: dict[str, str], verbose: bool = False) -> None:
+                  description: dict[str, str], verbose: bool = False,
+                  drops: dict[str, float | None] | None = None) -> None:
     """`pts TARGET --hosts HOSTS --size SIZE`: pre-flight, plan on the given size, run on every host at once."""
     from dataclasses import asdict
 
@@ -226,6 +231,7 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
                              timing=assumed_timing())
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     _print_plan(plan, assumed_timing())
+    store.store.update_manifest(drops=drops)
     _run(store, resolved, destructive)
 
 
@@ -432,6 +438,7 @@ def _print_dry_run(plan: "Plan", timing: "PrepTiming", purge: str, pts_purge: bo
 
 
 def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
+    from ptsbench.cli.drops import fail_on_limit, say_pts_drops
     from ptsbench.cli.run import write_final_report
     from ptsbench.pts.engine import run
     from ptsbench.pts.live import LiveReporter
@@ -454,3 +461,4 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     render_pts(store.store, terminal_console())  # as `show` prints it: piped, lines whole
     finish_scratch(store)  # first: the report does not need it, and a full disk gets its space back
     write_final_report(store.store.root)
+    fail_on_limit(say_pts_drops(store))

@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Seconds, safety_flag, text_path
-from ptsbench.cli.drops import drop_options, drop_rule, fail_on_limit, say_drops
+from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops, stored_drop_settings
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case, Overrides
-    from ptsbench.drops.find import DropRule
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.report.cases.tables import ResultRow
@@ -104,7 +103,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     name = _run_name(jobs, paths)
     _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
              log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log, make_report=make_report,
-             drops=(drop_rule(drop_fraction, drop_seconds), min_fraction))
+             drops=drop_settings(drop_fraction, drop_seconds, min_fraction))
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -161,7 +160,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     try:
         _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir, (destructive, allow_mounted),
                log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report,
-               (drop_rule(drop_fraction, drop_seconds), min_fraction))
+               drop_settings(drop_fraction, drop_seconds, min_fraction))
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -175,7 +174,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
 def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float, size: str | None,
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
            fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool,
-           drops: "tuple[DropRule, float | None]") -> None:
+           drops: dict[str, float | None]) -> None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, check_free_space, resolve_targets
@@ -272,7 +271,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
-             drops: "tuple[DropRule, float | None] | None" = None) -> None:
+             drops: dict[str, float | None] | None = None) -> None:
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
@@ -298,7 +297,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
             **manifest_settings(overrides, log_interval_ms, parallel), "expected_duration_s": total_s,
             **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
-            "cases": [case.dir_name for case in cases], "status": "running",
+            "cases": [case.dir_name for case in cases], "status": "running", "drops": drops,
         }, prepared)
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
         try:
@@ -310,9 +309,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             raise
         store.update_manifest(status="done")
     _finish(store, result_rows(records), output_format, grid=name == "quick", make_report=make_report)
-    rule, min_fraction = drops or (drop_rule(0.8, 3), None)
-    broken = say_drops(((record.name, store.root / "cases" / f"{record.index:03d}-{record.name}")
-                        for record in records), rule, min_fraction)
+    broken = say_case_drops(store.root, records, *stored_drop_settings(store.manifest))
     if any(record.status != "ok" for record in records):
         failed = ", ".join(record.name for record in records if record.status != "ok")
         click.echo(f"ptsbench: error: failed cases: {failed} (see the table and fio.stderr in {run_dir})", err=True)

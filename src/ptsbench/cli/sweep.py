@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
+from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops, stored_drop_settings
 from ptsbench.cli.run import (
     HOSTS_HELP,
     LOG_INTERVAL_HELP,
@@ -119,13 +120,15 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
 @click.option("--lat-percentile", default="99", show_default=True, help="The percentile --lat-bound applies to "
               "(also drawn in the latency charts and heatmaps).")
 @REPORT_OPTION
+@drop_options
 def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str, rwmixread: str | None,
           runtime_s: float, ramp_time_s: float | None, loops: int, size: str | None, ioengine: str | None,
           direct: int, ss: str | None, ss_dur_s: float | None, ss_ramp_s: float | None, precondition: Path | None,
           precondition_repeat: bool, settings: tuple[str, ...], out: Path | None, output_format: str,
           destructive: bool,
           allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-          lat_bound: str, lat_percentile: str, make_report: bool) -> None:
+          lat_bound: str, lat_percentile: str, make_report: bool, drop_fraction: float, drop_seconds: int,
+          min_fraction: float | None) -> None:
     """Sweep targets over a matrix of rw x block size x read mix x numjobs x iodepth; every cell is a fio run
     stored with its job file, command line, json+ and logs. `ptsbench resume RUN_DIR` continues a killed sweep.
 
@@ -165,7 +168,8 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     one_line(ioengine, what="--ioengine")
     job_value(ioengine, "--ioengine")
     _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
-           dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format, make_report)
+           dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format, make_report,
+           drop_settings(drop_fraction, drop_seconds, min_fraction))
 
 
 def _report_settings(bound: str, percentile: str) -> dict[str, object]:
@@ -190,7 +194,8 @@ def _report_settings(bound: str, percentile: str) -> dict[str, object]:
 
 def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out: Path | None,
            permission: tuple[bool, bool], log_interval_ms: int, fio_lat_log: bool, dry_run: bool,
-           hosts_spec: str | None, report: dict[str, object], output_format: str, make_report: bool) -> None:
+           hosts_spec: str | None, report: dict[str, object], output_format: str, make_report: bool,
+           drops: dict[str, float | None]) -> None:
     from dataclasses import replace
 
     from ptsbench.cases import check_free_space, resolve_targets
@@ -231,7 +236,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
 
     store = RunStore.create(run_dir.absolute(), {  # absolute job paths: orphan fio processes are found by them
         "kind": "sweep", "name": "sweep", "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
-        "log_interval_ms": log_interval_ms, "expected_duration_s": expected_total_s(cases, False),
+        "log_interval_ms": log_interval_ms, "expected_duration_s": expected_total_s(cases, False), "drops": drops,
         "sweep": {"spec": asdict(spec), "targets": [asdict(t) for t in resolved],
                   "hosts": [host.label for host in hosts], "fio_lat_log": fio_lat_log, "cases": entries,
                   "report": report, "report_at_end": make_report},
@@ -271,12 +276,15 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.terminal import print_rows
 
-    print_rows(result_rows(load_records(store)), output_format)
+    stored = load_records(store)
+    print_rows(result_rows(stored), output_format)
     end_report(store.root, make_report)
+    broken = say_case_drops(store.root, stored, *stored_drop_settings(store.manifest))
     if failed:
         click.echo(f"ptsbench: error: failed cells: {', '.join(failed)} (see fio.stderr in {store.root}/cases; "
                    f"`ptsbench resume {store.root}` runs them again)", err=True)
         sys.exit(1)
+    fail_on_limit(broken)
 
 
 def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) -> None:

@@ -5,13 +5,17 @@ and direction searched (find.py), each finding with its likely causes (causes.py
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ptsbench.drops.causes import NO_CAUSE, likely_causes
 from ptsbench.drops.find import Drop, DropRule, Seconds, find_drops, lowest_second, per_second
 from ptsbench.errors import StoreError
+from ptsbench.pts.store import PTS_DIR
 from ptsbench.store import read_json
 from ptsbench.units import spoken_duration
+
+if TYPE_CHECKING:
+    from ptsbench.pts.store import PtsStore
 
 SAMPLES_FILE = "seconds.json"  # as fio/intervals.py writes it
 
@@ -111,3 +115,19 @@ def below_min_fraction(folder: Path, limit: float) -> list[LowSecond]:
             if lowest is not None and lowest[0] < limit:
                 found.append(LowSecond(job.label, direction, *lowest))
     return found
+
+
+@dataclass(frozen=True)
+class StoredRound:
+    """A stored PTS round: where it is, what to call it, its record (with the telemetry read around it)."""
+
+    name: str
+    folder: Path
+    record: Mapping[str, Any]
+
+
+def pts_rounds(pts: "PtsStore") -> list[StoredRound]:
+    """Every stored round of a PTS run, phase by phase (in folder order), round by round."""
+    phases = sorted(path.name for path in (pts.root / PTS_DIR).glob("*") if path.is_dir())
+    return [StoredRound(f"{key} round {record['round']}", pts.round_dir(key, int(record["round"])), record)
+            for key in phases for record in pts.finished_rounds(key)]
