@@ -375,11 +375,11 @@ def test_block_device_writes_are_guarded(tmp_path: Path, write_job, loop_device:
 
 def test_too_old_fio_is_refused(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     old = tmp_path / "fio"
-    old.write_text("#!/bin/sh\necho fio-2.1.4\n")  # only a stand-in can be an old fio on demand
+    old.write_text("#!/bin/sh\necho fio-3.16\n")  # only a stand-in can be an old fio on demand
     old.chmod(0o755)
     job = write_job("null.fio", NULL_JOB)
     result = run_cli("run", str(job), "--out", str(tmp_path / "r"), env={"PTSBENCH_FIO": str(old)})
-    assert_one_line_error(result, "fio-2.1.4 is too old", "3.16")
+    assert_one_line_error(result, "fio-3.16 is too old", "3.19")
     assert not (tmp_path / "r").exists()
 
 

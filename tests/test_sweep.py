@@ -35,7 +35,7 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
                                                                                      browser: Browser) -> None:
     run_dir = tmp_path / "sweep"
     cases = run_dir / "cases"
-    process = subprocess.Popen(sweep_argv(run_dir, "--ss", "iops:20%", "--ss-dur", "1", "--report"),
+    process = subprocess.Popen(sweep_argv(run_dir, "--ss", "iops:20%", "--ss-dur", "2", "--report"),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not (cases / "005-randread-4k-qd2-nj2" / "job.fio").exists():  # cell 5 has started

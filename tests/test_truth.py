@@ -43,7 +43,7 @@ def fio_document(text: str) -> dict[str, Any]:
 
 
 def entries_of(doc: Mapping[str, Any]) -> list[Entry]:
-    return [entry for entry in doc["jobs"] if "jobname" in entry]  # stats=0 jobs leave an unnamed slot
+    return [entry for entry in doc["jobs"] if entry.get("jobname")]  # stats=0 jobs leave an unnamed (3.39: "") slot
 
 
 def row_layout(job_file: Path) -> list[list[int]]:

@@ -19,7 +19,17 @@ from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals, SecondSamples
 from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, job_count, parse_job_text, written_logs
 from ptsbench.fio.output import JobResult, io_span_ms, parse_jobs
-from ptsbench.fio.runner import FioInterrupted, FioOutcome, FioStatus, fio_command, run_fio, shell_line, stop_all
+from ptsbench.fio.runner import (
+    FioInterrupted,
+    FioOutcome,
+    FioStatus,
+    fio_command,
+    fio_version,
+    run_fio,
+    shell_line,
+    stop_all,
+)
+from ptsbench.fio.versions import job_rule_problems
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.hosts.ssh import client_folder
@@ -186,6 +196,9 @@ def _fio_parse(job_text: str, job_path: Path, target: Target | None) -> tuple[tu
                 raise JobFileError(f"{job_path}: job {job.name} would open {others} besides --target "
                                    f"{target.requested}", "remove its file options (filename, directory, "
                                    "filename_format, opendir), or run it without --target")
+    too_new = job_rule_problems(opens, fio_version())
+    if too_new:
+        return opens, f"{job_path}: " + "; ".join(too_new)
     count = job_count(opens)
     if count > jobs.FIO_MAX_JOBS:
         return opens, (f"{job_path}: {count:,} jobs (numjobs summed over its jobs), but fio runs at most "

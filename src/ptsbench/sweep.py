@@ -21,6 +21,7 @@ from ptsbench.atomic import atomic_write_text
 from ptsbench.cases import RESULT, Case, CaseProgress, CaseRecord, Overrides, plan_case, run_case
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import jobs
+from ptsbench.fio.versions import SS_INTERVAL_DEFAULT_US, ss_window_problem
 from ptsbench.hosts.hostlist import Host
 from ptsbench.store import RunStore, read_json
 from ptsbench.target.target import Target
@@ -105,6 +106,8 @@ def check_spec(spec: SweepSpec) -> None:
     if spec.ss and not spec.ss_dur_s:
         raise PtsbenchError("--ss needs --ss-dur: fio judges steady state over that window",
                             "e.g. --ss iops:0.3% --ss-dur 30")
+    if spec.ss:
+        _check_ss_window(spec)
     _check_cell_count(spec)
     taken = sorted({key for key, _ in spec.options} & set(SWEPT_OPTIONS))
     if taken:
@@ -113,6 +116,19 @@ def check_spec(spec: SweepSpec) -> None:
     planned = cells(spec)
     if len(set(planned)) != len(planned):
         raise PtsbenchError("a swept value is given twice", "give each --rw, --bs, --iodepth, --numjobs value once")
+
+
+def _check_ss_window(spec: SweepSpec) -> None:
+    """Refuse an --ss-dur window the fio here would refuse when each cell starts (its rules depend on its version)."""
+    from ptsbench.fio.runner import fio_version
+
+    interval_s = jobs.parse_duration_s(dict(spec.options).get("ss_interval") or "")
+    interval_us = round(interval_s * 1e6) if interval_s else SS_INTERVAL_DEFAULT_US
+    problem = ss_window_problem(round((spec.ss_dur_s or 0) * 1e6), interval_us, fio_version())
+    if problem:
+        raise PtsbenchError(f"--ss-dur {jobs.duration_text(spec.ss_dur_s or 0)}: {problem}",
+                            f"give --ss-dur a whole multiple of {interval_us / 1e6:g} s, at least "
+                            f"{2 * interval_us / 1e6:g} s (e.g. --ss-dur 30)")
 
 
 def _check_cell_count(spec: SweepSpec) -> None:

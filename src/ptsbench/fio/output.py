@@ -299,8 +299,9 @@ def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[st
 def job_entries(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """fio's per-job entries: `jobs` locally, `client_stats` (without the merged 'All clients') in client mode."""
     entries = doc["client_stats"] if "client_stats" in doc else doc.get("jobs", [])
-    # fio leaves an unnamed, empty slot at the end for each job with stats=0; 'All clients' is fio's own merge
-    return [entry for entry in entries if "jobname" in entry and entry["jobname"] != "All clients"]
+    # fio leaves an unnamed, empty slot at the end for each job with stats=0 (no jobname up to fio 3.3x, an empty one
+    # in 3.39); 'All clients' is fio's own merge
+    return [entry for entry in entries if entry.get("jobname") and entry["jobname"] != "All clients"]
 
 
 def io_span_ms(doc: Mapping[str, Any]) -> list[int] | None:

@@ -25,8 +25,8 @@ from ptsbench.atomic import atomic_write_text
 from ptsbench.errors import FioNotFoundError, FioRunError
 from ptsbench.fio.lifetime import ends_with_ptsbench, kill_fio_processes, stop_with_ptsbench
 from ptsbench.fio.output import load_fio_json
+from ptsbench.fio.versions import MIN_FIO_VERSION, version_tuple
 
-MIN_FIO_VERSION = (3, 16)
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"
 _UNKNOWN_ETA = 2**31 - 1
 STOP_TIMEOUT_S = 10.0
@@ -86,10 +86,11 @@ class FioOutcome:
     def jobs_not_run(self) -> list[str]:
         """Jobs fio lists but never ran: no runtime and no IO (fio aborts some, such as a write to a mounted
         device without allow_mounted_write, with exit code 0 and a line on stderr). fio's nameless placeholder
-        entries (group -1, left by `stats=0` and by jobs folded into a group_reporting entry) are not jobs."""
+        entries (group -1, left by `stats=0` and by jobs folded into a group_reporting entry; 3.39 names them '')
+        are not jobs."""
         return [f"job {job.get('jobname')}" + (f" on {job['hostname']}" if job.get("hostname") else "")
                 for job in self._job_entries()
-                if job.get("jobname") is not None and not job.get("job_runtime")
+                if job.get("jobname") and not job.get("job_runtime")
                 and not any((job.get(direction) or {}).get("total_ios") for direction in ("read", "write", "trim"))]
 
     def error_line(self) -> str:
@@ -130,11 +131,9 @@ def fio_version(binary: str | None = None) -> str:
         text = next((line.strip() for line in said.splitlines() if line.startswith("fio-")), said.strip())
     except OSError as error:
         raise FioNotFoundError(f"cannot run {binary}: {error.strerror}", INSTALL_HINT) from error
-    numbers = text.removeprefix("fio-").split("-")[0].split(".")
-    try:
-        parsed = (int(numbers[0]), int(numbers[1]))
-    except (ValueError, IndexError) as error:
-        raise FioNotFoundError(f"{binary} does not look like fio (it says {text!r})", INSTALL_HINT) from error
+    parsed = version_tuple(text)
+    if parsed is None:
+        raise FioNotFoundError(f"{binary} does not look like fio (it says {text!r})", INSTALL_HINT)
     if parsed < MIN_FIO_VERSION:
         wanted = ".".join(map(str, MIN_FIO_VERSION))
         raise FioNotFoundError(f"{text} is too old (ptsbench needs fio {wanted} or newer)", INSTALL_HINT)

@@ -1,0 +1,62 @@
+"""What depends on fio's version: the oldest fio ptsbench supports, the versions it is tested with, and the option
+rules a newer fio enforces only when its jobs start (`fio --parse-only` takes them), checked before anything runs."""
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+MIN_FIO_VERSION = (3, 19)  # RHEL / Rocky 8's fio, the oldest one ptsbench was run with
+TESTED_FIO_VERSIONS = ("3.19", "3.28", "3.33", "3.36", "3.39", "3.42")  # docs/fio-versions.md says how
+# From 3.35 fio checks steady state every ss_interval (default 1 s, at least 1 s) and wants the ss_dur window to be
+# a whole multiple of it and longer than it; older fio checks once a second and takes any window.
+SS_INTERVAL_SINCE = (3, 35)
+SS_INTERVAL_DEFAULT_US = 1_000_000
+JOB_START_SINCE = (3, 36)  # fio's JSON gives each job's start time (job_start, ms since the epoch)
+_VERSION_RE = re.compile(r"^fio-(\d+)\.(\d+)")
+
+
+class ParsedJob(Protocol):
+    """A job as fio's parser read it (fio/opens.py's JobOpens): its name and its numeric options' values."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def numbers(self) -> Mapping[str, tuple[int, ...]]: ...
+
+
+def version_tuple(version: str) -> tuple[int, int] | None:
+    """(major, minor) of fio's version string ('fio-3.39', 'fio-3.36-12-gabc'); None when it is no fio version."""
+    match = _VERSION_RE.match(version.strip())
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def ss_window_problem(duration_us: int, interval_us: int, version: str) -> str | None:
+    """Why `version` of fio would refuse a steady-state window (ss_dur) of `duration_us` checked every `interval_us`
+    (ss_interval) when its job starts, in plain words; None when it takes it (or steady state is off)."""
+    parsed = version_tuple(version)
+    if not duration_us or parsed is None or parsed < SS_INTERVAL_SINCE:
+        return None
+    if interval_us < 1_000_000:
+        return f"{version} checks steady state at most once a second (ss_interval is {interval_us / 1e6:g} s)"
+    if duration_us <= interval_us or duration_us % interval_us:
+        return (f"{version} judges steady state every {interval_us / 1e6:g} s (ss_interval) and needs a window "
+                f"longer than that and a whole multiple of it, not {duration_us / 1e6:g} s")
+    return None
+
+
+def job_rule_problems(jobs: Sequence[ParsedJob], version: str) -> list[str]:
+    """Why `version` of fio would refuse these jobs (one job file, as fio's parser read them) when they start though
+    its parse-only check took them: one line per problem, naming the job."""
+    problems = []
+    intervals = {job.name: job.numbers.get("steadystate_check_interval", (SS_INTERVAL_DEFAULT_US,))[0]
+                 for job in jobs}
+    if len(set(intervals.values())) > 1:
+        problems.append(f"{version} needs one ss_interval for all jobs of a file, these give "
+                        + ", ".join(f"{us / 1e6:g} s ({name})" for name, us in intervals.items()))
+    for job in jobs:
+        duration_us = job.numbers.get("steadystate_duration", (0,))[0]
+        problem = ss_window_problem(duration_us, intervals[job.name], version)
+        if problem:
+            problems.append(f"job {job.name}: {problem}")
+    return problems
