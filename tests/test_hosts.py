@@ -2,7 +2,8 @@
 killed by the tests. The same through SSH: test_ssh_hosts.py.
 
 The one stand-in is a copy of the real fio binary with another version string, for the version-mismatch fault
-(only one fio version is installed here).
+within one protocol; a really different fio (another protocol) is Debian 13's fio 3.39, run as a server in the root
+scripts/debian13-root.sh makes.
 """
 
 import json
@@ -309,6 +310,37 @@ def test_preflight_names_version_mismatch_unreachable_host_and_bad_target(
     assert any(good[0].label in line and f"no such directory {target.parent}" in line for line in lines)
     assert "pre-flight failed on 3 of 3 host(s)" in result.stderr
     assert not out.exists() and not target.parent.exists()  # nothing ran, nothing was created
+
+
+DEBIAN13_ROOT = os.environ.get("PTSBENCH_DEBIAN13_ROOT", "/var/cache/ptsbench/debian13")
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+@pytest.fixture(scope="session")
+def debian13_fio(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A command that runs Debian 13's own fio in its root (made by scripts/debian13-root.sh when missing, as CI's
+    second platform does; reused when there)."""
+    if os.geteuid() != 0:
+        pytest.skip("the Debian 13 root is made and entered as root (debootstrap, chroot)")
+    subprocess.run(["bash", str(SCRIPTS / "debian13-root.sh"), DEBIAN13_ROOT], check=True, timeout=1800)
+    command = tmp_path_factory.mktemp("debian13") / "fio"
+    command.write_text(f'#!/bin/sh\nexec bash {SCRIPTS / "in-root.sh"} {DEBIAN13_ROOT} fio "$@"\n')
+    command.chmod(0o755)
+    return str(command)
+
+
+def test_preflight_names_the_version_of_a_fio_that_speaks_another_protocol(
+        tmp_path: Path, servers: Servers, debian13_fio: str) -> None:
+    """fio's client only says the server's protocol number; the pre-flight asks the server itself which fio it is."""
+    other = servers(1, first=4, binary=debian13_fio)
+    version_there = subprocess.run([debian13_fio, "--version"], capture_output=True, text=True).stdout.strip()
+    assert version_there.startswith("fio-") and version_there != fio_version()
+    out = tmp_path / "quick"
+    result = run_cli("quick", str(tmp_path / "q.dat"), "--size", "16M", "--out", str(out), "--hosts", hosts_arg(other))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert (f"{other[0].label}: runs {version_there}, the controller runs {fio_version()}: install the same fio "
+            "version on every host") in result.stderr
+    assert not out.exists() and not (tmp_path / "q.dat").exists()
 
 
 def test_preflight_resolves_directories_and_new_files_like_a_local_run(

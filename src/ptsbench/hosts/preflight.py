@@ -195,15 +195,28 @@ def _host_problem(run: HostRun, controller_version: str, timeout_s: float) -> st
     server = "its fio server started over SSH" if run.host.transport == "ssh" else "`ptsbench server --tcp` there"
     if run.returncode is None and not run.probe:
         return f"no answer within {timeout_s:g} s (check {server}, and the network)"
+    version = run.probe.get("version") or _other_protocol_version(run, timeout_s)
+    if version and version != controller_version:
+        return f"runs {version}, the controller runs {controller_version}: install the same fio version on every host"
     if not run.probe and any("connect" in line for line in run.lines):
         return f"cannot connect to its fio server: {run.said()} (check {server})"
     if not run.probe:
         return (f"cannot talk to its fio server: {run.said()} (if one runs there, check that it is "
                 f"{controller_version} like the controller: other versions may speak another protocol)")
-    if run.probe["version"] != controller_version:
-        return (f"runs {run.probe['version']}, the controller runs {controller_version}: "
-                "install the same fio version on every host")
     return None
+
+
+def _other_protocol_version(run: HostRun, timeout_s: float) -> str | None:
+    """The fio version of a server the client refused for speaking another protocol, asked in that protocol."""
+    from ptsbench.fio.netprobe import probe_version, server_protocol
+    from ptsbench.hosts.ssh import client_folder
+
+    protocol = server_protocol(run.lines)
+    if protocol is None:
+        return None
+    host = run.host
+    address = str(client_folder([host]) or "") + "/" + host.name if host.transport == "ssh" else (host.name, host.port)
+    return probe_version(address, protocol, timeout_s)
 
 
 @dataclass
