@@ -450,8 +450,7 @@ def _run_round(
     else:
         outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status, phase.round_s,
                              on_document)
-        handoff = stonewall_record(phase, None if phase.scheduler_reason else "a run on hosts",
-                                   None if context.hosts else outcome.doc)
+        handoff = stonewall_record(phase, None if phase.scheduler_reason else "a run on hosts")
     samples.write(folder, cell_of)
     wall_s, cpu_s = time.monotonic() - wall_start, time.process_time() - cpu_start
     host_after = cpu_snapshot()

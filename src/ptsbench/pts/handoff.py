@@ -83,12 +83,9 @@ def chained_record(phase: PhasePlan, ran: ChainOutcome, doc: dict[str, Any] | No
             "max_gap_ms": max(measured) if measured else None, "notes": list(ran.notes)}
 
 
-def stonewall_record(phase: PhasePlan, reason: str | None = None, doc: dict[str, Any] | None = None,
-                     ) -> dict[str, Any]:
-    """How a stonewalled round handed off: through fio's scheduler; the gaps by fio's own clock where its JSON
-    (`doc`, one host's) has job_start (fio >= 3.36), else not measured (about CELL_HANDOFF_S)."""
+def stonewall_record(phase: PhasePlan, reason: str | None = None) -> dict[str, Any]:
+    """How a stonewalled round handed off: through fio's scheduler, gaps not measured (about CELL_HANDOFF_S; fio's
+    job_start would count a startdelay-timed round's designed idle time as gaps, and hosts' clocks differ)."""
     text = (f"cells stonewalled (fio's scheduler, about {CELL_HANDOFF_S:g} s per hand-off): {reason}" if reason
             else handoff_text(phase))
-    gaps = job_start_gaps_ms(doc) if doc is not None else None
-    return {"way": "stonewall", "text": text, "gaps_ms": gaps, "gaps_source": FIO_SOURCE if gaps is not None else None,
-            "max_gap_ms": max(gaps) if gaps else None, "notes": []}
+    return {"way": "stonewall", "text": text, "gaps_ms": None, "gaps_source": None, "max_gap_ms": None, "notes": []}

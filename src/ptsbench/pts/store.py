@@ -39,7 +39,7 @@ Layout (inside a RunStore whose manifest has kind "pts"):
                        cell_record in records.py), the sequential start/end offsets, WSAT running totals, the
                        steady-state determination after this round, and handoff: way ("chained" | "stonewall"),
                        text (as the plan says it), gaps_ms (per hand-off, from the last thread's end to the next
-                       job's first start: by fio's job_start where fio >= 3.36 gave it, else in chained rounds the
+                       job's first start, chained rounds: by fio's job_start where fio >= 3.36 gave it, else the
                        relay's time; null when not measured), gaps_source ("fio's job_start" | "ptsbench's relay"),
                        relay_gaps_ms (chained), max_gap_ms, notes.
                        Present = round finished
