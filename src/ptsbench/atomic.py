@@ -3,7 +3,6 @@ either the old or the new file, never half of one. Used by the store, the report
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from ptsbench.errors import StoreError
@@ -18,6 +17,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` so that readers see the old or the new content, never a mix."""
     path = Path(path)
     temporary = path.with_name(f".{path.name}.tmp")
+    import tempfile  # here: `show` and every reader of a store import this module and never write
+
     try:
         # a name of its own, with this process's id (the next report removes it if this process was killed):
         # two writers of one file never share a temporary

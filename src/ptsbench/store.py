@@ -25,7 +25,6 @@ import datetime
 import json
 import os
 import re
-import shutil
 import sys
 from collections.abc import Collection
 from pathlib import Path
@@ -88,6 +87,8 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
         if pid and _alive(int(pid)):
             continue
         if entry.is_dir():
+            import shutil  # here: `show` reads stores, and shutil brings lzma and bz2
+
             shutil.rmtree(entry, ignore_errors=True)
         else:
             entry.unlink(missing_ok=True)
