@@ -8,19 +8,16 @@ import click
 
 from ptsbench.cli import Finite, safety_flag, text_path
 from ptsbench.cli.drops import drop_options, drop_settings
+from ptsbench.cli.pts_steps import guard_verdict, prepare_target, print_dry_run, print_plan, print_target_dry_run
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.pts.params import Settings
-    from ptsbench.pts.plan import Plan, TargetInfo
-    from ptsbench.pts.prep_time import PrepTiming
     from ptsbench.pts.store import PtsStore
-    from ptsbench.target.purge import PurgeMethod
     from ptsbench.target.target import Target
 
-MEASURE_READ_S = 3.0  # --measure-rate: long enough to pass a drive's caches, short enough to wait for
 DEVICE_INFO_MAX_BYTES = 1024 * 1024  # a description of one device, for a report's first page
 OVERRIDE_HELP = "A plain value applies to every selected test; TEST=VALUE (e.g. iops=4k,64k) to one. Repeatable."
 
@@ -35,7 +32,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 
 
 @click.command()
-@click.argument("target", required=False)
+@click.argument("targets", nargs=-1, metavar="[TARGET]...")
 @click.option("--profile", type=click.Choice(["enterprise", "client", "demo"]), default="enterprise",
               show_default=True, help="PTS profile; demo: the same flow in about two minutes on a scratch file.")
 @click.option("--spec", type=click.Choice(["2.0", "1.1"]), default="2.0", show_default=True,
@@ -100,7 +97,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
               "server --tcp`) or a file with one per line. Needs --size (the smallest device's); purge is not run "
               "on the hosts (a deviation).")
 @drop_options
-def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | None, size: str | None,
+def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path | None, size: str | None,
         destructive: bool, purge_method: str, purge_scope: str, active_range: float | None,
         precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
         dry_run: bool, verbose: bool, measure_rate: bool, hosts_spec: str | None, lat_histogram_time: str | None,
@@ -109,6 +106,9 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
     time histogram, and TKperf's HDD zone tests.
+
+    With several TARGETs (a fleet), the whole PTS runs on every one at once, each on its own, in one run directory
+    with a part per target (see docs/fleet.md).
 
     Each test: purge, preconditioning, rounds until steady state (or the maximum round count, or its fixed schedule).
     Every finished round is stored at once, with device telemetry and host CPU; `ptsbench resume RUN_DIR` continues
@@ -126,13 +126,15 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
       ptsbench pts /dev/nvme0n1 --spec 1.1 --tests ecw --destructive
       ptsbench pts /dev/sdc --tests hdd-iops,hdd-tp --zones 64 --destructive
       ptsbench pts /dev/nvme0n1 --hosts ssh://root@node1,ssh://root@node2 --size 1T --destructive
+      ptsbench pts /dev/nvme0n1 /dev/nvme1n1 /dev/nvme2n1 --destructive --dry-run
       ptsbench pts /dev/nvme0n1 --device-info form_factor=M.2 --device-info media=QLC --destructive
     """
     from ptsbench.cli.run import one_line
     from ptsbench.pts.settings import OPTION_NAMES, make_settings, parse_overrides, parse_tests
     from ptsbench.store import default_run_dir
 
-    one_line(target, size, str(out) if out else None, what="TARGET/--size/--out")
+    one_line(*targets, size, str(out) if out else None, what="TARGET/--size/--out")
+    target = targets[0] if targets else None
     from ptsbench.units import parse_size_bytes
 
     chosen = parse_tests(tests)
@@ -144,51 +146,31 @@ def pts(target: str | None, profile: str, spec: str, tests: str, out: Path | Non
     run_dir = out or default_run_dir(f"pts-{profile}")
     drops = drop_settings(drop_fraction, drop_seconds, min_fraction)
     if hosts_spec is not None:
+        if len(targets) > 1:
+            raise click.UsageError("pts --hosts takes one TARGET (the same path on every host)")
         _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
                       f"pts-{profile}", description, verbose, drops)
         return
+    if len(targets) > 1:
+        from ptsbench.cli.fleet import pts_fleet
+
+        pts_fleet(settings, list(targets), run_dir, size, destructive, purge_method, purge_scope, dry_run, verbose,
+                  measure_rate, f"pts-{profile}", description)
+        return
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
-    resolved, scratch = _target(target, run_dir, size_bytes, size is not None)
-    if size and resolved.kind == "block":
-        from ptsbench.errors import TargetError
-
-        raise TargetError(f"--size {size} does not apply to the block device {resolved.path}: it is tested whole "
-                          f"({resolved.size_bytes:,} bytes)", "leave --size out; --active-range limits the LBAs used")
-    from ptsbench.target.guard import check_path_allowed
-    from ptsbench.target.userfile import check_whole_file
-
-    def check_target() -> None:
-        check_path_allowed(resolved.path, True, destructive)
-        check_whole_file(resolved.path, destructive)
-
-    if not dry_run:  # refused before anything runs (a dry run says it after its plan)
-        check_target()
-    plan, info, facts, note = _plan(settings, resolved)
-    from ptsbench.target.purge import choose_purge, purge_reach_text
-
-    # resume keeps the method: refuse one the target cannot take before the run exists
-    method = choose_purge(resolved, facts, purge_method, purge_scope)
-    timing = _timing(plan, resolved, facts, method, measure_rate)
+    prepared = prepare_target(settings, target, run_dir, size, size_bytes, destructive, purge_method, purge_scope,
+                              dry_run, measure_rate)
     if dry_run:
-        deviation = "" if method.pts_purge else " (not a PTS purge: the run will not be PTS-compliant)"
-        reach = purge_reach_text(method, resolved, facts, purge_scope)
-        _print_dry_run(plan, timing, f"Purge at run time: {method.name}{deviation}{reach}", method.pts_purge,
-                       verbose, description)
-        _guard_verdict(check_target)
+        print_target_dry_run(prepared, verbose, description)
         return
     from ptsbench.cases import check_free_space
-    from ptsbench.pts.start import create_run
-    from ptsbench.target.same_device import start_record
 
-    check_free_space([resolved])
-    identity = start_record(resolved.path) if resolved.kind == "block" else None
-    store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method=purge_method,
-                             purge_scope=purge_scope, scratch=scratch, name=f"pts-{profile}", device_info=description,
-                             device_identity=identity, timing=timing)
+    check_free_space([prepared.target])
+    store, plan = prepared.create_run(run_dir, settings, f"pts-{profile}", description)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    _print_plan(plan, timing)
+    print_plan(plan, prepared.timing)
     store.store.update_manifest(drops=drops)
-    _run(store, resolved, destructive)
+    _run(store, prepared.target, destructive)
 
 
 def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, size: str | None, run_dir: Path,
@@ -219,10 +201,10 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     if dry_run:
         click.echo(f"# hosts: {', '.join(host.label for host in hosts)} (one fio client per round; pre-flight and "
                    "the ioengine probe run on the hosts when the run starts)")
-        _print_dry_run(make_plan(settings, info), assumed_timing(), "Purge at run time: none (the hosts' devices "
+        print_dry_run(make_plan(settings, info), assumed_timing(), "Purge at run time: none (the hosts' devices "
                        "cannot be purged from here: not a PTS purge, the run will not be PTS-compliant)", False,
                        verbose, description)
-        _guard_verdict(lambda: check_remote_path(resolved.path, destructive, hosts, "the PTS run"))
+        guard_verdict(lambda: check_remote_path(resolved.path, destructive, hosts, "the PTS run"))
         return
     check_remote_path(resolved.path, destructive, hosts, "the PTS run")
     facts = remote_target_facts(infos, parse_size_bytes(size))
@@ -230,21 +212,10 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
                              name=name, hosts=[asdict(found) for found in infos], device_info=description,
                              timing=assumed_timing())
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    _print_plan(plan, assumed_timing())
+    print_plan(plan, assumed_timing())
     store.store.update_manifest(drops=drops)
     _run(store, resolved, destructive)
 
-
-def _guard_verdict(check: Callable[[], None]) -> None:
-    """A dry run's last line: whether the destructive-write guard lets the real run start (raise when not)."""
-    from ptsbench.errors import PtsbenchError
-
-    try:
-        check()
-    except PtsbenchError as error:
-        click.echo(f"# guard: the real run would be refused: {error}")
-        raise
-    click.echo("# guard: the real run would start")
 
 
 def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: bool,
@@ -268,11 +239,13 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
 @safety_flag("--destructive", help_text="Allow writing (and purging) a block device again.")
 def resume(run_dir: Path, destructive: bool) -> None:
     """Continue an interrupted PTS run (keeps every stored round, runs only what is missing) or sweep (runs only
-    the cells without a finished result).
+    the cells without a finished result). A fleet run continues every target not done; RUN_DIR/devices/NAME
+    continues that target alone.
 
     \b
     Examples:
       ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise --destructive
+      ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise/devices/nvme1n1 --destructive
     """
     from ptsbench.pts.start import resume_target
     from ptsbench.pts.store import PtsStore
@@ -282,6 +255,11 @@ def resume(run_dir: Path, destructive: bool) -> None:
         from ptsbench.cli.sweep import resume_sweep
 
         resume_sweep(run_dir, destructive)
+        return
+    if RunStore.open(run_dir).kind == "pts-fleet":
+        from ptsbench.cli.fleet import resume_fleet
+
+        resume_fleet(RunStore.open(run_dir), destructive)
         return
     store = PtsStore(RunStore.open(run_dir))
     target, notes = resume_target(store)
@@ -333,108 +311,9 @@ def parse_device_info(items: tuple[str, ...]) -> dict[str, str]:
     return described
 
 
-def _target(target: str | None, run_dir: Path, size_bytes: int | None, size_given: bool,
-            ) -> "tuple[Target, bool]":
-    from ptsbench.errors import TargetError
-    from ptsbench.target.target import Target, resolve_target
-
-    if target is None:
-        if size_bytes is None:
-            raise TargetError("no target given", "pass a block device or file, or use --profile demo or --size")
-        scratch = str((run_dir / "scratch.dat").absolute())  # made by fio inside the new run directory
-        return Target(path=scratch, kind="file", size_bytes=size_bytes, requested="scratch file"), True
-    from ptsbench.fio.jobs import target_options
-
-    resolved = resolve_target(target, size_bytes)
-    target_options(resolved.path)  # refuses a path fio would read as another (';', '#', '$')
-    if not size_given and resolved.names_missing_file:  # a typo is no new file
-        raise TargetError(f"{target}: no such file", "give --size to create it (or check the path for a typo)")
-    return resolved, False
 
 
-def _plan(settings: "Settings", resolved: "Target") -> "tuple[Plan, TargetInfo, dict[str, object], str]":
-    from ptsbench.errors import TargetError
-    from ptsbench.fio.runner import probe_engine
-    from ptsbench.pts.plan import make_plan
-    from ptsbench.pts.start import target_info
-    from ptsbench.target.info import target_facts
-    from ptsbench.target.target import check_has_capacity, zoned_model
 
-    check_has_capacity(resolved)
-    zoned = zoned_model(resolved.path) if resolved.kind == "block" else None
-    if zoned:
-        raise TargetError(f"{resolved.path} is a zoned block device ({zoned}): the PTS writes it at random, which "
-                          "a zoned device takes only at each zone's write pointer", "`ptsbench pts` tests "
-                          "conventional devices; test a zoned one with `ptsbench run` and a job that sets "
-                          "zonemode=zbd")
-    if not resolved.size_bytes:
-        raise TargetError(f"{resolved.path} has no size yet", "pass --size for a new file, e.g. --size 64G")
-    facts = target_facts(resolved)
-    probe_at = resolved.path
-    while not Path(probe_at).exists():
-        probe_at = str(Path(probe_at).parent)
-    engine, note = probe_engine(probe_at)
-    info = target_info(resolved, facts, engine, resolved.size_bytes)
-    return make_plan(settings, info), info, facts, note
-
-
-def _timing(plan: "Plan", resolved: "Target", facts: dict[str, object], method: "PurgeMethod",
-            measure: bool) -> "PrepTiming":
-    """How long the purges and preconditioning take: at a rate measured with a short read of the target when asked
-    (and possible), else at the assumed rate, as the output says."""
-    from ptsbench.fio.runner import measure_read_rate
-    from ptsbench.pts.prep_time import ASSUMED_RATE_BYTES_PER_S, ASSUMED_RATE_SOURCE, PrepTiming
-    from ptsbench.target.purge_time import purge_time_s
-
-    rate, source = float(ASSUMED_RATE_BYTES_PER_S), ASSUMED_RATE_SOURCE
-    if measure:
-        measured, said = measure_read_rate(resolved.path, plan.target.ioengine, MEASURE_READ_S)
-        if measured is None:
-            source = f"assumed: --measure-rate could not measure ({said})"
-        else:
-            rate, source = measured, f"{said} (writes are often slower than reads)"
-    purge_s, basis = purge_time_s(method, resolved, facts, rate)
-    return PrepTiming(rate, source, method.name, purge_s, basis)
-
-
-def _print_plan(plan: "Plan", timing: "PrepTiming | None") -> None:
-    from ptsbench.pts.describe import describe
-
-    for line in describe(plan, timing):
-        click.echo(line, err=True)
-
-
-def _print_dry_run(plan: "Plan", timing: "PrepTiming", purge: str, pts_purge: bool, verbose: bool,
-                   description: dict[str, str]) -> None:
-    """What matters first (tests, worst-case time, purge, write cache, compliance), then each phase and the
-    deviations; the job files with --verbose."""
-    from ptsbench.pts.describe import phase_lines, summary_lines
-    from ptsbench.pts.plan import precondition_job, round_job, round_seed
-    from ptsbench.report.pts.facts import device_description
-
-    summary = summary_lines(plan, timing)
-    verdict = summary[-1]
-    if not pts_purge:
-        count = len(plan.deviations) + 1
-        verdict = f"Can be PTS-compliant: no, {count} deviation{'s' if count != 1 else ''} (the purge, and any below)"
-    for line in [*summary[:-1], purge, f"Write cache: set to {plan.settings.write_cache} at run time (a deviation "
-                 "if the device does not allow it)", verdict, *phase_lines(plan, timing)]:
-        click.echo(f"# {line}")
-    if description:
-        click.echo(f"# Device description: {device_description({'device_info': description})}")
-    if not verbose:
-        click.echo("# Job files: add --verbose to print every phase's job files")
-        return
-    for phase in plan.phases:
-        if phase.phase.precondition is not None:
-            click.echo(f"\n# {phase.phase.title}: preconditioning job file")
-            click.echo(precondition_job(plan, phase), nl=False)
-        click.echo(f"\n# {phase.phase.title}: round 1 job file (later rounds: a new randseed; sequential cells carry "
-                   "on where the previous round stopped)")
-        click.echo(round_job(plan, phase, round_seed(0, phase.key, 1)).text, nl=False)
-        if phase.phase.role == "sweep" and phase.phase.test in plan.pending_points:
-            click.echo(f"\n# {phase.phase.title}: the operating points' job files are made once the sweep has chosen "
-                       "their TC/QD")
 
 
 def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:

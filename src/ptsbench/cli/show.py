@@ -18,10 +18,19 @@ def show(run_dir: Path, output_format: str) -> None:
       ptsbench show ptsbench-results/20261120T101500Z-quick
       ptsbench show ptsbench-results/20261120T101500Z-quick --format csv > results.csv
       ptsbench show ptsbench-results/demo-20261120T101500Z --format json    # a PTS run: every table
+      ptsbench show ptsbench-results/20261120T101500Z-pts-demo/devices/loop3   # one target of a fleet run
     """
     from ptsbench.store import RunStore
 
     store = RunStore.open(run_dir)
+    if store.kind == "pts-fleet":
+        if output_format != "table":
+            raise click.UsageError(f"{run_dir} is a fleet run: --format {output_format} shows one target, e.g. "
+                                   f"`ptsbench show {run_dir / 'devices' / 'NAME'} --format {output_format}`")
+        from ptsbench.cli.fleet import show_fleet
+
+        show_fleet(store)
+        return
     if store.kind == "pts":
         if output_format == "table":
             from ptsbench.report.core.terminal import terminal_console

@@ -15,12 +15,12 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from ptsbench.errors import TargetError, UnsafeTargetError
-from ptsbench.target.inuse import in_use_reasons, note_held_here
+from ptsbench.target.inuse import held_here, in_use_reasons, note_held_here
 from ptsbench.target.target import block_device_of_char
 
 ROOT_CLAIM_DIR = "/run/ptsbench/claims"
@@ -91,6 +91,36 @@ def check_not_claimed(path: str) -> None:
     reason = other_run_reason(path)
     if reason:
         raise UnsafeTargetError(f"refusing to use {path}: {reason}", OTHER_RUN_HINT)
+
+
+def check_distinct(paths: Sequence[str]) -> None:
+    """Refuse one target named twice, however spelled: the same block device (another path, a symlink), a partition
+    and its disk, the same file (a hard link, another path): two runs at once on it would measure each other."""
+    named = [(path, set(claim_keys(path)), set(_disk_keys(path))) for path in paths]
+    for index, (path, own, disk) in enumerate(named):
+        for earlier, earlier_own, earlier_disk in named[:index]:
+            if own & earlier_own or own & earlier_disk or disk & earlier_own:
+                raise UnsafeTargetError(f"{earlier} and {path} are the same device or file (or one holds the "
+                                        "other)", "name each device once: a fleet runs one PTS per device at once")
+
+
+def _disk_keys(path: str) -> list[str]:
+    """The claim key of the whole disk a partition belongs to ([] for anything else)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return []
+    if not stat.S_ISBLK(found.st_mode):
+        return []
+    sysdir = os.path.realpath(f"/sys/dev/block/{os.major(found.st_rdev)}:{os.minor(found.st_rdev)}")
+    if not os.path.exists(os.path.join(sysdir, "partition")):
+        return []
+    try:
+        with open(os.path.join(os.path.dirname(sysdir), "dev"), encoding="ascii") as handle:
+            major, minor = handle.read().strip().split(":")
+    except (OSError, ValueError):
+        return []
+    return [f"block-{major}-{minor}"]
 
 
 @contextmanager
@@ -180,7 +210,7 @@ def _open_exclusive(path: str, allow_in_use: bool) -> tuple[int, int] | None:
         found = os.stat(path)
     except OSError:
         return None
-    if not stat.S_ISBLK(found.st_mode):
+    if not stat.S_ISBLK(found.st_mode) or held_here(path):  # held: a fleet run claimed all its devices at once
         return None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC | os.O_NONBLOCK)
