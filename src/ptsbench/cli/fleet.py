@@ -53,7 +53,7 @@ def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size:
     size_bytes = parse_size_bytes(size) if size else None
     prepared = [prepare_target(settings, target, part_dir(run_dir, part), size, size_bytes, destructive, purge_method,
                                purge_scope, True, measure_rate) for part, target in zip(names, targets, strict=True)]
-    check_distinct([one.target.path for one in prepared])
+    check_distinct(targets)  # as the user named them
     if dry_run:
         _print_fleet_dry_run(names, prepared, verbose, description)
         return

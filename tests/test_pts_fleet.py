@@ -1,0 +1,151 @@
+"""A fleet run (`ptsbench pts DEV1 DEV2 ... --destructive`) on four real loop devices: every target runs the whole
+PTS at once and on its own; one whose device starts failing its IO during a round is recorded as failed with fio's
+reason while the other three finish, and `resume` continues it once the device is back; kill -9 of the whole run and
+`resume` lose no finished round. The device fault is real: the kernel's read-only flag of the loop device is set
+under fio (`blockdev --setro`, what a drive at the end of its life does), so every write fails from then on, and
+cleared to restore it. (This kernel has no device mapper for an error target; cutting a loop device's size limit
+under fio fails its writes with libaio but not with io_uring, which the PTS chooses.)"""
+
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import attached_loop, kill_when, run_cli
+from ptsbench.fio.lifetime import fio_pids
+
+LOOP_BYTES = 16 * 1024 * 1024
+SMALL = ["--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "0.3", "--max-rounds", "3",
+         "--block-sizes", "iops=4k", "--mixes", "iops=0"]
+
+
+def set_read_only(device: str, read_only: bool) -> None:
+    """The kernel's read-only flag of the device (BLKROSET, as a drive at the end of its life turns read-only): set
+    under fio, it fails every write from then on with EPERM."""
+    subprocess.run(["blockdev", "--setro" if read_only else "--setrw", device], check=True)
+
+
+@pytest.fixture
+def loops(tmp_path: Path) -> Iterator[list[str]]:
+    with contextlib.ExitStack() as stack:
+        devices = []
+        for index in range(4):
+            folder = tmp_path / f"fleet-image-{index}"
+            folder.mkdir()
+            devices.append(stack.enter_context(attached_loop(str(folder), LOOP_BYTES)))
+        yield devices
+
+
+def start_fleet(run_dir: Path, *args: str) -> subprocess.Popen[bytes]:
+    """The fleet in the background, stderr kept in run_dir's sibling fleet.err."""
+    errors = open(run_dir.parent / "fleet.err", "ab")  # noqa: SIM115 - the child holds it
+    try:
+        return subprocess.Popen([sys.executable, "-m", "ptsbench", *args], stdout=subprocess.DEVNULL, stderr=errors,
+                                start_new_session=True)
+    finally:
+        errors.close()
+
+
+def part(run_dir: Path, device: str) -> Path:
+    return run_dir / "devices" / Path(device).name
+
+
+def manifest(folder: Path) -> dict[str, object]:
+    result: dict[str, object] = json.loads((folder / "manifest.json").read_text())
+    return result
+
+
+def stored(run_dir: Path) -> dict[str, bytes]:
+    """Every finished-result file of every part: a resume must leave each as it was."""
+    names = ("round.json", "phase.json", "result.json")
+    return {str(p.relative_to(run_dir)): p.read_bytes() for p in (run_dir / "devices").rglob("*.json")
+            if p.name in names}
+
+
+def check_complete(run_dir: Path, devices: list[str]) -> None:
+    """Every part done, with rounds 1..N of its phase stored and nothing of fio left."""
+    assert manifest(run_dir)["status"] == "done"
+    for device in devices:
+        folder = part(run_dir, device)
+        assert manifest(folder)["status"] == "done", device
+        phase = json.loads((folder / "pts" / "iops" / "phase.json").read_text())
+        rounds = folder / "pts" / "iops" / "rounds"
+        numbers = sorted(int(p.name) for p in rounds.iterdir() if p.name.isdigit())
+        assert numbers == list(range(1, phase["rounds"] + 1)) == [1, 2, 3]
+        assert all((rounds / f"{n:03d}" / "round.json").exists() for n in numbers)
+    assert fio_pids(run_dir) == []
+
+
+def test_a_failing_device_is_recorded_the_others_finish_and_resume_continues_it(loops: list[str],
+                                                                               tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    failing = loops[3]
+    process = start_fleet(run_dir, "pts", *loops, "--destructive", "--out", str(run_dir), *SMALL)
+    first_round = part(run_dir, failing) / "pts" / "iops" / "rounds" / "001" / "job.fio"
+    deadline = time.monotonic() + 120
+    while not first_round.exists():
+        assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "fleet.err").read_text()
+        time.sleep(0.01)
+    set_read_only(failing, True)
+    try:
+        assert process.wait(timeout=300) != 0
+    finally:
+        set_read_only(failing, False)
+    said = (tmp_path / "fleet.err").read_text()
+    assert f"1 of 4 targets failed: {Path(failing).name}: IOPS round" in said, said
+    for device in loops[:3]:
+        assert manifest(part(run_dir, device))["status"] == "done", device
+    failed = manifest(part(run_dir, failing))
+    assert failed["status"] == "failed" and "Operation not permitted" in str(failed["failure"]), failed
+    fleet = manifest(run_dir)
+    assert fleet["status"] == "failed" and Path(failing).name in fleet["failures"]  # type: ignore[operator]
+    shown = run_cli("show", str(run_dir))
+    assert shown.returncode == 0 and f"{Path(failing).name}" in shown.stdout and "failed: IOPS round" in \
+        shown.stdout, shown.stdout
+    before = stored(run_dir)
+    resumed = run_cli("resume", str(run_dir), "--destructive")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming {run_dir}: {Path(failing).name}" in resumed.stderr  # only the part not done runs again
+    after = stored(run_dir)
+    assert before.items() <= after.items()
+    check_complete(run_dir, loops)
+    one = run_cli("show", str(part(run_dir, failing)))  # one part alone, as any PTS run
+    assert one.returncode == 0 and failing in one.stdout
+
+
+def test_kill_of_the_whole_fleet_and_resume_lose_no_finished_round(loops: list[str], tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    rounds = [part(run_dir, device) / "pts" / "iops" / "rounds" for device in loops]
+
+    def some_rounds_stored() -> bool:
+        return sum((folder / "002" / "round.json").exists() for folder in rounds) >= 2
+
+    kill_when(start_fleet(run_dir, "pts", *loops, "--destructive", "--out", str(run_dir), *SMALL),
+              some_rounds_stored)
+    first = stored(run_dir)
+    assert sum(name.endswith("002/round.json") for name in first) >= 2
+    assert not all((folder.parent / "phase.json").exists() for folder in rounds)
+    resumed = run_cli("resume", str(run_dir), "--destructive")
+    assert resumed.returncode == 0, resumed.stderr
+    assert first.items() <= stored(run_dir).items()
+    check_complete(run_dir, loops)
+
+
+def test_the_same_device_twice_and_a_dry_run_of_all(loops: list[str], tmp_path: Path) -> None:
+    link = tmp_path / "again"
+    link.symlink_to(loops[0])
+    twice = run_cli("pts", loops[0], loops[1], str(link), "--destructive", "--out", str(tmp_path / "run"), *SMALL)
+    assert twice.returncode != 0 and f"{loops[0]} and {link} are the same device" in twice.stderr, twice.stderr
+    assert not (tmp_path / "run").exists()
+    dry = run_cli("pts", *loops, "--dry-run", *SMALL)
+    assert dry.returncode != 0  # no --destructive: each device's plan, then the refusal
+    for device in loops:
+        assert f"== {Path(device).name}: {device} ==" in dry.stdout
+    assert "# Fleet worst case:" in dry.stdout and "4 of 4 targets refused" in dry.stdout, dry.stdout
+    assert run_cli("pts", *loops, "--dry-run", "--destructive", *SMALL).stdout.endswith(
+        "# guard: the fleet would start\n")
