@@ -88,6 +88,7 @@ class JobResult:
     entries: int = 1  # fio report entries behind this row; more than 1: merged with fio's group arithmetic
     group_jobs: int = 1  # threads fio itself merged into its entry (group_reporting)
     steady_state: SteadyState | None = None
+    iodepth_level: tuple[tuple[str, float], ...] = ()  # fio's IO depth distribution (bucket, % of IOs)
 
     def get(self, direction: str) -> DirectionResult | None:
         return next((d for d in self.directions if d.direction == direction), None)
@@ -293,7 +294,18 @@ def _job_result(entries: Sequence[Mapping[str, Any]], global_options: Mapping[st
         entries=len(entries),
         group_jobs=max(len(members), 1),
         steady_state=_steady_state(entries),
+        iodepth_level=_iodepth_level(entries),
     )
+
+
+def _iodepth_level(entries: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, float], ...]:
+    """fio's iodepth_level ({"1": %, "2": %, "4": %, ... ">=64": %}: the share of IOs submitted while that many were
+    in flight, bucket "8" holding depths 8 to 15), averaged over the entries that report it."""
+    levels = [entry["iodepth_level"] for entry in entries if isinstance(entry.get("iodepth_level"), dict)]
+    if not levels:
+        return ()
+    return tuple((bucket, sum(float(level.get(bucket, 0.0)) for level in levels) / len(levels))
+                 for bucket in levels[0])
 
 
 def job_entries(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -30,6 +30,7 @@ from ptsbench.hosts.hostlist import Host
 from ptsbench.hosts.results import HostStatus
 from ptsbench.hosts.ssh import client_folder
 from ptsbench.pts.handoff import discard_gates, run_chained_round, stonewall_record
+from ptsbench.pts.hostbound import host_bound
 from ptsbench.pts.plan import (
     PhasePlan,
     Plan,
@@ -486,6 +487,7 @@ def _run_round(
         record["steady"] = determination(phase.phase, [*finished, record])
     if phase.phase.stop.kind == "written":
         record["wsat"] = wsat_totals(phase, finished, record["cells"])
+    record["host_bound"] = host_bound(record)
     atomic_write_json(folder / ROUND_FILE, record)
     context.reporter.round_finished(progress, record)
     return record

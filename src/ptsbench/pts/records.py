@@ -13,6 +13,7 @@ from ptsbench.fio.output import DirectionResult, JobResult, merge_directions, me
 from ptsbench.pts.advanced import demand_cells, response_histogram, select_operating_points
 from ptsbench.pts.advanced_specs import sweep_cells
 from ptsbench.pts.cells import CellSpec, Phase, ZonedCellSpec
+from ptsbench.pts.hostbound import depth_record
 from ptsbench.pts.plan import PhasePlan, Plan, RoundJob, SeqStart, handoff_text, next_seq_offset
 from ptsbench.pts.specs import TEST_DEFS
 from ptsbench.pts.steady import steady_state
@@ -232,7 +233,7 @@ def _cell_values(cell: CellSpec, job_names: Sequence[str], directions: Mapping[s
         "read_pct": cell.read_pct, "bs_bytes": cell.bs_bytes, "numjobs": cell.numjobs, "iodepth": cell.iodepth,
         "runtime_s": cell.runtime_s, "jobs": list(job_names), "error": max(part.error for part in parts),
         "usr_cpu": sum(part.usr_cpu for part in parts) / len(parts),
-        "sys_cpu": sum(part.sys_cpu for part in parts) / len(parts),
+        "sys_cpu": sum(part.sys_cpu for part in parts) / len(parts), **depth_record(cell.iodepth, parts),
     }
     for name, result in directions.items():
         record[name] = direction_record(result)

@@ -81,11 +81,15 @@ round.json in detail:
   during the round), fio_version,
   cells: {cell name: {name, pattern ("rnd"|"seq"), read_pct, bs_bytes, numjobs (TC), iodepth (QD), runtime_s
           (planned), jobs (fio job names; a sequential cell continuing mid-slice has parts "-a" and "-b"), error,
-          usr_cpu, sys_cpu, read / write / total: {iops, bw_bytes, io_bytes, total_ios, runtime_ms, lat_n,
+          usr_cpu, sys_cpu (fio's own CPU %), iodepth_level (fio's IO depth distribution: {bucket: % of IOs},
+          jobs averaged; null when fio gave none), qd_reached_pct (% of IOs submitted at the planned QD's bucket or
+          deeper), read / write / total: {iops, bw_bytes, io_bytes, total_ios, runtime_ms, lat_n,
           lat_mean_ns, lat_min_ns, lat_max_ns, lat_percentiles_ns {"50" ... "99.999"}} or null, and the total's
           iops, bw_bytes, lat_mean_ns, lat_max_ns at top level; sequential cells add seq_start_bytes and
           seq_end_bytes (position within each thread's slice of the active range)}}
           latency is fio's total latency (lat_ns), parts and threads merged exactly from json+ bins
+  host_bound: {host_cpu_busy_pct, fio_cpu_pct {cell: usr + sys %}, qd_not_reached {cell: qd_reached_pct},
+          possibly (true: host CPU saturated or a planned QD not reached, pts/hostbound.py RULE), reasons}
   wsat (write saturation only): {written_bytes, io_time_s} running totals including this round
   steady: {window_rounds, steady, variables: {"CELL METRIC": steady.SteadyState.to_dict() + cell, metric, or null
           before the 5th round}, rounds_needed (before the 5th round)}

@@ -446,7 +446,28 @@ def telemetry_blocks(test: str, views: Views) -> list[Block]:
     notes = list(dict.fromkeys(str(t["after"]["note"]) for _v, _r, t in recorded if (t.get("after") or {}).get("note")))
     if notes:
         blocks.append(Text("Device telemetry: " + "; ".join(notes) + "."))
-    return [*_telemetry_figures(test, recorded), *blocks]  # figures first: they sit beside the test's last chart
+    # figures first: they sit beside the test's last chart
+    return [*_telemetry_figures(test, recorded), *blocks, *host_bound_blocks(test, rounds)]
+
+
+def host_bound_blocks(test: str, rounds: Sequence[tuple[Any, Any]]) -> list[Block]:
+    """The rounds flagged possibly host-bound (host CPU saturated, planned queue depth not reached), with the rule;
+    nothing for rounds stored before ptsbench judged it."""
+    from ptsbench.pts.hostbound import RULE
+
+    judged = [(view, record, record["host_bound"]) for view, record in rounds if record.get("host_bound")]
+    if not judged:
+        return []
+    flagged = [(view.plan["title"], int(record["round"]), verdict.get("host_cpu_busy_pct"),
+                max(verdict.get("fio_cpu_pct", {}).values(), default=None), "; ".join(verdict["reasons"]))
+               for view, record, verdict in judged if verdict.get("possibly")]
+    if not flagged:
+        return [Text(f"No round was possibly host-bound: {RULE}.")]
+    return [Table(slug(test, "host-bound"), f"Rounds possibly host-bound ({len(flagged)} of {len(judged)})",
+                  (Column("phase"), Column("round", "int"), Column("host CPU busy (%)", "pct"),
+                   Column("fio CPU, busiest cell (usr + sys %)", "pct"), Column("why")), tuple(flagged),
+                  keys=(0, 1)),
+            Text(f"Possibly host-bound: {RULE}; such a round may measure the host rather than the device.")]
 
 
 def _telemetry_figures(test: str, recorded: Sequence[tuple[Any, Any, Any]]) -> list[Figure]:
