@@ -114,6 +114,7 @@ def test_a_failing_device_is_recorded_the_others_finish_and_resume_continues_it(
     after = stored(run_dir)
     assert before.items() <= after.items()
     check_complete(run_dir, loops)
+    assert all((part(run_dir, device) / "report" / "index.html").is_file() for device in loops)
     one = run_cli("show", str(part(run_dir, failing)))  # one part alone, as any PTS run
     assert one.returncode == 0 and failing in one.stdout
 

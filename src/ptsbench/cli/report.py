@@ -14,16 +14,24 @@ from ptsbench.cli import text_path
               help="Resolution of the PNG figures (9 x 5 inches: 200 dpi is 1800 x 1000 pixels).")
 def report(run_dir: Path, no_static: bool, dpi: int) -> None:
     """Write RUN_DIR/report/: index.html (self-contained, opens offline), report.pdf, report.xlsx and every
-    figure as PNG and SVG in figures/. Reads the run directory only (no fio, no device).
+    figure as PNG and SVG in figures/. Reads the run directory only (no fio, no device). A fleet run: every
+    device's report, in RUN_DIR/devices/NAME/report/.
 
     \b
     Examples:
       ptsbench report ptsbench-results/20261120T101500Z-quick
       ptsbench report ptsbench-results/20261120T101500Z-pts --no-static
     """
+    from ptsbench.pts.fleet import fleet_parts, open_fleet
     from ptsbench.report.build import build_report
     from ptsbench.report.core.layout import HTML_NAME
 
+    fleet = open_fleet(run_dir)
+    for _name, part in fleet_parts(fleet) if fleet is not None else []:  # a fleet: every device's own report
+        click.echo(f"ptsbench: report written to {build_report(part, static=not no_static, dpi=dpi) / HTML_NAME}",
+                   err=True)
+    if fleet is not None:
+        return
     out_dir = build_report(run_dir, static=not no_static, dpi=dpi)
     click.echo(f"ptsbench: report written to {out_dir / HTML_NAME}", err=True)
 
