@@ -875,6 +875,30 @@ def resume_history(lab: Lab) -> str:
     return notes[0].split("ptsbench: note: ", 1)[-1]
 
 
+@check("pts-fleet", waits=("io_uring_cmd-ng", "purge-scsi"))  # their disks: a run claims each whole
+def pts_fleet(lab: Lab) -> str:
+    """The PTS (demo profile, one test) on two NVMe controllers and the SCSI disk at once, on the real drivers:
+    every device done, each part's device the one named (serial), their rounds overlapping in time."""
+    names = ("nvme512", "nvme4k", "ssd")
+    devs = [lab.devs[name] for name in names]
+    out = WORK / "pts-fleet"
+    ptsbench("pts", *devs, "--profile", "demo", "--tests", "iops", "--destructive", "--out", str(out))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "done" and [d["path"] for d in manifest["devices"]] == devs, manifest
+    spans, said = [], []
+    for name, device in zip(names, manifest["devices"], strict=True):
+        folder = out / "devices" / device["name"]
+        part = json.loads((folder / "manifest.json").read_text())
+        disk, _dev = lab.disk(name)
+        assert part["status"] == "done" and part["target"]["serial"] == disk.serial, (name, part["target"])
+        rounds = [json.loads(path.read_text()) for path in sorted(folder.glob("pts/*/rounds/*/round.json"))]
+        assert rounds and (folder / "report" / "index.html").exists(), f"{name}: no rounds or no report"
+        spans.append((_utc(rounds[0]["started_utc"]), _utc(rounds[-1]["finished_utc"])))
+        said.append(f"{device['path']} ({disk.serial}) {len(rounds)} rounds")
+    assert max(start for start, _end in spans) < min(end for _start, end in spans), f"not at once: {spans}"
+    return "; ".join(said) + " (their rounds overlapping in time)"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 
 
