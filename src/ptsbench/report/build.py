@@ -88,6 +88,10 @@ def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
     store = RunStore.open(run_dir)
     if store.kind == "pts":
         return pts_report(store, in_progress)
+    if store.kind == "pts-fleet":
+        raise PtsbenchError(f"{run_dir} is a fleet run: each device's results are a run of their own",
+                            f"name a device's part ({Path(run_dir) / 'devices' / 'NAME'}), e.g. `ptsbench compare "
+                            f"{Path(run_dir) / 'devices'}/*`")
     if store.kind == "sweep":
         from ptsbench.report.cases.sweep import sweep_report
 
