@@ -42,7 +42,7 @@ class FleetLines:
 
 def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size: str | None, destructive: bool,
               purge_method: str, purge_scope: str, dry_run: bool, verbose: bool, measure_rate: bool, name: str,
-              description: Mapping[str, str]) -> None:
+              description: Mapping[str, str], drops: Mapping[str, float | None]) -> None:
     """Resolve and plan every target, refuse one named twice, judge every one by the guard, then (not a dry run)
     make the fleet's run directory with a part per target and run them all at once."""
     from ptsbench.pts.fleet import part_dir, part_names
@@ -67,6 +67,7 @@ def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size:
     members = []
     for part, one in zip(names, prepared, strict=True):
         pts_store, plan = one.create_run(part_dir(run_dir, part), settings, name, description)
+        pts_store.store.update_manifest(drops=dict(drops))
         members.append(Member(part, pts_store, one.target))
     click.echo(f"ptsbench: run directory {run_dir} ({len(members)} targets at once, a part each in "
                f"{run_dir / 'devices'})", err=True)
@@ -137,6 +138,7 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
                failures: dict[str, str] | None = None) -> None:
     """Run the parts at once, then each part's report and the fleet's summary; an error naming every part that
     failed (the others' results are stored)."""
+    from ptsbench.cli.drops import fail_on_limit, say_pts_drops
     from ptsbench.cli.run import write_final_report
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.fleet import run_fleet
@@ -145,11 +147,13 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
     for member in members:
         write_final_report(member.pts.root, after_failure=member.name in failed)
     show_fleet(store)
+    broken = [line for member in members for line in say_pts_drops(member.pts)]
     if failed:
         raise PtsbenchError(f"{len(failed)} of {len(store.manifest.get('devices') or [])} targets failed: "
                             + "; ".join(f"{name}: {reason}" for name, reason in failed.items()),
                             f"the others' results are stored; fix the cause, then `ptsbench resume {store.root}` "
                             "continues every target not done")
+    fail_on_limit(broken)
 
 
 def show_fleet(store: "RunStore") -> None:

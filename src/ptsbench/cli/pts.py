@@ -155,7 +155,7 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
         from ptsbench.cli.fleet import pts_fleet
 
         pts_fleet(settings, list(targets), run_dir, size, destructive, purge_method, purge_scope, dry_run, verbose,
-                  measure_rate, f"pts-{profile}", description)
+                  measure_rate, f"pts-{profile}", description, drops)
         return
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
     prepared = prepare_target(settings, target, run_dir, size, size_bytes, destructive, purge_method, purge_scope,
