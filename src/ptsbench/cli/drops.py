@@ -40,15 +40,6 @@ def drop_settings(fraction: float, seconds: int, min_fraction: float | None) -> 
     return {"fraction": fraction, "seconds": seconds, "min_fraction": min_fraction}
 
 
-def stored_drop_settings(manifest: Mapping[str, Any]) -> "tuple[DropRule, float | None]":
-    """The rule and --min-fraction a run was started with (the defaults for runs made before they were kept)."""
-    kept = manifest.get("drops")
-    stored: Mapping[str, Any] = kept if isinstance(kept, dict) else {}
-    minimum = stored.get("min_fraction")
-    return (drop_rule(float(stored.get("fraction") or 0.8), int(stored.get("seconds") or 3)),
-            float(minimum) if isinstance(minimum, int | float) else None)
-
-
 def say_case_drops(root: Path, records: Iterable[Any], rule: "DropRule", min_fraction: float | None) -> list[str]:
     """say_drops over the cases of a run or sweep directory."""
     return say_drops(((record.name, root / "cases" / f"{record.index:03d}-{record.name}", None)
@@ -57,10 +48,10 @@ def say_case_drops(root: Path, records: Iterable[Any], rule: "DropRule", min_fra
 
 def say_pts_drops(pts: "PtsStore") -> list[str]:
     """say_drops over every stored round of a PTS run, by the rule it was started with."""
-    from ptsbench.drops.stored import pts_rounds
+    from ptsbench.drops.stored import pts_rounds, stored_rule
 
     rounds = [(found.name, found.folder, found.record.get("telemetry")) for found in pts_rounds(pts)]
-    return say_drops(rounds, *stored_drop_settings(pts.store.manifest))
+    return say_drops(rounds, *stored_rule(pts.store.manifest))
 
 
 def say_drops(folders: Iterable[tuple[str, Path, Mapping[str, Any] | None]], rule: "DropRule",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Seconds, safety_flag, text_path
-from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops, stored_drop_settings
+from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
 
@@ -309,7 +309,9 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             raise
         store.update_manifest(status="done")
     _finish(store, result_rows(records), output_format, grid=name == "quick", make_report=make_report)
-    broken = say_case_drops(store.root, records, *stored_drop_settings(store.manifest))
+    from ptsbench.drops.stored import stored_rule
+
+    broken = say_case_drops(store.root, records, *stored_rule(store.manifest))
     if any(record.status != "ok" for record in records):
         failed = ", ".join(record.name for record in records if record.status != "ok")
         click.echo(f"ptsbench: error: failed cases: {failed} (see the table and fio.stderr in {run_dir})", err=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
-from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops, stored_drop_settings
+from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
 from ptsbench.cli.run import (
     HOSTS_HELP,
     LOG_INTERVAL_HELP,
@@ -279,7 +279,9 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
     stored = load_records(store)
     print_rows(result_rows(stored), output_format)
     end_report(store.root, make_report)
-    broken = say_case_drops(store.root, stored, *stored_drop_settings(store.manifest))
+    from ptsbench.drops.stored import stored_rule
+
+    broken = say_case_drops(store.root, stored, *stored_rule(store.manifest))
     if failed:
         click.echo(f"ptsbench: error: failed cells: {', '.join(failed)} (see fio.stderr in {store.root}/cases; "
                    f"`ptsbench resume {store.root}` runs them again)", err=True)

@@ -70,6 +70,16 @@ def _decimal_bytes(size_bytes: float) -> str:
     return f"{int(size_bytes)} B"
 
 
+def stored_rule(manifest: Mapping[str, Any]) -> tuple[DropRule, float | None]:
+    """The rule and --min-fraction a run was started with, as its manifest keeps them (the defaults for runs made
+    before they were kept)."""
+    kept = manifest.get("drops")
+    stored: Mapping[str, Any] = kept if isinstance(kept, dict) else {}
+    minimum = stored.get("min_fraction")
+    return (DropRule(float(stored.get("fraction") or 0.8), int(stored.get("seconds") or 3)),
+            float(minimum) if isinstance(minimum, int | float) else None)
+
+
 def stored_seconds(folder: Path) -> list[JobSeconds]:
     """The per-second series a case or round folder holds ([] when it has none: runs made before, or on hosts)."""
     path = folder / SAMPLES_FILE

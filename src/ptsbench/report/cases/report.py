@@ -3,14 +3,19 @@ IOPS, MB/s and latency over time from fio's interval logs and the percentile cur
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ptsbench.report.cases.tables import RESULT_PERCENTILES
 from ptsbench.report.common import description_facts, environment_section, fact, provenance_line, run_facts
 from ptsbench.report.core.figure import Figure, Series, percentile_figure
 from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Table, Text
+from ptsbench.report.drops import drop_blocks, drop_regions
 from ptsbench.report.glance import case_glance_section
 from ptsbench.store import read_text
+
+if TYPE_CHECKING:
+    from ptsbench.drops.find import DropRule
+    from ptsbench.drops.stored import Finding
 
 RESULT_COLUMNS = (
     Column("case"), Column("job"), Column("host"), Column("target"), Column("rw"), Column("bs"), Column("QDxT"),
@@ -108,14 +113,17 @@ def _series_name(job: str, host: str | None, direction: str) -> str:
     return f"{job} {host} {direction}" if host else f"{job} {direction}"
 
 
-def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> list[Figure]:
-    """Per case: IOPS, MB/s and latency over time from the interval logs; the percentile curve from json+ bins."""
-    figures = _log_figures(case_dir, record, key, interval_ms)
+def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float,
+                 findings: Sequence["Finding"] = ()) -> list[Figure]:
+    """Per case: IOPS, MB/s and latency over time from the interval logs, each drop found shaded on the figures of
+    its metric; the percentile curve from json+ bins."""
+    figures = _log_figures(case_dir, record, key, interval_ms, findings)
     percentiles = _percentile_figure(case_dir, record, key)
     return figures + [percentiles] if percentiles is not None else figures
 
 
-def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> list[Figure]:
+def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float,
+                 findings: Sequence["Finding"] = ()) -> list[Figure]:
     """One figure per log kind (IOPS, MB/s, latency) with a line per job and direction."""
     figures = []
     sections, fio_lat_logs = _log_prefixes(case_dir)
@@ -148,7 +156,7 @@ def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float) -> l
                                  "together, IO-weighted")
             figures.append(Figure(f"{key}-{suffix}", f"{record.name}: {title}", "time (s)", y_label, tuple(series),
                                   caption=f"{source} of case {record.name}, per job and direction ({merge}).",
-                                  data_sheet=True))
+                                  data_sheet=True, regions=drop_regions(findings, log)))
     return figures
 
 
@@ -173,8 +181,12 @@ def _percentile_figure(case_dir: Path, record: Any, key: str) -> Figure | None:
         "latency.")
 
 
-def case_section(store_root: Path, record: Any, interval_ms: float) -> Section:
+def case_section(store_root: Path, record: Any, interval_ms: float, rule: "DropRule | None" = None) -> Section:
+    from ptsbench.drops.find import DropRule
+    from ptsbench.drops.stored import folder_findings
+
     case_dir = store_root / "cases" / f"{record.index:03d}-{record.name}"
+    findings = folder_findings(case_dir, rule or DropRule())
     facts = (("case", record.name), ("job file", record.source), ("target", fact(record.target)),
              ("status", record.status), ("started (UTC)", record.started_utc), ("ended (UTC)", record.ended_utc))
     blocks: list[Block] = []
@@ -183,7 +195,8 @@ def case_section(store_root: Path, record: Any, interval_ms: float) -> Section:
     command = case_dir / "command.txt"
     if command.is_file():
         blocks.append(Text(read_text(command).strip(), "code"))
-    blocks.extend(case_figures(case_dir, record, f"case{record.index:03d}", interval_ms))
+    blocks.extend(drop_blocks(f"case{record.index:03d}", record.name, case_dir, findings, rule or DropRule()))
+    blocks.extend(case_figures(case_dir, record, f"case{record.index:03d}", interval_ms, findings))
     return Section(f"case{record.index:03d}", f"Case {record.index}: {record.name}", facts, tuple(blocks))
 
 
@@ -199,7 +212,10 @@ def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     sections = [case_glance_section(result_rows(records)),
                 Section("results", "Results", blocks=(results_table(records),))]
     interval_ms = float(manifest.get("log_interval_ms") or 1000)
-    sections += [case_section(store.root, record, interval_ms) for record in records]
+    from ptsbench.drops.stored import stored_rule
+
+    rule, _ = stored_rule(manifest)
+    sections += [case_section(store.root, record, interval_ms, rule) for record in records]
     sections.append(environment_section(manifest))
     from ptsbench.report.core.style import short_device_name
 

@@ -15,7 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.report.core import style
-from ptsbench.report.core.figure import Figure, Number, Series, bar_offsets, color_of, palette_of, plain_number
+from ptsbench.report.core.figure import (
+    REGION_ALPHA,
+    REGION_COLOR,
+    Figure,
+    Number,
+    Series,
+    bar_offsets,
+    color_of,
+    palette_of,
+    plain_number,
+)
 from ptsbench.report.core.layout import atomic_file
 
 _MPL_DASHES = {"solid": "-", "dash": "--", "dot": ":"}
@@ -154,6 +164,10 @@ def _draw_lines(axes: Any, figure: Figure) -> None:
         else:
             draw_line(axes, series.x, y, series.name, color, series.mode, series.dash,
                       series.width or style.LINE_WIDTH, None if series.opacity == 1.0 else series.opacity)
+    for region in figure.regions:
+        axes.axvspan(region.x_start, region.x_end, color=REGION_COLOR, alpha=REGION_ALPHA, linewidth=0, zorder=0)
+        axes.text((region.x_start + region.x_end) / 2, 0.98, region.label, transform=axes.get_xaxis_transform(),
+                  ha="center", va="top", fontsize=style.LEGEND_PT, color=REGION_COLOR)
     for axis, log in ((axes.xaxis, figure.x_log), (axes.yaxis, figure.y_log)):
         if log:
             _log_axis(axes, axis)

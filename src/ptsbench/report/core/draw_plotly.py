@@ -7,7 +7,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ptsbench.report.core import style
-from ptsbench.report.core.figure import BAR_GROUP_WIDTH, Figure, Grid, Series, color_of, log_ticks
+from ptsbench.report.core.figure import (
+    BAR_GROUP_WIDTH,
+    REGION_ALPHA,
+    REGION_COLOR,
+    Figure,
+    Grid,
+    Series,
+    color_of,
+    log_ticks,
+)
 
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif"
 
@@ -163,6 +172,14 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
                 layout["yaxis"]["range"] = ends
             elif all(end > 0 for end in ends):
                 layout["yaxis"]["range"] = [math.log10(end) for end in ends]
+        if figure.regions:
+            layout["shapes"] = [{"type": "rect", "xref": "x", "yref": "paper", "x0": region.x_start,
+                                 "x1": region.x_end, "y0": 0, "y1": 1, "fillcolor": REGION_COLOR,
+                                 "opacity": REGION_ALPHA, "line": {"width": 0}, "layer": "below"}
+                                for region in figure.regions]
+            layout["annotations"] = [{"x": (region.x_start + region.x_end) / 2, "y": 1, "xref": "x", "yref": "paper",
+                                      "text": region.label, "showarrow": False, "yanchor": "top",
+                                      "font": {"size": 10, "color": REGION_COLOR}} for region in figure.regions]
         if any(series.mode == "bars" for series in figure.series):
             layout.update(barmode="group", bargap=1 - BAR_GROUP_WIDTH, bargroupgap=0.0)
         if "latency" in figure.y_label:  # rare long waits next to typical ones: a log axis on one click

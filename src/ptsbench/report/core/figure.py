@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any, Union
 
 from ptsbench.report.core import style
 
+REGION_COLOR = "#d62728"  # a marked region: shaded in this colour, lightly
+REGION_ALPHA = 0.13
+
 if TYPE_CHECKING:
     import numpy.typing as npt
 
@@ -39,6 +42,15 @@ class Series:
     width: float | None = None  # line width in points; None: the figure style's
     opacity: float = 1.0
     low: Positions | None = None  # a band's lower edge
+
+
+@dataclass(frozen=True)
+class Region:
+    """A stretch of x marked on the chart (shaded over the full height), e.g. a drop found in the series."""
+
+    x_start: Number
+    x_end: Number
+    label: str
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,7 @@ class Figure:
     data_table: bool = False  # static drawings: the plotted values as a table under the chart (fio-plot's
     #                           --show-data); the HTML report shows the same numbers in its tables
     palette: tuple[str, ...] = ()  # colours to use instead of the report's palette
+    regions: tuple[Region, ...] = ()  # shaded stretches of x (lines figures)
 
     def point_count(self) -> int:
         if self.grid is not None:

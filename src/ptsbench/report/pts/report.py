@@ -15,6 +15,7 @@ from ptsbench.report.core.style import device_name, short_device_name
 from ptsbench.report.glance import pts_glance_section
 from ptsbench.report.pts.advanced import ADVANCED_BLOCKS, telemetry_blocks
 from ptsbench.report.pts.basic import cells_blocks, iops_blocks, lat_blocks, tp_blocks, wsat_blocks
+from ptsbench.report.pts.drops import drop_rounds, phase_findings, pts_drop_blocks
 from ptsbench.report.pts.facts import pts_test_facts, reasons_for, test_title
 from ptsbench.report.pts.guides import guide
 from ptsbench.report.pts.handoffs import handoff_blocks
@@ -53,8 +54,10 @@ def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Se
     about = guide(test)
     blocks: list[Block] = [Text(about)] if about else []
     blocks += _banners(context, test, views)
-    blocks += steady_blocks(test, views)
+    found, with_data = phase_findings(context, views)
+    blocks += steady_blocks(test, views, drop_rounds(found) if with_data else None)
     blocks += TEST_BLOCKS.get(test, ADVANCED_BLOCKS.get(test, cells_blocks))(views, context)
+    blocks += pts_drop_blocks(test, views, context, found, with_data)
     blocks += host_blocks(test, views, context)
     blocks += telemetry_blocks(test, views)
     blocks += handoff_blocks(test, views)

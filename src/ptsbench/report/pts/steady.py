@@ -6,6 +6,7 @@ from typing import Any
 
 from ptsbench.report.core.figure import Figure, Series, measurement_window_figure
 from ptsbench.report.core.model import Block, Column, Table, Text, Value
+from ptsbench.report.pts.drops import window_drop_text
 from ptsbench.report.pts.views import (
     METRIC_NAMES,
     PtsContext,
@@ -25,7 +26,7 @@ DETERMINATION_COLUMNS = (
     Column("data excursion", "number"), Column("allowed data excursion (20 %)", "number"),
     Column("slope excursion", "number"), Column("allowed slope excursion (10 %)", "number"),
     Column("slope per round", "number"), Column("intercept", "number"), Column("fitted line"),
-    Column("steady state"),
+    Column("steady state"), Column("drops in the window"),
 )
 HOST_STEADY_COLUMNS = (Column("phase"), Column("tracked variable"), Column("host"), Column("window rounds"),
                        Column("average", "number"), Column("unit"), Column("steady state"))
@@ -56,20 +57,24 @@ def _convergence(view: Any, tracked: Mapping[str, Any]) -> Figure:
                           f"({tracked['cell']}) is the solid line.")
 
 
-def _determination_rows(view: Any) -> tuple[list[tuple[Value, ...]], list[Figure]]:
-    """A phase's determination table rows, and a measurement-window figure per determined tracked variable."""
+def _determination_rows(view: Any, drops: Mapping[str, list[int]] | None
+                        ) -> tuple[list[tuple[Value, ...]], list[Figure]]:
+    """A phase's determination table rows (with the window rounds that held a drop in the tracked cell: `drops`,
+    cell -> rounds, None without per-second data), and a measurement-window figure per determined tracked
+    variable."""
+    cells = {f"{tracked['cell']} {tracked['metric']}": tracked["cell"] for tracked in view.plan["tracked"]}
     rows: list[tuple[Value, ...]] = []
     figures = []
     for label, v in determination_of(view).items():
         factor = metric_unit(tracked_metric(view, label, v))[1]
         if v is None:
-            rows.append((view.plan["title"], label, "-", *([None] * 7), "-", NOT_YET))
+            rows.append((view.plan["title"], label, "-", *([None] * 7), "-", NOT_YET, "-"))
             continue
         fitted = f"y = {v['slope'] * factor:.6g} x + {v['intercept'] * factor:.6g}"
         rows.append((view.plan["title"], label, _window(v), v["average"] * factor, v["data_excursion"] * factor,
                      v["allowed_data_excursion"] * factor, v["slope_excursion"] * factor,
                      v["allowed_slope_excursion"] * factor, v["slope"] * factor, v["intercept"] * factor, fitted,
-                     _reached(v)))
+                     _reached(v), window_drop_text(drops, cells.get(label, label), v["rounds"])))
         figures.append(_window_figure(view, label, v, fitted))
     return rows, figures
 
@@ -94,8 +99,10 @@ def _window_figure(view: Any, label: str, v: Mapping[str, Any], fitted: str) -> 
         f"the least-squares line ({fitted}); steady state {_reached(v)}.")
 
 
-def steady_blocks(test: str, views: Sequence[Any]) -> list[Block]:
-    """Convergence plots, measurement-window plots and the steady-state determination of a test's phases."""
+def steady_blocks(test: str, views: Sequence[Any], drops: Mapping[str, Mapping[str, list[int]]] | None = None
+                  ) -> list[Block]:
+    """Convergence plots, measurement-window plots and the steady-state determination of a test's phases (`drops`:
+    phase key -> cell -> rounds that held a drop; None without per-second data)."""
     blocks: list[Block] = []
     rows: list[tuple[Value, ...]] = []
     windows: list[Figure] = []
@@ -108,7 +115,7 @@ def steady_blocks(test: str, views: Sequence[Any]) -> list[Block]:
             if (cell["read_pct"], cell["pattern"]) not in seen_mixes:
                 seen_mixes.add((cell["read_pct"], cell["pattern"]))
                 blocks.append(_convergence(view, tracked))
-        found, figures = _determination_rows(view)
+        found, figures = _determination_rows(view, None if drops is None else drops.get(view.key, {}))
         rows += found
         windows += figures
     blocks += windows
