@@ -795,6 +795,51 @@ def parallel(lab: Lab) -> str:
     return ", ".join(f"{row['target']} {row['iops']:.0f} IOPS" for row in rows) + " (overlapping in time)"
 
 
+LAB_BASE_IOPS, LAB_LOW_IOPS = 200, 20  # QEMU's throttle on the drive nvme512 (block backend nv0)
+
+
+def _reads_done(dev: str) -> int:
+    """Read IOs the kernel completed on the disk (/sys/block/DEV/stat, first field)."""
+    return int(Path(f"/sys/block/{os.path.basename(dev)}/stat").read_text().split()[0])
+
+
+@check("drops-nvme", waits=("io_uring_cmd-ng",))
+def drops_nvme(lab: Lab) -> str:
+    """QEMU's block_set_io_throttle holds an NVMe drive's reads to 200 IOPS, lowers them to 20 for 6 s in the middle
+    of a case and restores them: the real NVMe driver's slowdown is one drop, beginning within a second's reads of
+    the moment the limit fell, its worst second near a tenth of the level, and --min-fraction 0.8 exits with 3."""
+    from ptsbench.drops.find import DropRule
+    from ptsbench.drops.stored import folder_findings
+
+    _, dev = lab.disk("nvme512")
+    job = WORK / "drops.fio"
+    job.write_text("[reader]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=8\ntime_based\nruntime=24\n")
+    out = WORK / "drops"
+    throttle = "block_set_io_throttle nv0 0 0 0 {iops} 0 0"
+    lab.monitor(throttle.format(iops=LAB_BASE_IOPS))
+    args = ["run", str(job), "--target", dev, "--min-fraction", "0.8", "--out", str(out)]
+    output = WORK / "drops-run"
+    try:
+        before = _reads_done(dev)
+        pid = start_ptsbench(args, output)
+        _wait_until(lambda: _reads_done(dev) - before >= 5 * LAB_BASE_IOPS or not _alive(pid), "5 s of reads")
+        reads_at_drop = _reads_done(dev) - before
+        lab.monitor(throttle.format(iops=LAB_LOW_IOPS))
+        time.sleep(6)
+        lab.monitor(throttle.format(iops=LAB_BASE_IOPS))
+        done = finish_ptsbench(pid, args, output, ok=None)
+    finally:
+        lab.monitor(throttle.format(iops=0))  # unthrottled again for the checks after this one
+    lab.keep("drops-run.txt", done.stderr)
+    assert done.returncode == 3, done.stderr[-1500:]
+    findings = [f for f in folder_findings(out / "cases" / "001-reader", DropRule()) if f.drop.metric != "lat"]
+    assert len(findings) == 1, [f.line() for f in findings]
+    drop = findings[0].drop
+    assert abs(drop.done_bytes - reads_at_drop * 4096) <= 1.5 * LAB_BASE_IOPS * 4096, (drop, reads_at_drop)
+    assert drop.duration_s >= 5 and drop.worst / drop.reference <= 0.2, drop
+    return f"{findings[0].line()}; --min-fraction 0.8: exit 3"
+
+
 def _utc(text: str) -> float:
     from datetime import datetime
 

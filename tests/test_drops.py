@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ptsbench.drops.causes import likely_causes
-from ptsbench.drops.find import DropRule, find_drops, per_second
+from ptsbench.drops.find import Drop, DropRule, find_drops, per_second
 from ptsbench.drops.stored import below_min_fraction, folder_findings, stored_seconds
 
 BASE_IOPS = 1000
@@ -134,6 +134,25 @@ def test_throttled_loop_device(throttle: Throttle, loop_device: str, write_job: 
     latency = [f.drop for f in folder_findings(case_dir, DropRule()) if f.drop.metric == "lat"]
     assert latency and latency[0].start_s < drop.end_s and drop.start_s < latency[0].end_s  # the same event
     assert below_min_fraction(case_dir, 0.8)[0].fraction < 0.5
+    _check_report(run_dir, drop)
+
+
+def _check_report(run_dir: Path, drop: Drop) -> None:
+    """The case's report shades the drop on its IOPS and MB/s figures (as plotly draws them) and tables it."""
+    from ptsbench.report.cases.report import case_run_report
+    from ptsbench.report.core.draw_plotly import plotly_spec
+    from ptsbench.report.core.figure import Figure
+    from ptsbench.report.core.model import Table
+    from ptsbench.store import RunStore
+
+    (section,) = [s for s in case_run_report(RunStore.open(run_dir)).sections if s.key == "case001"]
+    figures = {block.key: block for block in section.blocks if isinstance(block, Figure)}
+    for key in ("case001-iops", "case001-mbs"):
+        (shape,) = plotly_spec(figures[key], ("#000000",))["layout"]["shapes"]
+        assert (shape["x0"], shape["x1"]) == (drop.start_s, drop.end_s)
+    assert not figures["case001-percentiles"].regions
+    (table,) = [block for block in section.blocks if isinstance(block, Table) and block.key == "case001-drops"]
+    assert [row[:3] for row in table.rows if row[3] == "MB/s"] == [("reader", "reader", "read")]
 
 
 STEADY_JOBS = 20
