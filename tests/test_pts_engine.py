@@ -150,6 +150,7 @@ def test_rounds_stop_at_steady_state_or_the_maximum(tmp_path: Path) -> None:
               if isinstance(block, Table)}  # what `show` prints: the report's tables
     assert tables["iops"].rows == (("4k", pytest.approx(sum(window_iops) / 5)),)
     assert tables["iops-steady-state"].rows[0][2] == f"{len(rounds) - 4}-{len(rounds)}"
+    assert tables["iops-steady-state"].rows[0][-1] == "none"  # no window round held a drop in the tracked cell
     assert tables["iops-telemetry"].rows[0][:2] == ("IOPS", len(rounds))
     assert tables["summary"].rows[0][1:3] == (str(len(rounds)), "7")
 
