@@ -67,7 +67,7 @@ def test_demo_profile_runs_all_four_tests_on_a_scratch_file(tmp_path: Path) -> N
         assert "stonewall" not in job_text and job_text.count("exec_postrun=") == job_count
         assert job_text.count("exec_prerun=") == job_count - 1 and record["handoff"]["way"] == "chained"
         gaps = record["handoff"]["gaps_ms"]
-        assert len(gaps) == job_count - 1 and all(0 <= gap < 2000 for gap in gaps), gaps
+        assert len(gaps) == job_count - 1 and all(gap >= 0 for gap in gaps), gaps  # how short: bench/bench_pts.py
         if phase["precondition"]:
             pre = json.loads((run_dir / "pts" / phase["key"] / "precondition" / "result.json").read_text())
             assert pre["written_bytes"] == pre["planned_bytes"] == 2 * plan["active_range_bytes"]
