@@ -9,7 +9,7 @@ import stat
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -89,6 +89,7 @@ class Case:
     rejected: str = ""  # fio's words when its parser rejects the job file, or why fio would fail at its start (too
     # many jobs): fio is then not started
     device_and_new_file: str = ""  # a job that opens a device and makes a new file: refused (see _jobs_on_devices)
+    repetition: int = 0  # with --repeat N: 1..N (the name ends in -r1 ... -rN); 0: the case runs once
 
     @property
     def dir_name(self) -> str:
@@ -132,8 +133,10 @@ def plan_cases(
     run_dir: Path,
     log_interval_ms: int,
     fio_lat_log: bool = False,
+    repeat: int = 1,
 ) -> list[Case]:
-    """Every (job file, target) pair as a case, job files outermost, with the exact job text fio will get.
+    """Every (job file, target) pair as a case, job files outermost, with the exact job text fio will get; with
+    `repeat` over 1, each pair that many times in a row (names ending in -r1, -r2, ...).
 
     Latency over time comes from fio's own latency log when `fio_lat_log`, else it is derived from fio's status
     documents (fio/intervals.py), which costs fio nothing."""
@@ -142,8 +145,10 @@ def plan_cases(
         text = jobs.inline_includes(jobs.read_job_file(job_path), job_path)
         for target in list(targets) or [None]:
             name = _case_name(job_path, target, len(targets) > 1)
-            cases.append(plan_case(len(cases) + 1, name, job_path, text, target, overrides, run_dir,
-                                   log_interval_ms, fio_lat_log))
+            for repetition in range(1, repeat + 1) if repeat > 1 else (0,):
+                case = plan_case(len(cases) + 1, f"{name}-r{repetition}" if repetition else name, job_path, text,
+                                 target, overrides, run_dir, log_interval_ms, fio_lat_log)
+                cases.append(replace(case, repetition=repetition))
     return cases
 
 
@@ -325,6 +330,7 @@ class CaseRecord:
     jobs: list[dict[str, Any]]
     hosts: list[dict[str, Any]] = field(default_factory=list)  # with --hosts: each host's status and fio's words
     fio_io_span_ms: list[int] | None = None  # [start, end] in Unix ms within fio's run (fio/output.py io_span_ms)
+    repetition: int = 0  # with --repeat: which repetition of its job file and target (1..N); 0: ran once
 
 
 def _expand_keyword(value: str) -> str:
@@ -348,6 +354,7 @@ def _record(case: Case, outcome: FioOutcome | None, started: str, message: str =
         ended_utc=utc_now_ms(),
         jobs=[job_result_dict(result) for result in results],
         fio_io_span_ms=io_span_ms(outcome.doc) if outcome and outcome.doc else None,
+        repetition=case.repetition,
     )
     if hosts:
         _add_hosts(record, hosts, results, outcome)

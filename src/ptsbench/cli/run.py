@@ -51,6 +51,9 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
                      show_default=True, help=LOG_INTERVAL_HELP),
         click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
         click.option("--hosts", "hosts_spec", metavar="HOSTS", help=HOSTS_HELP),
+        click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
+                     help="Run each case N times in a row: every repetition is stored and shown; reports and "
+                          "`compare` give their mean, and their spread (max - min) as its noise."),
         REPORT_OPTION,
         drop_options,
     ]
@@ -75,7 +78,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
         allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-        make_report: bool, drop_fraction: float, drop_seconds: int, min_fraction: float | None) -> None:
+        repeat: int, make_report: bool, drop_fraction: float, drop_seconds: int, min_fraction: float | None) -> None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -103,7 +106,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     name = _run_name(jobs, paths)
     _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
              log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log, make_report=make_report,
-             drops=drop_settings(drop_fraction, drop_seconds, min_fraction))
+             drops=drop_settings(drop_fraction, drop_seconds, min_fraction), repeat=repeat)
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -130,7 +133,7 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
           destructive: bool, allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool,
-          hosts_spec: str | None, make_report: bool, drop_fraction: float, drop_seconds: int,
+          hosts_spec: str | None, repeat: int, make_report: bool, drop_fraction: float, drop_seconds: int,
           min_fraction: float | None) -> None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
@@ -140,6 +143,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     Examples:
       ptsbench quick
       ptsbench quick /mnt/data --runtime 10
+      ptsbench quick /mnt/data --repeat 3
       ptsbench quick /dev/sdb --destructive --format csv
       ptsbench quick /mnt/data --hosts hosts.txt
     """
@@ -160,7 +164,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     try:
         _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir, (destructive, allow_mounted),
                log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report,
-               drop_settings(drop_fraction, drop_seconds, min_fraction))
+               drop_settings(drop_fraction, drop_seconds, min_fraction), repeat)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -174,7 +178,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
 def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float, size: str | None,
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
            fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool,
-           drops: dict[str, float | None]) -> None:
+           drops: dict[str, float | None], repeat: int = 1) -> None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, check_free_space, resolve_targets
@@ -205,7 +209,7 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
     try:
         _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
                  log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
-                 prepared=(job_path.name,), make_report=make_report, drops=drops)
+                 prepared=(job_path.name,), make_report=make_report, drops=drops, repeat=repeat)
     finally:
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
@@ -271,14 +275,15 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
-             drops: dict[str, float | None] | None = None) -> None:
+             drops: dict[str, float | None] | None = None, repeat: int = 1) -> None:
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
 
     run_dir = out or default_run_dir(name)
     # fio's client prints no status documents to derive latency from: there fio writes its own latency log
-    cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms, fio_lat_log=fio_lat_log or bool(hosts))
+    cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms, fio_lat_log=fio_lat_log or bool(hosts),
+                       repeat=repeat)
     total_s = expected_total_s(cases, parallel, hosts)
     if parallel and len(target_groups(cases, hosts)) < 2:  # the user may expect the cases to run at once
         click.echo("ptsbench: note: --parallel runs targets at once; these cases share one target and run one "
@@ -295,7 +300,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         store = RunStore.create(run_dir, {
             "kind": "run", "name": name, "job_files": [str(p) for p in paths],
             "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
-            **manifest_settings(overrides, log_interval_ms, parallel), "expected_duration_s": total_s,
+            **manifest_settings(overrides, log_interval_ms, parallel), "repeat": repeat, "expected_duration_s": total_s,
             **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
             "cases": [case.dir_name for case in cases], "status": "running", "drops": drops,
         }, prepared)
@@ -360,7 +365,18 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid
 
     write_results_xlsx(store.root / "results.xlsx", rows)
     print_rows(rows, output_format, grid=grid)
+    _print_repetitions(rows, output_format)
     end_report(store.root, make_report)
+
+
+def _print_repetitions(rows: "list[ResultRow]", output_format: str) -> None:
+    """With --repeat, after the table of every repetition: each test's mean, spread and repetitions."""
+    from ptsbench.report.core.terminal import print_model_tables
+    from ptsbench.report.glance import repetitions_table
+
+    table = repetitions_table(rows)
+    if table is not None and output_format == "table":
+        print_model_tables([table])
 
 
 def _finish_interrupted(store: "RunStore", output_format: str) -> None:

@@ -9,7 +9,15 @@ from pathlib import Path
 from ptsbench.report.core import style
 from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.model import Block, Column, Report, Section, Table, Text, Value, split_groups
-from ptsbench.report.fleet import DEFAULT_K, FLEET_KEY, Member, fleet_section, terminal_parts
+from ptsbench.report.fleet import (
+    DEFAULT_K,
+    FLEET_KEY,
+    WITHIN_NOISE,
+    Member,
+    fleet_section,
+    terminal_parts,
+    within_noise,
+)
 from ptsbench.report.glance import GLANCE_KEY, GLANCE_TITLE
 
 RUN_DASHES = style.DASHES
@@ -49,16 +57,20 @@ def compare_table(tables: Sequence[Table | None], labels: Sequence[str]) -> Tabl
         return Table(base.key, base.title, (Column("run"), *base.columns), listed, keys=(0, 1))
     values = [i for i in base.keys if i not in keys] + values  # the setting the runs differ in, side by side
     found: dict[tuple[Value, ...], list[Sequence[Value] | None]] = {}
+    noises: dict[tuple[Value, ...], list[Sequence[Value] | None]] = {}
     for position, table in enumerate(tables):
-        for row in table.rows if table else ():
+        for number, row in enumerate(table.rows if table else ()):
             found.setdefault(_row_key(keys, row), [None] * len(tables))[position] = row
+            if table and number < len(table.noise):
+                noises.setdefault(_row_key(keys, row), [None] * len(tables))[position] = table.noise[number]
     columns: list[Column] = [base.columns[i] for i in keys]
     groups: list[tuple[str, tuple[int, ...]]] = []
     for index in values:
         added = _compared_columns(base.columns[index], labels)
         groups.append((base.columns[index].name, tuple(range(len(columns), len(columns) + len(added)))))
         columns += added
-    rows = tuple(_compared_row(base, key, per_run, values) for key, per_run in found.items())
+    rows = tuple(_compared_row(base, key, per_run, values, noises.get(key, [None] * len(tables)))
+                 for key, per_run in found.items())
     return Table(base.key, f"{base.title}: {' vs '.join(labels)}", tuple(columns), rows,
                  keys=tuple(range(len(keys))), groups=tuple(groups))
 
@@ -72,17 +84,28 @@ def _compared_columns(column: Column, labels: Sequence[str]) -> list[Column]:
 
 
 def _compared_row(base: Table, key: tuple[Value, ...], per_run: Sequence[Sequence[Value] | None],
-                  values: Sequence[int]) -> tuple[Value, ...]:
-    """One row key's cells of every run (None where a run has no such row), with the ratios of numbers."""
+                  values: Sequence[int], noise: Sequence[Sequence[Value] | None]) -> tuple[Value, ...]:
+    """One row key's cells of every run (None where a run has no such row), with the ratios of numbers; a ratio
+    whose difference is within the two values' noise is WITHIN_NOISE instead."""
     merged: list[Value] = list(key)
     for index in values:
         cells = [run[index] if run is not None and index < len(run) else None for run in per_run]
+        spreads = [one[index] if one is not None and index < len(one) else None for one in noise]
         merged += cells
         if base.columns[index].kind != "text":
-            first = cells[0]
-            merged += [other / first if isinstance(other, int | float) and isinstance(first, int | float) and first
-                       else None for other in cells[1:]]
+            merged += [_ratio(cells[0], spreads[0], other, its) for other, its in zip(cells[1:], spreads[1:],
+                                                                                       strict=True)]
     return tuple(merged)
+
+
+def _ratio(first: Value, first_noise: Value, other: Value, other_noise: Value) -> Value:
+    """other / first, or WITHIN_NOISE when their difference is no larger than the larger noise."""
+    if not isinstance(other, int | float) or not isinstance(first, int | float) or not first:
+        return None
+    noises = [float(n) if isinstance(n, int | float) else None for n in (first_noise, other_noise)]
+    if within_noise(float(first), float(other), *noises):
+        return WITHIN_NOISE
+    return other / first
 
 
 def compare_figure(figures: Sequence[Figure | None], labels: Sequence[str]) -> list[Figure]:

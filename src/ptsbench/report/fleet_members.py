@@ -61,7 +61,8 @@ def pts_tracked(views: Sequence[Any]) -> tuple[list[Tracked], str]:
                 return None if found is None else float(found) * factor
 
             average = (view.values().get(cell) or {}).get(metric)
-            name = f"{view.plan['title']}: {cell} {METRIC_NAMES.get(metric, metric)}"
+            said = METRIC_NAMES.get(metric, metric)
+            name = f"{view.plan['title']}: {cell}" + ("" if said == unit else f" {said}")
             values.append(Tracked(name, unit, kind, None if average is None else float(average) * factor,
                                   spread_of([value_in(record) for record in window]),
                                   tuple(int(record["round"]) for record in view.rounds),
@@ -96,25 +97,21 @@ def base_case_name(name: str, repetition: int) -> str:
     return name[: -len(suffix)] if repetition and name.endswith(suffix) else name
 
 
-def case_tracked(records: Sequence[Any]) -> list[Tracked]:
-    """Per test (case, job, direction): IOPS of random jobs, MB/s of the others, the mean over the case's
-    repetitions, their spread as the noise and each repetition's value."""
-    from ptsbench.report.cases.tables import result_rows
-
+def case_tracked(rows: Sequence[Any]) -> list[Tracked]:
+    """Per test (case, job, direction) of ResultRow-like rows: IOPS of random jobs, MB/s of the others, the mean over
+    the case's repetitions, their spread as the noise and each repetition's value."""
     found: dict[tuple[str, int, str], tuple[str, str, str, dict[int, float]]] = {}
-    cases = {base_case_name(record.name, repetition_of(record)) for record in records}
-    for record in records:
-        repetition = repetition_of(record)
-        case = base_case_name(record.name, repetition)
-        for row in result_rows([record]):
-            if row.iops is None or row.direction not in ("read", "write", "trim") or row.host:
-                continue
-            random = "rand" in row.rw
-            unit, kind = ("IOPS", "iops") if random else ("MB/s", "mbs")
-            value = row.iops if random else (row.bw_bytes or 0.0) / 1e6
-            name = (f"{case}: " if len(cases) > 1 else "") + f"{row.job} {row.direction}"
-            entry = found.setdefault((case, row.job_index, row.direction), (name, unit, kind, {}))
-            entry[3][repetition] = float(value)
+    cases = {base_case_name(row.case, row.repetition) for row in rows}
+    for row in rows:
+        if row.iops is None or row.direction not in ("read", "write", "trim") or row.host:
+            continue
+        case = base_case_name(row.case, row.repetition)
+        random = "rand" in row.rw
+        unit, kind = ("IOPS", "iops") if random else ("MB/s", "mbs")
+        value = row.iops if random else (row.bw_bytes or 0.0) / 1e6
+        name = (f"{case}: " if len(cases) > 1 else "") + f"{row.job} {row.direction}"
+        entry = found.setdefault((case, row.job_index, row.direction), (name, unit, kind, {}))
+        entry[3][row.repetition] = float(value)
     values = []
     for name, unit, kind, per_repetition in found.values():
         numbers = list(per_repetition.values())
@@ -126,6 +123,7 @@ def case_tracked(records: Sequence[Any]) -> list[Tracked]:
 
 def case_member(run_dir: Path, label: str) -> Member:
     from ptsbench.cases import load_records
+    from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore
 
     store = RunStore.open(run_dir)
@@ -133,7 +131,7 @@ def case_member(run_dir: Path, label: str) -> Member:
     repetitions = max((repetition_of(record) for record in records), default=0)
     facts = (*_device_facts(store.manifest.get("targets") or []), (FACTS[3], "n/a (fio case run)"),
              ("repetitions", str(max(repetitions, 1))))
-    return Member(label, facts, tuple(case_tracked(records)))
+    return Member(label, facts, tuple(case_tracked(result_rows(records))))
 
 
 def run_member(run_dir: Path, label: str) -> Member:

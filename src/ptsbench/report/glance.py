@@ -60,10 +60,29 @@ def pts_headline_rows(views: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
     return tuple(rows)
 
 
+def pts_headline_noise(views: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
+    """The noise of each headline value, row for row with pts_headline_rows: max - min over the measurement
+    window's rounds (the tracked metric's is the window's data excursion); None while a phase runs."""
+    from ptsbench.report.fleet_members import spread_of
+
+    noise = []
+    for view in views:
+        if not view.rounds:
+            continue
+        tracked = [t["cell"] for t in view.plan["tracked"]] or [cell["name"] for cell in view.plan["cells"][:2]]
+        window = view.window_rounds() if view.result is not None else []
+        for cell in tracked:
+            found = [record["cells"].get(cell) or {} for record in window]
+            noise.append((None, None, *(spread_of([_scaled(one.get(metric), factor) for one in found])
+                                        for metric, factor in (("iops", 1.0), ("bw_bytes", 1e-6),
+                                                               ("lat_mean_ns", 1e-3))), None))
+    return tuple(noise)
+
+
 def pts_glance_section(views: Sequence[Any]) -> Section:
     """The PTS headline table (the compliance verdict is the report's one-line banner above it)."""
     table = Table("headline", "Tracked values at steady state (average over each phase's measurement window)",
-                  PTS_COLUMNS, pts_headline_rows(views), keys=(0, 1))
+                  PTS_COLUMNS, pts_headline_rows(views), keys=(0, 1), noise=pts_headline_noise(views))
     return Section(GLANCE_KEY, GLANCE_TITLE, blocks=(table,))
 
 
@@ -83,24 +102,55 @@ def test_name(job: str) -> str:
 
 def grid_rows(rows: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
     """One row per test (a job, or quick's read and write jobs of one test together; per host on hosts) with read
-    and write side by side. ResultRow-like input; failed rows and total rows are left out. Jobs are told apart by
-    case and position, never by name alone: two job sections of one name stay two rows (fio ran them apart)."""
-    found: dict[tuple[str, Any, str | None], tuple[str, dict[str, Any]]] = {}
-    cases = {row.case for row in rows}
+    and write side by side; with --repeat, the mean of the repetitions. ResultRow-like input; failed rows and total
+    rows are left out. Jobs are told apart by case and position, never by name alone: two job sections of one name
+    stay two rows (fio ran them apart)."""
+    return _grid(rows)[0]
+
+
+def _grid(rows: Sequence[Any]) -> tuple[tuple[tuple[Any, ...], ...], tuple[tuple[Any, ...], ...]]:
+    """The grid (grid_rows), and the noise of each of its cells: max - min over the repetitions."""
+    from ptsbench.report.fleet_members import base_case_name, spread_of
+
+    found: dict[tuple[str, Any, str | None], tuple[str, dict[str, list[Any]]]] = {}
+    cases = {base_case_name(row.case, row.repetition) for row in rows}
     for row in rows:
         if row.direction not in DIRECTIONS or row.iops is None:
             continue
+        case = base_case_name(row.case, row.repetition)
         test = test_name(row.job)
-        name = (f"{row.case}: " if len(cases) > 1 else "") + test + (f" @ {row.host}" if row.host else "")
+        name = (f"{case}: " if len(cases) > 1 else "") + test + (f" @ {row.host}" if row.host else "")
         job = test if test != row.job else getattr(row, "job_index", row.job)  # quick's -read/-write pairs: one test
-        found.setdefault((row.case, job, row.host), (name, {}))[1][row.direction] = row
-    grid = []
+        found.setdefault((case, job, row.host), (name, {}))[1].setdefault(row.direction, []).append(row)
+    grid, noise = [], []
     for name, directions in found.values():
-        read, write = directions.get("read"), directions.get("write")
-        grid.append((name, *(_scaled(one.bw_bytes, 1e-6) if one else None for one in (read, write)),
-                     *(one.iops if one else None for one in (read, write)),
-                     *(_scaled(one.lat_mean_ns, 1e-3) if one else None for one in (read, write))))
-    return tuple(grid)
+        read, write = directions.get("read", []), directions.get("write", [])
+        values = [[_scaled(one.bw_bytes, 1e-6) for one in side] for side in (read, write)]
+        values += [[one.iops for one in side] for side in (read, write)]
+        values += [[_scaled(one.lat_mean_ns, 1e-3) for one in side] for side in (read, write)]
+        grid.append((name, *(_mean(numbers) for numbers in values)))
+        noise.append((None, *(spread_of(numbers) for numbers in values)))
+    return tuple(grid), tuple(noise)
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return sum(known) / len(known) if known else None
+
+
+def repetitions_table(rows: Sequence[Any]) -> Table | None:
+    """With --repeat: each test's mean, spread (max - min) and every repetition's value; None without."""
+    from ptsbench.report.fleet_members import case_tracked
+
+    if not any(row.repetition for row in rows):
+        return None
+    tracked = case_tracked(rows)
+    count = max(len(one.per_round) for one in tracked) if tracked else 0
+    columns = (Column("test"), Column("unit"), Column("mean", "mbs"), Column("spread (max - min)", "mbs"),
+               *(Column(f"r{number}", "mbs") for number in range(1, count + 1)))
+    return Table("repetitions", "Repetitions: each test's mean, its spread and every repetition", columns,
+                 tuple((one.name, one.unit, one.value, one.noise, *one.per_round,
+                        *([None] * (count - len(one.per_round)))) for one in tracked))
 
 
 def grid_figure(grid: Sequence[Sequence[Any]]) -> Figure:
@@ -116,8 +166,13 @@ def grid_figure(grid: Sequence[Sequence[Any]]) -> Figure:
 
 def case_glance_section(rows: Sequence[Any]) -> Section:
     """The case runner's grid of tests, and its chart."""
-    grid = grid_rows(rows)
-    blocks: list[Block] = [Table("grid", "Read and write per test", GRID_COLUMNS, grid, compare=(1, 2, 3, 4))]
+    grid, noise = _grid(rows)
+    repeated = any(row.repetition for row in rows)
+    blocks: list[Block] = [Table("grid", "Read and write per test" + (" (mean of the repetitions)" if repeated else ""),
+                                 GRID_COLUMNS, grid, compare=(1, 2, 3, 4), noise=noise)]
     if grid:
         blocks.append(grid_figure(grid))
+    repetitions = repetitions_table(rows)
+    if repetitions is not None:
+        blocks.append(repetitions)
     return Section(GLANCE_KEY, GLANCE_TITLE, blocks=tuple(blocks))

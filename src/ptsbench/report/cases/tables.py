@@ -34,6 +34,7 @@ class ResultRow:
     ss_value: str | None = None  # what fio measured against it, as fio printed it
     note: str = ""  # how the row was formed when it is not one of fio's entries as is
     job_index: int = 0  # which of the case's jobs (rows of one job share it; two jobs of one name do not)
+    repetition: int = 0  # with --repeat: the case's repetition (1..N, its name ends in -rN); 0: it ran once
 
     @property
     def mb_s(self) -> float | None:
@@ -135,7 +136,7 @@ def result_rows(records: Sequence[Any]) -> list[ResultRow]:
                     lat_percentiles_ns=direction["lat"]["percentiles_ns"],
                     message=host["message"] if host else record.message,
                     done_after_first_s=done.get(job_index),
-                    job_index=job_index, **_job_facts(job),
+                    job_index=job_index, repetition=getattr(record, "repetition", 0) or 0, **_job_facts(job),
                 ))
         reported = {job.get("hostname") for job in record.jobs}
         rows += [_host_row(record, host) for name, host in hosts.items() if name not in reported]

@@ -45,6 +45,8 @@ class Table:
     groups: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (name, columns): parts a page may show as tables of
     #                                                       their own, each with the key columns (a comparison:
     #                                                       one per compared value, each run's value and ratio)
+    noise: tuple[tuple[Value, ...], ...] = ()  # per row, each cell's noise (max - min of the samples it averages;
+    #                                          None: unknown): a comparison marks differences within it
 
     def label_count(self) -> int:
         """Leading text columns that identify a row."""
