@@ -71,6 +71,26 @@ truncate -s 64M "$work/nvmepi.img"
 truncate -s 128M "$work/nvmezns.img"
 truncate -s 64M "$work/nvmens1.img"
 truncate -s 64M "$work/nvmens2.img"
+truncate -s 64M "$work/nvmecap0.img"
+truncate -s 64M "$work/nvmeio.img"
+# blkdebug rules for the io-error controller's image: the guest's first NVMe Flush after writes arms them (state 2:
+# every write fails with EIO, errno 5), the next one disarms them (state 3)
+cat > "$work/blkdebug.conf" <<'EOF'
+[set-state]
+state = "1"
+event = "flush_to_disk"
+new_state = "2"
+
+[set-state]
+state = "2"
+event = "flush_to_disk"
+new_state = "3"
+
+[inject-error]
+state = "2"
+event = "pwritev"
+errno = "5"
+EOF
 
 # initramfs: static busybox and the modules that mount the shared root (each after its dependencies)
 cp "$(command -v busybox)" "$work/initramfs/bin/busybox"
@@ -112,7 +132,7 @@ chmod +x "$work/initramfs/init"
 cat > "$work/out/guest.sh" <<EOF
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
 modprobe -a nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic || echo "guest: modprobe failed"
-for wait in 1 2 3 4 5 6 7 8 9 10; do [ -e /dev/nvme4n2 ] && [ -e /dev/sdc ] && break; sleep 0.5; done
+for wait in 1 2 3 4 5 6 7 8 9 10; do [ -e /dev/nvme5n1 ] && [ -e /dev/sdc ] && break; sleep 0.5; done
 cd "$repo"
 "$repo/.venv/bin/python" "$repo/tests/device_lab_guest.py" --results "$work/out/results.jsonl" ${checks:+--checks "$checks"}
 EOF
@@ -148,7 +168,7 @@ while True:
     time.sleep(0.2)
 PY
 relay=$!
-echo "device lab: booting $kernel under QEMU (TCG) with 5 NVMe controllers, 2 SCSI disks and 1 SATA disk" >&2
+echo "device lab: booting $kernel under QEMU (TCG) with 6 NVMe controllers, 2 SCSI disks and 1 SATA disk" >&2
 started=$(date +%s)
 timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
   -accel tcg -cpu max -smp 2 -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
@@ -177,11 +197,17 @@ timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
   -device nvme-ns,drive=nvpi,bus=nvmepi,nsid=1,ms=8,pi=1 \
   -drive file="$work/nvmezns.img",if=none,id=nvzns,format=raw \
   -device nvme-ns,drive=nvzns,bus=nvmepi,nsid=2,zoned=true,zoned.zone_size=64M,logical_block_size=4096,physical_block_size=4096 \
+  -drive file="$work/nvmecap0.img",if=none,id=nvcap0,format=raw \
+  -device nvme-ns,drive=nvcap0,bus=nvmepi,nsid=3,ms=8,mset=1 \
   -drive file="$work/nvmens1.img",if=none,id=nvns1,format=raw \
   -drive file="$work/nvmens2.img",if=none,id=nvns2,format=raw \
   -device nvme,id=nvmens,serial=LABNVMENS \
   -device nvme-ns,drive=nvns1,bus=nvmens,nsid=1 \
   -device nvme-ns,drive=nvns2,bus=nvmens,nsid=2 \
+  -blockdev driver=file,filename="$work/nvmeio.img",node-name=nviofile \
+  -blockdev driver=blkdebug,image=nviofile,config="$work/blkdebug.conf",node-name=nviodebug \
+  -blockdev driver=raw,file=nviodebug,node-name=nvio \
+  -device nvme,id=nvmeio,serial=LABNVMEIO,drive=nvio \
   -monitor unix:"$work/monitor.sock",server,nowait \
   </dev/null || echo "device lab: QEMU exited with status $? after $(( $(date +%s) - started )) s" >&2
 kill "$relay" 2>/dev/null || true

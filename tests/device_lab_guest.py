@@ -334,8 +334,8 @@ for _disk in DISKS:
 def pts_hdd(lab: Lab) -> str:
     disk, dev = lab.disk("hdd")
     out = WORK / "pts-hdd"
-    seen = run_watching_cache(disk, dev, ["pts", dev, "--profile", "demo", "--tests", "hdd-iops",
-                                                  "--zones", "2", "--destructive", "--out", str(out)])
+    seen = run_watching_cache(disk, dev, ["pts", dev, "--profile", "demo", "--tests", "hdd-iops", "--zones", "1",
+                                          "--destructive", "--out", str(out)])
     notes = _pts_store_checks(out, dev, disk, seen, None, "smartctl")
     return "; ".join(notes)
 
@@ -364,8 +364,8 @@ def hotplug(lab: Lab) -> str:
     _, dev = lab.disk("nvmehp")
     out = WORK / "hotplug"
     args = ["pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2",
-            "--max-rounds", "2", "--block-sizes", "iops=4k", "--mixes", "iops=0,65,100", "--purge", "none",
-            "--destructive", "--out", str(out)]
+            "--max-rounds", "2", "--block-sizes", "iops=4k", "--mixes", "iops=0,100", "--purge", "none",
+            "--active-range", "25", "--precondition-multiple", "1", "--destructive", "--out", str(out)]
     output = WORK / "hotplug-pts"
     pid = start_ptsbench(args, output)
     round_one = out / "pts" / "iops" / "rounds" / "001"
@@ -399,6 +399,40 @@ def hotplug(lab: Lab) -> str:
         outcome = f"back as {back[0]}: resume says {last}"
     return (f"unplugged as round 1 started (gone in {removed_s:.0f} s): {error}; plugged in again ({added_s:.0f} s): "
             f"{outcome}")
+
+
+IO_ERROR_SERIAL = "LABNVMEIO"  # QEMU's blkdebug under this controller's image: writes fail once it is armed
+
+
+@check("io-error-nvme", background=True)
+def io_error(lab: Lab) -> str:
+    """QEMU's blkdebug driver under an NVMe namespace's image fails every write with EIO from the guest's first NVMe
+    Flush after writes (its rules: scripts/device-lab.sh) to the next one. Armed once round 1 of a PTS run is
+    stored, the round after it fails: the error names the device's I/O error, no traceback, round 1 is kept, and
+    once disarmed `ptsbench resume` finishes the run."""
+    dev = _namespaces_of(IO_ERROR_SERIAL)[0]
+    out = WORK / "io-error"
+    args = ["pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2",
+            "--max-rounds", "3", "--block-sizes", "iops=4k", "--mixes", "iops=0", "--purge", "none",
+            "--active-range", "25", "--precondition-multiple", "1", "--destructive", "--out", str(out)]
+    output = WORK / "io-error-pts"
+    pid = start_ptsbench(args, output)
+    rounds = out / "pts" / "iops" / "rounds"
+    _wait_until(lambda: (rounds / "001" / "round.json").exists() or not _alive(pid), "round 1 of the PTS run")
+    run(["nvme", "flush", dev])  # arms blkdebug: every write fails from now on
+    failed = finish_ptsbench(pid, args, output, ok=False)
+    error = failed.stderr.strip().splitlines()[-1]
+    assert "Input/output error" in error and dev in error, failed.stderr[-1500:]
+    assert "Traceback" not in failed.stderr, failed.stderr[-1500:]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and (rounds / "001" / "round.json").exists(), manifest["status"]
+    assert not (rounds / "003" / "round.json").exists(), "the run ended although every write failed"
+    lab.keep("io-error-failure.txt", failed.stderr)
+    run(["nvme", "flush", dev])  # disarms it: writes reach the image again
+    resumed = ptsbench("resume", str(out), "--destructive")
+    assert json.loads((out / "manifest.json").read_text())["status"] == "done", resumed.stderr[-1500:]
+    assert (rounds / "003" / "round.json").exists() or "steady" in resumed.stderr, resumed.stderr[-800:]
+    return f"{error.removeprefix('ptsbench: error: ')}; round 1 kept; resume after the fault finished the run"
 
 
 def _cache_check(name: str) -> Check:
@@ -529,18 +563,16 @@ def purge_nvme_pi(lab: Lab) -> str:
 
 
 NAMESPACES_SERIAL = "LABNVMENS"  # a controller with two namespaces (QEMU nvme-ns nsid=1 and nsid=2)
-STAND_IN_NVME = """#!{python}
-# nvme-cli with SANICAP and FNA bits added to `id-ctrl -o json` (QEMU 7.2 has neither); everything else unchanged
-import json, os, subprocess, sys
-done = subprocess.run([{real!r}, *sys.argv[1:]], capture_output=True, text=True)
-out = done.stdout
-if sys.argv[1:2] == ["id-ctrl"] and "json" in sys.argv and done.returncode == 0:
-    doc = json.loads(out)
-    doc.update(sanicap=int(os.environ["LAB_SANICAP"], 0), fna=int(os.environ["LAB_FNA"], 0))
-    out = json.dumps(doc)
-sys.stdout.write(out)
-sys.stderr.write(done.stderr)
-sys.exit(done.returncode)
+# a shell script, not Python: the purge-scope check calls it dozens of times and Python starts slowly in the guest
+STAND_IN_NVME = """#!/bin/sh
+# nvme-cli with SANICAP and FNA set in `id-ctrl -o json` (QEMU 7.2 has neither); everything else unchanged
+case "$1 $*" in
+  "id-ctrl "*json*) ;;
+  *) exec {real} "$@" ;;
+esac
+out=$({real} "$@") || exit $?
+printf '%s\\n' "$out" | sed -E "s/(\\"sanicap\\"[[:space:]]*:[[:space:]]*)[0-9]+/\\1$((LAB_SANICAP))/; \\
+  s/(\\"fna\\"[[:space:]]*:[[:space:]]*)[0-9]+/\\1$((LAB_FNA))/"
 """
 
 
@@ -578,7 +610,7 @@ def purge_scope(lab: Lab) -> str:
     before = _checksums(mnt)
     bin_dir = WORK / "stand-in"
     bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "nvme").write_text(STAND_IN_NVME.format(python=sys.executable, real=shutil.which("nvme")))
+    (bin_dir / "nvme").write_text(STAND_IN_NVME.format(real=shutil.which("nvme")))
     (bin_dir / "nvme").chmod(0o755)
     saved = dict(os.environ)
     os.environ["PATH"] = f"{bin_dir}:{os.environ['PATH']}"
@@ -657,6 +689,28 @@ def zoned(lab: Lab) -> str:
     assert re.search(r"wptr 0x0*[1-9a-f]", zones), f"no zone written: {zones}"
     return f"{dev}: info zoned={facts['zoned']}; pts: {said}; run: {refused}; with zonemode=zbd: " \
            f"{rows[0]['iops']:.0f} IOPS; {zones.strip().splitlines()[0]}"
+
+
+@check("capacity0-nvme")
+def capacity_zero(lab: Lab) -> str:
+    """A namespace with 8 bytes of metadata inside each block (QEMU nvme-ns ms=8,mset=1: extended LBA), which the
+    kernel cannot use: it shows capacity 0. `pts` and `run` say so in one line of their own (not "pass --size")."""
+    dev = _namespaces_of(WITH_PI.serial)[2]
+    assert _read(Path("/sys/block", os.path.basename(dev), "size")) == "0", f"{dev} has a capacity in the kernel"
+    namespace = nvme_json("id-ns", dev)
+    assert namespace["flbas"] & 0x10 and namespace["nsze"] > 0, f"QEMU set up ms=8,mset=1: {namespace['flbas']}"
+    said = []
+    for args in (["pts", dev, "--profile", "demo", "--destructive", "--dry-run"],
+                 ["run", str(WORK / "lab.fio"), "--target", dev, "--destructive", "--out", str(WORK / "cap0")]):
+        done = ptsbench(*args, ok=False)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-800:]
+        assert len(lines) == 1 and lines[0].startswith(f"ptsbench: error: {dev} has a capacity of 0 bytes: the "
+                                                       "kernel cannot read or write it"), done.stderr
+        assert "extended LBA" in lines[0] and "--size" not in lines[0], lines[0]
+        said.append(f"{args[0]}: {lines[0]}")
+    assert not (WORK / "cap0").exists()
+    return f"{dev}: nsze {namespace['nsze']}, flbas {namespace['flbas']:#x}, sysfs size 0; " + " | ".join(said)
 
 
 @check("purge-sata")
@@ -885,8 +939,10 @@ def _pts_store_checks(out: Path, dev: str, disk: Disk, seen: list[tuple[float, i
 def pts_nvme(lab: Lab) -> str:
     disk, dev = lab.disk("nvme512")
     out = WORK / "pts-nvme"
-    seen = run_watching_cache(disk, dev, ["pts", dev, "--profile", "demo", "--tests", "lat",
-                                                  "--destructive", "--out", str(out)])
+    # two cells a round, three rounds: each fio process takes seconds to start in the emulated guest
+    seen = run_watching_cache(disk, dev, ["pts", dev, "--profile", "demo", "--tests", "lat", "--max-rounds", "3",
+                                          "--block-sizes", "lat=4k", "--mixes", "lat=0,100", "--destructive",
+                                          "--out", str(out)])
     notes = _pts_store_checks(out, dev, disk, seen, "nvme-format", "nvme-cli")
     return "; ".join(notes)
 
@@ -964,14 +1020,27 @@ def run_check(lab: Lab, name: str) -> dict[str, object]:
     return {"check": name, "ok": ok, "seconds": round(seconds, 1), "detail": detail}
 
 
-def start_background(lab: Lab, name: str) -> tuple[int, Path]:
-    """Fork a child running one check; it leaves its result in the returned file."""
+def append_record(results: Path, record: dict[str, object]) -> None:
+    """A check's result as one JSON line, appended in one write as soon as the check ends (a background check's
+    process appends its own), so a guest stopped by the time limit keeps every result made before."""
+    fd = os.open(results, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(record) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def start_background(lab: Lab, name: str, results: Path) -> tuple[int, Path]:
+    """Fork a child running one check; it appends its result to `results` and leaves it in the returned file."""
     result = WORK / f"{name}.result.json"
     sys.stdout.flush()
     pid = os.fork()
     if pid == 0:
         try:
-            result.write_text(json.dumps(run_check(lab, name)))
+            record = run_check(lab, name)
+            append_record(results, record)
+            result.write_text(json.dumps(record))
         finally:
             os._exit(0)
     return pid, result
@@ -989,30 +1058,29 @@ def run_checks(names: list[str], results: Path) -> int:
     print(f"imported ptsbench and its report modules in {time.monotonic() - started:.1f} s", flush=True)
     background: dict[str, tuple[int, Path]] = {}
     records = []
-    with results.open("a", encoding="utf-8") as handle:
 
-        def keep(record: dict[str, object]) -> None:
-            records.append(record)
-            handle.write(json.dumps(record) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+    def keep(record: dict[str, object]) -> None:
+        records.append(record)
+        append_record(results, record)
 
-        def join(name: str) -> None:
-            pid, result = background.pop(name)
-            os.waitpid(pid, 0)
-            keep(json.loads(result.read_text()) if result.exists() else
-                 {"check": name, "ok": False, "seconds": 0, "detail": "the check's process ended without a result"})
+    def join(name: str) -> None:
+        pid, result = background.pop(name)
+        os.waitpid(pid, 0)
+        if result.exists():
+            records.append(json.loads(result.read_text()))
+        else:
+            keep({"check": name, "ok": False, "seconds": 0, "detail": "the check's process ended without a result"})
 
-        for name in names:
-            for earlier in WAITS[name]:
-                if earlier in background:
-                    join(earlier)
-            if name in BACKGROUND:
-                background[name] = start_background(lab, name)
-            else:
-                keep(run_check(lab, name))
-        for name in list(background):
-            join(name)
+    for name in names:
+        for earlier in WAITS[name]:
+            if earlier in background:
+                join(earlier)
+        if name in BACKGROUND:
+            background[name] = start_background(lab, name, results)
+        else:
+            keep(run_check(lab, name))
+    for name in list(background):
+        join(name)
     return 0 if all(record["ok"] for record in records) else 1
 
 
