@@ -73,22 +73,32 @@ truncate -s 64M "$work/nvmens1.img"
 truncate -s 64M "$work/nvmens2.img"
 truncate -s 64M "$work/nvmecap0.img"
 truncate -s 64M "$work/nvmeio.img"
-# blkdebug rules for the io-error controller's image: the guest's first NVMe Flush after writes arms them (state 2:
-# every write fails with EIO, errno 5), the next one disarms them (state 3)
+# blkdebug rules for the io-error controller's image: a Write Zeroes command from the guest arms them (state 2: every
+# write fails with EIO, errno 5, which the NVMe device reports as a write fault), the next one disarms them (state 3:
+# blkdebug keeps an error rule active until another one fires, so state 3 has one for an offset past the image's end).
+# Not a flush: with the volatile write cache off, QEMU follows every write with one.
 cat > "$work/blkdebug.conf" <<'EOF'
 [set-state]
 state = "1"
-event = "flush_to_disk"
+event = "pwritev_zero"
 new_state = "2"
 
 [set-state]
 state = "2"
-event = "flush_to_disk"
+event = "pwritev_zero"
 new_state = "3"
 
 [inject-error]
 state = "2"
 event = "pwritev"
+iotype = "write"
+errno = "5"
+
+[inject-error]
+state = "3"
+event = "pwritev"
+iotype = "write"
+sector = "1000000000"
 errno = "5"
 EOF
 
@@ -170,10 +180,11 @@ PY
 relay=$!
 echo "device lab: booting $kernel under QEMU (TCG) with 6 NVMe controllers, 2 SCSI disks and 1 SATA disk" >&2
 started=$(date +%s)
+# no_timer_check: the kernel's check of the IO-APIC timer panics when a loaded host delays the emulated timer
 timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
   -accel tcg -cpu max -smp 2 -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
   -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 lab.out=$work/out" \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check lab.out=$work/out" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs local,path="$work/out",mount_tag=labout,security_model=none \
   -drive file="$work/nvme0.img",if=none,id=nv0,format=raw \

@@ -402,14 +402,16 @@ def hotplug(lab: Lab) -> str:
 
 
 IO_ERROR_SERIAL = "LABNVMEIO"  # QEMU's blkdebug under this controller's image: writes fail once it is armed
+WRITE_ZEROES = ["nvme", "write-zeroes", "--start-block=0", "--block-count=0"]  # one block: arms or disarms the fault
 
 
 @check("io-error-nvme", background=True)
 def io_error(lab: Lab) -> str:
-    """QEMU's blkdebug driver under an NVMe namespace's image fails every write with EIO from the guest's first NVMe
-    Flush after writes (its rules: scripts/device-lab.sh) to the next one. Armed once round 1 of a PTS run is
-    stored, the round after it fails: the error names the device's I/O error, no traceback, round 1 is kept, and
-    once disarmed `ptsbench resume` finishes the run."""
+    """QEMU's blkdebug driver under an NVMe namespace's image fails every write with EIO from one NVMe Write Zeroes
+    command of the guest to the next (its rules: scripts/device-lab.sh); the device reports a write fault, which the
+    kernel passes on as ENODATA ("No data available", its word for a medium error). Armed once round 1 of a PTS run
+    is stored, the round after it fails: the error names the device and its error, no traceback, round 1 is kept,
+    and once disarmed `ptsbench resume` finishes the run."""
     dev = _namespaces_of(IO_ERROR_SERIAL)[0]
     out = WORK / "io-error"
     args = ["pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2",
@@ -418,17 +420,23 @@ def io_error(lab: Lab) -> str:
     output = WORK / "io-error-pts"
     pid = start_ptsbench(args, output)
     rounds = out / "pts" / "iops" / "rounds"
-    _wait_until(lambda: (rounds / "001" / "round.json").exists() or not _alive(pid), "round 1 of the PTS run")
-    run(["nvme", "flush", dev])  # arms blkdebug: every write fails from now on
+    try:
+        _wait_until(lambda: (rounds / "001" / "round.json").exists() or not _alive(pid), "round 1 of the PTS run")
+        run(WRITE_ZEROES + [dev])  # arms blkdebug: every write fails from now on
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)  # no run left behind on a failed check
+        finish_ptsbench(pid, args, output, ok=None)
+        raise
     failed = finish_ptsbench(pid, args, output, ok=False)
     error = failed.stderr.strip().splitlines()[-1]
-    assert "Input/output error" in error and dev in error, failed.stderr[-1500:]
+    lab.keep("io-error-failure.txt", failed.stderr)
+    assert re.search(r"IOPS round [23] failed", error), error  # armed as round 2 starts (or before round 3)
+    assert f"io_u error on file {dev}: No data available: write" in error, error
     assert "Traceback" not in failed.stderr, failed.stderr[-1500:]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "failed" and (rounds / "001" / "round.json").exists(), manifest["status"]
     assert not (rounds / "003" / "round.json").exists(), "the run ended although every write failed"
-    lab.keep("io-error-failure.txt", failed.stderr)
-    run(["nvme", "flush", dev])  # disarms it: writes reach the image again
+    run(WRITE_ZEROES + [dev])  # disarms it: writes reach the image again
     resumed = ptsbench("resume", str(out), "--destructive")
     assert json.loads((out / "manifest.json").read_text())["status"] == "done", resumed.stderr[-1500:]
     assert (rounds / "003" / "round.json").exists() or "steady" in resumed.stderr, resumed.stderr[-800:]
