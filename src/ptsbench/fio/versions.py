@@ -1,12 +1,12 @@
-"""What depends on fio's version: the oldest fio ptsbench supports, the versions it is tested with, and the option
-rules a newer fio enforces only when its jobs start (`fio --parse-only` takes them), checked before anything runs."""
+"""What depends on fio's version: the oldest fio ptsbench supports (docs/fio-versions.md lists those tested), what
+newer fio reports, and the option rules a newer fio enforces only when its jobs start (`fio --parse-only` takes
+them), checked before anything runs."""
 
 import re
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 MIN_FIO_VERSION = (3, 19)  # RHEL / Rocky 8's fio, the oldest one ptsbench was run with
-TESTED_FIO_VERSIONS = ("3.19", "3.28", "3.33", "3.36", "3.39", "3.42")  # docs/fio-versions.md says how
 # From 3.35 fio checks steady state every ss_interval (default 1 s, at least 1 s) and wants the ss_dur window to be
 # a whole multiple of it and longer than it; older fio checks once a second and takes any window.
 SS_INTERVAL_SINCE = (3, 35)
