@@ -80,31 +80,3 @@ def test_sweep_ss_dur_of_one_second_is_refused_where_fio_refuses_it(cli, tmp_pat
     accepted = sweep("2")
     assert accepted.returncode == 0 and '"iops"' in accepted.stdout, accepted.stderr
 
-
-def test_the_probe_of_another_protocol_speaks_fio_s_crc_and_reads_fio_s_refusal() -> None:
-    """The pre-flight's direct probe (the whole exchange with a real fio 3.39 server: test_hosts.py)."""
-    from ptsbench.fio.netprobe import crc16, server_protocol
-
-    assert crc16(b"123456789") == 0xBB3D  # CRC-16/ARC's check value
-    assert server_protocol(["fio: bad server cmd version 109", "x"]) == 109 and server_protocol(["x"]) is None
-
-
-def test_gaps_between_stonewalled_jobs_by_fio_s_job_start(write_job) -> None:  # type: ignore[no-untyped-def]
-    """fio >= 3.36 stamps each thread's start (job_start): the gap from the last thread of a job (start + 1 s ramp
-    + its runtime) to the next job's start is fio's scheduler's hand-off; older fio gives no job_start."""
-    import json
-    import subprocess
-
-    from ptsbench.fio.output import job_start_gaps_ms
-    from ptsbench.fio.runner import fio_binary
-    from ptsbench.fio.versions import JOB_START_SINCE
-
-    job = write_job("sw.fio", "[global]\nioengine=null\nsize=16m\ntime_based\nruntime=300ms\nramp_time=1s\n"
-                              "[a]\nrw=randread\nnumjobs=2\n[b]\nstonewall\nrw=randwrite\n")
-    done = subprocess.run([fio_binary(), "--output-format=json", str(job)], capture_output=True, text=True,
-                          timeout=120, check=True)
-    gaps = job_start_gaps_ms(json.loads(done.stdout))
-    if (version_tuple(fio_version()) or (0, 0)) >= JOB_START_SINCE:
-        assert gaps is not None and len(gaps) == 1 and 0 <= gaps[0] < 60_000, gaps  # the ramp counted twice: below 0
-    else:
-        assert gaps is None

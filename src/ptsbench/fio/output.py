@@ -326,30 +326,6 @@ def io_span_ms(doc: Mapping[str, Any]) -> list[int] | None:
     return [end_ms - max(runtimes), end_ms]
 
 
-def job_start_gaps_ms(doc: Mapping[str, Any]) -> list[float] | None:
-    """Per hand-off between consecutive jobs of a document: from the end of job N-1's last thread to the start of
-    job N's first one, by fio's own clock: `job_start` (fio >= 3.36, Unix ms when a thread started, its ramp_time
-    before its IO counted) plus ramp_time and job_runtime (ms). None when an entry lacks them (older fio)."""
-    from ptsbench.fio.jobs import parse_duration_s
-
-    spans: list[tuple[str, int, int]] = []
-    for entry in job_entries(doc):
-        start_ms, runtime_ms = entry.get("job_start"), entry.get("job_runtime")
-        options = {**doc.get("global options", {}), **entry.get("job options", {})}
-        ramp_s = parse_duration_s(str(options.get("ramp_time", "0")))
-        if not isinstance(start_ms, int) or not start_ms or not isinstance(runtime_ms, int) or ramp_s is None:
-            return None
-        spans.append((str(entry["jobname"]), start_ms, start_ms + round(ramp_s * 1000) + runtime_ms))
-    jobs: list[tuple[str, list[int], list[int]]] = []
-    for name, start_ms, end_ms in spans:  # a job's threads follow each other in fio's list
-        if jobs and jobs[-1][0] == name:
-            jobs[-1][1].append(start_ms)
-            jobs[-1][2].append(end_ms)
-        else:
-            jobs.append((name, [start_ms], [end_ms]))
-    return [float(min(starts) - max(jobs[k - 1][2])) for k, (_name, starts, _ends) in enumerate(jobs) if k]
-
-
 def section_threads(section: JobSection) -> int | None:
     """A section's numjobs as fio reads it (${VAR} and $ncpus expanded); None when it is not a plain number."""
     value = os.path.expandvars(section.get("numjobs") or "1").replace("$ncpus", str(os.cpu_count() or 1))

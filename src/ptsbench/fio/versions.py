@@ -1,6 +1,6 @@
-"""What depends on fio's version: the oldest fio ptsbench supports (docs/fio-versions.md lists those tested), what
-newer fio reports, and the option rules a newer fio enforces only when its jobs start (`fio --parse-only` takes
-them), checked before anything runs."""
+"""What depends on fio's version: the oldest fio ptsbench supports (docs/fio-versions.md lists those tested), and
+the option rules a newer fio enforces only when its jobs start (`fio --parse-only` takes them), checked before
+anything runs."""
 
 import re
 from collections.abc import Mapping, Sequence
@@ -11,7 +11,6 @@ MIN_FIO_VERSION = (3, 19)  # RHEL / Rocky 8's fio, the oldest one ptsbench was r
 # a whole multiple of it and longer than it; older fio checks once a second and takes any window.
 SS_INTERVAL_SINCE = (3, 35)
 SS_INTERVAL_DEFAULT_US = 1_000_000
-JOB_START_SINCE = (3, 36)  # fio's JSON gives each job's start time (job_start, ms since the epoch)
 _VERSION_RE = re.compile(r"^fio-(\d+)\.(\d+)")
 
 

@@ -19,12 +19,8 @@ from typing import Any
 
 from ptsbench.atomic import atomic_write_text
 from ptsbench.fio.chain import HANDOFF_DIR, ChainJob, ChainOutcome, job_document_path, merged_document, run_chain
-from ptsbench.fio.output import job_start_gaps_ms
 from ptsbench.fio.runner import FioOutcome, FioStatus, fio_command
 from ptsbench.pts.plan import CELL_HANDOFF_S, PhasePlan, RoundJob, handoff_text
-
-FIO_SOURCE = "fio's job_start"  # where a round's gaps_ms came from (its gaps_source)
-RELAY_SOURCE = "ptsbench's relay"
 
 
 def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: float,
@@ -51,11 +47,11 @@ def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: flo
         on_status(replace(found, elapsed_s=time.monotonic() - started))
 
     ran = run_chain(job_path, chain, folder=folder, on_status=status, on_finished=keep, on_document=on_document)
+    record = chained_record(phase, ran)
     failed = next((outcome for outcome in ran.outcomes if not outcome.ok), None)
     if failed is not None or len(ran.outcomes) < len(chain):
-        return failed or FioOutcome(1, None, "", "\n".join(ran.notes)), chained_record(phase, ran)
+        return failed or FioOutcome(1, None, "", "\n".join(ran.notes)), record
     merged = merged_document(docs)
-    record = chained_record(phase, ran, merged)
     atomic_write_text(folder / "fio.json", json.dumps(merged, indent=2) + "\n")
     atomic_write_text(folder / "fio.stderr", "".join(outcome.stderr_text for outcome in ran.outcomes))
     for index in range(len(chain)):
@@ -71,21 +67,17 @@ def discard_gates(folder: Path) -> None:
     shutil.rmtree(folder / HANDOFF_DIR, ignore_errors=True)
 
 
-def chained_record(phase: PhasePlan, ran: ChainOutcome, doc: dict[str, Any] | None = None) -> dict[str, Any]:
-    """How a chained round handed off: the gap before each job after the first (ms) by fio's own clock where its
-    JSON (`doc`) has job_start (fio >= 3.36), else as the relay saw each thread's end and start; what went wrong."""
-    relay_gaps = ran.gaps_ms()
-    fio_gaps = job_start_gaps_ms(doc) if doc is not None else None
-    gaps = fio_gaps if fio_gaps is not None else relay_gaps
+def chained_record(phase: PhasePlan, ran: ChainOutcome) -> dict[str, Any]:
+    """How a chained round handed off: the gap before each job after the first, as the relay saw each thread's
+    end and start (ms), and what went wrong, if anything."""
+    gaps = ran.gaps_ms()
     measured = [gap for gap in gaps if gap is not None]
     return {"way": "chained", "text": handoff_text(phase), "gaps_ms": gaps,
-            "gaps_source": FIO_SOURCE if fio_gaps is not None else RELAY_SOURCE, "relay_gaps_ms": relay_gaps,
             "max_gap_ms": max(measured) if measured else None, "notes": list(ran.notes)}
 
 
 def stonewall_record(phase: PhasePlan, reason: str | None = None) -> dict[str, Any]:
-    """How a stonewalled round handed off: through fio's scheduler, gaps not measured (about CELL_HANDOFF_S; fio's
-    job_start would count a startdelay-timed round's designed idle time as gaps, and hosts' clocks differ)."""
+    """How a stonewalled round handed off: through fio's scheduler, gaps not measured (about CELL_HANDOFF_S)."""
     text = (f"cells stonewalled (fio's scheduler, about {CELL_HANDOFF_S:g} s per hand-off): {reason}" if reason
             else handoff_text(phase))
-    return {"way": "stonewall", "text": text, "gaps_ms": None, "gaps_source": None, "max_gap_ms": None, "notes": []}
+    return {"way": "stonewall", "text": text, "gaps_ms": None, "max_gap_ms": None, "notes": []}

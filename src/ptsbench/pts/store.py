@@ -38,10 +38,8 @@ Layout (inside a RunStore whose manifest has kind "pts"):
       round.json       written last, atomically: seed, utc times, wall and CPU time, per-cell results (see
                        cell_record in records.py), the sequential start/end offsets, WSAT running totals, the
                        steady-state determination after this round, and handoff: way ("chained" | "stonewall"),
-                       text (as the plan says it), gaps_ms (per hand-off, from the last thread's end to the next
-                       job's first start, chained rounds: by fio's job_start where fio >= 3.36 gave it, else the
-                       relay's time; null when not measured), gaps_source ("fio's job_start" | "ptsbench's relay"),
-                       relay_gaps_ms (chained), max_gap_ms, notes.
+                       text (as the plan says it), gaps_ms (chained: per hand-off, the relay's time from the last
+                       thread's end to the next job's first start; null when not measured), max_gap_ms, notes.
                        Present = round finished
     rounds/NNN.interrupted-K/   a round that was killed part-way (kept for the record, never used)
     phase.json         written when the phase ends: stop reason, rounds run, steady state reached, window
