@@ -307,7 +307,7 @@ def test_compare_of_two_pts_runs_within_the_window_excursion(tmp_path_factory: p
 
 def test_repeat_stores_every_repetition_and_the_spread(tmp_path: Path) -> None:
     (tmp_path / "job.fio").write_text(ONE_JOB)
-    for name, rate in (("fast", 3000), ("slow", 1000)):
+    for name, rate in (("fast", 1000), ("slow", 100)):
         done = run_cli("run", str(tmp_path / "job.fio"), "--out", str(tmp_path / name), "--set", f"rate_iops={rate}",
                        "--repeat", "3")
         assert done.returncode == 0, done.stderr
@@ -326,7 +326,7 @@ def test_repeat_stores_every_repetition_and_the_spread(tmp_path: Path) -> None:
     assert numbers == pytest.approx([mean, spread, *iops], rel=1e-12)
     grid = next(t for t in report.tables() if t.key == "grid")
     assert grid.rows[0][3] == pytest.approx(mean, rel=1e-12) and grid.noise[0][3] == pytest.approx(spread, rel=1e-12)
-    # compared, the noise is the spread of the repetitions: 1000 against 3000 IOPS is far beyond it, a ratio
+    # compared, the noise is the spread of the repetitions: 100 against 1000 IOPS is far beyond it, a ratio
     slow_iops = [json.loads(path.read_text())["jobs"][0]["directions"][0]["iops"]
                  for path in sorted((tmp_path / "slow").glob("cases/*/result.json"))]
     slow_mean, slow_spread = sum(slow_iops) / 3, max(slow_iops) - min(slow_iops)
@@ -342,3 +342,22 @@ def test_repeat_stores_every_repetition_and_the_spread(tmp_path: Path) -> None:
     dry = run_cli("quick", "--repeat", "2", "--runtime", "0.2", "--dry-run", "--out", str(tmp_path / "q"))
     cases = [line.split()[3] for line in dry.stdout.splitlines() if line.startswith("# case ")]
     assert dry.returncode == 0 and [name.rsplit("-", 1)[1] for name in cases] == ["r1", "r2"]
+
+
+def test_a_fleet_of_many_values_shows_the_first_twelve_and_judges_all() -> None:
+    """A sweep has a value per cell: the table and charts keep to the first 12, outliers are named on every one."""
+    from ptsbench.report.fleet import Member, Tracked, fleet_section, terminal_parts
+
+    def member(label: str, last: float) -> Member:
+        values = [Tracked(f"cell {n}", "IOPS", "iops", 100.0 + n) for n in range(1, 15)]
+        return Member(label, (("model", "EX"),), (*values, Tracked("cell 15", "IOPS", "iops", last)))
+
+    section = fleet_section([member("a", 500.0), member("b", 500.0), member("c", 5.0)], who="device")
+    table = next(t for t in section.tables() if t.key == "fleet")
+    assert len(table.compare or ()) == 12 and table.columns[-2].name == "cell 12 (IOPS)"
+    texts = [block.text for block in section.blocks if hasattr(block, "text")]
+    assert "Outlier: c: cell 15 5.0 IOPS (median 500.0)" in texts
+    assert "The table and charts show the first 12 of 15 tracked values; outliers are named on all of them." in texts
+    assert len(section.figures()) == 12  # bars only: no member has rounds
+    parts = terminal_parts(section)
+    assert [len(part.columns) for part in parts] == [1 + 4 + 1, *([5] * 6)]  # facts, then values beside their noise

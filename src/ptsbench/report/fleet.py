@@ -29,6 +29,7 @@ MIN_RELATIVE = 0.01  # nearer than this share of the median is never an outlier:
 #                      otherwise capped) workload agree to the last digit, making the MAD 0
 FACTS = ("model", "serial", "firmware", "steady state at round")
 WITHIN_NOISE = "within noise"
+MAX_SHOWN = 12  # values in the table and charts (a sweep has a value per cell); outliers are judged on all
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,11 @@ def value_names(members: Sequence[Member]) -> list[tuple[str, str, str]]:
     return list(found.values())
 
 
+def shown_names(members: Sequence[Member]) -> list[tuple[str, str, str]]:
+    """The values the table and charts show: the first MAX_SHOWN."""
+    return value_names(members)[:MAX_SHOWN]
+
+
 def spreads(members: Sequence[Member], k: float = DEFAULT_K) -> list[Spread]:
     """Every tracked value's spread across the members."""
     result = []
@@ -138,7 +144,7 @@ def _outlier_text(member: Member, found: Sequence[Spread]) -> str:
 
 def fleet_table(members: Sequence[Member], k: float = DEFAULT_K, who: str = "run") -> Table:
     """A row per member (label, facts, each tracked value, what it is an outlier on), then median, min and max."""
-    names = value_names(members)
+    names = shown_names(members)
     found = spreads(members, k)
     extra = list(dict.fromkeys(key for member in members for key, _ in member.facts if key not in FACTS))
     facts = [*FACTS, *extra]
@@ -159,7 +165,7 @@ def fleet_table(members: Sequence[Member], k: float = DEFAULT_K, who: str = "run
 
 def noise_table(members: Sequence[Member], who: str = "run") -> Table:
     """Each member's noise of each tracked value ('-': unknown, one sample)."""
-    names = value_names(members)
+    names = shown_names(members)
     columns = (Column(who), *(Column(_column_title(name, unit), kind) for name, unit, kind in names))
     rows = tuple((member.label, *(tracked.noise if (tracked := member.value(name)) else None for name, _, _ in names))
                  for member in members)
@@ -222,7 +228,11 @@ def fleet_section(members: Sequence[Member], k: float = DEFAULT_K, who: str = "r
     if not lines:
         blocks.append(Text(f"No outliers among {len(members)} {who}s."))
     blocks += [fleet_table(members, k, who), Text(rule_text(k)), noise_table(members, who)]
-    for index, (name, unit, _kind) in enumerate(value_names(members)):
+    count = len(value_names(members))
+    if count > MAX_SHOWN:
+        blocks.append(Text(f"The table and charts show the first {MAX_SHOWN} of {count} tracked values; outliers "
+                           "are named on all of them."))
+    for index, (name, unit, _kind) in enumerate(shown_names(members)):
         blocks.append(bars_figure(members, name, unit, k, index, who))
         convergence = convergence_figure(members, name, unit, index, who)
         if convergence is not None:
