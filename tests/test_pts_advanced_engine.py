@@ -168,6 +168,9 @@ def test_show_prints_every_advanced_table_and_telemetry(demo_run: tuple[Path, st
         assert any(title in found for found in titles), title
     for title in titles:  # the run's end and `show` print every one of the report's tables
         assert title in " ".join(shown.stdout.split()) and title in " ".join(run_output.split()), title
+    shown_text = " ".join(shown.stdout.split())
+    assert shown_text.count("Write amplification: not available - not an NVMe or SMART device") \
+        == shown_text.count("Telemetry per phase")  # said once per test, no number
     for phase in read(run_dir / "plan.json")["phases"]:
         for record in rounds_of(run_dir, phase["key"]):
             telemetry = record["telemetry"]
@@ -234,6 +237,7 @@ def test_telemetry_on_a_file_is_a_clean_not_available(tmp_path: Path) -> None:
             assert telemetry["before"]["note"] == telemetry["after"]["note"] == note
             assert all(telemetry["after"][k] is None for k in TELEMETRY_KEYS if k not in ("note",))
             assert telemetry["change"]["throttled"] is None and telemetry["change"]["media_errors"] is None
+            assert telemetry["change"]["waf"]["ratio"] is None and telemetry["change"]["waf"]["note"] == note
             assert telemetry["cpu"]["busy_pct"] is not None  # the host CPU is known even when the device says nothing
 
 

@@ -34,13 +34,19 @@ def steady_line(record: Mapping[str, Any]) -> str:
 
 
 def telemetry_line(record: Mapping[str, Any]) -> str:
-    """Device temperature at the round's end and whether it throttled, when the device says ('' otherwise)."""
+    """Device temperature at the round's end, whether it throttled and its write amplification, when the device says
+    ('' otherwise)."""
     change = (record.get("telemetry") or {}).get("change") or {}
     parts = []
     if change.get("temperature_end_c") is not None:
         parts.append(f"device {change['temperature_end_c']} C")
     if change.get("throttled"):
         parts.append("THERMAL THROTTLING during the round")
+    waf = change.get("waf") or {}
+    if waf.get("ratio") is not None:
+        parts.append(f"write amplification {waf['ratio']:.2f} ({waf['source']})")
+    elif waf.get("source"):
+        parts.append(f"write amplification: none ({waf['note']})")
     return ", ".join(parts)
 
 

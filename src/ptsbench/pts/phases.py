@@ -7,6 +7,7 @@ from typing import Any
 
 from ptsbench.pts.store import PtsStore, host_phase_result, host_round
 from ptsbench.store import read_json
+from ptsbench.target.waf import combined_ratio
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,8 @@ class PhaseTelemetry:
     written_bytes: float | None  # device data written over the phase
     busy_mean_pct: float | None  # host CPU busy during the rounds
     busy_max_pct: float | None
+    waf: float | None  # media bytes over host bytes over the phase's rounds (target/waf.py)
+    waf_source: str | None  # the log the media bytes came from
 
 
 def phase_telemetry(view: PhaseView) -> PhaseTelemetry | None:
@@ -113,9 +116,10 @@ def phase_telemetry(view: PhaseView) -> PhaseTelemetry | None:
     errors = [v for c in changes if (v := c.get("media_errors")) is not None]
     written = [v for c in changes if (v := c.get("data_written_bytes")) is not None]
     busy = [float(v) for _, t in records if (v := (t.get("cpu") or {}).get("busy_pct")) is not None]
+    waf, waf_source = combined_ratio([c["waf"] for c in changes if c.get("waf")])
     return PhaseTelemetry(
         len(records), min(temperatures, default=None), max(temperatures, default=None),
         tuple(number for number, t in records if t["change"].get("throttled")),
         any(c.get("throttled") is not None for c in changes),
         sum(errors) if errors else None, sum(written) if written else None,
-        sum(busy) / len(busy) if busy else None, max(busy, default=None))
+        sum(busy) / len(busy) if busy else None, max(busy, default=None), waf, waf_source)

@@ -17,7 +17,8 @@ Celsius is Kelvin - 273, the NVMe convention nvme-cli and smartctl both print.
 
 `read_telemetry` gives every key of TELEMETRY_KEYS (None when unknown), the `source`, the command run and a `note`
 ("not available: ..." when nothing can be read). `telemetry_change` compares two readings (before and after a
-round); `counters_since` compares the last stored round's reading with one at resume. Host CPU: `cpu_snapshot`
+round), with the round's write amplification (target/waf.py); `counters_since` compares the last stored round's
+reading with one at resume. Host CPU: `cpu_snapshot`
 reads /proc/stat; `cpu_utilisation(before, after)` gives shares of all CPUs' time.
 """
 
@@ -32,6 +33,7 @@ from typing import Any
 
 from ptsbench.target.purge import CommandLog, tool_message
 from ptsbench.target.target import Target
+from ptsbench.target.waf import MEDIA_COUNTER_KEYS, read_media_written, write_amplification
 
 NVME_DATA_UNIT_BYTES = 512_000  # NVMe data units: thousands of 512-byte units
 KELVIN_OFFSET = 273  # NVMe convention (nvme-cli, smartctl): Celsius = Kelvin - 273
@@ -50,9 +52,10 @@ COUNTER_KEYS = (
     "data_written_bytes",
     "data_units_read",
     "power_cycles",
+    *MEDIA_COUNTER_KEYS,
 )
 TELEMETRY_KEYS = ("source", "device", "command", "note", "temperature_c", "temperature_k", "critical_warning",
-                  *COUNTER_KEYS)
+                  *COUNTER_KEYS, "media_source", "media_note")
 THROTTLE_KEYS = ("warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count", "thm_temp2_trans_count")
 
 # ATA attribute 241 names in smartctl's drive database -> bytes per raw unit (None: the logical sector size)
@@ -86,7 +89,7 @@ def read_telemetry(target: Target, facts: Mapping[str, object], log: CommandLog 
     if transport.startswith("nvme"):
         controller = facts.get("nvme_controller")
         if shutil.which("nvme"):
-            return _read_nvme_cli(controller if isinstance(controller, str) else device, log)
+            return _read_nvme_cli(controller if isinstance(controller, str) else device, device, log)
         if shutil.which("smartctl"):
             reading = _read_smartctl(device, log)
             reading["note"] = "; ".join(filter(None, ["nvme-cli not installed: read with smartctl, which has no "
@@ -115,14 +118,18 @@ def _run_json(argv: list[str], log: CommandLog) -> tuple[Any, str | None, int]:
     return doc, None, done.returncode
 
 
-def _read_nvme_cli(device: str, log: CommandLog) -> dict[str, Any]:
+def _read_nvme_cli(device: str, namespace: str, log: CommandLog) -> dict[str, Any]:
+    """The SMART log of the controller `device`, and the media bytes written (OCP C0h or the FDP statistics of
+    `namespace`'s endurance group) for write amplification."""
     argv = ["nvme", "smart-log", device, "-o", "json"]
     doc, problem, status = _run_json(argv, log)
     if problem is None and status != 0:
         problem = f"nvme exited with status {status}"
     if problem is not None or not isinstance(doc, dict):
         return {**empty_telemetry(f"not available: {problem}", "nvme-cli", device), "command": shlex.join(argv)}
-    return {**empty_telemetry(None, "nvme-cli", device), "command": shlex.join(argv), **parse_nvme_smart_log(doc)}
+    media = read_media_written(device, namespace, lambda media_argv: _run_json(media_argv, log))
+    return {**empty_telemetry(None, "nvme-cli", device), "command": shlex.join(argv), **parse_nvme_smart_log(doc),
+            **media}
 
 
 def _read_smartctl(device: str, log: CommandLog) -> dict[str, Any]:
@@ -249,6 +256,7 @@ def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> dic
         change[key] = end - start if isinstance(start, int) and isinstance(end, int) else None
     thermal = [change[key] for key in THROTTLE_KEYS if change[key] is not None]
     change["throttled"] = any(value > 0 for value in thermal) if thermal else None
+    change["waf"] = write_amplification(before, after)
     return change
 
 

@@ -20,6 +20,7 @@ from ptsbench.report.pts.views import (
     span,
     throttled_text,
 )
+from ptsbench.target.waf import HOST_UNIT_BYTES
 
 Views = Sequence[Any]  # pts/phases.py PhaseView
 
@@ -436,18 +437,33 @@ def telemetry_blocks(test: str, views: Views) -> list[Block]:
         rows.append((view.plan["title"], found.rounds, found.min_temperature_c, found.max_temperature_c,
                      throttled_text(found, "not available"), found.media_errors,
                      None if found.written_bytes is None else found.written_bytes / 1e9, found.busy_mean_pct,
-                     found.busy_max_pct))
+                     found.busy_max_pct, found.waf))
     blocks: list[Block] = [Table(
         slug(test, "telemetry"), "Telemetry per phase (device before / after each round; host CPU during it)",
         (Column("phase"), Column("rounds", "int"), Column("min temperature (°C)", "int"),
          Column("max temperature (°C)", "int"), Column("throttled"), Column("media errors (increase)", "int"),
          Column("device data written (GB)", "number"), Column("host CPU busy, mean (%)", "pct"),
-         Column("host CPU busy, max (%)", "pct")), tuple(rows), keys=(0,), compare=(2, 3, 4, 7))]
+         Column("host CPU busy, max (%)", "pct"), Column("write amplification (media / host bytes)", "ratio")),
+        tuple(rows), keys=(0,), compare=(2, 3, 4, 7, 9))]
     notes = list(dict.fromkeys(str(t["after"]["note"]) for _v, _r, t in recorded if (t.get("after") or {}).get("note")))
     if notes:
         blocks.append(Text("Device telemetry: " + "; ".join(notes) + "."))
+    blocks.append(Text(waf_text([t["change"].get("waf") or {} for _v, _r, t in recorded])))
     # figures first: they sit beside the test's last chart
     return [*_telemetry_figures(test, recorded), *blocks, *host_bound_blocks(test, rounds)]
+
+
+def waf_text(wafs: Sequence[Mapping[str, Any]]) -> str:
+    """One line on write amplification: its sources and granularity, or once why there is none."""
+    sources = sorted({str(w["source"]) for w in wafs if w.get("source")})
+    if not sources:
+        notes = list(dict.fromkeys(str(w["note"]).removeprefix("not available: ") for w in wafs if w.get("note")))
+        return "Write amplification: not available - " + ("; ".join(notes) or "no round recorded it") + "."
+    short = sum(1 for w in wafs if w.get("source") and w.get("ratio") is None)
+    return (f"Write amplification: media bytes written ({', '.join(sources)}) over host bytes written (the SMART "
+            f"log's data units of {HOST_UNIT_BYTES:,} bytes, rounded up by the drive: each round's host bytes are "
+            f"known to within one unit)" + (f"; {short} round(s) without a ratio (under one unit written, or a "
+                                            "counter unknown)" if short else "") + ".")
 
 
 def host_bound_blocks(test: str, rounds: Sequence[tuple[Any, Any]]) -> list[Block]:
@@ -492,4 +508,27 @@ def _telemetry_figures(test: str, recorded: Sequence[tuple[Any, Any, Any]]) -> l
                               "round (run order)", "temperature (°C)", tuple(series), data_sheet=True,
                               caption=f"The device's temperature after each round; rounds with thermal throttling "
                                       f"marked. {caption}"))
+    figures.extend(_waf_figures(test, recorded, x, caption))
     return figures
+
+
+def _waf_figures(test: str, recorded: Sequence[tuple[Any, Any, Any]], x: tuple[float, ...],
+                 caption: str) -> list[Figure]:
+    """Write amplification per round, against the round and against the host data written so far."""
+    wafs = [t["change"].get("waf") or {} for _v, _r, t in recorded]
+    ratios = tuple(w.get("ratio") for w in wafs)
+    if all(ratio is None for ratio in ratios):
+        return []
+    written_gb, total = [], 0
+    for waf in wafs:
+        total += waf.get("host_written_bytes") or 0
+        written_gb.append(total / 1e9)
+    source = ", ".join(sorted({str(w["source"]) for w in wafs if w.get("source")}))
+    return [Figure(slug(test, "waf-per-round"), "Write amplification per round", "round (run order)",
+                   "media / host bytes", (Series(f"write amplification ({source})", x, ratios),), data_sheet=True,
+                   caption=f"Media bytes written ({source}) over host bytes written (SMART log) in each round; a "
+                           f"gap is a round under one host data unit. {caption}"),
+            Figure(slug(test, "waf-over-written"), "Write amplification over host data written",
+                   "host data written so far (GB)", "media / host bytes",
+                   (Series(f"write amplification ({source})", tuple(written_gb), ratios),), data_sheet=True,
+                   caption="Each round's write amplification at the host data written by the end of that round.")]
