@@ -1,7 +1,7 @@
 """A fleet run (`ptsbench pts DEV1 DEV2 ... --destructive`) on four real loop devices: every target runs the whole
 PTS at once and on its own; one whose device starts failing its IO during a round is recorded as failed with fio's
-reason while the other three finish, and `resume` continues it once the device is back; kill -9 of the whole run and
-`resume` lose no finished round. The device fault is real: the kernel's read-only flag of the loop device is set
+reason while the other three finish, and `resume` continues it once the device is back, the fleet's report and
+`show` opening with the fleet table; kill -9 of the whole run and `resume` lose no finished round. The device fault is real: the kernel's read-only flag of the loop device is set
 under fio (`blockdev --setro`, what a drive at the end of its life does), so every write fails from then on, and
 cleared to restore it. (This kernel has no device mapper for an error target; cutting a loop device's size limit
 under fio fails its writes with libaio but not with io_uring, which the PTS chooses.)"""
@@ -115,6 +115,11 @@ def test_a_failing_device_is_recorded_the_others_finish_and_resume_continues_it(
     assert before.items() <= after.items()
     check_complete(run_dir, loops)
     assert all((part(run_dir, device) / "report" / "index.html").is_file() for device in loops)
+    html = (run_dir / "report" / "index.html").read_text()  # the fleet's own report opens with its table
+    assert html.index("Fleet: every device side by side") < html.index("Devices of the fleet")
+    shown = run_cli("show", str(run_dir)).stdout
+    assert shown.index("every device side by side") < shown.index(f"== {Path(loops[0]).name} (")
+    assert all(f"\n{Path(device).name} " in shown for device in loops) and "median" in shown, shown
     one = run_cli("show", str(part(run_dir, failing)))  # one part alone, as any PTS run
     assert one.returncode == 0 and failing in one.stdout
 

@@ -146,6 +146,7 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
     failed = run_fleet(store, members, destructive, FleetLines, failures)
     for member in members:
         write_final_report(member.pts.root, after_failure=member.name in failed)
+    write_final_report(store.root, after_failure=bool(failed))  # the fleet's own: its table, then every device
     show_fleet(store)
     broken = [line for member in members for line in say_pts_drops(member.pts)]
     if failed:
@@ -157,9 +158,11 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
 
 
 def show_fleet(store: "RunStore") -> None:
-    """Each part's status (and why it failed), then each part's results as `show` prints a PTS run."""
+    """Each part's status (and why it failed), the fleet table, then each part's results as `show` prints a PTS
+    run."""
     from ptsbench.pts.fleet import fleet_summary
-    from ptsbench.report.core.terminal import terminal_console
+    from ptsbench.report.core.terminal import print_model_tables, terminal_console
+    from ptsbench.report.pts.fleet_run import fleet_terminal
     from ptsbench.report.pts.terminal import render_pts
     from ptsbench.store import RunStore
 
@@ -168,6 +171,7 @@ def show_fleet(store: "RunStore") -> None:
     for row in rows:
         why = f": {row['failure']}" if row["status"] == "failed" and row["failure"] else ""
         click.echo(f"  {row['name']:<16} {row['path']:<28} {row['status']}{why}")
+    print_model_tables(*fleet_terminal(store))
     for row in rows:
         click.echo(f"\n== {row['name']} ({row['path']}): {row['folder']} ==")
         render_pts(RunStore.open(Path(row["folder"])), terminal_console())

@@ -30,8 +30,6 @@ def report(run_dir: Path, no_static: bool, dpi: int) -> None:
     for _name, part in fleet_parts(fleet) if fleet is not None else []:  # a fleet: every device's own report
         click.echo(f"ptsbench: report written to {build_report(part, static=not no_static, dpi=dpi) / HTML_NAME}",
                    err=True)
-    if fleet is not None:
-        return
     out_dir = build_report(run_dir, static=not no_static, dpi=dpi)
     click.echo(f"ptsbench: report written to {out_dir / HTML_NAME}", err=True)
 

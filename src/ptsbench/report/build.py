@@ -60,6 +60,11 @@ def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None,
                                 "compare different runs (each run directory once)")
         seen[path.resolve()] = path
     kinds = {RunStore.open(path).kind for path in run_dirs}
+    if "pts-fleet" in kinds:  # its own report already compares its devices
+        fleet = next(path for path in run_dirs if RunStore.open(path).kind == "pts-fleet")
+        raise PtsbenchError(f"{fleet} is a fleet run: its report compares its devices; here, each device's results "
+                            "are a run of their own",
+                            f"name a device's part, e.g. `ptsbench compare {fleet}/devices/*`")
     if len(kinds) > 1:
         raise PtsbenchError(f"cannot compare runs of different kinds ({', '.join(sorted(kinds))})",
                             "compare PTS runs with PTS runs, and case-runner runs with case-runner runs")
@@ -89,9 +94,9 @@ def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
     if store.kind == "pts":
         return pts_report(store, in_progress)
     if store.kind == "pts-fleet":
-        raise PtsbenchError(f"{run_dir} is a fleet run: each device's results are a run of their own",
-                            f"name a device's part ({Path(run_dir) / 'devices' / 'NAME'}), e.g. `ptsbench compare "
-                            f"{Path(run_dir) / 'devices'}/*`")
+        from ptsbench.report.pts.fleet_run import fleet_report
+
+        return fleet_report(store, in_progress)
     if store.kind == "sweep":
         from ptsbench.report.cases.sweep import sweep_report
 
