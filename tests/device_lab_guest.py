@@ -993,7 +993,8 @@ def resume_history(lab: Lab) -> str:
 @check("pts-fleet", waits=("io_uring_cmd-ng", "purge-scsi"))  # their disks: a run claims each whole
 def pts_fleet(lab: Lab) -> str:
     """The PTS (demo profile, one test) on two NVMe controllers and the SCSI disk at once, on the real drivers:
-    every device done, each part's device the one named (serial), their rounds overlapping in time."""
+    every device done, each part's device the one named (serial), their rounds overlapping in time, the fleet's
+    report opening with the fleet table of all three."""
     names = ("nvme512", "nvme4k", "ssd")
     devs = [lab.devs[name] for name in names]
     out = WORK / "pts-fleet"
@@ -1011,7 +1012,10 @@ def pts_fleet(lab: Lab) -> str:
         spans.append((_utc(rounds[0]["started_utc"]), _utc(rounds[-1]["finished_utc"])))
         said.append(f"{device['path']} ({disk.serial}) {len(rounds)} rounds")
     assert max(start for start, _end in spans) < min(end for _start, end in spans), f"not at once: {spans}"
-    return "; ".join(said) + " (their rounds overlapping in time)"
+    html = (out / "report" / "index.html").read_text()  # the fleet's report opens with the fleet table
+    table = html[html.index("Fleet: every device side by side"):html.index("Devices of the fleet")]
+    assert all(lab.disk(name)[0].serial in table for name in names) and "median" in table, table[:2000]
+    return "; ".join(said) + " (their rounds overlapping in time); the fleet table names all three serials"
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """A fleet run (`ptsbench pts DEV1 DEV2 ... --destructive`) on four real loop devices: every target runs the whole
 PTS at once and on its own; one whose device starts failing its IO during a round is recorded as failed with fio's
 reason while the other three finish, and `resume` continues it once the device is back, the fleet's report and
-`show` opening with the fleet table; kill -9 of the whole run and `resume` lose no finished round. The device fault is real: the kernel's read-only flag of the loop device is set
-under fio (`blockdev --setro`, what a drive at the end of its life does), so every write fails from then on, and
-cleared to restore it. (This kernel has no device mapper for an error target; cutting a loop device's size limit
-under fio fails its writes with libaio but not with io_uring, which the PTS chooses.)"""
+`show` opening with the fleet table; kill -9 of the whole run and `resume` lose no finished round. The device fault
+is real: the kernel's read-only flag of the loop device is set under fio (`blockdev --setro`, what a drive at the
+end of its life does), so every write fails from then on, and cleared to restore it. (This kernel has no device
+mapper for an error target; cutting a loop device's size limit under fio fails its writes with libaio but not with
+io_uring, which the PTS chooses.)"""
 
 import contextlib
 import json
