@@ -11,8 +11,9 @@ FAKE_SANITIZE_IN_PROGRESS (a sanitize already runs), FAKE_SANITIZE_TIME_S (the s
 FAKE_HDPARM_SECURITY, FAKE_HDPARM_ABORTED (security commands the drive aborts while hdparm exits 0, as QEMU's AHCI
 disk does), FAKE_WRITE_CACHE,
 FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG, FAKE_NVME_OCP_LOG,
-FAKE_NVME_FDP_STATS and FAKE_SMARTCTL_JSON (files whose text `nvme smart-log`, `nvme ocp smart-add-log`,
-`nvme fdp stats` and `smartctl` print; smartctl exits with the document's smartctl.exit_status).
+FAKE_NVME_FDP_STATS, FAKE_NVME_FDP_CONFIGS, FAKE_NVME_FDP_STATUS and FAKE_SMARTCTL_JSON (files whose text
+`nvme smart-log`, `nvme ocp smart-add-log`, `nvme fdp stats|configs|status` and `smartctl` print; smartctl exits
+with the document's smartctl.exit_status), FAKE_NVME_FDP_FEATURE (feature 1Dh's value).
 """
 
 import json
@@ -78,9 +79,14 @@ def nvme(state: dict) -> str:
         return json.dumps({"nvme0": {"sprog": 32768 if busy else 65535, "sstat": sstat, "cdw10_info": 2}})
     if command == "smart-log":
         return Path(ENV["FAKE_NVME_SMART_LOG"]).read_text(encoding="utf-8")
-    logs = {"ocp": "FAKE_NVME_OCP_LOG", "fdp": "FAKE_NVME_FDP_STATS"}
-    if command in logs:  # a drive without the log: nothing on stdout (nvme-cli prints its error on stderr)
-        return Path(ENV[logs[command]]).read_text(encoding="utf-8") if logs[command] in ENV else ""
+    logs = {"ocp": "FAKE_NVME_OCP_LOG", "stats": "FAKE_NVME_FDP_STATS", "configs": "FAKE_NVME_FDP_CONFIGS",
+            "status": "FAKE_NVME_FDP_STATUS"}
+    name = logs.get(ARGS[1] if command == "fdp" else command, "")
+    if name:  # a drive without the log: nothing on stdout (nvme-cli prints its error on stderr)
+        return Path(ENV[name]).read_text(encoding="utf-8") if name in ENV else ""
+    if command == "get-feature" and "0x1d" in ARGS:
+        return f"get-feature:0x1d (Flexible Data Placement), Current value:{ENV['FAKE_NVME_FDP_FEATURE']}\n" \
+            if "FAKE_NVME_FDP_FEATURE" in ENV else ""
     if command == "get-feature":
         value = state.get("write_cache", int(ENV.get("FAKE_WRITE_CACHE", "1")))
         return f"get-feature:0x06 (Volatile Write Cache), Current value:{value:#010x}\n"

@@ -24,8 +24,9 @@ def info(target: str, as_json: bool) -> None:
     from ptsbench.target.info import host_facts, target_facts
     from ptsbench.target.target import resolve_target
 
+    found = target_facts(resolve_target(target))
     facts: dict[str, dict[str, object]] = {
-        "target": target_facts(resolve_target(target)), "host": host_facts(),
+        "target": found, **_fdp_section(found), "host": host_facts(),
         "ptsbench": {"version": __version__, "fio_log_reader": reader_name()},  # which parser reads fio logs here
     }
     if as_json:
@@ -34,6 +35,21 @@ def info(target: str, as_json: bool) -> None:
     _print_tables(facts)
 
 
+def _fdp_section(found: dict[str, object]) -> dict[str, dict[str, object]]:
+    """An NVMe namespace's Flexible Data Placement (target/fdp.py), read with nvme-cli; nothing for other targets."""
+    import shutil
+
+    from ptsbench.target.fdp import read_fdp
+
+    disk, controller = found.get("disk"), found.get("nvme_controller")
+    if not str(found.get("transport") or "").startswith("nvme") or not isinstance(disk, str):
+        return {}
+    if not shutil.which("nvme"):
+        return {"fdp": {"fdp": None, "fdp_note": "not read: nvme-cli not installed"}}
+    return {"fdp": read_fdp(controller if isinstance(controller, str) else disk, disk)}
+
+
+_TITLES = {"fdp": "Flexible Data Placement"}
 _LABELS = {
     "size_bytes": "size",
     "memory_bytes": "memory",
@@ -49,6 +65,13 @@ _LABELS = {
     "fio_log_reader": "fio log reader",
     "metadata_bytes": "metadata per block",
     "protection_information": "protection information",
+    "fdp": "FDP",
+    "fdp_config_index": "FDP configuration",
+    "fdp_reclaim_groups": "reclaim groups",
+    "fdp_reclaim_unit_handles": "reclaim unit handles",
+    "fdp_reclaim_unit_bytes": "reclaim unit size",
+    "fdp_placement_ids": "placement handles (fio plids)",
+    "fdp_note": "note",
 }
 
 
@@ -58,7 +81,7 @@ def _print_tables(facts: dict[str, dict[str, object]]) -> None:
 
     console = Console()
     for title, section in facts.items():
-        table = Table(title=title.capitalize(), show_header=False, title_justify="left")
+        table = Table(title=_TITLES.get(title, title.capitalize()), show_header=False, title_justify="left")
         table.add_column("fact", style="bold")
         table.add_column("value")
         for key, value in section.items():
@@ -71,6 +94,8 @@ def _print_tables(facts: dict[str, dict[str, object]]) -> None:
 def _applies(key: str, section: dict[str, object]) -> bool:
     """Whether a fact means anything for this target: 'unknown' is for facts that apply but could not be read."""
     transport = str(section.get("transport") or "")
+    if key.startswith("fdp_"):  # FDP's details exist only while it is enabled; the note only when there is one
+        return key != "fdp_note" and section.get("fdp") == "enabled"
     if key in ("filesystem", "backing_device"):
         return section.get("kind") != "block"
     if key == "backing_file":
@@ -92,6 +117,8 @@ def _format_value(key: str, value: object) -> str:
         return "[dim]unknown[/dim]"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
     if key.endswith("_bytes") and isinstance(value, int):
         return f"{format_bytes(value)} ({value} bytes)" if value >= 1024 else f"{value} bytes"
     return escape(str(value))

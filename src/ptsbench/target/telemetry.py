@@ -101,7 +101,7 @@ def read_telemetry(target: Target, facts: Mapping[str, object], log: CommandLog 
     return empty_telemetry("not available: smartctl not installed", device=device)
 
 
-def _run_json(argv: list[str], log: CommandLog) -> tuple[Any, str | None, int]:
+def run_json(argv: list[str], log: CommandLog) -> tuple[Any, str | None, int]:
     """Run a tool and decode its JSON stdout: (document or None, problem or None, exit status)."""
     done = log.run(argv)
     text = done.stdout or ""
@@ -122,19 +122,19 @@ def _read_nvme_cli(device: str, namespace: str, log: CommandLog) -> dict[str, An
     """The SMART log of the controller `device`, and the media bytes written (OCP C0h or the FDP statistics of
     `namespace`'s endurance group) for write amplification."""
     argv = ["nvme", "smart-log", device, "-o", "json"]
-    doc, problem, status = _run_json(argv, log)
+    doc, problem, status = run_json(argv, log)
     if problem is None and status != 0:
         problem = f"nvme exited with status {status}"
     if problem is not None or not isinstance(doc, dict):
         return {**empty_telemetry(f"not available: {problem}", "nvme-cli", device), "command": shlex.join(argv)}
-    media = read_media_written(device, namespace, lambda media_argv: _run_json(media_argv, log))
+    media = read_media_written(device, namespace, lambda media_argv: run_json(media_argv, log))
     return {**empty_telemetry(None, "nvme-cli", device), "command": shlex.join(argv), **parse_nvme_smart_log(doc),
             **media}
 
 
 def _read_smartctl(device: str, log: CommandLog) -> dict[str, Any]:
     argv = ["smartctl", "-j", "-a", device]
-    doc, problem, status = _run_json(argv, log)
+    doc, problem, status = run_json(argv, log)
     base = {**empty_telemetry(None, "smartctl", device), "command": shlex.join(argv)}
     if problem is not None or not isinstance(doc, dict):
         return {**base, "note": f"not available: {problem}"}
