@@ -271,6 +271,8 @@ def test_report_of_a_run_with_a_failed_case(tmp_path: Path) -> None:
     assert f"{ok_row[9]:,.0f}" in done.stdout and "p99.9 µs" in done.stdout and "…" not in done.stdout
     assert "bogus_option" in done.stdout
     assert failed_row[8].startswith("failed:") and failed_row[9:20] == (None,) * 11
+    glance = next(t for t in report.tables() if t.key == "grid").rows
+    assert [row[0] for row in glance] == ["a: ok", "b (failed)"] and glance[1][1:] == (None,) * 6
     case_b = next(section for section in report.sections if section.key == "case002")
     assert case_b.figures() == [] and any("Case failed" in getattr(block, "text", "") for block in case_b.blocks)
     out = build_report(tmp_path / "run", static=False)

@@ -111,8 +111,12 @@ def _ratio(first: Value, first_noise: Value, other: Value, other_noise: Value) -
 def compare_figure(figures: Sequence[Figure | None], labels: Sequence[str]) -> list[Figure]:
     """Line figures overlaid (series colour as in one run, line style per run); 3D bars one per run."""
     base = next(figure for figure in figures if figure is not None)
-    if base.grid is not None:
-        return [replace(figure, key=f"{figure.key}-run{position + 1}", title=f"{label}: {figure.title}")
+    if base.grid is not None:  # one z scale for all: equal heights are equal values
+        top = max((value for figure in figures if figure is not None and figure.grid is not None
+                   for row in figure.grid.z for value in row if value is not None), default=None)
+        y_range = (0, top * 1.05) if top else (None, None)
+        return [replace(figure, key=f"{figure.key}-run{position + 1}", title=f"{label}: {figure.title}",
+                        y_range=y_range)
                 for position, (label, figure) in enumerate(zip(labels, figures, strict=True)) if figure is not None]
     series = []
     most = max(len(figure.series) for figure in figures if figure is not None)

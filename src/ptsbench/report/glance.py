@@ -102,9 +102,9 @@ def test_name(job: str) -> str:
 
 def grid_rows(rows: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
     """One row per test (a job, or quick's read and write jobs of one test together; per host on hosts) with read
-    and write side by side; with --repeat, the mean of the repetitions. ResultRow-like input; failed rows and total
-    rows are left out. Jobs are told apart by case and position, never by name alone: two job sections of one name
-    stay two rows (fio ran them apart)."""
+    and write side by side; with --repeat, the mean of the repetitions. ResultRow-like input; total rows are left
+    out, a test that failed keeps its row, named so, with empty numbers. Jobs are told apart by case and position,
+    never by name alone: two job sections of one name stay two rows (fio ran them apart)."""
     return _grid(rows)[0]
 
 
@@ -115,12 +115,17 @@ def _grid(rows: Sequence[Any]) -> tuple[tuple[tuple[Any, ...], ...], tuple[tuple
     found: dict[tuple[str, Any, str | None], tuple[str, dict[str, list[Any]]]] = {}
     cases = {base_case_name(row.case, row.repetition) for row in rows}
     for row in rows:
-        if row.direction not in DIRECTIONS or row.iops is None:
+        failed = row.status != "ok" and row.iops is None
+        if not failed and (row.direction not in DIRECTIONS or row.iops is None):
             continue
         case = base_case_name(row.case, row.repetition)
         test = test_name(row.job)
         name = (f"{case}: " if len(cases) > 1 else "") + test + (f" @ {row.host}" if row.host else "")
         job = test if test != row.job else getattr(row, "job_index", row.job)  # quick's -read/-write pairs: one test
+        if failed:  # a case that failed before fio named its jobs has the job '-': named by its case
+            name = name if row.job not in ("", "-") else case + (f" @ {row.host}" if row.host else "")
+            found.setdefault((case, job, row.host), (f"{name} ({row.status.split(':')[0]})", {}))
+            continue
         found.setdefault((case, job, row.host), (name, {}))[1].setdefault(row.direction, []).append(row)
     grid, noise = [], []
     for name, directions in found.values():
@@ -160,8 +165,11 @@ def grid_figure(grid: Sequence[Sequence[Any]]) -> Figure:
                           tuple(row[1 + index] for row in grid), mode="bars", color=index)
                    for index, direction in enumerate(DIRECTIONS)
                    if any(row[1 + index] is not None for row in grid))
-    return Figure("glance-mbs", "MB/s per test, read and write", "test", "MB/s", series, x_ticks=ticks,
-                  caption="Each test's bandwidth as fio measured it (decimal MB/s), read and write side by side.")
+    return Figure("glance-mbs", "MB/s per test, read and write", "test", "MB/s (log scale)", series, x_ticks=ticks,
+                  y_log=True,
+                  caption="Each test's bandwidth as fio measured it (decimal MB/s), read and write side by side, on "
+                          "a log scale: small random blocks move a hundredth of what large sequential ones do, and "
+                          "stay visible beside them.")
 
 
 def case_glance_section(rows: Sequence[Any]) -> Section:

@@ -148,7 +148,8 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
                       "ticktext": list(grid.x_labels)},
             "yaxis": {"title": {"text": figure.y_label}, "tickvals": list(range(len(grid.y_labels))),
                       "ticktext": list(grid.y_labels)},
-            "zaxis": {"title": {"text": figure.z_label}},
+            "zaxis": {"title": {"text": figure.z_label},
+                      **({"range": [0, figure.y_range[1]]} if figure.y_range[1] is not None else {})},
             "camera": {"eye": {"x": 1.7, "y": -1.7, "z": 1.0}},
         }
         layout["margin"] = {"l": 0, "r": 0, "t": 50, "b": 0}

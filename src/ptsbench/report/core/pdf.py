@@ -31,6 +31,7 @@ ROW_IN = 0.2
 TABLE_TITLE_IN = 0.27
 FIGURE_IN = 2.95  # figures are drawn two side by side, two rows to a page
 MIN_FIGURE_IN = 2.4  # ... and down to this height to end a page that has room for no more
+FIGURE_3D_IN = 4.4  # 3D figures take the page's width: at half of it their tick labels run into each other
 FIGURE_GAP_IN = 0.2
 GAP_IN = 0.12
 CHAR_IN = BODY_PT * 0.55 / 72  # an average character of the body font
@@ -112,7 +113,13 @@ def _height(block: Block) -> float:
         return len(_text_lines(block)) * line + GAP_IN + (0.12 if block.kind == "warning" else 0.0)
     if isinstance(block, Table):
         return TABLE_TITLE_IN + (len(block.rows) + 1) * ROW_IN + GAP_IN
-    return FIGURE_IN + GAP_IN
+    assert isinstance(block, Figure)
+    return (FIGURE_3D_IN if full_width(block) else FIGURE_IN) + GAP_IN
+
+
+def full_width(figure: Figure) -> bool:
+    """3D figures are drawn across the page, the others two side by side."""
+    return figure.kind in ("bars3d", "surface")
 
 
 @dataclass(frozen=True)
@@ -216,7 +223,7 @@ def layout(report: Report) -> list[Page]:
 def _half_height(block: Block, half_in: float, page_in: float) -> float | None:
     """The height of a block drawn in half the page's width (a figure; a table that fits it whole), else None."""
     if isinstance(block, Figure):
-        return FIGURE_IN
+        return None if full_width(block) else FIGURE_IN
     if isinstance(block, Table) and block.rows:
         drawn = _drawn_table(block, half_in)
         height = drawn.above_in(half_in) + sum(drawn.heights())
@@ -421,8 +428,7 @@ def _draw_figure(canvas: Any, placed: Placed) -> None:
     assert isinstance(placed.block, Figure)
     region = (_x(placed.left_in), _y(placed.top_in + placed.height_in), placed.width_in / PAGE_W_IN,
               placed.height_in / PAGE_H_IN)
-    caption = textwrap.fill(placed.block.caption, int(placed.width_in / (SMALL_PT * 0.5 / 72)))
-    draw(placed.block, canvas, region, caption)  # the provenance is in every page's footer
+    draw(placed.block, canvas, region, placed.block.caption)  # the provenance is in every page's footer
 
 
 def _report_text(report: Report) -> Iterator[str]:

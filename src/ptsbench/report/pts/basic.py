@@ -32,9 +32,10 @@ def _bars(key: str, title: str, view: Any, value_of: Any, unit: str, caption: st
     from ptsbench.pts.cells import mix_label
 
     sizes, mixes = axes_of(view)
-    matrix = matrix_of(view, value_of)
-    bars = Grid(tuple(mix_label(m) for m in mixes), tuple(bs_label(bs) for bs in sizes),
-                  tuple(tuple(row) for row in matrix))
+    rows = sorted(zip(sizes, matrix_of(view, value_of), strict=True), key=lambda row: row[0])  # small to large,
+    #                                                                      as axes are read (the spec runs 1m first)
+    bars = Grid(tuple(mix_label(m) for m in mixes), tuple(bs_label(bs) for bs, _ in rows),
+                tuple(tuple(values) for _, values in rows))
     return Figure(key, title, "read/write mix", "block size", grid=bars, kind="bars3d", z_label=unit, caption=caption)
 
 
@@ -241,6 +242,11 @@ def cells_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
                    Column("mean latency (µs)", "us"), Column("max latency (µs)", "us"), Column("p99.999 (µs)", "us"))
         blocks += [Table(slug(view.key, "cells"), f"{view.plan['title']}: every cell", columns, rows, keys=(0, 1)),
                    source_note(view)]
+        above = [row[0] for row in rows if row[5] is not None and row[6] is not None and row[6] > row[5]]
+        if above:
+            blocks.append(Text(f"p99.999 above the max latency ({', '.join(above)}): fio reports a percentile as the "
+                               "middle of its latency bin (bins are about 3 % wide), which can lie above the slowest "
+                               "IO in that bin."))
     return blocks
 
 

@@ -1,0 +1,236 @@
+"""Every figure and page reads cleanly: no two pieces of text drawn over each other, no text off the canvas.
+
+Figures: every figure kind (figure.py) drawn by draw_mpl.py as a PNG is drawn and as the PDF places it (half a page
+wide), with realistic and awkward data (long workload names, 16 series, 1 and 1,440 rounds, values spanning 6
+decades); matplotlib reports the extent of every text it drew. Pages: poppler's word boxes (pdftotext -bbox-layout)
+of the PDF of a real PTS run, a compare of two PTS runs and a compare of two case runs."""
+
+import itertools
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run_cli
+from ptsbench.report.build import load_compare, load_report
+from ptsbench.report.core import pdf
+from ptsbench.report.core.draw_mpl import drawn_file
+from ptsbench.report.core.figure import Figure, Grid, Series, log_ticks, measurement_window_figure, percentile_figure
+from ptsbench.report.core.pdf import write_pdf
+from test_compare import _slower_copy
+from test_report_pts import tiny_pts_run
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+SLACK_PX = 1.0  # boxes that merely touch (a pixel of rounding) do not collide
+
+
+def drawn_texts(canvas: Any) -> list[tuple[str, Box]]:
+    """(text, window extent) of every text matplotlib draws on `canvas` (a draw with Text.draw watched: tick labels
+    outside the view and empty labels are not drawn, and 3D tick labels are placed only while drawing)."""
+    from matplotlib.text import Text
+
+    seen: list[tuple[str, Box]] = []
+    original = Text.draw
+
+    def watched(self: Any, renderer: Any) -> None:
+        original(self, renderer)
+        if self.get_visible() and self.get_text().strip() and (self.axes is None or self.axes.get_visible()):
+            box = self.get_window_extent(renderer)
+            seen.append((self.get_text(), (box.x0, box.y0, box.x1, box.y1)))
+
+    Text.draw = watched  # type: ignore[method-assign]
+    try:
+        canvas.canvas.draw()
+    finally:
+        Text.draw = original  # type: ignore[method-assign]
+    return seen
+
+
+def overlap(a: Box, b: Box) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) > SLACK_PX and min(a[3], b[3]) - max(a[1], b[1]) > SLACK_PX
+
+
+def collisions(texts: list[tuple[str, Box]], width: float, height: float) -> list[str]:
+    """What collides: text leaving the canvas, then pairs of texts drawn over each other."""
+    problems = [f"off the canvas: {text!r}" for text, (x0, y0, x1, y1) in texts
+                if x0 < -SLACK_PX or y0 < -SLACK_PX or x1 > width + SLACK_PX or y1 > height + SLACK_PX]
+    problems += [f"{a!r} over {b!r}" for (a, box_a), (b, box_b) in itertools.combinations(texts, 2)
+                 if overlap(box_a, box_b)]
+    return problems
+
+
+# --- the figures ------------------------------------------------------------------------------------------------
+
+LONG = "randrw-70-30-4k-qd32-numjobs4-direct-libaio-on-nvme0n1"
+SIZES = ("512", "4k", "8k", "16k", "32k", "64k", "128k", "1m")
+MIXES = ("0/100", "5/95", "35/65", "50/50", "65/35", "95/5", "100/0")
+
+
+def spanning(count: int, low: float = 1.0, decades: int = 6) -> tuple[float, ...]:
+    """`count` values from `low` up over `decades` decades."""
+    return tuple(low * 10 ** (decades * index / max(count - 1, 1)) for index in range(count))
+
+
+def figures() -> Iterator[Figure]:
+    rounds = tuple(range(1, 1441))
+    yield Figure("lines-16-long", f"{LONG}: IOPS over 1,440 rounds, 16 workloads", "round", "IOPS",
+                 tuple(Series(f"{LONG}-{n}", rounds, spanning(1440, 1.0 + n)) for n in range(16)), y_log=True,
+                 caption="Sixteen workloads with long names over 1,440 rounds; values span six decades. " * 3)
+    yield Figure("lines-1-round", "one round", "round", "IOPS", (Series("rnd 4k", (1,), (12345.0,)),),
+                 x_ticks=((1, "1"),), caption="A single round.")
+    yield measurement_window_figure("window-1", "IOPS: measurement window", "IOPS", [7], [1.0e6], 1.0e6, 0.0, 1.0e6,
+                                    "One round in the window.")
+    yield measurement_window_figure("window-25", f"IOPS: measurement window of {LONG}", "IOPS", range(21, 26),
+                                    spanning(5, 1e3), 3e5, 1e4, 1e3, "The window's tracked values. " * 6)
+    curves = [(f"{LONG} {n}", {int(v): 1000 - 50 * n for v in spanning(300, 1e3)}) for n in range(16)]
+    yield percentile_figure("percentiles-16", f"{LONG}: latency percentiles", curves, "Sixteen curves. " * 8)
+    names = [f"{rw}-{bs}-q{qd}t1" for rw in ("seqread", "seqwrite", "randread", "randwrite") for bs, qd in
+             (("128k", 8), ("4k", 32), ("4k", 1), ("1m", 1))]
+    ticks = tuple((float(index), name) for index, name in enumerate(names))
+    yield Figure("bars-16", "MB/s per test, read and write", "test", "MB/s",
+                 tuple(Series(f"run {n}: {LONG}", tuple(range(16)), spanning(16, 0.01 * (n + 1)), mode="bars")
+                       for n in range(16)), y_log=True, x_ticks=ticks, caption="Grouped bars. " * 10)
+    edges = [int(v) for v in spanning(60, 10, 6)]
+    labels = [f"{edge:,}" for edge in edges]
+    yield Figure("histogram", "Latency: response-time histogram, 4k random read at QD 32", "total latency (µs)",
+                 "IOs", (Series("rnd 4k", tuple(float(i) for i in range(60)), spanning(60, 1.0), mode="bars"),),
+                 y_log=True, x_ticks=tuple((float(i), label) for i, label in enumerate(labels)),
+                 caption="IOs per bucket, from the first bucket with IOs to the last.")
+    yield Figure("data-table", "IOPS vs block size", "block size", "IOPS",
+                 tuple(Series(mix, tuple(range(8)), spanning(8, 10.0 ** n)) for n, mix in enumerate(MIXES)),
+                 y_log=True, x_ticks=tuple(enumerate(SIZES)), data_table=True, caption="With its data.")
+    yield Figure("band", "fio log: IOPS per pixel column", "time (s)", "IOPS",
+                 (Series("min to max", tuple(range(1440)), spanning(1440, 10), mode="band", low=spanning(1440, 1)),
+                  Series(LONG, tuple(range(1440)), spanning(1440, 5), mode="lines")), y_log=True,
+                 subtitle=f"{LONG} on /dev/nvme0n1, 1,440 s",
+                 x_ticks=tuple((t, str(t)) for t, _ in log_ticks([1, 1e3])))
+    grid = Grid(MIXES, SIZES, tuple(tuple(spanning(len(MIXES), 10.0 ** (row % 6))) for row in range(len(SIZES))))
+    for kind in ("bars3d", "surface", "heatmap"):
+        yield Figure(f"{kind}-pts", f"IOPS: {LONG} steady state average per mix and block size", "read/write mix",
+                     "block size", grid=grid, kind=kind, z_label="IOPS",
+                     caption="The steady state average of every cell, per read/write mix and block size. " * 2)
+    depths, jobs = ("1", "2", "4", "8", "16", "32", "64", "128", "256"), ("1", "2", "4", "8")
+    sweep = Grid(depths, jobs, tuple(spanning(len(depths), 10.0 ** row) for row in range(len(jobs))))
+    yield Figure("bars3d-sweep", f"{LONG}: IOPS over queue depth x numjobs", "queue depth", "numjobs", grid=sweep,
+                 kind="bars3d", z_label="IOPS")
+    yield Figure("bars3d-2x2", "IOPS: steady state average", "read/write mix", "block size", kind="bars3d",
+                 grid=Grid(("100/0", "0/100"), ("4k", "64k"), ((36512.0, 31023.0), (4511.0, 3020.0))), z_label="IOPS")
+    small = Grid(("1",), ("1",), ((5.0,),))
+    yield Figure("bars3d-one", "CPU %", "queue depth", "thread count", grid=small, kind="bars3d", z_label="CPU %")
+
+
+def pdf_canvas(figure: Figure, height_in: float) -> Any:
+    """The figure drawn as the PDF draws it on an A4 landscape canvas: half the page wide and `height_in` high, or
+    across the page (3D figures)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    canvas = MplFigure(figsize=(pdf.PAGE_W_IN, pdf.PAGE_H_IN))
+    FigureCanvasAgg(canvas)
+    if pdf.full_width(figure):
+        placed = pdf.Placed(figure, 1.0, pdf.FIGURE_3D_IN)
+    else:
+        placed = pdf.Placed(figure, 1.0, height_in, width_in=(pdf.PAGE_W_IN - 2 * pdf.MARGIN_IN
+                                                              - pdf.FIGURE_GAP_IN) / 2)
+    pdf._draw_figure(canvas, placed)
+    return canvas
+
+
+# as files (PNG, SVG) and on PDF pages, where a figure beside a taller one may be drawn smaller; data tables are
+# drawn only by `ptsbench plot --show-data`, into files
+DRAWN = [(figure, where) for figure in figures() for where in ("png", "pdf", "pdf-small")
+         if where == "png" or not figure.data_table]
+
+
+@pytest.mark.parametrize(("figure", "where"), DRAWN, ids=lambda value: getattr(value, "key", value))
+def test_no_text_collides_in_a_figure(figure: Figure, where: str) -> None:
+    if where == "png":
+        canvas = drawn_file(figure, "ptsbench 1.0, fio 3.33, 2026-11-27 03:00 UTC, run " + LONG)
+    else:
+        canvas = pdf_canvas(figure, pdf.FIGURE_IN if where == "pdf" else pdf.MIN_FIGURE_IN)
+    width, height = canvas.canvas.get_width_height()
+    problems = collisions(drawn_texts(canvas), width, height)
+    assert problems == [], "\n".join(problems[:12])
+
+
+def test_the_check_sees_a_collision() -> None:
+    """Two labels drawn on one spot, and one past the edge, are found."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    canvas = MplFigure(figsize=(4, 3))
+    FigureCanvasAgg(canvas)
+    canvas.text(0.5, 0.5, "10 20 50")
+    canvas.text(0.52, 0.5, "100 200")
+    canvas.text(0.95, 0.1, "off the edge")
+    width, height = canvas.canvas.get_width_height()
+    assert collisions(drawn_texts(canvas), width, height) == ["off the canvas: 'off the edge'",
+                                                              "'10 20 50' over '100 200'"]
+
+
+# --- the pages --------------------------------------------------------------------------------------------------
+
+WORD = re.compile(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>')
+PAGE = re.compile(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', re.S)
+
+
+def page_words(path: Path) -> list[tuple[float, float, list[tuple[str, Box]]]]:
+    """(width, height, words with their boxes) of every page, as poppler reads them."""
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext is not installed (apt-get install poppler-utils)")
+    html = subprocess.run(["pdftotext", "-bbox-layout", str(path), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    return [(float(width), float(height),
+             [(word, (float(x0), float(y0), float(x1), float(y1))) for x0, y0, x1, y1, word in WORD.findall(body)])
+            for width, height, body in PAGE.findall(html)]
+
+
+def pdf_collisions(path: Path) -> list[str]:
+    """Words poppler finds drawn over each other, or past the page, on every page of the PDF at `path`."""
+    problems = []
+    for number, (width, height, words) in enumerate(page_words(path), start=1):
+        problems += [f"page {number}: {problem}" for problem in collisions(words, width, height)]
+    return problems
+
+
+@pytest.fixture(scope="module")
+def two_quick_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Two real `ptsbench quick` runs on small scratch files (the eight CrystalDiskMark tests, 0.2 s each)."""
+    runs = []
+    for name in ("first", "second"):
+        run_dir = tmp_path_factory.mktemp("quick") / name
+        done = run_cli("quick", "--runtime", "0.2", "--size", "8M", "--out", str(run_dir))
+        assert done.returncode == 0, done.stderr
+        runs.append(run_dir)
+    return runs
+
+
+def test_no_words_collide_on_the_pages_of_a_pts_report(tmp_path_factory: pytest.TempPathFactory,
+                                                        tmp_path: Path) -> None:
+    run_dir = tiny_pts_run(tmp_path_factory.getbasetemp())
+    write_pdf(load_report(run_dir), tmp_path / "report.pdf")
+    problems = pdf_collisions(tmp_path / "report.pdf")
+    assert problems == [], "\n".join(problems[:12])
+
+
+def test_no_words_collide_on_the_pages_of_a_compare_of_two_pts_runs(tmp_path_factory: pytest.TempPathFactory,
+                                                                     tmp_path: Path) -> None:
+    run_dir = tiny_pts_run(tmp_path_factory.getbasetemp())
+    slower = _slower_copy(run_dir, tmp_path / "slower", 0.5)
+    report = load_compare([run_dir, slower], ["before the firmware update", "after the firmware update"])
+    grids = [figure for figure in report.figures() if figure.key.startswith("iops-3d-run")]
+    assert len(grids) == 2 and grids[0].y_range == grids[1].y_range != (None, None)  # one z scale for both
+    write_pdf(report, tmp_path / "compare.pdf")
+    problems = pdf_collisions(tmp_path / "compare.pdf")
+    assert problems == [], "\n".join(problems[:12])
+
+
+def test_no_words_collide_on_the_pages_of_a_compare_of_two_quick_runs(two_quick_runs: list[Path],
+                                                                       tmp_path: Path) -> None:
+    write_pdf(load_compare(two_quick_runs), tmp_path / "compare.pdf")
+    problems = pdf_collisions(tmp_path / "compare.pdf")
+    assert problems == [], "\n".join(problems[:12])
