@@ -214,11 +214,30 @@ def test_hist_coarseness_from_the_bin_count(tmp_path: Path) -> None:
     assert hist.bin_values_ns[-1] == (lower + upper) / 2
 
 
-def test_weighted_percentile_by_hand() -> None:
-    # two bins, 1 and 3 IOs: mid-weight CDF 12.5 % at 100 ns and 62.5 % at 200 ns
-    values, weights = np.array([100.0, 150.0, 200.0]), np.array([1.0, 0.0, 3.0])
-    result = log_merge.weighted_percentiles([12.5, 50.0, 62.5, 99.0], values, weights)
-    assert result.tolist() == [100.0, 175.0, 200.0, 200.0]
+def test_fio_percentiles_by_hand() -> None:
+    # 1 and 3 IOs in two bins: p25 reaches the first bin's count exactly, p25.1 needs the second
+    values, counts = np.array([100.0, 150.0, 200.0]), np.array([1, 0, 3])
+    result = log_merge.fio_percentiles([0.0, 25.0, 25.1, 50.0, 100.0], values, counts)
+    assert result.tolist() == [100.0, 100.0, 200.0, 200.0, 200.0]
+
+
+def test_fio_percentiles_equal_fio_json_percentiles(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
+    """fio's rule on the json+ bins gives fio's own percentiles exactly (fiologparser_hist.py's interpolation
+    between bins would not: it lands between them)."""
+    _, jobs = fio_run
+    checked = 0
+    for job in jobs:
+        for direction in ("read", "write"):
+            clat = job[direction]["clat_ns"]
+            if not clat.get("bins"):
+                continue
+            bins = sorted((int(value), count) for value, count in clat["bins"].items())
+            wanted = {float(p): value for p, value in clat["percentile"].items()}
+            found = log_merge.fio_percentiles(list(wanted), np.array([v for v, _ in bins], dtype=np.float64),
+                                              np.array([c for _, c in bins]))
+            assert found.tolist() == [float(value) for value in wanted.values()]
+            checked += 1
+    assert checked >= 2
 
 
 # --- merging by time, by hand -----------------------------------------------------------------------------------

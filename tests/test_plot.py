@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ptsbench.errors import PtsbenchError
 from ptsbench.fio import logs
-from ptsbench.plot import PlotOptions, make_plots, series
+from ptsbench.plot import PlotOptions, make_plots, series, summary_notes, summary_rows
 from ptsbench.plot.charts import LineOptions, run_chart, surface_chart, value_axis
 from ptsbench.plot.reduce import linear_trend, minmax_per_column, window_mean
 from ptsbench.plot.series import build_run, summarize
@@ -359,3 +360,40 @@ def test_cli_numpy_settings_unless_told(preset: str | None) -> None:
     assert (threads_setting, huge_pages) == ((preset, "1") if preset else ("1", "0"))
     if preset is None:
         assert threads == "1"  # numpy started no BLAS threads of its own
+
+
+def test_summary_of_averaged_latency_logs_says_they_are_window_means(
+        fio_logs: tuple[Path, list[dict[str, Any]]], cli: CliRunner, tmp_path: Path) -> None:
+    """Latency logs averaged per window (log_avg_msec) hold window means: their percentile columns stay empty and a
+    note says why; per-IO logs keep their percentiles."""
+    folder, _ = fio_logs
+    done = cli("plot", str(folder / "win_clat.1.log"), str(folder / "io_clat.log"), "--compare", "--out",
+               str(tmp_path / "charts"))
+    assert done.returncode == 0, done.stderr
+    result = make_plots([str(folder / "win_clat.1.log")], PlotOptions(out_dir=tmp_path / "a"))
+    headers, rows = summary_rows(result.summaries)
+    percentile_columns = [index for index, header in enumerate(headers) if header.startswith("p")]
+    assert rows and all(row[index] == "" for row in rows for index in percentile_columns)
+    assert all("mean latencies" in row[headers.index("of")] for row in rows)
+    assert summary_notes(result.summaries) and "percentiles are left empty" in summary_notes(result.summaries)[0]
+    per_io = make_plots([str(folder / "io_clat.log")], PlotOptions(out_dir=tmp_path / "b"))
+    headers, rows = summary_rows(per_io.summaries)
+    assert all(row[index] for row in rows for index in percentile_columns) and not summary_notes(per_io.summaries)
+    assert "percentiles are left empty" in " ".join(done.stdout.split())
+
+
+def test_a_label_per_folder_names_each_folders_runs(fio_logs: tuple[Path, list[dict[str, Any]]],
+                                                     tmp_path: Path) -> None:
+    folder, _ = fio_logs
+    for name in ("before", "after"):
+        (tmp_path / name).mkdir()
+        for path in folder.glob("win_iops.*.log"):
+            (tmp_path / name / path.name).write_bytes(path.read_bytes())
+        (tmp_path / name / "io_lat.log").write_bytes((folder / "io_lat.log").read_bytes())
+    result = make_plots([str(tmp_path / "before"), str(tmp_path / "after")],
+                        PlotOptions(out_dir=tmp_path / "charts", compare=True, labels=("A", "B")))
+    runs = {row.run for row in result.summaries}
+    assert runs == {"A: win", "A: io", "B: win", "B: io"}, runs
+    with pytest.raises(PtsbenchError, match="3 labels for 4 runs .* from 2 inputs"):
+        make_plots([str(tmp_path / "before"), str(tmp_path / "after")],
+                   PlotOptions(out_dir=tmp_path / "c2", compare=True, labels=("A", "B", "C")))

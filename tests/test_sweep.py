@@ -86,6 +86,8 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
 
     # the report: one row per cell, every number the cell's fio JSON; the headline names the best cell
     report = load_report(run_dir)
+    facts = dict(report.facts)
+    assert facts["direct I/O"] == "yes" and facts["size"] == "64.0 MiB" and facts["runtime per cell"] == "0.4 s"
     table = next(table for table in report.tables() if table.key == "sweep")
     names = [column.name for column in table.columns]
     assert len(table.rows) == 12
@@ -117,7 +119,8 @@ def test_dry_run_prints_the_cells_and_the_duration_and_writes_nothing(tmp_path: 
     done = subprocess.run(sweep_argv(run_dir, "--dry-run", "--ss", "iops:0.3%", "--ss-dur", "10"),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert "# sweep: 12 fio runs, 0:05 of fio runtime in all" in done.stdout  # 12 x 0.4 s
+    assert done.stdout.startswith("# sweep: 12 fio runs, 0:05 of fio runtime in all")  # 12 x 0.4 s, first
+    assert done.stdout.splitlines()[1] == "# 12 case(s), expected duration 0:05"
     assert done.stdout.count("# fio command: ") == 12 and "ss=iops:0.3%" in done.stdout
     assert "runtime=400ms" in done.stdout and "ss_dur=10" in done.stdout
     assert not run_dir.exists()

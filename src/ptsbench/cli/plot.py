@@ -187,7 +187,7 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
         with own_folder(out_dir):
             _plot_json(inputs, out_dir, formats, directions, title, labels, device, json_settings)
         return
-    from ptsbench.plot import PlotOptions, make_plots, summary_rows
+    from ptsbench.plot import PlotOptions, make_plots, summary_notes, summary_rows
     from ptsbench.plot.draw import Look
 
     colors = _split(json_settings["colors"])
@@ -219,5 +219,7 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
     if not console.is_terminal:
         console = Console(width=200)  # piped: no need to squeeze the table into 80 columns
     console.print(table)
+    for note in summary_notes(result.summaries):
+        console.print(f"note: {note}", highlight=False)
     for path in result.files:
         console.print(f"wrote {path}", highlight=False)

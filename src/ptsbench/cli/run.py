@@ -425,6 +425,8 @@ def _print_dry_run(cases: "list[Case]", run_dir: Path, total_s: float | None, ho
     from ptsbench.fio.runner import fio_command, shell_line
     from ptsbench.units import format_duration
 
+    expected = format_duration(total_s) if total_s is not None else "unknown (a job is size-based, not time-based)"
+    click.echo(f"# {len(cases)} case(s), expected duration {expected}")  # first, as `pts --dry-run` does
     client = str(run_dir / "hosts.list") if hosts else None
     if hosts:
         click.echo(f"# hosts ({client}): {', '.join(host.label for host in hosts)}")
@@ -435,5 +437,3 @@ def _print_dry_run(cases: "list[Case]", run_dir: Path, total_s: float | None, ho
         click.echo(f"# fio command: {shell_line(fio_command(job_path, client=client))}")
         click.echo(f"# job file {job_path}:")
         click.echo(case.job_text)
-    expected = format_duration(total_s) if total_s is not None else "unknown (a job is size-based, not time-based)"
-    click.echo(f"# {len(cases)} case(s), expected duration {expected}")

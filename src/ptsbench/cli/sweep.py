@@ -320,7 +320,7 @@ def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> N
     from ptsbench.units import format_duration
 
     total_s = expected_total_s(cases, False)
-    print_cases(cases, run_dir, total_s, hosts)
     expected = format_duration(total_s) if total_s is not None else "unknown"
     click.echo(f"# sweep: {len(cases)} fio runs, {expected} of fio runtime in all (plus fio's start-up, under a "
-               "second per run; fio's steady state may end cells sooner)")
+               "second per run; fio's steady state may end cells sooner)")  # first: what a dry run is asked for
+    print_cases(cases, run_dir, total_s, hosts)

@@ -207,10 +207,27 @@ def summary_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str
             unit = f"{prefix}IOPS"
         else:
             divisor, unit = style.ns_unit(row.mean)
-        numbers = [row.min, row.mean, row.max, row.stddev, *(value for _, value in row.percentiles)]
+        numbers = [row.min, row.mean, row.max, row.stddev]
+        shown = [] if _of_interval_means(row) else [value for _, value in row.percentiles]
         rows.append([row.run, row.kind, row.direction, unit, f"{row.count:,}", row.over,
-                     *(_number(value / divisor) for value in numbers)])
+                     *(_number(value / divisor) for value in numbers),
+                     *(_number(value / divisor) for value in shown), *([""] * (len(percentiles) - len(shown)))])
     return headers, rows
+
+
+def _of_interval_means(row: Summary) -> bool:
+    """Latency values that are each a window's or interval's mean (log_avg_msec), not one IO's."""
+    return row.kind in ("lat", "clat", "slat") and row.over != "IOs"
+
+
+def summary_notes(summaries: Sequence[Summary]) -> list[str]:
+    """What the summary table's reader needs to know to take its numbers as they are."""
+    notes = []
+    if any(_of_interval_means(row) for row in summaries):
+        notes.append("latency logs averaged over windows (log_avg_msec): min, mean and max are of the windows' mean "
+                     "latencies, not of IOs, and their percentiles are left empty; per-IO percentiles need per-IO "
+                     "logs (no log_avg_msec) or histogram logs (write_hist_log)")
+    return notes
 
 
 def _number(value: float) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.fio.log_merge import hist_percentiles, merge_events, merge_windowed, weighted_percentiles
+from ptsbench.fio.log_merge import fio_percentiles, hist_percentiles, merge_events, merge_windowed
 from ptsbench.fio.logs import DDIR_NAMES, FioLog, HistLog
 from ptsbench.plot.counting import CountedStats, merged_counts, stats_of_counts, value_counts
 
@@ -321,7 +321,8 @@ def build_hist_run(logs: Sequence[HistLog], label: str, percentiles: Sequence[fl
     totals = tuple((DDIR_NAMES.get(d, str(d)), values_ns, counts[ddir == d].sum(axis=0))
                    for d in np.unique(ddir).tolist())
     jobs = f"{len(logs)} jobs' " if len(logs) > 1 else ""
-    note = f"{jobs}histogram log lines summed per interval; percentiles interpolated between fio's latency bins"
+    note = (f"{jobs}histogram log lines summed per interval; percentiles by fio's rule (the first bin whose "
+            "cumulative count reaches p, as in fio's JSON output)")
     return HistRun(label, tuple(log.path for log in logs), tuple(percentiles), tuple(lines), totals, note)
 
 
@@ -376,7 +377,7 @@ def summarize_hist(run: HistRun) -> list[Summary]:
         used = np.flatnonzero(counts)
         mean = float(np.dot(values_ns, counts) / total)
         stddev = float(np.sqrt(np.dot(counts, (values_ns - mean) ** 2) / total))
-        points = weighted_percentiles(SUMMARY_PERCENTILES, values_ns, counts.astype(np.float64))
+        points = fio_percentiles(SUMMARY_PERCENTILES, values_ns, counts)
         rows.append(Summary(run.label, "hist", direction, "ns", total, float(values_ns[used[0]]), mean,
                             float(values_ns[used[-1]]), stddev,
                             tuple(zip(SUMMARY_PERCENTILES, points.tolist(), strict=True)),

@@ -33,9 +33,11 @@ def find_runs(inputs: Sequence[str], kind: str | None = None, pattern: str | Non
     except re.error as error:
         raise PtsbenchError(f"--pattern {pattern!r} is not a regular expression: {error}", "fix the pattern") from None
     chosen: dict[Path, bool] = {}  # path -> named explicitly
-    for text in inputs:
+    origin: dict[Path, int] = {}  # path -> the input that named it
+    for index, text in enumerate(inputs):
         for path, explicit in _expand(text):
             chosen.setdefault(path, explicit)
+            origin.setdefault(path, index)
     left_out: list[str] = []
     keep: list[Path] = []
     for path, explicit in chosen.items():
@@ -59,12 +61,23 @@ def find_runs(inputs: Sequence[str], kind: str | None = None, pattern: str | Non
         raise PtsbenchError(f"no fio{what} logs in {' '.join(inputs)}",
                             "pass log files, folders holding them or glob patterns (e.g. 'results/*_bw.*.log')")
     runs = _group(keep, kind, per_job)
-    if labels:
-        if len(labels) != len(runs):
-            raise PtsbenchError(f"{len(labels)} labels for {len(runs)} runs ({', '.join(r.label for r in runs)})",
-                                "give one --label per run, in this order, or none")
+    if labels and len(labels) == len(runs):
         runs = [RunFiles(label, run.kind, run.paths) for label, run in zip(labels, runs, strict=True)]
+    elif labels and len(labels) == len(inputs):  # a label per folder (or pattern): each run named after its own
+        per_input = [sum(origin[run.paths[0]] == index for run in runs) for index in range(len(inputs))]
+        runs = [RunFiles(labels[origin[run.paths[0]]] if per_input[origin[run.paths[0]]] == 1
+                         else f"{labels[origin[run.paths[0]]]}: {_short_label(run)}", run.kind, run.paths)
+                for run in runs]
+    elif labels:
+        raise PtsbenchError(f"{len(labels)} labels for {len(runs)} runs ({', '.join(r.label for r in runs)}) from "
+                            f"{len(inputs)} inputs", "give one --label per run or per input, in this order, or none")
     return Found(tuple(runs), tuple(left_out))
+
+
+def _short_label(run: RunFiles) -> str:
+    """A run's name within its folder: its logs' prefix."""
+    name = parse_log_name(run.paths[0])
+    return Path(name.prefix).name if name is not None and Path(name.prefix).name else run.label
 
 
 def is_json_input(inputs: Sequence[str]) -> bool:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.cases.sweep_charts import ChartOptions, Point, groups, job_points, sweep_figures
+from ptsbench.report.cases.sweep_charts import ChartOptions, Point, groups, job_points, size_order, sweep_figures
 from ptsbench.report.common import environment_section, provenance_line, run_facts
 from ptsbench.report.core.model import Block, Column, Report, Section, Table, Text, format_value
 
@@ -16,6 +16,12 @@ TABLE_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")
 
 def _us(value_ns: float | None) -> float | None:
     return None if value_ns is None else value_ns / 1000
+
+
+def _table_order(point: Point) -> tuple[Any, ...]:
+    """Rows by workload, then block size, queue depth and numjobs as numbers (1, 2, 16; not 1, 16, 2)."""
+    return (point.source, point.rw, size_order(point.bs), point.rwmixread or 0, point.iodepth, point.numjobs,
+            point.label, point.direction)
 
 
 def points_table(points: Sequence[Point]) -> Table:
@@ -30,7 +36,7 @@ def points_table(points: Sequence[Point]) -> Table:
                   p.numjobs, p.direction, p.iops, p.bw_bytes / 1e6, _us(p.lat_mean_ns),
                   *(_us(p.percentiles_ns.get(pct)) for pct in TABLE_PERCENTILES), p.usr_cpu, p.sys_cpu,
                   p.steady)
-                 for p in points)
+                 for p in sorted(points, key=_table_order))
     return Table("sweep", "One row per fio run and direction, as fio reported it", columns, rows,
                  keys=(0, 1, 7))
 
@@ -125,6 +131,32 @@ def sweep_points(store: Any) -> tuple[list[Point], list[str]]:
     return points, failed
 
 
+_FACT_NAMES = {"rw": "workloads (rw)", "bs": "block sizes", "iodepth": "queue depths", "numjobs": "numjobs",
+               "rwmixread": "read shares (%)", "runtime_s": "runtime per cell", "ramp_time_s": "ramp time per cell",
+               "loops": "loops", "size": "size", "ioengine": "I/O engine", "direct": "direct I/O",
+               "ss": "fio steady state", "ss_dur_s": "steady state window", "ss_ramp_s": "steady state ramp",
+               "options": "other fio options", "precondition": "precondition job",
+               "precondition_repeat": "precondition before every cell"}
+
+
+def _fact(key: str, value: Any) -> tuple[str, str]:
+    """A swept setting as people read it: 'direct I/O: yes', 'size: 256.0 MiB', 'runtime per cell: 30 s'."""
+    from ptsbench.units import format_bytes, spoken_duration
+
+    def shown(one: Any) -> str:
+        if isinstance(one, bool):
+            return "yes" if one else "no"
+        if key == "size" and str(one).isdigit():
+            return format_bytes(int(one))
+        if key.endswith("_s") and isinstance(one, int | float):
+            return spoken_duration(float(one))
+        if isinstance(one, list | tuple) and len(one) == 2 and key == "options":
+            return f"{one[0]}={one[1]}"
+        return str(one)
+
+    return _FACT_NAMES.get(key, key), ", ".join(map(shown, value)) if isinstance(value, list) else shown(value)
+
+
 def sweep_report(store: Any, in_progress: str | None = None) -> Report:
     """Report of a `ptsbench sweep` directory."""
     manifest = store.manifest
@@ -134,8 +166,7 @@ def sweep_report(store: Any, in_progress: str | None = None) -> Report:
     caption = "From fio's json+ output of every cell (fio merges the numjobs threads of a cell: group_reporting)."
     sections = chart_sections(points, options, float(settings.get("latency_bound_us", DEFAULT_BOUND_US)), caption)
     spec = manifest["sweep"]["spec"]
-    facts = tuple((key, ", ".join(map(str, value)) if isinstance(value, list) else str(value))
-                  for key, value in spec.items() if value not in (None, [], ()))
+    facts = tuple(_fact(key, value) for key, value in spec.items() if value not in (None, [], ()))
     sections.append(environment_section(manifest))
     from ptsbench.pts.store import PtsStore
 
@@ -143,5 +174,7 @@ def sweep_report(store: Any, in_progress: str | None = None) -> Report:
     status = PtsStore(store).run_status()  # 'running' that no process holds: killed
     if status != "done" and in_progress is None:
         warnings.append(f"sweep status {status}: `ptsbench resume {store.root}` runs its unfinished cells")
-    return Report(f"ptsbench sweep: {manifest.get('name', Path(store.root).name)}", provenance_line(manifest),
+    name = manifest.get("name") or ""
+    title = f"ptsbench sweep: {Path(store.root).name}" if name in ("", "sweep") else f"ptsbench sweep: {name}"
+    return Report(title, provenance_line(manifest),
                   run_facts(manifest) + facts, tuple(sections), in_progress, tuple(warnings))

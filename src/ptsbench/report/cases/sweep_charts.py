@@ -163,7 +163,7 @@ class _Builder:
         for point in points:
             found.setdefault((point.rw, point.rwmixread, point.direction), []).append(point)
         for (rw, mix, direction), chosen in found.items():
-            sizes = sorted({p.bs for p in chosen}, key=_size_order)
+            sizes = sorted({p.bs for p in chosen}, key=size_order)
             if len(sizes) < 2:
                 continue
             for iodepth, numjobs in sorted({(p.iodepth, p.numjobs) for p in chosen}):
@@ -270,7 +270,7 @@ class _Builder:
                             "latency (µs)", series, [f"p{pct}" for pct in wanted], y_log=True)]
 
 
-def _size_order(bs: str) -> tuple[int, str]:
+def size_order(bs: str) -> tuple[int, str]:
     """Block sizes in size order (bssplit and ranges, which have no one size, after them by name)."""
     from ptsbench.errors import PtsbenchError
     from ptsbench.units import parse_size_bytes
