@@ -238,8 +238,13 @@ def test_progress_eta_counts_the_plan_and_the_start_up_seen(tmp_path: Path, monk
     with SweepProgress(planned, 0) as progress:
         overall = progress.progress.tasks[progress.overall]
         on_status = progress.start(planned[0])
+        cell = progress.progress.tasks[progress.tasks[planned[0].index]]
+        on_status(FioStatus(elapsed_s=1.0, eta_s=40.0, iops=0.0, bw_bytes=0.0, running_job=None))
+        assert "no IO yet: fio lays out its files" in cell.fields["rate"]  # not "0 IOPS"
+        assert cell.fields["eta"] == "0:09"  # the plan's time left, not fio's jumping ETA
         on_status(FioStatus(elapsed_s=4.0, eta_s=6.0, iops=1.0, bw_bytes=4096.0, running_job=None))
         assert overall.fields["eta"] == "0:26" and overall.completed == 4.0  # 6 s of this cell, 2 x 10 s to come
+        assert cell.fields["rate"] == "1 IOPS 0.0 MB/s"
         clock[0] += 12.0  # the first cell took 2 s beyond its 10 s (fio's start-up)
         progress.finish(planned[0], CaseRecord(1, planned[0].name, "", None, "ok", "", "", "", []))
         assert overall.fields["eta"] == "0:24" and overall.description == "sweep: 1 of 3 cells done"

@@ -40,14 +40,20 @@ class TerminalProgress:
         task = self.progress.add_task(case.name, total=expected_s, eta="?", rate="starting fio")
         self.tasks[case.index] = task
 
+        seen_io = [False]
+
         def on_status(status: FioStatus) -> None:
-            eta_s = status.eta_s if status.eta_s is not None else (
-                max(expected_s - status.elapsed_s, 0) if expected_s else None)
+            # the plan's time left while it lasts (it only goes down); fio's own ETA, which jumps as fio lays files
+            # out and starts jobs, once the plan is used up or when there is none (size-based jobs)
+            planned_left_s = expected_s - status.elapsed_s if expected_s else 0.0
+            eta_s = planned_left_s if planned_left_s > 0 else status.eta_s
             job = f"{status.running_job}: " if status.running_job else ""
+            seen_io[0] = seen_io[0] or status.iops > 0 or status.bw_bytes > 0
+            rate = f"{job}{status.iops:,.0f} IOPS {status.bw_bytes / 1e6:,.1f} MB/s" if seen_io[0] else \
+                f"{job}no IO yet: fio lays out its files (or starts its jobs)"
             self.progress.update(
                 task, completed=min(status.elapsed_s, expected_s) if expected_s else None,
-                eta=format_duration(eta_s) if eta_s is not None else "?",
-                rate=f"{job}{status.iops:,.0f} IOPS {status.bw_bytes / 1e6:,.1f} MB/s",
+                eta=format_duration(eta_s) if eta_s is not None else "?", rate=rate,
             )
 
         return on_status
