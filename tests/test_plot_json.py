@@ -30,8 +30,19 @@ def plot(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=180)
 
 
-def table_rows(stdout: str) -> list[list[str]]:
-    return [[cell.strip() for cell in line.split("│")[1:-1]] for line in stdout.splitlines() if line.startswith("│")]
+def table_rows(stdout: str) -> list[dict[str, str]]:
+    """The rows of the table printed (piped: at its natural width), by column name; the columns every row shares,
+    said once above the header as 'name: value', are in every row too."""
+    lines = stdout.splitlines()
+    rule = next(index for index, line in enumerate(lines) if line.startswith("─"))
+    shared = dict(line.split(": ", 1) for line in lines[1:rule - 1] if ": " in line)
+    header = re.split(r"\s{2,}", lines[rule - 1].strip())
+    rows = []
+    for line in lines[rule + 1:]:
+        if not line.strip() or line.startswith(("wrote ", "note: ")):
+            break
+        rows.append({**shared, **dict(zip(header, re.split(r"\s{2,}", line.strip()), strict=True))})
+    return rows
 
 
 def test_plain_fio_json_of_a_qd_series_draws_the_bar_charts(tmp_path: Path, browser: Browser) -> None:
@@ -42,10 +53,10 @@ def test_plain_fio_json_of_a_qd_series_draws_the_bar_charts(tmp_path: Path, brow
     assert done.returncode == 0, done.stderr
     # the numbers on the terminal are fio's, and plain fio's percentiles are completion latency (clat)
     rows = table_rows(done.stdout)
-    assert [row[5] for row in rows] == ["1", "2", "16"] and "clat p99 (µs)" in done.stdout  # as numbers, not names
+    assert [row["QD"] for row in rows] == ["1", "2", "16"] and "clat p99 (µs)" in done.stdout  # as numbers, not names
     for row, qd in zip(rows, (1, 2, 16), strict=True):
         raw = docs[qd]["jobs"][0]["read"]
-        assert float(row[8].replace(",", "")) == round(raw["iops"], 1)
+        assert float(row["IOPS"].replace(",", "")) == round(raw["iops"], 1)
     for name in ("iops", "lat"):
         png = out / f"sweep-randread-4k-read-by-qd-nj1-{name}.png"
         svg = (out / f"sweep-randread-4k-read-by-qd-nj1-{name}.svg").read_text()
@@ -70,7 +81,7 @@ def test_folders_compared_one_colour_each_and_a_settings_file(tmp_path: Path) ->
     done = plot("--json", str(tmp_path / "ssd-a"), str(tmp_path / "ssd-b"), "--settings", str(settings), "--out",
                 str(out), "--format", "svg", "--dpi", "50")
     assert done.returncode == 0, done.stderr
-    assert {row[1] for row in table_rows(done.stdout)} == {"ssd-a", "ssd-b"}
+    assert {row["source"] for row in table_rows(done.stdout)} == {"ssd-a", "ssd-b"}
     iops = (out / "sweep-randread-4k-read-by-qd-nj1-iops.svg").read_text()
     assert "team style" in iops and "ssd-a" in iops and "ssd-b" in iops  # subtitle; a legend entry per folder
     assert "#008080" in iops and "#aa3377" in iops  # teal and the second colour, from the settings file
@@ -94,10 +105,11 @@ def test_client_server_output_is_split_by_host_and_filtered(tmp_path: Path, serv
     subprocess.run(argv, check=True, capture_output=True, timeout=60)
     both = plot(str(output), "--out", str(tmp_path / "both"), "--format", "svg")
     assert both.returncode == 0, both.stderr
-    assert {row[1] for row in table_rows(both.stdout)} == {f"on {host.name}" for host in hosts}, hosts_arg(hosts)
+    assert {row["source"] for row in table_rows(both.stdout)} == {f"on {host.name}" for host in hosts}, \
+        hosts_arg(hosts)
     one = plot(str(output), "--out", str(tmp_path / "one"), "--format", "svg", "--exclude-hosts", hosts[1].name)
     assert one.returncode == 0, one.stderr
-    assert {row[1] for row in table_rows(one.stdout)} == {f"on {hosts[0].name}"}
+    assert {row["source"] for row in table_rows(one.stdout)} == {f"on {hosts[0].name}"}
 
 
 def test_not_fio_output_is_one_error_line(tmp_path: Path) -> None:

@@ -329,3 +329,22 @@ def test_dry_run_starts_with_what_matters(tmp_path: Path) -> None:
     deviations = [line for line in short.splitlines() if line.startswith("#   - ")]
     assert deviations and not [line for line in deviations if re.search(r"\b[a-z]+_[a-z_]+\b", line)]  # no fields
     assert "#   - Cross stimulus recovery: access groups of 8 s, 6 s, 8 s (PTS: 8 h, 6 h, 8 h)" in deviations
+
+
+def test_plot_summary_fits_80_columns(tmp_path: Path) -> None:
+    """`ptsbench plot` at 80 columns: no number cut, the columns left out named, the note on averaged latency."""
+    (tmp_path / "jobs.fio").write_text("[global]\nioengine=null\nrw=randrw\nbs=4k\ntime_based\nruntime=0.5\n"
+                                       "size=64m\n[win]\nlog_avg_msec=100\nwrite_lat_log=win\nwrite_iops_log=win\n")
+    subprocess.run(["fio", "jobs.fio", "--output=/dev/null"], cwd=tmp_path, check=True, capture_output=True,
+                   timeout=60)
+    text = run_in_terminal(["plot", str(tmp_path), "--out", str(tmp_path / "charts")], 80)
+    table = "\n".join(line for line in text.splitlines() if not line.startswith("wrote "))  # paths: never broken
+    assert_whole(table, ["Summary of the values drawn", "windows (their", "mean latencies)"], 80)
+    header = next(line for line in text.splitlines() if line.startswith("run "))
+    assert "p99.9" in header.split() or re.search(r"\d more column\(s\) in summary\.csv: .*p99\.9",
+                                                   " ".join(text.split()))
+    assert f"wrote {tmp_path / 'charts' / 'summary.csv'}" in text
+    assert "percentiles are left empty" in " ".join(text.split())
+    piped = run_cli("plot", str(tmp_path), "--out", str(tmp_path / "charts2"))
+    header = next(line for line in piped.stdout.splitlines() if line.lstrip().startswith("run"))
+    assert header.split()[-1] == "p99.9" and "…" not in piped.stdout  # piped: every column

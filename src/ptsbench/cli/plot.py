@@ -96,23 +96,19 @@ def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
     result = make_json_plots(inputs, options)
     for note in result.notes:
         click.echo(f"ptsbench: note: {note}", err=True)
-    from rich.console import Console
-    from rich.table import Table
+    from dataclasses import replace
 
-    from ptsbench.report.core.model import format_value
+    from ptsbench.report.core.terminal import print_model_table, terminal_console
 
     shown = [index for index, column in enumerate(result.table.columns) if column.name.split(" ")[-2:-1] not in
              (["p50"], ["p90"], ["p95"], ["p99.999"]) and "CPU" not in column.name]  # all of them: --format html
-    table = Table(title=result.table.title, header_style="bold")
-    for index in shown:
-        column = result.table.columns[index]
-        table.add_column(column.name, justify="left" if column.kind == "text" else "right")
-    for row in result.table.rows:
-        table.add_row(*(format_value(row[index], result.table.columns[index].kind) for index in shown))
-    console = Console() if Console().is_terminal else Console(width=400)
-    console.print(table)
+    table = replace(result.table, columns=tuple(result.table.columns[index] for index in shown),
+                    rows=tuple(tuple(row[index] for index in shown) for row in result.table.rows),
+                    keys=tuple(shown.index(key) for key in result.table.keys if key in shown))
+    console = terminal_console()  # at 80 columns numbers stay whole: columns are left out from the right, named
+    print_model_table(table, console, "with --format html")
     for path in result.files:
-        console.print(f"wrote {path}", highlight=False)
+        console.print(f"wrote {path}", highlight=False, soft_wrap=True)  # a path is never broken
 
 
 def _check_colors(colors: tuple[str, ...]) -> None:
@@ -206,20 +202,16 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
         result = make_plots(inputs, options)
     for note in result.notes:
         click.echo(f"ptsbench: note: {note}", err=True)
-    from rich.console import Console
-    from rich.table import Table
+    from ptsbench.report.core.model import Column, Table
+    from ptsbench.report.core.terminal import print_model_table, terminal_console
 
     headers, rows = summary_rows(result.summaries)
-    table = Table(title="Summary of the values drawn", header_style="bold")
-    for header in headers:
-        table.add_column(header, justify="left" if header in ("run", "kind", "dir", "unit", "of") else "right")
-    for row in rows:
-        table.add_row(*row)
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)  # piped: no need to squeeze the table into 80 columns
-    console.print(table)
+    table = Table("summary", "Summary of the values drawn",
+                  tuple(Column(header, "text" if header in ("run", "kind", "dir", "unit", "of") else "number")
+                        for header in headers), tuple(tuple(row) for row in rows), keys=(0, 2))
+    console = terminal_console()  # at 80 columns numbers stay whole: columns are left out from the right, named
+    print_model_table(table, console, "in summary.csv")
     for note in summary_notes(result.summaries):
         console.print(f"note: {note}", highlight=False)
     for path in result.files:
-        console.print(f"wrote {path}", highlight=False)
+        console.print(f"wrote {path}", highlight=False, soft_wrap=True)  # a path is never broken

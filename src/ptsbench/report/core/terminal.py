@@ -229,7 +229,7 @@ def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None 
             console.print(table)
 
 
-def model_table(table: Any, width: int | None = None) -> Any:
+def model_table(table: Any, width: int | None = None, elsewhere: str = "in the report") -> Any:
     """A report table (model.Table) for the terminal: its constant text columns said once above it, each column in
     one number format. When `width` is too narrow, headers wrap at spaces, then text cells do (rows whole where the
     room allows), and only then are value columns left out from the right (named under it; a last text column, a
@@ -286,7 +286,7 @@ def model_table(table: Any, width: int | None = None) -> Any:
             rich_table.add_row(*(escape(row[index]) for index in shown))
         left_out = [columns[index].name for index in range(len(columns)) if index not in shown]
         if left_out:
-            rich_table.caption = f"{len(left_out)} more column(s) in the report: " + ", ".join(left_out)
+            rich_table.caption = f"{len(left_out)} more column(s) {elsewhere}: " + ", ".join(left_out)
             rich_table.caption_justify = "left"
         return rich_table
 
@@ -302,13 +302,13 @@ def model_table(table: Any, width: int | None = None) -> Any:
     return titled(rich_table)
 
 
-def print_model_table(table: Any, console: Any) -> None:
-    """A report table (model.Table) on `console`: fitted to a terminal; piped, at its own width (nothing cut or
-    wrapped)."""
+def print_model_table(table: Any, console: Any, elsewhere: str = "in the report") -> None:
+    """A report table (model.Table) on `console`: fitted to a terminal (the columns left out named as found
+    `elsewhere`); piped, at its own width (nothing cut or wrapped)."""
     from rich.console import Console
 
     if console.is_terminal:
-        console.print(model_table(table, console.width))
+        console.print(model_table(table, console.width, elsewhere))
         return
     rendered = model_table(table)
     Console(file=console.file, width=natural_width(rendered)).print(rendered)
