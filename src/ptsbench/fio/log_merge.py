@@ -31,7 +31,7 @@ def fio_percentiles(percentiles: Sequence[float], values: Array, counts: Array) 
     """fio's own rule for percentiles of its latency bins (stat.c, calc_clat_percentiles, as in its JSON output):
     the value of the first bin whose cumulative count reaches p % of all IOs; a bin's value is its middle.
     fio's tools/fiologparser_hist.py instead interpolates linearly on the mid-weight CDF between the used bins, so its
-    values fall between fio's bins (up to a bin's width apart, about 1.6 % of the value above 128 ns)."""
+    values fall between fio's bins (up to a bin's width apart, at most 1.6 % of the value above 128 ns)."""
     cumulative = np.cumsum(counts.astype(np.float64))
     targets = np.asarray(percentiles, dtype=np.float64) / 100.0 * cumulative[-1]
     index = np.searchsorted(cumulative, targets, side="left")

@@ -141,13 +141,17 @@ _FACT_NAMES = {"rw": "workloads (rw)", "bs": "block sizes", "iodepth": "queue de
 
 def _fact(key: str, value: Any) -> tuple[str, str]:
     """A swept setting as people read it: 'direct I/O: yes', 'size: 256.0 MiB', 'runtime per cell: 30 s'."""
-    from ptsbench.units import format_bytes, spoken_duration
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.units import format_bytes, parse_size_bytes, spoken_duration
 
     def shown(one: Any) -> str:
         if isinstance(one, bool):
             return "yes" if one else "no"
-        if key == "size" and str(one).isdigit():
-            return format_bytes(int(one))
+        if key == "size":
+            try:
+                return format_bytes(parse_size_bytes(str(one)))
+            except PtsbenchError:  # a percentage of the target, or another form fio reads
+                return str(one)
         if key.endswith("_s") and isinstance(one, int | float):
             return spoken_duration(float(one))
         if isinstance(one, list | tuple) and len(one) == 2 and key == "options":
