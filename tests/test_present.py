@@ -348,3 +348,17 @@ def test_plot_summary_fits_80_columns(tmp_path: Path) -> None:
     piped = run_cli("plot", str(tmp_path), "--out", str(tmp_path / "charts2"))
     header = next(line for line in piped.stdout.splitlines() if line.lstrip().startswith("run"))
     assert header.split()[-1] == "p99.9" and "…" not in piped.stdout  # piped: every column
+
+
+def test_a_pts_run_ends_with_the_answer(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What stays on screen when a run ends: the at-a-glance values after the deviations and rounds, then the
+    verdict, then where the report is (`show` keeps the answer first)."""
+    base = tmp_path_factory.getbasetemp()
+    tiny_pts_run(base)
+    lines = (base / "tiny-pts.log").read_text().splitlines()
+    answer = max(i for i, line in enumerate(lines) if line.startswith("Tracked values at steady state"))
+    compliance = max(i for i, line in enumerate(lines) if "─ Compliance and rounds ─" in line)  # its rule
+    assert compliance < answer
+    verdict = next(i for i in range(answer, len(lines)) if "PTS-compliant" in lines[i])
+    report = next(i for i, line in enumerate(lines) if line.startswith("ptsbench: report "))
+    assert answer < verdict < report and len(lines) - report <= 3, lines[answer:]

@@ -337,7 +337,7 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
         raise
     finally:
         mark_made(made)
-    render_pts(store.store, terminal_console())  # as `show` prints it: piped, lines whole
+    render_pts(store.store, terminal_console(), answer_last=True)  # as `show`, but the answer last: on screen
     finish_scratch(store)  # first: the report does not need it, and a full disk gets its space back
     write_final_report(store.store.root)
     fail_on_limit(say_pts_drops(store))

@@ -245,8 +245,8 @@ def cells_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
         above = [row[0] for row in rows if row[5] is not None and row[6] is not None and row[6] > row[5]]
         if above:
             blocks.append(Text(f"p99.999 above the max latency ({', '.join(above)}): fio reports a percentile as the "
-                               "middle of its latency bin (bins are up to 1.6 % of their value wide), which can lie above the slowest "
-                               "IO in that bin."))
+                               "middle of its latency bin (up to 1.6 % of the value wide), which can lie above the "
+                               "slowest IO in that bin."))
     return blocks
 
 

@@ -1,9 +1,10 @@
 """A PTS run's results on the terminal, from the store alone: the report's own tables (report/pts/report.py), so
 the terminal, HTML, PDF, xlsx and `show --format json|csv` show the same numbers in the same number formats.
 
-The header and the compliance verdict first, then the at-a-glance values, then each test's section: its warnings,
-its tables and the notes that say where their values come from (the guides and figures stay in the report). Then
-the rounds per phase, every deviation and the run's notes. Round-by-round tables longer than ROUND_ROWS show that
+The header and the compliance verdict first, then each test's section: its warnings, its tables and the notes that
+say where their values come from (the guides and figures stay in the report). Then the rounds per phase, every
+deviation and the run's notes. The at-a-glance values come first (`show`), or last with the verdict again at the
+end of a run, so that the answer is what stays on the screen. Round-by-round tables longer than ROUND_ROWS show that
 many evenly spaced rounds, and say so; every other table is whole.
 """
 
@@ -100,15 +101,23 @@ def _print_blocks(blocks: Sequence[Table | Text], console: Any) -> None:
             print_model_table(block, console)
 
 
-def render_pts(store: RunStore, console: Any) -> None:
-    """Print a PTS run's results with rich: the header and the compliance verdict, then the report's sections."""
+def render_pts(store: RunStore, console: Any, answer_last: bool = False) -> None:
+    """Print a PTS run's results with rich: the header and the compliance verdict, then the report's sections; with
+    `answer_last` (the end of a run) the at-a-glance section last and the verdict after it."""
     from ptsbench.pts.store import PtsStore
 
     manifest = store.manifest
     for line in header_lines(manifest, PtsStore(store).run_status()):
         console.print(line, highlight=False)
+    from ptsbench.report.glance import GLANCE_KEY
+
     verdict, style = verdict_line(manifest)
     console.print(verdict, style=style, highlight=False)
-    for section in pts_sections(store):
+    sections = pts_sections(store)
+    if answer_last:
+        sections = [*(s for s in sections if s.key != GLANCE_KEY), *(s for s in sections if s.key == GLANCE_KEY)]
+    for section in sections:
         console.rule(section.title)
         _print_blocks(terminal_blocks(section), console)
+    if answer_last:
+        console.print(verdict, style=style, highlight=False)
