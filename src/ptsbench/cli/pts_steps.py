@@ -183,7 +183,7 @@ def print_dry_run(plan: "Plan", timing: "PrepTiming", purge: str, pts_purge: boo
                   description: dict[str, str]) -> None:
     """What matters first (tests, worst-case time, purge, write cache, compliance), then each phase and the
     deviations; the job files with --verbose."""
-    from ptsbench.pts.describe import phase_lines, summary_lines
+    from ptsbench.pts.describe import RUN_TIME_DEVIATIONS, phase_lines, summary_lines
     from ptsbench.pts.plan import precondition_job, round_job, round_seed
     from ptsbench.report.pts.facts import device_description
 
@@ -191,7 +191,8 @@ def print_dry_run(plan: "Plan", timing: "PrepTiming", purge: str, pts_purge: boo
     verdict = summary[-1]
     if not pts_purge:
         count = len(plan.deviations) + 1
-        verdict = f"Can be PTS-compliant: no, {count} deviation{'s' if count != 1 else ''} (the purge, and any below)"
+        verdict = (f"Can be PTS-compliant: no, {count} deviation{'s' if count != 1 else ''} (the purge, and any "
+                   f"below; {RUN_TIME_DEVIATIONS})")
     for line in [*summary[:-1], purge, f"Write cache: set to {plan.settings.write_cache} at run time (a deviation "
                  "if the device does not allow it)", verdict, *phase_lines(plan, timing)]:
         click.echo(f"# {line}")

@@ -29,6 +29,10 @@ def _stop_text(phase: PhasePlan) -> str:
     return f"{stop.max_rounds} round(s)"
 
 
+RUN_TIME_DEVIATIONS = ("the report may list more, found only while the run runs: the write cache or the purge "
+                       "the device did not allow, steady state not reached")
+
+
 def summary_lines(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
     """What matters first: the target, the tests, the worst-case time (purges and preconditioning at `timing`'s
     estimate; without it at the assumed rate, purges not estimated), whether steady state can be judged, and
@@ -54,7 +58,8 @@ def summary_lines(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
                          phase.phase.title for phase in short) + " report their last rounds, not a steady state)")
     count = len(plan.deviations)
     lines.append("Can be PTS-compliant: yes (the purge and write cache are checked when the run starts)" if not count
-                 else f"Can be PTS-compliant: no, {count} deviation{'s' if count != 1 else ''} (listed below)")
+                 else f"Can be PTS-compliant: no, {count} deviation{'s' if count != 1 else ''} (listed below; "
+                 f"{RUN_TIME_DEVIATIONS})")
     return lines
 
 
