@@ -189,15 +189,22 @@ def test_runs_of_several_block_sizes_get_mb_s_against_block_size(tmp_path: Path)
 
 
 def test_a_percentile_fio_did_not_report_is_said_not_silently_dropped(tmp_path: Path) -> None:
-    """--percentile 42: fio's JSON has no p42, so the latency charts lack it; the user is told which ones exist."""
+    """--percentile 42 (the former name of --lat-percentile): fio's JSON has no p42, so the latency charts lack it;
+    the user is told which ones exist."""
     runs = [str(tmp_path / f"qd{qd}.json") for qd in (1, 2)]
     doc = plain_fio(Path(runs[0]), 1)
     plain_fio(Path(runs[1]), 2)
     reported = sorted((f"{float(key):g}" for key in doc["jobs"][0]["read"]["clat_ns"]["percentile"]), key=float)
     done = plot(*runs, "--out", str(tmp_path / "charts"), "--format", "svg", "--charts", "qd", "--percentile", "42")
     assert done.returncode == 0, done.stderr
-    assert (f"ptsbench: note: fio reported no p42 in these files, so no chart shows it; --percentile takes one fio "
+    assert (f"ptsbench: note: fio reported no p42 in these files, so no chart shows it; --lat-percentile takes one fio "
             f"reported: {', '.join(reported)}\n") in done.stderr
     assert "p42" not in (tmp_path / "charts" / "sweep-randread-4k-read-by-qd-nj1-lat.svg").read_text()
     quiet = plot(*runs, "--out", str(tmp_path / "charts99"), "--format", "svg", "--charts", "qd")
     assert quiet.returncode == 0 and "reported no p" not in quiet.stderr, quiet.stderr
+    # the latency bound has sweep's name and form (a duration with its unit); --latency-bound is its former name
+    bound = plot(*runs, "--out", str(tmp_path / "charts-bound"), "--format", "svg", "--charts", "qd", "--lat-bound",
+                 "50us")
+    assert bound.returncode == 0, bound.stderr
+    bare = plot(*runs, "--out", str(tmp_path / "charts-bare"), "--latency-bound", "500")
+    assert bare.returncode == 2 and "--lat-bound '500' is not a duration with a unit" in bare.stderr

@@ -45,10 +45,12 @@ def json_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--min-lat", type=float, help="JSON: lower end of latency axes (µs)."),
         click.option("--max-lat", type=float, help="JSON: upper end of latency axes (µs)."),
         click.option("--colors", help="Comma-separated colours (names or #rrggbb) instead of the palette."),
-        click.option("--percentile", default="99", show_default=True,
-                     help="JSON: the latency percentile of the latency charts, heatmaps and headline."),
-        click.option("--latency-bound", "latency_bound_us", type=float, default=1000.0, show_default=True,
-                     help="JSON: bound (µs) whose crossing the headline reports, e.g. 'QD at which p99 exceeds'."),
+        click.option("--lat-percentile", "--percentile", "percentile", default="99", show_default=True,
+                     help="JSON: the latency percentile of the latency charts, heatmaps and headline (as sweep's; "
+                          "--percentile is its former name)."),
+        click.option("--lat-bound", "--latency-bound", "lat_bound", default="1ms", show_default=True,
+                     help="JSON: latency with its unit whose crossing the headline reports, e.g. 'QD at which p99 "
+                          "exceeds 1ms' (as sweep's; --latency-bound is its former name)."),
         click.option("--show-data", is_flag=True, help="JSON: the plotted values as a table under every chart."),
         click.option("--include-hosts", help="JSON: only these hosts of client/server output, comma-separated."),
         click.option("--exclude-hosts", help="JSON: every host but these, comma-separated."),
@@ -73,6 +75,7 @@ def _whole(text: str | None, option: str) -> tuple[int, ...]:
 
 def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...], directions: tuple[str, ...],
                title: str | None, labels: tuple[str, ...], device: str | None, settings: dict[str, Any]) -> None:
+    from ptsbench.cli.sweep import lat_bound_us
     from ptsbench.plot.fiojson import JsonPlotOptions, make_json_plots
     from ptsbench.report.cases.sweep_charts import ChartOptions
 
@@ -92,7 +95,7 @@ def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
     options = JsonPlotOptions(out_dir=out_dir, formats=formats or ("png",), charts=chart_options, labels=labels,
                               include_hosts=_split(settings["include_hosts"]),
                               exclude_hosts=_split(settings["exclude_hosts"]), dpi=settings["dpi"],
-                              latency_bound_us=settings["latency_bound_us"], device=device)
+                              latency_bound_us=lat_bound_us(str(settings["lat_bound"])), device=device)
     result = make_json_plots(inputs, options)
     for note in result.notes:
         click.echo(f"ptsbench: note: {note}", err=True)

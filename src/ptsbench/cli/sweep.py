@@ -172,12 +172,18 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
            drop_settings(drop_fraction, drop_seconds, min_fraction))
 
 
-def _report_settings(bound: str, percentile: str) -> dict[str, object]:
+def lat_bound_us(bound: str) -> float:
+    """--lat-bound (sweep and plot): a latency with its unit, in µs."""
     from ptsbench.fio.jobs import parse_duration_s
 
     bound_s = parse_duration_s(bound) if not bound.strip().isdigit() else None
     if bound_s is None or bound_s <= 0:
         raise PtsbenchError(f"--lat-bound {bound!r} is not a duration with a unit", "e.g. --lat-bound 1ms or 500us")
+    return bound_s * 1e6
+
+
+def _report_settings(bound: str, percentile: str) -> dict[str, object]:
+    bound_us = lat_bound_us(bound)
     try:
         value = float(percentile)
     except ValueError:
@@ -189,7 +195,7 @@ def _report_settings(bound: str, percentile: str) -> dict[str, object]:
     if f"{value:g}" not in PERCENTILES:
         raise PtsbenchError(f"--lat-percentile {percentile}: fio is asked for {', '.join(PERCENTILES)} only",
                             "choose one of those")
-    return {"latency_bound_us": bound_s * 1e6, "percentile": f"{value:g}"}
+    return {"latency_bound_us": bound_us, "percentile": f"{value:g}"}
 
 
 def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out: Path | None,

@@ -99,7 +99,7 @@ def make_json_plots(inputs: Sequence[str], options: JsonPlotOptions) -> JsonPlot
     if not any(wanted in point.percentiles_ns for point in points):  # else its charts would just leave it out
         known = sorted({pct for point in points for pct in point.percentiles_ns}, key=float)
         notes.append(f"fio reported no p{wanted} in these files, so no chart shows it; "
-                     f"--percentile takes one fio reported: {', '.join(known) or 'none'}")
+                     f"--lat-percentile takes one fio reported: {', '.join(known) or 'none'}")
     caption = "From fio's JSON output" + (" (json+ latency bins for the histograms)." if any(p.bins for p in points)
                                           else ".")
     sections = chart_sections(points, options.charts, options.latency_bound_us, caption)
