@@ -221,10 +221,13 @@ def test_fio_percentiles_by_hand() -> None:
     assert result.tolist() == [100.0, 100.0, 200.0, 200.0, 200.0]
 
 
-def test_fio_percentiles_equal_fio_json_percentiles(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
+def test_fio_percentiles_equal_fio_json_percentiles(tmp_path: Path) -> None:
     """fio's rule on the json+ bins gives fio's own percentiles exactly (fiologparser_hist.py's interpolation
     between bins would not: it lands between them)."""
-    _, jobs = fio_run
+    subprocess.run(["fio", "--name=p", "--ioengine=null", "--size=64m", "--rw=randrw", "--bs=4k", "--time_based",
+                    "--runtime=500ms", "--numjobs=2", "--group_reporting", "--output-format=json+",
+                    f"--output={tmp_path / 'out.json'}"], check=True, capture_output=True, timeout=120)
+    jobs = json.loads((tmp_path / "out.json").read_text())["jobs"]
     checked = 0
     for job in jobs:
         for direction in ("read", "write"):
@@ -232,6 +235,7 @@ def test_fio_percentiles_equal_fio_json_percentiles(fio_run: tuple[Path, list[di
             if not clat.get("bins"):
                 continue
             bins = sorted((int(value), count) for value, count in clat["bins"].items())
+            assert sum(count for _, count in bins) == clat["N"]  # the bins hold every IO fio's percentiles count
             wanted = {float(p): value for p, value in clat["percentile"].items()}
             found = log_merge.fio_percentiles(list(wanted), np.array([v for v, _ in bins], dtype=np.float64),
                                               np.array([c for _, c in bins]))
