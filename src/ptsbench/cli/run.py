@@ -365,18 +365,7 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid
 
     write_results_xlsx(store.root / "results.xlsx", rows)
     print_rows(rows, output_format, grid=grid)
-    _print_repetitions(rows, output_format)
     end_report(store.root, make_report)
-
-
-def _print_repetitions(rows: "list[ResultRow]", output_format: str) -> None:
-    """With --repeat, after the table of every repetition: each test's mean, spread and repetitions."""
-    from ptsbench.report.core.terminal import print_model_tables
-    from ptsbench.report.glance import repetitions_table
-
-    table = repetitions_table(rows)
-    if table is not None and output_format == "table":
-        print_model_tables([table])
 
 
 def _finish_interrupted(store: "RunStore", output_format: str) -> None:

@@ -109,7 +109,8 @@ def case_tracked(rows: Sequence[Any]) -> list[Tracked]:
         random = "rand" in row.rw
         unit, kind = ("IOPS", "iops") if random else ("MB/s", "mbs")
         value = row.iops if random else (row.bw_bytes or 0.0) / 1e6
-        name = (f"{case}: " if len(cases) > 1 else "") + f"{row.job} {row.direction}"
+        said = row.job if row.job.endswith(f"-{row.direction}") else f"{row.job} {row.direction}"  # quick: -read
+        name = (f"{case}: " if len(cases) > 1 else "") + said
         entry = found.setdefault((case, row.job_index, row.direction), (name, unit, kind, {}))
         entry[3][row.repetition] = float(value)
     values = []

@@ -211,7 +211,8 @@ def report_tables_csv(tables: Sequence[Any]) -> str:
 
 
 def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None = None, grid: bool = False) -> None:
-    """Print the results to stdout in the chosen format; `grid`: the read/write grid first (quick)."""
+    """Print the results to stdout in the chosen format; `grid`: the read/write grid first (quick); with --repeat,
+    each test's mean, spread and repetitions after them."""
     if output_format == "json":
         print(rows_json(rows))
     elif output_format == "csv":
@@ -227,6 +228,11 @@ def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None 
             console = Console(width=max(natural_width(table) for table in tables), force_terminal=False)
         for table in tables:
             console.print(table)
+        from ptsbench.report.glance import repetitions_table
+
+        repetitions = repetitions_table(rows)
+        if repetitions is not None:
+            print_model_tables([repetitions])
 
 
 def model_table(table: Any, width: int | None = None, elsewhere: str = "in the report") -> Any:
