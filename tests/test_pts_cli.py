@@ -223,3 +223,16 @@ def test_a_value_click_refuses_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.rstrip().endswith("ptsbench pts --help`")  # `python -m ptsbench pts` here
     unknown = run_cli("run", "--bogus")
     assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1 and "No such option" in unknown.stderr
+
+
+def test_measure_rate_reads_the_target_alone_when_its_path_holds_a_colon(tmp_path: Path) -> None:
+    """fio splits an unescaped ':' in a filename into two files: --measure-rate on `DIR/a:/t.dat` must read that file,
+    not the file `DIR/a` (which could as well be a device) and a relative `/t.dat`."""
+    (tmp_path / "a").touch()  # the decoy: empty, so a read of it fails the measurement
+    (tmp_path / "a:").mkdir()
+    target = tmp_path / "a:" / "t.dat"
+    with open(target, "wb") as made:
+        made.truncate(16 << 20)
+    done = run_cli("pts", str(target), "--tests", "iops", "--dry-run", "--measure-rate", "--destructive")
+    assert done.returncode == 0, done.stderr
+    assert f"measured: 3 s of sequential 1 MiB reads of {target}, read-only" in done.stdout, done.stdout

@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from ptsbench.atomic import atomic_write_text
 from ptsbench.errors import FioNotFoundError, FioRunError
+from ptsbench.fio.jobs import target_options
 from ptsbench.fio.lifetime import ends_with_ptsbench, kill_fio_processes, stop_with_ptsbench
 from ptsbench.fio.output import load_fio_json
 from ptsbench.fio.versions import MIN_FIO_VERSION, version_tuple
@@ -417,7 +418,8 @@ def measure_read_rate(path: str, engine: str, seconds: float) -> tuple[float | N
     read-only: fio's --readonly refuses every write, and allow_file_create=0 keeps a missing path from being made."""
     if not os.path.exists(path):
         return None, f"{path} does not exist yet"
-    argv = [fio_binary(), "--name=rate", f"--filename={path}", "--readonly", "--allow_file_create=0", "--rw=read",
+    filename = target_options(path)["filename"]  # as one file: fio splits an unescaped ':' into two
+    argv = [fio_binary(), "--name=rate", f"--filename={filename}", "--readonly", "--allow_file_create=0", "--rw=read",
             "--bs=1M", "--iodepth=16", f"--ioengine={engine}", "--direct=1", f"--runtime={seconds:g}",
             "--time_based", "--output-format=json"]
     try:
@@ -426,7 +428,8 @@ def measure_read_rate(path: str, engine: str, seconds: float) -> tuple[float | N
     except subprocess.TimeoutExpired:
         return None, f"fio did not finish reading {path}"
     try:
-        rate = sum(job["read"]["bw_bytes"] for job in json.loads(done.stdout)["jobs"])
+        document = done.stdout[done.stdout.find("{"):]  # after the notes fio prints first (a sync engine's iodepth)
+        rate = sum(job["read"]["bw_bytes"] for job in json.loads(document)["jobs"])
     except (ValueError, KeyError, TypeError):
         rate = 0
     if done.returncode != 0 or not rate:
