@@ -9,7 +9,14 @@ import pytest
 
 from ptsbench.fio.opens import JobOpens
 from ptsbench.fio.runner import fio_version
-from ptsbench.fio.versions import SS_INTERVAL_SINCE, job_rule_problems, ss_window_problem, version_tuple
+from ptsbench.fio.versions import (
+    DATA_PLACEMENT_SINCE,
+    SS_INTERVAL_SINCE,
+    job_rule_problems,
+    option_hint,
+    ss_window_problem,
+    version_tuple,
+)
 
 SECOND_US = 1_000_000
 STRICT = (version_tuple(fio_version()) or (0, 0)) >= SS_INTERVAL_SINCE  # this fio refuses a 1 s window
@@ -80,3 +87,22 @@ def test_sweep_ss_dur_of_one_second_is_refused_where_fio_refuses_it(cli, tmp_pat
     accepted = sweep("2")
     assert accepted.returncode == 0 and '"iops"' in accepted.stdout, accepted.stderr
 
+
+
+def test_data_placement_options_on_an_older_fio_say_which_fio_has_them() -> None:
+    said = "Bad option <fdp=1>\nBad option <plids=0,1>\nfio: job global dropped\n"
+    assert option_hint(said, "fio-3.33") == ("fdp, plids: fio's data placement options need fio 3.34 or newer, this "
+                                             "is fio-3.33; install a newer fio (docs/waf-fdp.md)")
+    assert option_hint(said, "fio-3.39") is None  # a newer fio rejecting them has another reason
+    assert option_hint("Bad option <bogus=1>\n", "fio-3.33") is None
+
+
+def test_a_data_placement_job_is_judged_by_the_running_fio(cli, write_job) -> None:  # type: ignore[no-untyped-def]
+    job = write_job("fdp.fio", "[w]\nioengine=io_uring_cmd\ncmd_type=nvme\nfilename=/dev/ng0n1\nrw=randwrite\n"
+                               "bs=4k\nsize=1m\nfdp=1\nfdp_pli=0,1\n")
+    done = cli("run", str(job), "--dry-run")
+    if (version_tuple(fio_version()) or (0, 0)) < DATA_PLACEMENT_SINCE:
+        assert done.returncode != 0
+        assert "fdp, fdp_pli: fio's data placement options need fio 3.34 or newer" in done.stdout + done.stderr
+    else:  # taken by fio's parser; the dry run judges /dev/ng0n1 like its namespace (absent here)
+        assert "Bad option" not in done.stdout + done.stderr

@@ -151,7 +151,8 @@ def parse_job_file(job_path: Path, cwd: str | None = None) -> list[JobOpens]:
     """Every job of `job_path` as fio parses it, run from `cwd` (fio resolves relative names there); JobFileError
     with fio's own words when fio rejects the file."""
     from ptsbench.fio.lifetime import ends_with_ptsbench
-    from ptsbench.fio.runner import fio_binary
+    from ptsbench.fio.runner import fio_binary, fio_version
+    from ptsbench.fio.versions import option_hint
 
     argv = [fio_binary(), "--parse-only", "--debug=parse,file", str(job_path)]
     try:
@@ -163,8 +164,9 @@ def parse_job_file(job_path: Path, cwd: str | None = None) -> list[JobOpens]:
     if done.returncode != 0:
         said = [line.strip() for line in done.stderr.splitlines() if line.strip() and not line.startswith(" ")]
         words = " | ".join(said[:4]) or f"fio exited with code {done.returncode}"
-        raise JobFileError(f"{job_path}: fio rejects it: {words}", "fix the job file (fio --parse-only JOB says "
-                           "the same)")
+        why = option_hint(done.stderr, fio_version())
+        raise JobFileError(f"{job_path}: fio rejects it: {words}" + (f" ({why})" if why else ""),
+                           "fix the job file (fio --parse-only JOB says the same)")
     if not any(line.startswith("parse") and "Parsing ini file" in line for line in done.stdout.splitlines()):
         raise JobFileError(f"{fio_binary()} printed no parse debug output for {job_path} (built without --debug?), "
                            "so ptsbench cannot check what the job opens", "use a fio built with debug output")

@@ -12,6 +12,11 @@ MIN_FIO_VERSION = (3, 19)  # RHEL / Rocky 8's fio, the oldest one ptsbench was r
 SS_INTERVAL_SINCE = (3, 35)
 SS_INTERVAL_DEFAULT_US = 1_000_000
 _VERSION_RE = re.compile(r"^fio-(\d+)\.(\d+)")
+# fio's data placement options (NVMe FDP on io_uring_cmd) came in 3.34 as fdp / fdp_pli, later spelled
+# dataplacement / plids (the old names stay as aliases)
+DATA_PLACEMENT_SINCE = (3, 34)
+DATA_PLACEMENT_OPTIONS = ("fdp", "fdp_pli", "fdp_pli_select", "dataplacement", "plids", "plid_select", "dp_scheme")
+_BAD_OPTION_RE = re.compile(r"Bad option <([A-Za-z_]+)")
 
 
 class ParsedJob(Protocol):
@@ -59,3 +64,13 @@ def job_rule_problems(jobs: Sequence[ParsedJob], version: str) -> list[str]:
         if problem:
             problems.append(f"job {job.name}: {problem}")
     return problems
+
+
+def option_hint(fio_said: str, version: str) -> str | None:
+    """Why an older fio rejected an option a newer one has (fio says only 'Bad option <...>'); None otherwise."""
+    rejected = set(_BAD_OPTION_RE.findall(fio_said)) & set(DATA_PLACEMENT_OPTIONS)
+    parsed = version_tuple(version)
+    if not rejected or parsed is None or parsed >= DATA_PLACEMENT_SINCE:
+        return None
+    return (f"{', '.join(sorted(rejected))}: fio's data placement options need fio 3.34 or newer, this is {version}; "
+            "install a newer fio (docs/waf-fdp.md)")
