@@ -43,6 +43,9 @@ def test_ocp_physical_media_units_written_is_128_bits_of_bytes() -> None:
         == 123456789012345678901234
     assert parse_ocp_smart_add_log({"Physical media units read": {"hi": 0, "lo": 7}}) is None
     assert parse_ocp_smart_add_log({"Physical media units written": {"lo": 7}}) is None  # half a counter
+    ocp = recorded("nvme-cli-2.x-ocp-smart-add-log.json")
+    assert parse_ocp_smart_add_log({**ocp, "Log page GUID": "0x0xAFD514C97C6F4F9CA4F2BFEA2810AFC5"}) is not None
+    assert parse_ocp_smart_add_log({**ocp, "Log page GUID": "0x1234"}) is None  # a vendor's own C0h log
 
 
 def test_fdp_stats_counters() -> None:

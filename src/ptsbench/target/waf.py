@@ -25,6 +25,8 @@ FDP_SOURCE = "FDP statistics"
 HOST_UNIT_BYTES = 512_000  # the standard SMART log's data unit (NVMe: thousands of 512-byte units, rounded up)
 FDP_ENDURANCE_GROUP = 1  # the endurance group of a drive with one (QEMU's, most FDP drives')
 _OCP_WRITTEN_KEYS = ("physical media units written", "physical_media_units_written")
+_OCP_GUID_KEYS = ("log page guid", "log_page_guid")
+OCP_C0_GUID = "afd514c97c6f4f9ca4f2bfea2810afc5"  # the SMART / Health Information Extended log's GUID
 MEDIA_KEYS = ("media_written_bytes", "media_source", "fdp_host_written_bytes", "media_erased_bytes", "media_note")
 MEDIA_COUNTER_KEYS = ("media_written_bytes", "fdp_host_written_bytes", "media_erased_bytes")
 NOT_REPORTED = "the drive reports no media bytes written (neither the OCP C0h log nor FDP statistics)"
@@ -50,7 +52,11 @@ def _count(value: object) -> int | None:
 
 
 def parse_ocp_smart_add_log(doc: Mapping[str, Any]) -> int | None:
-    """Physical Media Units Written (bytes) of an `nvme ocp smart-add-log -o json` document; None when absent."""
+    """Physical Media Units Written (bytes) of an `nvme ocp smart-add-log -o json` document; None when absent, or
+    when the log's GUID is not the OCP one (log page C0h is vendor-specific on other drives)."""
+    guids = [str(value) for key, value in doc.items() if str(key).strip().lower() in _OCP_GUID_KEYS]
+    if guids and guids[0].lower().replace("0x", "").lstrip("0") != OCP_C0_GUID:
+        return None
     for key, value in doc.items():
         if str(key).strip().lower() in _OCP_WRITTEN_KEYS:
             return _count(value)
