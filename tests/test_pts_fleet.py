@@ -156,3 +156,26 @@ def test_the_same_device_twice_and_a_dry_run_of_all(loops: list[str], tmp_path: 
     assert "# Fleet worst case:" in dry.stdout and "4 of 4 targets refused" in dry.stdout, dry.stdout
     assert run_cli("pts", *loops, "--dry-run", "--destructive", *SMALL).stdout.endswith(
         "# guard: the fleet would start\n")
+
+
+def test_a_loop_device_and_what_backs_it_are_one_target(loops: list[str], tmp_path: Path) -> None:
+    """A loop device and its backing file, and a loop device and the loop device it is backed by, are the same bytes:
+    a fleet naming both is refused before anything is written, and every device and file stays byte-identical."""
+    import hashlib
+
+    image = tmp_path / "fleet-image-0" / "loop.img"
+    stacked = subprocess.run(["losetup", "--find", "--show", loops[1]], capture_output=True, text=True, check=True)
+    upper = stacked.stdout.strip()
+    try:
+        for device in loops:
+            with open(device, "r+b") as handle:
+                handle.write(Path(device).name.encode() * 1000)
+        before = [hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in [*loops, str(image)]]
+        for pair in ([loops[0], str(image)], [loops[1], upper], [upper, loops[1]]):
+            done = run_cli("pts", loops[2], *pair, "--destructive", "--out", str(tmp_path / "run"), *SMALL)
+            assert done.returncode != 0 and f"{pair[0]} and {pair[1]} are the same device" in done.stderr, \
+                done.stderr
+            assert not (tmp_path / "run").exists()
+        assert [hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in [*loops, str(image)]] == before
+    finally:
+        subprocess.run(["losetup", "-d", upper], check=False)

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ptsbench.errors import TargetError, UnsafeTargetError
-from ptsbench.target.inuse import held_here, in_use_reasons, note_held_here
+from ptsbench.target.inuse import held_here, in_use_reasons, loop_statuses, note_held_here
 from ptsbench.target.target import block_device_of_char
 
 ROOT_CLAIM_DIR = "/run/ptsbench/claims"
@@ -95,13 +95,29 @@ def check_not_claimed(path: str) -> None:
 
 def check_distinct(paths: Sequence[str]) -> None:
     """Refuse one target named twice, however spelled: the same block device (another path, a symlink), a partition
-    and its disk, the same file (a hard link, another path): two runs at once on it would measure each other."""
-    named = [(path, set(claim_keys(path)), set(_disk_keys(path))) for path in paths]
-    for index, (path, own, disk) in enumerate(named):
-        for earlier, earlier_own, earlier_disk in named[:index]:
-            if own & earlier_own or own & earlier_disk or disk & earlier_own:
+    and its disk, the same file (a hard link, another path), a loop device and its backing file or device, two loop
+    devices over one file: two runs at once on it would measure each other and write the same bytes."""
+    named = []
+    for path in paths:
+        own, disk = set(claim_keys(path)), set(_disk_keys(path))
+        named.append((path, own, disk, set(_backing_keys(own | disk))))
+    for index, (path, own, disk, backing) in enumerate(named):
+        for earlier, earlier_own, earlier_disk, earlier_backing in named[:index]:
+            if (own & earlier_own or own & earlier_disk or disk & earlier_own or backing & earlier_backing
+                    or backing & earlier_own or own & earlier_backing):
                 raise UnsafeTargetError(f"{earlier} and {path} are the same device or file (or one holds the "
                                         "other)", "name each device once: a fleet runs one PTS per device at once")
+
+
+def _backing_keys(keys: set[str]) -> list[str]:
+    """The claim keys of what backs the loop devices among `keys` (block keys): its file's inode, or its device."""
+    found = []
+    for loop in loop_statuses():
+        if f"block-{os.major(loop.rdev)}-{os.minor(loop.rdev)}" in keys:
+            found.append(f"inode-{loop.backing_dev}-{loop.backing_ino}")
+            if loop.backing_rdev:
+                found.append(f"block-{os.major(loop.backing_rdev)}-{os.minor(loop.backing_rdev)}")
+    return found
 
 
 def _disk_keys(path: str) -> list[str]:
