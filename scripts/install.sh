@@ -40,6 +40,8 @@ needed() {
     command -v nbdkit >/dev/null || echo nbdkit  # an NBD export the guard must not let fio's nbd engine write
     # the second platform (Debian 13's fio and Python) runs in a root debootstrap makes (scripts/debian13-root.sh)
     command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || echo debootstrap
+    # the catalog's tests start a throwaway PostgreSQL cluster (initdb, pg_ctl)
+    compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || echo postgresql
   fi
 }
 wanted() {

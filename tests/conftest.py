@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from labruns import postgres_url, run_lab  # noqa: F401 (fixtures: a lab of real runs, a throwaway PostgreSQL)
+
 if shutil.which("fio") is None:
     pytest.exit("fio is not installed: run `bash scripts/test.sh`, which installs it", returncode=3)
 

@@ -478,6 +478,21 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     *([("run-report-on-a-full-disk", ("run", "{job}", "--runtime", "0.2", "--out", "{full}/r", "--report"),
         "disk is full")]
       if os.geteuid() == 0 else []),  # the 400 KiB tmpfs needs root
+    # ---- gates and the catalog ----
+    ("check-nothing", ("check",), "Missing argument"),
+    ("check-no-gates", ("check", R), "no gates to check"),
+    ("check-gate-unit", ("check", R, "--gate", "iops >= 2ms"), "does not fit its metric"),
+    ("check-gate-no-metric", ("check", R, "--gate", "speed >= 2"), "is not a metric"),
+    ("check-gates-not-toml", ("check", R, "--gates", "{badjob}"), "--gates"),
+    ("check-gates-dev-zero", ("check", R, "--gates", "/dev/zero"), "not a regular file"),
+    ("check-baseline-last-alone", ("check", R, "--gate", "iops not worse than baseline by more than 5 %",
+                                   "--baseline", "last"), "needs --catalog"),
+    ("run-gate-no-unit", ("run", "{job}", "--gate", "p99 <= 2"), "does not fit its metric"),
+    ("run-junit-no-gates", ("run", "{job}", "--junit", "{tmp}/j.xml"), "--junit needs gates"),
+    ("quick-bad-tag", ("quick", "--tag", " padded"), "is not a label"),
+    ("catalog-update-nothing", ("catalog", "update"), "Missing argument"),
+    ("catalog-update-missing", ("catalog", "update", "{root}/nope", "--db", "{tmp}/c.sqlite"), "no such folder"),
+    ("catalog-bad-url", ("catalog", "runs", "--db", "nosuch://x/y"), "not a database URL"),
     # ---- the group ----
     ("unknown-command", ("benchmark",), "No such command"),
     ("unknown-global-option", ("--fast", "run"), "No such option"),

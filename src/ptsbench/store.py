@@ -27,6 +27,7 @@ import os
 import re
 import sys
 from collections.abc import Collection
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ from ptsbench.errors import StoreError
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
+# the user's labels (--tag) for the runs this command creates: set once by the command line, stored in the manifest
+RUN_TAGS: ContextVar[tuple[str, ...]] = ContextVar("RUN_TAGS", default=())
 
 
 def read_text(path: Path) -> str:
@@ -167,6 +170,7 @@ class RunStore:
             "created_utc": utc_now(),
             "command_line": sys.argv,
             "host": host_facts(),
+            **({"tags": list(RUN_TAGS.get())} if RUN_TAGS.get() else {}),
             **manifest,
         }
         root = Path(root)

@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "resume": "ptsbench.cli.pts:resume",
     "sweep": "ptsbench.cli.sweep:sweep",
     "plot": "ptsbench.cli.plot:plot",
+    "check": "ptsbench.cli.check:check",
+    "catalog": "ptsbench.cli.catalog:catalog",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -41,6 +43,8 @@ SHORT_HELP: dict[str, str] = {
     "resume": "Continue an interrupted PTS run or sweep from its run directory.",
     "sweep": "A matrix of fio runs over rw, block size, mix, iodepth and numjobs (bench-fio's sweeps).",
     "plot": "Charts from fio logs (over time), or bar charts from fio JSON output (over QD and numjobs).",
+    "check": "Judge a stored run against gates (limits, compliance, a baseline); exit 1 when one fails.",
+    "catalog": "Index every run directory into a database, query it, and write its trends page.",
 }
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ptsbench.cli import Finite, safety_flag, text_path
+from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.cli.pts_steps import guard_verdict, prepare_target, print_dry_run, print_plan, print_target_dry_run
 from ptsbench.units import MAX_SECONDS
@@ -32,6 +33,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 
 
 @click.command()
+@gate_options
 @click.argument("targets", nargs=-1, metavar="[TARGET]...")
 @click.option("--profile", type=click.Choice(["enterprise", "client", "demo"]), default="enterprise",
               show_default=True, help="PTS profile; demo: the same flow in about two minutes on a scratch file.")
@@ -102,7 +104,7 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
         precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
         dry_run: bool, verbose: bool, measure_rate: bool, hosts_spec: str | None, lat_histogram_time: str | None,
         device_info: tuple[str, ...], drop_fraction: float, drop_seconds: int, min_fraction: float | None,
-        **overrides: tuple[str, ...]) -> None:
+        **overrides: tuple[str, ...]) -> Path | None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
     time histogram, and TKperf's HDD zone tests.
@@ -148,21 +150,20 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
     if hosts_spec is not None:
         if len(targets) > 1:
             raise click.UsageError("pts --hosts takes one TARGET (the same path on every host)")
-        _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
-                      f"pts-{profile}", description, verbose, drops)
-        return
+        return _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
+                             f"pts-{profile}", description, verbose, drops)
     if len(targets) > 1:
         from ptsbench.cli.fleet import pts_fleet
 
         pts_fleet(settings, list(targets), run_dir, size, destructive, purge_method, purge_scope, dry_run, verbose,
                   measure_rate, f"pts-{profile}", description, drops)
-        return
+        return None  # a fleet: its devices' runs are checked one by one (ptsbench check)
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
     prepared = prepare_target(settings, target, run_dir, size, size_bytes, destructive, purge_method, purge_scope,
                               dry_run, measure_rate)
     if dry_run:
         print_target_dry_run(prepared, verbose, description)
-        return
+        return None
     from ptsbench.cases import check_free_space
 
     check_free_space([prepared.target])
@@ -171,12 +172,13 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
     print_plan(plan, prepared.timing)
     store.store.update_manifest(drops=drops)
     _run(store, prepared.target, destructive)
+    return run_dir
 
 
 def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, size: str | None, run_dir: Path,
                   destructive: bool, purge_method: str, dry_run: bool, name: str,
                   description: dict[str, str], verbose: bool = False,
-                  drops: dict[str, float | None] | None = None) -> None:
+                  drops: dict[str, float | None] | None = None) -> Path | None:
     """`pts TARGET --hosts HOSTS --size SIZE`: pre-flight, plan on the given size, run on every host at once."""
     from dataclasses import asdict
 
@@ -205,7 +207,7 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
                        "cannot be purged from here: not a PTS purge, the run will not be PTS-compliant)", False,
                        verbose, description)
         guard_verdict(lambda: check_remote_path(resolved.path, destructive, hosts, "the PTS run"))
-        return
+        return None
     check_remote_path(resolved.path, destructive, hosts, "the PTS run")
     facts = remote_target_facts(infos, parse_size_bytes(size))
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method="none",
@@ -215,6 +217,7 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     print_plan(plan, assumed_timing())
     store.store.update_manifest(drops=drops)
     _run(store, resolved, destructive)
+    return run_dir
 
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Seconds, safety_flag, text_path
+from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
@@ -63,6 +64,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 
 
 @click.command()
+@gate_options
 @click.argument("jobs", nargs=-1, required=True)
 @click.option("--target", "targets", multiple=True, help="File, folder or block device (repeatable).")
 @click.option("--parallel", is_flag=True,
@@ -78,7 +80,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
         allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-        repeat: int, make_report: bool, drop_fraction: float, drop_seconds: int, min_fraction: float | None) -> None:
+        repeat: int, make_report: bool, drop_fraction: float, drop_seconds: int, min_fraction: float | None,
+        ) -> Path | None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -104,9 +107,10 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
         resolved = resolve_targets(targets, size)
         check_free_space(resolved)
     name = _run_name(jobs, paths)
-    _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
-             log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log, make_report=make_report,
-             drops=drop_settings(drop_fraction, drop_seconds, min_fraction), repeat=repeat)
+    return _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
+                    log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
+                    make_report=make_report, drops=drop_settings(drop_fraction, drop_seconds, min_fraction),
+                    repeat=repeat)
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -126,6 +130,7 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 
 
 @click.command()
+@gate_options
 @click.argument("target", required=False)
 @click.option("--runtime", "runtime_s", type=Seconds(), default=5.0, show_default=True,
               help="Seconds per test, or 500ms, 2m, 1h.")
@@ -134,7 +139,7 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
           destructive: bool, allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool,
           hosts_spec: str | None, repeat: int, make_report: bool, drop_fraction: float, drop_seconds: int,
-          min_fraction: float | None) -> None:
+          min_fraction: float | None) -> Path | None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -162,9 +167,9 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     scratch = target is None
     target_path = str(run_dir / "scratch.dat") if scratch else str(target)
     try:
-        _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir, (destructive, allow_mounted),
-               log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report,
-               drop_settings(drop_fraction, drop_seconds, min_fraction), repeat)
+        return _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir,
+                      (destructive, allow_mounted), log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report,
+                      drop_settings(drop_fraction, drop_seconds, min_fraction), repeat)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -178,7 +183,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
 def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float, size: str | None,
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
            fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool,
-           drops: dict[str, float | None], repeat: int = 1) -> None:
+           drops: dict[str, float | None], repeat: int = 1) -> Path | None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, check_free_space, resolve_targets
@@ -207,9 +212,9 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
     else:
         job_path = Path(_temporary_job(quick_job_text(runtime_s, size or QUICK_SIZE, engine)))
     try:
-        _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
-                 log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
-                 prepared=(job_path.name,), make_report=make_report, drops=drops, repeat=repeat)
+        return _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
+                        log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
+                        prepared=(job_path.name,), make_report=make_report, drops=drops, repeat=repeat)
     finally:
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
@@ -275,7 +280,8 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
-             drops: dict[str, float | None] | None = None, repeat: int = 1) -> None:
+             drops: dict[str, float | None] | None = None, repeat: int = 1) -> Path | None:
+    """Run the planned cases into their run directory and return it (None for a dry run)."""
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
@@ -291,7 +297,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     if dry_run:
         _print_dry_run(cases, run_dir, total_s, hosts)
         dry_run_verdict(cases, permission, hosts)
-        return
+        return None
     check_writes(cases, permission, hosts)
     from ptsbench.report.core.progress import TerminalProgress
     from ptsbench.target.info import target_facts
@@ -322,6 +328,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         click.echo(f"ptsbench: error: failed cases: {failed} (see the table and fio.stderr in {run_dir})", err=True)
         sys.exit(1)
     fail_on_limit(broken)
+    return run_dir
 
 
 def check_writes(cases: "list[Case]", permission: tuple[bool, bool], hosts: "Sequence[Host]") -> None:

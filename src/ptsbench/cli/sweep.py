@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
+from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
 from ptsbench.cli.run import (
     HOSTS_HELP,
@@ -73,6 +74,7 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
 
 
 @click.command()
+@gate_options
 @click.argument("targets", nargs=-1, required=True, metavar="TARGET...")
 @settings_option
 @click.option("--rw", default="randread,randwrite", show_default=True,
@@ -128,7 +130,7 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
           destructive: bool,
           allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
           lat_bound: str, lat_percentile: str, make_report: bool, drop_fraction: float, drop_seconds: int,
-          min_fraction: float | None) -> None:
+          min_fraction: float | None) -> Path | None:
     """Sweep targets over a matrix of rw x block size x read mix x numjobs x iodepth; every cell is a fio run
     stored with its job file, command line, json+ and logs. `ptsbench resume RUN_DIR` continues a killed sweep.
 
@@ -167,9 +169,9 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     one_line(*targets, what="TARGET")
     one_line(ioengine, what="--ioengine")
     job_value(ioengine, "--ioengine")
-    _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
-           dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format, make_report,
-           drop_settings(drop_fraction, drop_seconds, min_fraction))
+    return _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
+                  dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format, make_report,
+                  drop_settings(drop_fraction, drop_seconds, min_fraction))
 
 
 def lat_bound_us(bound: str) -> float:
@@ -201,7 +203,7 @@ def _report_settings(bound: str, percentile: str) -> dict[str, object]:
 def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out: Path | None,
            permission: tuple[bool, bool], log_interval_ms: int, fio_lat_log: bool, dry_run: bool,
            hosts_spec: str | None, report: dict[str, object], output_format: str, make_report: bool,
-           drops: dict[str, float | None]) -> None:
+           drops: dict[str, float | None]) -> Path | None:
     from dataclasses import replace
 
     from ptsbench.cases import check_free_space, resolve_targets
@@ -234,7 +236,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     if dry_run:
         _print_dry_run(cases, run_dir, hosts)
         dry_run_verdict(cases, permission, hosts)
-        return
+        return None
     check_writes(cases, permission, hosts)
     from ptsbench.cases import expected_total_s
     from ptsbench.target.info import target_facts
@@ -252,6 +254,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     write_job_files(store.root, spec)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     execute(store, cases, hosts, permission[1], output_format, make_report)
+    return store.root
 
 
 def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_mounted: bool,

@@ -1,0 +1,220 @@
+"""Gates: declared limits a stored run must meet, parsed before any IO and judged from the store alone.
+
+Forms (case-insensitive):
+  METRIC OP VALUE                                        iops >= 400k, rnd 4k 0/100 iops >= 400k, p99.99 <= 2ms
+  METRIC not worse than baseline by more than N %        iops not worse than baseline by more than 5 %
+  steady state reached                                   every tracked variable (PTS) or fio ss= job attained it
+  compliant                                              the PTS run is PTS-compliant
+METRIC ends with `iops`, `MB/s`, `mean` or a percentile (`p99.99`); the words before it narrow which of the run's
+values it names (catalog/values.py): a gate is judged on every value whose name ends with it. VALUE is exact: IOPS
+with k/M/G (x1000), MB/s with KB/s MB/s GB/s KiB/s MiB/s GiB/s (a bare number is MB/s), latency with ns, us, µs, ms
+or s (a unit is required).
+"""
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ptsbench.catalog.values import HIGHER_IS_BETTER, Value, metric_quantity
+from ptsbench.errors import PtsbenchError
+
+
+class GateError(PtsbenchError):
+    """A gate that cannot be understood (checked before any IO)."""
+
+
+OPERATORS = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, ">": lambda a, b: a > b}
+_COUNT = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
+_BANDWIDTH = {"": 10**6, "kb/s": 10**3, "mb/s": 10**6, "gb/s": 10**9, "kib/s": 2**10, "mib/s": 2**20,
+              "gib/s": 2**30}
+_TIME_NS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9}
+_LIMIT = re.compile(r"^(?P<metric>.+?)\s*(?P<op><=|>=|<|>)\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>\S*)$")
+_RELATIVE = re.compile(r"^(?P<metric>.+?)\s+not\s+worse\s+than\s+baseline\s+by\s+more\s+than\s+"
+                       r"(?P<pct>\d+(?:\.\d+)?)\s*%$", re.IGNORECASE)
+FORMS = ("'METRIC OP VALUE' (iops >= 400k, p99.99 <= 2ms), 'METRIC not worse than baseline by more than 5 %', "
+         "'steady state reached' or 'compliant'")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One parsed gate. `limit` is in stored units (IOPS, bytes/s, ns); `percent` for baseline gates."""
+
+    text: str
+    kind: str  # "limit" | "baseline" | "steady" | "compliant"
+    metric: str = ""
+    quantity: str = ""
+    operator: str = ""
+    limit: float = 0.0
+    percent: float = 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One line of the gate table: a gate judged on one value (or on the run, for steady state and compliance)."""
+
+    gate: str
+    subject: str  # the value's name, or what was judged
+    value: str
+    limit: str
+    passed: bool
+    note: str = ""
+
+
+def _number(text: str, unit: str, quantity: str, gate: str) -> float:
+    scales = {"iops": _COUNT, "mbs": _BANDWIDTH, "lat": _TIME_NS}[quantity]
+    key = unit.lower().removesuffix("iops") if quantity == "iops" else unit.lower()
+    if key not in scales:
+        wanted = {"iops": "a count with k, M or G (400k)", "mbs": "MB/s, GB/s, KB/s, MiB/s, GiB/s or KiB/s",
+                  "lat": "a time unit: ns, us, ms or s (2ms)"}[quantity]
+        raise GateError(f"gate {gate!r}: {unit or 'no unit'} does not fit its metric", f"give {wanted}")
+    return float(Fraction(text) * scales[key])
+
+
+def parse_gate(text: str) -> Gate:
+    """One gate from its text; GateError (one line, before any IO) when it is not one of FORMS."""
+    gate = " ".join(text.split())
+    lowered = gate.lower()
+    if lowered == "steady state reached":
+        return Gate(gate, "steady")
+    if lowered == "compliant":
+        return Gate(gate, "compliant")
+    relative = _RELATIVE.match(gate)
+    limit = None if relative else _LIMIT.match(gate)
+    found = relative or limit
+    if found is None:
+        raise GateError(f"gate {text!r} is not understood", f"write {FORMS}")
+    metric = found.group("metric").strip()
+    quantity = metric_quantity(metric.split()[-1])
+    if quantity is None:
+        raise GateError(f"gate {text!r}: {metric.split()[-1]!r} is not a metric (iops, MB/s, mean or a percentile "
+                        "such as p99.99)", f"write {FORMS}")
+    if relative:
+        return Gate(gate, "baseline", metric, quantity, percent=float(relative.group("pct")))
+    assert limit is not None
+    return Gate(gate, "limit", metric, quantity, limit.group("op"),
+                _number(limit.group("number"), limit.group("unit"), quantity, text))
+
+
+def load_gates(path: Path) -> list[Gate]:
+    """Gates from a TOML file: `gates = ["iops >= 400k", ...]`."""
+    import tomllib
+
+    from ptsbench.textfile import read_user_text
+
+    hint = "write gates = [\"iops >= 400k\", \"compliant\"]"
+    try:
+        document = tomllib.loads(read_user_text(path, "--gates", hint, GateError))
+    except tomllib.TOMLDecodeError as error:
+        raise GateError(f"--gates {path}: not TOML ({error})", hint) from None
+    gates = document.get("gates")
+    if not isinstance(gates, list) or not all(isinstance(g, str) for g in gates) or set(document) != {"gates"}:
+        raise GateError(f"--gates {path}: it must hold one key, gates, a list of strings", hint)
+    return [parse_gate(text) for text in gates]
+
+
+def _matches(metric: str, name: str) -> bool:
+    wanted, tokens = metric.lower().split(), name.lower().split()
+    return len(wanted) <= len(tokens) and tokens[-len(wanted):] == wanted
+
+
+def show_number(number: float, quantity: str) -> str:
+    """A stored number as people read it: '412,345 IOPS', '1,602.3 MB/s', '1.85 ms'."""
+    if quantity == "iops":
+        return f"{number:,.1f} IOPS"
+    if quantity == "mbs":
+        return f"{number / 1e6:,.1f} MB/s"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if abs(number) >= scale:
+            return f"{number / scale:,.3g} {unit}"
+    return f"{number:,.3g} ns"
+
+
+def _judge_limit(gate: Gate, values: Sequence[Value]) -> list[Verdict]:
+    limit = f"{gate.operator} {show_number(gate.limit, gate.quantity)}"
+    return [Verdict(gate.text, value.name, show_number(value.value, value.quantity), limit,
+                    OPERATORS[gate.operator](value.value, gate.limit)) for value in values]
+
+
+def _judge_baseline(gate: Gate, values: Sequence[Value], baseline: Mapping[str, Value] | None,
+                    baseline_name: str) -> list[Verdict]:
+    verdicts = []
+    for value in values:
+        base = (baseline or {}).get(value.name)
+        if base is None:
+            why = "no baseline given" if baseline is None else f"{baseline_name} has no such value"
+            verdicts.append(Verdict(gate.text, value.name, show_number(value.value, value.quantity), "-", False, why))
+            continue
+        worse_by = (base.value - value.value) if HIGHER_IS_BETTER[value.quantity] else (value.value - base.value)
+        worse_pct = 100 * worse_by / base.value if base.value else 0.0
+        noises = [n for n in (value.noise, base.noise) if n is not None]
+        noise = max(noises) if noises else None
+        beyond_pct = worse_pct > gate.percent
+        if noise is None:
+            passed, note = not beyond_pct, "noise unknown: judged on the percentage alone"
+        elif beyond_pct and worse_by <= noise:
+            passed, note = True, f"within noise ({show_number(noise, value.quantity)}, {value.noise_source})"
+        else:
+            passed, note = not beyond_pct, f"noise {show_number(noise, value.quantity)} ({value.noise_source})"
+        direction = "worse" if worse_by > 0 else "better"
+        verdicts.append(Verdict(
+            gate.text, value.name, f"{show_number(value.value, value.quantity)} ({abs(worse_pct):.1f} % {direction})",
+            f"{baseline_name} {show_number(base.value, base.quantity)} - {gate.percent:g} %", passed, note))
+    return verdicts
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What gates judge besides values: each steady-state verdict and the compliance verdict of a run."""
+
+    steady: tuple[tuple[str, bool], ...]  # (what, reached)
+    compliant: bool | None  # None: not a PTS run
+    reasons: tuple[str, ...] = ()
+
+
+def judge(gates: Iterable[Gate], values: Sequence[Value], facts: RunFacts,
+          baseline: Mapping[str, Value] | None = None, baseline_name: str = "baseline") -> list[Verdict]:
+    """Every gate judged on the run: a line per matching value, a failing line when nothing matches."""
+    verdicts: list[Verdict] = []
+    for gate in gates:
+        if gate.kind == "steady":
+            verdicts += [Verdict(gate.text, what, "reached" if reached else "NOT reached", "reached", reached)
+                         for what, reached in facts.steady] or \
+                [Verdict(gate.text, "run", "-", "reached", False, "nothing in this run has a steady-state criterion")]
+            continue
+        if gate.kind == "compliant":
+            if facts.compliant is None:
+                verdicts.append(Verdict(gate.text, "run", "-", "PTS-compliant", False, "not a PTS run"))
+            else:
+                verdicts.append(Verdict(gate.text, "run", "compliant" if facts.compliant else "NOT compliant",
+                                        "PTS-compliant", facts.compliant, "; ".join(facts.reasons[:3])))
+            continue
+        matching = [value for value in values if _matches(gate.metric, value.name)]
+        if not matching:
+            verdicts.append(Verdict(gate.text, gate.metric, "-", "-", False, "no value of this run has that name"))
+        elif gate.kind == "limit":
+            verdicts += _judge_limit(gate, matching)
+        else:
+            verdicts += _judge_baseline(gate, matching, baseline, baseline_name)
+    return verdicts
+
+
+def run_facts(store: Any) -> RunFacts:
+    """The steady-state and compliance verdicts of a run directory (RunStore)."""
+    if store.kind == "pts":
+        from ptsbench.report.pts.views import determination_of, load_context
+
+        steady = []
+        for view in load_context(store)[1]:
+            for label, determined in determination_of(view).items():
+                steady.append((f"{view.plan['title']}: {label}", bool(determined.get("steady"))))
+        compliance = store.manifest.get("compliance") or {}
+        return RunFacts(tuple(steady), bool(compliance.get("compliant")), tuple(compliance.get("reasons") or ()))
+    from ptsbench.cases import load_records
+    from ptsbench.report.cases.tables import result_rows
+
+    steady = [(f"{row.case}/{row.job} {row.direction}", bool(row.ss_attained))
+              for row in result_rows(load_records(store)) if row.ss_attained is not None]
+    return RunFacts(tuple(steady), None)

@@ -1,0 +1,155 @@
+"""`ptsbench catalog`: index run directories into a database, query it, and write its trends page."""
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+DB_OPTION = click.option("--db", default="ptsbench-catalog.sqlite", show_default=True, metavar="PATH|URL",
+                         help="The catalog: a SQLite file, or a database URL (postgresql+psycopg://USER@HOST/DB).")
+
+
+def _filter_options(function: Any) -> Any:
+    decorators = [
+        click.option("--model", help="Device model (exact)."),
+        click.option("--firmware", help="Device firmware (exact)."),
+        click.option("--serial", help="Device serial number (exact)."),
+        click.option("--kind", type=click.Choice(["pts", "run", "sweep"]), help="Kind of run."),
+        click.option("--test", help="A PTS test (iops, tp, lat, ...) or a case's folder name the run holds."),
+        click.option("--tag", help="A label the run was given with --tag."),
+        click.option("--since", metavar="DATE", help="Created on or after this UTC date (2026-11-01 or ISO time)."),
+        click.option("--until", metavar="DATE", help="Created before this UTC date."),
+        click.option("--format", "output_format", type=click.Choice(["table", "json", "csv"]), default="table",
+                     help="table, json or csv."),
+        DB_OPTION,
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+@click.group()
+def catalog() -> None:
+    """A catalog of every run: index run directories (the truth stays in them), query by model, firmware, serial,
+    test, date or tag, and write a trends page.
+
+    \b
+    Examples:
+      ptsbench catalog update ptsbench-results/ /lab/results/
+      ptsbench catalog update ptsbench-results/ --rebuild
+      ptsbench catalog runs --model 'EX-960' --format csv
+      ptsbench catalog values 'IOPS: rnd 4k 0/100 iops' --model EX-960 --format json
+      ptsbench catalog page --out trends.html
+      ptsbench catalog update ptsbench-results/ --db postgresql+psycopg://lab@dbhost/ptsbench
+    """
+
+
+@catalog.command()
+@click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--rebuild", is_flag=True, help="Empty the index and read every run directory again.")
+@DB_OPTION
+def update(folders: tuple[Path, ...], rebuild: bool, db: str) -> None:
+    """Index every run directory under FOLDERS (re-reading runs whose manifest changed)."""
+    from ptsbench.catalog.index import Catalog, run_directories
+
+    for folder in folders:  # a missing folder is an error before the index is touched
+        next(iter(run_directories(folder)), None)
+    opened = Catalog.open(db)
+    try:
+        changed, unchanged, removed = opened.update(list(folders), rebuild)
+    finally:
+        opened.close()
+    click.echo(f"ptsbench: catalog {db}: {changed} runs indexed, {unchanged} unchanged, {removed} removed", err=True)
+
+
+def _filters(options: dict[str, Any]) -> dict[str, Any]:
+    from ptsbench.catalog.index import FILTERS
+
+    return {name: options.get(name) for name in FILTERS}
+
+
+def _print(rows: list[dict[str, Any]], columns: tuple[str, ...], output_format: str, title: str) -> None:
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=1))
+        return
+    if output_format == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_cell(row.get(column)) for column in columns])
+        click.echo(buffer.getvalue(), nl=False)
+        return
+    from ptsbench.report.core.model import Column, Table
+    from ptsbench.report.core.terminal import print_model_tables
+
+    table = Table("catalog", title, tuple(Column(column) for column in columns),
+                  tuple(tuple(_cell(row.get(column)) for column in columns) for row in rows))
+    print_model_tables([table])
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(str(item) for item in value)
+    return "" if value is None else str(value)
+
+
+RUN_TABLE = ("created_utc", "kind", "name", "model", "firmware", "serial", "tests", "compliant", "tags", "path")
+
+
+@catalog.command()
+@_filter_options
+def runs(output_format: str, db: str, **options: Any) -> None:
+    """List the indexed runs matching the filters, oldest first."""
+    from ptsbench.catalog.index import RUN_COLUMNS, Catalog
+
+    opened = Catalog.open(db)
+    try:
+        found = opened.runs(_filters(options))
+    finally:
+        opened.close()
+    _print(found, RUN_COLUMNS if output_format != "table" else RUN_TABLE, output_format, f"{len(found)} runs")
+
+
+@catalog.command()
+@click.argument("name", required=False)
+@_filter_options
+def values(name: str | None, output_format: str, db: str, **options: Any) -> None:
+    """Headline values of the matching runs: all, or those whose name ends with NAME ('iops', 'IOPS: rnd 4k 0/100
+    iops'). Values in stored units: IOPS, bytes/s, ns."""
+    from ptsbench.catalog.index import Catalog
+
+    opened = Catalog.open(db)
+    try:
+        found = opened.runs(_filters(options))
+        by_path = {run["path"]: run for run in found}
+        rows = [{"created_utc": by_path[value["path"]]["created_utc"], "model": by_path[value["path"]]["model"],
+                 "firmware": by_path[value["path"]]["firmware"], **value}
+                for value in opened.values(by_path, name)]
+    finally:
+        opened.close()
+    columns = ("created_utc", "model", "firmware", "path", "name", "quantity", "value", "noise")
+    _print(rows, columns, output_format, f"{len(rows)} values")
+
+
+@catalog.command()
+@click.option("--out", type=click.Path(path_type=Path), default=Path("ptsbench-trends.html"), show_default=True,
+              help="The HTML file to write.")
+@DB_OPTION
+def page(out: Path, db: str) -> None:
+    """Write the trends page: a sortable, filterable table of every run linking to its report, and charts of any
+    headline value by firmware or date, one line per model or drive. Self-contained: no server needed."""
+    from ptsbench.catalog.index import Catalog
+    from ptsbench.catalog.trends import write_trends_page
+
+    opened = Catalog.open(db)
+    try:
+        found = opened.runs({})
+        rows = opened.values([run["path"] for run in found])
+    finally:
+        opened.close()
+    write_trends_page(out, found, rows)
+    click.echo(f"ptsbench: trends page {out}", err=True)

@@ -1,0 +1,108 @@
+"""A lab's worth of real runs for the catalog and gate tests, made once per session, and a throwaway PostgreSQL
+(fixtures shared through conftest.py).
+
+The runs are cheap: the null engine (or a 4 MiB file for quick), 0.2 s per job, four at a time; plus the suite's
+one tiny PTS run (tests/test_report_pts.py), so a run of the whole suite pays for it once. A few runs are tagged
+with a model and firmware, as a lab does for drives that report none (files and virtual disks)."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+NULL_JOB = "[null]\nioengine=null\nsize=64m\nrw=randread\nbs=4k\n"
+CAPPED = ("--set", "rate_iops=20000")  # the null engine capped: a run far slower than the others
+
+
+@dataclass(frozen=True)
+class Lab:
+    folder: Path  # every run directory is under it
+    pts: Path  # the real PTS run (copied in)
+    fast: Path  # a null-engine run tagged model=LAB-A firmware=1.0
+    capped: Path  # the same job at 20000 IOPS, tagged model=LAB-A firmware=2.0
+    count: int
+
+
+def _ptsbench(*args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "ptsbench", *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.fixture(scope="session")
+def run_lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    folder = tmp_path_factory.mktemp("lab")
+    job = folder.parent / "lab-null.fio"
+    job.write_text(NULL_JOB)
+    runs = folder / "runs"
+    commands: list[tuple[str, ...]] = []
+    for index in range(40):  # 40 case runs: two models, three firmware versions on model LAB-A
+        model, firmware = ("LAB-A", ("1.0", "1.1", "2.0")[index % 3]) if index % 4 else ("LAB-B", "7.0")
+        commands.append(("run", str(job), "--out", str(runs / f"run-{index:02}"), "--runtime", "200ms",
+                         "--tag", f"model={model}", "--tag", f"firmware={firmware}",
+                         *(("--tag", "nightly") if index % 2 else ())))
+    for index in range(6):
+        commands.append(("sweep", str(folder / "sweep.dat"), "--ioengine", "null", "--size", "64M", "--rw",
+                         "randread", "--iodepth", "1,2", "--runtime", "200ms", "--out",
+                         str(runs / f"sweep-{index}"), "--tag", "model=LAB-B", "--tag", "firmware=7.1"))
+    for index in range(4):
+        commands.append(("quick", str(folder / f"quick-{index}.dat"), "--size", "4M", "--runtime", "200ms",
+                         "--out", str(runs / f"quick-{index}"), "--tag", "model=LAB-C"))
+    fast, capped = runs / "gate-fast", runs / "gate-capped"
+    commands.append(("run", str(job), "--out", str(fast), "--runtime", "1", "--tag", "model=LAB-A",
+                     "--tag", "firmware=1.0"))
+    commands.append(("run", str(job), "--out", str(capped), "--runtime", "1", "--tag", "model=LAB-A",
+                     "--tag", "firmware=2.0", *CAPPED))
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda args: _ptsbench(*args), commands))
+
+    from test_report_pts import tiny_pts_run  # here: conftest imports this module, and test_report_pts conftest
+
+    pts = runs / "pts"
+    shutil.copytree(tiny_pts_run(tmp_path_factory.getbasetemp()), pts, ignore=shutil.ignore_patterns("report"))
+    for scratch in folder.glob("*.dat"):
+        scratch.unlink()
+    return Lab(runs, pts, fast, capped, len(commands) + 1)
+
+
+def _as_postgres(command: list[str]) -> list[str]:
+    """Root may not run a PostgreSQL server: it runs as the postgres user then."""
+    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
+
+
+def _pg_bin(name: str) -> str:
+    found = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))
+    assert found or shutil.which(name), f"{name} is missing: run `bash scripts/install.sh --test` (postgresql)"
+    return str(found[-1]) if found else str(shutil.which(name))
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on a unix socket in a temporary folder (no TCP), stopped and removed after."""
+    folder = Path(tempfile.mkdtemp(prefix="ptsbench-catalog-pg-"))
+    data, sockets = folder / "data", folder / "sockets"
+    sockets.mkdir()
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres")
+        shutil.chown(sockets, "postgres")
+        folder.chmod(0o755)
+    started = False
+    try:
+        subprocess.run(_as_postgres([_pg_bin("initdb"), "-D", str(data), "-U", "catalog", "--auth", "trust"]),
+                       check=True, capture_output=True, timeout=120)
+        subprocess.run(_as_postgres([_pg_bin("pg_ctl"), "-D", str(data), "-w", "-t", "120", "-l",
+                                     str(folder / "server.log"), "-o", f"-k {sockets} -c listen_addresses=''",
+                                     "start"]), check=True, capture_output=True, timeout=180)
+        started = True
+        yield f"postgresql+psycopg://catalog@/postgres?host={sockets}"
+    finally:
+        if started:
+            subprocess.run(_as_postgres([_pg_bin("pg_ctl"), "-D", str(data), "-w", "-m", "fast", "stop"]),
+                           capture_output=True, timeout=120)
+        shutil.rmtree(folder, ignore_errors=True)
