@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.errors import PtsbenchError, StoreError
+from ptsbench.pts.fleet import DEVICES_DIR, FLEET_KIND
 
 _METADATA: Any = None
 RUN_COLUMNS = ("path", "kind", "name", "status", "created_utc", "finished_utc", "model", "serial", "firmware",
@@ -175,19 +176,31 @@ def _public(row: Mapping[str, Any], tags: list[str]) -> dict[str, Any]:
 
 
 def run_directories(folder: Path) -> Iterator[Path]:
-    """Every run directory (a folder with manifest.json) under `folder`, not looking inside run directories."""
+    """Every run directory (a folder with manifest.json) under `folder`, not looking inside run directories (a fleet's
+    device runs are its parts: they are listed, the fleet itself is not)."""
     folder = Path(folder).absolute()
     if not folder.is_dir():
         raise StoreError(f"{folder}: no such folder", "name a folder that holds run directories")
     if (folder / "manifest.json").is_file():
-        yield folder
-        return
+        if not _is_fleet(folder):
+            yield folder
+            return
+        folder = folder / DEVICES_DIR  # a fleet: one PTS run per device under devices/
     try:
         entries = sorted(entry for entry in folder.iterdir() if entry.is_dir() and not entry.is_symlink())
     except OSError:
         return
     for entry in entries:
         yield from run_directories(entry)
+
+
+def _is_fleet(folder: Path) -> bool:
+    from ptsbench.store import RunStore
+
+    try:
+        return RunStore.open(folder).kind == FLEET_KIND
+    except PtsbenchError:  # damaged: index_run leaves it out
+        return False
 
 
 def _tag_value(tags: Sequence[str], key: str) -> str | None:
