@@ -156,6 +156,8 @@ def stored_pts_run(root: Path, rounds: int = 25, shape: Callable[[int], float] =
                 before = records[-1]["wsat"] if records else {"written_bytes": 0, "io_time_s": 0.0}
                 record["wsat"] = {"written_bytes": before["written_bytes"] + written,
                                   "io_time_s": before["io_time_s"] + 60.0}
+                record["telemetry"] = _drive_counters(before["written_bytes"], record["wsat"]["written_bytes"],
+                                                      number)
             record["steady"] = determination(phase.phase, [*records, record])
             records.append(record)
             folder = pts.round_dir(phase.key, number)
@@ -177,6 +179,20 @@ def stored_pts_run(root: Path, rounds: int = 25, shape: Callable[[int], float] =
             **({"wsat": last["wsat"]} if "wsat" in last else {})})
     pts.store.update_manifest(status="done")
     return root
+
+
+def _drive_counters(start_bytes: int, end_bytes: int, number: int) -> dict[str, Any]:
+    """Telemetry of a write round on an OCP drive whose write amplification grows by 0.1 a round (media bytes
+    written = host bytes x (1 + number / 10)); host counters in 512,000-byte units, rounded up as a drive does."""
+    from ptsbench.target.telemetry import empty_telemetry, telemetry_change
+
+    def reading(host_bytes: int, media_bytes: int) -> dict[str, Any]:
+        return {**empty_telemetry(None, "nvme-cli", "/dev/nvme0n1"), "data_units_written": -(-host_bytes // 512_000),
+                "media_written_bytes": media_bytes, "media_source": "OCP C0h"}
+
+    before = reading(start_bytes, start_bytes * 2)
+    after = reading(end_bytes, before["media_written_bytes"] + (end_bytes - start_bytes) * (10 + number) // 10)
+    return {"before": before, "after": after, "change": telemetry_change(before, after), "cpu": {}}
 
 
 def sheet_rows(path: Path, name: str) -> list[tuple[Any, ...]]:
@@ -299,9 +315,13 @@ def test_full_run_of_25_rounds_not_steady(tmp_path: Path) -> None:
     window = phase_json(run_dir, "iops")["window"]
     assert rows[7][7] == pytest.approx(window["rnd 4k 0/100"]["iops"], rel=1e-15)
     wsat = sheet_rows(out / "report.xlsx", "wsat")
-    assert len(wsat) == 26 and wsat[25][4] == pytest.approx(
-        json.loads((run_dir / "pts" / "wsat" / "rounds" / "025" / "round.json").read_text())["cells"]
-        ["rnd 4k 0/100"]["iops"], rel=1e-15)
+    last_round = json.loads((run_dir / "pts" / "wsat" / "rounds" / "025" / "round.json").read_text())
+    assert len(wsat) == 26 and wsat[25][4] == pytest.approx(last_round["cells"]["rnd 4k 0/100"]["iops"], rel=1e-15)
+    waf = last_round["telemetry"]["change"]["waf"]
+    assert wsat[0][7] == "write amplification (media / host bytes)" and wsat[25][7] == pytest.approx(waf["ratio"])
+    assert waf["source"] == "OCP C0h" and waf["ratio"] == pytest.approx(3.5, rel=1e-3)  # to within one host unit
+    figures = {figure.key for figure in next(s for s in report.sections if s.key == "test-wsat").figures()}
+    assert {"wsat-waf-per-round", "wsat-waf-over-written"} <= figures
     html = (out / "index.html").read_text()
     assert "steady state not reached" in html and f"{window['rnd 4k 0/100']['iops']:,.1f}" in html
 

@@ -192,12 +192,13 @@ def wsat_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
         cell = next(iter(record["cells"].values()))
         totals = record.get("wsat") or {}
         written = totals.get("written_bytes")
+        waf = ((record.get("telemetry") or {}).get("change") or {}).get("waf") or {}
         rows.append((str(record["round"]), scaled(totals.get("io_time_s"), 1 / 60), scaled(written, 1e-9),
                      scaled(written, 1 / context.capacity_bytes), cell.get("iops"),
-                     scaled(cell.get("lat_mean_ns"), 1e-3), scaled(cell.get("lat_max_ns"), 1e-3)))
+                     scaled(cell.get("lat_mean_ns"), 1e-3), scaled(cell.get("lat_max_ns"), 1e-3), waf.get("ratio")))
     columns = (Column("round"), Column("IO time (min)", "number"), Column("written (GB)", "number"),
                Column("drive fills", "number"), Column("IOPS", "iops"), Column("mean latency (µs)", "us"),
-               Column("max latency (µs)", "us"))
+               Column("max latency (µs)", "us"), Column("write amplification (media / host bytes)", "ratio"))
     table = Table("wsat", "Write saturation: every round (4 KiB random writes)", columns, tuple(rows),
                   Chart("Write saturation IOPS per round", "round", "IOPS", columns=(4,)))
     return [table, source_note(view), *_wsat_figures(rows)]
