@@ -220,6 +220,25 @@ def test_parallel_runs_targets_at_once_and_each_targets_cases_in_turn(tmp_path: 
     assert overlap(by_target["t2"], by_target["loop"])
 
 
+def test_parallel_refuses_a_loop_device_beside_its_backing_file(tmp_path: Path, write_job,  # type: ignore[no-untyped-def]
+                                                               loop_device: str) -> None:
+    """--parallel runs targets at once: a loop device and the file behind it are the same bytes under two names (two
+    writers at once), refused before anything runs, the dry run too, and both stay byte-identical."""
+    import hashlib
+
+    job = write_job("w.fio", "[w]\nioengine=psync\nrw=write\nbs=4k\nsize=1m\n")
+    image = tmp_path / "loop.img"
+    with open(loop_device, "r+b") as device:
+        device.write(b"attack" * 1000)
+    before = hashlib.sha256(image.read_bytes()).hexdigest()
+    for extra in ([], ["--dry-run"]):
+        done = run_cli("run", str(job), "--target", loop_device, "--target", str(image), "--parallel",
+                       "--destructive", "--out", str(tmp_path / "run"), *extra)
+        assert done.returncode != 0 and f"{loop_device} and {image} are the same device" in done.stderr, done.stderr
+    assert not (tmp_path / "run").exists()
+    assert hashlib.sha256(image.read_bytes()).hexdigest() == before
+
+
 def test_ctrl_c_with_parallel_starts_no_targets_next_case(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     for name in ("a", "b"):
         write_job(f"g/{name}.fio", f"[{name}]\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n")

@@ -291,6 +291,10 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms, fio_lat_log=fio_lat_log or bool(hosts),
                        repeat=repeat)
     total_s = expected_total_s(cases, parallel, hosts)
+    if parallel and not hosts:  # the groups run at once: none may reach another's bytes under another name
+        from ptsbench.target.claim import check_distinct
+
+        check_distinct([group[0].target.path for group in target_groups(cases) if group[0].target is not None])
     if parallel and len(target_groups(cases, hosts)) < 2:  # the user may expect the cases to run at once
         click.echo("ptsbench: note: --parallel runs targets at once; these cases share one target and run one "
                    "after another", err=True)

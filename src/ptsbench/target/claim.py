@@ -106,7 +106,8 @@ def check_distinct(paths: Sequence[str]) -> None:
             if (own & earlier_own or own & earlier_disk or disk & earlier_own or backing & earlier_backing
                     or backing & earlier_own or own & earlier_backing):
                 raise UnsafeTargetError(f"{earlier} and {path} are the same device or file (or one holds the "
-                                        "other)", "name each device once: a fleet runs one PTS per device at once")
+                                        "other)", "name each device once: two runs at once on one device measure "
+                                        "each other")
 
 
 def _backing_keys(keys: set[str]) -> list[str]:
