@@ -294,7 +294,7 @@ def test_pdf_of_a_pts_run_reads_back(tmp_path_factory: pytest.TempPathFactory) -
     out = build_report(run_dir)
     pdf_path = out / "report.pdf"
     pages = pdf_pages(pdf_path)
-    assert pages <= 22  # the same four tests as the demo (3D charts take a page's width: at half it their labels
+    assert pages <= 26  # the same four tests as the demo (3D charts take a page's width: at half it their labels
     #                     run into each other)
     sizes = pdf_font_sizes(pdf_path)
     assert min(sizes) >= 7.9  # figure captions and legends, page headers and footers: 8 pt

@@ -194,8 +194,8 @@ def _tick_density(axes: Any, figure: Figure, height_in: float) -> None:
         low, high = (value for value in sorted(axes.get_ylim()))
         decades = max(math.log10(max(high, 1e-300) / max(low, 1e-300)), 1.0)
         per_decade_in = height_in / decades
-        subs = (1.0, 2.0, 5.0) if per_decade_in > 0.5 else (1.0,)
-        axes.yaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=max(2, int(height_in / 0.22))))
+        subs = (1.0, 2.0, 5.0) if per_decade_in > 0.9 else (1.0,)  # 5 to 10: 0.3 of a decade, a label's height
+        axes.yaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=max(2, int(height_in / 0.25))))
     elif figure.kind != "heatmap":
         axes.yaxis.set_major_locator(MaxNLocator(nbins=max(2, int(height_in / 0.35)), steps=[1, 2, 2.5, 5, 10],
                                                  integer=figure.y_label.startswith("round")))
