@@ -21,6 +21,7 @@ from ptsbench.report.core import pdf
 from ptsbench.report.core.draw_mpl import drawn_file
 from ptsbench.report.core.figure import Figure, Grid, Series, log_ticks, measurement_window_figure, percentile_figure
 from ptsbench.report.core.pdf import write_pdf
+from ptsbench.report.glance import grid_figure
 from test_compare import _slower_copy
 from test_report_pts import tiny_pts_run
 
@@ -119,6 +120,11 @@ def figures() -> Iterator[Figure]:
                  kind="bars3d", z_label="IOPS")
     yield Figure("bars3d-2x2", "IOPS: steady state average", "read/write mix", "block size", kind="bars3d",
                  grid=Grid(("100/0", "0/100"), ("4k", "64k"), ((36512.0, 31023.0), (4511.0, 3020.0))), z_label="IOPS")
+    quick = [(f"{name}{suffix}", read, read * 0.9, None, None, None, None)
+             for suffix in ("", " @ host-with-a-long-name")
+             for name, read in (("SEQ1M-Q8T1", 3100.0), ("SEQ128K-Q32T1", 2900.0), ("RND4K-Q32T16", 1200.0),
+                                ("RND4K-Q1T1", 48.0))]
+    yield grid_figure(quick)  # the at-a-glance MB/s bars of a case run: 4k random beside 1M sequential
     small = Grid(("1",), ("1",), ((5.0,),))
     yield Figure("bars3d-one", "CPU %", "queue depth", "thread count", grid=small, kind="bars3d", z_label="CPU %")
 
