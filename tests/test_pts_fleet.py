@@ -179,3 +179,14 @@ def test_a_loop_device_and_what_backs_it_are_one_target(loops: list[str], tmp_pa
         assert [hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in [*loops, str(image)]] == before
     finally:
         subprocess.run(["losetup", "-d", upper], check=False)
+
+
+def test_a_folder_and_the_test_file_made_in_it_are_one_target(tmp_path: Path) -> None:
+    """A folder target is tested through the file ptsbench makes in it: naming that file as well is one target
+    twice, refused before a run directory or a file is made."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    done = run_cli("pts", str(folder), str(folder / "ptsbench-testfile.dat"), "--size", "16M", "--out",
+                   str(tmp_path / "run"), *SMALL)
+    assert done.returncode != 0 and "ptsbench-testfile.dat are the same device or file" in done.stderr, done.stderr
+    assert not (tmp_path / "run").exists() and not any(folder.iterdir())

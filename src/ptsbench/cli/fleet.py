@@ -54,6 +54,7 @@ def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size:
     prepared = [prepare_target(settings, target, part_dir(run_dir, part), size, size_bytes, destructive, purge_method,
                                purge_scope, True, measure_rate) for part, target in zip(names, targets, strict=True)]
     check_distinct(targets)  # as the user named them
+    check_distinct([one.target.path for one in prepared])  # as they are tested: a folder's test file named again
     if dry_run:
         _print_fleet_dry_run(names, prepared, verbose, description)
         return
