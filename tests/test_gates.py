@@ -134,3 +134,26 @@ def test_gate_values_are_exact() -> None:
     assert parse_gate("MB/s > 0.1 GiB/s").limit == 0.1 * 2**30
     assert parse_gate("rnd 4k 0/100   MB/s >= 700").limit == 700_000_000
     assert parse_gate("mean < 250 µs").limit == 250_000
+
+
+def test_the_spread_of_repeat_is_a_case_run_s_noise(tmp_path: Path) -> None:
+    """Two real runs of three repetitions each, capped at 1000 and at 100 IOPS (fio holds such rates even on a loaded
+    machine): each value is the mean of its repetitions with their spread as its noise, and a tenfold drop is beyond
+    it."""
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB)
+    runs = {}
+    for rate in (1000, 100):
+        runs[rate] = tmp_path / f"at-{rate}"
+        done = run_cli("run", str(job), "--runtime", "1", "--repeat", "3", "--set", f"rate_iops={rate}",
+                       "--out", str(runs[rate]))
+        assert done.returncode == 0, done.stderr
+    (value,) = [v for v in run_values(RunStore.open(runs[100])) if v.name == "null/null read iops"]
+    stored = [json.loads(path.read_text())["jobs"][0]["directions"][0]["iops"]
+              for path in sorted((runs[100] / "cases").glob("*/result.json"))]
+    assert len(stored) == 3 and value.value == sum(stored) / 3 and value.noise == max(stored) - min(stored)
+    gate = ["--gate", "read iops not worse than baseline by more than 5 %"]
+    slower = run_cli("check", str(runs[100]), *gate, "--baseline", str(runs[1000]))
+    assert slower.returncode == 1 and "spread of 3 repetitions" in slower.stdout, slower.stdout
+    faster = run_cli("check", str(runs[1000]), *gate, "--baseline", str(runs[100]))
+    assert faster.returncode == 0 and "% better" in faster.stdout, faster.stdout

@@ -6,8 +6,8 @@ METRIC" for every job and direction (with "@HOST" after the job on hosts), e.g. 
 `iops`, `MB/s`, `mean` (latency) or a percentile `p99.99`. Values are kept in stored units: IOPS, bytes/s, ns.
 
 Each value carries the noise measured for it, in the same unit, or None when nothing measured it: for PTS the
-steady-state window's data excursion (max - min over the window's rounds); a case run stores one measurement per
-case, so its noise is unknown.
+steady-state window's data excursion (max - min over the window's rounds); for case runs with --repeat the spread
+(max - min) of the repetitions; a case that ran once has no measured noise.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -95,18 +95,27 @@ def pts_values(views: Iterable[Any]) -> list[Value]:
 # --- case runs and sweeps -----------------------------------------------------------------------------------------
 
 def case_values(rows: Iterable[Any]) -> list[Value]:
-    """Every job and direction of a case run or sweep (ResultRow-like rows); failed rows have no values."""
-    values: list[Value] = []
+    """Every job and direction of a case run or sweep (ResultRow-like rows); failed rows have no values. A case run
+    with --repeat gives each value once: the mean of its repetitions, their spread (max - min) as its noise."""
+    from ptsbench.report.fleet_members import base_case_name
+
+    samples: dict[tuple[str, str], tuple[str, list[float]]] = {}
     for row in rows:
         if row.iops is None or row.direction not in ("read", "write", "total"):
             continue
-        prefix = f"{row.case}/{row.job}{f'@{row.host}' if row.host else ''} {row.direction}"
+        case = base_case_name(row.case, getattr(row, "repetition", 0))
+        prefix = f"{case}/{row.job}{f'@{row.host}' if row.host else ''} {row.direction}"
         metrics = [("iops", "iops", row.iops), ("MB/s", "mbs", row.bw_bytes), ("mean", "lat", row.lat_mean_ns),
                    *_percentile_metrics(row.lat_percentiles_ns)]
         for metric, quantity, number in metrics:
             if number is not None:
-                values.append(Value(f"{prefix} {metric}", quantity, float(number), None,
-                                    "unknown: the run stores one measurement per case"))
+                samples.setdefault((f"{prefix} {metric}", quantity), (quantity, []))[1].append(float(number))
+    values = []
+    for (name, quantity), (_quantity, numbers) in samples.items():
+        noise = _spread(numbers)
+        values.append(Value(name, quantity, sum(numbers) / len(numbers), noise,
+                            f"spread of {len(numbers)} repetitions (--repeat)" if noise is not None
+                            else "unknown: the case ran once (--repeat gives its spread)"))
     return values
 
 
