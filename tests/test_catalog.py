@@ -92,6 +92,21 @@ def test_a_bad_database_is_one_error_line(tmp_path: Path) -> None:
     assert done.returncode == 2 and "no such folder" in done.stderr and not (tmp_path / "c.sqlite").exists()
 
 
+def test_a_catalog_never_writes_into_a_device(tmp_path: Path, loop_device: str) -> None:
+    """--db names a SQLite file: a block device (as a path or in a sqlite:// URL), a folder, or a new name under /dev
+    is refused in one line, and the device stays byte-identical (SQLite wrote its pages into it)."""
+    import hashlib
+
+    (tmp_path / "runs").mkdir()
+    before = hashlib.sha256(Path(loop_device).read_bytes()).hexdigest()
+    for db in (loop_device, f"sqlite:///{loop_device}", str(tmp_path), "/dev/ptsbench-attack-catalog.sqlite"):
+        done = run_cli("catalog", "update", str(tmp_path / "runs"), "--db", db)
+        assert done.returncode != 0 and done.stderr.count("\n") == 1 and "not a catalog file" in done.stderr, \
+            done.stderr
+    assert hashlib.sha256(Path(loop_device).read_bytes()).hexdigest() == before
+    assert not Path("/dev/ptsbench-attack-catalog.sqlite").exists()
+
+
 def test_trends_page_filters_sorts_and_links_to_reports(run_lab: Lab, tmp_path: Path, browser: Browser) -> None:
     reported = run_lab.folder / "run-01"
     assert run_cli("report", str(reported)).returncode == 0

@@ -65,6 +65,7 @@ class Catalog:
 
         url = database_url(where)
         try:
+            _check_sqlite_file(url, where)
             engine = create_engine(url)
             _tables().create_all(engine)
         except (ArgumentError, NoSuchModuleError) as error:
@@ -153,6 +154,35 @@ class Catalog:
             suffix = name.lower().split()
             rows = [row for row in rows if row["name"].lower().split()[-len(suffix):] == suffix]
         return rows
+
+
+def _check_sqlite_file(url: str, where: str) -> None:
+    """Refuse a SQLite catalog at a path that is no regular file (SQLite would write its pages into a device) or on
+    the kernel's own file systems (a file made in /dev or /sys is no catalog)."""
+    import os
+    import stat
+
+    from sqlalchemy.engine import make_url
+
+    from ptsbench.target.target import kernel_filesystem
+
+    parsed = make_url(url)
+    path = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
+        return
+    hint = "give --db a new or existing SQLite file on a real file system"
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        raise CatalogError(f"--db {where}: {error.strerror}", hint) from None
+    if mode is not None and not stat.S_ISREG(mode):
+        what = "a device" if stat.S_ISBLK(mode) or stat.S_ISCHR(mode) else "not a regular file"
+        raise CatalogError(f"--db {where}: {path} is {what}, not a catalog file", hint)
+    kernel = kernel_filesystem(path)
+    if kernel:
+        raise CatalogError(f"--db {where}: {path} is on the kernel's {kernel}, not a catalog file", hint)
 
 
 def _first_line(error: Exception) -> str:
