@@ -123,6 +123,24 @@ def test_results_xlsx_reads_back_equal_to_the_store(tmp_path: Path, write_job) -
     assert [v["lat p99 (µs)"] for v in values] == pytest.approx([r["lat_p99_ns"] / 1000 for r in rows], rel=1e-14)
 
 
+def test_files_fio_makes_outside_the_run_directory_are_named_and_removed(tmp_path: Path) -> None:
+    """No --target: fio makes its files in the current folder; the run names them and removes them (not a file that
+    was there before the run: the user's), and --keep-files keeps them."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "j.fio").write_text("[seqr]\nrw=read\nbs=64k\nsize=1m\nioengine=psync\n"
+                                "[own]\nrw=read\nbs=64k\nsize=1m\nioengine=psync\nfilename=users.dat\n")
+    (work / "users.dat").write_bytes(os.urandom(1 << 20))
+    done = run_cli("run", "j.fio", "--out", "o1", cwd=work)
+    assert done.returncode == 0, done.stderr
+    made = str(work / "seqr.0.0")
+    assert f"fio made 1 data file(s) for this run (1.0 MiB): {made}; removed" in done.stderr
+    assert not os.path.exists(made) and (work / "users.dat").stat().st_size == 1 << 20
+    kept = run_cli("run", "j.fio", "--out", "o2", "--keep-files", cwd=work)
+    assert kept.returncode == 0 and f"kept (--keep-files): {made}" in kept.stderr, kept.stderr
+    assert os.path.getsize(made) == 1 << 20
+
+
 def test_dry_run_prints_job_and_command_and_runs_nothing(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     job = write_job("null.fio", NULL_JOB)
     out = tmp_path / "run"

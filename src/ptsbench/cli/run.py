@@ -1,8 +1,10 @@
 """`ptsbench run` and `ptsbench quick`: parse options, call the case runner, print the table."""
 
+import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,6 +58,9 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
                      help="Run each case N times in a row: every repetition is stored and shown; reports and "
                           "`compare` give their mean, and their spread (max - min) as its noise."),
         REPORT_OPTION,
+        click.option("--keep-files", is_flag=True,
+                     help="Keep the data files fio made outside the run directory for this run (without it they "
+                          "are removed at the end, and the run says which)."),
         drop_options,
     ]
     for decorator in reversed(decorators):
@@ -80,8 +85,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
         allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-        repeat: int, make_report: bool, drop_fraction: float, drop_seconds: int, min_fraction: float | None,
-        ) -> Path | None:
+        repeat: int, make_report: bool, keep_files: bool, drop_fraction: float, drop_seconds: int,
+        min_fraction: float | None) -> Path | None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -110,7 +115,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     return _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
                     log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
                     make_report=make_report, drops=drop_settings(drop_fraction, drop_seconds, min_fraction),
-                    repeat=repeat)
+                    repeat=repeat, keep_files=keep_files)
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -138,8 +143,8 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
           destructive: bool, allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool,
-          hosts_spec: str | None, repeat: int, make_report: bool, drop_fraction: float, drop_seconds: int,
-          min_fraction: float | None) -> Path | None:
+          hosts_spec: str | None, repeat: int, make_report: bool, keep_files: bool, drop_fraction: float,
+          drop_seconds: int, min_fraction: float | None) -> Path | None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -169,7 +174,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     try:
         return _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir,
                       (destructive, allow_mounted), log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report,
-                      drop_settings(drop_fraction, drop_seconds, min_fraction), repeat)
+                      drop_settings(drop_fraction, drop_seconds, min_fraction), repeat, keep_files)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -183,7 +188,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
 def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float, size: str | None,
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
            fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool,
-           drops: dict[str, float | None], repeat: int = 1) -> Path | None:
+           drops: dict[str, float | None], repeat: int = 1, keep_files: bool = False) -> Path | None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, check_free_space, resolve_targets
@@ -214,7 +219,8 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
     try:
         return _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
                         log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
-                        prepared=(job_path.name,), make_report=make_report, drops=drops, repeat=repeat)
+                        prepared=(job_path.name,), make_report=make_report, drops=drops, repeat=repeat,
+                        keep_files=keep_files)
     finally:
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
@@ -280,7 +286,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
-             drops: dict[str, float | None] | None = None, repeat: int = 1) -> Path | None:
+             drops: dict[str, float | None] | None = None, repeat: int = 1, keep_files: bool = False) -> Path | None:
     """Run the planned cases into their run directory and return it (None for a dry run)."""
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
@@ -306,7 +312,8 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     from ptsbench.report.core.progress import TerminalProgress
     from ptsbench.target.info import target_facts
 
-    with claim_cases(cases, run_dir, permission[1], hosts):  # held from the check to the last case's end
+    made = [] if hosts else files_fio_makes(cases, run_dir)
+    with claim_cases(cases, run_dir, permission[1], hosts), made_files(made, keep_files):  # to the last case's end
         store = RunStore.create(run_dir, {
             "kind": "run", "name": name, "job_files": [str(p) for p in paths],
             "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
@@ -333,6 +340,37 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         sys.exit(1)
     fail_on_limit(broken)
     return run_dir
+
+
+def files_fio_makes(cases: "list[Case]", run_dir: Path) -> list[str]:
+    """The data files the cases' jobs open that do not exist yet and lie outside the run directory: fio makes them
+    (in the current folder when a job names no file and no --target is given)."""
+    from ptsbench.target.userfile import missing
+
+    inside = str(run_dir.absolute()) + os.sep
+    paths = [os.path.abspath(path) for case in cases for job in case.opens for path in job.paths]
+    return [path for path in missing(paths) if not path.startswith(inside)]
+
+
+@contextmanager
+def made_files(paths: list[str], keep: bool) -> Iterator[None]:
+    """At the end of the run, however it ends, say where fio made data files and remove them unless `keep`."""
+    try:
+        yield
+    finally:
+        from ptsbench.target.userfile import made_by_ptsbench, remove_made
+        from ptsbench.units import format_bytes
+
+        ours = [path for path in paths if os.path.isfile(path) and made_by_ptsbench(path)]
+        if ours:
+            shown = ", ".join(ours[:3]) + (f" and {len(ours) - 3} more" if len(ours) > 3 else "")
+            if keep:
+                click.echo(f"ptsbench: fio made {len(ours)} data file(s) for this run, kept (--keep-files): {shown}",
+                           err=True)
+            else:
+                size_bytes = sum(size for _path, size in remove_made(ours))
+                click.echo(f"ptsbench: fio made {len(ours)} data file(s) for this run ({format_bytes(size_bytes)}): "
+                           f"{shown}; removed (--keep-files keeps them)", err=True)
 
 
 def check_writes(cases: "list[Case]", permission: tuple[bool, bool], hosts: "Sequence[Host]") -> None:

@@ -42,6 +42,21 @@ def missing(paths: list[str]) -> list[str]:
     return [path for path in dict.fromkeys(paths) if not os.path.lexists(path)]
 
 
+def remove_made(paths: list[str]) -> list[tuple[str, int]]:
+    """Remove the regular files among `paths` that carry ptsbench's mark (fio made them for this run; anything
+    replaced since is the user's and stays); returns each removed path with its size in bytes."""
+    removed = []
+    for path in paths:
+        try:
+            found = os.stat(path)
+            if stat.S_ISREG(found.st_mode) and made_by_ptsbench(path):
+                os.unlink(path)
+                removed.append((path, found.st_size))
+        except OSError:
+            continue
+    return removed
+
+
 def check_user_file(path: str, change: str, destructive: bool) -> None:
     """Refuse `change` (what the job does to the existing file `path`) unless --destructive, or ptsbench made it."""
     if destructive or made_by_ptsbench(path):
