@@ -107,6 +107,26 @@ def test_a_catalog_never_writes_into_a_device(tmp_path: Path, loop_device: str) 
     assert not Path("/dev/ptsbench-attack-catalog.sqlite").exists()
 
 
+def test_trends_page_replaces_only_an_earlier_trends_page(tmp_path: Path) -> None:
+    """catalog page --out over a user's file or a device node is refused and leaves it as it was (the page replaced
+    the node with a file: /dev/sdb would have become HTML); over an earlier trends page it writes again."""
+    import os
+    import stat
+
+    db = str(tmp_path / "c.sqlite")
+    mine, node, page = tmp_path / "thesis.tex", tmp_path / "node", tmp_path / "trends.html"
+    mine.write_text("my words")
+    os.mknod(node, 0o600 | stat.S_IFBLK, os.makedev(7, 250))
+    for out in (mine, node):
+        done = run_cli("catalog", "page", "--db", db, "--out", str(out))
+        assert done.returncode != 0 and done.stderr.count("\n") == 1 and "not a trends page" in done.stderr, \
+            done.stderr
+    assert mine.read_text() == "my words" and stat.S_ISBLK(node.lstat().st_mode)
+    for _again in range(2):
+        assert run_cli("catalog", "page", "--db", db, "--out", str(page)).returncode == 0
+    assert "ptsbench catalog" in page.read_text()
+
+
 def test_trends_page_filters_sorts_and_links_to_reports(run_lab: Lab, tmp_path: Path, browser: Browser) -> None:
     reported = run_lab.folder / "run-01"
     assert run_cli("report", str(reported)).returncode == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
+from ptsbench.errors import PtsbenchError
 
 _SCRIPT = r"""
 const runs = JSON.parse(document.getElementById('runs-data').textContent);
@@ -122,8 +123,26 @@ def trends_html(runs: Sequence[Mapping[str, Any]], values: Sequence[Mapping[str,
 """
 
 
+PAGE_MARK = "<title>ptsbench catalog</title>"  # what an earlier trends page holds: only such a file is replaced
+
+
 def write_trends_page(path: Path, runs: Sequence[Mapping[str, Any]], values: Sequence[Mapping[str, Any]]) -> None:
-    """The trends page, written atomically."""
+    """The trends page, written atomically; refused over anything but an earlier trends page (a device node in /dev
+    would become a file, a user's file would be lost) and on the kernel's own file systems."""
+    import stat
+
+    from ptsbench.target.target import kernel_filesystem
+
     path = Path(path)
+    hint = "give --out a new file name, or an earlier trends page, on a real file system"
+    try:
+        found = path.lstat()
+    except FileNotFoundError:
+        found = None
+    if found is not None and not (stat.S_ISREG(found.st_mode) and PAGE_MARK in path.read_text(errors="replace")):
+        raise PtsbenchError(f"--out {path} exists and is not a trends page of ptsbench: it is not overwritten", hint)
+    kernel = kernel_filesystem(str(path))
+    if kernel:
+        raise PtsbenchError(f"--out {path} is on the kernel's {kernel}", hint)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, trends_html(runs, values, path.absolute().parent))
