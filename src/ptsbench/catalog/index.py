@@ -3,7 +3,7 @@ postgresql+psycopg://...). The run directories stay the truth: the index is rebu
 it loses nothing.
 
 Tables: runs (one row per run directory, keyed by its absolute path), tags (run, tag) and run_values (run, name,
-quantity, value in stored units, noise). A run is re-read when its manifest changed since it was indexed.
+quantity, value in stored units, noise). A run is re-read when its manifest or its report changed since it was indexed.
 """
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -98,7 +98,7 @@ class Catalog:
                     _delete_run(connection, path)
                     removed += 1
             for path, run_dir in sorted(found.items()):
-                mtime_ns = (run_dir / "manifest.json").stat().st_mtime_ns
+                mtime_ns = _changed_ns(run_dir)
                 if known.get(path) == mtime_ns:
                     unchanged += 1
                     continue
@@ -183,6 +183,12 @@ def _check_sqlite_file(url: str, where: str) -> None:
     kernel = kernel_filesystem(path)
     if kernel:
         raise CatalogError(f"--db {where}: {path} is on the kernel's {kernel}, not a catalog file", hint)
+
+
+def _changed_ns(run_dir: Path) -> int:
+    """When the run last changed as the index sees it: its manifest, or its report written later."""
+    report = run_dir / "report" / "index.html"
+    return max((run_dir / "manifest.json").stat().st_mtime_ns, report.stat().st_mtime_ns if report.is_file() else 0)
 
 
 def _first_line(error: Exception) -> str:
