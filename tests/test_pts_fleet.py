@@ -9,6 +9,8 @@ io_uring, which the PTS chooses.)"""
 
 import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -190,3 +192,25 @@ def test_a_folder_and_the_test_file_made_in_it_are_one_target(tmp_path: Path) ->
                    str(tmp_path / "run"), *SMALL)
     assert done.returncode != 0 and "ptsbench-testfile.dat are the same device or file" in done.stderr, done.stderr
     assert not (tmp_path / "run").exists() and not any(folder.iterdir())
+
+
+def test_ctrl_c_stops_every_target_and_resume_finishes_them(tmp_path: Path) -> None:
+    """Ctrl-C as a terminal sends it (SIGINT to ptsbench and every fio of its process group): every part is stored
+    as interrupted (or done, when it had just finished), not failed nor left running, no fio is left, and resume
+    finishes them all."""
+    run_dir = tmp_path / "run"
+    files = [str(tmp_path / name) for name in ("a.dat", "b.dat")]
+    process = start_fleet(run_dir, "pts", *files, "--size", "16M", "--out", str(run_dir), *SMALL)
+    second = part(run_dir, files[1]) / "pts" / "iops" / "rounds" / "002" / "job.fio"
+    deadline = time.monotonic() + 120
+    while not second.exists():
+        assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "fleet.err").read_text()
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGINT)
+    assert process.wait(timeout=120) == 130
+    statuses = {str(manifest(part(run_dir, path))["status"]) for path in files}
+    assert statuses <= {"interrupted", "done"} and fio_pids(run_dir) == []  # none failed of it, none left running
+    assert manifest(run_dir)["status"] == "interrupted"
+    resumed = run_cli("resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert all(manifest(part(run_dir, path))["status"] == "done" for path in files)

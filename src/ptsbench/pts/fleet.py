@@ -14,15 +14,17 @@ failed with its reason while the others go on; a resume of the fleet continues e
 """
 
 import re
+import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ptsbench.errors import StoreError
-from ptsbench.pts.engine import Reporter, run
+from ptsbench.fio.runner import FioStatus
+from ptsbench.pts.engine import Progress, Reporter, run
 from ptsbench.pts.store import PtsStore
 from ptsbench.store import RunStore, utc_now
 from ptsbench.target.target import Target
@@ -118,13 +120,18 @@ def run_fleet(store: RunStore, members: Sequence[Member], destructive: bool,
 
     failed = dict(failures or {})
     lock = threading.Lock()
+    stopped = threading.Event()  # Ctrl-C: a part failing now failed of it (its fio got the terminal's SIGINT too)
 
     def worker(member: Member) -> None:
         try:
-            run(member.pts, member.target, destructive=destructive, reporter=reporter_for(member.name))
+            run(member.pts, member.target, destructive=destructive,
+                reporter=_Stoppable(reporter_for(member.name), stopped))
         except KeyboardInterrupt:  # the engine stored the part as interrupted
             return
         except Exception as error:  # this part failed: recorded, and the others go on
+            if stopped.is_set():
+                member.pts.store.update_manifest(status="interrupted")
+                return
             reason = record_failure(member.pts, error)
             with lock:
                 failed[member.name] = reason
@@ -140,14 +147,48 @@ def run_fleet(store: RunStore, members: Sequence[Member], destructive: bool,
             for thread in threads:
                 thread.join()
         except KeyboardInterrupt:  # only this thread hears Ctrl-C: stop every fio until every part has stopped
-            while any(thread.is_alive() for thread in threads):
-                stop_all()  # again for a fio a part started after the first call
-                for thread in threads:
-                    thread.join(0.2)
+            stopped.set()
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # more Ctrl-C (fio's too) while they stop
+            try:
+                while any(thread.is_alive() for thread in threads):
+                    stop_all()  # again for a fio a part started after the first call
+                    for thread in threads:
+                        thread.join(0.2)
+            finally:
+                signal.signal(signal.SIGINT, previous)
+            for member in members:  # failed in the same moment (its fio heard the terminal's Ctrl-C first), or
+                #                     stopped before its engine could say so: interrupted, as a resume sees it
+                if member.name in failed and member.name not in (failures or {}):
+                    del failed[member.name]
+                    member.pts.store.update_manifest(status="interrupted")
+                elif member.pts.store.manifest.get("status") == "running":
+                    member.pts.store.update_manifest(status="interrupted")
             store.update_manifest(status="interrupted", failures=failed)
             raise
         store.update_manifest(status=fleet_status(store), failures=failed, finished_utc=utc_now())
     return failed
+
+
+class _Stoppable:
+    """A part's reporter that ends the part (KeyboardInterrupt, which the engine stores as interrupted) when it is
+    about to start a round or a preconditioning after Ctrl-C: a part between two fio runs starts no new one."""
+
+    def __init__(self, shown: Reporter, stopped: threading.Event) -> None:
+        self.shown, self.stopped = shown, stopped
+
+    def event(self, text: str) -> None:
+        self.shown.event(text)
+
+    def round_started(self, progress: Progress) -> None:
+        if self.stopped.is_set():
+            raise KeyboardInterrupt
+        self.shown.round_started(progress)
+
+    def fio_status(self, progress: Progress, cell: str | None, status: FioStatus) -> None:
+        self.shown.fio_status(progress, cell, status)
+
+    def round_finished(self, progress: Progress, record: Mapping[str, Any]) -> None:
+        self.shown.round_finished(progress, record)
 
 
 def fleet_status(store: RunStore) -> str:
