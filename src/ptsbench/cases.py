@@ -51,6 +51,7 @@ from ptsbench.target.userfile import mark_made, missing
 RESULT = "result.json"
 # a device that vanishes mid-run must not become a regular file that fio makes at its path (in /dev: RAM)
 NO_FILE_CREATE: dict[str, str | None] = {"allow_file_create": "0"}
+FioParse = Callable[[str, str], list[JobOpens]]  # job text, its source's name -> its jobs as fio's parser reads them
 
 
 @dataclass(frozen=True)
@@ -136,10 +137,8 @@ def plan_cases(
     repeat: int = 1,
 ) -> list[Case]:
     """Every (job file, target) pair as a case, job files outermost, with the exact job text fio will get; with
-    `repeat` over 1, each pair that many times in a row (names ending in -r1, -r2, ...).
-
-    Latency over time comes from fio's own latency log when `fio_lat_log`, else it is derived from fio's status
-    documents (fio/intervals.py), which costs fio nothing."""
+    `repeat` over 1, each pair that many times in a row (names ending in -r1, -r2, ...). Latency over time comes
+    from fio's own latency log when `fio_lat_log`, else from fio's status documents (fio/intervals.py), free for fio."""
     cases: list[Case] = []
     for job_path in job_paths:
         text = jobs.inline_includes(jobs.read_job_file(job_path), job_path)
@@ -153,9 +152,9 @@ def plan_cases(
 
 
 def plan_case(index: int, name: str, job_path: Path, text: str, target: Target | None, overrides: Overrides,
-              run_dir: Path, log_interval_ms: int, fio_lat_log: bool = False) -> Case:
+              run_dir: Path, log_interval_ms: int, fio_lat_log: bool = False, parse: FioParse = parse_job_text) -> Case:
     """One case: the job text with ptsbench's options (percentiles, logs, overrides, target) appended, and its jobs
-    as fio's own parser reads them. A target replaces the job's file options, it never adds to them."""
+    as fio's own parser reads them (`parse`). A target replaces the job's file options, it never adds to them."""
     sections = jobs.parse_job_text(text, str(job_path))
     logs = run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
     names = [section.name for section in sections]
@@ -175,23 +174,24 @@ def plan_case(index: int, name: str, job_path: Path, text: str, target: Target |
         if target.kind != "file":
             common.update(NO_FILE_CREATE)
     job_text = jobs.add_overrides(text, per_section, common)
-    opens, rejected = _fio_parse(job_text, job_path, target)
+    opens, rejected = _fio_parse(job_text, job_path, target, parse)
     on_devices, mixed = _jobs_on_devices(job_path, opens, len(sections)) if target is None else ([], "")
     if on_devices:  # a device a job file names gets the same protection as a --target device
         per_section = [{**options, **NO_FILE_CREATE} if index in on_devices else options
                        for index, options in enumerate(per_section)]
         job_text = jobs.add_overrides(text, per_section, common)
-        opens, rejected = _fio_parse(job_text, job_path, target)
+        opens, rejected = _fio_parse(job_text, job_path, target, parse)
     effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
     return Case(index, name, str(job_path), target, job_text, effective, {} if fio_lat_log else prefixes,
                 opens, rejected, mixed)
 
 
-def _fio_parse(job_text: str, job_path: Path, target: Target | None) -> tuple[tuple[JobOpens, ...], str]:
+def _fio_parse(job_text: str, job_path: Path, target: Target | None,
+               parse: FioParse) -> tuple[tuple[JobOpens, ...], str]:
     """The case's jobs as fio's parser reads them, or fio's words rejecting them. With a target, every job must
     open the target and nothing else."""
     try:
-        opens = tuple(parse_job_text(job_text, str(job_path)))
+        opens = tuple(parse(job_text, str(job_path)))
     except JobFileError as error:
         return (), error.message
     if target is not None:

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
-from ptsbench.cases import RESULT, Case, CaseProgress, CaseRecord, Overrides, plan_case, run_case
+from ptsbench.cases import RESULT, Case, CaseProgress, CaseRecord, FioParse, Overrides, plan_case, run_case
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import jobs
+from ptsbench.fio.opens import JobOpens, parse_job_text, parse_job_texts
 from ptsbench.fio.versions import SS_INTERVAL_DEFAULT_US, ss_window_problem
 from ptsbench.hosts.hostlist import Host
 from ptsbench.store import RunStore, read_json
@@ -216,21 +217,37 @@ def job_texts(spec: SweepSpec) -> dict[str, str]:
 
 def plan_cases(entries: Sequence[dict[str, Any]], texts: dict[str, str], targets: Sequence[Target],
                run_dir: Path, log_interval_ms: int, fio_lat_log: bool) -> list[Case]:
-    """The case runner's cases of a sweep, the same for the first run and every resume, in order. Each cell's job
-    is parsed by fio, a fio start-up of about 0.1 s of CPU: the parses run side by side, one per CPU (bench-fio
-    parses none, and a sweep should not take longer to start than its cells take to run)."""
+    """The case runner's cases of a sweep, the same for the first run and every resume, in order. Each fio start-up
+    costs about 0.1 s of CPU (bench-fio parses nothing, and a sweep should not take longer to start than its cells
+    take to run), so fio parses every cell's job text in one start-up (opens.parse_job_texts): a first pass plans
+    the cases with a parser that only notes the texts. A text it could not parse together is parsed alone, side by
+    side, one per CPU, as is a cell's second text (the one for a device its job names)."""
     from concurrent.futures import ThreadPoolExecutor
 
     folder = run_dir / SWEEP_DIR
 
-    def planned(entry: dict[str, Any]) -> Case:
+    def planned(entry: dict[str, Any], parse: FioParse) -> Case:
         return plan_case(entry["index"], entry["name"], folder / entry["job"], texts[entry["job"]],
                          targets[entry["target"]] if targets else None, Overrides(), run_dir, log_interval_ms,
-                         fio_lat_log)
+                         fio_lat_log, parse)
+
+    noted: list[str] = []
+
+    def note(text: str, source: str) -> list[JobOpens]:
+        noted.append(text)
+        return []  # no jobs yet: nothing in this pass is judged
+
+    for entry in entries:
+        planned(entry, note)
+    together = dict(zip(noted, parse_job_texts(noted), strict=True))
+
+    def parse(text: str, source: str) -> list[JobOpens]:
+        found = together.get(text)
+        return parse_job_text(text, source) if found is None else found
 
     pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="plan")
     try:
-        return list(pool.map(planned, entries))  # the first cell in order that fails raises
+        return list(pool.map(lambda entry: planned(entry, parse), entries))  # the first cell in order that fails raises
     finally:
         pool.shutdown(cancel_futures=True)  # after a failure, no further cell is parsed
 

@@ -173,6 +173,58 @@ def parse_job_file(job_path: Path, cwd: str | None = None) -> list[JobOpens]:
     return jobs_from_debug(done.stdout, cwd or os.getcwd())
 
 
+def parse_job_texts(texts: Sequence[str], cwd: str | None = None) -> list[list[JobOpens] | None]:
+    """Each job text's jobs as parse_job_text reads them, from one fio start-up for all (fio calibrates its clock at
+    every start, 0.1 s of CPU). fio parses several job files as it parses each alone: it sets [global] back to its
+    defaults before each next file ("filling default options"), and only the first job of each next file differs, by
+    a stonewall outside the debug output. None where one parse cannot stand for that text's own: a text with an
+    include (its file's debug lines interleave), or every text when fio rejects one of them or its output does not
+    split into one part per file; parse that text alone, so fio's error names it."""
+    from ptsbench.fio.lifetime import ends_with_ptsbench
+    from ptsbench.fio.runner import fio_binary
+
+    found: list[list[JobOpens] | None] = [None] * len(texts)
+    together = [index for index, text in enumerate(texts)
+                if not any(line.strip().startswith("include") for line in text.splitlines())]
+    if len(together) < 2:
+        return found
+    with tempfile.TemporaryDirectory(prefix="ptsbench-parse-") as folder:
+        paths = [str(Path(folder) / f"job{index}.fio") for index in together]
+        for index, path in zip(together, paths, strict=True):
+            Path(path).write_text(texts[index])
+        try:
+            done = subprocess.run([fio_binary(), "--parse-only", "--debug=parse,file", *paths], capture_output=True,
+                                  text=True, errors="replace", timeout=PARSE_TIMEOUT_S, cwd=cwd,
+                                  stdin=subprocess.DEVNULL, check=False, preexec_fn=ends_with_ptsbench())
+        except subprocess.TimeoutExpired:
+            return found
+    parts = _parts_per_file(done.stdout, paths) if done.returncode == 0 else None
+    for index, part in zip(together, parts, strict=True) if parts is not None else ():
+        found[index] = jobs_from_debug(part, cwd or os.getcwd())
+    return found
+
+
+def _parts_per_file(text: str, paths: Sequence[str]) -> list[str] | None:
+    """fio's debug output of several job files, cut into what each file's own parse prints: from its "Parsing ini
+    file" line to the "filling default options" line that resets [global] for the next file. None when the lines do
+    not name exactly these files, in order, each reset once."""
+    parts: list[list[str]] = []
+    resets = 0
+    for line in text.splitlines():
+        match = _LINE_RE.match(line)
+        payload = match.group(3)[max(0, 5 - len(match.group(2))) + 1:] if match else ""
+        if match and match.group(1) == "parse" and payload.startswith("Parsing ini file "):
+            if len(parts) >= len(paths) or payload != f"Parsing ini file {paths[len(parts)]}" or resets != len(parts):
+                return None
+            parts.append([])
+        elif match and match.group(1) == "parse" and payload == "filling default options":
+            resets += 1
+            continue
+        if parts and resets < len(parts):
+            parts[-1].append(line)
+    return ["\n".join(part) for part in parts] if len(parts) == len(paths) and resets == len(paths) - 1 else None
+
+
 def parse_job_text(text: str, source: str, cwd: str | None = None) -> list[JobOpens]:
     """parse_job_file for job text not in a file yet (it holds no relative include: see inline_includes)."""
     with tempfile.TemporaryDirectory(prefix="ptsbench-parse-") as folder:
