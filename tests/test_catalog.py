@@ -119,7 +119,7 @@ def test_trends_page_replaces_only_an_earlier_trends_page(tmp_path: Path) -> Non
     os.mknod(node, 0o600 | stat.S_IFBLK, os.makedev(7, 250))
     for out in (mine, node):
         done = run_cli("catalog", "page", "--db", db, "--out", str(out))
-        assert done.returncode != 0 and done.stderr.count("\n") == 1 and "not a trends page" in done.stderr, \
+        assert done.returncode != 0 and done.stderr.count("\n") == 1 and "not a file ptsbench wrote" in done.stderr, \
             done.stderr
     assert mine.read_text() == "my words" and stat.S_ISBLK(node.lstat().st_mode)
     for _again in range(2):

@@ -157,3 +157,18 @@ def test_the_spread_of_repeat_is_a_case_run_s_noise(tmp_path: Path) -> None:
     assert slower.returncode == 1 and "spread of 3 repetitions" in slower.stdout, slower.stdout
     faster = run_cli("check", str(runs[1000]), *gate, "--baseline", str(runs[100]))
     assert faster.returncode == 0 and "% better" in faster.stdout, faster.stdout
+
+
+def test_junit_replaces_only_an_earlier_junit_file(run_lab: Lab, tmp_path: Path) -> None:
+    """--junit over a user's file or a device node is refused before anything is judged and leaves it as it was (the
+    verdicts replaced it: --junit /dev/sdb would have hidden the drive's node)."""
+    import os
+    import stat
+
+    mine, node = tmp_path / "notes.xml", tmp_path / "node"
+    mine.write_text("<mine/>")
+    os.mknod(node, 0o600 | stat.S_IFBLK, os.makedev(7, 251))
+    for out in (mine, node):
+        done = run_cli("check", str(run_lab.fast), "--gate", "iops >= 1", "--junit", str(out))
+        assert done.returncode == 2 and "not a file ptsbench wrote" in done.stderr, done.stderr
+    assert mine.read_text() == "<mine/>" and stat.S_ISBLK(node.lstat().st_mode)

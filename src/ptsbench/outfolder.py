@@ -86,3 +86,23 @@ def own_folder(folder: Path) -> Iterator[Path]:
             _record(folder)
         raise
     _record(folder)
+
+
+def check_own_file(path: Path, mark: str, option: str) -> None:
+    """Refuse an output file (`option` names it) that would replace anything but an earlier output of ptsbench (a
+    regular file holding `mark`): a user's file would be lost, a device node in /dev would become a file; and one on
+    the kernel's own file systems."""
+    import stat
+
+    from ptsbench.target.target import kernel_filesystem
+
+    hint = f"give {option} a new file name, or a file ptsbench wrote there before, on a real file system"
+    try:
+        found = path.lstat()
+    except FileNotFoundError:
+        found = None
+    if found is not None and not (stat.S_ISREG(found.st_mode) and mark in path.read_text(errors="replace")):
+        raise PtsbenchError(f"{option} {path} exists and is not a file ptsbench wrote: it is not overwritten", hint)
+    kernel = kernel_filesystem(str(path))
+    if kernel:
+        raise PtsbenchError(f"{option} {path} is on the kernel's {kernel}", hint)

@@ -6,6 +6,8 @@ from xml.etree import ElementTree
 
 from ptsbench.catalog.gates import Verdict
 
+JUNIT_MARK = "<testsuites name=\"ptsbench gates\""  # what an earlier JUnit file of ptsbench holds
+
 
 def junit_xml(run_name: str, verdicts: Sequence[Verdict]) -> bytes:
     """One test suite named after the run; a test case per verdict line, with a <failure> when it failed."""

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
-from ptsbench.errors import PtsbenchError
 
 _SCRIPT = r"""
 const runs = JSON.parse(document.getElementById('runs-data').textContent);
@@ -127,22 +126,10 @@ PAGE_MARK = "<title>ptsbench catalog</title>"  # what an earlier trends page hol
 
 
 def write_trends_page(path: Path, runs: Sequence[Mapping[str, Any]], values: Sequence[Mapping[str, Any]]) -> None:
-    """The trends page, written atomically; refused over anything but an earlier trends page (a device node in /dev
-    would become a file, a user's file would be lost) and on the kernel's own file systems."""
-    import stat
-
-    from ptsbench.target.target import kernel_filesystem
+    """The trends page, written atomically; only over an earlier trends page (outfolder.check_own_file)."""
+    from ptsbench.outfolder import check_own_file
 
     path = Path(path)
-    hint = "give --out a new file name, or an earlier trends page, on a real file system"
-    try:
-        found = path.lstat()
-    except FileNotFoundError:
-        found = None
-    if found is not None and not (stat.S_ISREG(found.st_mode) and PAGE_MARK in path.read_text(errors="replace")):
-        raise PtsbenchError(f"--out {path} exists and is not a trends page of ptsbench: it is not overwritten", hint)
-    kernel = kernel_filesystem(str(path))
-    if kernel:
-        raise PtsbenchError(f"--out {path} is on the kernel's {kernel}", hint)
+    check_own_file(path, PAGE_MARK, "--out")
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, trends_html(runs, values, path.absolute().parent))

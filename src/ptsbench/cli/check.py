@@ -35,6 +35,11 @@ def gate_plan(gate_texts: Sequence[str], gates_file: Path | None, junit: Path | 
     gates = [parse_gate(text) for text in gate_texts] + (load_gates(gates_file) if gates_file else [])
     if junit is not None and not gates:
         raise GateError("--junit needs gates to write", "add --gate or --gates")
+    if junit is not None:  # before the run: a user's file or a device node is never replaced by the verdicts
+        from ptsbench.catalog.junit import JUNIT_MARK
+        from ptsbench.outfolder import check_own_file
+
+        check_own_file(junit, JUNIT_MARK, "--junit")
     if baseline == "last" and catalog is None:
         raise GateError("--baseline last needs --catalog", "name the catalog (a path or database URL)")
     if baseline and not any(gate.kind == "baseline" for gate in gates):
