@@ -81,8 +81,7 @@ def run(argv: list[str], ok: bool | None = True, timeout_s: float = 600, stdin: 
 # point as the console script, the same exit status, stdout and stderr.
 WARM_MODULES = ("ptsbench.cli", "ptsbench.cases", "ptsbench.pts.engine", "ptsbench.report.build",
                 "ptsbench.report.core.draw_mpl", "ptsbench.report.core.pdf", "ptsbench.report.core.html",
-                "ptsbench.report.core.xlsx",
-                "matplotlib.pyplot", "plotly.graph_objects", "numpy")
+                "ptsbench.report.core.workbook", "matplotlib.pyplot", "plotly.graph_objects", "numpy")
 
 
 def warm_up() -> None:

@@ -140,23 +140,23 @@ def test_latency_histogram_and_2d_plots_in_every_format(tiny_run: Path, browser:
     (job,) = parse_jobs(doc)
     total = job.total()
     assert total is not None and sum(total.lat.bins.values()) == total.lat.n == cell["histogram"]["n"] > 0
-    rows = sheet_rows(out / "report.xlsx", "lat-confidence")
+    rows = sheet_rows(out.parent / "results.xlsx", "lat-confidence")
     assert [row[0] for row in rows[1:]] == ["99 %", "99.9 %", "99.99 %", "99.999 %"]
     for (level, value), percent in zip((row[:2] for row in rows[1:]), (99, 99.9, 99.99, 99.999), strict=True):
         assert value == pytest.approx(_percentile_ns(total.lat.bins, percent) / 1e3, rel=1e-12), level
-    histogram_rows = sheet_rows(out / "report.xlsx", "lat-histogram")
+    histogram_rows = sheet_rows(out.parent / "results.xlsx", "lat-histogram")
     assert sum(int(row[1]) for row in histogram_rows[1:]) == total.lat.n  # every IO in one bucket
     # the 2D plots' data sheets hold the tables' numbers: throughput per block size, latency per cell
-    tp = {row[0]: row[1:] for row in sheet_rows(out / "report.xlsx", "tp")[1:]}
-    tp_plot = sheet_rows(out / "report.xlsx", "data tp-2d")
+    tp = {row[0]: row[1:] for row in sheet_rows(out.parent / "results.xlsx", "tp")[1:]}
+    tp_plot = sheet_rows(out.parent / "results.xlsx", "data tp-2d")
     assert sorted((row[0], row[1]) for row in tp_plot[2:] if row[0] is not None) == [
         (128.0, pytest.approx(tp["128k"][0])), (1024.0, pytest.approx(tp["1m"][0]))]
     window = json.loads((tiny_run / "pts" / "lat" / "phase.json").read_text())["window"]
-    mean_plot = sheet_rows(out / "report.xlsx", "data lat-mean-2d")
+    mean_plot = sheet_rows(out.parent / "results.xlsx", "data lat-mean-2d")
     assert mean_plot[0][0] == "100/0" and mean_plot[0][2] == "0/100"
     assert [row[3] for row in mean_plot[2:]] == [pytest.approx(window[f"rnd {bs} 0/100"]["lat_mean_ns"] / 1e3)
                                                   for bs in ("8k", "4k")]
-    max_plot = sheet_rows(out / "report.xlsx", "data lat-max-2d")
+    max_plot = sheet_rows(out.parent / "results.xlsx", "data lat-max-2d")
     assert [row[1] for row in max_plot[2:]] == [pytest.approx(window[f"rnd {bs} 100/0"]["lat_max_ns"] / 1e3)
                                                  for bs in ("8k", "4k")]
     # PDF: the histogram, the confidence levels, the 2D plots, the device description on the first page

@@ -116,26 +116,87 @@ def test_figure_ticks_are_the_plotted_numbers(case_run: Path, case_report: Path)
     assert max(ticks) >= top / 2 and all("," in text for text in texts if re.fullmatch(r"[0-9]{4,}", text))
 
 
+# the terminal table's columns -> the workbook's (the terminal writes QD and threads as one text, "4x2")
+TERMINAL_TO_WORKBOOK = {"case": ("case",), "job": ("job",), "host": ("host",), "target": ("target",), "rw": ("rw",),
+                        "bs": ("bs",), "QDxT": ("QD", "threads"), "IOPS": ("IOPS",), "MB/s": ("MB/s",),
+                        "mean µs": ("lat mean (µs)",), "done +s": ("done after first host (s)",),
+                        "run s": ("runtime (s)",), "fio steady state": ("fio steady state",),
+                        **{f"p{p} µs": (f"lat p{p} (µs)",) for p in RESULT_PERCENTILES}}
+
+
 def test_xlsx_results_equal_the_store(case_run: Path, case_report: Path) -> None:
-    rows = sheet_rows(case_report / "report.xlsx", "results")
-    assert list(rows[0]) == [column.name for column in RESULT_COLUMNS]
-    by_key = {(row[1], row[7]): row for row in rows[1:]}
+    """The run's one workbook, results.xlsx (the report rewrites it and links to it, writing no other): every
+    stored number at full precision in its own numeric cell, every percentile, QD and threads as numbers."""
+    assert not (case_report / "report.xlsx").exists() and 'href="../results.xlsx"' in (
+        case_report / "index.html").read_text()
+    rows = sheet_rows(case_run / "results.xlsx", "results")
+    names = list(rows[0])
+    assert names == [column.name for column in RESULT_COLUMNS]
+    by_key = {(row[names.index("job")], row[names.index("dir")]): dict(zip(names, row, strict=True))
+              for row in rows[1:]}
     checked = 0
     for job in stored_jobs(case_run):
         for direction in job["directions"]:
             row = by_key[(job["name"], direction["direction"])]
-            assert row[2] == "-" and row[9] == pytest.approx(direction["iops"], rel=1e-15)
-            assert row[10] == pytest.approx(direction["bw_bytes"] / 1e6, rel=1e-15)
-            assert row[11] == pytest.approx(direction["lat"]["mean_ns"] / 1000, rel=1e-15)
-            for offset, percentile in enumerate(RESULT_PERCENTILES, start=12):
-                assert row[offset] == pytest.approx(direction["lat"]["percentiles_ns"][percentile] / 1000, rel=1e-15)
+            assert row["host"] == "-" and row["IOPS"] == pytest.approx(direction["iops"], rel=1e-15)
+            assert row["MB/s"] == pytest.approx(direction["bw_bytes"] / 1e6, rel=1e-15)
+            assert row["lat mean (µs)"] == pytest.approx(direction["lat"]["mean_ns"] / 1000, rel=1e-15)
+            for percentile in RESULT_PERCENTILES:
+                assert row[f"lat p{percentile} (µs)"] == pytest.approx(
+                    direction["lat"]["percentiles_ns"][percentile] / 1000, rel=1e-15)
+            assert (row["QD"], row["threads"]) == ((4, 2) if job["name"] == "randrw-4k" else (1, 1))
             checked += 1
     assert checked == len(rows) - 1 == 4  # randrw: read, write, total; seqread: read
+    for row in rows[1:]:
+        for column, value in zip(RESULT_COLUMNS, row, strict=True):
+            assert isinstance(value, str) if column.kind == "text" else isinstance(value, int | float | None), \
+                (column.name, value)
+
+
+def test_xlsx_results_sheet_is_the_terminal_table_with_fitting_columns_and_charts(case_run: Path,
+                                                                                  case_report: Path) -> None:
+    """Every column the terminal shows is in the results sheet (its rows' QDxT as QD and threads), the workbook
+    opens on that sheet, each column is at least as wide as its longest header or text, and the native charts
+    draw the IOPS column over the job names and each interval log's x / y columns."""
+    import openpyxl
+    from openpyxl.utils import get_column_letter
+
+    shown = run_cli("show", str(case_run))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    ruler = next(index for index, line in enumerate(lines) if line.startswith("───"))
+    terminal = re.split(r"\s{2,}", lines[ruler - 1].strip()) + [line.split(":")[0] for line in lines[1:ruler - 1]]
+    workbook = openpyxl.load_workbook(case_run / "results.xlsx")
+    sheet = workbook["results"]
+    assert workbook.active is not None and workbook.active.title == "results"
+    rows = [list(row) for row in sheet.iter_rows(values_only=True)]
+    names = rows[0]
+    assert "QDxT" in terminal and all(name in names for column in terminal for name in TERMINAL_TO_WORKBOOK[column])
+    quoted = [re.findall(r" (\d+x\d+) ", line) for line in lines[ruler + 1:ruler + 5]]
+    assert quoted == [[f"{row[names.index('QD')]}x{row[names.index('threads')]}"] for row in rows[1:]]
+    widths = {}
+    for dimension in sheet.column_dimensions.values():  # openpyxl gives a run of equal widths once, at its start
+        for index in range(dimension.min, dimension.max + 1):
+            widths[index] = dimension.width
+    for index, column in enumerate(zip(*rows, strict=True), start=1):
+        texts = [value for value in column if isinstance(value, str)]
+        longest = max(len(text) for text in texts) if texts else 0
+        assert widths.get(index, 0) >= min(longest, 100), (names[index - 1], widths.get(index), longest)
+    assert widths[names.index("target") + 1] < widths[names.index("how formed") + 1] <= 101
+    (chart,) = sheet._charts
+    iops, job = (get_column_letter(names.index(name) + 1) for name in ("IOPS", "job"))
+    (series,) = chart.series
+    assert series.val.numRef.f == f"results!${iops}$2:${iops}$5"
+    assert series.cat.strRef.f == f"results!${job}$2:${job}$5"
+    data = workbook["data case001-iops"]
+    refs = [(line.xVal.numRef.f, line.yVal.numRef.f) for chart in data._charts for line in chart.series]
+    assert [ref[0].split("!")[1][:3] for ref in refs] == ["$A$", "$C$", "$E$"][:len(refs)] and len(refs) >= 2
+    assert all(ref[1].startswith("'data case001-iops'!") for ref in refs)
 
 
 def test_xlsx_interval_data_is_fio_log_data(case_run: Path, case_report: Path) -> None:
     """A one-thread job's series is its log as fio wrote it; a two-thread job's is both threads merged by time."""
-    rows = sheet_rows(case_report / "report.xlsx", "data case001-iops")
+    rows = sheet_rows(case_run / "results.xlsx", "data case001-iops")
     names = list(rows[0])
     column = names.index("seqread-128k read")
     logged = [line.split(",") for line in next(case_run.glob("cases/*/logs/seqread-128k_iops.*.log")).read_text()
@@ -215,7 +276,7 @@ def test_live_rewrite_is_atomic_and_marked_in_progress(case_run: Path, tmp_path:
     assert seen and all(text.rstrip().endswith("</html>") for text in seen)
     html = (out / "index.html").read_text()
     assert "In progress: case 3 of 3" in html and 'http-equiv="refresh"' in html
-    assert (out / "report.xlsx").exists() and not (out / "report.pdf").exists()  # live: no PDF, no figures
+    assert (run_dir / "results.xlsx").exists() and not (out / "report.pdf").exists()  # live: no PDF, no figures
     final = write_report(run_dir)
     assert "In progress" not in (final / "index.html").read_text() and (final / "report.pdf").exists()
 
@@ -266,11 +327,12 @@ def test_report_of_a_run_with_a_failed_case(tmp_path: Path) -> None:
     report = load_report(tmp_path / "run")
     assert report.warnings and "case b failed" in report.warnings[0] and "bogus_option" in report.warnings[0]
     (ok_row, failed_row) = next(t for t in report.tables() if t.key == "results").rows
-    assert ok_row[8] == "ok" and isinstance(ok_row[9], float)
+    status, iops = ([column.name for column in RESULT_COLUMNS].index(name) for name in ("status", "IOPS"))
+    assert ok_row[status] == "ok" and isinstance(ok_row[iops], float)
     # the terminal table keeps every column readable: fio's message does not squeeze the numbers away
-    assert f"{ok_row[9]:,.0f}" in done.stdout and "p99.9 µs" in done.stdout and "…" not in done.stdout
+    assert f"{ok_row[iops]:,.0f}" in done.stdout and "p99.9 µs" in done.stdout and "…" not in done.stdout
     assert "bogus_option" in done.stdout
-    assert failed_row[8].startswith("failed:") and failed_row[9:20] == (None,) * 11
+    assert failed_row[status].startswith("failed:") and failed_row[status + 1:iops + 11] == (None,) * 13  # QD..done +s
     glance = next(t for t in report.tables() if t.key == "grid").rows
     assert [row[0] for row in glance] == ["a: ok", "b (failed)"] and glance[1][1:] == (None,) * 6
     case_b = next(section for section in report.sections if section.key == "case002")

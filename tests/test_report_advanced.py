@@ -90,7 +90,7 @@ def test_hir_numbers_equal_the_store(advanced_report: tuple[Path, Report]) -> No
     out, report = advanced_report
     run_dir = out.parent
     baseline = read(run_dir / "pts" / "hir-ss" / "phase.json")["window"]["rnd 4k 0/100"]["iops"]
-    rows = sheet_rows(out / "report.xlsx", "hir")
+    rows = sheet_rows(out.parent / "results.xlsx", "hir")
     assert rows[0][:3] == ("wait state (s)", "bursts", "mean burst IOPS")
     timeline = figure(report, "hir-iops-vs-time")
     offset_s = 0.0
@@ -115,7 +115,7 @@ def test_xsr_numbers_equal_the_store(advanced_report: tuple[Path, Report]) -> No
     out, report = advanced_report
     run_dir = out.parent
     groups = [rounds(run_dir, f"xsr-{number}") for number in (1, 2, 3)]
-    rows = sheet_rows(out / "report.xlsx", "xsr-groups")
+    rows = sheet_rows(out.parent / "results.xlsx", "xsr-groups")
     elapsed_s = 0.0
     ends_min: list[list[float]] = []
     for row, records in zip(rows[1:], groups, strict=True):
@@ -142,7 +142,7 @@ def test_xsr_numbers_equal_the_store(advanced_report: tuple[Path, Report]) -> No
         if bw >= average:
             found = index
             break
-    (row,) = sheet_rows(out / "report.xlsx", "xsr-recovery")[1:]
+    (row,) = sheet_rows(out.parent / "results.xlsx", "xsr-recovery")[1:]
     assert row[0] == pytest.approx(average / 1e6, rel=1e-12) and row[1] == 3
     if found is None:
         assert row[2:] == (None, None, "not recovered")
@@ -155,9 +155,9 @@ def test_cbw_numbers_equal_the_store(advanced_report: tuple[Path, Report]) -> No
     run_dir = out.parent
     window = read(run_dir / "pts" / "cbw" / "phase.json")["window"]
     records = rounds(run_dir, "cbw")
-    iops = sheet_rows(out / "report.xlsx", "cbw-iops")
+    iops = sheet_rows(out.parent / "results.xlsx", "cbw-iops")
     assert iops[0] == ("TC \\ QD", "QD2", "QD1")
-    cpu = sheet_rows(out / "report.xlsx", "cbw-cpu")
+    cpu = sheet_rows(out.parent / "results.xlsx", "cbw-cpu")
     for row, cpu_row, tc in zip(iops[1:], cpu[1:], (2, 1), strict=True):
         names = [f"cbw 40/60 tc{tc}/qd{qd}" for qd in (2, 1)]
         assert row == (f"TC{tc}", *(pytest.approx(window[name]["iops"], rel=1e-15) for name in names))
@@ -170,9 +170,9 @@ def test_cbw_numbers_equal_the_store(advanced_report: tuple[Path, Report]) -> No
     assert intensity.series[1].y == (window["cbw 40/60 tc1/qd1"]["lat_mean_ns"] / 1000,
                                      window["cbw 40/60 tc1/qd2"]["lat_mean_ns"] / 1000)
     record = read(run_dir / "manifest.json")["operating_points"]["cbw"]
-    points = {row[0]: row for row in sheet_rows(out / "report.xlsx", "cbw-points")[1:]}
-    response = {row[0]: row for row in sheet_rows(out / "report.xlsx", "cbw-response")[1:]}
-    histograms = sheet_rows(out / "report.xlsx", "cbw-histograms")
+    points = {row[0]: row for row in sheet_rows(out.parent / "results.xlsx", "cbw-points")[1:]}
+    response = {row[0]: row for row in sheet_rows(out.parent / "results.xlsx", "cbw-response")[1:]}
+    histograms = sheet_rows(out.parent / "results.xlsx", "cbw-histograms")
     for point, chosen in record["points"].items():
         name = f"{point.capitalize()}IOPS"
         if chosen is None:
@@ -197,14 +197,14 @@ def test_hdd_zones_and_telemetry_equal_the_store(advanced_report: tuple[Path, Re
     out, report = advanced_report
     run_dir = out.parent
     window = read(run_dir / "pts" / "hdd-iops" / "phase.json")["window"]
-    rows = sheet_rows(out / "report.xlsx", "hdd-iops-zones")
+    rows = sheet_rows(out.parent / "results.xlsx", "hdd-iops-zones")
     assert rows[0][:2] == ("zone", "rnd 64k 100/0 (IOPS)") and [row[0] for row in rows[1:]] == ["1", "2"]
     for row in rows[1:]:
         assert row[1] == pytest.approx(window[f"z{int(row[0]):03d} rnd 64k 100/0"]["iops"], rel=1e-15)
     zones = figure(report, "hdd-iops-vs-zone")
     assert zones.series[0].x == (1.0, 2.0) and zones.series[0].y == (rows[1][1], rows[2][1])
     # telemetry: host CPU busy per phase, as stored with each round; the device says it has none (a file)
-    (telemetry,) = [row for row in sheet_rows(out / "report.xlsx", "hdd-iops-telemetry")[1:]]
+    (telemetry,) = [row for row in sheet_rows(out.parent / "results.xlsx", "hdd-iops-telemetry")[1:]]
     (record,) = rounds(run_dir, "hdd-iops")
     assert telemetry[4] == "not available"
     assert telemetry[7] == pytest.approx(record["telemetry"]["cpu"]["busy_pct"], rel=1e-15)
@@ -219,7 +219,7 @@ def test_pdf_and_browser(advanced_report: tuple[Path, Report], tmp_path_factory:
     for words in ("Host idle recovery: mean IOPS per wait state", "Cross stimulus recovery: recovery time",
                   "operating points", "response-time histograms", "Telemetry per phase"):
         assert words in text, words
-    hir = sheet_rows(out / "report.xlsx", "hir")[1]
+    hir = sheet_rows(out.parent / "results.xlsx", "hir")[1]
     assert f"{hir[2]:,.1f}" in text
     browser: Browser = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
     page = browser.open_page(out / "index.html")

@@ -58,7 +58,7 @@ def test_two_host_pts_report_shows_each_host(tmp_path: Path, servers: Servers, b
     expected = {cell: (*(phase["hosts"][h]["window"][cell]["iops"] for h in names), phase["window"][cell]["iops"])
                 for cell in phase["window"]}
     assert {row[1]: row[2:] for row in table.rows} == expected and list(expected) == [TRACKED]
-    xlsx = sheet_rows(out / "report.xlsx", "iops-hosts-iops")
+    xlsx = sheet_rows(out.parent / "results.xlsx", "iops-hosts-iops")
     assert {row[1]: row[2:] for row in xlsx[1:]} == {cell: pytest.approx(v, rel=1e-15) for cell, v in expected.items()}
 
     # each host's steady state, judged on its own rounds
@@ -77,7 +77,7 @@ def test_two_host_pts_report_shows_each_host(tmp_path: Path, servers: Servers, b
     for series in figure.series:
         assert series.x == (1, 2, 3, 4, 5)
         assert list(series.y) == [r["hosts"][series.name]["cells"][TRACKED]["iops"] for r in rounds]
-    data = sheet_rows(out / "report.xlsx", sheet_name(f"data {figure.key}", set()))
+    data = sheet_rows(out.parent / "results.xlsx", sheet_name(f"data {figure.key}", set()))
     assert [row[1] for row in data[2:]] == pytest.approx([r["hosts"][names[0]]["cells"][TRACKED]["iops"]
                                                           for r in rounds], rel=1e-15)  # xlsx keeps 15-17 digits
     assert (out / "figures" / f"{figure.key}.png").exists()

@@ -224,13 +224,13 @@ def test_real_pts_run_report(pts_report: Path) -> None:
         assert all(label in labels for label in HEADER_FACTS), key
     # IOPS: the xlsx table holds the measurement-window averages of phase.json, block size rows x mix columns
     window = phase_json(run_dir, "iops")["window"]
-    rows = sheet_rows(out / "report.xlsx", "iops")
+    rows = sheet_rows(out.parent / "results.xlsx", "iops")
     assert rows[0] == ("block size", "100/0 (IOPS)", "0/100 (IOPS)")
     assert {row[0]: row[1:] for row in rows[1:]} == {
         bs: pytest.approx((window[f"rnd {bs} 100/0"]["iops"], window[f"rnd {bs} 0/100"]["iops"]), rel=1e-15)
         for bs in ("4k", "64k")}
     # native Excel charts: one per charted table and per figure with a data sheet; IOPS vs block size on a log axis
-    with zipfile.ZipFile(out / "report.xlsx") as workbook:
+    with zipfile.ZipFile(out.parent / "results.xlsx") as workbook:
         charts = [workbook.read(name).decode() for name in workbook.namelist() if name.startswith("xl/charts/chart")]
     expected = sum(1 for table in report.tables() if table.chart and table.rows)
     expected += sum(1 for figure in report.figures() if figure.data_sheet and figure.series)
@@ -238,7 +238,7 @@ def test_real_pts_run_report(pts_report: Path) -> None:
     iops_chart = next(chart for chart in charts if "<c:f>iops!$B$1</c:f>" in chart)
     assert '<c:logBase val="10"/>' in iops_chart
     # the steady-state determination, as stored
-    determination_rows = sheet_rows(out / "report.xlsx", "iops-steady-state")
+    determination_rows = sheet_rows(out.parent / "results.xlsx", "iops-steady-state")
     stored = phase_json(run_dir, "iops")["determination"]["rnd 4k 0/100 iops"]
     (row,) = determination_rows[1:]
     assert row[1] == "rnd 4k 0/100 iops" and row[3] == pytest.approx(stored["average"], rel=1e-15)
@@ -246,11 +246,12 @@ def test_real_pts_run_report(pts_report: Path) -> None:
     assert row[11] == ("reached" if stored["steady"] else "NOT reached")
     # throughput in MB/s and latency in µs, from the same window values
     tp = phase_json(run_dir, "tp-1m")["window"]
-    assert sheet_rows(out / "report.xlsx", "tp")[1] == ("1m", pytest.approx(tp["seq 1m 100/0"]["bw_bytes"] / 1e6),
-                                                          pytest.approx(tp["seq 1m 0/100"]["bw_bytes"] / 1e6))
+    assert sheet_rows(out.parent / "results.xlsx", "tp")[1] == (
+        "1m", pytest.approx(tp["seq 1m 100/0"]["bw_bytes"] / 1e6), pytest.approx(tp["seq 1m 0/100"]["bw_bytes"] / 1e6))
     lat = phase_json(run_dir, "lat")["window"]
-    assert sheet_rows(out / "report.xlsx", "lat-mean")[1][2] == pytest.approx(lat["rnd 4k 0/100"]["lat_mean_ns"] / 1e3)
-    assert sheet_rows(out / "report.xlsx", "lat-p99999")[1][2] == pytest.approx(
+    assert sheet_rows(out.parent / "results.xlsx", "lat-mean")[1][2] == pytest.approx(
+        lat["rnd 4k 0/100"]["lat_mean_ns"] / 1e3)
+    assert sheet_rows(out.parent / "results.xlsx", "lat-p99999")[1][2] == pytest.approx(
         lat["rnd 4k 0/100"]["lat_percentiles_ns"]["99.999"] / 1e3)
     # each latency table says how its window value is made: a mean of round means, a maximum, a merged percentile
     window_rounds = phase_json(run_dir, "lat")["window_rounds"]
@@ -310,11 +311,11 @@ def test_full_run_of_25_rounds_not_steady(tmp_path: Path) -> None:
     assert any("IOPS: steady state not reached" in text for text in warnings)
     convergence = next(figure for figure in iops.figures() if figure.key == "iops-convergence-rnd-4k-0-100")
     assert [len(series.x) for series in convergence.series] == [25] * 8
-    rows = sheet_rows(out / "report.xlsx", "iops")
+    rows = sheet_rows(out.parent / "results.xlsx", "iops")
     assert [row[0] for row in rows[1:]] == ["1m", "128k", "64k", "32k", "16k", "8k", "4k", "512"]
     window = phase_json(run_dir, "iops")["window"]
     assert rows[7][7] == pytest.approx(window["rnd 4k 0/100"]["iops"], rel=1e-15)
-    wsat = sheet_rows(out / "report.xlsx", "wsat")
+    wsat = sheet_rows(out.parent / "results.xlsx", "wsat")
     last_round = json.loads((run_dir / "pts" / "wsat" / "rounds" / "025" / "round.json").read_text())
     assert len(wsat) == 26 and wsat[25][4] == pytest.approx(last_round["cells"]["rnd 4k 0/100"]["iops"], rel=1e-15)
     waf = last_round["telemetry"]["change"]["waf"]

@@ -108,7 +108,7 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
     pdf = " ".join(pdf_text(run_dir / "report" / "report.pdf").split())
     assert "Queue depth at which p99 latency exceeds 1,000 µs" in pdf and "randwrite 4k, write: best" in pdf
     assert (run_dir / "report" / "figures" / "sweep-randwrite-4k-write-heat-iops.svg").is_file()
-    workbook = sheet_rows(run_dir / "report" / "report.xlsx", "sweep")
+    workbook = sheet_rows(run_dir / "results.xlsx", "sweep")
     assert list(workbook[0]) == names and [row[names.index("IOPS")] for row in workbook[1:]] == \
         [row[names.index("IOPS")] for row in table.rows]
     assert_clean_report_page(browser.open_page(run_dir / "report" / "index.html"), len(figures))

@@ -410,9 +410,7 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
 def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False,
             make_report: bool = False) -> None:
     from ptsbench.report.core.terminal import print_rows
-    from ptsbench.report.core.xlsx import write_results_xlsx
 
-    write_results_xlsx(store.root / "results.xlsx", rows)
     print_rows(rows, output_format, grid=grid)
     end_report(store.root, make_report)
 
@@ -420,26 +418,29 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid
 def _finish_interrupted(store: "RunStore", output_format: str) -> None:
     """Ctrl-C: print and save what finished (fio's numbers up to the interrupt); the report is left for later."""
     from ptsbench.cases import load_records
+    from ptsbench.report.build import write_report
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.terminal import print_rows
-    from ptsbench.report.core.xlsx import write_results_xlsx
 
-    rows = result_rows(load_records(store))
-    write_results_xlsx(store.root / "results.xlsx", rows)
-    print_rows(rows, output_format)
+    print_rows(result_rows(load_records(store)), output_format)
+    write_report(store.root, workbook_only=True)
     click.echo(f"ptsbench: results until the interrupt are kept in {store.root}; "
                f"`ptsbench report {store.root}` writes their report", err=True)
 
 
 def end_report(run_dir: Path, make_report: bool) -> None:
-    """The end of a case run or sweep, once its results are stored and printed: the report with --report, else
-    the command that writes it (the results are all in the run directory; the report is minutes of CPU on a big
-    sweep and seconds on any run, which nobody waiting for a number should pay)."""
+    """The end of a case run or sweep, once its results are stored and printed: the report with --report (it
+    writes results.xlsx too), else the run's workbook results.xlsx and the command that writes the report (the
+    results are all in the run directory; the report is minutes of CPU on a big sweep and seconds on any run, which
+    nobody waiting for a number should pay)."""
     import shlex
+
+    from ptsbench.report.build import write_report
 
     if make_report:
         write_final_report(run_dir)
     else:
+        write_report(run_dir, workbook_only=True)
         click.echo(f"ptsbench: report: ptsbench report {shlex.quote(str(run_dir))}", err=True)
 
 

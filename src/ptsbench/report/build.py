@@ -18,7 +18,7 @@ from ptsbench.errors import PtsbenchError
 from ptsbench.report.cases.report import case_run_report
 from ptsbench.report.compare import compare_reports, run_labels
 from ptsbench.report.core.draw_mpl import DEFAULT_DPI
-from ptsbench.report.core.layout import FIGURES_DIR, HTML_NAME, PDF_NAME, XLSX_NAME
+from ptsbench.report.core.layout import FIGURES_DIR, HTML_NAME, PDF_NAME, RESULTS_XLSX, XLSX_NAME
 from ptsbench.report.core.model import Report
 from ptsbench.report.fleet import DEFAULT_K
 from ptsbench.report.pts.report import pts_report
@@ -144,43 +144,54 @@ def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
         shutil.rmtree(claims, ignore_errors=True)
 
 
-def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAULT_DPI) -> Path:
-    """Write the report's files into out_dir: index.html and report.xlsx; with static, report.pdf and figures/."""
+def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAULT_DPI,
+           workbook_path: Path | None = None) -> Path:
+    """Write the report's files into out_dir: index.html and the workbook (`workbook_path`, by default
+    out_dir/report.xlsx; a run's is its results.xlsx); with static, report.pdf and figures/."""
     from ptsbench.report.core import html, workbook
     from ptsbench.store import remove_stale_temporaries
 
     out_dir.mkdir(parents=True, exist_ok=True)
     for folder in (out_dir, out_dir / FIGURES_DIR):  # what a killed report left behind
         remove_stale_temporaries(folder)
-    workbook.write_workbook(report, out_dir / XLSX_NAME)
+    workbook_path = workbook_path or out_dir / XLSX_NAME
+    workbook.write_workbook(report, workbook_path)
     if static:
         write_static(report, out_dir, dpi)
-    html.write_html(report, out_dir / HTML_NAME, static=static)
+    html.write_html(report, out_dir / HTML_NAME, static, os.path.relpath(workbook_path, out_dir))
     return out_dir
 
 
 def build_report(run_dir: Path, static: bool = True, in_progress: str | None = None,
-                 dpi: int = DEFAULT_DPI) -> Path:
-    """RUN_DIR/report/ from the store alone (PNG figures at `dpi`); returns the report directory."""
+                 dpi: int = DEFAULT_DPI, workbook_only: bool = False) -> Path:
+    """RUN_DIR/report/ and the run's one workbook RUN_DIR/results.xlsx, from the store alone (PNG figures at
+    `dpi`); returns the report directory. With workbook_only, only results.xlsx (what every run writes at its end)
+    and returns its path."""
+    from ptsbench.report.core import workbook
     from ptsbench.store import remove_stale_temporaries
 
     run_dir = Path(run_dir)
     report = load_report(run_dir, in_progress)
     remove_stale_temporaries(run_dir)  # a killed run's results.xlsx or manifest temporary
-    return render(report, run_dir / REPORT_DIR, static, dpi)
+    if workbook_only:
+        workbook.write_workbook(report, run_dir / RESULTS_XLSX)
+        return run_dir / RESULTS_XLSX
+    return render(report, run_dir / REPORT_DIR, static, dpi, run_dir / RESULTS_XLSX)
 
 
-def write_report(run_dir: Path, in_progress: str | None = None, static: bool | None = None) -> Path:
+def write_report(run_dir: Path, in_progress: str | None = None, static: bool | None = None,
+                 workbook_only: bool = False) -> Path:
     """Write (or rewrite) a run's report; safe to call during a run, after every round.
 
     `in_progress` says where the run is (e.g. "IOPS round 3 of at most 25"): the report is marked so. `static`
     (default: only when the run is finished) adds report.pdf and the PNG/SVG figures, which take longer.
+    With workbook_only, only the run's results.xlsx (returns its path).
     Every file is replaced atomically, so a reader never sees half of one. Raises PtsbenchError when the report
     cannot be made; the run's results are untouched either way.
     """
     try:
         return build_report(Path(run_dir), static=in_progress is None if static is None else static,
-                            in_progress=in_progress)
+                            in_progress=in_progress, workbook_only=workbook_only)
     except PtsbenchError:
         raise
     except OSError as error:

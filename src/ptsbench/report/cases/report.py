@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from ptsbench.drops.stored import Finding
 
 RESULT_COLUMNS = (
-    Column("case"), Column("job"), Column("host"), Column("target"), Column("rw"), Column("bs"), Column("QDxT"),
-    Column("dir"),
-    Column("status"), Column("IOPS", "iops"), Column("MB/s", "mbs"), Column("lat mean (µs)", "us"),
-    *(Column(f"lat p{p} (µs)", "us") for p in RESULT_PERCENTILES),
-    Column("runtime (s)", "number"), Column("fio steady state"), Column("how formed"),
+    Column("case"), Column("job"), Column("host"), Column("target"), Column("rw"), Column("bs"), Column("dir"),
+    Column("status"), Column("QD", "int"), Column("threads", "int"), Column("IOPS", "iops"), Column("MB/s", "mbs"),
+    Column("lat mean (µs)", "us"), *(Column(f"lat p{p} (µs)", "us") for p in RESULT_PERCENTILES),
+    Column("done after first host (s)", "number"), Column("runtime (s)", "number"), Column("fio steady state"),
+    Column("how formed"),
 )
 
 
@@ -35,17 +35,18 @@ def results_table(records: Sequence[Any]) -> Table:
     from ptsbench.report.cases.tables import result_rows, steady_state_text
 
     rows = tuple(
-        (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs,
-         f"{row.iodepth}x{row.numjobs}" if row.iodepth else "-", row.direction,
-         row.status if not row.message else f"{row.status}: {row.message}", row.iops, row.mb_s,
+        (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs, row.direction,
+         row.status if not row.message else f"{row.status}: {row.message}", row.iodepth or None,
+         row.numjobs if row.iodepth else None, row.iops, row.mb_s,
          _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES),
-         row.runtime_s, steady_state_text(row), row.note or "-")
+         row.done_after_first_s, row.runtime_s, steady_state_text(row), row.note or "-")
         for row in result_rows(records)
     )
     return Table("results", "One row per fio job (its threads merged) or group_reporting group, and direction "
                  "(total latency, as fio measures lat; '-' where fio measured none)", RESULT_COLUMNS, rows,
-                 Chart("IOPS per job", "job", "IOPS", columns=_result_columns("IOPS")),
-                 keys=_result_columns("case", "job", "host", "rw", "bs", "QDxT", "dir"),
+                 Chart("IOPS per job", "job", "IOPS", columns=_result_columns("IOPS"),
+                       category=_result_columns("job")[0]),
+                 keys=_result_columns("case", "job", "host", "rw", "bs", "QD", "threads", "dir"),
                  pair=_result_columns("job", "host", "rw", "bs", "dir"),
                  compare=_result_columns("IOPS", "MB/s", "lat mean (µs)", "lat p99 (µs)", "lat p99.999 (µs)"))
 

@@ -106,7 +106,7 @@ class _Builder:
         return Figure(f"{self.key}-{key}", prefix + title, x_label, y_label, tuple(series), y_log=y_log,
                       x_ticks=tuple((float(i), label) for i, label in enumerate(ticks)), caption=text,
                       subtitle=self.options.subtitle, y_range=y_range, data_table=self.options.data_table,
-                      palette=self.options.palette)
+                      palette=self.options.palette, data_sheet=True)
 
     def bars(self, points: Sequence[Point], axis: str, values: Sequence[int | str], name: str, value: str
              ) -> list[Series]:

@@ -60,8 +60,8 @@ def _plotly_packed() -> str:
     return base64.b64encode((importlib.resources.files("ptsbench") / "data" / PLOTLY_BUNDLE).read_bytes()).decode()
 
 
-def render_html(report: Report, static: bool) -> str:
-    """The whole page as text."""
+def render_html(report: Report, static: bool, workbook: str = XLSX_NAME) -> str:
+    """The whole page as text (`workbook`: the workbook's path relative to the page)."""
     import importlib.resources
 
     import jinja2
@@ -78,12 +78,12 @@ def render_html(report: Report, static: bool) -> str:
                 for section in report.sections]
     return environment.from_string(template_text).render(
         report=report, sections=sections, static=static, plotly_packed=_plotly_packed(), refresh_s=LIVE_REFRESH_S,
-        files={"pdf": PDF_NAME, "xlsx": XLSX_NAME, "figures": FIGURES_DIR},
+        files={"pdf": PDF_NAME, "xlsx": workbook, "figures": FIGURES_DIR},
     )
 
 
-def write_html(report: Report, path: Path, static: bool = True) -> None:
+def write_html(report: Report, path: Path, static: bool = True, workbook: str = XLSX_NAME) -> None:
     """index.html, replaced atomically."""
-    text = render_html(report, static)
+    text = render_html(report, static, workbook)
     with atomic_file(path) as temporary:
         temporary.write_text(text)

@@ -22,13 +22,15 @@ class Column:
 
 @dataclass(frozen=True)
 class Chart:
-    """A native xlsx chart of a table: the first column as categories, the chosen numeric columns as series."""
+    """A native xlsx chart of a table: one column as categories (the first by default), the chosen numeric columns
+    as series."""
 
     title: str
     x_label: str
     y_label: str
     y_log: bool = False
     columns: tuple[int, ...] = ()  # empty: every numeric column
+    category: int = 0
 
 
 @dataclass(frozen=True)

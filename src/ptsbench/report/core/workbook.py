@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.report.core.figure import Figure
-from ptsbench.report.core.model import NUMBER_FORMATS, Report, Table, Value
+from ptsbench.report.core.model import NUMBER_FORMATS, Report, Table, Value, format_value
 
 ABOUT = "about"
+RESULTS = "results"  # the key of a case run's results table
+MAX_WIDTH = 100  # characters: a longer cell (a failure message) overflows rather than widen its column past a screen
 _SHEET_CHARS = re.compile(r"[\[\]:*?/\\']")
 
 
@@ -28,6 +30,16 @@ def sheet_name(key: str, used: set[str]) -> str:
         number += 1
     used.add(name.lower())
     return name
+
+
+def _fit_columns(sheet: Any, cells: Sequence[Sequence[str]]) -> None:
+    """Each column as wide as its longest text as Excel shows it (cells: the rows, each cell's shown text)."""
+    widths: dict[int, int] = {}
+    for row in cells:
+        for column, text in enumerate(row):
+            widths[column] = max(widths.get(column, 0), len(text))
+    for column, width in widths.items():
+        sheet.set_column(column, column, min(width + 2, MAX_WIDTH))
 
 
 def _write_cell(sheet: Any, row: int, column: int, value: Value, cell_format: Any) -> None:
@@ -62,19 +74,21 @@ def _write_about(workbook: Any, report: Report, contents: Sequence[tuple[str, st
     for entry in contents:
         row += 1
         sheet.write_row(row, 0, list(entry))
-    sheet.set_column(0, 0, 24)
-    sheet.set_column(1, 2, 50)
+    _fit_columns(sheet, [[label, value] for label, value in report.facts] + [list(entry) for entry in contents])
 
 
 def _write_table(workbook: Any, name: str, table: Table, formats: dict[str, Any], bold: Any) -> None:
     sheet = workbook.add_worksheet(name)
+    if table.key == RESULTS:
+        sheet.activate()  # the workbook opens on the numbers
     sheet.write_row(0, 0, [column.name for column in table.columns], bold)
     for row_index, row in enumerate(table.rows, start=1):
         for column_index, (value, column) in enumerate(zip(row, table.columns, strict=False)):
             _write_cell(sheet, row_index, column_index, value, formats.get(column.kind))
     sheet.freeze_panes(1, table.label_count() or 0)
-    sheet.set_column(0, max(table.label_count() - 1, 0), 16)
-    sheet.set_column(table.label_count(), len(table.columns) - 1, 14)
+    _fit_columns(sheet, [[column.name for column in table.columns]] + [
+        [format_value(value, column.kind) for value, column in zip(row, table.columns, strict=False)]
+        for row in table.rows])
     if table.chart is not None and table.rows:
         _add_table_chart(workbook, sheet, name, table)
 
@@ -87,7 +101,8 @@ def _add_table_chart(workbook: Any, sheet: Any, name: str, table: Table) -> None
     chart = workbook.add_chart({"type": "line"})
     for column in columns:
         chart.add_series({
-            "name": [name, 0, column], "categories": [name, 1, 0, last, 0], "values": [name, 1, column, last, column],
+            "name": [name, 0, column], "categories": [name, 1, spec.category, last, spec.category],
+            "values": [name, 1, column, last, column],
             "marker": {"type": "circle", "size": 4},
         })
     chart.set_title({"name": spec.title})
@@ -104,6 +119,7 @@ def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> N
     """Two columns (x, y) per series, and a scatter chart drawing them as the figure does."""
     sheet = workbook.add_worksheet(name)
     chart = workbook.add_chart({"type": "scatter", "subtype": "straight"})
+    shown: list[list[str]] = []
     for position, series in enumerate(figure.series):
         column = 2 * position
         sheet.write_string(0, column, series.name, bold)
@@ -111,6 +127,9 @@ def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> N
         for offset, (x, y) in enumerate(zip(series.x, series.y, strict=True), start=2):
             _write_cell(sheet, offset, column, x, None)
             _write_cell(sheet, offset, column + 1, y, None)
+        shown += [[""] * column + [series.name], [""] * column + [figure.x_label, figure.y_label]]
+        shown += [[""] * column + [format_value(x, "number"), format_value(y, "number")]
+                  for x, y in zip(series.x, series.y, strict=True)]
         last = len(series.x) + 1
         chart.add_series({"name": series.name, "categories": [name, 2, column, last, column],
                           "values": [name, 2, column + 1, last, column + 1]})
@@ -120,11 +139,12 @@ def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> N
                       **({"log_base": 10} if figure.y_log else {})})
     chart.set_size({"width": 760, "height": 420})
     sheet.insert_chart(1, 2 * len(figure.series) + 1, chart)
+    _fit_columns(sheet, shown)
 
 
 def write_workbook(report: Report, path: Path) -> None:
-    """report.xlsx of the report: made in memory, then replaced atomically (a full disk is one clear error, and
-    no half-written zip is left to complain when it is collected)."""
+    """The workbook of a report (a run's results.xlsx, a comparison's report.xlsx): made in memory, then replaced
+    atomically (a full disk is one clear error, and no half-written zip is left to complain when it is collected)."""
     import io
 
     import xlsxwriter
