@@ -111,6 +111,11 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
     workbook = sheet_rows(run_dir / "results.xlsx", "sweep")
     assert list(workbook[0]) == names and [row[names.index("IOPS")] for row in workbook[1:]] == \
         [row[names.index("IOPS")] for row in table.rows]
+    import openpyxl
+
+    charted = openpyxl.load_workbook(run_dir / "results.xlsx")  # each line figure: its data and a native chart
+    data = [charted[name] for name in charted.sheetnames if name.startswith("data sweep-")]
+    assert len(data) >= 2 and all(len(sheet._charts) == 1 for sheet in data)
     assert_clean_report_page(browser.open_page(run_dir / "report" / "index.html"), len(figures))
 
 
