@@ -12,9 +12,9 @@ Layout (schema version 1):
                                 own JOB_lat.N.log instead with --fio-lat-log or --hosts)
     result.json                 parsed results and status ("ok" | "failed" | "hung" | "interrupted"); written
                                 last, so its presence means "case finished"
-  results.xlsx                  the results table as a workbook
-  report/                       index.html, report.pdf, report.xlsx and figures/ (ptsbench report; made at the end
-                                of every run, rewritten after every round during a PTS run)
+  results.xlsx                  the run's one workbook (written at the end of every run; the report rewrites it)
+  report/                       index.html, report.pdf and figures/ (ptsbench report; made at the end of every
+                                run, rewritten after every round during a PTS run)
 PTS runs keep their rounds under pts/ (see ptsbench/pts/store.py); sweeps keep their cells as cases and the
 cells' job files under sweep/ (see ptsbench/sweep.py).
 Every file is written atomically (temporary file, fsync, rename), so a kill at any moment leaves either the old or
