@@ -216,7 +216,8 @@ def test_ptsbenchs_own_files_are_used_again_without_flags(tmp_path: Path) -> Non
     folder = tmp_path / "folder"
     folder.mkdir()
     runs = [("run", str(write), "--target", str(folder)), ("run", str(write), "--target", str(own), "--size", "512k"),
-            ("run", str(named)), ("run", str(write)),  # fio's made-up name write.0.0 in the working folder
+            ("run", str(named)), ("run", str(write), "--keep-files"),  # fio's made-up name write.0.0 in the
+            # working folder: removed at the end of the run unless kept (test_run_cli)
             ("pts", str(tmp_path / "pts.dat"), "--profile", "demo", "--tests", "iops", "--size", "8M",
              "--round-time", "0.1", "--max-rounds", "2")]
     for number in range(2):

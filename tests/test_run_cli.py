@@ -125,17 +125,19 @@ def test_results_xlsx_reads_back_equal_to_the_store(tmp_path: Path, write_job) -
 
 def test_files_fio_makes_outside_the_run_directory_are_named_and_removed(tmp_path: Path) -> None:
     """No --target: fio makes its files in the current folder; the run names them and removes them (not a file that
-    was there before the run: the user's), and --keep-files keeps them."""
+    was there before the run, nor one a job names: the user's), and --keep-files keeps them."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "j.fio").write_text("[seqr]\nrw=read\nbs=64k\nsize=1m\nioengine=psync\n"
-                                "[own]\nrw=read\nbs=64k\nsize=1m\nioengine=psync\nfilename=users.dat\n")
+                                "[own]\nrw=read\nbs=64k\nsize=1m\nioengine=psync\nfilename=users.dat\n"
+                                "[named]\nrw=write\nbs=64k\nsize=1m\nioengine=psync\nfilename=named.dat\n")
     (work / "users.dat").write_bytes(os.urandom(1 << 20))
     done = run_cli("run", "j.fio", "--out", "o1", cwd=work)
     assert done.returncode == 0, done.stderr
     made = str(work / "seqr.0.0")
     assert f"fio made 1 data file(s) for this run (1.0 MiB): {made}; removed" in done.stderr
     assert not os.path.exists(made) and (work / "users.dat").stat().st_size == 1 << 20
+    assert (work / "named.dat").stat().st_size == 1 << 20  # a job's own filename: the user named it
     kept = run_cli("run", "j.fio", "--out", "o2", "--keep-files", cwd=work)
     assert kept.returncode == 0 and f"kept (--keep-files): {made}" in kept.stderr, kept.stderr
     assert os.path.getsize(made) == 1 << 20

@@ -343,12 +343,14 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
 
 
 def files_fio_makes(cases: "list[Case]", run_dir: Path) -> list[str]:
-    """The data files the cases' jobs open that do not exist yet and lie outside the run directory: fio makes them
-    (in the current folder when a job names no file and no --target is given)."""
+    """The data files fio names itself (JOB.N.0, in the current folder or the job's `directory`) for jobs that name
+    no file and have no --target, which do not exist yet and lie outside the run directory. A file the user named
+    (a --target, a job's `filename`) stays, to be used again."""
     from ptsbench.target.userfile import missing
 
     inside = str(run_dir.absolute()) + os.sep
-    paths = [os.path.abspath(path) for case in cases for job in case.opens for path in job.paths]
+    paths = [os.path.abspath(path) for case in cases if case.target is None for job in case.opens
+             if not job.options.get("filename") for path in job.paths]
     return [path for path in missing(paths) if not path.startswith(inside)]
 
 
