@@ -22,7 +22,7 @@ SIZE = "10737430000"  # 10 GiB and 11,760 bytes: not a whole number of MiB
 # (profile, spec, extra arguments) -> (lines the dry run must print, lines it must not)
 DRY_RUNS: list[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = [
     ("enterprise", "2.0", ("--tests", "iops,lat,hir,cbw"), (
-        "WIPC 20.0 GiB of 128k seq writes (one stream, TC1/QD32)",  # 10: WIPC as one stream
+        "WIPC 20.0 GiB of 128k seq writes (one stream, TC1/QD32; about",  # 10: WIPC as one stream
         "Latency: response-time histogram: no WIPC; 1 cell/round x 1200s (TC1/QD1)",  # 2: 20 minutes at TC1/QD1
         "Host idle recovery: steady state (baseline): purge, no WIPC; 1 cell/round x 1800s",  # 1: 30-minute rounds
         "Composite block size workload: preconditioning: purge, no WIPC; 1 cell/round x 1800s",
@@ -36,7 +36,7 @@ DRY_RUNS: list[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]
         "Note: active range: 75 % in 2048 segments of 3,145,728 bytes, one every 5,242,880 bytes from LBA 0",  # 3
         "preconditioning writes all 10,737,418,240 bytes they spread over",
         "Host idle recovery: the same amount as one contiguous range from LBA 0",
-        "WIPC 20.0 GiB of 128k seq writes (one stream, TC1/QD32)",
+        "WIPC 20.0 GiB of 128k seq writes (one stream, TC1/QD32; about",
         # a 10 GiB target is too small for 75 % in whole 1 MiB units: the rounding is a deviation, with both numbers
         "active range: the 2048 segments hold 60.0 % of the LBAs they spread over, not 75 %",
      ), ()),
