@@ -24,8 +24,9 @@ DRY_RUNS: list[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]
     ("enterprise", "2.0", ("--tests", "iops,lat,hir,cbw"), (
         "WIPC 20.0 GiB of 128k seq writes (one stream, TC1/QD32; about",  # 10: WIPC as one stream
         "Latency: response-time histogram: no WIPC; 1 cell/round x 1200s (TC1/QD1)",  # 2: 20 minutes at TC1/QD1
-        "Host idle recovery: steady state (baseline): purge, no WIPC; 1 cell/round x 1800s",  # 1: 30-minute rounds
-        "Composite block size workload: preconditioning: purge, no WIPC; 1 cell/round x 1800s",
+        # 1: 30-minute rounds
+        "Host idle recovery: steady state (baseline): no purge (method none), no WIPC; 1 cell/round x 1800s",
+        "Composite block size workload: preconditioning: no purge (method none), no WIPC; 1 cell/round x 1800s",
         "pre-write at the sweep's top TC/QD (--point-prewrite-depth top)",  # 4: the recorded reading
         "Note: active range 10,737,418,240 bytes: 100 % of 10,737,430,000 is 10,737,430,000, rounded down to "
         "whole 1.0 MiB units of the block sizes (the last 11,760 bytes left out)",  # 6: both numbers
