@@ -42,6 +42,12 @@ def main() -> None:
                         help="ptsbench executable (default: the one next to this Python)")
     parser.add_argument("--fio", default=shutil.which("fio") or "fio", help="fio executable (default: fio on PATH)")
     args = parser.parse_args()
+    import compileall
+
+    import ptsbench as package
+
+    # as an install leaves it: PYTHONDONTWRITEBYTECODE (set on some machines) would recompile every module per run
+    compileall.compile_dir(Path(package.__file__).parent, quiet=1)
     walls: dict[str, list[float]] = {"fio": [], "run": [], "run --report": []}
     after: dict[str, list[float]] = {name: [] for name in walls}
     with tempfile.TemporaryDirectory(prefix="bench-run-end-") as folder:
