@@ -60,6 +60,8 @@ def test_catalog_of_a_lab_queried_by_model_and_firmware_and_rebuilt(run_lab: Lab
     stored = json.loads(next((run_lab.capped / "cases").glob("*/result.json")).read_text())
     assert capped["value"] == stored["jobs"][0]["directions"][0]["iops"]  # fio's number, as stored
     every_value = query(db, "values")
+    units = {"iops": "IOPS", "mbs": "bytes/s", "lat": "ns"}  # each value names the unit it is kept in
+    assert every_value and all(value["unit"] == units[value["quantity"]] for value in every_value)
     assert run_cli("catalog", "update", str(run_lab.folder), "--db", db).stderr.count(f"{run_lab.count} unchanged") == 1
     Path(db).unlink()  # deleting the index loses nothing: the run folders are the truth
     assert run_cli("catalog", "update", str(run_lab.folder), "--db", db, "--rebuild").returncode == 0

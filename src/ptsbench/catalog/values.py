@@ -18,6 +18,7 @@ from ptsbench.report.cases.tables import RESULT_PERCENTILES
 
 QUANTITIES = ("iops", "mbs", "lat")  # what a value measures: IOPS, bandwidth (bytes/s), latency (ns)
 HIGHER_IS_BETTER = {"iops": True, "mbs": True, "lat": False}
+STORED_UNITS = {"iops": "IOPS", "mbs": "bytes/s", "lat": "ns"}  # the unit each quantity's values are kept in
 
 
 @dataclass(frozen=True)

@@ -121,17 +121,20 @@ def values(name: str | None, output_format: str, db: str, **options: Any) -> Non
     """Headline values of the matching runs: all, or those whose name ends with NAME ('iops', 'IOPS: rnd 4k 0/100
     iops'). Values in stored units: IOPS, bytes/s, ns."""
     from ptsbench.catalog.index import Catalog
+    from ptsbench.catalog.values import STORED_UNITS
 
     opened = Catalog.open(db)
     try:
         found = opened.runs(_filters(options))
         by_path = {run["path"]: run for run in found}
         rows = [{"created_utc": by_path[value["path"]]["created_utc"], "model": by_path[value["path"]]["model"],
-                 "firmware": by_path[value["path"]]["firmware"], **value}
+                 "firmware": by_path[value["path"]]["firmware"], **value,
+                 "unit": STORED_UNITS.get(str(value["quantity"]), "")}
                 for value in opened.values(by_path, name)]
     finally:
         opened.close()
-    columns = ("created_utc", "model", "firmware", "path", "name", "quantity", "value", "noise")
+    # a name such as 'read MB/s' names the metric; the value is in the stored unit, said beside it
+    columns = ("created_utc", "model", "firmware", "path", "name", "quantity", "value", "unit", "noise")
     _print(rows, columns, output_format, f"{len(rows)} values")
 
 
