@@ -16,7 +16,7 @@ from test_present import assert_whole, run_in_terminal
 from test_report_browser import Browser, assert_clean_report_page, pdf_text, shared_browser
 from test_report_pts import TINY_ARGS, sheet_rows, tiny_pts_run
 
-JOB_TEXT = """\
+ONE_JOB = """\
 [global]
 ioengine=null
 size=1G
@@ -26,7 +26,8 @@ runtime=1
 [randread-4k]
 rw=randread
 bs=4k
-
+"""
+JOB_TEXT = ONE_JOB + """
 [write-64k]
 stonewall
 rw=write
@@ -174,18 +175,6 @@ def test_compare_of_two_devices_says_which_device_each_run_measured(tmp_path: Pa
 
 
 # --- the fleet table: every run side by side, outliers named -------------------------------------------------
-
-ONE_JOB = """\
-[global]
-ioengine=null
-size=1G
-time_based
-runtime=1
-
-[randread-4k]
-rw=randread
-bs=4k
-"""
 
 
 @pytest.fixture(scope="module")

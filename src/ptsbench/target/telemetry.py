@@ -33,7 +33,7 @@ from typing import Any
 
 from ptsbench.target.purge import CommandLog, tool_message
 from ptsbench.target.target import Target
-from ptsbench.target.waf import MEDIA_COUNTER_KEYS, read_media_written, write_amplification
+from ptsbench.target.waf import MEDIA_COUNTER_KEYS, counter_value, read_media_written, write_amplification
 
 NVME_DATA_UNIT_BYTES = 512_000  # NVMe data units: thousands of 512-byte units
 KELVIN_OFFSET = 273  # NVMe convention (nvme-cli, smartctl): Celsius = Kelvin - 273
@@ -151,19 +151,6 @@ def _smartctl_message(doc: Mapping[str, Any]) -> str:
     return "; ".join(text for text in texts if text) or "no SMART data"
 
 
-def _number(value: object) -> int | None:
-    """A counter as nvme-cli / smartctl print it: int, float (nvme-cli 1.x 128-bit values) or digit string."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
 def _celsius_from_kelvin(kelvin: int | None) -> int | None:
     return kelvin - KELVIN_OFFSET if kelvin else None  # 0 K: the controller does not report it
 
@@ -171,50 +158,50 @@ def _celsius_from_kelvin(kelvin: int | None) -> int | None:
 def parse_nvme_smart_log(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The telemetry values of an `nvme smart-log -o json` document (NVMe SMART / Health log, page 02h)."""
     warning = doc.get("critical_warning")
-    kelvin = _number(doc.get("temperature"))
-    units = _number(doc.get("data_units_written"))
+    kelvin = counter_value(doc.get("temperature"))
+    units = counter_value(doc.get("data_units_written"))
     return {
         "temperature_k": kelvin,
         "temperature_c": _celsius_from_kelvin(kelvin),
-        "critical_warning": _number(warning.get("value") if isinstance(warning, dict) else warning),
-        "warning_temp_time_min": _number(doc.get("warning_temp_time")),
-        "critical_temp_time_min": _number(doc.get("critical_comp_time")),
-        "thm_temp1_trans_count": _number(doc.get("thm_temp1_trans_count")),
-        "thm_temp2_trans_count": _number(doc.get("thm_temp2_trans_count")),
-        "thm_temp1_total_time_s": _number(doc.get("thm_temp1_total_time")),
-        "thm_temp2_total_time_s": _number(doc.get("thm_temp2_total_time")),
-        "media_errors": _number(doc.get("media_errors")),
+        "critical_warning": counter_value(warning.get("value") if isinstance(warning, dict) else warning),
+        "warning_temp_time_min": counter_value(doc.get("warning_temp_time")),
+        "critical_temp_time_min": counter_value(doc.get("critical_comp_time")),
+        "thm_temp1_trans_count": counter_value(doc.get("thm_temp1_trans_count")),
+        "thm_temp2_trans_count": counter_value(doc.get("thm_temp2_trans_count")),
+        "thm_temp1_total_time_s": counter_value(doc.get("thm_temp1_total_time")),
+        "thm_temp2_total_time_s": counter_value(doc.get("thm_temp2_total_time")),
+        "media_errors": counter_value(doc.get("media_errors")),
         "data_units_written": units,
         "data_written_bytes": units * NVME_DATA_UNIT_BYTES if units is not None else None,
-        "data_units_read": _number(doc.get("data_units_read")),
-        "power_cycles": _number(doc.get("power_cycles")),
+        "data_units_read": counter_value(doc.get("data_units_read")),
+        "power_cycles": counter_value(doc.get("power_cycles")),
     }
 
 
 def parse_smartctl(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The telemetry values of a `smartctl -j -a` document (ATA, SCSI or NVMe device)."""
     values: dict[str, Any] = dict.fromkeys(("temperature_c", "temperature_k", "critical_warning", *COUNTER_KEYS))
-    values["temperature_c"] = _number((doc.get("temperature") or {}).get("current"))
+    values["temperature_c"] = counter_value((doc.get("temperature") or {}).get("current"))
     if values["temperature_c"] == 0 and (doc.get("device") or {}).get("protocol") == "SCSI":
         values["temperature_c"] = None  # smartctl's "<not available>" of a SCSI device: no temperature log page
     nvme = doc.get("nvme_smart_health_information_log")
     if isinstance(nvme, dict):
-        units = _number(nvme.get("data_units_written"))
+        units = counter_value(nvme.get("data_units_written"))
         values.update(
-            critical_warning=_number(nvme.get("critical_warning")),
-            warning_temp_time_min=_number(nvme.get("warning_temp_time")),
-            critical_temp_time_min=_number(nvme.get("critical_comp_time")),
-            media_errors=_number(nvme.get("media_errors")),
+            critical_warning=counter_value(nvme.get("critical_warning")),
+            warning_temp_time_min=counter_value(nvme.get("warning_temp_time")),
+            critical_temp_time_min=counter_value(nvme.get("critical_comp_time")),
+            media_errors=counter_value(nvme.get("media_errors")),
             data_units_written=units,
             data_written_bytes=units * NVME_DATA_UNIT_BYTES if units is not None else None,
-            data_units_read=_number(nvme.get("data_units_read")),
-            power_cycles=_number(nvme.get("power_cycles")),
+            data_units_read=counter_value(nvme.get("data_units_read")),
+            power_cycles=counter_value(nvme.get("power_cycles")),
         )
         if values["temperature_c"] is None:
-            values["temperature_c"] = _number(nvme.get("temperature"))
+            values["temperature_c"] = counter_value(nvme.get("temperature"))
     table = (doc.get("ata_smart_attributes") or {}).get("table")
     if isinstance(table, list):
-        values.update(_ata_values(table, _number(doc.get("logical_block_size")) or 512))
+        values.update(_ata_values(table, counter_value(doc.get("logical_block_size")) or 512))
     counters = doc.get("scsi_error_counter_log")
     if isinstance(counters, dict):
         values.update(_scsi_values(counters))
@@ -222,7 +209,8 @@ def parse_smartctl(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _ata_values(table: list[Any], sector_bytes: int) -> dict[str, Any]:
-    raw = {str(row.get("name")): _number((row.get("raw") or {}).get("value")) for row in table if isinstance(row, dict)}
+    raw = {str(row.get("name")): counter_value((row.get("raw") or {}).get("value"))
+           for row in table if isinstance(row, dict)}
     written = None
     for name, unit in _ATA_WRITTEN_UNITS.items():
         count = raw.get(name)
@@ -234,7 +222,7 @@ def _ata_values(table: list[Any], sector_bytes: int) -> dict[str, Any]:
 
 
 def _scsi_values(counters: Mapping[str, Any]) -> dict[str, Any]:
-    uncorrected = [_number((counters.get(kind) or {}).get("total_uncorrected_errors"))
+    uncorrected = [counter_value((counters.get(kind) or {}).get("total_uncorrected_errors"))
                    for kind in ("read", "write", "verify")]
     known = [count for count in uncorrected if count is not None]
     written_gb = (counters.get("write") or {}).get("gigabytes_processed")

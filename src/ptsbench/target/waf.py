@@ -35,10 +35,11 @@ NOT_REPORTED = "the drive reports no media bytes written (neither the OCP C0h lo
 JsonRunner = Callable[[list[str]], tuple[Any, str | None, int]]
 
 
-def _count(value: object) -> int | None:
-    """A byte count as nvme-cli prints it: int, digit string, or {"hi", "lo"} 64-bit halves of a 128-bit count."""
+def counter_value(value: object) -> int | None:
+    """A counter as nvme-cli / smartctl print it: int, float (nvme-cli 1.x 128-bit values), digit string, or
+    {"hi", "lo"}: the 64-bit halves of a 128-bit count."""
     if isinstance(value, Mapping):
-        high, low = _count(value.get("hi")), _count(value.get("lo"))
+        high, low = counter_value(value.get("hi")), counter_value(value.get("lo"))
         return None if high is None or low is None else (high << 64) + low
     if isinstance(value, bool) or value is None:
         return None
@@ -59,14 +60,14 @@ def parse_ocp_smart_add_log(doc: Mapping[str, Any]) -> int | None:
         return None
     for key, value in doc.items():
         if str(key).strip().lower() in _OCP_WRITTEN_KEYS:
-            return _count(value)
+            return counter_value(value)
     return None
 
 
 def parse_fdp_stats(doc: Mapping[str, Any]) -> dict[str, int | None]:
     """Host and media bytes written and media bytes erased of an `nvme fdp stats -o json` document."""
-    return {"fdp_host_written_bytes": _count(doc.get("hbmw")), "media_written_bytes": _count(doc.get("mbmw")),
-            "media_erased_bytes": _count(doc.get("mbe"))}
+    return {"fdp_host_written_bytes": counter_value(doc.get("hbmw")),
+            "media_written_bytes": counter_value(doc.get("mbmw")), "media_erased_bytes": counter_value(doc.get("mbe"))}
 
 
 def read_media_written(controller: str, namespace_device: str, run_json: JsonRunner) -> dict[str, Any]:
