@@ -33,13 +33,14 @@ JSON.stringify((() => {{
   }}).map(element => element.innerText.trim());
   const scrolled = Array.from(document.querySelectorAll('.table-wrap')).filter(
     wrap => wrap.scrollWidth > wrap.clientWidth + 1).map(wrap => wrap.querySelector('table').id);
-  // a cell whose text has no space or hyphen to wrap at, drawn on more than one line, was broken mid-word
+  // a cell whose text has no space, hyphen or '/' (a path wraps after one) to wrap at, drawn on more than one line,
+  // was broken mid-word
   const broken = Array.from(document.querySelectorAll('table.data td')).filter(cell => {{
     const text = cell.innerText.trim();
     const range = document.createRange();
     range.selectNodeContents(cell);
     const tops = new Set(Array.from(range.getClientRects()).map(box => Math.round(box.top)));
-    return text && !/[\\s-]/.test(text) && tops.size > 1;
+    return text && !/[\\s\\/-]/.test(text) && tops.size > 1;
   }}).map(cell => cell.innerText.trim());
   const title = document.querySelector('h1');
   const line = parseFloat(getComputedStyle(title).lineHeight) || 30;
@@ -149,7 +150,7 @@ def test_first_screen_of_a_compare_report(qd_runs: tuple[Path, Path], tmp_path: 
     out = build_compare([qd16, qd32], tmp_path / "cmp", ["qd16", "qd32"], static=False)
     seen = first_screen(browser, out / "index.html", out / "first-screen.png")
     cells = seen["seen"]
-    assert "What differs: QDxT: 16x1 (qd16) vs 32x1 (qd32)" in cells  # the one setting they differ in
+    assert "What differs: QD: 16 (qd16) vs 32 (qd32)" in cells  # the one setting they differ in
     # the fleet table: a row per run with every test's IOPS (random jobs), the median under them
     assert "randread-4k read (IOPS)" in cells and "randwrite-4k write (IOPS)" in cells and "median" in cells
     for label, run in (("qd16", qd16), ("qd32", qd32)):
@@ -158,11 +159,11 @@ def test_first_screen_of_a_compare_report(qd_runs: tuple[Path, Path], tmp_path: 
         expected = [f"{stored[(job, direction)]['iops']:,.1f}"
                     for job, direction in (("randread-4k", "read"), ("randwrite-4k", "write"))]
         assert row[6:8] == expected, (expected, row[:9])  # after the model, serial, firmware, steady round, repetitions
-    # the detailed table pairs the rows by workload too (no row of one run alone), QDxT compared side by side
+    # the detailed table pairs the rows by workload too (no row of one run alone), QD compared side by side
     compared = next(t for t in load_compare([qd16, qd32], ["qd16", "qd32"]).tables() if t.key == "results")
     assert len(compared.rows) == len(next(t for t in load_report(qd16).tables() if t.key == "results").rows)
-    qd = dict(compared.groups)["QDxT"]
-    assert {(row[qd[0]], row[qd[1]]) for row in compared.rows} == {("16x1", "32x1")}
+    qd = dict(compared.groups)["QD"]
+    assert {(row[qd[0]], row[qd[1]]) for row in compared.rows} == {(16, 32)}
 
 
 def test_compare_prints_the_side_by_side_table(qd_runs: tuple[Path, Path], tmp_path: Path) -> None:
@@ -174,7 +175,7 @@ def test_compare_prints_the_side_by_side_table(qd_runs: tuple[Path, Path], tmp_p
     line = next(line for line in done.stdout.splitlines() if line.startswith("randread-4k") and "×" in line
                 and f"{a['iops']:,.0f}" in line)
     assert f"{b['iops']:,.0f}" in line and f"{b['iops'] / a['iops']:.3f}×" in line
-    assert "What differs: QDxT" in done.stdout
+    assert "What differs: QD" in done.stdout
 
 
 # --- terminal widths --------------------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ import pytest
 
 from conftest import attached_loop, kill_when, run_cli
 from ptsbench.fio.lifetime import fio_pids
+from test_present import first_screen
+from test_report_browser import Browser, shared_browser
 
 LOOP_BYTES = 16 * 1024 * 1024
 SMALL = ["--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "0.3", "--max-rounds", "3",
@@ -31,6 +33,11 @@ def set_read_only(device: str, read_only: bool) -> None:
     """The kernel's read-only flag of the device (BLKROSET, as a drive at the end of its life turns read-only): set
     under fio, it fails every write from then on with EPERM."""
     subprocess.run(["blockdev", "--setro" if read_only else "--setrw", device], check=True)
+
+
+@pytest.fixture
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    return shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
 
 
 @pytest.fixture
@@ -84,8 +91,8 @@ def check_complete(run_dir: Path, devices: list[str]) -> None:
     assert fio_pids(run_dir) == []
 
 
-def test_a_failing_device_is_recorded_the_others_finish_and_resume_continues_it(loops: list[str],
-                                                                               tmp_path: Path) -> None:
+def test_a_failing_device_is_recorded_the_others_finish_and_resume_continues_it(loops: list[str], tmp_path: Path,
+                                                                               browser: Browser) -> None:
     run_dir = tmp_path / "run"
     failing = loops[3]
     process = start_fleet(run_dir, "pts", *loops, "--destructive", "--out", str(run_dir), *SMALL)
@@ -120,6 +127,8 @@ def test_a_failing_device_is_recorded_the_others_finish_and_resume_continues_it(
     assert all((part(run_dir, device) / "report" / "index.html").is_file() for device in loops)
     html = (run_dir / "report" / "index.html").read_text()  # the fleet's own report opens with its table
     assert html.index("Fleet: every device side by side") < html.index("Devices of the fleet")
+    seen = first_screen(browser, run_dir / "report" / "index.html", tmp_path / "first-screen.png")["seen"]
+    assert all(Path(device).name in seen for device in loops) and "median" in seen, seen[:60]  # in chromium
     shown = run_cli("show", str(run_dir)).stdout
     assert shown.index("every device side by side") < shown.index(f"== {Path(loops[0]).name} (")
     assert all(f"\n{Path(device).name} " in shown for device in loops) and "median" in shown, shown

@@ -60,6 +60,17 @@ def _plotly_packed() -> str:
     return base64.b64encode((importlib.resources.files("ptsbench") / "data" / PLOTLY_BUNDLE).read_bytes()).decode()
 
 
+def breakable(text: object) -> object:
+    """A cell's text, escaped, where a path may wrap after each '/' (a table of four devices' long backing-file
+    paths was wider than the page); other text as it is."""
+    import markupsafe
+
+    value = str(text)
+    if "/" not in value or " " in value:
+        return text
+    return markupsafe.Markup("/<wbr>").join(markupsafe.escape(part) for part in value.split("/"))
+
+
 def render_html(report: Report, static: bool, workbook: str = XLSX_NAME) -> str:
     """The whole page as text (`workbook`: the workbook's path relative to the page)."""
     import importlib.resources
@@ -72,6 +83,7 @@ def render_html(report: Report, static: bool, workbook: str = XLSX_NAME) -> str:
     template_text = (importlib.resources.files("ptsbench") / "data" / "templates" / TEMPLATE).read_text()
     environment = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True,
                                      undefined=jinja2.StrictUndefined)
+    environment.filters["breakable"] = breakable
     sections = [{"key": section.key, "title": section.title, "facts": section.facts,
                  "blocks": [view for block in section.blocks
                             for view in _block_views(block, palette, report.provenance)]}
