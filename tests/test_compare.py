@@ -258,9 +258,10 @@ def test_compare_of_five_runs_names_the_outlier(five_runs: list[Path], tmp_path:
 
 def test_compare_of_two_pts_runs_within_the_window_excursion(tmp_path_factory: pytest.TempPathFactory,
                                                                tmp_path: Path) -> None:
-    """The shared small PTS run and a second one of its IOPS test on a file of its own: their IOPS differ by less
-    than the measurement window's data excursion (rounds of 0.1 s on a 16 MiB file vary a lot), which the
-    comparison says instead of printing a ratio."""
+    """The shared small PTS run and a second one of its IOPS test on a file of its own: where their IOPS differ by
+    less than the measurement window's data excursion (rounds of 0.1 s on a 16 MiB file vary a lot, but on a loaded
+    machine not always that much), the comparison says so instead of printing a ratio, and prints the ratio where
+    they differ by more; a copy of the first run always differs by less (by nothing) and is always within noise."""
     first = tiny_pts_run(tmp_path_factory.getbasetemp())
     second = tmp_path / "second"
     done = run_cli("pts", *TINY_ARGS[:TINY_ARGS.index("--wsat-capacity")], "--mixes", "iops=100,0", "--block-sizes",
@@ -270,13 +271,18 @@ def test_compare_of_two_pts_runs_within_the_window_excursion(tmp_path_factory: p
                                                 ["determination"].items())) for run in (first, second)]
     average_a, average_b = found_a["average"], found_b["average"]
     excursion = max(found_a["data_excursion"], found_b["data_excursion"])
-    assert abs(average_a - average_b) <= excursion, (average_a, average_b, excursion)  # the premise
-    done = run_cli("compare", str(first), str(second), "--label", "a", "--label", "b", "--out", str(tmp_path / "cmp"),
-                   "--no-static")
-    assert done.returncode == 0, done.stderr
-    line = next(line for line in done.stdout.splitlines() if line.startswith("IOPS ") and "rnd 4k 0/100" in line
-                and f"{average_a:,.1f}" in line)
-    assert line.endswith("within noise") and "×" not in line and f"{average_b:,.1f}" in line
+    within = abs(average_a - average_b) <= excursion  # the rule, from the stored numbers
+    again = tmp_path / "again"
+    shutil.copytree(first, again, ignore=shutil.ignore_patterns("report"))
+    for other, expect_within in ((second, within), (again, True)):
+        done = run_cli("compare", str(first), str(other), "--label", "a", "--label", "b", "--out",
+                       str(tmp_path / f"cmp-{other.name}"), "--no-static")
+        assert done.returncode == 0, done.stderr
+        line = next(line for line in done.stdout.splitlines() if line.startswith("IOPS ") and "rnd 4k 0/100" in line
+                    and f"{average_a:,.1f}" in line)
+        assert line.endswith("within noise") == expect_within and ("×" in line) != expect_within, line
+    if not within:  # the table checks below: a pair within noise
+        second, found_b = again, found_a
     # the fleet table's noise of the tracked value is the window's data excursion, as the steady-state check has it
     report = load_compare([first, second], ["a", "b"])
     noise = next(t for t in report.sections[0].tables() if t.key == "fleet-noise")

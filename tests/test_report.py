@@ -397,7 +397,7 @@ def test_report_of_a_run_on_two_hosts(fio_servers: Servers, tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     report = load_report(tmp_path / "run")
     rows = next(t for t in report.tables() if t.key == "results").rows
-    assert {(row[1], row[2]) for row in rows if row[7] == "read"} == {
+    assert {(row[1], row[2]) for row in rows if row[6] == "read"} == {
         (job, host) for job in ("rr", "mix") for host in ("127.0.0.1", "127.0.0.2", "all hosts")}
     figures = {figure.key: figure for figure in report.figures()}
     for key in ("case001-iops", "case001-percentiles"):
