@@ -26,7 +26,7 @@ DETERMINATION_COLUMNS = (
     Column("data excursion", "number"), Column("allowed data excursion (20 %)", "number"),
     Column("slope excursion", "number"), Column("allowed slope excursion (10 %)", "number"),
     Column("slope per round", "number"), Column("intercept", "number"), Column("fitted line"),
-    Column("steady state"), Column("drops in the window"),
+    Column("steady state"), Column("drops"),  # rounds of the window that held a drop (docs/drops.md)
 )
 HOST_STEADY_COLUMNS = (Column("phase"), Column("tracked variable"), Column("host"), Column("window rounds"),
                        Column("average", "number"), Column("unit"), Column("steady state"))
