@@ -140,7 +140,11 @@ def _check_colors(colors: tuple[str, ...]) -> None:
 @click.option("--compare", is_flag=True, help="All runs on one chart per kind (their totals unless --dir).")
 @click.option("--per-job", is_flag=True, help="Keep per-job logs (_bw.1.log, _bw.2.log) apart instead of merging.")
 @click.option("--interval", "interval_ms", type=Finite(), metavar="MS",
-              help="Interval for merging jobs, per-IO rates and histogram percentiles (default: from the logs).")
+              help="Interval for merging jobs, per-IO rates and histogram percentiles (default: the job's "
+              "log_avg_msec / log_hist_msec, else read off the logs' time stamps).")
+@click.option("--job", "job_files", type=click.Path(path_type=Path), multiple=True, metavar="FILE",
+              help="The fio job file or fio JSON output the logs came from, for the interval the job asked for "
+              "(default: found beside the logs); repeat for several.")
 @click.option("--dir", "directions", type=click.Choice(DIRECTIONS), multiple=True,
               help="Directions to draw; repeat for several (default: all and their total).")
 @click.option("--percentiles", default="50,99,99.9", show_default=True, help="Percentile lines of histogram logs.")
@@ -156,7 +160,7 @@ def _check_colors(colors: tuple[str, ...]) -> None:
 @click.option("--device", help="Device name for the caption (ptsbench runs name it themselves).")
 @json_options
 def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tuple[str, ...], smooth_s: float | None,
-         trend: bool, x_axis: str, compare: bool, per_job: bool, interval_ms: float | None,
+         trend: bool, x_axis: str, compare: bool, per_job: bool, interval_ms: float | None, job_files: tuple[Path, ...],
          directions: tuple[str, ...], percentiles: str, three_d: bool, bars: bool, skip_bad_lines: bool,
          title: str | None, labels: tuple[str, ...], pattern: str | None, columns: str | None,
          device: str | None, **json_settings: Any) -> None:
@@ -195,7 +199,7 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
 
     options = PlotOptions(
         kind=kind, out_dir=out_dir, formats=formats or ("png",), smooth_s=smooth_s, trend=trend, x_axis=x_axis,
-        compare=compare, per_job=per_job, interval_ms=interval_ms, directions=directions,
+        compare=compare, per_job=per_job, interval_ms=interval_ms, job_files=job_files, directions=directions,
         percentiles=_percentiles(percentiles), three_d=three_d, bars=bars, skip_bad_lines=skip_bad_lines,
         title=title, labels=labels, pattern=pattern,
         columns=tuple(part.strip() for part in columns.split(",")) if columns else None, device=device,
@@ -214,7 +218,7 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
                         for header in headers), tuple(tuple(row) for row in rows), keys=(0, 2))
     console = terminal_console()  # at 80 columns numbers stay whole: columns are left out from the right, named
     print_model_table(table, console, "in summary.csv")
-    for note in summary_notes(result.summaries):
+    for note in (*summary_notes(result.summaries), *result.intervals):
         console.print(f"note: {note}", highlight=False)
     for path in result.files:
         console.print(f"wrote {path}", highlight=False, soft_wrap=True)  # a path is never broken

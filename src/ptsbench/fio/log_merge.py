@@ -50,7 +50,7 @@ def hist_percentiles(logs: Sequence[HistLog], percentiles: Sequence[float] = (50
     if len(bins) != 1 or len({log.coarseness for log in logs}) != 1:
         raise LogError("histogram logs with different bin counts cannot be merged", "plot them one at a time")
     values_ns = logs[0].bin_values_ns
-    interval = float(interval_ms or _hist_step_ms(logs))
+    interval = float(interval_ms or hist_step_ms(logs))
     time_ms = np.concatenate([log.time_ms.astype(np.int64) for log in logs])
     ddir = np.concatenate([log.ddir.astype(np.int64) for log in logs])
     counts = np.concatenate([log.counts.astype(np.int64) for log in logs])
@@ -67,7 +67,8 @@ def hist_percentiles(logs: Sequence[HistLog], percentiles: Sequence[float] = (50
     return results
 
 
-def _hist_step_ms(logs: Sequence[HistLog]) -> float:
+def hist_step_ms(logs: Sequence[HistLog]) -> float:
+    """The median step between the lines of histogram logs: about their log_hist_msec."""
     steps = [np.diff(np.unique(log.time_ms.astype(np.int64))) for log in logs]
     joined = np.concatenate(steps) if steps else np.array([])
     return float(np.median(joined)) if len(joined) else 1000.0

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptsbench.errors import PtsbenchError
+from ptsbench.fio.log_jobs import JobOptions
 from ptsbench.fio.logs import FioLog, HistLog, read_hist_log, read_log
 from ptsbench.plot import charts
 from ptsbench.plot.draw import FORMATS, ChartWriter, Look
@@ -32,7 +33,8 @@ class PlotOptions:
     x_axis: str = "time"  # time or written
     compare: bool = False
     per_job: bool = False  # keep per-job logs apart instead of merging them
-    interval_ms: float | None = None  # merge / rate / histogram interval; None: from the logs
+    interval_ms: float | None = None  # merge / rate / histogram interval; None: the job's, else from the logs
+    job_files: tuple[Path, ...] = ()  # fio job files or JSON output the logs came from; none: found beside them
     directions: tuple[str, ...] = ()  # read, write, trim, total; empty: all
     percentiles: tuple[float, ...] = (50.0, 99.0, 99.9)
     three_d: bool = False
@@ -51,6 +53,7 @@ class PlotResult:
     files: tuple[Path, ...]
     summaries: tuple[Summary, ...]
     notes: tuple[str, ...]  # files left out, bad lines skipped
+    intervals: tuple[str, ...] = ()  # 'RUN, RUN: interval 250 ms, from the job's log_avg_msec (PATH)'
 
 
 def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
@@ -66,8 +69,11 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
     value_runs: list[Run] = []
     hist_runs: list[HistRun] = []
     keep_all = options.compare or options.three_d
+    intervals: dict[str, list[str]] = {}  # where each interval came from -> the runs it is of
     for run in _read_runs(found.runs, options, notes):
         provenance = provenance_of(run.paths, options.device)
+        if run.interval:
+            intervals.setdefault(run.interval, []).append(f"{run.label} {run.kind if isinstance(run, Run) else 'hist'}")
         if isinstance(run, Run):
             summaries.extend(_drawn(summarize(run), options.directions))
             if keep_all:
@@ -100,7 +106,8 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
                 written += writer.write(charts.hist_chart(hist_runs, options.directions, provenance,
                                                           "compare_hist", options.title))
     written.append(write_summary_csv(summaries, options.out_dir / "summary.csv"))
-    return PlotResult(tuple(written), tuple(summaries), tuple(notes))
+    return PlotResult(tuple(written), tuple(summaries), tuple(notes),
+                      tuple(f"{', '.join(runs)}: {said}" for said, runs in intervals.items()))
 
 
 def _drawn(rows: Sequence[Summary], directions: Sequence[str]) -> list[Summary]:
@@ -124,17 +131,20 @@ def _check(options: PlotOptions, formats: Sequence[str]) -> None:
 
 
 def _read_runs(runs: Sequence[RunFiles], options: PlotOptions, notes: list[str]) -> Iterator[Run | HistRun]:
-    """Read each run's logs and turn them into traces (or histogram percentiles), one run at a time."""
+    """Read each run's logs and turn them into traces (or histogram percentiles), one run at a time; without
+    --interval, at the interval their job asked for."""
+    jobs = JobOptions(options.job_files)
     for files in runs:
         kind, paths, label = files.kind, files.paths, files.label
+        asked = jobs.asked(paths[0], kind) if options.interval_ms is None and kind else None
         if kind == "hist":
             hist_logs = [read_hist_log(path, options.skip_bad_lines) for path in paths]
             notes.extend(_skip_notes(hist_logs))
-            yield build_hist_run(hist_logs, label, options.percentiles, options.interval_ms)
+            yield build_hist_run(hist_logs, label, options.percentiles, options.interval_ms, asked)
         else:
             logs = [read_log(path, kind, options.columns, options.skip_bad_lines) for path in paths]
             notes.extend(_skip_notes(logs))
-            yield build_run(logs, label, options.interval_ms, need_written=options.x_axis == "written")
+            yield build_run(logs, label, options.interval_ms, options.x_axis == "written", asked)
 
 
 def _skip_notes(logs: Sequence[FioLog] | Sequence[HistLog]) -> list[str]:

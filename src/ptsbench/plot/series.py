@@ -18,7 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.fio.log_merge import fio_percentiles, hist_percentiles, merge_events, merge_windowed
+from ptsbench.fio.log_jobs import AskedInterval
+from ptsbench.fio.log_merge import fio_percentiles, hist_percentiles, hist_step_ms, merge_events, merge_windowed
 from ptsbench.fio.logs import DDIR_NAMES, FioLog, HistLog
 from ptsbench.plot.counting import CountedStats, merged_counts, stats_of_counts, value_counts
 
@@ -60,6 +61,7 @@ class Run:
     read_share: float | None = None  # reads' share of the IOs (or of the data, for windowed logs)
     bs_bytes: int | None = None  # the most common block size of a per-IO log
     over: str = ""  # what one value is, for the summary ('IOs', '100 ms intervals', '100 ms window means')
+    interval: str = ""  # the interval used and where it came from ('interval 250 ms, from the job's log_avg_msec')
 
     def trace(self, direction: str) -> Trace | None:
         return next((trace for trace in self.traces if trace.direction == direction), None)
@@ -75,6 +77,7 @@ class HistRun:
     lines: tuple[Any, ...]  # HistPercentiles per direction
     totals: tuple[tuple[str, Array, Array], ...]  # (direction, bin values ns, counts over the whole run)
     note: str
+    interval: str = ""  # the interval of the percentile lines and where it came from
 
 
 @dataclass(frozen=True)
@@ -101,8 +104,9 @@ BASE_UNITS = {"bw": "B/s", "iops": "IO/s", "lat": "ns", "clat": "ns", "slat": "n
 
 
 def build_run(logs: Sequence[FioLog], label: str, interval_ms: float | None = None,
-              need_written: bool = False) -> Run:
-    """The traces of one run from its logs (one file, or the per-job files of one run)."""
+              need_written: bool = False, asked: AskedInterval | None = None) -> Run:
+    """The traces of one run from its logs (one file, or the per-job files of one run). The interval is
+    `interval_ms` (--interval) when given, else the one the job asked for (`asked`), else read off the time stamps."""
     kinds = {log.kind for log in logs}
     if len(kinds) != 1:
         raise PtsbenchError(f"{label}: logs of different kinds ({', '.join(sorted(kinds))}) in one run",
@@ -115,7 +119,7 @@ def build_run(logs: Sequence[FioLog], label: str, interval_ms: float | None = No
     paths = tuple(log.path for log in logs)
     logs, origin = _from_start(logs)
     if windowed.pop():
-        run = _windowed_run(logs, label, kind, paths, interval_ms, need_written)
+        run = _windowed_run(logs, label, kind, paths, interval_ms, need_written, asked)
     else:
         run = _per_io_run(logs, label, kind, paths, interval_ms, need_written)
     return replace(run, note=f"{run.note}; time since {origin}") if origin else run
@@ -149,13 +153,31 @@ def _scale(kind: str) -> float:
     return 1024.0 if kind == "bw" else 1.0  # bw logs are in KiB/s
 
 
+def interval_of(interval_ms: float | None, asked: AskedInterval | None, guess_ms: float,
+                option: str = "log_avg_msec") -> tuple[float, str]:
+    """The interval of an averaged or histogram log and where it came from: --interval, else the job's
+    log_avg_msec (log_hist_msec), else `guess_ms` read off fio's time stamps (which drift from the job's value)."""
+    if interval_ms is not None:
+        return interval_ms, f"interval {interval_ms:g} ms, from --interval"
+    if asked is not None and asked.interval_ms:
+        return float(asked.interval_ms), f"interval {asked.interval_ms} ms, from the job's {asked.option} " \
+                                         f"({asked.source})"
+    why = "no job given" if asked is None else asked.missing or f"the job in {asked.source} sets none"
+    return guess_ms, (f"interval about {round(guess_ms)} ms, inferred from the time stamps: the job's "
+                      f"{asked.option if asked else option} was not found ({why})")
+
+
 def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path, ...],
-                  interval_ms: float | None, need_written: bool) -> Run:
+                  interval_ms: float | None, need_written: bool, asked: AskedInterval | None) -> Run:
     jobs = sum(len(log.segments()) for log in logs)
+    step, said = interval_of(interval_ms, asked, _step_ms(logs[0].time_ms.astype(np.int64)[logs[0].segments()[0]]))
+    from_job = interval_ms is None and asked is not None and bool(asked.interval_ms)
+    as_written = jobs == 1 and interval_ms is None  # fio's windows, which drift from the interval asked
+    window = f"about {round(step)} ms" if as_written and not from_job else f"{step:g} ms"
     how = "sum" if kind in RATE_KINDS else "mean"
     scale = _scale(kind)
     traces: list[Trace] = []
-    if jobs == 1 and interval_ms is None:  # as fio wrote it; --interval re-bins it by time
+    if as_written:  # --interval re-bins it by time
         log = logs[0]
         time_ms = log.time_ms.astype(np.int64)
         value = log.value.astype(np.float64) * scale
@@ -165,9 +187,8 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
         if kind in RATE_KINDS and len(traces) > 1:  # one direction: a total would only repeat it
             stamps, inverse = np.unique(time_ms, return_inverse=True)
             traces.append(_windowed_trace("total", stamps, np.bincount(inverse, weights=value)))
-        note = f"log_avg_msec samples as fio wrote them ({_step_ms(time_ms):g} ms)"
+        note = f"log_avg_msec samples as fio wrote them ({window} windows)"
     else:
-        step = float(interval_ms or _step_ms(logs[0].time_ms.astype(np.int64)[logs[0].segments()[0]]))
         check_intervals(max(float(log.time_ms.max()) for log in logs), step)
         merged = merge_windowed(logs, step, how)
         for series in merged:
@@ -189,13 +210,11 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
         read = next((t for t in traces if t.direction == "read"), None)
         read_amount = float(np.dot(read.value, _durations(read))) if read is not None else 0.0
         read_share = read_amount / float(np.dot(total_trace.value, durations))
-    # fio's windows drift by a millisecond or so from log_avg_msec: named by the rounded median step
-    window = f"{round(_step_ms(logs[0].time_ms.astype(np.int64))):g} ms" if jobs == 1 and interval_ms is None \
-        else f"{step:g} ms"
-    over = f"{window} {'windows' if jobs == 1 and interval_ms is None else 'intervals'}"
+    over = f"{window} {'windows' if as_written else 'intervals'}"
     if kind not in RATE_KINDS:
         over += " (their mean latencies)"
-    return Run(label, kind, paths, tuple(traces), f"windowed log: {note}", mean_total, read_share, over=over)
+    return Run(label, kind, paths, tuple(traces), f"windowed log: {note}", mean_total, read_share, over=over,
+               interval=said)
 
 
 def _windowed_trace(direction: str, end_ms: Array, value: Array, start_ms: Array | None = None) -> Trace:
@@ -248,6 +267,9 @@ def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path
     read_share = float(ios[0]) / len(events.ddir)
     if kind in RATE_KINDS:
         interval = float(interval_ms or default_interval_ms(last_ms))
+        said = (f"interval {interval:g} ms, from --interval" if interval_ms is not None else
+                f"interval {interval:g} ms, a hundredth of the run (at most 1 s)") + \
+            ": the log has a line per IO (no log_avg_msec), counted per interval"
         check_intervals(last_ms, interval)
         span_ms = last_ms + 1  # the last IO completed within its millisecond
         # only whole intervals: a partial last one (often a few ms) would read its IOs as a rate up to several
@@ -274,7 +296,7 @@ def _per_io_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Path
         if left_out_ms:
             over += f"; the last {left_out_ms:g} ms (a partial interval) left out"
         note = f"per-IO log: {'data' if kind == 'bw' else 'IOs'} completed per {over}"
-        return Run(label, kind, paths, tuple(traces), note, mean_total, read_share, bs_mode, over)
+        return Run(label, kind, paths, tuple(traces), note, mean_total, read_share, bs_mode, over, said)
     columns = [time_ms, events.value] if written is None else [time_ms, events.value, written]
     split = _by_direction(events.ddir, ios, present, columns)
     traces = [Trace(DDIR_NAMES[d], split[d][0], split[d][1], split[d][2] if written is not None else None,
@@ -308,13 +330,15 @@ def _by_direction(ddir: Array, ios: Sequence[int], present: Sequence[int], colum
 
 
 def build_hist_run(logs: Sequence[HistLog], label: str, percentiles: Sequence[float],
-                   interval_ms: float | None = None) -> HistRun:
-    """Percentiles over time per direction, and each direction's histogram over the whole run."""
+                   interval_ms: float | None = None, asked: AskedInterval | None = None) -> HistRun:
+    """Percentiles over time per direction, and each direction's histogram over the whole run; per interval of
+    `interval_ms` (--interval), else of the job's log_hist_msec (`asked`), else of the logs' time stamps' step."""
     first = min(int(log.time_ms.min()) for log in logs)
     if first >= EPOCH_MS:  # wall-clock stamps: from the first one on
         origin = first - first % 1000
         logs = [replace(log, time_ms=log.time_ms.astype(np.int64) - origin) for log in logs]
-    lines = hist_percentiles(logs, percentiles, interval_ms)
+    step, said = interval_of(interval_ms, asked, hist_step_ms(logs), "log_hist_msec")
+    lines = hist_percentiles(logs, percentiles, step)
     ddir = np.concatenate([log.ddir.astype(np.int64) for log in logs])
     counts = np.concatenate([log.counts.astype(np.int64) for log in logs])
     values_ns = logs[0].bin_values_ns
@@ -323,7 +347,7 @@ def build_hist_run(logs: Sequence[HistLog], label: str, percentiles: Sequence[fl
     jobs = f"{len(logs)} jobs' " if len(logs) > 1 else ""
     note = (f"{jobs}histogram log lines summed per interval; percentiles by fio's rule (the first bin whose "
             "cumulative count reaches p, as in fio's JSON output)")
-    return HistRun(label, tuple(log.path for log in logs), tuple(percentiles), tuple(lines), totals, note)
+    return HistRun(label, tuple(log.path for log in logs), tuple(percentiles), tuple(lines), totals, note, said)
 
 
 # --- summaries --------------------------------------------------------------------------------------------------
