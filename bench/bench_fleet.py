@@ -7,14 +7,21 @@
 3. Hand-off gaps: every round's gaps between cells (round.json handoff.gaps_ms), alone and in the fleet: the median
    and the largest. Goal: the fleet's as the single runs'. Also how many rounds were flagged possibly host-bound.
 
+A loop device over a cached file is as fast as the CPU lets it be: each device alone keeps about one core busy, so
+on a host with fewer cores than devices the fleet measures the CPUs. `--iops-limit N` caps every loop device at N
+reads and N writes per second with the kernel's block throttle (a cgroup v1 blkio group the bench moves itself
+into), so each device is limited by itself, as a drive is, and the host's CPUs are not the bottleneck.
+
 Needs root (losetup). Run from the repository root (a few minutes with the defaults):
   .venv/bin/python bench/bench_fleet.py
   .venv/bin/python bench/bench_fleet.py --devices 4 --size-mib 64 --tests iops,tp
+  .venv/bin/python bench/bench_fleet.py --iops-limit 2000
 """
 
 import argparse
 import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -39,6 +46,36 @@ def loop_devices(folder: Path, count: int, size_bytes: int) -> Iterator[list[str
     finally:
         for device in devices:
             subprocess.run(["losetup", "-d", device], check=False)
+
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+@contextlib.contextmanager
+def throttled(devices: Sequence[str], iops: int | None) -> Iterator[None]:
+    """This process (and every child it starts) in a blkio group capping each device at `iops` reads and writes per
+    second; nothing without a limit."""
+    if iops is None:
+        yield
+        return
+    if not (BLKIO / "blkio.throttle.read_iops_device").exists():
+        raise SystemExit("--iops-limit needs the cgroup v1 blkio controller at /sys/fs/cgroup/blkio")
+    group = BLKIO / "ptsbench-bench-fleet"
+    group.mkdir(exist_ok=True)
+    try:
+        for device in devices:
+            rdev = Path(device).stat().st_rdev
+            for name in ("blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device"):
+                (group / name).write_text(f"{os.major(rdev)}:{os.minor(rdev)} {iops}\n")
+        (group / "cgroup.procs").write_text(f"{os.getpid()}\n")
+        yield
+    finally:
+        (BLKIO / "cgroup.procs").write_text(f"{os.getpid()}\n")
+        for _ in range(100):  # a child that has just exited can hold the group for a moment
+            with contextlib.suppress(OSError):
+                group.rmdir()
+                break
+            time.sleep(0.1)
 
 
 def timed_pts(run_dir: Path, devices: Sequence[str], options: Sequence[str]) -> float:
@@ -74,18 +111,22 @@ def main() -> None:
     parser.add_argument("--size-mib", type=int, default=64)
     parser.add_argument("--tests", default="iops")
     parser.add_argument("--dir", type=Path, default=None, help="folder for the loop images and run directories")
+    parser.add_argument("--iops-limit", type=int, default=None,
+                        help="cap each loop device at this many reads and writes per second (kernel block throttle)")
     args = parser.parse_args()
     options = ["--profile", "demo", "--tests", args.tests]
     with tempfile.TemporaryDirectory(prefix="bench-fleet-", dir=args.dir) as temp:
         folder = Path(temp)
-        with loop_devices(folder, args.devices, args.size_mib * 1024 * 1024) as devices:
+        with (loop_devices(folder, args.devices, args.size_mib * 1024 * 1024) as devices,
+              throttled(devices, args.iops_limit)):
             alone_dirs = [folder / f"alone-{index}" for index in range(len(devices))]
             alone = [timed_pts(run_dir, [device], options) for run_dir, device in zip(alone_dirs, devices, strict=True)]
             fleet_dir = folder / "fleet"
             fleet = timed_pts(fleet_dir, devices, options)
             alone_rounds, fleet_rounds = rounds_of(alone_dirs), rounds_of([fleet_dir])
     total, slowest = sum(alone), max(alone)
-    print(f"{len(alone)} loop devices of {args.size_mib} MiB, `ptsbench pts --profile demo --tests {args.tests}`")
+    limit = f", each capped at {args.iops_limit} IOPS" if args.iops_limit else ""
+    print(f"{len(alone)} loop devices of {args.size_mib} MiB{limit}, `ptsbench pts --profile demo --tests {args.tests}`")
     print(f"one after another: {total:.1f} s in all ({', '.join(f'{s:.1f}' for s in alone)} s each)")
     print(f"fleet, all at once: {fleet:.1f} s = {fleet / total:.2f} x the sum, {fleet / slowest:.2f} x the slowest "
           "single device")
