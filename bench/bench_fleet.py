@@ -126,7 +126,8 @@ def main() -> None:
             alone_rounds, fleet_rounds = rounds_of(alone_dirs), rounds_of([fleet_dir])
     total, slowest = sum(alone), max(alone)
     limit = f", each capped at {args.iops_limit} IOPS" if args.iops_limit else ""
-    print(f"{len(alone)} loop devices of {args.size_mib} MiB{limit}, `ptsbench pts --profile demo --tests {args.tests}`")
+    print(f"{len(alone)} loop devices of {args.size_mib} MiB{limit}, "
+          f"`ptsbench pts --profile demo --tests {args.tests}`")
     print(f"one after another: {total:.1f} s in all ({', '.join(f'{s:.1f}' for s in alone)} s each)")
     print(f"fleet, all at once: {fleet:.1f} s = {fleet / total:.2f} x the sum, {fleet / slowest:.2f} x the slowest "
           "single device")

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -788,8 +789,8 @@ def guard(lab: Lab) -> str:
     ng_job = uring_job(WORK / "ng.fio", generic(dev))
     seen: list[str] = []
 
-    def refused(target: str | None, *extra: str, says: tuple[str, ...]) -> None:
-        job = ["--target", target, str(WORK / "lab.fio")] if target else [str(ng_job)]
+    def refused(target: str | None, *extra: str, says: tuple[str, ...], job_file: Path = ng_job) -> None:
+        job = ["--target", target, str(WORK / "lab.fio")] if target else [str(job_file)]
         done = ptsbench("run", *job, "--runtime", "1", "--out", str(WORK / f"guard-{len(seen)}"), *extra, ok=False)
         error = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
         assert error.startswith("ptsbench: error: refusing to write"), done.stderr[-800:]
@@ -811,6 +812,14 @@ def guard(lab: Lab) -> str:
         refused(dev, "--destructive", says=(f"{part} is mounted on {mnt}",))
         refused(None, "--destructive", says=(f"{part} is mounted on {mnt}",))
         refused(part, "--destructive", says=(f"{part} is mounted on {mnt}",))
+        # a node made by hand, named like another (blank) namespace's generic device but carrying this one's device
+        # number: fio opens what the number says, so the guard judges the number, not the name
+        _, blank = lab.disk("nvme512")
+        handmade = WORK / "handmade" / os.path.basename(generic(blank))
+        handmade.parent.mkdir(exist_ok=True)
+        os.mknod(handmade, 0o600 | stat.S_IFCHR, os.stat(generic(dev)).st_rdev)
+        refused(None, "--destructive", says=(f"{part} is mounted on {mnt}",),
+                job_file=uring_job(WORK / "handmade.fio", str(handmade)))
     finally:
         run(["umount", str(mnt)])
     run(["wipefs", "-q", "-a", part])

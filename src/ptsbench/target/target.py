@@ -11,6 +11,7 @@ TESTFILE_NAME = "ptsbench-testfile.dat"
 SYSFS_DEV_BLOCK = "/sys/dev/block"
 SYSFS_DEV_CHAR = "/sys/dev/char"
 _NVME_GENERIC = re.compile(r"ng(\d+)n(\d+)")
+_NVME_DISK = re.compile(r"nvme(?P<subsystem>\d+)(?P<path>c\d+)?n(?P<head>\d+)")
 MOUNTINFO = "/proc/self/mountinfo"
 # file systems of the kernel itself: a file made or written there is no test file (devtmpfs is RAM, sysfs and procfs
 # files are kernel switches); /dev/shm is ordinary shared memory
@@ -218,12 +219,40 @@ def unescape_proc(text: str) -> str:
 
 
 def block_device_of_char(path: str) -> str | None:
-    """The block device a generic character device stands for: /dev/ngXnY -> /dev/nvmeXnY, /dev/sgN -> /dev/sdX."""
-    real = os.path.realpath(path)
-    nvme = _NVME_GENERIC.fullmatch(os.path.basename(real))
-    candidates = [f"/dev/nvme{nvme[1]}n{nvme[2]}"] if nvme else []
-    rdev = os.stat(real).st_rdev
-    scsi_block = os.path.join(SYSFS_DEV_CHAR, f"{os.major(rdev)}:{os.minor(rdev)}", "device", "block")
+    """The block device a generic character device stands for: /dev/ngXnY -> its namespace's block device,
+    /dev/sgN -> /dev/sdX. Found from the device number, never from the node's name: a node made by hand can carry
+    any name."""
+    rdev = os.stat(os.path.realpath(path)).st_rdev
+    sysfs = os.path.realpath(os.path.join(SYSFS_DEV_CHAR, f"{os.major(rdev)}:{os.minor(rdev)}"))
+    names = _nvme_block_names(sysfs)
+    scsi_block = os.path.join(sysfs, "device", "block")
     if os.path.isdir(scsi_block):
-        candidates += [f"/dev/{name}" for name in sorted(os.listdir(scsi_block))]
-    return next((c for c in candidates if os.path.exists(c) and stat.S_ISBLK(os.stat(c).st_mode)), None)
+        names += sorted(os.listdir(scsi_block))
+    return next((f"/dev/{name}" for name in names if _is_block_node(f"/dev/{name}", name)), None)
+
+
+def _nvme_block_names(sysfs: str) -> list[str]:
+    """The namespace block device of the NVMe generic device at `sysfs` (.../nvme/nvmeX/ngXnY, X the controller's
+    instance, Y the namespace head's): the kernel names it nvmeXnY, nvmeSnY (S the subsystem's instance) or, on a
+    path of a multipath subsystem, shows it as the hidden nvmeScXnY whose head disk is nvmeSnY."""
+    generic = _NVME_GENERIC.fullmatch(os.path.basename(sysfs))
+    controller = os.path.dirname(sysfs)
+    if generic is None or not os.path.isdir(controller):
+        return []
+    names = []
+    for entry in sorted(os.listdir(controller)):
+        disk = _NVME_DISK.fullmatch(entry)
+        if disk is not None and disk["head"] == generic[2]:
+            names.append(f"nvme{disk['subsystem']}n{disk['head']}" if disk["path"] else entry)
+    return names
+
+
+def _is_block_node(node: str, name: str) -> bool:
+    """`node` is the block device the kernel calls `name` (its device number is the one sysfs gives)."""
+    try:
+        found = os.stat(node)
+        with open(os.path.join("/sys/class/block", name, "dev"), encoding="ascii") as handle:
+            major, minor = handle.read().strip().split(":")
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISBLK(found.st_mode) and found.st_rdev == os.makedev(int(major), int(minor))
