@@ -3,16 +3,21 @@
 # runs ptsbench's device checks in it, on the real Linux drivers and tools, with this checkout's own venv (the host's
 # root is shared read-only into the guest). Prints one line `device lab: N passed, M failed`.
 #
-#   bash scripts/device-lab.sh [--results FILE] [--checks NAME,NAME...] [--keep]
+#   bash scripts/device-lab.sh [--debian13] [--results FILE] [--checks NAME,NAME...] [--keep]
 #
+# --debian13: the Debian 13 variant (tests/device_lab_debian13.py): the same guest kernel, but QEMU 10 runs inside
+# the root scripts/debian13-root.sh makes (PTSBENCH_DEBIAN13_ROOT, else /var/cache/ptsbench/debian13) and that root,
+# not the host's, is shared into the guest (fio 3.39, Python 3.13, nvme-cli 2.13; ptsbench installed from this
+# checkout into a venv there); its disks: an NVMe controller with the OCP extended SMART log and an FDP subsystem.
 # --results: where the results go (JSON lines, one per check); --checks: run only these checks (names as in
-# tests/device_lab_guest.py); --keep: keep the work directory (disk images, console log).
+# tests/device_lab_guest.py or tests/device_lab_debian13.py); --keep: keep the work directory (disk images, samples).
 # Exit status: 0 all passed, 1 a check failed, 77 the lab cannot run on this machine (the reason on stderr).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-results="" checks="" keep=0
+results="" checks="" keep=0 variant=debian12
 while [ $# -gt 0 ]; do
   case "$1" in
+    --debian13) variant=debian13; shift ;;
     --results) results=$2; shift 2 ;;
     --checks) checks=$2; shift 2 ;;
     --keep) keep=1; shift ;;
@@ -24,10 +29,13 @@ cannot() { echo "device lab: cannot run: $*" >&2; exit 77; }
 [ "$(id -u)" = 0 ] || cannot "needs root (QEMU's share of / must read every file; apt-get installs the packages)"
 [ -x "$repo/.venv/bin/python" ] || cannot "no venv in $repo: run bash scripts/install.sh --test first"
 
-# what the lab needs, installed only when missing: the guest's kernel and tools run from the host's root
+# what the lab needs, installed only when missing: the guest's kernel and tools run from the host's root (in the
+# Debian 13 variant only its kernel and the initramfs: QEMU and the tools come from the Debian 13 root)
+tools="qemu-system-x86_64:qemu-system-x86 busybox:busybox-static nvme:nvme-cli sg_format:sg3-utils hdparm:hdparm
+       smartctl:smartmontools sdparm:sdparm cpio:cpio"
+[ "$variant" = debian12 ] || tools="busybox:busybox-static cpio:cpio"
 packages=()
-for pair in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static nvme:nvme-cli sg_format:sg3-utils \
-            hdparm:hdparm smartctl:smartmontools sdparm:sdparm cpio:cpio; do
+for pair in $tools; do
   command -v "${pair%%:*}" >/dev/null || packages+=("${pair#*:}")
 done
 busybox_bin=$(command -v busybox || true)
@@ -49,6 +57,27 @@ done
 version=${kernel#/boot/vmlinuz-}
 moddir=/lib/modules/$version
 
+if [ "$variant" = debian13 ]; then
+  root=${PTSBENCH_DEBIAN13_ROOT:-/var/cache/ptsbench/debian13}
+  # this lab and the Debian 13 part of the suite (scripts/test-debian13.sh) take turns: CI runs both in the
+  # background beside the main suite, and both at once would crowd its 2 CPUs
+  mkdir -p "$(dirname "$root")"
+  exec 8>"$root.turn"
+  flock -n 8 || { echo "device lab: waiting for scripts/test-debian13.sh to finish with $root" >&2; flock 8; }
+  bash "$repo/scripts/debian13-root.sh" "$root" qemu-system-x86 nvme-cli kmod \
+    || cannot "no Debian 13 root with QEMU and nvme-cli at $root (scripts/debian13-root.sh failed, its reason above)"
+  venv=/opt/ptsbench-lab-venv  # the lab's own: test-debian13.sh may install into its venv meanwhile
+  # ptsbench from this checkout, as a user installs it (no editable install: the checkout stays as it is)
+  bash "$repo/scripts/in-root.sh" "$root" --bind "$repo" bash -euc '
+    repo=$1 venv=$2
+    mkdir /tmp/ptsbench
+    tar -C "$repo" --exclude=./.venv --exclude=./.git --exclude=./build --exclude="*.egg-info" \
+        --exclude=__pycache__ --exclude="*.so" -c . | tar -C /tmp/ptsbench -x
+    [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check /tmp/ptsbench -c /tmp/ptsbench/constraints.txt
+  ' lab-venv "$repo" "$venv" >&2 || cannot "pip could not install ptsbench into $venv of $root (its reason above)"
+fi
+
 work=$(mktemp -d /tmp/ptsbench-lab.XXXXXX)
 relay=""
 cleanup() {
@@ -61,23 +90,27 @@ mkdir -p "$work/out" "$work/initramfs"/{bin,dev,proc,sys,host,rw,newroot,modules
 results=$(realpath -m "$results")
 
 # sparse disk images: nothing is allocated until the guest writes
-truncate -s 256M "$work/nvme0.img"
-truncate -s 256M "$work/nvme1.img"
-truncate -s 256M "$work/ssd.img"
-truncate -s 256M "$work/hdd.img"
-truncate -s 256M "$work/sata.img"
-truncate -s 256M "$work/nvmehp.img"
-truncate -s 64M "$work/nvmepi.img"
-truncate -s 128M "$work/nvmezns.img"
-truncate -s 64M "$work/nvmens1.img"
-truncate -s 64M "$work/nvmens2.img"
-truncate -s 64M "$work/nvmecap0.img"
-truncate -s 64M "$work/nvmeio.img"
-# blkdebug rules for the io-error controller's image: a Write Zeroes command from the guest arms them (state 2: every
-# write fails with EIO, errno 5, which the NVMe device reports as a write fault), the next one disarms them (state 3:
-# blkdebug keeps an error rule active until another one fires, so state 3 has one for an offset past the image's end).
-# Not a flush: with the volatile write cache off, QEMU follows every write with one.
-cat > "$work/blkdebug.conf" <<'EOF'
+if [ "$variant" = debian13 ]; then
+  truncate -s 128M "$work/ocp.img"
+  truncate -s 128M "$work/fdp.img"
+else
+  truncate -s 256M "$work/nvme0.img"
+  truncate -s 256M "$work/nvme1.img"
+  truncate -s 256M "$work/ssd.img"
+  truncate -s 256M "$work/hdd.img"
+  truncate -s 256M "$work/sata.img"
+  truncate -s 256M "$work/nvmehp.img"
+  truncate -s 64M "$work/nvmepi.img"
+  truncate -s 128M "$work/nvmezns.img"
+  truncate -s 64M "$work/nvmens1.img"
+  truncate -s 64M "$work/nvmens2.img"
+  truncate -s 64M "$work/nvmecap0.img"
+  truncate -s 64M "$work/nvmeio.img"
+  # blkdebug rules for the io-error controller's image: a Write Zeroes command from the guest arms them (state 2: every
+  # write fails with EIO, errno 5, which the NVMe device reports as a write fault), the next one disarms them (state 3:
+  # blkdebug keeps an error rule active until another one fires, so state 3 has one for an offset past the image's end).
+  # Not a flush: with the volatile write cache off, QEMU follows every write with one.
+  cat > "$work/blkdebug.conf" <<'EOF'
 [set-state]
 state = "1"
 event = "pwritev_zero"
@@ -101,6 +134,7 @@ iotype = "write"
 sector = "1000000000"
 errno = "5"
 EOF
+fi
 
 # initramfs: static busybox and the modules that mount the shared root (each after its dependencies)
 cp "$(command -v busybox)" "$work/initramfs/bin/busybox"
@@ -138,19 +172,76 @@ EOF
 chmod +x "$work/initramfs/init"
 (cd "$work/initramfs" && find . | cpio -o -H newc --quiet | gzip -1 > "$work/initramfs.gz")
 
-# what runs in the guest, chrooted into the host's root: the rest of the drivers, then the checks
+# what runs in the guest, chrooted into the shared root: the rest of the drivers, then the checks
+if [ "$variant" = debian13 ]; then
+  modules="nvme" disks_seen="[ -e /dev/nvme1n1 ]" python=$venv/bin/python guest=$repo/tests/device_lab_debian13.py
+else
+  modules="nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic" disks_seen="[ -e /dev/nvme5n1 ] && [ -e /dev/sdc ]"
+  python=$repo/.venv/bin/python guest=$repo/tests/device_lab_guest.py
+fi
 cat > "$work/out/guest.sh" <<EOF
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
-modprobe -a nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic || echo "guest: modprobe failed"
-for wait in 1 2 3 4 5 6 7 8 9 10; do [ -e /dev/nvme5n1 ] && [ -e /dev/sdc ] && break; sleep 0.5; done
+modprobe -a $modules || echo "guest: modprobe failed"
+for wait in 1 2 3 4 5 6 7 8 9 10; do $disks_seen && break; sleep 0.5; done
 cd "$repo"
-"$repo/.venv/bin/python" "$repo/tests/device_lab_guest.py" --results "$work/out/results.jsonl" ${checks:+--checks "$checks"}
+"$python" "$guest" --results "$work/out/results.jsonl" ${checks:+--checks "$checks"}
 EOF
 
-# QEMU's monitor for the guest: a check asks for a command (device_del / device_add of the hot-plug controller) by
-# writing out/monitor/N.cmd; this relay sends it to QEMU and writes the monitor's answer to out/monitor/N.done
-mkdir -p "$work/out/monitor"
-"$repo/.venv/bin/python" - "$work/monitor.sock" "$work/out/monitor" <<'PY' &
+if [ "$variant" = debian13 ]; then
+  # QEMU 10 runs inside the Debian 13 root, which it shares with the guest as its /, with the checkout, the work
+  # folder and the guest kernel's modules bound into it at their paths
+  cp "$kernel" "$work/vmlinuz"
+  kernel=$work/vmlinuz
+  qemu=(bash "$repo/scripts/in-root.sh" "$root" --bind "$repo" --bind "$work" --bind "$moddir" qemu-system-x86_64)
+  # an NVMe controller with the OCP extended SMART log, and an FDP subsystem (one reclaim group, 4 reclaim unit
+  # handles with reclaim units of 64 MiB, more than a check writes) with a controller and a namespace holding all 4
+  disks=(-drive file="$work/ocp.img",if=none,id=ocp0,format=raw
+         -device nvme,id=nvmeocp,serial=LABNVMEOCP,drive=ocp0,ocp=on
+         -device nvme-subsys,id=fdpsubsys,nqn=ptsbench-lab-fdp,fdp=on,fdp.nruh=4,fdp.nrg=1,fdp.runs=64M
+         -device nvme,id=nvmefdp,serial=LABNVMEFDP,subsys=fdpsubsys
+         -drive file="$work/fdp.img",if=none,id=fdp0,format=raw
+         -device nvme-ns,drive=fdp0,bus=nvmefdp,nsid=1,fdp.ruhs=0-3)
+  what="an OCP NVMe controller and an FDP subsystem"
+else
+  qemu=(qemu-system-x86_64)
+  disks=(-drive file="$work/nvme0.img",if=none,id=nv0,format=raw
+         -device nvme,id=nvme0,serial=LABNVME0,drive=nv0
+         -drive file="$work/nvme1.img",if=none,id=nv1,format=raw
+         -device nvme,id=nvme1,serial=LABNVME1
+         -device nvme-ns,drive=nv1,bus=nvme1,nsid=1,logical_block_size=4096,physical_block_size=4096
+         -device virtio-scsi-pci,id=scsi0
+         -drive file="$work/ssd.img",if=none,id=ssd0,format=raw
+         -device scsi-hd,drive=ssd0,bus=scsi0.0,product="LAB SSD",serial=LABSSD0,rotation_rate=1
+         -drive file="$work/hdd.img",if=none,id=hdd0,format=raw
+         -device scsi-hd,drive=hdd0,bus=scsi0.0,product="LAB HDD",serial=LABHDD0,rotation_rate=7200
+         -device ahci,id=ahci
+         -drive file="$work/sata.img",if=none,id=sata0,format=raw
+         -device ide-hd,drive=sata0,bus=ahci.0,model="LAB SATA DISK WITH A 40 CHARACTER MODEL",serial=LABSATA0,ver=LABFW123
+         -blockdev driver=file,filename="$work/nvmehp.img",node-name=nvhpfile
+         -blockdev driver=raw,file=nvhpfile,node-name=nvhp
+         -device nvme,id=nvmehp,serial=LABNVMEHP,drive=nvhp
+         -drive file="$work/nvmepi.img",if=none,id=nvpi,format=raw
+         -device nvme,id=nvmepi,serial=LABNVMEPI
+         -device nvme-ns,drive=nvpi,bus=nvmepi,nsid=1,ms=8,pi=1
+         -drive file="$work/nvmezns.img",if=none,id=nvzns,format=raw
+         -device nvme-ns,drive=nvzns,bus=nvmepi,nsid=2,zoned=true,zoned.zone_size=64M,logical_block_size=4096,physical_block_size=4096
+         -drive file="$work/nvmecap0.img",if=none,id=nvcap0,format=raw
+         -device nvme-ns,drive=nvcap0,bus=nvmepi,nsid=3,ms=8,mset=1
+         -drive file="$work/nvmens1.img",if=none,id=nvns1,format=raw
+         -drive file="$work/nvmens2.img",if=none,id=nvns2,format=raw
+         -device nvme,id=nvmens,serial=LABNVMENS
+         -device nvme-ns,drive=nvns1,bus=nvmens,nsid=1
+         -device nvme-ns,drive=nvns2,bus=nvmens,nsid=2
+         -blockdev driver=file,filename="$work/nvmeio.img",node-name=nviofile
+         -blockdev driver=blkdebug,image=nviofile,config="$work/blkdebug.conf",node-name=nviodebug
+         -blockdev driver=raw,file=nviodebug,node-name=nvio
+         -device nvme,id=nvmeio,serial=LABNVMEIO,drive=nvio
+         -monitor unix:"$work/monitor.sock",server,nowait)
+  what="6 NVMe controllers, 2 SCSI disks and 1 SATA disk"
+  # QEMU's monitor for the guest: a check asks for a command (device_del / device_add of the hot-plug controller) by
+  # writing out/monitor/N.cmd; this relay sends it to QEMU and writes the monitor's answer to out/monitor/N.done
+  mkdir -p "$work/out/monitor"
+  "$repo/.venv/bin/python" - "$work/monitor.sock" "$work/out/monitor" <<'PY' &
 import pathlib, socket, sys, time
 
 sock_path, folder = sys.argv[1], pathlib.Path(sys.argv[2])
@@ -177,53 +268,22 @@ while True:
         request.unlink()
     time.sleep(0.2)
 PY
-relay=$!
-echo "device lab: booting $kernel under QEMU (TCG) with 6 NVMe controllers, 2 SCSI disks and 1 SATA disk" >&2
+  relay=$!
+fi
+echo "device lab: booting $kernel under QEMU (TCG) with $what" >&2
 started=$(date +%s)
 # no_timer_check: the kernel's check of the IO-APIC timer panics when a loaded host delays the emulated timer
-timeout "${LAB_TIMEOUT_S:-1200}" qemu-system-x86_64 \
+timeout "${LAB_TIMEOUT_S:-1200}" "${qemu[@]}" \
   -accel tcg -cpu max -smp 2 -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
   -kernel "$kernel" -initrd "$work/initramfs.gz" \
   -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check lab.out=$work/out" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs local,path="$work/out",mount_tag=labout,security_model=none \
-  -drive file="$work/nvme0.img",if=none,id=nv0,format=raw \
-  -device nvme,id=nvme0,serial=LABNVME0,drive=nv0 \
-  -drive file="$work/nvme1.img",if=none,id=nv1,format=raw \
-  -device nvme,id=nvme1,serial=LABNVME1 \
-  -device nvme-ns,drive=nv1,bus=nvme1,nsid=1,logical_block_size=4096,physical_block_size=4096 \
-  -device virtio-scsi-pci,id=scsi0 \
-  -drive file="$work/ssd.img",if=none,id=ssd0,format=raw \
-  -device scsi-hd,drive=ssd0,bus=scsi0.0,product="LAB SSD",serial=LABSSD0,rotation_rate=1 \
-  -drive file="$work/hdd.img",if=none,id=hdd0,format=raw \
-  -device scsi-hd,drive=hdd0,bus=scsi0.0,product="LAB HDD",serial=LABHDD0,rotation_rate=7200 \
-  -device ahci,id=ahci \
-  -drive file="$work/sata.img",if=none,id=sata0,format=raw \
-  -device ide-hd,drive=sata0,bus=ahci.0,model="LAB SATA DISK WITH A 40 CHARACTER MODEL",serial=LABSATA0,ver=LABFW123 \
-  -blockdev driver=file,filename="$work/nvmehp.img",node-name=nvhpfile \
-  -blockdev driver=raw,file=nvhpfile,node-name=nvhp \
-  -device nvme,id=nvmehp,serial=LABNVMEHP,drive=nvhp \
-  -drive file="$work/nvmepi.img",if=none,id=nvpi,format=raw \
-  -device nvme,id=nvmepi,serial=LABNVMEPI \
-  -device nvme-ns,drive=nvpi,bus=nvmepi,nsid=1,ms=8,pi=1 \
-  -drive file="$work/nvmezns.img",if=none,id=nvzns,format=raw \
-  -device nvme-ns,drive=nvzns,bus=nvmepi,nsid=2,zoned=true,zoned.zone_size=64M,logical_block_size=4096,physical_block_size=4096 \
-  -drive file="$work/nvmecap0.img",if=none,id=nvcap0,format=raw \
-  -device nvme-ns,drive=nvcap0,bus=nvmepi,nsid=3,ms=8,mset=1 \
-  -drive file="$work/nvmens1.img",if=none,id=nvns1,format=raw \
-  -drive file="$work/nvmens2.img",if=none,id=nvns2,format=raw \
-  -device nvme,id=nvmens,serial=LABNVMENS \
-  -device nvme-ns,drive=nvns1,bus=nvmens,nsid=1 \
-  -device nvme-ns,drive=nvns2,bus=nvmens,nsid=2 \
-  -blockdev driver=file,filename="$work/nvmeio.img",node-name=nviofile \
-  -blockdev driver=blkdebug,image=nviofile,config="$work/blkdebug.conf",node-name=nviodebug \
-  -blockdev driver=raw,file=nviodebug,node-name=nvio \
-  -device nvme,id=nvmeio,serial=LABNVMEIO,drive=nvio \
-  -monitor unix:"$work/monitor.sock",server,nowait \
+  "${disks[@]}" \
   </dev/null || echo "device lab: QEMU exited with status $? after $(( $(date +%s) - started )) s" >&2
 kill "$relay" 2>/dev/null || true
 wait "$relay" 2>/dev/null || true
 relay=""
 echo "device lab: guest ran $(( $(date +%s) - started )) s" >&2
 [ "$results" = "$work/out/results.jsonl" ] || cp "$work/out/results.jsonl" "$results" 2>/dev/null || : > "$results"
-"$repo/.venv/bin/python" "$repo/tests/device_lab_guest.py" --summarize "$results" ${checks:+--checks "$checks"}
+"$repo/.venv/bin/python" "$guest" --summarize "$results" ${checks:+--checks "$checks"}

@@ -13,6 +13,11 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 root=${1:-${PTSBENCH_DEBIAN13_ROOT:-/var/cache/ptsbench/debian13}}
 started=$(date +%s)
+# this and the device lab's Debian 13 variant (scripts/device-lab.sh --debian13) take turns: CI runs both in the
+# background beside the main suite, and both at once would crowd its 2 CPUs
+mkdir -p "$(dirname "$root")"
+exec 8>"$root.turn"
+flock -n 8 || { echo "debian13: waiting for the device lab's Debian 13 variant to finish with $root"; flock 8; }
 bash "$repo/scripts/debian13-root.sh" "$root"
 bash "$repo/scripts/in-root.sh" "$root" --bind "$repo" bash -euc '
   repo=$1

@@ -23,17 +23,19 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class DeviceLab:
-    """scripts/device-lab.sh running in the background: its process, its results file and its console."""
+    """scripts/device-lab.sh (a variant of it) running in the background: its process, its results file and its
+    console."""
 
-    KEY = pytest.StashKey["DeviceLab"]()
+    KEY = pytest.StashKey[dict[str, "DeviceLab"]]()  # variant -> its lab
+    OPTIONS = {"debian12": (), "debian13": ("--debian13",)}  # variant -> the script's options
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, variant: str) -> None:
         self.folder = folder
         self.results = folder / "results.jsonl"
         self.console = folder / "console.txt"
         with self.console.open("wb") as console:
             self.process = subprocess.Popen(["bash", str(ROOT / "scripts" / "device-lab.sh"),
-                                             "--results", str(self.results)],
+                                             *self.OPTIONS[variant], "--results", str(self.results)],
                                             stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
                                             start_new_session=True)
 
@@ -49,30 +51,37 @@ class DeviceLab:
                 self.process.wait()
 
 
-def start_device_lab(config: pytest.Config) -> DeviceLab:
-    folder = Path(tempfile.mkdtemp(prefix="ptsbench-lab-results-"))
-    lab = DeviceLab(folder)
-    config.stash[DeviceLab.KEY] = lab
-    return lab
+def device_lab(config: pytest.Config, variant: str) -> DeviceLab:
+    """The device lab variant's run: started at collection (below), or now."""
+    labs = config.stash.setdefault(DeviceLab.KEY, {})
+    if variant not in labs:
+        labs[variant] = DeviceLab(Path(tempfile.mkdtemp(prefix=f"ptsbench-lab-{variant}-")), variant)
+    return labs[variant]
+
+
+def lab_variant(item: pytest.Item) -> str | None:
+    """The device lab variant a test waits for: @pytest.mark.device_lab (debian12) or
+    @pytest.mark.device_lab(variant="debian13"); None for other tests."""
+    marker = item.get_closest_marker("device_lab")
+    return None if marker is None else str(marker.kwargs.get("variant", "debian12"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The device lab's tests last: they wait for the lab, which runs meanwhile (below)."""
-    items.sort(key=lambda item: item.get_closest_marker("device_lab") is not None)
+    items.sort(key=lambda item: lab_variant(item) is not None)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the device lab as soon as its tests are collected: it runs for minutes, mostly in QEMU, and the rest of
-    the suite runs meanwhile instead of before it."""
-    wanted = any(item.get_closest_marker("device_lab") for item in session.items)
-    if wanted and not session.config.option.collectonly:
-        start_device_lab(session.config)
+    """Start each device lab variant as soon as its tests are collected: it runs for minutes, mostly in QEMU, and the
+    rest of the suite runs meanwhile instead of before it."""
+    if not session.config.option.collectonly:
+        for variant in dict.fromkeys(filter(None, map(lab_variant, session.items))):
+            device_lab(session.config, variant)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Never leave the lab running after the tests (a -x stop, Ctrl-C, a test selection that skipped its tests)."""
-    lab = session.config.stash.get(DeviceLab.KEY, None)
-    if lab is not None:
+    """Never leave a lab running after the tests (a -x stop, Ctrl-C, a test selection that skipped its tests)."""
+    for lab in session.config.stash.get(DeviceLab.KEY, {}).values():
         lab.stop()
         shutil.rmtree(lab.folder, ignore_errors=True)
 

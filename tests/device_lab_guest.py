@@ -1033,10 +1033,10 @@ def pts_fleet(lab: Lab) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def run_check(lab: Lab, name: str) -> dict[str, object]:
+def run_check(lab: Lab, name: str, checks: dict[str, Check] = CHECKS) -> dict[str, object]:
     started = time.monotonic()
     try:
-        detail, ok = CHECKS[name](lab) or "", True
+        detail, ok = checks[name](lab) or "", True
     except Exception as error:  # noqa: BLE001 - every failure is a result, the next check still runs
         detail, ok = f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=3)}", False
     seconds = time.monotonic() - started

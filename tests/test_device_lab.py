@@ -1,27 +1,28 @@
 """The device lab as tests: scripts/device-lab.sh boots its QEMU guest once (emulated NVMe, SCSI, SATA and
 rotational disks on the real Linux drivers) and every check it runs there (tests/device_lab_guest.py) is one test
-here. conftest.py starts the lab as soon as these tests are collected, so its minutes of QEMU run beside the rest of
-the suite; the first test here waits for it. Skipped only where the lab cannot run: not root, or QEMU and the guest
-kernel not installable."""
+here; its Debian 13 variant (`--debian13`: QEMU 10's OCP log and FDP, Debian 13's fio, nvme-cli and Python) runs
+tests/device_lab_debian13.py's checks the same way. conftest.py starts each lab as soon as its tests are collected,
+so its minutes of QEMU run beside the rest of the suite; the first test of a lab waits for it. Skipped only where
+the lab cannot run: not root, or QEMU, the guest kernel or the Debian 13 root not installable."""
 
 import json
 import subprocess
 
 import pytest
 
-from conftest import DeviceLab, start_device_lab
+from conftest import device_lab
+from device_lab_debian13 import CHECKS as DEBIAN13_CHECKS
 from device_lab_guest import CHECKS
 
 LAB_TIMEOUT_S = 1800  # several times its idle duration: it shares the machine with the rest of the suite
 CANNOT_RUN = 77  # scripts/device-lab.sh: the lab cannot run on this machine
 
-pytestmark = [pytest.mark.device_lab, pytest.mark.slow]
+pytestmark = [pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def lab(request: pytest.FixtureRequest) -> tuple[dict[str, dict[str, object]], str]:
-    """Every check's result (by name) and the end of the lab's console output."""
-    started: DeviceLab = request.config.stash.get(DeviceLab.KEY, None) or start_device_lab(request.config)
+def lab_results(request: pytest.FixtureRequest, variant: str) -> tuple[dict[str, dict[str, object]], str]:
+    """Every check's result (by name) of a lab variant and the end of its console output."""
+    started = device_lab(request.config, variant)
     try:
         status = started.process.wait(timeout=LAB_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -37,9 +38,30 @@ def lab(request: pytest.FixtureRequest) -> tuple[dict[str, dict[str, object]], s
     return {str(record["check"]): record for record in records}, console
 
 
-@pytest.mark.parametrize("name", list(CHECKS))
-def test_device_lab(lab: tuple[dict[str, dict[str, object]], str], name: str) -> None:
+@pytest.fixture(scope="module")
+def lab(request: pytest.FixtureRequest) -> tuple[dict[str, dict[str, object]], str]:
+    return lab_results(request, "debian12")
+
+
+@pytest.fixture(scope="module")
+def lab_debian13(request: pytest.FixtureRequest) -> tuple[dict[str, dict[str, object]], str]:
+    return lab_results(request, "debian13")
+
+
+def assert_passed(lab: tuple[dict[str, dict[str, object]], str], name: str) -> None:
     records, console = lab
     record = records.get(name)
     assert record is not None, f"the guest stopped before check {name}; the lab's console ended with:\n{console}"
     assert record["ok"], record["detail"]
+
+
+@pytest.mark.device_lab(variant="debian13")
+@pytest.mark.parametrize("name", list(DEBIAN13_CHECKS))
+def test_device_lab_debian13(lab_debian13: tuple[dict[str, dict[str, object]], str], name: str) -> None:
+    assert_passed(lab_debian13, name)
+
+
+@pytest.mark.device_lab
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_device_lab(lab: tuple[dict[str, dict[str, object]], str], name: str) -> None:
+    assert_passed(lab, name)

@@ -13,7 +13,7 @@ read with nvme-cli as JSON; the source is named beside every ratio:
 - "FDP statistics": the Flexible Data Placement statistics log (NVMe TP4146, log page 20h) of the namespace's
   endurance group, `nvme fdp stats DEV --endgrp-id=N -o json` (nvme-cli >= 2.3): "hbmw" host bytes with metadata
   written, "mbmw" media bytes with metadata written, "mbe" media bytes erased, each a 128-bit byte count that
-  nvme-cli prints as a digit string. Read only when the OCP log is not there.
+  nvme-cli prints as a digit string (2.13: a number). Read only when the OCP log is not there.
 """
 
 import shlex
