@@ -30,6 +30,16 @@ def test_configuration_and_placement_handles() -> None:
     assert parse_fdp_status(json.loads((DATA / "nvme-cli-2.x-fdp-status.json").read_text())) == [0, 1, 2, 3]
 
 
+def test_qemu_10_fdp_subsystem_as_nvme_cli_2_13_printed_it() -> None:
+    """Real output captured by the device lab's Debian 13 variant: QEMU 10's nvme-subsys with fdp=on, fdp.nrg=1,
+    fdp.nruh=4, fdp.runs=64M and a namespace with fdp.ruhs=0-3, read by nvme-cli 2.13."""
+    configs = json.loads((DATA / "nvme-cli-2.13-fdp-configs-qemu-10.json").read_text())
+    assert parse_fdp_config(configs, 0) == {"fdp_reclaim_groups": 1, "fdp_reclaim_unit_handles": 4,
+                                            "fdp_reclaim_unit_bytes": 64 * 2**20}
+    status = json.loads((DATA / "nvme-cli-2.13-fdp-status-qemu-10.json").read_text())
+    assert parse_fdp_status(status) == [0, 1, 2, 3]
+
+
 def test_enabled_drive_through_nvme_cli(fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("FAKE_NVME_FDP_FEATURE", "0x00000001")

@@ -53,6 +53,25 @@ def test_fdp_stats_counters() -> None:
         "fdp_host_written_bytes": 2_048_000_000, "media_written_bytes": 2_252_800_000, "media_erased_bytes": 0}
 
 
+def test_qemu_10_logs_as_nvme_cli_2_13_printed_them(fakebin: Callable[[], list[list[str]]],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real output captured by the device lab's Debian 13 variant (QEMU 10.0.13, nvme-cli 2.13) after dd wrote 8 MiB
+    to each fresh drive: the OCP counter is in bytes, the FDP statistics are JSON numbers; read as telemetry reads
+    them, the arithmetic gives the host counter's rounding (17 units of 512,000 bytes for 8 MiB)."""
+    eight_mib = 8 * 2**20
+    assert parse_ocp_smart_add_log(recorded("nvme-cli-2.13-ocp-smart-add-log-qemu-10.json")) == eight_mib
+    assert parse_fdp_stats(recorded("nvme-cli-2.13-fdp-stats-qemu-10.json")) == {
+        "fdp_host_written_bytes": eight_mib, "media_written_bytes": eight_mib, "media_erased_bytes": 0}
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", str(DATA / "nvme-cli-2.13-smart-log-qemu-10.json"))
+    monkeypatch.setenv("FAKE_NVME_OCP_LOG", str(DATA / "nvme-cli-2.13-ocp-smart-add-log-qemu-10.json"))
+    found = read_telemetry(NVME, NVME_FACTS)
+    assert fakebin() == [["nvme", "smart-log", "/dev/nvme0", "-o", "json"], OCP_ARGV]
+    assert (found["data_units_written"], found["media_written_bytes"], found["media_source"]) == (
+        17, eight_mib, OCP_SOURCE)
+    waf = write_amplification(reading(0, 0), found)
+    assert waf["host_written_bytes"] == 17 * HOST_UNIT_BYTES and waf["ratio"] == eight_mib / (17 * HOST_UNIT_BYTES)
+
+
 def reading(units: int | None, media: int | None, source: str | None = OCP_SOURCE) -> dict[str, object]:
     return {"data_units_written": units, "media_written_bytes": media, "media_source": source, "media_note": None}
 
