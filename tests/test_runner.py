@@ -4,7 +4,8 @@ import io
 import json
 from pathlib import Path
 
-from ptsbench.fio.runner import FioStatus, _read_documents, run_fio
+from ptsbench.fio.documents import read_documents
+from ptsbench.fio.runner import FioStatus, run_fio
 
 
 def pretty(doc: dict) -> str:  # type: ignore[type-arg]
@@ -17,7 +18,7 @@ def test_text_inside_and_between_documents_is_set_aside() -> None:
     interrupted = "".join(lines[:3]) + "note: both iodepth >= 1 and iodepth_low may not be set\n" + "".join(lines[3:])
     stream = "fio: warning before\n" + pretty(first) + interrupted + "between\n" + pretty(third) + '{\n  "cut'
     seen: list[dict] = []  # type: ignore[type-arg]
-    other = _read_documents(io.StringIO(stream), lambda text, doc: seen.append(doc))
+    other = read_documents(io.StringIO(stream), lambda text, doc: seen.append(doc))
     assert seen == [first, second, third]
     assert "fio: warning before" in other and "note: both" in other and "between" in other and '"cut' in other
 
@@ -26,8 +27,42 @@ def test_a_damaged_document_does_not_swallow_the_next_ones() -> None:
     good = {"a": 1}
     stream = '{\n  "broken": \n}\n' + pretty(good)
     seen: list[dict] = []  # type: ignore[type-arg]
-    _read_documents(io.StringIO(stream), lambda text, doc: seen.append(doc))
+    read_documents(io.StringIO(stream), lambda text, doc: seen.append(doc))
     assert seen == [good]
+
+
+class _Trickle(io.RawIOBase):
+    """A pipe that hands over `size` bytes per read, as fio's stdout may arrive."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self.data, self.size = data, size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: "memoryview") -> int:  # type: ignore[override]
+        piece, self.data = self.data[:self.size], self.data[self.size:]
+        buffer[:len(piece)] = piece
+        return len(piece)
+
+
+def test_documents_cut_anywhere_come_out_the_same() -> None:
+    """Chunk boundaries at every place (inside a line, between a line and its newline, in a UTF-8 character) give
+    the same documents and the same other text as the whole stream at once."""
+    first = {"jobs": [{"jobname": "ü-job", "read": {"bins": {str(n): n for n in range(30)}}}]}
+    lines = pretty(first).splitlines(keepends=True)
+    noted = "".join(lines[:4]) + "note: a job started\n" + "".join(lines[4:])
+    stream = "fio: before\n" + pretty(first) + noted + "{\n" + '  "cut": {\n' + pretty({"b": 2}) + "after\n" + "{\n}"
+    whole_seen: list[tuple[str, dict]] = []  # type: ignore[type-arg]
+    whole_other = read_documents(io.StringIO(stream), lambda text, doc: whole_seen.append((text, doc)))
+    assert [doc for _, doc in whole_seen] == [first, first, {"b": 2}, {}]
+    assert whole_other == "fio: before\nnote: a job started\n{\n" + '  "cut": {\n' + "after\n"
+    data = stream.encode()
+    for size in range(1, 40):
+        seen: list[tuple[str, dict]] = []  # type: ignore[type-arg]
+        text_stream = io.TextIOWrapper(io.BufferedReader(_Trickle(data, size), buffer_size=size), encoding="utf-8")
+        other = read_documents(text_stream, lambda text, doc, seen=seen: seen.append((text, doc)))  # type: ignore[misc]
+        assert (seen, other) == (whole_seen, whole_other), size
 
 
 def test_status_samples_from_a_real_run(tmp_path: Path) -> None:

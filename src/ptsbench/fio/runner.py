@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ptsbench.atomic import atomic_write_text
 from ptsbench.errors import FioNotFoundError, FioRunError
+from ptsbench.fio.documents import read_documents
 from ptsbench.fio.jobs import target_options
 from ptsbench.fio.lifetime import ends_with_ptsbench, kill_fio_processes, stop_with_ptsbench
-from ptsbench.fio.output import load_fio_json
 from ptsbench.fio.versions import MIN_FIO_VERSION, version_tuple
 
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"
@@ -198,39 +198,6 @@ class _StatusTracker:
         )
 
 
-def _read_documents(stream: IO[str], on_document: Callable[[str, dict[str, Any]], None]) -> str:
-    """Read fio's stdout line by line; call on_document for every JSON document; return the non-JSON text.
-
-    fio pretty-prints its documents: a lone `{`, indented lines, a lone `}`. Text fio prints meanwhile (e.g. a
-    "note: ..." when a job starts) can land inside a document; such lines are set aside so the document still parses.
-    """
-    other_text: list[str] = []
-    pending: list[str] = []
-    for line in stream:
-        if not pending:
-            (pending if line.rstrip("\n") == "{" else other_text).append(line)
-            continue
-        if line.rstrip("\n") == "{":  # a new document while one is unfinished: the old one was cut short
-            other_text.extend(pending)
-            pending = [line]
-            continue
-        if not line.startswith((" ", "\t", "}", "]")):
-            other_text.append(line)
-            continue
-        pending.append(line)
-        if line.rstrip("\n") == "}":
-            text = "".join(pending)
-            pending = []
-            try:
-                doc = load_fio_json(text)
-            except json.JSONDecodeError:
-                other_text.append(text)
-                continue
-            on_document(text, doc)
-    other_text.extend(pending)  # an unfinished document: fio died mid-write
-    return "".join(other_text)
-
-
 def run_fio(
     job_path: Path,
     *,
@@ -273,7 +240,7 @@ def run_fio(
         threading.Thread(target=_stop_jobs_of_killed_fio, args=(process, job_path), daemon=True).start()
         watchdog.watch(process)
         try:
-            other_text = _read_documents(process.stdout, each_document)
+            other_text = read_documents(process.stdout, each_document)
         except KeyboardInterrupt:
             interrupted = True
             other_text = _final_document(process, each_document)
@@ -354,7 +321,7 @@ def _final_document(process: "subprocess.Popen[str]", on_document: Callable[[str
     killer = threading.Timer(STOP_TIMEOUT_S, process.kill)
     killer.start()
     try:
-        return _read_documents(process.stdout, on_document)
+        return read_documents(process.stdout, on_document)
     except KeyboardInterrupt:
         process.kill()
         return ""
