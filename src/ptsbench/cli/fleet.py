@@ -60,8 +60,8 @@ def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size:
         return
     for one in prepared:  # every target judged before any is touched
         one.check()
-    from ptsbench.cases import check_free_space
     from ptsbench.pts.fleet import Member, create_fleet
+    from ptsbench.target.target import check_free_space
 
     check_free_space([one.target for one in prepared])
     store = create_fleet(run_dir, name, [(part, one.target.path) for part, one in zip(names, prepared, strict=True)])

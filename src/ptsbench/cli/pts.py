@@ -164,7 +164,7 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
     if dry_run:
         print_target_dry_run(prepared, verbose, description)
         return None
-    from ptsbench.cases import check_free_space
+    from ptsbench.target.target import check_free_space
 
     check_free_space([prepared.target])
     store, plan = prepared.create_run(run_dir, settings, f"pts-{profile}", description)

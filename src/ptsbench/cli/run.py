@@ -97,7 +97,8 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
       ptsbench run jobs/ --dry-run
       ptsbench run randread.fio --target /dev/nvme0n1 --hosts ssh://root@node1,ssh://root@node2 --destructive
     """
-    from ptsbench.cases import Overrides, check_free_space, job_files, resolve_targets
+    from ptsbench.cases import Overrides, job_files, resolve_targets
+    from ptsbench.target.target import check_free_space
 
     one_line(*jobs, what="JOBS")
     one_line(*targets, what="--target")
@@ -191,9 +192,10 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
            drops: dict[str, float | None], repeat: int = 1, keep_files: bool = False) -> Path | None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
-    from ptsbench.cases import Overrides, check_free_space, resolve_targets
+    from ptsbench.cases import Overrides, resolve_targets
     from ptsbench.fio.runner import probe_engine
     from ptsbench.quick import quick_job_text
+    from ptsbench.target.target import check_free_space
 
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, [target_path], dry_run)
     if not hosts:

@@ -206,10 +206,11 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
            drops: dict[str, float | None]) -> Path | None:
     from dataclasses import replace
 
-    from ptsbench.cases import check_free_space, resolve_targets
+    from ptsbench.cases import resolve_targets
     from ptsbench.fio.runner import probe_engine
     from ptsbench.store import RunStore, default_run_dir
     from ptsbench.sweep import job_texts, plan_cases, plan_entries, write_job_files
+    from ptsbench.target.target import check_free_space
 
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, target_paths, dry_run)
     if not hosts:

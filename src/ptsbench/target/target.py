@@ -3,6 +3,7 @@
 import os
 import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ptsbench.errors import TargetError
@@ -256,3 +257,30 @@ def _is_block_node(node: str, name: str) -> bool:
     except (OSError, ValueError):
         return False
     return stat.S_ISBLK(found.st_mode) and found.st_rdev == os.makedev(int(major), int(minor))
+
+
+def check_free_space(targets: Sequence[Target]) -> None:
+    """Refuse, before any IO, new test files (or growth of existing ones) that do not fit in the free space of
+    their filesystem: fio would fill the disk while laying them out, then fail."""
+    from ptsbench.units import format_bytes
+
+    needed: dict[int, tuple[int, str]] = {}  # filesystem (st_dev) -> bytes to add, a folder on it
+    for target in targets:
+        if target.kind != "file" or not target.size_bytes:
+            continue
+        folder = os.path.dirname(target.path)
+        try:
+            current = os.stat(target.path).st_size if os.path.exists(target.path) else 0
+            device = os.stat(folder).st_dev
+        except OSError:
+            continue
+        grow = max(target.size_bytes - current, 0)
+        total, _ = needed.get(device, (0, folder))
+        needed[device] = (total + grow, folder)
+    for grow, folder in needed.values():
+        stats = os.statvfs(folder)
+        free = stats.f_bavail * stats.f_frsize
+        if grow > free:
+            raise TargetError(f"the test file(s) in {folder} need {format_bytes(grow)} ({grow} bytes) but only "
+                              f"{format_bytes(free)} ({free} bytes) are free there",
+                              "pass a smaller --size, free space, or choose a target on another filesystem")
