@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ptsbench.pts.live import telemetry_line
-from ptsbench.report.pts.advanced import waf_text
+from ptsbench.report.common import waf_text
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import TELEMETRY_KEYS, read_telemetry, telemetry_change
 from ptsbench.target.waf import (

@@ -34,6 +34,7 @@ from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.hosts.ssh import client_folder
 from ptsbench.store import RunStore, read_json, utc_now_ms
+from ptsbench.target.case_telemetry import CaseCounters
 from ptsbench.target.claim import claim_targets
 from ptsbench.target.guard import check_opened
 from ptsbench.target.identity import device_identity, vanished
@@ -331,6 +332,7 @@ class CaseRecord:
     hosts: list[dict[str, Any]] = field(default_factory=list)  # with --hosts: each host's status and fio's words
     fio_io_span_ms: list[int] | None = None  # [start, end] in Unix ms within fio's run (fio/output.py io_span_ms)
     repetition: int = 0  # with --repeat: which repetition of its job file and target (1..N); 0: ran once
+    telemetry: list[dict[str, Any]] = field(default_factory=list)  # NVMe namespaces written: target/case_telemetry.py
 
 
 def _expand_keyword(value: str) -> str:
@@ -392,6 +394,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     new_file = _new_target_file(case, hosts)
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
     made = [] if hosts else missing([path for path, _written in case.opened()])  # fio makes these: ptsbench's
+    counters = CaseCounters([] if hosts else case.opened())  # read before fio starts: the case's write amplification
 
     marked = threading.Event()
 
@@ -417,6 +420,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
         mark_made(made)
     samples.write(case_dir)
     record = _record(case, outcome, started, hosts=hosts)
+    record.telemetry = counters.finish()
     gone = next((why for device in devices if (why := vanished(device))), None) if record.status != "ok" else None
     if gone:  # fio blames O_DIRECT or a missing file for it
         record.message = f"{case.source}: {gone}"

@@ -12,8 +12,8 @@ FAKE_HDPARM_SECURITY, FAKE_HDPARM_ABORTED (security commands the drive aborts wh
 disk does), FAKE_WRITE_CACHE,
 FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG, FAKE_NVME_OCP_LOG,
 FAKE_NVME_FDP_STATS, FAKE_NVME_FDP_CONFIGS, FAKE_NVME_FDP_STATUS and FAKE_SMARTCTL_JSON (files whose text
-`nvme smart-log`, `nvme ocp smart-add-log`, `nvme fdp stats|configs|status` and `smartctl` print; smartctl exits
-with the document's smartctl.exit_status), FAKE_NVME_FDP_FEATURE (feature 1Dh's value).
+`nvme smart-log`, `nvme ocp smart-add-log`, `nvme fdp stats|configs|status` and `smartctl` print; the nvme ones
+may name several files, served one per call; smartctl exits with the document's smartctl.exit_status), FAKE_NVME_FDP_FEATURE (feature 1Dh's value).
 """
 
 import json
@@ -52,6 +52,14 @@ def main() -> int:
     return json.loads(output).get("smartctl", {}).get("exit_status", 0) if TOOL == "smartctl" else 0
 
 
+def _next_file(state: dict, name: str) -> str:
+    """The text of the file $name names; with several (os.pathsep between them), the next one each call and the
+    last one from then on: counters that grow between readings."""
+    paths = ENV[name].split(os.pathsep)
+    calls = state[name] = state.get(name, 0) + 1
+    return Path(paths[min(calls, len(paths)) - 1]).read_text(encoding="utf-8")
+
+
 def nvme(state: dict) -> str:
     command = ARGS[0]
     if command == "id-ctrl":
@@ -77,13 +85,11 @@ def nvme(state: dict) -> str:
         busy = polls <= int(ENV.get("FAKE_SANITIZE_BUSY_POLLS", "1"))
         sstat = 0x2 if busy else int(ENV.get("FAKE_SANITIZE_SSTAT", "0x101"), 0)
         return json.dumps({"nvme0": {"sprog": 32768 if busy else 65535, "sstat": sstat, "cdw10_info": 2}})
-    if command == "smart-log":
-        return Path(ENV["FAKE_NVME_SMART_LOG"]).read_text(encoding="utf-8")
-    logs = {"ocp": "FAKE_NVME_OCP_LOG", "stats": "FAKE_NVME_FDP_STATS", "configs": "FAKE_NVME_FDP_CONFIGS",
-            "status": "FAKE_NVME_FDP_STATUS"}
+    logs = {"smart-log": "FAKE_NVME_SMART_LOG", "ocp": "FAKE_NVME_OCP_LOG", "stats": "FAKE_NVME_FDP_STATS",
+            "configs": "FAKE_NVME_FDP_CONFIGS", "status": "FAKE_NVME_FDP_STATUS"}
     name = logs.get(ARGS[1] if command == "fdp" else command, "")
     if name:  # a drive without the log: nothing on stdout (nvme-cli prints its error on stderr)
-        return Path(ENV[name]).read_text(encoding="utf-8") if name in ENV else ""
+        return _next_file(state, name) if name in ENV else ""
     if command == "get-feature" and "0x1d" in ARGS:
         return f"get-feature:0x1d (Flexible Data Placement), Current value:{ENV['FAKE_NVME_FDP_FEATURE']}\n" \
             if "FAKE_NVME_FDP_FEATURE" in ENV else ""

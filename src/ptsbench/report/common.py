@@ -1,9 +1,10 @@
 """What every report has, whatever made the run: the run's facts, its provenance line and the environment."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ptsbench.report.core.model import Block, Column, Section, Table
+from ptsbench.target.waf import HOST_UNIT_BYTES
 
 
 def provenance_line(manifest: Mapping[str, Any]) -> str:
@@ -82,3 +83,24 @@ def environment_section(manifest: Mapping[str, Any]) -> Section:
         blocks.append(Table("targets", "Targets", columns, rows))
     return Section("environment", "Environment", blocks=tuple(blocks))
 
+
+def waf_text(wafs: Sequence[Mapping[str, Any]], span: str = "round") -> str:
+    """One line on write amplification over rounds (or cases: `span`): its sources and granularity, or once why
+    there is none."""
+    sources = sorted({str(w["source"]) for w in wafs if w.get("source")})
+    if not sources:
+        notes = list(dict.fromkeys(str(w["note"]).removeprefix("not available: ") for w in wafs if w.get("note")))
+        return "Write amplification: not available - " + ("; ".join(notes) or f"no {span} recorded it") + "."
+    short = sum(1 for w in wafs if w.get("source") and w.get("ratio") is None)
+    return (f"Write amplification: media bytes written ({', '.join(sources)}) over host bytes written (the SMART "
+            f"log's data units of {HOST_UNIT_BYTES:,} bytes, rounded up by the drive: each {span}'s host bytes are "
+            f"known to within one unit)" + (f"; {short} {span}(s) without a ratio (under one unit written, or a "
+                                            "counter unknown)" if short else "") + ".")
+
+
+def case_waf_lines(rows: Sequence[Any]) -> list[str]:
+    """One line on the cases' write amplification (its source and granularity, or why there is none), when a case
+    read an NVMe drive (rows: report/cases/tables.py ResultRow); nothing for cases on files and other devices."""
+    cases = {row.case: {"ratio": row.waf, "source": row.waf_source, "note": row.waf_note} for row in rows
+             if row.waf_source or row.waf_note}
+    return [waf_text(list(cases.values()), "case")] if cases else []

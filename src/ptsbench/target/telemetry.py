@@ -233,10 +233,10 @@ def _scsi_values(counters: Mapping[str, Any]) -> dict[str, Any]:
     return {"media_errors": sum(known) if known else None, "data_written_bytes": written}
 
 
-def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
-    """What changed between two readings (before and after a round): counter increases (None when either side is
-    unknown), start and end temperature, and `throttled`: True when a thermal counter rose, False when all known
-    thermal counters stayed, None when none is known."""
+def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any], span: str = "round") -> dict[str, Any]:
+    """What changed between two readings (before and after a round, or a case: `span`): counter increases (None
+    when either side is unknown), start and end temperature, `throttled` (True when a thermal counter rose, False
+    when all known thermal counters stayed, None when none is known) and `waf`."""
     change: dict[str, Any] = {"temperature_start_c": before.get("temperature_c"),
                               "temperature_end_c": after.get("temperature_c")}
     for key in COUNTER_KEYS:
@@ -244,7 +244,7 @@ def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> dic
         change[key] = end - start if isinstance(start, int) and isinstance(end, int) else None
     thermal = [change[key] for key in THROTTLE_KEYS if change[key] is not None]
     change["throttled"] = any(value > 0 for value in thermal) if thermal else None
-    change["waf"] = write_amplification(before, after)
+    change["waf"] = write_amplification(before, after, span)
     return change
 
 

@@ -95,11 +95,11 @@ def _failure(problem: str | None, status: int) -> str:
     return f"exit status {status}" if status else "no media bytes written in its output"
 
 
-def write_amplification(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
-    """A round's write amplification from the readings before and after it: host bytes (standard SMART log, exact
-    multiples of 512,000), media bytes (OCP C0h or FDP statistics, bytes), their ratio and its source; `ratio` is
-    None with a `note` saying why (the drive reports no media bytes, the round wrote under one host unit, a
-    counter went back or changed source)."""
+def write_amplification(before: Mapping[str, Any], after: Mapping[str, Any], span: str = "round") -> dict[str, Any]:
+    """A round's (or another `span`'s: a case) write amplification from the readings before and after it: host
+    bytes (standard SMART log, exact multiples of 512,000), media bytes (OCP C0h or FDP statistics, bytes), their
+    ratio and its source; `ratio` is None with a `note` saying why (the drive reports no media bytes, the span wrote
+    under one host unit, a counter went back or changed source)."""
     result: dict[str, Any] = {"host_written_bytes": None, "media_written_bytes": None, "ratio": None,
                               "source": None, "host_unit_bytes": HOST_UNIT_BYTES, "note": None}
     source = after.get("media_source")
@@ -113,7 +113,7 @@ def write_amplification(before: Mapping[str, Any], after: Mapping[str, Any]) -> 
     if units is None or media is None:
         result["note"] = "a counter was unknown or went back between the readings"
     elif units == 0:
-        result["note"] = f"the round wrote less than one host data unit ({HOST_UNIT_BYTES:,} bytes) as the drive " \
+        result["note"] = f"the {span} wrote less than one host data unit ({HOST_UNIT_BYTES:,} bytes) as the drive " \
                          "counts: no ratio"
     else:
         result["ratio"] = media / units / HOST_UNIT_BYTES

@@ -6,7 +6,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptsbench.report.cases.tables import RESULT_PERCENTILES
-from ptsbench.report.common import description_facts, environment_section, fact, provenance_line, run_facts
+from ptsbench.report.common import (
+    case_waf_lines,
+    description_facts,
+    environment_section,
+    fact,
+    provenance_line,
+    run_facts,
+)
 from ptsbench.report.core.figure import Figure, Series, percentile_figure
 from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Table, Text
 from ptsbench.report.drops import drop_blocks, drop_regions
@@ -26,6 +33,9 @@ RESULT_COLUMNS = (
 )
 
 
+WAF_COLUMNS = (Column("write amplification", "number"), Column("WAF source"))  # target/case_telemetry.py
+
+
 def _us(value_ns: float | None) -> float | None:
     return None if value_ns is None else value_ns / 1000
 
@@ -34,21 +44,32 @@ def results_table(records: Sequence[Any]) -> Table:
     """The case runner's results: one row per job and direction, latencies in µs."""
     from ptsbench.report.cases.tables import result_rows, steady_state_text
 
+    found = result_rows(records)
+    waf = any(row.waf is not None for row in found)  # a column only when some case has a number
     rows = tuple(
         (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs, row.direction,
          row.status if not row.message else f"{row.status}: {row.message}", row.iodepth or None,
          row.numjobs if row.iodepth else None, row.iops, row.mb_s,
          _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES),
-         row.done_after_first_s, row.runtime_s, steady_state_text(row), row.note or "-")
-        for row in result_rows(records)
+         row.done_after_first_s, row.runtime_s, steady_state_text(row), row.note or "-",
+         *((row.waf, row.waf_source or "-") if waf else ()))
+        for row in found
     )
     return Table("results", "One row per fio job (its threads merged) or group_reporting group, and direction "
-                 "(total latency, as fio measures lat; '-' where fio measured none)", RESULT_COLUMNS, rows,
+                 "(total latency, as fio measures lat; '-' where fio measured none)",
+                 RESULT_COLUMNS + (WAF_COLUMNS if waf else ()), rows,
                  Chart("IOPS per job", "job", "IOPS", columns=_result_columns("IOPS"),
                        category=_result_columns("job")[0]),
                  keys=_result_columns("case", "job", "host", "rw", "bs", "QD", "threads", "dir"),
                  pair=_result_columns("job", "host", "rw", "bs", "dir"),
                  compare=_result_columns("IOPS", "MB/s", "lat mean (µs)", "lat p99 (µs)", "lat p99.999 (µs)"))
+
+
+def waf_blocks(records: Sequence[Any]) -> list[Block]:
+    """The line on the cases' write amplification under the results (none for cases on files, other devices)."""
+    from ptsbench.report.cases.tables import result_rows
+
+    return [Text(line) for line in case_waf_lines(result_rows(records))]
 
 
 def _result_columns(*names: str) -> tuple[int, ...]:
@@ -211,7 +232,7 @@ def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     from ptsbench.report.cases.tables import result_rows
 
     sections = [case_glance_section(result_rows(records)),
-                Section("results", "Results", blocks=(results_table(records),))]
+                Section("results", "Results", blocks=(results_table(records), *waf_blocks(records)))]
     interval_ms = float(manifest.get("log_interval_ms") or 1000)
     from ptsbench.drops.stored import stored_rule
 

@@ -1,8 +1,10 @@
 """The case runner's results table as numbers only: one row per job and direction, from stored results."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from ptsbench.target.case_telemetry import case_waf
 
 TABLE_PERCENTILES = ("90", "95", "99", "99.9")  # the terminal table's columns
 RESULT_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")  # every one ptsbench asks fio for
@@ -35,6 +37,9 @@ class ResultRow:
     note: str = ""  # how the row was formed when it is not one of fio's entries as is
     job_index: int = 0  # which of the case's jobs (rows of one job share it; two jobs of one name do not)
     repetition: int = 0  # with --repeat: the case's repetition (1..N, its name ends in -rN); 0: it ran once
+    waf: float | None = None  # the case's write amplification (target/case_telemetry.py case_waf)
+    waf_source: str | None = None  # the log its media bytes came from; None: none read
+    waf_note: str | None = None  # why it has no write amplification; None: it has one, or read no device
 
     @property
     def mb_s(self) -> float | None:
@@ -115,29 +120,40 @@ def result_rows(records: Sequence[Any]) -> list[ResultRow]:
     """Rows for every stored case (CaseRecord-like: name, target, status, message, jobs, hosts)."""
     rows: list[ResultRow] = []
     for record in records:
-        if not record.jobs:
-            rows.append(_failed_row(record, None))
+        start = len(rows)
+        rows += _record_rows(record)
+        waf = case_waf(getattr(record, "telemetry", None) or [])
+        if waf is not None:
+            rows[start:] = [replace(row, waf=waf["ratio"], waf_source=waf["source"], waf_note=waf["note"])
+                            for row in rows[start:]]
+    return rows
+
+
+def _record_rows(record: Any) -> list[ResultRow]:
+    """One stored case's rows."""
+    rows: list[ResultRow] = []
+    if not record.jobs:
+        return [_failed_row(record, None)]
+    hosts = {host["host"]: host for host in getattr(record, "hosts", [])}
+    done = done_after_first_s(record.jobs, list(hosts))
+    for job_index, job in enumerate(record.jobs):
+        host = hosts.get(job.get("hostname"))
+        if not job["directions"]:
+            rows.append(_failed_row(record, job))
             continue
-        hosts = {host["host"]: host for host in getattr(record, "hosts", [])}
-        done = done_after_first_s(record.jobs, list(hosts))
-        for job_index, job in enumerate(record.jobs):
-            host = hosts.get(job.get("hostname"))
-            if not job["directions"]:
-                rows.append(_failed_row(record, job))
-                continue
-            for direction in job["directions"]:
-                rows.append(ResultRow(
-                    case=record.name, job=job["name"], host=job.get("hostname"), target=record.target,
-                    rw=job["rw"], bs=job["bs"], iodepth=job["iodepth"], numjobs=job["numjobs"],
-                    direction=direction["direction"],
-                    status="failed" if job["error"] else host["status"] if host else record.status,
-                    iops=direction["iops"], bw_bytes=direction["bw_bytes"],
-                    lat_mean_ns=direction["lat"]["mean_ns"],
-                    lat_percentiles_ns=direction["lat"]["percentiles_ns"],
-                    message=host["message"] if host else record.message,
-                    done_after_first_s=done.get(job_index),
-                    job_index=job_index, repetition=getattr(record, "repetition", 0) or 0, **_job_facts(job),
-                ))
-        reported = {job.get("hostname") for job in record.jobs}
-        rows += [_host_row(record, host) for name, host in hosts.items() if name not in reported]
+        for direction in job["directions"]:
+            rows.append(ResultRow(
+                case=record.name, job=job["name"], host=job.get("hostname"), target=record.target,
+                rw=job["rw"], bs=job["bs"], iodepth=job["iodepth"], numjobs=job["numjobs"],
+                direction=direction["direction"],
+                status="failed" if job["error"] else host["status"] if host else record.status,
+                iops=direction["iops"], bw_bytes=direction["bw_bytes"],
+                lat_mean_ns=direction["lat"]["mean_ns"],
+                lat_percentiles_ns=direction["lat"]["percentiles_ns"],
+                message=host["message"] if host else record.message,
+                done_after_first_s=done.get(job_index),
+                job_index=job_index, repetition=getattr(record, "repetition", 0) or 0, **_job_facts(job),
+            ))
+    reported = {job.get("hostname") for job in record.jobs}
+    rows += [_host_row(record, host) for name, host in hosts.items() if name not in reported]
     return rows

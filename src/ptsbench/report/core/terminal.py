@@ -54,6 +54,8 @@ def _columns(rows: Sequence[ResultRow]) -> tuple[dict[str, list[str]], list[tupl
     if any(row.ss_attained is not None for row in ok):  # fio's own steady state may end a job early: its real
         columns["run s"] = [_number(row.runtime_s, 3) for row in ok]  # runtime and fio's verdict
         columns["fio steady state"] = [steady_state_text(row) for row in ok]
+    if any(row.waf is not None for row in ok):  # a case on an NVMe drive with a media counter (case_telemetry.py)
+        columns["WAF"] = ["-" if row.waf is None else f"{row.waf:.2f} ({row.waf_source})" for row in ok]
     said: list[tuple[str, str]] = []
     for name in ("case", "target", "host", "bs", "QDxT", "rw"):
         values = set(columns[name])
@@ -71,6 +73,8 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from ptsbench.report.common import case_waf_lines
 
     columns, said = _columns(rows)
     notes: dict[str, int] = {}
@@ -100,6 +104,7 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
         for index, row in enumerate(rows):
             table.add_row(*(columns[name][index] for name in shown), style="bold" if row.direction == "total" else None)
         lines = [f"{'*' * mark} {escape(note)}" for note, mark in notes.items()]
+        lines += [escape(line) for line in case_waf_lines(rows)]
         lines += [f"[red]({number}) {escape(text)}[/red]" for number, text in enumerate(failures, 1)]
         if lines:
             table.caption = "\n".join(lines)

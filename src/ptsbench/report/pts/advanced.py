@@ -9,6 +9,7 @@ IOPS against time is `hir_timeline`, XSR's recovery `xsr_recovery` on `xsr_sampl
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ptsbench.report.common import waf_text
 from ptsbench.report.core.figure import Figure, Grid, Series
 from ptsbench.report.core.model import Block, Chart, Column, Table, Text, Value
 from ptsbench.report.pts.views import (
@@ -20,7 +21,6 @@ from ptsbench.report.pts.views import (
     span,
     throttled_text,
 )
-from ptsbench.target.waf import HOST_UNIT_BYTES
 
 Views = Sequence[Any]  # pts/phases.py PhaseView
 
@@ -451,19 +451,6 @@ def telemetry_blocks(test: str, views: Views) -> list[Block]:
     blocks.append(Text(waf_text([t["change"].get("waf") or {} for _v, _r, t in recorded])))
     # figures first: they sit beside the test's last chart
     return [*_telemetry_figures(test, recorded), *blocks, *host_bound_blocks(test, rounds)]
-
-
-def waf_text(wafs: Sequence[Mapping[str, Any]]) -> str:
-    """One line on write amplification: its sources and granularity, or once why there is none."""
-    sources = sorted({str(w["source"]) for w in wafs if w.get("source")})
-    if not sources:
-        notes = list(dict.fromkeys(str(w["note"]).removeprefix("not available: ") for w in wafs if w.get("note")))
-        return "Write amplification: not available - " + ("; ".join(notes) or "no round recorded it") + "."
-    short = sum(1 for w in wafs if w.get("source") and w.get("ratio") is None)
-    return (f"Write amplification: media bytes written ({', '.join(sources)}) over host bytes written (the SMART "
-            f"log's data units of {HOST_UNIT_BYTES:,} bytes, rounded up by the drive: each round's host bytes are "
-            f"known to within one unit)" + (f"; {short} round(s) without a ratio (under one unit written, or a "
-                                            "counter unknown)" if short else "") + ".")
 
 
 def host_bound_blocks(test: str, rounds: Sequence[tuple[Any, Any]]) -> list[Block]:

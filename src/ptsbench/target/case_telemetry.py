@@ -1,0 +1,65 @@
+"""Device telemetry around one case of the case runner (`run`, `sweep`, `quick`), for its write amplification.
+
+The NVMe namespaces a case writes (a generic /dev/ngXnY counts as its namespace) are read before and after the case
+with the same reading as a PTS round's (target/telemetry.py: the SMART log, then OCP C0h or the FDP statistics), one
+reading per controller, whose SMART log counts the writes of all its namespaces. Files, loop devices and every other
+device read nothing: no tool is run for them.
+"""
+
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ptsbench.target.info import target_facts
+from ptsbench.target.target import Target, block_device_of_char
+from ptsbench.target.telemetry import read_telemetry, telemetry_change
+from ptsbench.target.waf import combined_ratio
+
+
+def written_nvme_namespaces(opened: Sequence[tuple[str, bool]]) -> list[tuple[Target, dict[str, object]]]:
+    """The NVMe namespaces among the (path, written) pairs a case opens, with their facts, one per controller."""
+    found: dict[str, tuple[Target, dict[str, object]]] = {}
+    for path, written in opened:
+        try:
+            mode = os.stat(path).st_mode if written else 0
+        except OSError:  # a file fio makes: no device
+            continue
+        block = path if stat.S_ISBLK(mode) else block_device_of_char(path) if stat.S_ISCHR(mode) else None
+        if block is None:
+            continue
+        target = Target(block, "block", None, block)
+        facts = target_facts(target)
+        if str(facts.get("transport") or "").startswith("nvme"):
+            found.setdefault(str(facts.get("nvme_controller") or facts.get("disk")), (target, facts))
+    return list(found.values())
+
+
+class CaseCounters:
+    """The readings of a case's NVMe namespaces, taken when made (before fio starts); `finish` reads them again
+    and gives what the case stores: per namespace its readings and their change (with `waf`)."""
+
+    def __init__(self, opened: Sequence[tuple[str, bool]]) -> None:
+        self.namespaces = written_nvme_namespaces(opened)
+        self.before = [read_telemetry(target, facts) for target, facts in self.namespaces]
+
+    def finish(self) -> list[dict[str, Any]]:
+        stored = []
+        for (target, facts), before in zip(self.namespaces, self.before, strict=True):
+            after = read_telemetry(target, facts)
+            stored.append({"device": target.path, "before": before, "after": after,
+                           "change": telemetry_change(before, after, "case")})
+        return stored
+
+
+def case_waf(telemetry: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A stored case's write amplification (its namespaces' media bytes over their host bytes) as
+    {ratio, source, note}; None when the case read no device."""
+    wafs = [(entry.get("change") or {}).get("waf") or {} for entry in telemetry]
+    if not wafs:
+        return None
+    ratio, source = combined_ratio(wafs)
+    if ratio is not None:
+        return {"ratio": ratio, "source": source, "note": None}
+    first = next((waf for waf in wafs if waf.get("source")), wafs[0])
+    return {"ratio": None, "source": first.get("source"), "note": first.get("note")}

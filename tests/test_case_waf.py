@@ -1,0 +1,136 @@
+"""Write amplification per case (target/case_telemetry.py): a case that writes an NVMe namespace reads its counters
+before and after it (the nvme stand-in on PATH, as in test_waf.py), stores them with its result, and `show` and the
+report give the ratio with its source; cases on files and loop devices run no tool and show no such column."""
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ptsbench.cases import Overrides, plan_cases, run_cases
+from ptsbench.report.cases.report import results_table, waf_blocks
+from ptsbench.store import RunStore
+from ptsbench.target import case_telemetry
+from ptsbench.target.target import resolve_target
+from ptsbench.target.waf import HOST_UNIT_BYTES, NOT_REPORTED, OCP_SOURCE
+
+DATA = Path(__file__).parent / "data" / "telemetry"
+WRITE_JOB = "[w]\nioengine=psync\nrw=write\nbs=64k\nsize=1m\n"
+Calls = Callable[[], list[list[str]]]
+
+
+def _counter_files(tmp_path: Path, host_units: tuple[int, int], media: tuple[int, int]) -> tuple[str, str]:
+    """SMART and OCP logs for the reading before and after a case (nvme-cli 2.x's recorded output, counters set)."""
+    smart, ocp = json.loads((DATA / "nvme-cli-2.x-smart-log.json").read_text()), \
+        json.loads((DATA / "nvme-cli-2.x-ocp-smart-add-log.json").read_text())
+    smart_paths, ocp_paths = [], []
+    for index, (units, media_bytes) in enumerate(zip(host_units, media, strict=True)):
+        smart_path, ocp_path = tmp_path / f"smart{index}.json", tmp_path / f"ocp{index}.json"
+        smart_path.write_text(json.dumps({**smart, "data_units_written": units}))
+        ocp_path.write_text(json.dumps({**ocp, "Physical media units written": {"hi": 0, "lo": media_bytes}}))
+        smart_paths.append(str(smart_path))
+        ocp_paths.append(str(ocp_path))
+    return ":".join(smart_paths), ":".join(ocp_paths)
+
+
+def _run_on(target_path: str, tmp_path: Path) -> RunStore:
+    tmp_path.mkdir(exist_ok=True)
+    job = tmp_path / "write.fio"
+    job.write_text(WRITE_JOB)
+    run_dir = tmp_path / "run"
+    store = RunStore.create(run_dir, {"kind": "run", "name": "run"})
+    cases = plan_cases([job], [resolve_target(target_path, 1024**2)], Overrides(), run_dir, 1000)
+    [record] = run_cases(store, cases, parallel=False)
+    assert record.status == "ok", record.message
+    return store
+
+
+@pytest.mark.parametrize("kind", ["file", "loop device"])
+def test_cases_on_files_and_loop_devices_read_nothing(kind: str, tmp_path: Path, fakebin: Calls,
+                                                      request: pytest.FixtureRequest,
+                                                      cli: Callable[..., object]) -> None:
+    target = str(tmp_path / "test.dat") if kind == "file" else request.getfixturevalue("loop_device")
+    store = _run_on(target, tmp_path)
+    assert fakebin() == []  # no nvme, no smartctl
+    [result] = store.root.glob("cases/*/result.json")
+    assert json.loads(result.read_text())["telemetry"] == []
+    shown = cli("show", str(store.root), env={"COLUMNS": "300"})
+    assert shown.returncode == 0, shown.stderr
+    assert "WAF" not in shown.stdout and "amplification" not in shown.stdout
+    from ptsbench.cases import load_records
+
+    records = load_records(store)
+    assert "write amplification" not in [column.name for column in results_table(records).columns]
+    assert waf_blocks(records) == []
+
+
+@pytest.fixture
+def loop_as_nvme(loop_device: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A loop device the case runner takes for an NVMe namespace of controller /dev/nvme0 (no NVMe drive here):
+    fio writes the loop device, the counters come from the nvme stand-in."""
+    real = case_telemetry.target_facts
+
+    def facts(target: object) -> dict[str, object]:
+        return {**real(target), "transport": "nvme", "disk": loop_device, "nvme_controller": "/dev/nvme0"}  # type: ignore[arg-type]
+
+    monkeypatch.setattr(case_telemetry, "target_facts", facts)
+    return loop_device
+
+
+def test_case_on_nvme_stores_and_shows_its_write_amplification(tmp_path: Path, fakebin: Calls, loop_as_nvme: str,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                cli: Callable[..., object]) -> None:
+    smart, ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9 + 3 * HOST_UNIT_BYTES * 11 // 10))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
+    monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
+    store = _run_on(loop_as_nvme, tmp_path)
+    reading = [["nvme", "smart-log", "/dev/nvme0", "-o", "json"],
+               ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"]]
+    assert fakebin() == reading * 2  # before and after the case, nothing else
+    [result] = store.root.glob("cases/*/result.json")
+    [stored] = json.loads(result.read_text())["telemetry"]
+    assert stored["device"] == loop_as_nvme
+    waf = stored["change"]["waf"]
+    assert waf["host_written_bytes"] == 3 * HOST_UNIT_BYTES and waf["media_written_bytes"] == 1_689_600
+    assert waf["ratio"] == pytest.approx(1.1) and waf["source"] == OCP_SOURCE
+    shown = cli("show", str(store.root), env={"COLUMNS": "300"})
+    assert shown.returncode == 0, shown.stderr
+    assert "WAF" in shown.stdout and f"1.10 ({OCP_SOURCE})" in shown.stdout
+    assert "each case's host bytes are known to within one unit" in " ".join(shown.stdout.split())
+    as_json = json.loads(cli("show", str(store.root), "--format", "json").stdout)
+    assert [row["waf"] for row in as_json] == pytest.approx([1.1] * len(as_json))
+    assert {row["waf_source"] for row in as_json} == {OCP_SOURCE}
+    from ptsbench.cases import load_records
+
+    table = results_table(load_records(store))
+    names = [column.name for column in table.columns]
+    assert table.rows[0][names.index("write amplification")] == pytest.approx(1.1)
+    assert table.rows[0][names.index("WAF source")] == OCP_SOURCE
+
+
+def test_case_under_one_host_unit_or_without_media_log_has_no_number(tmp_path: Path, fakebin: Calls,
+                                                                       loop_as_nvme: str,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       cli: Callable[..., object]) -> None:
+    smart, ocp = _counter_files(tmp_path, (1_000, 1_000), (5 * 10**9, 5 * 10**9 + 300_000))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
+    monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
+    store = _run_on(loop_as_nvme, tmp_path)
+    [result] = store.root.glob("cases/*/result.json")
+    waf = json.loads(result.read_text())["telemetry"][0]["change"]["waf"]
+    assert waf["ratio"] is None and waf["host_written_bytes"] == 0
+    assert waf["note"].startswith("the case wrote less than one host data unit (512,000 bytes)")
+    shown = cli("show", str(store.root), env={"COLUMNS": "300"}).stdout
+    assert "WAF" not in shown and "1 case(s) without a ratio" in " ".join(shown.split())
+
+    monkeypatch.delenv("FAKE_NVME_OCP_LOG")  # a drive with neither log: said once, never a number
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart.split(":")[0])
+    store = _run_on(loop_as_nvme, tmp_path / "neither")
+    shown = " ".join(cli("show", str(store.root), env={"COLUMNS": "300"}).stdout.split())  # the note wraps
+    assert "WAF" not in shown and shown.count(f"Write amplification: not available - {NOT_REPORTED}") == 1
+    from ptsbench.cases import load_records
+
+    records = load_records(store)
+    assert [block.text for block in waf_blocks(records)][0].startswith("Write amplification: not available")
+    assert "write amplification" not in [column.name for column in results_table(records).columns]
