@@ -13,7 +13,8 @@ disk does), FAKE_WRITE_CACHE,
 FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG, FAKE_NVME_OCP_LOG,
 FAKE_NVME_FDP_STATS, FAKE_NVME_FDP_CONFIGS, FAKE_NVME_FDP_STATUS and FAKE_SMARTCTL_JSON (files whose text
 `nvme smart-log`, `nvme ocp smart-add-log`, `nvme fdp stats|configs|status` and `smartctl` print; the nvme ones
-may name several files, served one per call; smartctl exits with the document's smartctl.exit_status), FAKE_NVME_FDP_FEATURE (feature 1Dh's value).
+may name several files, served one per call; smartctl exits with the document's smartctl.exit_status),
+FAKE_NVME_FDP_FEATURE (feature 1Dh's value).
 """
 
 import json
