@@ -203,3 +203,20 @@ def fakebin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], lis
         return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
     return calls
+
+
+DEBIAN13_ROOT = os.environ.get("PTSBENCH_DEBIAN13_ROOT", "/var/cache/ptsbench/debian13")
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+@pytest.fixture(scope="session")
+def debian13_fio(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A command that runs Debian 13's own fio in its root (made by scripts/debian13-root.sh when missing, as CI's
+    second platform does; reused when there)."""
+    if os.geteuid() != 0:
+        pytest.skip("the Debian 13 root is made and entered as root (debootstrap, chroot)")
+    subprocess.run(["bash", str(SCRIPTS / "debian13-root.sh"), DEBIAN13_ROOT], check=True, timeout=1800)
+    command = tmp_path_factory.mktemp("debian13") / "fio"
+    command.write_text(f'#!/bin/sh\nexec bash {SCRIPTS / "in-root.sh"} {DEBIAN13_ROOT} fio "$@"\n')
+    command.chmod(0o755)
+    return str(command)

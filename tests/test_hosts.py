@@ -312,23 +312,6 @@ def test_preflight_names_version_mismatch_unreachable_host_and_bad_target(
     assert not out.exists() and not target.parent.exists()  # nothing ran, nothing was created
 
 
-DEBIAN13_ROOT = os.environ.get("PTSBENCH_DEBIAN13_ROOT", "/var/cache/ptsbench/debian13")
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-
-
-@pytest.fixture(scope="session")
-def debian13_fio(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A command that runs Debian 13's own fio in its root (made by scripts/debian13-root.sh when missing, as CI's
-    second platform does; reused when there)."""
-    if os.geteuid() != 0:
-        pytest.skip("the Debian 13 root is made and entered as root (debootstrap, chroot)")
-    subprocess.run(["bash", str(SCRIPTS / "debian13-root.sh"), DEBIAN13_ROOT], check=True, timeout=1800)
-    command = tmp_path_factory.mktemp("debian13") / "fio"
-    command.write_text(f'#!/bin/sh\nexec bash {SCRIPTS / "in-root.sh"} {DEBIAN13_ROOT} fio "$@"\n')
-    command.chmod(0o755)
-    return str(command)
-
-
 def test_preflight_names_the_version_of_a_fio_that_speaks_another_protocol(
         tmp_path: Path, servers: Servers, debian13_fio: str) -> None:
     """fio's client only says the server's protocol number; the pre-flight asks the server itself which fio it is."""

@@ -51,11 +51,13 @@ class Prepared:
 
 def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size: str | None,
                    size_bytes: int | None, destructive: bool, purge_method: str, purge_scope: str,
-                   dry_run: bool, measure_rate: bool) -> Prepared:
-    """Resolve TARGET, refuse it when the guard does (not in a dry run: it says so after its plan), plan on it,
-    choose its purge (refusing a method it cannot take) and time it, all before a run directory exists."""
+                   dry_run: bool, measure_rate: bool, fdp_placement: str = "off") -> Prepared:
+    """Resolve TARGET, refuse it when the guard does (not in a dry run: it says so after its plan), plan on it (with
+    `fdp_placement`: through its generic character device, also guarded), choose its purge (refusing a method it
+    cannot take) and time it, all before a run directory exists."""
     from ptsbench.errors import TargetError
     from ptsbench.target.guard import check_path_allowed
+    from ptsbench.target.placement import check_placement_device
     from ptsbench.target.purge import choose_purge
     from ptsbench.target.userfile import check_whole_file
 
@@ -64,13 +66,21 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
         raise TargetError(f"--size {size} does not apply to the block device {resolved.path}: it is tested whole "
                           f"({resolved.size_bytes:,} bytes)", "leave --size out; --active-range limits the LBAs used")
 
-    def check_target() -> None:
+    def check_resolved() -> None:
         check_path_allowed(resolved.path, True, destructive)
         check_whole_file(resolved.path, destructive)
 
     if not dry_run:
+        check_resolved()
+    plan, info, facts, note = plan_target(settings, resolved, fdp_placement)
+
+    def check_target() -> None:
+        check_resolved()
+        if info.fdp_device:  # what fio opens: judged as the namespace it reaches
+            check_placement_device(info.fdp_device, resolved.path, destructive)
+
+    if not dry_run:
         check_target()
-    plan, info, facts, note = plan_target(settings, resolved)
     # resume keeps the method: refuse one the target cannot take before the run exists
     method = choose_purge(resolved, facts, purge_method, purge_scope)
     timing = prep_timing(plan, resolved, facts, method, measure_rate)
@@ -127,7 +137,8 @@ def resolve_pts_target(target: str | None, run_dir: Path, size_bytes: int | None
     return resolved, False
 
 
-def plan_target(settings: "Settings", resolved: "Target") -> "tuple[Plan, TargetInfo, dict[str, object], str]":
+def plan_target(settings: "Settings", resolved: "Target", fdp_placement: str = "off",
+                ) -> "tuple[Plan, TargetInfo, dict[str, object], str]":
     from ptsbench.errors import TargetError
     from ptsbench.fio.runner import probe_engine
     from ptsbench.pts.plan import make_plan
@@ -149,8 +160,34 @@ def plan_target(settings: "Settings", resolved: "Target") -> "tuple[Plan, Target
     while not Path(probe_at).exists():
         probe_at = str(Path(probe_at).parent)
     engine, note = probe_engine(probe_at)
-    info = target_info(resolved, facts, engine, resolved.size_bytes)
+    info = placed(target_info(resolved, facts, engine, resolved.size_bytes), resolved, facts, fdp_placement)
     return make_plan(settings, info), info, facts, note
+
+
+def placed(info: "TargetInfo", resolved: "Target", facts: Mapping[str, object], mode: str) -> "TargetInfo":
+    """The planning view with FDP placement `mode` (target/placement.py): refused unless the target is an NVMe
+    namespace with FDP enabled and fio (3.34 or newer) can write its generic character device through io_uring_cmd."""
+    from dataclasses import replace
+
+    from ptsbench.errors import FioNotFoundError, TargetError
+    from ptsbench.fio.runner import fio_version, probe_passthrough
+    from ptsbench.fio.versions import data_placement_problem
+    from ptsbench.target.placement import choose_placement
+
+    placement = choose_placement(mode, resolved, facts)
+    if placement is None:
+        return info
+    problem = data_placement_problem(fio_version())
+    if problem:
+        raise FioNotFoundError(f"--fdp-placement {mode}: {problem}", "install a newer fio (docs/waf-fdp.md), or "
+                               "leave --fdp-placement out")
+    problem = probe_passthrough(placement.char_device)
+    if problem:
+        raise TargetError(f"--fdp-placement {mode}: fio's io_uring_cmd engine cannot read {placement.char_device}: "
+                          f"{problem}", "it needs NVMe passthrough on io_uring (Linux 5.19 or newer) and a fio built "
+                          "with io_uring; or leave --fdp-placement out")
+    return replace(info, fdp_placement=mode, fdp_device=placement.char_device,
+                   fdp_plids=",".join(map(str, placement.placement_ids)))
 
 
 def prep_timing(plan: "Plan", resolved: "Target", facts: dict[str, object], method: "PurgeMethod",

@@ -380,6 +380,21 @@ def _probe(filename: str, io_args: list[str]) -> tuple[str, str]:
     return "psync", "ioengine psync (" + "; ".join(tried) + ")"
 
 
+def probe_passthrough(char_device: str) -> str | None:
+    """Why fio's io_uring_cmd engine cannot read the NVMe generic device `char_device` (a read of 64 KiB, read-only:
+    the kernel needs NVMe passthrough on io_uring, 5.19 or newer); None when it can."""
+    argv = [fio_binary(), "--name=probe", "--ioengine=io_uring_cmd", "--cmd_type=nvme", f"--filename={char_device}",
+            "--size=64k", "--bs=4k", "--rw=read", "--readonly", "--allow_file_create=0", "--output-format=json"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=ends_with_ptsbench())
+    except subprocess.TimeoutExpired:
+        return f"fio did not finish reading {char_device}"
+    if done.returncode == 0:
+        return None
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]  # stdout is fio's JSON
+    return "; ".join(lines[-2:]) if lines else f"fio exited with status {done.returncode}"
+
+
 def measure_read_rate(path: str, engine: str, seconds: float) -> tuple[float | None, str]:
     """(bytes per second, or None; what was measured or why not) of `seconds` of 1 MiB sequential reads of `path`,
     read-only: fio's --readonly refuses every write, and allow_file_create=0 keeps a missing path from being made."""

@@ -74,3 +74,13 @@ def option_hint(fio_said: str, version: str) -> str | None:
         return None
     return (f"{', '.join(sorted(rejected))}: fio's data placement options need fio 3.34 or newer, this is {version}; "
             "install a newer fio (docs/waf-fdp.md)")
+
+
+def data_placement_problem(version: str) -> str | None:
+    """Why `version` of fio cannot place writes by FDP placement handle (io_uring_cmd's fdp / fdp_pli); None when it
+    can."""
+    parsed = version_tuple(version)
+    if parsed is not None and parsed >= DATA_PLACEMENT_SINCE:
+        return None
+    return (f"fio's data placement options (fdp, fdp_pli) need fio {'.'.join(map(str, DATA_PLACEMENT_SINCE))} or "
+            f"newer, this is {version}")

@@ -44,6 +44,8 @@ def summary_lines(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
         f"PTS {s.spec} {s.profile} profile on {plan.target.path} ({plan.target.kind}, "
         f"{format_bytes(plan.target.size_bytes)}), active range {s.active_range_pct:g} % = "
         f"{format_bytes(plan.active_range_bytes)}, ioengine {plan.target.ioengine}, write cache wanted {s.write_cache}",
+        *([f"FDP placement {plan.target.fdp_placement}: fio writes {plan.target.fdp_device} (io_uring_cmd) over "
+           f"placement handle(s) {plan.target.fdp_plids}"] if plan.target.fdp_device else []),
         f"Tests: {titles}",
         f"Worst case: {spoken_duration(plan.worst_case_s + plan.overhead_s + prep_s(plan, timing))} in all "
         f"({spoken_duration(plan.worst_case_s)} of IO, about {spoken_duration(plan.overhead_s)} of fio start-up and "

@@ -136,6 +136,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
     from ptsbench.hosts.preflight import check_remote_path
     from ptsbench.target.claim import claim_targets
     from ptsbench.target.guard import check_write_allowed
+    from ptsbench.target.placement import check_placement_device
 
     manifest = pts.store.manifest
     plan = load_plan(pts.store)
@@ -145,6 +146,8 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
         check_remote_path(target.path, destructive, hosts, "the PTS run")
     else:
         check_write_allowed(target, destructive)
+        if plan.target.fdp_device:  # FDP placement: fio opens the namespace's character device
+            check_placement_device(plan.target.fdp_device, target.path, destructive)
     context = _Context(pts, plan, target, dict(manifest.get("target") or {}), destructive,
                        reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")),
                        str(manifest.get("purge_scope") or "namespace"),

@@ -62,6 +62,9 @@ class TargetInfo:
     physical_sector_bytes: int | None
     ioengine: str
     remote: bool = False  # on fio servers (--hosts): fio's client runs every round
+    fdp_placement: str = "off"  # --fdp-placement (target/placement.py): off, spread or one
+    fdp_device: str | None = None  # with FDP placement: the namespace's /dev/ngXnY, which fio opens
+    fdp_plids: str = ""  # with FDP placement: the placement handles fio writes to in turn, e.g. "0,1,2,3"
 
 
 @dataclass(frozen=True)
@@ -409,6 +412,9 @@ def global_options(plan: Plan, seed: int | None) -> dict[str, str | None]:
     }
     if plan.target.kind != "file":  # a device that vanishes mid-run must not come back as a file fio made in /dev
         options["allow_file_create"] = "0"
+    if plan.target.fdp_device:  # FDP placement: NVMe passthrough to the namespace (fdp / fdp_pli: fio >= 3.34)
+        options.update(filename=_escape(plan.target.fdp_device), ioengine="io_uring_cmd", cmd_type="nvme", fdp="1",
+                       fdp_pli=plan.target.fdp_plids)
     if seed is not None:
         options["randseed"] = str(seed)
     options.update(PERCENTILE_OPTIONS)

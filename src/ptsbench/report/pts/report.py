@@ -134,7 +134,17 @@ def pts_report(store: Any, in_progress: str | None = None) -> Report:
     device = device_name(manifest.get("target") or {})
     facts = (("specification", f"{SPEC_NAMES.get(str(settings.get('spec')), settings.get('spec'))}, "
                                f"{settings.get('profile')} profile"),
-             ("device", device), *description_facts(manifest), ("status", fact(status)), *run_facts(manifest))
+             ("device", device), *placement_facts(manifest), *description_facts(manifest), ("status", fact(status)),
+             *run_facts(manifest))
     title = f"PTS report: {short_device_name(manifest.get('target') or {})}"
     return Report(title, provenance_line(manifest), facts, tuple(sections), in_progress,
                   _run_warnings(manifest, status, store.root))
+
+
+def placement_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The run's FDP placement (`pts --fdp-placement`), for the report and `compare` of an FDP on and off run."""
+    info = manifest.get("target_info") or {}
+    if not info.get("fdp_device"):
+        return ()
+    return (("FDP placement", f"{info['fdp_placement']}: placement handle(s) {info['fdp_plids']} through "
+                              f"{info['fdp_device']} (io_uring_cmd)"),)
