@@ -8,8 +8,8 @@ out="ptsbench-results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
 .venv/bin/ptsbench pts --profile demo --out "$out"
 # name only what was written (a report that could not be drawn is a warning of the run, not a file to open)
 written=()
-for name in index.html report.pdf report.xlsx figures; do
-    [ -s "$out/report/$name" ] || [ -d "$out/report/$name" ] && written+=("$out/report/$name")
+for path in "$out/report/index.html" "$out/report/report.pdf" "$out/results.xlsx"; do
+    [ -s "$path" ] && written+=("$path")
 done
 if [ ${#written[@]} -gt 0 ]; then
     echo "report: ${written[*]}"

@@ -85,3 +85,16 @@ def test_compare_writes_again_into_its_own_comparison_only_while_unchanged(tmp_p
     before = _tree(out)
     _refused(run_cli(*compare), "index.html")
     assert _tree(out) == before
+
+
+def test_compare_again_without_images_removes_the_earlier_images(tmp_path: Path, runs: tuple[Path, Path]) -> None:
+    """The images of an earlier comparison are ptsbench's own: a comparison written again without --images removes
+    them (they would show the earlier data), and the folder stays its own for the next."""
+    out = tmp_path / "cmp"
+    compare = ("compare", str(runs[0]), str(runs[1]), "--out", str(out))
+    assert (done := run_cli(*compare, "--images", "png")).returncode == 0, done.stderr
+    suffixes = [path.suffix for path in (out / "figures").iterdir()]
+    assert suffixes and set(suffixes) == {".png"}
+    assert (done := run_cli(*compare)).returncode == 0, done.stderr
+    assert not (out / "figures").exists() and (out / "report.pdf").is_file()
+    assert (done := run_cli(*compare, "--no-static")).returncode == 0, done.stderr

@@ -62,7 +62,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
 
 @pytest.fixture(scope="module")
 def case_report(case_run: Path) -> Path:
-    return build_report(case_run)
+    return build_report(case_run, images=("png", "svg"))
 
 
 def stored_jobs(run_dir: Path) -> list[dict[str, Any]]:
@@ -316,6 +316,50 @@ def test_report_command(case_run: Path, tmp_path: Path) -> None:
     assert not (run_dir / "report" / "report.pdf").exists()
     missing = run_cli("report", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no such run directory" in missing.stderr
+
+
+def workbook_values(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every sheet's cell values, as a workbook read back gives them."""
+    import openpyxl
+
+    workbook = openpyxl.load_workbook(path, read_only=True)
+    values = {name: [tuple(row) for row in workbook[name].iter_rows(values_only=True)] for name in workbook.sheetnames}
+    workbook.close()
+    return values
+
+
+def test_images_are_written_only_on_request_and_change_nothing_else(case_run: Path, tmp_path: Path) -> None:
+    """A default report writes no image files; --images svg writes one SVG per figure (no PNG), with the run's
+    provenance in its metadata; the PDF and the workbook are the same either way. A later report without
+    --images removes the images the earlier one wrote (they would show older data beside the new)."""
+    import xml.etree.ElementTree as ElementTree
+
+    plain, imaged = tmp_path / "plain", tmp_path / "imaged"
+    for run_dir in (plain, imaged):
+        shutil.copytree(case_run, run_dir, ignore=shutil.ignore_patterns("report"))
+    assert (done := run_cli("report", str(plain))).returncode == 0, done.stderr
+    assert (done := run_cli("report", str(imaged), "--images", "svg")).returncode == 0, done.stderr
+    report = load_report(imaged)
+    assert sorted(path.name for path in (plain / "report").iterdir()) == ["index.html", "report.pdf"]
+    figures = imaged / "report" / "figures"
+    assert sorted(path.name for path in figures.iterdir()) == sorted(f"{f.key}.svg" for f in report.figures())
+    dublin_core = "{http://purl.org/dc/elements/1.1/}"
+    for figure in report.figures():
+        root = ElementTree.parse(figures / f"{figure.key}.svg").getroot()
+        assert root.findtext(f".//{dublin_core}description") == report.provenance
+        assert root.findtext(f".//{dublin_core}title") == figure.title
+    # the page links the images only where they are
+    assert 'href="figures/"' in (imaged / "report" / "index.html").read_text()
+    assert "figures/" not in (plain / "report" / "index.html").read_text()
+    # the PDF's pages and text, and every cell of the workbook, do not depend on the images
+    pdfs = [run_dir / "report" / "report.pdf" for run_dir in (plain, imaged)]
+    assert pdf_pages(pdfs[0]) == pdf_pages(pdfs[1]) == len(pdf.layout(report))
+    assert pdf_text(pdfs[0]) == pdf_text(pdfs[1])
+    assert workbook_values(plain / "results.xlsx") == workbook_values(imaged / "results.xlsx")
+    assert (done := run_cli("report", str(imaged))).returncode == 0, done.stderr
+    assert not figures.exists() and "figures/" not in (imaged / "report" / "index.html").read_text()
+    refused = run_cli("report", str(imaged), "--no-static", "--images", "png")
+    assert refused.returncode == 2 and "--images" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_report_of_a_run_with_a_failed_case(tmp_path: Path) -> None:

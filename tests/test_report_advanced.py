@@ -37,11 +37,11 @@ def tiny_advanced_run(base: Path) -> tuple[Path, str]:
 
 @pytest.fixture(scope="session")
 def advanced_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Report]:
-    """The full report (HTML, PDF, xlsx, figures) of a copy of the tiny run, and the report as data."""
+    """The full report (HTML, PDF, xlsx, figures as PNG) of a copy of the tiny run, and the report as data."""
     run_dir = tmp_path_factory.mktemp("advanced-report") / "run"
     shutil.copytree(tiny_advanced_run(tmp_path_factory.getbasetemp())[0], run_dir,
                     ignore=shutil.ignore_patterns("report"))
-    return build_report(run_dir), load_report(run_dir)
+    return build_report(run_dir, images=("png",)), load_report(run_dir)
 
 
 def read(path: Path) -> Any:

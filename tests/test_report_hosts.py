@@ -40,9 +40,9 @@ def test_two_host_pts_report_shows_each_host(tmp_path: Path, servers: Servers, b
     folder = tmp_path / "data"
     folder.mkdir()
     run_dir = tmp_path / "run"
-    done = run_cli("pts", str(folder), "--hosts", hosts_arg(hosts), *ARGS, "--out", str(run_dir))
+    done = run_cli("pts", str(folder), "--hosts", hosts_arg(hosts), *ARGS, "--out", str(run_dir), "--images", "png")
     assert done.returncode == 0, done.stderr
-    out = run_dir / "report"  # the report the run wrote at its end (HTML, PDF, xlsx, figures)
+    out = run_dir / "report"  # the report the run wrote at its end (HTML, PDF, xlsx, figures as PNG)
     phase, rounds = stored(run_dir)
     assert len(rounds) == 5 and sorted(phase["hosts"]) == sorted(names)
 

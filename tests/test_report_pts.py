@@ -63,10 +63,10 @@ def tiny_pts_run(base: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def pts_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The full report (HTML, PDF, xlsx, figures) of a copy of the real run."""
+    """The full report (HTML, PDF, xlsx, figures as PNG and SVG) of a copy of the real run."""
     run_dir = tmp_path_factory.mktemp("pts-report") / "run"
     shutil.copytree(tiny_pts_run(tmp_path_factory.getbasetemp()), run_dir, ignore=shutil.ignore_patterns("report"))
-    return build_report(run_dir)
+    return build_report(run_dir, images=("png", "svg"))
 
 
 @pytest.fixture

@@ -35,8 +35,8 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
                                                                                      browser: Browser) -> None:
     run_dir = tmp_path / "sweep"
     cases = run_dir / "cases"
-    process = subprocess.Popen(sweep_argv(run_dir, "--ss", "iops:20%", "--ss-dur", "2", "--report"),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = sweep_argv(run_dir, "--ss", "iops:20%", "--ss-dur", "2", "--report", "--images", "svg")
+    process = subprocess.Popen(started, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not (cases / "005-randread-4k-qd2-nj2" / "job.fio").exists():  # cell 5 has started
         assert process.poll() is None and time.monotonic() < deadline, "the sweep ended before it could be killed"
@@ -107,7 +107,9 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
     assert "stays within 1,000 µs up to the highest queue depth run, 4" in text  # the null engine: always
     pdf = " ".join(pdf_text(run_dir / "report" / "report.pdf").split())
     assert "Queue depth at which p99 latency exceeds 1,000 µs" in pdf and "randwrite 4k, write: best" in pdf
+    # --images svg, as the sweep was started: the resumed sweep's report wrote every figure as SVG, and only that
     assert (run_dir / "report" / "figures" / "sweep-randwrite-4k-write-heat-iops.svg").is_file()
+    assert {path.suffix for path in (run_dir / "report" / "figures").iterdir()} == {".svg"}
     workbook = sheet_rows(run_dir / "results.xlsx", "sweep")
     assert list(workbook[0]) == names and [row[names.index("IOPS")] for row in workbook[1:]] == \
         [row[names.index("IOPS")] for row in table.rows]

@@ -42,7 +42,7 @@ class FleetLines:
 
 def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size: str | None, destructive: bool,
               purge_method: str, purge_scope: str, dry_run: bool, verbose: bool, measure_rate: bool, name: str,
-              description: Mapping[str, str], drops: Mapping[str, float | None]) -> None:
+              description: Mapping[str, str], drops: Mapping[str, float | None], images: Sequence[str] = ()) -> None:
     """Resolve and plan every target, refuse one named twice, judge every one by the guard, then (not a dry run)
     make the fleet's run directory with a part per target and run them all at once."""
     from ptsbench.pts.fleet import part_dir, part_names
@@ -65,10 +65,11 @@ def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size:
 
     check_free_space([one.target for one in prepared])
     store = create_fleet(run_dir, name, [(part, one.target.path) for part, one in zip(names, prepared, strict=True)])
+    store.update_manifest(report_images=list(images))
     members = []
     for part, one in zip(names, prepared, strict=True):
         pts_store, plan = one.create_run(part_dir(run_dir, part), settings, name, description)
-        pts_store.store.update_manifest(drops=dict(drops))
+        pts_store.store.update_manifest(drops=dict(drops), report_images=list(images))
         members.append(Member(part, pts_store, one.target))
     click.echo(f"ptsbench: run directory {run_dir} ({len(members)} targets at once, a part each in "
                f"{run_dir / 'devices'})", err=True)
@@ -140,14 +141,16 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
     """Run the parts at once, then each part's report and the fleet's summary; an error naming every part that
     failed (the others' results are stored)."""
     from ptsbench.cli.drops import fail_on_limit, say_pts_drops
-    from ptsbench.cli.run import write_final_report
+    from ptsbench.cli.run import report_images, write_final_report
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.fleet import run_fleet
 
     failed = run_fleet(store, members, destructive, FleetLines, failures)
     for member in members:
-        write_final_report(member.pts.root, after_failure=member.name in failed)
-    write_final_report(store.root, after_failure=bool(failed))  # the fleet's own: its table, then every device
+        write_final_report(member.pts.root, after_failure=member.name in failed,
+                           images=report_images(member.pts.store))
+    # the fleet's own: its table, then every device
+    write_final_report(store.root, after_failure=bool(failed), images=report_images(store))
     show_fleet(store)
     broken = [line for member in members for line in say_pts_drops(member.pts)]
     if failed:

@@ -10,6 +10,7 @@ from ptsbench.cli import Finite, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.cli.pts_steps import guard_verdict, prepare_target, print_dry_run, print_plan, print_target_dry_run
+from ptsbench.cli.run import images_option, report_images
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -102,13 +103,14 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
               ",... (fio's server is started there through SSH; tcp://HOST[:PORT] for an unauthenticated `ptsbench "
               "server --tcp`) or a file with one per line. Needs --size (the smallest device's); purge is not run "
               "on the hosts (a deviation).")
+@images_option("For the report at the end (and after `ptsbench resume`): ")
 @drop_options
 def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path | None, size: str | None,
         destructive: bool, purge_method: str, purge_scope: str, active_range: float | None,
         precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
         dry_run: bool, verbose: bool, measure_rate: bool, hosts_spec: str | None, lat_histogram_time: str | None,
-        device_info: tuple[str, ...], fdp_placement: str, drop_fraction: float, drop_seconds: int,
-        min_fraction: float | None, **overrides: tuple[str, ...]) -> Path | None:
+        device_info: tuple[str, ...], fdp_placement: str, images: tuple[str, ...], drop_fraction: float,
+        drop_seconds: int, min_fraction: float | None, **overrides: tuple[str, ...]) -> Path | None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
     time histogram, and TKperf's HDD zone tests.
@@ -158,12 +160,12 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
         if len(targets) > 1:
             raise click.UsageError("pts --hosts takes one TARGET (the same path on every host)")
         return _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
-                             f"pts-{profile}", description, verbose, drops)
+                             f"pts-{profile}", description, verbose, drops, images)
     if len(targets) > 1:
         from ptsbench.cli.fleet import pts_fleet
 
         pts_fleet(settings, list(targets), run_dir, size, destructive, purge_method, purge_scope, dry_run, verbose,
-                  measure_rate, f"pts-{profile}", description, drops)
+                  measure_rate, f"pts-{profile}", description, drops, images)
         return None  # a fleet: its devices' runs are checked one by one (ptsbench check)
     size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
     prepared = prepare_target(settings, target, run_dir, size, size_bytes, destructive, purge_method, purge_scope,
@@ -177,7 +179,7 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
     store, plan = prepared.create_run(run_dir, settings, f"pts-{profile}", description)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     print_plan(plan, prepared.timing)
-    store.store.update_manifest(drops=drops)
+    store.store.update_manifest(drops=drops, report_images=list(images))
     _run(store, prepared.target, destructive)
     return run_dir
 
@@ -185,7 +187,7 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
 def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, size: str | None, run_dir: Path,
                   destructive: bool, purge_method: str, dry_run: bool, name: str,
                   description: dict[str, str], verbose: bool = False,
-                  drops: dict[str, float | None] | None = None) -> Path | None:
+                  drops: dict[str, float | None] | None = None, images: tuple[str, ...] = ()) -> Path | None:
     """`pts TARGET --hosts HOSTS --size SIZE`: pre-flight, plan on the given size, run on every host at once."""
     from dataclasses import asdict
 
@@ -222,7 +224,7 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
                              timing=assumed_timing())
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     print_plan(plan, assumed_timing())
-    store.store.update_manifest(drops=drops)
+    store.store.update_manifest(drops=drops, report_images=list(images))
     _run(store, resolved, destructive)
     return run_dir
 
@@ -338,16 +340,17 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from ptsbench.target.userfile import mark_made, missing
 
     made = missing([target.path]) if target.kind == "file" else []  # fio makes it: ptsbench's on later runs
+    images = report_images(store.store)
     try:
         with LiveReporter() as shown, BackgroundReport(store.store.root, shown) as reporter:
             run(store, target, destructive=destructive, reporter=reporter)
     except Exception:  # a failed round: the report shows what was stored (Ctrl-C skips it: the user wants out)
         if store.store.manifest.get("status") == "failed":  # not a refusal before the run began (in use, guard)
-            write_final_report(store.store.root, after_failure=True)
+            write_final_report(store.store.root, after_failure=True, images=images)
         raise
     finally:
         mark_made(made)
     render_pts(store.store, terminal_console(), answer_last=True)  # as `show`, but the answer last: on screen
     finish_scratch(store)  # first: the report does not need it, and a full disk gets its space back
-    write_final_report(store.store.root)
+    write_final_report(store.store.root, images=images)
     fail_on_limit(say_pts_drops(store))

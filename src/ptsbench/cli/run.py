@@ -3,11 +3,11 @@
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -34,8 +34,24 @@ HOSTS_HELP = ("Run on these hosts at once: ssh://[USER@]HOST[:PORT],... (ptsbenc
 
 REPORT_OPTION = click.option(
     "--report", "make_report", is_flag=True,
-    help="Also write the report (HTML, PDF, xlsx, figures) at the end; without it, `ptsbench report RUN_DIR` "
+    help="Also write the report (HTML, PDF, xlsx) at the end; without it, `ptsbench report RUN_DIR` "
          "writes it whenever wanted.")
+IMAGES_HELP = ("also write every figure as an image file, figures/KEY.FORMAT, for slides and papers; repeat for both "
+               "formats (default: none: index.html, report.pdf and the workbook show every figure).")
+
+
+def images_option(when: str) -> Callable[[Any], Any]:
+    """--images FORMAT (repeatable), the one name for it wherever a report is written; `when` opens its help."""
+    from ptsbench.report.core.layout import IMAGE_FORMATS
+
+    return click.option("--images", type=click.Choice(IMAGE_FORMATS), multiple=True, help=f"{when}{IMAGES_HELP}")
+
+
+def check_images(make_report: bool, images: Sequence[str]) -> None:
+    """--images only with --report: the images are the report's."""
+    if images and not make_report:
+        raise click.UsageError("--images is part of the report: add --report (or later: ptsbench report RUN_DIR "
+                               "--images FORMAT)")
 
 
 def _common_options(function: click.decorators.FC) -> click.decorators.FC:
@@ -58,6 +74,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
                      help="Run each case N times in a row: every repetition is stored and shown; reports and "
                           "`compare` give their mean, and their spread (max - min) as its noise."),
         REPORT_OPTION,
+        images_option("With --report: "),
         click.option("--keep-files", is_flag=True,
                      help="Keep the data files fio made outside the run directory for this run (without it they "
                           "are removed at the end, and the run says which)."),
@@ -85,8 +102,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
         allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-        repeat: int, make_report: bool, keep_files: bool, drop_fraction: float, drop_seconds: int,
-        min_fraction: float | None) -> Path | None:
+        repeat: int, make_report: bool, images: tuple[str, ...], keep_files: bool, drop_fraction: float,
+        drop_seconds: int, min_fraction: float | None) -> Path | None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -100,6 +117,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     from ptsbench.cases import Overrides, job_files, resolve_targets
     from ptsbench.target.target import check_free_space
 
+    check_images(make_report, images)
     one_line(*jobs, what="JOBS")
     one_line(*targets, what="--target")
     one_line(size, ioengine, what="--size/--ioengine")
@@ -115,8 +133,9 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     name = _run_name(jobs, paths)
     return _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
                     log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
-                    make_report=make_report, drops=drop_settings(drop_fraction, drop_seconds, min_fraction),
-                    repeat=repeat, keep_files=keep_files)
+                    make_report=make_report, images=images,
+                    drops=drop_settings(drop_fraction, drop_seconds, min_fraction), repeat=repeat,
+                    keep_files=keep_files)
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -144,8 +163,8 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
           destructive: bool, allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool,
-          hosts_spec: str | None, repeat: int, make_report: bool, keep_files: bool, drop_fraction: float,
-          drop_seconds: int, min_fraction: float | None) -> Path | None:
+          hosts_spec: str | None, repeat: int, make_report: bool, images: tuple[str, ...], keep_files: bool,
+          drop_fraction: float, drop_seconds: int, min_fraction: float | None) -> Path | None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -160,6 +179,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     """
     if hosts_spec and target is None:
         raise click.UsageError("quick --hosts needs TARGET: a folder, file or device path that exists on every host")
+    check_images(make_report, images)
     one_line(target, what="TARGET")
     one_line(size, what="--size")
     one_line(str(out) if out else None, what="--out")
@@ -175,7 +195,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     try:
         return _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir,
                       (destructive, allow_mounted), log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report,
-                      drop_settings(drop_fraction, drop_seconds, min_fraction), repeat, keep_files)
+                      drop_settings(drop_fraction, drop_seconds, min_fraction), repeat, keep_files, images)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -189,7 +209,8 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
 def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float, size: str | None,
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
            fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool,
-           drops: dict[str, float | None], repeat: int = 1, keep_files: bool = False) -> Path | None:
+           drops: dict[str, float | None], repeat: int = 1, keep_files: bool = False,
+           images: Sequence[str] = ()) -> Path | None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, resolve_targets
@@ -221,8 +242,8 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
     try:
         return _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
                         log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
-                        prepared=(job_path.name,), make_report=make_report, drops=drops, repeat=repeat,
-                        keep_files=keep_files)
+                        prepared=(job_path.name,), make_report=make_report, images=images, drops=drops,
+                        repeat=repeat, keep_files=keep_files)
     finally:
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
@@ -288,7 +309,8 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
-             drops: dict[str, float | None] | None = None, repeat: int = 1, keep_files: bool = False) -> Path | None:
+             drops: dict[str, float | None] | None = None, repeat: int = 1, keep_files: bool = False,
+             images: Sequence[str] = ()) -> Path | None:
     """Run the planned cases into their run directory and return it (None for a dry run)."""
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
@@ -332,7 +354,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             _finish_interrupted(store, output_format)
             raise
         store.update_manifest(status="done")
-    _finish(store, result_rows(records), output_format, grid=name == "quick", make_report=make_report)
+    _finish(store, result_rows(records), output_format, grid=name == "quick", make_report=make_report, images=images)
     from ptsbench.drops.stored import stored_rule
 
     broken = say_case_drops(store.root, records, *stored_rule(store.manifest))
@@ -412,11 +434,11 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
 
 
 def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False,
-            make_report: bool = False) -> None:
+            make_report: bool = False, images: Sequence[str] = ()) -> None:
     from ptsbench.report.core.terminal import print_rows
 
     print_rows(rows, output_format, grid=grid)
-    end_report(store.root, make_report)
+    end_report(store.root, make_report, images)
 
 
 def _finish_interrupted(store: "RunStore", output_format: str) -> None:
@@ -432,32 +454,38 @@ def _finish_interrupted(store: "RunStore", output_format: str) -> None:
                f"`ptsbench report {store.root}` writes their report", err=True)
 
 
-def end_report(run_dir: Path, make_report: bool) -> None:
-    """The end of a case run or sweep, once its results are stored and printed: the report with --report (it
-    writes results.xlsx too), else the run's workbook results.xlsx and the command that writes the report (the
-    results are all in the run directory; the report is minutes of CPU on a big sweep and seconds on any run, which
-    nobody waiting for a number should pay)."""
+def end_report(run_dir: Path, make_report: bool, images: Sequence[str] = ()) -> None:
+    """The end of a case run or sweep, once its results are stored and printed: the report with --report (with its
+    figures' image files in the `images` formats; it writes results.xlsx too), else the run's workbook results.xlsx
+    and the command that writes the report (the results are all in the run directory; the report is minutes of CPU
+    on a big sweep and seconds on any run, which nobody waiting for a number should pay)."""
     import shlex
 
     from ptsbench.report.build import write_report
 
     if make_report:
-        write_final_report(run_dir)
+        write_final_report(run_dir, images=images)
     else:
         write_report(run_dir, workbook_only=True)
         click.echo(f"ptsbench: report: ptsbench report {shlex.quote(str(run_dir))}", err=True)
 
 
-def write_final_report(run_dir: Path, after_failure: bool = False) -> None:
-    """The report at the end of every run, written once its results are stored. A report that cannot be written (a
-    full disk) is the command's error: one line saying how to write it later, and a non-zero exit. After a run that
-    failed anyway (`after_failure`) it is a warning, and the run's own error follows."""
+def report_images(store: "RunStore") -> list[str]:
+    """The image formats a PTS run's report at its end writes (`pts --images`, kept in its manifest for resume)."""
+    return [str(suffix) for suffix in store.manifest.get("report_images") or ()]
+
+
+def write_final_report(run_dir: Path, after_failure: bool = False, images: Sequence[str] = ()) -> None:
+    """The report at the end of every run, written once its results are stored (the figures' image files in the
+    `images` formats, none by default). A report that cannot be written (a full disk) is the command's error: one
+    line saying how to write it later, and a non-zero exit. After a run that failed anyway (`after_failure`) it is
+    a warning, and the run's own error follows."""
     from ptsbench.errors import PtsbenchError
     from ptsbench.report.build import write_report
     from ptsbench.report.core.layout import HTML_NAME
 
     try:
-        click.echo(f"ptsbench: report {write_report(run_dir) / HTML_NAME}", err=True)
+        click.echo(f"ptsbench: report {write_report(run_dir, images=images) / HTML_NAME}", err=True)
     except PtsbenchError as error:
         if not after_failure:
             raise

@@ -17,6 +17,8 @@ from ptsbench.cli.run import (
     REPORT_OPTION,
     _hosts_and_targets,
     _key_value,
+    check_images,
+    images_option,
     job_value,
     one_line,
 )
@@ -27,6 +29,8 @@ from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ptsbench.cases import Case
     from ptsbench.hosts.hostlist import Host
     from ptsbench.store import RunStore
@@ -122,6 +126,7 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
 @click.option("--lat-percentile", default="99", show_default=True, help="The percentile --lat-bound applies to "
               "(also drawn in the latency charts and heatmaps).")
 @REPORT_OPTION
+@images_option("With --report: ")
 @drop_options
 def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str, rwmixread: str | None,
           runtime_s: float, ramp_time_s: float | None, loops: int, size: str | None, ioengine: str | None,
@@ -129,8 +134,8 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
           precondition_repeat: bool, settings: tuple[str, ...], out: Path | None, output_format: str,
           destructive: bool,
           allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-          lat_bound: str, lat_percentile: str, make_report: bool, drop_fraction: float, drop_seconds: int,
-          min_fraction: float | None) -> Path | None:
+          lat_bound: str, lat_percentile: str, make_report: bool, images: tuple[str, ...], drop_fraction: float,
+          drop_seconds: int, min_fraction: float | None) -> Path | None:
     """Sweep targets over a matrix of rw x block size x read mix x numjobs x iodepth; every cell is a fio run
     stored with its job file, command line, json+ and logs. `ptsbench resume RUN_DIR` continues a killed sweep.
 
@@ -143,6 +148,7 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     """
     from ptsbench.sweep import RW_CHOICES, SweepSpec, check_spec
 
+    check_images(make_report, images)
     rw_values = _texts(rw, "--rw")
     unknown = [value for value in rw_values if value not in RW_CHOICES]
     if unknown:
@@ -171,7 +177,7 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     job_value(ioengine, "--ioengine")
     return _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
                   dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format, make_report,
-                  drop_settings(drop_fraction, drop_seconds, min_fraction))
+                  drop_settings(drop_fraction, drop_seconds, min_fraction), images)
 
 
 def lat_bound_us(bound: str) -> float:
@@ -203,7 +209,7 @@ def _report_settings(bound: str, percentile: str) -> dict[str, object]:
 def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out: Path | None,
            permission: tuple[bool, bool], log_interval_ms: int, fio_lat_log: bool, dry_run: bool,
            hosts_spec: str | None, report: dict[str, object], output_format: str, make_report: bool,
-           drops: dict[str, float | None]) -> Path | None:
+           drops: dict[str, float | None], images: tuple[str, ...] = ()) -> Path | None:
     from dataclasses import replace
 
     from ptsbench.cases import resolve_targets
@@ -248,20 +254,21 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
         "log_interval_ms": log_interval_ms, "expected_duration_s": expected_total_s(cases, False), "drops": drops,
         "sweep": {"spec": asdict(spec), "targets": [asdict(t) for t in resolved],
                   "hosts": [host.label for host in hosts], "fio_lat_log": fio_lat_log, "cases": entries,
-                  "report": report, "report_at_end": make_report},
+                  "report": report, "report_at_end": make_report, "report_images": list(images)},
         **({"hosts": [asdict(info) for info in infos]} if hosts else
            {"device_identities": {t.path: start_record(t.path) for t in resolved if t.kind == "block"}}),
     })
     write_job_files(store.root, spec)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    execute(store, cases, hosts, permission[1], output_format, make_report)
+    execute(store, cases, hosts, permission[1], output_format, make_report, images)
     return store.root
 
 
 def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_mounted: bool,
-            output_format: str = "table", make_report: bool = False) -> None:
+            output_format: str = "table", make_report: bool = False, images: "Sequence[str]" = ()) -> None:
     """Run the sweep's unfinished cells with the run directory locked and the targets claimed, print every cell's
-    results, and write the report (`make_report`) or say how to."""
+    results, and write the report (`make_report`, with the figures' image files in the `images` formats) or say how
+    to."""
     from ptsbench.cases import claim_cases
     from ptsbench.cli.run import end_report
     from ptsbench.pts.start import stop_orphan_fio
@@ -288,7 +295,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
 
     stored = load_records(store)
     print_rows(result_rows(stored), output_format)
-    end_report(store.root, make_report)
+    end_report(store.root, make_report, images)
     from ptsbench.drops.stored import stored_rule
 
     broken = say_case_drops(store.root, stored, *stored_rule(store.manifest))
@@ -321,7 +328,8 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
                     click.echo(f"ptsbench: note: {note}", err=True)
     check_writes(cases, (destructive, allow_mounted), hosts)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
-    execute(store, cases, hosts, allow_mounted, make_report=bool(stored.get("report_at_end")))  # as started
+    execute(store, cases, hosts, allow_mounted, make_report=bool(stored.get("report_at_end")),  # as started
+            images=[str(suffix) for suffix in stored.get("report_images") or ()])
 
 
 def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> None:

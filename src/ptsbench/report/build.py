@@ -1,6 +1,6 @@
 """The report of a run directory (HTML, PDF, xlsx, figures), made from the store alone; and comparisons of runs.
 
-    build_report(run_dir)                       -> RUN_DIR/report/ with everything
+    build_report(run_dir)                       -> RUN_DIR/report/: HTML, PDF, xlsx (figures' images on request)
     write_report(run_dir, in_progress="...")    -> the call made during runs (HTML and xlsx only, fast) and at their end
     build_compare([run_dir, ...], out_dir)      -> one report putting several runs side by side
 
@@ -9,6 +9,7 @@ pts/report.py for PTS runs, compare.py for several runs - then core/html.py, pdf
 that data.
 """
 
+import contextlib
 import errno
 import os
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from ptsbench.errors import PtsbenchError
 from ptsbench.report.cases.report import case_run_report
 from ptsbench.report.compare import compare_reports, run_labels
 from ptsbench.report.core.draw_mpl import DEFAULT_DPI
-from ptsbench.report.core.layout import FIGURES_DIR, HTML_NAME, PDF_NAME, RESULTS_XLSX, XLSX_NAME
+from ptsbench.report.core.layout import FIGURES_DIR, HTML_NAME, IMAGE_FORMATS, PDF_NAME, RESULTS_XLSX, XLSX_NAME
 from ptsbench.report.core.model import Report
 from ptsbench.report.fleet import DEFAULT_K
 from ptsbench.report.pts.report import pts_report
@@ -28,9 +29,11 @@ COMPARED = "compared.json"  # which runs a comparison's folder compares, with wh
 
 
 def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str] | None = None,
-                  static: bool = True, report: Report | None = None, outlier_k: float = DEFAULT_K) -> Path:
+                  static: bool = True, report: Report | None = None, outlier_k: float = DEFAULT_K,
+                  images: Sequence[str] = ()) -> Path:
     """One report putting several runs side by side (`report`: load_compare's, when already made), written to
-    out_dir, which must be new, empty or an earlier comparison; returns out_dir."""
+    out_dir, which must be new, empty or an earlier comparison (figures' image files in the `images` formats);
+    returns out_dir."""
     from ptsbench.atomic import atomic_write_json
     from ptsbench.outfolder import own_folder
     from ptsbench.store import utc_now
@@ -39,7 +42,7 @@ def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str]
     check_compare_out(out_dir)
     report = report or load_compare(run_dirs, labels, outlier_k)
     with own_folder(out_dir):
-        render(report, out_dir, static)
+        render(report, out_dir, static, images=images)
         atomic_write_json(out_dir / COMPARED, {"runs": [str(path) for path in run_dirs],
                                                "labels": list(labels) if labels else run_labels(run_dirs),
                                                "written_utc": utc_now()})
@@ -112,17 +115,20 @@ def _figure_workers(count: int) -> int:
     return 0 if count < FIGURE_WORKERS_MIN_FIGURES else max(1, min((os.cpu_count() or 1) - 1, 3))
 
 
-def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
-    """report.pdf, and every figure's PNG and SVG at the same time in worker processes (matplotlib is
-    single-threaded and a PTS report has dozens of figures). Workers take figures from the front of the list, this
-    process from the back once the PDF is done; a claim file per figure keeps each drawn once. Workers are
-    DrawWorker processes (`python -m ptsbench.report.core.draw_mpl`)."""
+def write_static(report: Report, out_dir: Path, images: Sequence[str] = (), dpi: int = DEFAULT_DPI) -> None:
+    """report.pdf, and with `images` (image formats: png, svg) every figure as figures/KEY.FORMAT, drawn at the same
+    time in worker processes (matplotlib is single-threaded and a PTS report has dozens of figures). Workers take
+    figures from the front of the list, this process from the back once the PDF is done; a claim file per figure
+    keeps each drawn once. Workers are DrawWorker processes (`python -m ptsbench.report.core.draw_mpl`)."""
     import shutil
     import tempfile
 
     from ptsbench.report.core import pdf
     from ptsbench.report.core.draw_mpl import DrawWorker, write_figure_batch
 
+    if not images:
+        pdf.write_pdf(report, out_dir / PDF_NAME)
+        return
     figures_dir = out_dir / FIGURES_DIR
     figures_dir.mkdir(exist_ok=True)
     figures = report.figures()
@@ -131,9 +137,10 @@ def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
     try:
         for _ in range(_figure_workers(len(figures))):
             workers.append(worker := DrawWorker())
-            worker.send(figures=figures, directory=figures_dir, provenance=report.provenance, claims=claims, dpi=dpi)
+            worker.send(figures=figures, directory=figures_dir, provenance=report.provenance, claims=claims, dpi=dpi,
+                        formats=tuple(images))
         pdf.write_pdf(report, out_dir / PDF_NAME)
-        write_figure_batch(figures[::-1], figures_dir, report.provenance, claims, dpi)
+        write_figure_batch(figures[::-1], figures_dir, report.provenance, claims, dpi, tuple(images))
         for worker in workers:
             if (failure := worker.finish()) is not None:
                 raise PtsbenchError(f"writing the figures failed: {failure}",
@@ -144,10 +151,26 @@ def write_static(report: Report, out_dir: Path, dpi: int = DEFAULT_DPI) -> None:
         shutil.rmtree(claims, ignore_errors=True)
 
 
+def remove_older_images(report: Report, out_dir: Path, images: Sequence[str]) -> None:
+    """Remove the image files in figures/ this report did not write (an earlier report's, of other formats or of
+    figures it no longer has), and figures/ once empty: images beside a report are always its own. The folder is
+    the report's (a run's report/ or a comparison's own folder), so its images are ptsbench's."""
+    figures_dir = out_dir / FIGURES_DIR
+    if not figures_dir.is_dir() or figures_dir.is_symlink():
+        return
+    written = {f"{figure.key}.{suffix}" for figure in report.figures() for suffix in images}
+    for path in figures_dir.iterdir():
+        if path.suffix.lstrip(".") in IMAGE_FORMATS and path.name not in written and path.is_file():
+            path.unlink()
+    with contextlib.suppress(OSError):  # not empty: another file stays, and so does the folder
+        figures_dir.rmdir()
+
+
 def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAULT_DPI,
-           workbook_path: Path | None = None) -> Path:
+           workbook_path: Path | None = None, images: Sequence[str] = ()) -> Path:
     """Write the report's files into out_dir: index.html and the workbook (`workbook_path`, by default
-    out_dir/report.xlsx; a run's is its results.xlsx); with static, report.pdf and figures/."""
+    out_dir/report.xlsx; a run's is its results.xlsx); with static, report.pdf, and figures/ in the `images`
+    formats (none by default). Image files an earlier report left in figures/ are removed."""
     from ptsbench.report.core import html, workbook
     from ptsbench.store import remove_stale_temporaries
 
@@ -156,17 +179,19 @@ def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAUL
         remove_stale_temporaries(folder)
     workbook_path = workbook_path or out_dir / XLSX_NAME
     workbook.write_workbook(report, workbook_path)
+    images = tuple(images) if static else ()
     if static:
-        write_static(report, out_dir, dpi)
-    html.write_html(report, out_dir / HTML_NAME, static, os.path.relpath(workbook_path, out_dir))
+        write_static(report, out_dir, images, dpi)
+    remove_older_images(report, out_dir, images)
+    html.write_html(report, out_dir / HTML_NAME, static, os.path.relpath(workbook_path, out_dir), images)
     return out_dir
 
 
 def build_report(run_dir: Path, static: bool = True, in_progress: str | None = None,
-                 dpi: int = DEFAULT_DPI, workbook_only: bool = False) -> Path:
-    """RUN_DIR/report/ and the run's one workbook RUN_DIR/results.xlsx, from the store alone (PNG figures at
-    `dpi`); returns the report directory. With workbook_only, only results.xlsx (what every run writes at its end)
-    and returns its path."""
+                 dpi: int = DEFAULT_DPI, workbook_only: bool = False, images: Sequence[str] = ()) -> Path:
+    """RUN_DIR/report/ and the run's one workbook RUN_DIR/results.xlsx, from the store alone (with static, the
+    figures' image files in the `images` formats, PNGs at `dpi`); returns the report directory. With workbook_only,
+    only results.xlsx (what every run writes at its end) and returns its path."""
     from ptsbench.report.core import workbook
     from ptsbench.store import remove_stale_temporaries
 
@@ -176,22 +201,23 @@ def build_report(run_dir: Path, static: bool = True, in_progress: str | None = N
     if workbook_only:
         workbook.write_workbook(report, run_dir / RESULTS_XLSX)
         return run_dir / RESULTS_XLSX
-    return render(report, run_dir / REPORT_DIR, static, dpi, run_dir / RESULTS_XLSX)
+    return render(report, run_dir / REPORT_DIR, static, dpi, run_dir / RESULTS_XLSX, images)
 
 
 def write_report(run_dir: Path, in_progress: str | None = None, static: bool | None = None,
-                 workbook_only: bool = False) -> Path:
+                 workbook_only: bool = False, images: Sequence[str] = ()) -> Path:
     """Write (or rewrite) a run's report; safe to call during a run, after every round.
 
     `in_progress` says where the run is (e.g. "IOPS round 3 of at most 25"): the report is marked so. `static`
-    (default: only when the run is finished) adds report.pdf and the PNG/SVG figures, which take longer.
+    (default: only when the run is finished) adds report.pdf, and the figures' image files in the `images`
+    formats (png, svg; none by default), which take longer.
     With workbook_only, only the run's results.xlsx (returns its path).
     Every file is replaced atomically, so a reader never sees half of one. Raises PtsbenchError when the report
     cannot be made; the run's results are untouched either way.
     """
     try:
         return build_report(Path(run_dir), static=in_progress is None if static is None else static,
-                            in_progress=in_progress, workbook_only=workbook_only)
+                            in_progress=in_progress, workbook_only=workbook_only, images=images)
     except PtsbenchError:
         raise
     except OSError as error:

@@ -71,8 +71,9 @@ def breakable(text: object) -> object:
     return markupsafe.Markup("/<wbr>").join(markupsafe.escape(part) for part in value.split("/"))
 
 
-def render_html(report: Report, static: bool, workbook: str = XLSX_NAME) -> str:
-    """The whole page as text (`workbook`: the workbook's path relative to the page)."""
+def render_html(report: Report, static: bool, workbook: str = XLSX_NAME, images: Sequence[str] = ()) -> str:
+    """The whole page as text (`workbook`: the workbook's path relative to the page; `images`: the formats of the
+    figures' image files in figures/, linked only when written)."""
     import importlib.resources
 
     import jinja2
@@ -91,11 +92,22 @@ def render_html(report: Report, static: bool, workbook: str = XLSX_NAME) -> str:
     return environment.from_string(template_text).render(
         report=report, sections=sections, static=static, plotly_packed=_plotly_packed(), refresh_s=LIVE_REFRESH_S,
         files={"pdf": PDF_NAME, "xlsx": workbook, "figures": FIGURES_DIR},
+        images=[suffix.upper() for suffix in images], elsewhere=_elsewhere(static, images),
     )
 
 
-def write_html(report: Report, path: Path, static: bool = True, workbook: str = XLSX_NAME) -> None:
+def _elsewhere(static: bool, images: Sequence[str]) -> str:
+    """Where a 3D figure the browser cannot draw (no WebGL) is found instead, as the report's files stand."""
+    if not static:
+        return "the finished report's PDF will show the same figure."
+    if not images:
+        return f"the same figure is in {PDF_NAME}."
+    return f"the same figure is in {PDF_NAME} and in {FIGURES_DIR}/ as {' and '.join(s.upper() for s in images)}."
+
+
+def write_html(report: Report, path: Path, static: bool = True, workbook: str = XLSX_NAME,
+               images: Sequence[str] = ()) -> None:
     """index.html, replaced atomically."""
-    text = render_html(report, static, workbook)
+    text = render_html(report, static, workbook, images)
     with atomic_file(path) as temporary:
         temporary.write_text(text)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 HTML_NAME, PDF_NAME, XLSX_NAME, FIGURES_DIR = "index.html", "report.pdf", "report.xlsx", "figures"
+IMAGE_FORMATS = ("png", "svg")  # a figure's image files, figures/KEY.FORMAT, written on request (--images)
 RESULTS_XLSX = "results.xlsx"  # a run's one workbook, in the run directory (a comparison's is its XLSX_NAME)
 
 

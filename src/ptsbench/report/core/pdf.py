@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ptsbench.report.core.draw_mpl import draw
+from ptsbench.report.core.draw_mpl import draw, import_matplotlib
 from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.layout import atomic_file
 from ptsbench.report.core.model import Block, Report, Section, Table, Text, condensed, formatted_rows, split_groups
@@ -467,6 +467,7 @@ def _fonts(report: Report) -> Any:
 
 def write_pdf(report: Report, path: Path) -> None:
     """report.pdf: every page of the layout; replaced atomically."""
+    import_matplotlib()  # the cheaper import, when no figure file was drawn before
     import matplotlib
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure as MplFigure
