@@ -36,7 +36,7 @@ SHORT_HELP: dict[str, str] = {
     "quick": "CrystalDiskMark-style preset: SEQ1M and RND4K, read and write.",
     "show": "Print a stored run's results again, from its run directory.",
     "info": "Print target and host facts.",
-    "report": "Write a run's report: self-contained HTML, PDF, xlsx and figures.",
+    "report": "Write a run's report: self-contained HTML, PDF and xlsx (figures as images with --images).",
     "compare": "One report putting several runs side by side.",
     "server": "Start or stop a fio server on a Unix socket only root reaches (plain TCP only with --tcp).",
     "pts": "SNIA PTS tests: IOPS, throughput, latency, write saturation (--profile demo: 2 minutes).",
