@@ -172,6 +172,7 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("run-runtime-empty", ("run", "{job}", "--runtime", ""), "--runtime"),
     ("run-runtime-400-days", ("run", "{job}", "--runtime", "9600h"), "over a year"),
     ("run-runtime-under-1ms", ("run", "{job}", "--runtime", "0.0001"), "1 ms"),
+    ("run-images-without-report", ("run", "{job}", "--out", "{tmp}/r", "--images", "png"), "--report"),
     ("run-size-word", ("run", "{job}", "--target", "{tmp}/t", "--size", "big"), "not a size"),
     ("run-size-negative", ("run", "{job}", "--target", "{tmp}/t", "--size", "-1G"), "not a size"),
     ("run-size-unit", ("run", "{job}", "--target", "{tmp}/t", "--size", "1Q"), "not a size"),
@@ -340,6 +341,8 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("report-pts-round-deleted", ("report", "{p_round1_gone}", "--no-static"), "missing"),
     ("report-pts-last-round-deleted", ("report", "{p_round2_gone}", "--no-static"), "missing"),
     ("report-unknown-option", ("report", R, "--pdf"), "No such option"),
+    ("report-images-unknown-format", ("report", R, "--images", "gif"), "--images"),
+    ("report-images-without-static", ("report", R, "--no-static", "--images", "png"), "--no-static"),
     # ---- compare ----
     ("compare-nothing", ("compare",), "Missing argument"),
     ("compare-one-run", ("compare", R), "at least two"),
@@ -402,6 +405,7 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     # ---- sweep ----
     ("sweep-nothing", ("sweep",), "Missing argument"),
     ("sweep-runtime-nan", ("sweep", "{tmp}/s.dat", "--size", "1M", "--runtime", "nan"), "--runtime"),
+    ("sweep-images-without-report", ("sweep", "{tmp}/s.dat", "--size", "1M", "--images", "svg"), "--report"),
     ("sweep-runtime-huge", ("sweep", "{tmp}/s.dat", "--size", "1M", "--runtime", "1e308"), "--runtime"),
     ("sweep-ramp-time-inf", ("sweep", "{tmp}/s.dat", "--size", "1M", "--ramp-time", "inf"), "--ramp-time"),
     ("sweep-ss-ramp-nan", ("sweep", "{tmp}/s.dat", "--size", "1M", "--ss-ramp", "nan"), "finite"),
@@ -515,7 +519,8 @@ def _fill(text: str, places: dict[str, str]) -> str:
 # rows refused before anything is made: their working folder stays empty (no run directory, no test file, no
 # temporary folder) and fio writes no log into /dev
 MAKES_NOTHING = [name for name, _args, _needle in TABLE if name.startswith((
-    "run-ioengine-", "run-set-", "run-bw-log-", "pts-proc-", "sweep-ioengine-", "sweep-set-"))]
+    "run-ioengine-", "run-set-", "run-bw-log-", "pts-proc-", "sweep-ioengine-", "sweep-set-", "run-images-",
+    "sweep-images-"))]
 
 
 @dataclass

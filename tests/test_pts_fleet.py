@@ -206,10 +206,10 @@ def test_a_folder_and_the_test_file_made_in_it_are_one_target(tmp_path: Path) ->
 def test_ctrl_c_stops_every_target_and_resume_finishes_them(tmp_path: Path) -> None:
     """Ctrl-C as a terminal sends it (SIGINT to ptsbench and every fio of its process group): every part is stored
     as interrupted (or done, when it had just finished), not failed nor left running, no fio is left, and resume
-    finishes them all."""
+    finishes them all, with the reports the run was started for (--images svg)."""
     run_dir = tmp_path / "run"
     files = [str(tmp_path / name) for name in ("a.dat", "b.dat")]
-    process = start_fleet(run_dir, "pts", *files, "--size", "16M", "--out", str(run_dir), *SMALL)
+    process = start_fleet(run_dir, "pts", *files, "--size", "16M", "--out", str(run_dir), *SMALL, "--images", "svg")
     second = part(run_dir, files[1]) / "pts" / "iops" / "rounds" / "002" / "job.fio"
     deadline = time.monotonic() + 120
     while not second.exists():
@@ -227,3 +227,6 @@ def test_ctrl_c_stops_every_target_and_resume_finishes_them(tmp_path: Path) -> N
     resumed = run_cli("resume", str(run_dir))
     assert resumed.returncode == 0, resumed.stderr
     assert all(manifest(part(run_dir, path))["status"] == "done" for path in files)
+    for folder in [run_dir, *(part(run_dir, path) for path in files)]:  # each device's report and the fleet's
+        images = [path.suffix for path in (folder / "report" / "figures").iterdir()]
+        assert images and set(images) == {".svg"}, folder

@@ -70,7 +70,8 @@ def test_run_table_values_equal_fio_json_and_show_reprints_them(tmp_path: Path, 
 def test_run_directory_holds_everything(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     job = write_job("null.fio", NULL_JOB)
     out = tmp_path / "run"
-    assert run_cli("run", str(job), "--out", str(out), "--log-interval", "250", "--report").returncode == 0
+    done = run_cli("run", str(job), "--out", str(out), "--log-interval", "250", "--report", "--images", "png")
+    assert done.returncode == 0, done.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["schema_version"] == 1 and manifest["fio_version"].startswith("fio-3")
     assert manifest["host"]["cpu_count"] == os.cpu_count() and manifest["command_line"][1] == "run"
@@ -91,6 +92,8 @@ def test_run_directory_holds_everything(tmp_path: Path, write_job) -> None:  # t
     assert 3 <= len(read_times) <= 5 and 150 <= gaps[len(gaps) // 2] <= 400  # 1 s at 250 ms intervals
     report = out / "report"  # written at the end of the run (--report), from the store
     assert (report / "index.html").stat().st_size > 100_000 and (report / "report.pdf").exists()
+    images = [path.suffix for path in (report / "figures").iterdir()]  # --images png
+    assert images and set(images) == {".png"}
 
 
 def test_a_run_ends_with_its_results_and_the_command_that_writes_its_report(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
