@@ -240,6 +240,71 @@ def fdp_placement(lab: Lab) -> str:
             f"({time.monotonic() - started:.0f} s)")
 
 
+@check("pts-fdp-placement")
+def pts_fdp_placement(lab: Lab) -> str:
+    """`pts --fdp-placement spread` (demo profile, IOPS, 4 KiB writes, two rounds of 2 s) on the FDP namespace: the
+    dry run names the placement; every job runs on /dev/ngXnY through io_uring_cmd with fdp_pli over all four
+    handles, each handle's reclaim unit is written, and each round's write amplification comes from the FDP
+    statistics; the report's facts name the placement (what `compare` sets beside an FDP-off run)."""
+    dev = lab.devs["fdp"]
+    ng = generic(dev)
+    args = [dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2", "--max-rounds", "2",
+            "--block-sizes", "iops=4k", "--mixes", "iops=0", "--purge", "none", "--active-range", "25",
+            "--precondition-multiple", "1", "--fdp-placement", "spread", "--destructive"]
+    plids = ",".join(map(str, FDP_PLACEMENT_IDS))
+    dry = ptsbench("pts", *args, "--dry-run", "--verbose", "--out", str(WORK / "pts-fdp-dry")).stdout
+    lab.keep("pts-fdp-dry-run.txt", dry)
+    assert f"FDP placement spread: fio writes {ng} (io_uring_cmd) over placement handle(s) {plids}" in dry, dry[-2000:]
+    assert "ioengine=io_uring_cmd" in dry and f"fdp_pli={plids}" in dry, dry[-2000:]
+    out = WORK / "pts-fdp"
+    handles_before = fdp_status(dev)
+    ptsbench("pts", *args, "--out", str(out))
+    handles_after = fdp_status(dev)
+    jobs = [path.read_text().splitlines() for path in sorted(out.glob("pts/*/*/job.fio"))
+            + sorted(out.glob("pts/*/rounds/*/job.fio"))]
+    assert jobs, "no job files stored"
+    for lines in jobs:
+        assert {f"filename={ng}", "ioengine=io_uring_cmd", "cmd_type=nvme", "fdp=1", f"fdp_pli={plids}"} <= set(
+            lines), lines
+    written = sorted(pid for pid in FDP_PLACEMENT_IDS if handles_after[pid] != handles_before[pid])
+    assert written == FDP_PLACEMENT_IDS, (handles_before, handles_after)
+    rounds = [json.loads(path.read_text()) for path in sorted(out.glob("pts/*/rounds/*/round.json"))]
+    wafs = [record["telemetry"]["change"]["waf"] for record in rounds]
+    assert rounds and all(waf["source"] == "FDP statistics" and waf["ratio"] is not None for waf in wafs), wafs
+    report = json.loads(ptsbench("show", str(out), "--format", "json").stdout)
+    assert report, "show printed no tables"
+    from ptsbench.report.build import load_report
+
+    facts = dict(load_report(out).facts)
+    assert facts.get("FDP placement") == f"spread: placement handle(s) {plids} through {ng} (io_uring_cmd)", facts
+    return (f"{len(jobs)} job files on {ng} with fdp_pli={plids}; reclaim units written on handles {written}; "
+            f"write amplification per round {[round(waf['ratio'], 4) for waf in wafs]} (FDP statistics)")
+
+
+@check("case-waf-ocp")
+def case_waf_ocp(lab: Lab) -> str:
+    """A `ptsbench run` case writing 16 MiB to the OCP namespace stores its readings before and after, and its write
+    amplification equals their differences; `show` prints it with its source."""
+    dev = lab.devs["ocp"]
+    job = WORK / "case-waf.fio"
+    job.write_text("[w]\nioengine=libaio\ndirect=1\nrw=write\nbs=1M\niodepth=4\nsize=16M\n")
+    out = WORK / "case-waf"
+    ptsbench("run", str(job), dev, "--destructive", "--out", str(out))
+    [result] = [json.loads(path.read_text()) for path in out.glob("cases/*/result.json")]
+    [entry] = result["telemetry"]
+    before, after, waf = entry["before"], entry["after"], entry["change"]["waf"]
+    media = after["media_written_bytes"] - before["media_written_bytes"]
+    units = after["data_units_written"] - before["data_units_written"]
+    assert waf["source"] == "OCP C0h" and (waf["media_written_bytes"], waf["host_written_bytes"]) == (
+        media, units * 512_000), waf
+    assert abs(units * 512_000 - 16 * 2**20) <= 512_000 and math.isclose(waf["ratio"], media / (units * 512_000))
+    shown = ptsbench("show", str(out)).stdout
+    lab.keep("case-waf-show.txt", shown)
+    assert "WAF" in shown and f"{waf['ratio']:.2f} (OCP C0h)" in shown, shown
+    return f"{dev}: case wrote {units} data units, OCP +{media} bytes, write amplification {waf['ratio']:.4f}; show: " \
+           f"{waf['ratio']:.2f} (OCP C0h)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path)
