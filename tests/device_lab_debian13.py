@@ -271,8 +271,6 @@ def pts_fdp_placement(lab: Lab) -> str:
     rounds = [json.loads(path.read_text()) for path in sorted(out.glob("pts/*/rounds/*/round.json"))]
     wafs = [record["telemetry"]["change"]["waf"] for record in rounds]
     assert rounds and all(waf["source"] == "FDP statistics" and waf["ratio"] is not None for waf in wafs), wafs
-    report = json.loads(ptsbench("show", str(out), "--format", "json").stdout)
-    assert report, "show printed no tables"
     from ptsbench.report.build import load_report
 
     facts = dict(load_report(out).facts)
@@ -289,7 +287,7 @@ def case_waf_ocp(lab: Lab) -> str:
     job = WORK / "case-waf.fio"
     job.write_text("[w]\nioengine=libaio\ndirect=1\nrw=write\nbs=1M\niodepth=4\nsize=16M\n")
     out = WORK / "case-waf"
-    ptsbench("run", str(job), dev, "--destructive", "--out", str(out))
+    ptsbench("run", str(job), "--target", dev, "--destructive", "--out", str(out))
     [result] = [json.loads(path.read_text()) for path in out.glob("cases/*/result.json")]
     [entry] = result["telemetry"]
     before, after, waf = entry["before"], entry["after"], entry["change"]["waf"]

@@ -38,6 +38,7 @@ def test_placement_jobs_write_the_char_device_through_io_uring_cmd() -> None:
         lines = text.splitlines()
         assert all(option in lines for option in PASSTHROUGH), text
         assert "filename=/dev/nvme0n1" not in lines and "ioengine=io_uring" not in lines
+        assert "direct=1" not in lines  # the character device refuses O_DIRECT opens (EINVAL)
     assert not any("fdp" in text or "ng0n1" in text for text in _jobs(NAMESPACE))  # off: as always
     plan_text = "\n".join(describe(make_plan(make_settings("demo", "2.0", ("iops",)), PLACED)))
     assert "FDP placement spread: fio writes /dev/ng0n1 (io_uring_cmd) over placement handle(s) 0,1,2,3" in plan_text

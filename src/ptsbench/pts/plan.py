@@ -412,7 +412,8 @@ def global_options(plan: Plan, seed: int | None) -> dict[str, str | None]:
     }
     if plan.target.kind != "file":  # a device that vanishes mid-run must not come back as a file fio made in /dev
         options["allow_file_create"] = "0"
-    if plan.target.fdp_device:  # FDP placement: NVMe passthrough to the namespace (fdp / fdp_pli: fio >= 3.34)
+    if plan.target.fdp_device:  # FDP placement: NVMe passthrough to the namespace (fdp / fdp_pli: fio >= 3.34),
+        del options["direct"]  # which bypasses the page cache anyway: the character device refuses O_DIRECT opens
         options.update(filename=_escape(plan.target.fdp_device), ioengine="io_uring_cmd", cmd_type="nvme", fdp="1",
                        fdp_pli=plan.target.fdp_plids)
     if seed is not None:
