@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ptsbench.cases import Overrides, plan_cases, run_cases
-from ptsbench.report.cases.report import results_table, waf_blocks
+from ptsbench.report.cases.report import results_table, waf_blocks, waf_table_blocks
 from ptsbench.store import RunStore
 from ptsbench.target import case_telemetry
 from ptsbench.target.target import resolve_target
@@ -62,7 +62,7 @@ def test_cases_on_files_and_loop_devices_read_nothing(kind: str, tmp_path: Path,
 
     records = load_records(store)
     assert "write amplification" not in [column.name for column in results_table(records).columns]
-    assert waf_blocks(records) == []
+    assert waf_blocks(records) == [] and waf_table_blocks(records) == []  # run and sweep reports: nothing
 
 
 @pytest.fixture
@@ -107,6 +107,9 @@ def test_case_on_nvme_stores_and_shows_its_write_amplification(tmp_path: Path, f
     names = [column.name for column in table.columns]
     assert table.rows[0][names.index("write amplification")] == pytest.approx(1.1)
     assert table.rows[0][names.index("WAF source")] == OCP_SOURCE
+    sweep_table, line = waf_table_blocks(load_records(store))  # a sweep's report: a table per case (cell)
+    assert sweep_table.rows == (("write", pytest.approx(1.1), OCP_SOURCE),)  # type: ignore[union-attr]
+    assert line.text.startswith(f"Write amplification: media bytes written ({OCP_SOURCE})")  # type: ignore[union-attr]
 
 
 def test_case_under_one_host_unit_or_without_media_log_has_no_number(tmp_path: Path, fakebin: Calls,

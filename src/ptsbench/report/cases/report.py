@@ -72,6 +72,17 @@ def waf_blocks(records: Sequence[Any]) -> list[Block]:
     return [Text(line) for line in case_waf_lines(result_rows(records))]
 
 
+def waf_table_blocks(records: Sequence[Any]) -> list[Block]:
+    """Each case's write amplification and its source, for a sweep's report (its results are per point): a table
+    only when some case has a ratio, and the line on them (none for cases on files, other devices)."""
+    from ptsbench.target.case_telemetry import case_waf
+
+    found = [(record.name, case_waf(getattr(record, "telemetry", None) or [])) for record in records]
+    rows = tuple((name, waf["ratio"], waf["source"] or "-") for name, waf in found if waf is not None)
+    table = Table("waf", "Write amplification per case", (Column("case"), WAF_COLUMNS[0], WAF_COLUMNS[1]), rows)
+    return ([table] if any(row[1] is not None for row in rows) else []) + waf_blocks(records)
+
+
 def _result_columns(*names: str) -> tuple[int, ...]:
     index = {column.name: position for position, column in enumerate(RESULT_COLUMNS)}
     return tuple(index[name] for name in names)

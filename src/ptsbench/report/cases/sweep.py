@@ -169,6 +169,12 @@ def sweep_report(store: Any, in_progress: str | None = None) -> Report:
     options = ChartOptions(percentile=str(settings.get("percentile", "99")))
     caption = "From fio's json+ output of every cell (fio merges the numjobs threads of a cell: group_reporting)."
     sections = chart_sections(points, options, float(settings.get("latency_bound_us", DEFAULT_BOUND_US)), caption)
+    from ptsbench.cases import load_records
+    from ptsbench.report.cases.report import waf_table_blocks
+
+    waf = waf_table_blocks(load_records(store))  # cells that wrote an NVMe namespace (target/case_telemetry.py)
+    if waf:
+        sections.insert(2, Section("waf", "Write amplification", blocks=tuple(waf)))
     spec = manifest["sweep"]["spec"]
     facts = tuple(_fact(key, value) for key, value in spec.items() if value not in (None, [], ()))
     sections.append(environment_section(manifest))
