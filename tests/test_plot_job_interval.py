@@ -2,6 +2,8 @@
 fio's JSON output or job file beside the logs (or one folder up, as in a ptsbench case), and says where it came
 from; logs given alone get the interval read off fio's drifting time stamps, and the output says so."""
 
+import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -12,7 +14,7 @@ import pytest
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import logs
-from ptsbench.fio.log_jobs import JobOptions
+from ptsbench.fio.log_jobs import MAX_JSON_BYTES, JobOptions
 from ptsbench.fio.log_merge import hist_step_ms
 from ptsbench.plot import PlotOptions, make_plots
 from ptsbench.plot.series import build_hist_run, build_run
@@ -173,3 +175,42 @@ def test_jobs_that_disagree_set_none_or_write_elsewhere(tmp_path: Path) -> None:
     assert asked.missing == f"no job in {tmp_path / 'b.fio'} writes w_bw logs"
     with pytest.raises(PtsbenchError, match="--job .*nothere.fio: no such file"):
         JobOptions((tmp_path / "nothere.fio",))
+
+
+def test_hostile_job_files_are_one_line_or_skipped_with_a_note(folders: tuple[Path, Path], cli: CliRunner,
+                                                                tmp_path: Path) -> None:
+    """--job naming a FIFO, /dev/zero, a link loop, or a fio JSON document of the wrong shapes is one line (no wait,
+    no traceback); beside the logs, such files are not read and the note names them; a huge JSON output is not
+    read whole."""
+    _, loose = folders
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "loop.fio").symlink_to(tmp_path / "loop.fio")
+    damaged = {"jobs.json": [1, 2], "global.json": {"global options": [1], "jobs": [{"jobname": "one"}]},
+               "options.json": {"jobs": [{"jobname": "one", "job options": {"write_bw_log": 5, "log_avg_msec": [1]}}]}}
+    for name, shapes in damaged.items():
+        (tmp_path / name).write_text(json.dumps({"fio version": "fio-3.33", **(shapes if isinstance(shapes, dict)
+                                                                               else {"jobs": shapes})}))
+    lines = {"fifo.json": "not a regular file", "/dev/zero": "not a regular file",
+             "loop.fio": "cannot read it: Too many levels of symbolic links", "jobs.json": "not a fio job file",
+             "global.json": "", "options.json": ""}  # the last two name job "one", with no options to read
+    for name, said in lines.items():
+        job = tmp_path / name if not name.startswith("/") else Path(name)
+        out = tmp_path / f"out-{name.strip('/')}"
+        done = cli("plot", str(loose / "one_bw.1.log"), "--job", str(job), "--out", str(out), timeout=60)
+        assert "Traceback" not in done.stderr, done.stderr
+        if said:
+            assert done.returncode == 2 and done.stderr.startswith(f"ptsbench: error: --job {job}: {said}")
+            assert len(done.stderr.strip().splitlines()) == 1
+        else:
+            assert done.returncode == 0 and "inferred from the time stamps" in done.stdout, done.stderr
+    logs_folder = tmp_path / "beside"
+    logs_folder.mkdir()
+    shutil.copy(loose / "one_bw.1.log", logs_folder)
+    for name in ("fifo.json", "loop.fio", *damaged):
+        os.rename(tmp_path / name, logs_folder / name)
+    with open(logs_folder / "huge.json", "wb") as huge:  # sparse: no disk used
+        huge.truncate(MAX_JSON_BYTES + 1)
+    result = make_plots([str(logs_folder)], PlotOptions(out_dir=tmp_path / "beside-out", kind="bw"))
+    said = _said(result.intervals, "one bw")
+    assert "inferred from the time stamps" in said and f"{logs_folder / 'huge.json'} (larger than 256 MiB)" in said
+    assert f"{logs_folder / 'fifo.json'} (not a regular file)" in said

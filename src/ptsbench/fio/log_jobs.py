@@ -6,6 +6,8 @@ write_KIND_log names them after the job). fio's time stamps drift from the inter
 386, 636, 887, ...): the job's value is the interval; the time stamps are only a guess at it.
 """
 
+import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,7 @@ LOG_OPTIONS = {"bw": "write_bw_log", "iops": "write_iops_log", "lat": "write_lat
                "slat": "write_lat_log", "hist": "write_hist_log"}
 
 Job = tuple[str, Mapping[str, str | None]]  # a job's name and its options (global ones merged in)
+MAX_JSON_BYTES = 256 * 1024 * 1024  # a fio JSON output read for its jobs' options; larger ones are not read
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class JobOptions:
     def __init__(self, named: Sequence[Path] = ()) -> None:
         self.named = [(path, _named_jobs(path)) for path in named]
         self.folders: dict[Path, list[tuple[Path, list[Job]]]] = {}
+        self.skipped: dict[Path, str] = {}  # files beside logs not read, with why
 
     def asked(self, log: Path, kind: str) -> AskedInterval:
         """The interval the job writing `log` (a log of `kind`) asked for."""
@@ -56,22 +60,28 @@ class JobOptions:
                        if _writes(job, options, LOG_OPTIONS[kind], prefix, depth)]
             if matches:
                 return _interval(option, matches)
+        skipped = [f"{path} ({why})" for path, why in self.skipped.items() if path.parent in
+                   (prefix.parent, prefix.parent.parent) and not self.named]
+        unread = f"; not read: {', '.join(skipped[:3])}" if skipped else ""
         if not files:
             return AskedInterval(option, None,
-                                 missing="no fio JSON output or job file beside the log, nor one folder up")
+                                 missing=f"no fio JSON output or job file beside the log, nor one folder up{unread}")
         shown = ", ".join(str(path) for path in files[:3]) + (", ..." if len(files) > 3 else "")
-        return AskedInterval(option, None, missing=f"no job in {shown} writes {prefix.name}_{kind} logs")
+        return AskedInterval(option, None, missing=f"no job in {shown} writes {prefix.name}_{kind} logs{unread}")
 
     def _files(self, folder: Path) -> list[tuple[Path, list[Job]]]:
         if folder not in self.folders:
-            self.folders[folder] = [(path, jobs) for path in _candidates(folder) if (jobs := _jobs(path))]
+            candidates = _candidates(folder)
+            self.skipped.update({path: why for path in candidates if (why := _unreadable(path))})
+            self.folders[folder] = [(path, jobs) for path in candidates if (jobs := _jobs(path))]
         return self.folders[folder]
 
 
 def _candidates(folder: Path) -> list[Path]:
-    """fio JSON output first (what fio ran, command-line options included), then job files, each in name order."""
+    """fio JSON output first (what fio ran, command-line options included), then job files, each in name order
+    (FIFOs, devices and broken links too: _unreadable says why they are not read)."""
     try:
-        files = sorted(path for path in folder.iterdir() if path.is_file())
+        files = sorted(path for path in folder.iterdir() if not path.is_dir())
     except OSError:
         return []
     return [path for path in files if path.suffix == ".json"] + [path for path in files
@@ -80,11 +90,13 @@ def _candidates(folder: Path) -> list[Path]:
 
 def _jobs(path: Path) -> list[Job]:
     """The jobs of a fio JSON output or job file (told apart by content unless the name says which); none when it
-    is neither, or cannot be read."""
+    is neither, or cannot be read (not a regular file, or a JSON output over MAX_JSON_BYTES)."""
     try:
+        if _unreadable(path):
+            return []
         doc = load_document(path) if path.suffix not in JOB_FILE_SUFFIXES else None
         if doc is not None:
-            return [(str(entry["jobname"]), {**doc.get("global options", {}), **entry.get("job options", {})})
+            return [(str(entry["jobname"]), _options(doc.get("global options"), entry.get("job options")))
                     for entry in job_entries(doc)]
         if path.suffix == ".json":
             return []
@@ -93,9 +105,33 @@ def _jobs(path: Path) -> list[Job]:
         return []
 
 
+def _options(*maps: object) -> dict[str, str | None]:
+    """Job options from a fio JSON document's option maps, later ones winning (anything not a map is ignored: the
+    document may be damaged or hostile)."""
+    merged: dict[str, str | None] = {}
+    for options in maps:
+        if isinstance(options, Mapping):
+            merged.update({str(key): None if value is None else str(value) for key, value in options.items()})
+    return merged
+
+
+def _unreadable(path: Path) -> str:
+    """Why `path` is not read for jobs (a FIFO or device would block or never end, a huge file fill the memory);
+    empty when it is read."""
+    try:
+        found = os.stat(path)
+    except OSError as error:
+        return "no such file" if not os.path.lexists(path) else f"cannot read it: {error.strerror}"
+    if not stat.S_ISREG(found.st_mode):
+        return "not a regular file"
+    if path.suffix not in JOB_FILE_SUFFIXES and found.st_size > MAX_JSON_BYTES:
+        return f"larger than {MAX_JSON_BYTES // (1024 * 1024)} MiB"
+    return ""
+
+
 def _named_jobs(path: Path) -> list[Job]:
-    if not path.is_file():
-        raise PtsbenchError(f"--job {path}: no such file", "name the job file fio ran, or the JSON output it printed")
+    if problem := _unreadable(path):
+        raise PtsbenchError(f"--job {path}: {problem}", "name the job file fio ran, or the JSON output it printed")
     jobs = _jobs(path)
     if not jobs:
         raise PtsbenchError(f"--job {path}: not a fio job file or fio JSON output with jobs",

@@ -312,8 +312,9 @@ def job_entries(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """fio's per-job entries: `jobs` locally, `client_stats` (without the merged 'All clients') in client mode."""
     entries = doc["client_stats"] if "client_stats" in doc else doc.get("jobs", [])
     # fio leaves an unnamed, empty slot at the end for each job with stats=0 (no jobname up to fio 3.3x, an empty one
-    # in 3.39); 'All clients' is fio's own merge
-    return [entry for entry in entries if entry.get("jobname") and entry["jobname"] != "All clients"]
+    # in 3.39); 'All clients' is fio's own merge; anything but a list of maps is no fio output (a damaged file)
+    return [entry for entry in (entries if isinstance(entries, list) else [])
+            if isinstance(entry, Mapping) and entry.get("jobname") and entry["jobname"] != "All clients"]
 
 
 def io_span_ms(doc: Mapping[str, Any]) -> list[int] | None:
