@@ -24,9 +24,11 @@ from typing import Any
 
 from device_lab_guest import (
     WORK,
+    Disk,
     Lab,
     append_record,
     controller,
+    device_write_cache,
     facts_of,
     generic,
     ptsbench,
@@ -34,9 +36,11 @@ from device_lab_guest import (
     run_check,
     summarize,
     warm_up,
+    write_cache_off_and_on,
 )
 
 SERIALS = {"ocp": "LABNVMEOCP", "fdp": "LABNVMEFDP"}  # scripts/device-lab.sh --debian13: serial of each controller
+DISKS = {name: Disk(name, serial, "QEMU NVMe Ctrl", "nvme", 512, False) for name, serial in SERIALS.items()}
 WRITTEN_BYTES = 8 * 2**20  # what a counter check writes with dd
 FDP_PLACEMENT_IDS = [0, 1, 2, 3]  # QEMU nvme-subsys fdp.nruh=4, nvme-ns fdp.ruhs=0-3
 FDP_JOB_PLIDS = (1, 2)  # the handles the FDP job writes through (round robin: half of its bytes each)
@@ -96,6 +100,18 @@ def ocp_written(doc: dict[str, Any]) -> int:
 def dd_write(dev: str, offset_mib: int = 0) -> None:
     run(["dd", "if=/dev/urandom", f"of={dev}", "bs=1M", f"count={WRITTEN_BYTES // 2**20}", f"seek={offset_mib}",
          "oflag=direct", "status=none"])
+
+
+def write_cache_put_back(out: Path, name: str, dev: str) -> str:
+    """A finished PTS run (demo profile: write cache disabled) on a lab disk, whose cache was on: it turned the cache
+    off, read it back off, and put it back on, as the device answers (`nvme get-feature`, feature 6)."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    [record] = manifest["write_cache"]
+    assert (record["before"], record["after"], record["set"]) == (True, False, True), record
+    restored = manifest["write_cache_restored"]
+    assert (restored["to"], restored["done"]) == (True, True), restored
+    assert device_write_cache(DISKS[name], dev) == 1, f"write cache not on after the run: {restored}"
+    return "write cache off during the run, on again after it"
 
 
 @check("counters-ocp")
@@ -185,8 +201,9 @@ def pts_waf(lab: Lab) -> str:
     phase = f"{media_bytes / host_bytes:.3f}×"
     table = [line for line in shown.splitlines() if line.startswith("IOPS ") and line.rstrip().endswith(phase)]
     assert table and "media bytes written (OCP C0h)" in shown, (phase, shown[-3000:])
+    cache = write_cache_put_back(out, "ocp", dev)
     return f"{len(rounds)} rounds, write amplification per round {[round(r, 5) for r in ratios]} (OCP C0h); " \
-           f"show: {phase} for the phase, source named"
+           f"show: {phase} for the phase, source named; {cache}"
 
 
 def fdp_status(dev: str) -> dict[int, int]:
@@ -240,6 +257,14 @@ def fdp_placement(lab: Lab) -> str:
             f"({time.monotonic() - started:.0f} s)")
 
 
+@check("write-cache-fdp")
+def write_cache_fdp(lab: Lab) -> str:
+    """The FDP namespace (a multipath head): ptsbench switches its controller's volatile write cache (feature 6)
+    off and on with nvme-cli 2.13, each read back by `nvme get-feature` (2.13 takes `-v` for --verbose: the
+    `-v 1` ptsbench once gave set it to 0)."""
+    return write_cache_off_and_on(DISKS["fdp"], lab.devs["fdp"])
+
+
 @check("pts-fdp-placement")
 def pts_fdp_placement(lab: Lab) -> str:
     """`pts --fdp-placement spread` (demo profile, IOPS, 4 KiB writes, two rounds of 2 s) on the FDP namespace: the
@@ -275,8 +300,9 @@ def pts_fdp_placement(lab: Lab) -> str:
 
     facts = dict(load_report(out).facts)
     assert facts.get("FDP placement") == f"spread: placement handle(s) {plids} through {ng} (io_uring_cmd)", facts
+    cache = write_cache_put_back(out, "fdp", dev)
     return (f"{len(jobs)} job files on {ng} with fdp_pli={plids}; reclaim units written on handles {written}; "
-            f"write amplification per round {[round(waf['ratio'], 4) for waf in wafs]} (FDP statistics)")
+            f"write amplification per round {[round(waf['ratio'], 4) for waf in wafs]} (FDP statistics); {cache}")
 
 
 @check("case-waf-ocp")

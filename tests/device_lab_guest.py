@@ -443,22 +443,26 @@ def io_error(lab: Lab) -> str:
     return f"{error.removeprefix('ptsbench: error: ')}; round 1 kept; resume after the fault finished the run"
 
 
+def write_cache_off_and_on(disk: Disk, dev: str) -> str:
+    """ptsbench turns the write cache off and on again, each read back from the device by its own tool."""
+    from ptsbench.target.cache import read_write_cache, set_write_cache
+
+    target, facts = facts_of(dev)
+    assert device_write_cache(disk, dev) == 1, "the lab's disks start with the write cache on"
+    assert read_write_cache(target, facts) is True
+    steps = []
+    for wanted in (False, True):
+        done, message = set_write_cache(target, facts, wanted)
+        assert done, message
+        assert device_write_cache(disk, dev) == int(wanted), f"device still reads {not wanted}: {message}"
+        assert read_write_cache(target, facts) is wanted
+        steps.append(message)
+    return "; ".join(steps)
+
+
 def _cache_check(name: str) -> Check:
     def cache_check(lab: Lab) -> str:
-        from ptsbench.target.cache import read_write_cache, set_write_cache
-
-        disk, dev = lab.disk(name)
-        target, facts = facts_of(dev)
-        assert device_write_cache(disk, dev) == 1, "the lab's disks start with the write cache on"
-        assert read_write_cache(target, facts) is True
-        steps = []
-        for wanted in (False, True):
-            done, message = set_write_cache(target, facts, wanted)
-            assert done, message
-            assert device_write_cache(disk, dev) == int(wanted), f"device still reads {not wanted}: {message}"
-            assert read_write_cache(target, facts) is wanted
-            steps.append(message)
-        return "; ".join(steps)
+        return write_cache_off_and_on(*lab.disk(name))
 
     return cache_check
 

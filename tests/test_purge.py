@@ -329,21 +329,38 @@ def test_module_lists_methods_in_auto_order() -> None:
 
 
 @pytest.mark.parametrize(("target", "facts", "read_argv", "set_argv"), [
-    (NVME, NVME_FACTS, ["nvme", "get-feature", "/dev/nvme0", "-f", "6"],
-     ["nvme", "set-feature", "/dev/nvme0", "-f", "6", "--namespace-id=0", "-v", "0"]),  # the controller's feature
-    (SATA, SATA_FACTS, ["hdparm", "-W", "/dev/sda"], ["hdparm", "-W0", "/dev/sda"]),
-    (SAS, SAS_FACTS, ["sdparm", "--quiet", "--get=WCE", "/dev/sdb"], ["sdparm", "--quiet", "--set=WCE=0", "/dev/sdb"]),
+    (NVME, NVME_FACTS, ["nvme", "get-feature", "/dev/nvme0", "--feature-id=6"],
+     # the controller's feature; long options: nvme-cli 2.13's -v is --verbose (the stand-in takes values as it does)
+     ["nvme", "set-feature", "/dev/nvme0", "--feature-id=6", "--namespace-id=0", "--value={}"]),
+    (SATA, SATA_FACTS, ["hdparm", "-W", "/dev/sda"], ["hdparm", "-W{}", "/dev/sda"]),
+    (SAS, SAS_FACTS, ["sdparm", "--quiet", "--get=WCE", "/dev/sdb"], ["sdparm", "--quiet", "--set=WCE={}", "/dev/sdb"]),
 ])
-def test_write_cache_off_and_read_back(fakebin: Callable[[], list[list[str]]], target: Target,
-                                       facts: dict[str, object], read_argv: list[str], set_argv: list[str]) -> None:
+def test_write_cache_off_and_on_read_back(fakebin: Callable[[], list[list[str]]], target: Target,
+                                          facts: dict[str, object], read_argv: list[str], set_argv: list[str]) -> None:
     assert read_write_cache(target, facts) is True
-    log = CommandLog()
-    done, message = set_write_cache(target, facts, enabled=False, log=log)
-    assert done, message
-    assert log.commands == [set_argv, read_argv]
-    assert fakebin() == [read_argv, set_argv, read_argv]
-    assert shlex.join(set_argv) in message
-    assert read_write_cache(target, facts) is False
+    for enabled in (False, True):
+        log = CommandLog()
+        done, message = set_write_cache(target, facts, enabled=enabled, log=log)
+        wanted_argv = [arg.format(int(enabled)) for arg in set_argv]
+        assert done, message
+        assert log.commands == [wanted_argv, read_argv]
+        assert shlex.join(wanted_argv) in message
+        assert read_write_cache(target, facts) is enabled
+    assert [argv for argv in fakebin() if argv != read_argv] == [[arg.format(value) for arg in set_argv]
+                                                                  for value in (0, 1)]
+
+
+@pytest.mark.parametrize(("enabled", "done_wanted"), [(False, True), (True, False)])
+def test_nvme_without_volatile_write_cache(fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch,
+                                           enabled: bool, done_wanted: bool) -> None:
+    """id-ctrl VWC bit 0 clear: feature 6 aborts; off is how the drive already is, on cannot be had, and both say why
+    instead of "failed"."""
+    monkeypatch.setenv("FAKE_NVME_VWC", "0x6")
+    assert read_write_cache(NVME, NVME_FACTS) is False
+    done, message = set_write_cache(NVME, NVME_FACTS, enabled=enabled)
+    assert (done, message) == (done_wanted, "/dev/nvme0 has no volatile write cache (id-ctrl VWC bit 0 clear): "
+                                            f"nothing to turn {'on' if enabled else 'off'}")
+    assert ["nvme", "id-ctrl", "/dev/nvme0", "-o", "json"] in fakebin()
 
 
 def test_write_cache_change_ignored_by_device(fakebin: Callable[[], list[list[str]]],

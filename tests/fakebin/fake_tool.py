@@ -14,7 +14,9 @@ FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART
 FAKE_NVME_FDP_STATS, FAKE_NVME_FDP_CONFIGS, FAKE_NVME_FDP_STATUS and FAKE_SMARTCTL_JSON (files whose text
 `nvme smart-log`, `nvme ocp smart-add-log`, `nvme fdp stats|configs|status` and `smartctl` print; the nvme ones
 may name several files, served one per call; smartctl exits with the document's smartctl.exit_status),
-FAKE_NVME_FDP_FEATURE (feature 1Dh's value).
+FAKE_NVME_FDP_FEATURE (feature 1Dh's value), FAKE_NVME_VWC (id-ctrl's VWC field: bit 0 clear, no volatile write
+cache, and feature 6 aborts). `nvme set-feature` takes its value as nvme-cli 2.13 does: `--value=N` or `-V N`;
+`-v` is --verbose there and a value not given is 0.
 """
 
 import json
@@ -42,6 +44,11 @@ def main() -> int:
         print("NVMe status: Feature Not Namespace Specific: The Feature Identifier specified is not namespace "
               "specific(0x410f)", file=sys.stderr)  # what a real controller answers for feature 6 (VWC)
         return 1
+    if TOOL == "nvme" and ARGS[0] in ("get-feature", "set-feature") and "0x1d" not in ARGS and not int(
+            ENV.get("FAKE_NVME_VWC", "7"), 0) & 1:  # a controller without a volatile write cache aborts feature 6
+        print("NVMe status: Invalid Field in Command: A reserved coded value or an unsupported value in a defined "
+              "field(0x4002)", file=sys.stderr)
+        return 1
     output = {"nvme": nvme, "hdparm": hdparm, "sdparm": sdparm, "smartctl": smartctl}.get(
         TOOL, lambda _state: "")(state)
     with open(state_path, "w", encoding="utf-8") as handle:
@@ -64,7 +71,8 @@ def _next_file(state: dict, name: str) -> str:
 def nvme(state: dict) -> str:
     command = ARGS[0]
     if command == "id-ctrl":
-        return json.dumps({"mn": "FAKE NVME", "sanicap": int(ENV.get("FAKE_NVME_SANICAP", "3"), 0)})
+        return json.dumps({"mn": "FAKE NVME", "sanicap": int(ENV.get("FAKE_NVME_SANICAP", "3"), 0),
+                           "vwc": int(ENV.get("FAKE_NVME_VWC", "7"), 0)})
     if command == "id-ns":
         flbas = state.get("flbas", int(ENV.get("FAKE_NVME_FLBAS", "0"), 0))
         dps = state.get("dps", int(ENV.get("FAKE_NVME_DPS", "0"), 0))
@@ -98,7 +106,9 @@ def nvme(state: dict) -> str:
         value = state.get("write_cache", int(ENV.get("FAKE_WRITE_CACHE", "1")))
         return f"get-feature:0x06 (Volatile Write Cache), Current value:{value:#010x}\n"
     if command == "set-feature":
-        value = int(ARGS[ARGS.index("-v") + 1], 0)
+        given = [arg.removeprefix("--value=") for arg in ARGS if arg.startswith("--value=")]
+        given += [ARGS[i + 1] for i, arg in enumerate(ARGS[:-1]) if arg == "-V"]
+        value = int(given[-1], 0) if given else 0
         if not ENV.get("FAKE_WRITE_CACHE_STUCK"):
             state["write_cache"] = value
         return f"set-feature:0x06 (Volatile Write Cache), value:{value:#010x}, cdw12:0, save:0\n"

@@ -1,9 +1,13 @@
 """The device's volatile write cache (PTS: Enterprise runs with it disabled, Client with it enabled).
 
 NVMe: feature 6 (Volatile Write Cache) belongs to the controller: it is read and set on /dev/nvmeN with namespace
-id 0 (set on a namespace, a controller answers "Feature Not Namespace Specific"). SCSI: the WCE bit of the caching
-mode page (sdparm), current value only. SATA: hdparm -W. None of them is saved: a power cycle resets it."""
+id 0 (set on a namespace, a controller answers "Feature Not Namespace Specific"), with nvme-cli's long options:
+its short ones changed (2.4: `-v` is the value; 2.13: `-v` is --verbose, the value `-V`, one not given is 0, so
+`-v 1` turned the cache off). A controller whose id-ctrl VWC bit 0 is clear has no volatile write cache and aborts
+feature 6. SCSI: the WCE bit of the caching mode page (sdparm), current value only. SATA: hdparm -W. None of them is
+saved: a power cycle resets it."""
 
+import json
 import os
 import re
 import shlex
@@ -41,7 +45,8 @@ def set_write_cache(
     transport = str(facts.get("transport") or "")
     if transport.startswith("nvme") and shutil.which("nvme"):
         device = _nvme_controller(device, facts)
-        argv = ["nvme", "set-feature", device, "-f", NVME_FEATURE_VWC, "--namespace-id=0", "-v", str(int(enabled))]
+        argv = ["nvme", "set-feature", device, f"--feature-id={NVME_FEATURE_VWC}", "--namespace-id=0",
+                f"--value={int(enabled)}"]
     elif transport == "sata" and shutil.which("hdparm"):
         argv = ["hdparm", f"-W{1 if enabled else 0}", device]
     elif transport in SCSI_TRANSPORTS and shutil.which("sdparm"):
@@ -50,6 +55,9 @@ def set_write_cache(
         return False, f"cannot set the write cache of {device} (transport {transport or 'unknown'}): left as is"
     done = log.run(argv)
     ran = "ran: " + shlex.join(argv)
+    if done.returncode != 0 and argv[0] == "nvme" and _nvme_vwc_present(device, log) is False:
+        # nothing to switch: writes reach the media (or its power-safe buffer) before they complete
+        return not enabled, f"{device} has no volatile write cache (id-ctrl VWC bit 0 clear): nothing to turn {wanted}"
     if done.returncode != 0:
         return False, f"turning the write cache {wanted} failed: {tool_message(done)} ({ran})"
     now = read_write_cache(target, facts, log)
@@ -76,9 +84,12 @@ def _nvme_controller(device: str, facts: dict[str, object]) -> str:
 def _read_with_tool(device: str, facts: dict[str, object], log: CommandLog) -> bool | None:
     transport = str(facts.get("transport") or "")
     if transport.startswith("nvme") and shutil.which("nvme"):
-        done = log.run(["nvme", "get-feature", _nvme_controller(device, facts), "-f", NVME_FEATURE_VWC])
+        controller = _nvme_controller(device, facts)
+        done = log.run(["nvme", "get-feature", controller, f"--feature-id={NVME_FEATURE_VWC}"])
         match = re.search(r"Current value:\s*(0x[0-9a-fA-F]+|\d+)", done.stdout) if done.returncode == 0 else None
-        return bool(int(match.group(1), 0) & 1) if match else None
+        if match:
+            return bool(int(match.group(1), 0) & 1)
+        return False if done.returncode != 0 and _nvme_vwc_present(controller, log) is False else None
     if transport == "sata" and shutil.which("hdparm"):
         done = log.run(["hdparm", "-W", device])
         match = re.search(r"write-caching\s*=\s*([01])", done.stdout) if done.returncode == 0 else None
@@ -89,6 +100,16 @@ def _read_with_tool(device: str, facts: dict[str, object], log: CommandLog) -> b
         match = re.search(r"^WCE\s+([01])\b", done.stdout, re.MULTILINE)
         return match.group(1) == "1" if match else None
     return None
+
+
+def _nvme_vwc_present(controller: str, log: CommandLog) -> bool | None:
+    """Whether the controller has a volatile write cache (id-ctrl VWC bit 0); None when id-ctrl does not say."""
+    done = log.run(["nvme", "id-ctrl", controller, "-o", "json"])
+    try:
+        vwc = json.loads(done.stdout).get("vwc") if done.returncode == 0 else None
+    except (ValueError, AttributeError):
+        return None
+    return bool(vwc & 1) if isinstance(vwc, int) else None
 
 
 def _read_sysfs(device: str) -> bool | None:
