@@ -2,6 +2,7 @@
 earlier plot or comparison wrote there, unchanged): a user's files in it stay byte-identical."""
 
 import hashlib
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -98,3 +99,54 @@ def test_compare_again_without_images_removes_the_earlier_images(tmp_path: Path,
     assert (done := run_cli(*compare)).returncode == 0, done.stderr
     assert not (out / "figures").exists() and (out / "report.pdf").is_file()
     assert (done := run_cli(*compare, "--no-static")).returncode == 0, done.stderr
+
+
+def test_a_reports_images_never_replace_or_remove_a_users_file(tmp_path: Path, runs: tuple[Path, Path]) -> None:
+    """A run's report/figures/ holds the images a report wrote (its ledger lists them): a later report replaces and
+    removes only those. A user's PNG dropped there, a figure's image the user changed, figures/ as a link to a
+    user's folder of PNGs, or report/ as a link to a user's folder: every user's file stays byte-identical, and a
+    report that would overwrite one is refused in one line before writing anything. (--no-static: the same
+    removal, without the PDF's cost.)"""
+    run = tmp_path / "run"
+    shutil.copytree(runs[0], run)
+    figures = run / "report" / "figures"
+    assert (done := run_cli("report", str(run), "--images", "png")).returncode == 0, done.stderr
+    ours = sorted(path.name for path in figures.glob("*.png"))
+    assert ours
+    (figures / "mine.png").write_bytes(b"a user's picture")
+    assert (done := run_cli("report", str(run), "--images", "svg")).returncode == 0, done.stderr
+    assert sorted(path.name for path in figures.glob("*.png")) == ["mine.png"] and list(figures.glob("*.svg"))
+    assert (done := run_cli("report", str(run), "--no-static")).returncode == 0, done.stderr
+    assert _tree(figures) == {"mine.png": hashlib.sha256(b"a user's picture").hexdigest()}
+    # a figure's image the user changed is theirs now
+    assert (done := run_cli("report", str(run), "--images", "png")).returncode == 0, done.stderr
+    (figures / ours[0]).write_bytes(b"edited by hand")
+    before = _tree(run / "report")
+    refused = run_cli("report", str(run), "--images", "png")
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("ptsbench: error:")]
+    assert refused.returncode != 0 and len(errors) == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert f"{figures / ours[0]} is not an image this report wrote there" in errors[0]
+    assert _tree(run / "report") == before
+    assert (done := run_cli("report", str(run), "--no-static")).returncode == 0, done.stderr
+    assert (figures / ours[0]).read_bytes() == b"edited by hand" and (figures / "mine.png").is_file()
+    # figures/ a link to a folder of the user's PNGs, one of a figure's name
+    pictures = tmp_path / "pictures"
+    shutil.rmtree(figures)
+    pictures.mkdir()
+    (pictures / ours[0]).write_bytes(b"holiday")
+    (pictures / "other.svg").write_bytes(b"<svg/>")
+    figures.symlink_to(pictures)
+    kept = _tree(pictures)
+    refused = run_cli("report", str(run), "--images", "png")
+    assert refused.returncode != 0 and f"{figures} is a link" in refused.stderr and "Traceback" not in refused.stderr
+    assert (done := run_cli("report", str(run), "--no-static")).returncode == 0, done.stderr
+    assert _tree(pictures) == kept and figures.is_symlink()
+    # report/ a link to a user's folder holding a figures/ of their own
+    website = tmp_path / "website"
+    (website / "figures").mkdir(parents=True)
+    (website / "figures" / ours[0]).write_bytes(b"published")
+    figures.unlink()
+    shutil.rmtree(run / "report")
+    (run / "report").symlink_to(website)
+    assert (done := run_cli("report", str(run), "--no-static")).returncode == 0, done.stderr
+    assert (website / "figures" / ours[0]).read_bytes() == b"published"

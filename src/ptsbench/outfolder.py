@@ -1,12 +1,13 @@
 """The --out folder of `plot` and `compare`: ptsbench writes only into a folder of its own, so no file of the user's
 is overwritten. A folder is its own when it is new or empty, or when its ledger (LEDGER, rewritten after every plot or
 comparison into it) lists every file in it with the SHA-256 of the bytes ptsbench wrote. A file the ledger does not
-list, or one changed since, is the user's: the folder is refused, naming it, and nothing is written."""
+list, or one changed since, is the user's: the folder is refused, naming it, and nothing is written. A report keeps
+the same kind of ledger of the images it wrote in figures/ (report/build.py): only those are replaced or removed."""
 
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ptsbench.atomic import atomic_write_json
@@ -27,7 +28,7 @@ def _files(folder: Path) -> Iterator[str]:
                 yield relative
 
 
-def _digest(path: Path) -> str | None:
+def file_digest(path: Path) -> str | None:
     """SHA-256 of a regular file's bytes; None for anything else (ptsbench writes regular files only)."""
     if path.is_symlink() or not path.is_file():
         return None
@@ -38,9 +39,10 @@ def _digest(path: Path) -> str | None:
     return total.hexdigest()
 
 
-def _ledger(folder: Path) -> dict[str, str]:
-    """What the ledger says ptsbench wrote ({} without one, or a damaged one: then every file counts as the user's)."""
-    path = folder / LEDGER
+def ledger_files(folder: Path, ledger: Path | None = None) -> dict[str, str]:
+    """What the ledger (`ledger`, by default the folder's LEDGER) says ptsbench wrote in `folder` ({} without one, or
+    a damaged one: then every file counts as the user's)."""
+    path = ledger or folder / LEDGER
     if not path.is_file() or path.is_symlink():
         return {}
     try:
@@ -57,9 +59,9 @@ def check_own_folder(folder: Path) -> None:
         raise StoreError(f"--out {folder} is a file", "choose a new folder")
     if not folder.is_dir():
         return
-    written = _ledger(folder)
+    written = ledger_files(folder)
     for relative in sorted(_files(folder)):
-        if written.get(relative) is None or written[relative] != _digest(folder / relative):
+        if written.get(relative) is None or written[relative] != file_digest(folder / relative):
             changed = " (or it changed since)" if relative in written else ""
             raise StoreError(f"--out {folder} is not empty: it holds {relative}, which ptsbench did not write "
                              f"there{changed}", "choose a new or empty folder for --out: ptsbench never writes over "
@@ -70,8 +72,17 @@ def _record(folder: Path) -> None:
     """The ledger of every file now in `folder` (each was there, unchanged, when it was checked, or was written
     since)."""
     if folder.is_dir():
-        files = {relative: _digest(folder / relative) for relative in sorted(_files(folder))}
+        files = {relative: file_digest(folder / relative) for relative in sorted(_files(folder))}
         atomic_write_json(folder / LEDGER, {"files": {name: digest for name, digest in files.items() if digest}})
+
+
+def record_files(folder: Path, names: Iterable[str], ledger: Path) -> None:
+    """`ledger`: these files of `folder` alone (the ones ptsbench wrote there); removed when there are none."""
+    files = {name: digest for name in sorted(names) if (digest := file_digest(folder / name))}
+    if files:
+        atomic_write_json(ledger, {"files": files})
+    else:
+        ledger.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ from ptsbench.report.fleet import DEFAULT_K
 from ptsbench.report.pts.report import pts_report
 
 REPORT_DIR = "report"
+IMAGES_LEDGER = ".ptsbench-images.json"  # in a report's folder: the images in its figures/ that ptsbench wrote
 COMPARED = "compared.json"  # which runs a comparison's folder compares, with which labels
 
 
@@ -151,17 +152,47 @@ def write_static(report: Report, out_dir: Path, images: Sequence[str] = (), dpi:
         shutil.rmtree(claims, ignore_errors=True)
 
 
+def image_names(report: Report, images: Sequence[str]) -> set[str]:
+    """The files a report with `images` writes in figures/: KEY.FORMAT per figure."""
+    return {f"{figure.key}.{suffix}" for figure in report.figures() for suffix in images if suffix in IMAGE_FORMATS}
+
+
+def check_images_folder(report: Report, out_dir: Path, images: Sequence[str]) -> None:
+    """Before anything is written: the images go into a figures/ folder of the report's own (not a link to another
+    folder, which may be the user's), and replace only images ptsbench wrote there, unchanged (its ledger,
+    outfolder.py); a user's file of a figure's name is never overwritten."""
+    from ptsbench.outfolder import file_digest, ledger_files
+
+    figures_dir = out_dir / FIGURES_DIR
+    if not images or not os.path.lexists(figures_dir):
+        return
+    if figures_dir.is_symlink() or not figures_dir.is_dir():
+        raise PtsbenchError(f"{figures_dir} is {'a link' if figures_dir.is_symlink() else 'not a folder'}: the "
+                            "report's images are written only into a folder of its own",
+                            "move it away (or leave --images out)")
+    owned = ledger_files(figures_dir, out_dir / IMAGES_LEDGER)
+    for name in sorted(image_names(report, images)):
+        path = figures_dir / name
+        if os.path.lexists(path) and owned.get(name) != file_digest(path):
+            raise PtsbenchError(f"{path} is not an image this report wrote there (or it changed since): it is not "
+                                "overwritten", "move it out of figures/ (or leave --images out)")
+
+
 def remove_older_images(report: Report, out_dir: Path, images: Sequence[str]) -> None:
-    """Remove the image files in figures/ this report did not write (an earlier report's, of other formats or of
-    figures it no longer has), and figures/ once empty: images beside a report are always its own. The folder is
-    the report's (a run's report/ or a comparison's own folder), so its images are ptsbench's."""
+    """Remove the images an earlier report wrote in figures/ (its ledger IMAGES_LEDGER lists them) and this one did
+    not (of other formats, or of figures it no longer has), unchanged since; then the ledger lists this report's
+    images, and figures/ goes once empty. Any other file there (a user's) stays as it is."""
+    from ptsbench.outfolder import file_digest, ledger_files, record_files
+
     figures_dir = out_dir / FIGURES_DIR
     if not figures_dir.is_dir() or figures_dir.is_symlink():
         return
-    written = {f"{figure.key}.{suffix}" for figure in report.figures() for suffix in images}
-    for path in figures_dir.iterdir():
-        if path.suffix.lstrip(".") in IMAGE_FORMATS and path.name not in written and path.is_file():
+    written = image_names(report, images)
+    for name, digest in ledger_files(figures_dir, out_dir / IMAGES_LEDGER).items():
+        path = figures_dir / name
+        if name not in written and path.parent == figures_dir and file_digest(path) == digest:
             path.unlink()
+    record_files(figures_dir, written, out_dir / IMAGES_LEDGER)
     with contextlib.suppress(OSError):  # not empty: another file stays, and so does the folder
         figures_dir.rmdir()
 
@@ -174,12 +205,14 @@ def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAUL
     from ptsbench.report.core import html, workbook
     from ptsbench.store import remove_stale_temporaries
 
+    images = tuple(images) if static else ()
+    check_images_folder(report, out_dir, images)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for folder in (out_dir, out_dir / FIGURES_DIR):  # what a killed report left behind
-        remove_stale_temporaries(folder)
+    for folder in (out_dir, out_dir / FIGURES_DIR):  # what a killed report left behind (not through a link)
+        if not folder.is_symlink():
+            remove_stale_temporaries(folder)
     workbook_path = workbook_path or out_dir / XLSX_NAME
     workbook.write_workbook(report, workbook_path)
-    images = tuple(images) if static else ()
     if static:
         write_static(report, out_dir, images, dpi)
     remove_older_images(report, out_dir, images)
