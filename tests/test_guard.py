@@ -164,7 +164,7 @@ def test_active_swap_is_in_use_even_with_destructive(loop_device: str) -> None:
 @pytest.mark.root
 def test_character_devices_in_job_files_need_destructive(tmp_path: Path) -> None:
     """A generic character device (/dev/ngXnY, /dev/sgN) writes to a disk with raw commands; one whose disk ptsbench
-    cannot find is refused without --destructive. Memory devices (/dev/null) store nothing and are allowed."""
+    cannot find is refused without --destructive. Memory sinks (/dev/null) store nothing and are allowed."""
     node = tmp_path / "ng9n1"  # an NVMe generic name with no /dev/nvme9n1 behind it
     os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(4, 64))  # a tty's numbers: nothing is written in this test
     assert block_device_of_char(str(node)) is None
@@ -174,8 +174,51 @@ def test_character_devices_in_job_files_need_destructive(tmp_path: Path) -> None
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert f"refusing to write to {node}: a character device" in refused.stderr
     assert not (tmp_path / "run" / "cases").exists()  # refused before any IO
-    check_device_write_allowed(str(node), destructive=True)
     check_device_write_allowed("/dev/null", destructive=False)
+
+
+@pytest.mark.root
+def test_character_devices_that_are_no_storage_are_refused_even_with_destructive(tmp_path: Path) -> None:
+    """--destructive is for overwriting disks: a character node (named like an NVMe generic device) carrying a
+    terminal's number, or one no driver has, is refused with it too, before any IO; only --destructive
+    --allow-mounted (the user checked it) lets it through."""
+    tty = tmp_path / "ng0n1"
+    os.mknod(tty, 0o600 | stat.S_IFCHR, os.makedev(4, 64))  # the first serial port's numbers: nothing is written
+    nobody = tmp_path / "ng1n1"
+    os.mknod(nobody, 0o600 | stat.S_IFCHR, os.makedev(60, 0))  # major 60: local/experimental, no driver
+    for node, what in ((tty, "a character device of the kernel's tty class, not storage"),
+                       (nobody, "a character device whose number no driver of this kernel has")):
+        with pytest.raises(UnsafeTargetError, match=f"refusing to write to {node}: {what}") as caught:
+            check_device_write_allowed(str(node), destructive=True)
+        assert "--destructive --allow-mounted" in caught.value.hint
+        check_device_write_allowed(str(node), destructive=True, allow_mounted=True)
+    job = tmp_path / "raw.fio"
+    job.write_text(f"[raw]\nrw=write\nbs=4k\nsize=64k\nfilename={nobody}\n")
+    refused = run_cli("run", str(job), "--destructive", "--out", str(tmp_path / "run"))
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert f"refusing to write to {nobody}: a character device whose number" in refused.stderr
+    assert not (tmp_path / "run" / "cases").exists()
+
+
+@pytest.mark.root
+def test_a_generic_device_whose_disk_has_no_node_here_is_refused(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """An NVMe generic device whose namespace's block device has no node in /dev (a container given only
+    /dev/ngXnY) cannot be checked for mounts: refused with --destructive, not written as an unknown device. No NVMe
+    exists here: a sysfs folder made in the test gives a character node the kernel's layout of one."""
+    node = tmp_path / "ng97n1"
+    os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(60, 1))
+    controller = tmp_path / "devices" / "nvme" / "nvme97"
+    for name in ("ng97n1", "nvme97n1", "nvme97n2"):
+        (controller / name).mkdir(parents=True)
+    sysfs = tmp_path / "sys-dev-char"
+    sysfs.mkdir()
+    (sysfs / "60:1").symlink_to(controller / "ng97n1")
+    monkeypatch.setattr(target_module, "SYSFS_DEV_CHAR", str(sysfs))
+    assert block_device_of_char(str(node)) is None and not os.path.exists("/dev/nvme97n1")
+    with pytest.raises(UnsafeTargetError, match=f"refusing to write to {node}: it reaches the disk nvme97n1, which "
+                       "has no device node here to check"):
+        check_device_write_allowed(str(node), destructive=True)
 
 
 @pytest.mark.root

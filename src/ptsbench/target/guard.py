@@ -9,12 +9,23 @@ from collections.abc import Sequence
 from ptsbench.errors import TargetError, UnsafeTargetError
 from ptsbench.target.claim import check_not_claimed
 from ptsbench.target.inuse import active_swaps, blkid_values, in_use_reasons, partition_dirs, run_tool
-from ptsbench.target.target import Target, block_device_of_char, kernel_filesystem, read_sysfs, resolve_target
+from ptsbench.target.target import (
+    Target,
+    block_device_of_char,
+    char_device_class,
+    char_device_disks,
+    kernel_filesystem,
+    read_sysfs,
+    resolve_target,
+)
 from ptsbench.target.userfile import check_user_file
 
 SYSFS_BLOCK = "/sys/block"
 MEMORY_DEVICES_MAJOR = 1
 SINK_DEVICE_MINORS = (3, 5, 7, 8, 9)  # /dev/null, zero, full, random, urandom (not mem, kmem, port: minors 1, 2, 4)
+# character devices fio can write storage through (NVMe and SCSI generic, block SCSI generic, device DAX, flash,
+# tape); any other class (tty, mem, misc, ...) is no test target
+STORAGE_CHAR_CLASSES = ("nvme-generic", "scsi_generic", "bsg", "dax", "mtd", "scsi_tape")
 # --allow-mounted exists on run and sweep only: a PTS run (purge, preconditioning) never writes to a device in use
 ANYWAY = "run and sweep write to it anyway, knowingly, with --destructive --allow-mounted; pts never does"
 
@@ -48,7 +59,10 @@ def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool =
 
 def check_device_write_allowed(path: str, destructive: bool, allow_mounted: bool = False) -> None:
     """The guard for a device a job file names: a block device, or a character device that reaches a disk as raw
-    commands (NVMe generic /dev/ngXnY, SCSI generic /dev/sgN), guarded like the block device it stands for."""
+    commands (NVMe generic /dev/ngXnY, SCSI generic /dev/sgN), guarded like the block device it stands for.
+
+    A character device whose disk has no node here to judge, or that is no storage (a terminal, memory, a number no
+    driver has), is refused even with --destructive: that flag is for overwriting disks."""
     found = os.stat(path)
     if stat.S_ISBLK(found.st_mode):
         check_write_allowed(resolve_target(path), destructive, allow_mounted)
@@ -58,7 +72,15 @@ def check_device_write_allowed(path: str, destructive: bool, allow_mounted: bool
     block = block_device_of_char(path)
     if block is not None:
         check_write_allowed(resolve_target(block), destructive, allow_mounted)
-    elif not destructive:
+        return
+    disks, kind = char_device_disks(path), char_device_class(path)
+    if (disks or kind not in STORAGE_CHAR_CLASSES) and not (destructive and allow_mounted):
+        what = (f"it reaches the disk {', '.join(disks)}, which has no device node here to check" if disks else
+                f"a character device of the kernel's {kind} class, not storage" if kind else
+                "a character device whose number no driver of this kernel has")
+        raise UnsafeTargetError(f"refusing to write to {path}: {what}", "name a disk's own device; only if you have "
+                                "checked what it reaches yourself: pass --destructive --allow-mounted")
+    if not destructive:
         raise UnsafeTargetError(f"refusing to write to {path}: a character device (raw access to a device)",
                                 "pass --destructive to write to it (all data on what it reaches is lost)")
 

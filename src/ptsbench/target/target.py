@@ -222,14 +222,31 @@ def unescape_proc(text: str) -> str:
 def block_device_of_char(path: str) -> str | None:
     """The block device a generic character device stands for: /dev/ngXnY -> its namespace's block device,
     /dev/sgN -> /dev/sdX. Found from the device number, never from the node's name: a node made by hand can carry
-    any name."""
-    rdev = os.stat(os.path.realpath(path)).st_rdev
-    sysfs = os.path.realpath(os.path.join(SYSFS_DEV_CHAR, f"{os.major(rdev)}:{os.minor(rdev)}"))
+    any name. None when it reaches no disk, or none with a node in /dev (char_device_disks says which)."""
+    return next((node for name in char_device_disks(path) if (node := _block_node(name))), None)
+
+
+def char_device_disks(path: str) -> list[str]:
+    """The kernel's names of the disks the character device `path` reaches as raw commands (its namespace's for an
+    NVMe generic device, its SCSI device's for /dev/sgN or a bsg node), from its device number and sysfs."""
+    sysfs = _char_sysfs(path)
     names = _nvme_block_names(sysfs)
     scsi_block = os.path.join(sysfs, "device", "block")
     if os.path.isdir(scsi_block):
         names += sorted(os.listdir(scsi_block))
-    return next((f"/dev/{name}" for name in names if _is_block_node(f"/dev/{name}", name)), None)
+    return names
+
+
+def char_device_class(path: str) -> str | None:
+    """The kernel's class of the character device `path` (nvme-generic, scsi_generic, tty, mem, misc, ...) from its
+    device number; None for a number no driver has."""
+    subsystem = os.path.join(_char_sysfs(path), "subsystem")
+    return os.path.basename(os.path.realpath(subsystem)) if os.path.exists(subsystem) else None
+
+
+def _char_sysfs(path: str) -> str:
+    rdev = os.stat(os.path.realpath(path)).st_rdev
+    return os.path.realpath(os.path.join(SYSFS_DEV_CHAR, f"{os.major(rdev)}:{os.minor(rdev)}"))
 
 
 def _nvme_block_names(sysfs: str) -> list[str]:
@@ -248,15 +265,18 @@ def _nvme_block_names(sysfs: str) -> list[str]:
     return names
 
 
-def _is_block_node(node: str, name: str) -> bool:
-    """`node` is the block device the kernel calls `name` (its device number is the one sysfs gives)."""
-    try:
-        found = os.stat(node)
-        with open(os.path.join("/sys/class/block", name, "dev"), encoding="ascii") as handle:
-            major, minor = handle.read().strip().split(":")
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISBLK(found.st_mode) and found.st_rdev == os.makedev(int(major), int(minor))
+def _block_node(name: str) -> str | None:
+    """The node in /dev of the block device the kernel calls `name`: /dev/NAME, or udev's /dev/block/MAJ:MIN, when
+    its device number is the one sysfs gives."""
+    devnum = read_sysfs(os.path.join("/sys/class/block", name, "dev"))
+    for node in (f"/dev/{name}", f"/dev/block/{devnum}"):
+        try:
+            found = os.stat(node)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISBLK(found.st_mode) and f"{os.major(found.st_rdev)}:{os.minor(found.st_rdev)}" == devnum:
+            return node if node == f"/dev/{name}" else os.path.realpath(node)
+    return None
 
 
 def check_free_space(targets: Sequence[Target]) -> None:
