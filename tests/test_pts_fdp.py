@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ptsbench.errors import TargetError
+from ptsbench.errors import JobFileError, TargetError
 from ptsbench.fio.runner import fio_version
 from ptsbench.fio.versions import data_placement_problem, option_hint, version_tuple
 from ptsbench.pts.describe import describe
@@ -119,3 +119,14 @@ def test_char_device_must_reach_the_runs_namespace(loop_device: str) -> None:
     assert generic_device_of(loop_device) is None
     with pytest.raises(TargetError, match=f"/dev/null does not reach {loop_device} .it reaches no namespace."):
         check_placement_device("/dev/null", loop_device, destructive=True)
+
+
+def test_stored_values_with_line_breaks_never_become_jobs(tmp_path: Path) -> None:
+    """A resumed run makes its jobs again from its stored manifest: placement handles (or an engine) edited there to
+    hold a line break would be a job of their own that writes a file or device no guard has seen. Refused."""
+    victim = tmp_path / "victim"
+    for edited in (replace(PLACED, fdp_plids=f"0\n[evil]\nrw=write\nfilename={victim}"),
+                   replace(NAMESPACE, ioengine=f"io_uring\r\n[evil]\nfilename={victim}")):
+        with pytest.raises(JobFileError, match="line break or NUL"):
+            _jobs(edited)
+    assert not victim.exists()

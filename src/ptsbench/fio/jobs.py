@@ -38,8 +38,15 @@ _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|us|s|m|h|d)?\s*$", re.IGNO
 def render_job_file(
     global_options: Mapping[str, str | None], jobs: Sequence[tuple[str, Mapping[str, str | None]]]
 ) -> str:
-    """INI text for fio; an option whose value is None is written as a bare flag (e.g. `stonewall`)."""
+    """INI text for fio; an option whose value is None is written as a bare flag (e.g. `stonewall`). JobFileError
+    for a name or value holding a line break or NUL: fio would read the rest as options or jobs of their own, which
+    no guard has seen (a PTS run's jobs are made again from its stored manifest on resume)."""
     sections = [("global", global_options), *jobs]
+    for name, options in sections:
+        for text in (name, *options, *(value for value in options.values() if value is not None)):
+            if any(character in text for character in "\n\r\0"):
+                raise JobFileError(f"a generated fio job would carry a line break or NUL ({text!r} in [{name}])",
+                                   "check the run's manifest.json (edited by hand?), or start a new run")
     blocks = []
     for name, options in sections:
         lines = [f"[{name}]"] + [key if value is None else f"{key}={value}" for key, value in options.items()]
