@@ -208,3 +208,26 @@ def test_a_percentile_fio_did_not_report_is_said_not_silently_dropped(tmp_path: 
     assert bound.returncode == 0, bound.stderr
     bare = plot(*runs, "--out", str(tmp_path / "charts-bare"), "--latency-bound", "500")
     assert bare.returncode == 2 and "--lat-bound '500' is not a duration with a unit" in bare.stderr
+
+
+def test_damaged_fio_json_is_left_out_with_a_note_never_a_traceback(tmp_path: Path) -> None:
+    """Files with fio's keys but not its shapes (options that are lists or text, jobs that are not maps) beside a
+    real fio output are left out and named; alone, they are one line saying there are no results."""
+    plain_fio(tmp_path / "real.json", 1)
+    damaged = {"global.json": {"global options": [1], "jobs": [{"jobname": "one"}]},
+               "options.json": {"jobs": [{"jobname": "one", "job options": "zz"}]},
+               "values.json": {"jobs": [{"jobname": "one", "job options": {"filename": 5}, "read": [1]}]}}
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for name, shapes in damaged.items():
+        for folder in (tmp_path, alone):
+            (folder / name).write_text(json.dumps({"fio version": "fio-3.33", **shapes}))
+    done = plot(str(tmp_path / "real.json"), *(str(tmp_path / name) for name in damaged), "--json", "--out",
+                str(tmp_path / "out"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    for name in damaged:
+        assert name in done.stderr
+    refused = plot(str(alone), "--json", "--out", str(tmp_path / "out-alone"))
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.startswith(f"ptsbench: error: no fio results in {alone}")
+    assert len(refused.stderr.strip().splitlines()) == 1

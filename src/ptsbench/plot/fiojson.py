@@ -7,11 +7,15 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.cases.sweep_charts import ChartOptions, Point, distinct, job_points
 from ptsbench.report.core.layout import HTML_NAME
 from ptsbench.report.core.model import Report, Table
+
+if TYPE_CHECKING:
+    from ptsbench.fio.jsonfiles import FoundJob
 
 
 @dataclass(frozen=True)
@@ -54,15 +58,13 @@ def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[P
             if doc is None:
                 other.append(path.name)
                 continue
+            try:
+                points += _document_points(document_jobs(doc, path), options, source,
+                                           str(path.relative_to(raw)) if Path(raw).is_dir() else path.name)
+            except (AttributeError, KeyError, TypeError, ValueError):  # fio's keys, not its shapes: a damaged file
+                other.append(path.name)
+                continue
             versions[str(doc.get("fio version", ""))] = None
-            for found in document_jobs(doc, path):
-                host = found.result.hostname
-                if host and (options.include_hosts and host not in options.include_hosts
-                             or host in options.exclude_hosts):
-                    continue
-                name = " ".join(part for part in (source, f"on {host}" if host else "") if part)
-                label = str(path.relative_to(raw)) if Path(raw).is_dir() else path.name
-                points += job_points(found, name, label.removesuffix(".json"))
         if other:
             shown = ", ".join(sorted(set(other))[:3]) + (", ..." if len(set(other)) > 3 else "")
             notes.append(f"{raw}: {len(other)} JSON file(s) that are not fio output left out ({shown})")
@@ -71,6 +73,18 @@ def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[P
                             "pass fio's --output-format=json or json+ output files, or folders holding them")
     points = [replace(p, source=p.source or "-") for p in distinct(points)]
     return points, notes, ", ".join(version for version in versions if version)
+
+
+def _document_points(jobs: Sequence["FoundJob"], options: JsonPlotOptions, source: str, label: str) -> list[Point]:
+    """The points of one fio output's jobs, hosts left out as asked."""
+    points: list[Point] = []
+    for found in jobs:
+        host = found.result.hostname
+        if host and (options.include_hosts and host not in options.include_hosts or host in options.exclude_hosts):
+            continue
+        name = " ".join(part for part in (source, f"on {host}" if host else "") if part)
+        points += job_points(found, name, label.removesuffix(".json"))
+    return points
 
 
 def _source(raw: str, label: str | None, several: bool) -> str:
