@@ -203,6 +203,11 @@ def test_hostile_job_files_are_one_line_or_skipped_with_a_note(folders: tuple[Pa
             assert len(done.stderr.strip().splitlines()) == 1
         else:
             assert done.returncode == 0 and "inferred from the time stamps" in done.stdout, done.stderr
+    for named in (tmp_path / "fifo.json", Path("/dev/zero"), tmp_path / "loop.fio"):  # as logs or JSON to plot
+        done = cli("plot", str(named), *(["--json"] if named.suffix == ".json" else []), "--out",
+                   str(tmp_path / "out-plot"), timeout=60)
+        why = "cannot read it: Too many levels" if named.suffix == ".fio" else "not a regular file or folder"
+        assert done.returncode != 0 and done.stderr.startswith(f"ptsbench: error: {named}: {why}"), done.stderr
     logs_folder = tmp_path / "beside"
     logs_folder.mkdir()
     shutil.copy(loose / "one_bw.1.log", logs_folder)

@@ -31,3 +31,13 @@ def read_user_text(path: Path | str, what: str, hint: str, error: type[PtsbenchE
         return data.decode()
     except UnicodeDecodeError as failure:
         raise error(f"{what} {path} is not UTF-8 text (byte {failure.start})", hint) from None
+
+
+def not_found_reason(path: Path | str) -> str:
+    """Why `path`, neither a regular file nor a folder, is not read: missing, or what it is instead (a FIFO, a
+    device, a link loop), so a user is not told a file they can see does not exist."""
+    try:
+        found = os.stat(path)
+    except OSError as error:
+        return "no such file or folder" if not os.path.lexists(path) else f"cannot read it: {error.strerror}"
+    return "not a regular file or folder" if not stat.S_ISDIR(found.st_mode) else "a folder"

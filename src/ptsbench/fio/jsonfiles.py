@@ -13,6 +13,7 @@ from typing import Any
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.output import DIRECTIONS, JobResult, job_entries, parse_jobs
+from ptsbench.textfile import not_found_reason
 
 MIXED_RW = ("rw", "readwrite", "randrw")
 
@@ -105,5 +106,5 @@ def find_json_files(inputs: Sequence[str]) -> list[Path]:
         elif path.is_file():
             found.append(path)
         else:
-            raise PtsbenchError(f"{raw}: no such file or folder", "name fio JSON files or folders holding them")
+            raise PtsbenchError(f"{raw}: {not_found_reason(raw)}", "name fio JSON files or folders holding them")
     return found

@@ -17,6 +17,7 @@ from ptsbench.fio.jobs import JOB_FILE_SUFFIXES, parse_job_text, read_job_file
 from ptsbench.fio.jsonfiles import load_document
 from ptsbench.fio.logs import parse_log_name
 from ptsbench.fio.output import job_entries
+from ptsbench.textfile import not_found_reason
 
 LOG_OPTIONS = {"bw": "write_bw_log", "iops": "write_iops_log", "lat": "write_lat_log", "clat": "write_lat_log",
                "slat": "write_lat_log", "hist": "write_hist_log"}
@@ -120,8 +121,8 @@ def _unreadable(path: Path) -> str:
     empty when it is read."""
     try:
         found = os.stat(path)
-    except OSError as error:
-        return "no such file" if not os.path.lexists(path) else f"cannot read it: {error.strerror}"
+    except OSError:
+        return not_found_reason(path)
     if not stat.S_ISREG(found.st_mode):
         return "not a regular file"
     if path.suffix not in JOB_FILE_SUFFIXES and found.st_size > MAX_JSON_BYTES:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.logs import LOG_KINDS, parse_log_name
+from ptsbench.textfile import not_found_reason
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def _expand(text: str) -> list[tuple[Path, bool]]:
         if files:
             return files
         raise PtsbenchError(f"{text}: no file matches", "check the pattern (quote it so the shell leaves it alone)")
-    raise PtsbenchError(f"{text}: no such file or folder", "pass fio log files, folders or glob patterns")
+    raise PtsbenchError(f"{text}: {not_found_reason(text)}", "pass fio log files, folders or glob patterns")
 
 
 def _group(paths: list[Path], kind: str | None, per_job: bool) -> list[RunFiles]:
