@@ -201,6 +201,10 @@ def pts_waf(lab: Lab) -> str:
     phase = f"{media_bytes / host_bytes:.3f}×"
     table = [line for line in shown.splitlines() if line.startswith("IOPS ") and line.rstrip().endswith(phase)]
     assert table and "media bytes written (OCP C0h)" in shown, (phase, shown[-3000:])
+    from ptsbench.report.build import load_report
+
+    facts = dict(load_report(out).facts)
+    assert "FDP placement" not in facts, facts  # a namespace without FDP: no placement to name, not even off
     cache = write_cache_put_back(out, "ocp", dev)
     return f"{len(rounds)} rounds, write amplification per round {[round(r, 5) for r in ratios]} (OCP C0h); " \
            f"show: {phase} for the phase, source named; {cache}"
@@ -268,19 +272,24 @@ def write_cache_fdp(lab: Lab) -> str:
 @check("pts-fdp-placement")
 def pts_fdp_placement(lab: Lab) -> str:
     """`pts --fdp-placement spread` (demo profile, IOPS, 4 KiB writes, two rounds of 2 s) on the FDP namespace: the
-    dry run names the placement; every job runs on /dev/ngXnY through io_uring_cmd with fdp_pli over all four
-    handles, each handle's reclaim unit is written, and each round's write amplification comes from the FDP
-    statistics; the report's facts name the placement (what `compare` sets beside an FDP-off run)."""
+    dry run names the placement (and without the option names it off); every job runs on /dev/ngXnY through
+    io_uring_cmd with fdp_pli over all four handles, each handle's reclaim unit is written, and each round's write
+    amplification comes from the FDP statistics; the report's facts name the placement (what `compare` sets beside
+    an FDP-off run)."""
     dev = lab.devs["fdp"]
     ng = generic(dev)
-    args = [dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2", "--max-rounds", "2",
-            "--block-sizes", "iops=4k", "--mixes", "iops=0", "--purge", "none", "--active-range", "25",
-            "--precondition-multiple", "1", "--fdp-placement", "spread", "--destructive"]
+    plain = [dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "2", "--max-rounds", "2",
+             "--block-sizes", "iops=4k", "--mixes", "iops=0", "--purge", "none", "--active-range", "25",
+             "--precondition-multiple", "1", "--destructive"]
+    args = [*plain, "--fdp-placement", "spread"]
     plids = ",".join(map(str, FDP_PLACEMENT_IDS))
     dry = ptsbench("pts", *args, "--dry-run", "--verbose", "--out", str(WORK / "pts-fdp-dry")).stdout
     lab.keep("pts-fdp-dry-run.txt", dry)
     assert f"FDP placement spread: fio writes {ng} (io_uring_cmd) over placement handle(s) {plids}" in dry, dry[-2000:]
     assert "ioengine=io_uring_cmd" in dry and f"fdp_pli={plids}" in dry, dry[-2000:]
+    # without the option, FDP enabled on the namespace: placement off is recorded (compare's FDP-off side)
+    off = ptsbench("pts", *plain, "--dry-run", "--out", str(WORK / "pts-fdp-off-dry")).stdout
+    assert f"FDP placement off: fio writes {dev} as always" in off and "io_uring_cmd" not in off, off[-2000:]
     out = WORK / "pts-fdp"
     handles_before = fdp_status(dev)
     ptsbench("pts", *args, "--out", str(out))

@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from ptsbench.cli.pts_steps import placed
 from ptsbench.errors import JobFileError, TargetError
 from ptsbench.fio.runner import fio_version
 from ptsbench.fio.versions import data_placement_problem, option_hint, version_tuple
 from ptsbench.pts.describe import describe
 from ptsbench.pts.plan import TargetInfo, make_plan, precondition_job, round_job
 from ptsbench.pts.settings import make_settings
+from ptsbench.report.compare import differences
+from ptsbench.report.core.model import Report
 from ptsbench.report.pts.report import placement_facts
 from ptsbench.target.placement import check_placement_device, choose_placement, generic_device_of
 from ptsbench.target.target import Target
@@ -130,3 +133,40 @@ def test_stored_values_with_line_breaks_never_become_jobs(tmp_path: Path) -> Non
         with pytest.raises(JobFileError, match="line break or NUL"):
             _jobs(edited)
     assert not victim.exists()
+
+
+def test_fdp_off_is_recorded_on_a_namespace_with_fdp_enabled(fakebin: Callable[[], list[list[str]]],
+                                                              loop_device: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --fdp-placement, a run on a namespace with FDP enabled records placement off (the nvme stand-in
+    answers for the drive, the loop device stands for the namespace), so `compare` sets "off" beside an FDP-on run's
+    placement; FDP disabled or absent records nothing, and `--fdp-placement off` records off wherever it is given."""
+    target = Target(loop_device, "block", 1 << 26, loop_device)
+    info = replace(NAMESPACE, path=loop_device)
+    monkeypatch.setenv("FAKE_NVME_FDP_CONFIGS", str(DATA / "nvme-cli-2.13-fdp-configs-qemu-10.json"))
+    monkeypatch.setenv("FAKE_NVME_FDP_STATUS", str(DATA / "nvme-cli-2.13-fdp-status-qemu-10.json"))
+    recorded = {}
+    for feature in ("0x00000001", "0x00000000", None):  # FDP enabled, disabled, a drive without FDP
+        if feature:
+            monkeypatch.setenv("FAKE_NVME_FDP_FEATURE", feature)
+        else:
+            monkeypatch.delenv("FAKE_NVME_FDP_FEATURE")
+        recorded[feature] = placed(info, target, NVME_FACTS, None).fdp_placement
+        assert placed(info, target, NVME_FACTS, "off").fdp_placement == "off"
+    assert recorded == {"0x00000001": "off", "0x00000000": None, None: None}
+    assert ["nvme", "get-feature", "/dev/nvme0", "-f", "0x1d", "--cdw11=1"] in fakebin()
+    loop = {"transport": "loop", "disk": loop_device}
+    calls = len(fakebin())
+    assert placed(info, target, loop, None).fdp_placement is None and len(fakebin()) == calls  # nvme not asked
+    assert placed(info, target, loop, "off").fdp_placement == "off"
+
+    off = replace(info, fdp_placement="off")
+    assert placement_facts({"target_info": off.__dict__}) == (("FDP placement", "off"),)
+    assert placement_facts({"target_info": info.__dict__}) == ()
+    plan_text = "\n".join(describe(make_plan(make_settings("demo", "2.0", ("iops",)), off)))
+    assert f"FDP placement off: fio writes {loop_device} as always, naming no placement handle" in plan_text
+    reports = [Report(label, "", placement_facts({"target_info": run.__dict__}), ())
+               for label, run in (("off", off), ("spread", PLACED), ("none", info))]
+    assert differences(reports[:2], ["a", "b"]) == [
+        "FDP placement: off (a) vs spread: placement handle(s) 0,1,2,3 through /dev/ng0n1 (io_uring_cmd) (b)"]
+    assert differences([reports[2], reports[0]], ["a", "b"]) == ["FDP placement: - (a) vs off (b)"]

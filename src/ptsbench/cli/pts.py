@@ -86,10 +86,11 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option("--ramp-time", type=Finite(0, MAX_SECONDS), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
 @click.option("--lat-histogram-time", help="PTS 2.0 latency test: response-time histogram capture after steady "
               "state (PTS: 20m; 0: none).")
-@click.option("--fdp-placement", type=click.Choice(["off", "spread", "one"]), default="off", show_default=True,
+@click.option("--fdp-placement", type=click.Choice(["off", "spread", "one"]),
               help="NVMe namespace with Flexible Data Placement enabled: fio writes its /dev/ngXnY through "
-              "io_uring_cmd, spread over all its placement handles or all to one (fio 3.34+); off: as always. "
-              "Compare an FDP on and off run with `ptsbench compare` (docs/waf-fdp.md).")
+              "io_uring_cmd, spread over all its placement handles or all to one (fio 3.34+); off (the default): as "
+              "always, recorded as off on a namespace with FDP enabled. Compare an FDP on and off run with "
+              "`ptsbench compare` (docs/waf-fdp.md).")
 @click.option("--device-info", multiple=True, metavar="KEY=VALUE|@FILE",
               help="Describe the device for the report, e.g. form_factor=U.2 media=TLC interface='PCIe 4.0 x4'; "
               "@FILE reads KEY=VALUE lines. Repeatable.")
@@ -109,7 +110,7 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
         destructive: bool, purge_method: str, purge_scope: str, active_range: float | None,
         precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
         dry_run: bool, verbose: bool, measure_rate: bool, hosts_spec: str | None, lat_histogram_time: str | None,
-        device_info: tuple[str, ...], fdp_placement: str, images: tuple[str, ...], drop_fraction: float,
+        device_info: tuple[str, ...], fdp_placement: str | None, images: tuple[str, ...], drop_fraction: float,
         drop_seconds: int, min_fraction: float | None, **overrides: tuple[str, ...]) -> Path | None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
@@ -154,7 +155,7 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
     description = parse_device_info(device_info)
     run_dir = out or default_run_dir(f"pts-{profile}")
     drops = drop_settings(drop_fraction, drop_seconds, min_fraction)
-    if fdp_placement != "off" and (hosts_spec is not None or len(targets) > 1):
+    if fdp_placement not in (None, "off") and (hosts_spec is not None or len(targets) > 1):
         raise click.UsageError("--fdp-placement takes one local TARGET (not --hosts, not a fleet)")
     if hosts_spec is not None:
         if len(targets) > 1:

@@ -51,7 +51,7 @@ class Prepared:
 
 def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size: str | None,
                    size_bytes: int | None, destructive: bool, purge_method: str, purge_scope: str,
-                   dry_run: bool, measure_rate: bool, fdp_placement: str = "off") -> Prepared:
+                   dry_run: bool, measure_rate: bool, fdp_placement: str | None = None) -> Prepared:
     """Resolve TARGET, refuse it when the guard does (not in a dry run: it says so after its plan), plan on it (with
     `fdp_placement`: through its generic character device, also guarded), choose its purge (refusing a method it
     cannot take) and time it, all before a run directory exists."""
@@ -137,7 +137,7 @@ def resolve_pts_target(target: str | None, run_dir: Path, size_bytes: int | None
     return resolved, False
 
 
-def plan_target(settings: "Settings", resolved: "Target", fdp_placement: str = "off",
+def plan_target(settings: "Settings", resolved: "Target", fdp_placement: str | None = None,
                 ) -> "tuple[Plan, TargetInfo, dict[str, object], str]":
     from ptsbench.errors import TargetError
     from ptsbench.fio.runner import probe_engine
@@ -164,19 +164,21 @@ def plan_target(settings: "Settings", resolved: "Target", fdp_placement: str = "
     return make_plan(settings, info), info, facts, note
 
 
-def placed(info: "TargetInfo", resolved: "Target", facts: Mapping[str, object], mode: str) -> "TargetInfo":
+def placed(info: "TargetInfo", resolved: "Target", facts: Mapping[str, object], mode: str | None) -> "TargetInfo":
     """The planning view with FDP placement `mode` (target/placement.py): refused unless the target is an NVMe
-    namespace with FDP enabled and fio (3.34 or newer) can write its generic character device through io_uring_cmd."""
+    namespace with FDP enabled and fio (3.34 or newer) can write its generic character device through io_uring_cmd.
+    Off is recorded when asked for, or (`mode` None) when the namespace has FDP enabled: the run is then the FDP-off
+    side of a `compare`."""
     from dataclasses import replace
 
     from ptsbench.errors import FioNotFoundError, TargetError
     from ptsbench.fio.runner import fio_version, probe_passthrough
     from ptsbench.fio.versions import data_placement_problem
-    from ptsbench.target.placement import choose_placement
+    from ptsbench.target.placement import choose_placement, fdp_enabled
 
     placement = choose_placement(mode, resolved, facts)
     if placement is None:
-        return info
+        return replace(info, fdp_placement="off") if mode == "off" or fdp_enabled(resolved, facts) else info
     problem = data_placement_problem(fio_version())
     if problem:
         raise FioNotFoundError(f"--fdp-placement {mode}: {problem}", "install a newer fio (docs/waf-fdp.md), or "

@@ -46,6 +46,8 @@ def summary_lines(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
         f"{format_bytes(plan.active_range_bytes)}, ioengine {plan.target.ioengine}, write cache wanted {s.write_cache}",
         *([f"FDP placement {plan.target.fdp_placement}: fio writes {plan.target.fdp_device} (io_uring_cmd) over "
            f"placement handle(s) {plan.target.fdp_plids}"] if plan.target.fdp_device else []),
+        *([f"FDP placement off: fio writes {plan.target.path} as always, naming no placement handle"]
+          if plan.target.fdp_placement == "off" else []),
         f"Tests: {titles}",
         f"Worst case: {spoken_duration(plan.worst_case_s + plan.overhead_s + prep_s(plan, timing))} in all "
         f"({spoken_duration(plan.worst_case_s)} of IO, about {spoken_duration(plan.overhead_s)} of fio start-up and "

@@ -48,9 +48,18 @@ def generic_device_of(namespace: str) -> str | None:
     return None
 
 
-def choose_placement(mode: str, target: Target, facts: Mapping[str, object]) -> Placement | None:
-    """The placement `mode` asks for on `target` (None for off); TargetError when the target cannot take it."""
-    if mode == "off":
+def fdp_enabled(target: Target, facts: Mapping[str, object]) -> bool:
+    """Whether `target` is an NVMe namespace whose endurance group has FDP enabled (nvme-cli says so)."""
+    if target.kind != "block" or not str(facts.get("transport") or "").startswith("nvme"):
+        return False
+    controller = facts.get("nvme_controller")
+    return read_fdp(controller if isinstance(controller, str) else target.path, target.path)["fdp"] == "enabled"
+
+
+def choose_placement(mode: str | None, target: Target, facts: Mapping[str, object]) -> Placement | None:
+    """The placement `mode` asks for on `target` (None for off or not given); TargetError when the target cannot
+    take it."""
+    if mode in (None, "off"):
         return None
     asked = f"--fdp-placement {mode}"
     hint = "leave --fdp-placement out (off) to test it as it is"

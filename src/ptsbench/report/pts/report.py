@@ -144,7 +144,7 @@ def pts_report(store: Any, in_progress: str | None = None) -> Report:
 def placement_facts(manifest: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The run's FDP placement (`pts --fdp-placement`), for the report and `compare` of an FDP on and off run."""
     info = manifest.get("target_info") or {}
-    if not info.get("fdp_device"):
-        return ()
-    return (("FDP placement", f"{info['fdp_placement']}: placement handle(s) {info['fdp_plids']} through "
-                              f"{info['fdp_device']} (io_uring_cmd)"),)
+    if info.get("fdp_device"):
+        return (("FDP placement", f"{info['fdp_placement']}: placement handle(s) {info['fdp_plids']} through "
+                                  f"{info['fdp_device']} (io_uring_cmd)"),)
+    return (("FDP placement", "off"),) if info.get("fdp_placement") == "off" else ()
