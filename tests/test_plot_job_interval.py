@@ -213,9 +213,12 @@ def test_hostile_job_files_are_one_line_or_skipped_with_a_note(folders: tuple[Pa
     shutil.copy(loose / "one_bw.1.log", logs_folder)
     for name in ("fifo.json", "loop.fio", *damaged):
         os.rename(tmp_path / name, logs_folder / name)
-    with open(logs_folder / "huge.json", "wb") as huge:  # sparse: no disk used
-        huge.truncate(MAX_JSON_BYTES + 1)
+    for name, size_bytes in (("huge.json", MAX_JSON_BYTES + 1), ("huge.fio", 16 * 1024 * 1024 + 1)):
+        with open(logs_folder / name, "wb") as huge:  # sparse: no disk used
+            huge.truncate(size_bytes)
+    (logs_folder / "include.fio").write_text(f"include {logs_folder / 'fifo.json'}\n[one]\nwrite_bw_log=other\n")
     result = make_plots([str(logs_folder)], PlotOptions(out_dir=tmp_path / "beside-out", kind="bw"))
     said = _said(result.intervals, "one bw")
     assert "inferred from the time stamps" in said and f"{logs_folder / 'huge.json'} (larger than 256 MiB)" in said
     assert f"{logs_folder / 'fifo.json'} (not a regular file)" in said
+    assert f"{logs_folder / 'huge.fio'} (larger than 16 MiB)" in said

@@ -17,7 +17,7 @@ from ptsbench.fio.jobs import JOB_FILE_SUFFIXES, parse_job_text, read_job_file
 from ptsbench.fio.jsonfiles import load_document
 from ptsbench.fio.logs import parse_log_name
 from ptsbench.fio.output import job_entries
-from ptsbench.textfile import not_found_reason
+from ptsbench.textfile import MAX_TEXT_BYTES, not_found_reason
 
 LOG_OPTIONS = {"bw": "write_bw_log", "iops": "write_iops_log", "lat": "write_lat_log", "clat": "write_lat_log",
                "slat": "write_lat_log", "hist": "write_hist_log"}
@@ -125,8 +125,9 @@ def _unreadable(path: Path) -> str:
         return not_found_reason(path)
     if not stat.S_ISREG(found.st_mode):
         return "not a regular file"
-    if path.suffix not in JOB_FILE_SUFFIXES and found.st_size > MAX_JSON_BYTES:
-        return f"larger than {MAX_JSON_BYTES // (1024 * 1024)} MiB"
+    limit_bytes = MAX_TEXT_BYTES if path.suffix in JOB_FILE_SUFFIXES else MAX_JSON_BYTES
+    if found.st_size > limit_bytes:
+        return f"larger than {limit_bytes // (1024 * 1024)} MiB"
     return ""
 
 
