@@ -58,7 +58,9 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     (run / "jobs.fio").write_text(JOBS)
     subprocess.run(["fio", "jobs.fio", "--output-format=json", "--output=fio.json"], cwd=run, check=True,
                    capture_output=True, timeout=120)
-    loose = tmp_path_factory.mktemp("plotint-loose")
+    # in a folder of its own: one folder up is searched too, and pytest's shared base folder holds other tests' jobs
+    loose = tmp_path_factory.mktemp("plotint-loose") / "copied"
+    loose.mkdir()
     for path in [*run.glob("*.log"), *run.glob("logs/*.log")]:
         shutil.copy(path, loose / path.name)
     return run, loose
