@@ -10,6 +10,7 @@ io_uring, which the PTS chooses.)"""
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -230,3 +231,20 @@ def test_ctrl_c_stops_every_target_and_resume_finishes_them(tmp_path: Path) -> N
     for folder in [run_dir, *(part(run_dir, path) for path in files)]:  # each device's report and the fleet's
         images = [path.suffix for path in (folder / "report" / "figures").iterdir()]
         assert images and set(images) == {".svg"}, folder
+
+
+def test_resume_writes_the_report_of_a_device_done_before_the_fleet_was_stopped(tmp_path: Path) -> None:
+    """A device whose PTS ended just before Ctrl-C stopped the fleet has no report yet (the fleet's end writes the
+    devices' reports): the resume, which runs only the devices not done, writes it too."""
+    from ptsbench.store import RunStore
+
+    run_dir = tmp_path / "run"
+    files = [str(tmp_path / name) for name in ("a.dat", "b.dat")]
+    finished = run_cli("pts", *files, "--size", "16M", "--out", str(run_dir), *SMALL)
+    assert finished.returncode == 0, finished.stderr
+    shutil.rmtree(part(run_dir, files[0]) / "report")  # as the stop left it: a.dat done, its report not yet written
+    RunStore.open(run_dir).update_manifest(status="interrupted")
+    resumed = run_cli("resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert (part(run_dir, files[0]) / "report" / "index.html").is_file()
+    assert manifest(run_dir)["status"] == "done"

@@ -143,12 +143,12 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
     from ptsbench.cli.drops import fail_on_limit, say_pts_drops
     from ptsbench.cli.run import report_images, write_final_report
     from ptsbench.errors import PtsbenchError
-    from ptsbench.pts.fleet import run_fleet
+    from ptsbench.pts.fleet import fleet_parts, run_fleet
+    from ptsbench.store import RunStore
 
     failed = run_fleet(store, members, destructive, FleetLines, failures)
-    for member in members:
-        write_final_report(member.pts.root, after_failure=member.name in failed,
-                           images=report_images(member.pts.store))
+    for name, folder in fleet_parts(store):  # every part: one done in a run that was then interrupted has none yet
+        write_final_report(folder, after_failure=name in failed, images=report_images(RunStore.open(folder)))
     # the fleet's own: its table, then every device
     write_final_report(store.root, after_failure=bool(failed), images=report_images(store))
     show_fleet(store)
