@@ -78,14 +78,19 @@ def throttled(devices: Sequence[str], iops: int | None) -> Iterator[None]:
             time.sleep(0.1)
 
 
-def timed_pts(run_dir: Path, devices: Sequence[str], options: Sequence[str]) -> float:
-    """Wall time of one `ptsbench pts` over `devices` (SystemExit when it fails)."""
+def timed_pts(run_dir: Path, devices: Sequence[str], options: Sequence[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, of ptsbench and every fio it started) of one `ptsbench pts` over
+    `devices`, in seconds (SystemExit when it fails)."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "ptsbench", "pts", *devices, "--destructive", "--out", str(run_dir),
-                           *options], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"ptsbench pts failed: {done.stderr.strip().splitlines()[-1]}")
-    return time.monotonic() - started
+    with tempfile.TemporaryFile() as stderr:
+        child = subprocess.Popen([sys.executable, "-m", "ptsbench", "pts", *devices, "--destructive", "--out",
+                                  str(run_dir), *options], stdout=subprocess.DEVNULL, stderr=stderr)
+        _pid, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            stderr.seek(0)
+            raise SystemExit(f"ptsbench pts failed: {stderr.read().decode().strip().splitlines()[-1]}")
+    return time.monotonic() - started, usage.ru_utime + usage.ru_stime
 
 
 def rounds_of(run_dirs: Sequence[Path]) -> list[dict[str, object]]:
@@ -115,22 +120,30 @@ def main() -> None:
                         help="cap each loop device at this many reads and writes per second (kernel block throttle)")
     args = parser.parse_args()
     options = ["--profile", "demo", "--tests", args.tests]
+    print(f"load average at the start: {' '.join(f'{load:.2f}' for load in os.getloadavg())}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-fleet-", dir=args.dir) as temp:
         folder = Path(temp)
         with (loop_devices(folder, args.devices, args.size_mib * 1024 * 1024) as devices,
               throttled(devices, args.iops_limit)):
             alone_dirs = [folder / f"alone-{index}" for index in range(len(devices))]
-            alone = [timed_pts(run_dir, [device], options) for run_dir, device in zip(alone_dirs, devices, strict=True)]
+            alone_runs = [timed_pts(run_dir, [device], options)
+                          for run_dir, device in zip(alone_dirs, devices, strict=True)]
             fleet_dir = folder / "fleet"
-            fleet = timed_pts(fleet_dir, devices, options)
+            fleet, fleet_cpu_s = timed_pts(fleet_dir, devices, options)
             alone_rounds, fleet_rounds = rounds_of(alone_dirs), rounds_of([fleet_dir])
+    alone = [wall_s for wall_s, _cpu_s in alone_runs]
     total, slowest = sum(alone), max(alone)
+    alone_cpu_s = sum(cpu_s for _wall_s, cpu_s in alone_runs)
     limit = f", each capped at {args.iops_limit} IOPS" if args.iops_limit else ""
     print(f"{len(alone)} loop devices of {args.size_mib} MiB{limit}, "
           f"`ptsbench pts --profile demo --tests {args.tests}`")
     print(f"one after another: {total:.1f} s in all ({', '.join(f'{s:.1f}' for s in alone)} s each)")
     print(f"fleet, all at once: {fleet:.1f} s = {fleet / total:.2f} x the sum, {fleet / slowest:.2f} x the slowest "
           "single device")
+    print(f"CPU time (user + system, fio included): {alone_cpu_s:.1f} s one after another "
+          f"({', '.join(f'{cpu_s:.1f}' for _wall_s, cpu_s in alone_runs)} s each), {fleet_cpu_s:.1f} s the fleet "
+          f"= {fleet_cpu_s / alone_cpu_s:.2f} x")
+    print(f"load average at the end: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
     print(f"hand-off gaps alone: {gap_text(alone_rounds)}")
     print(f"hand-off gaps in the fleet: {gap_text(fleet_rounds)}")
     print(f"alone: {flagged_text(alone_rounds)}; fleet: {flagged_text(fleet_rounds)}")
