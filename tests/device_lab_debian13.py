@@ -11,7 +11,6 @@ and the arithmetic (what ptsbench reads equals nvme-cli's own output, the ratio 
 by handle), not amplification itself (docs/device-lab.md).
 """
 
-import argparse
 import json
 import math
 import os
@@ -31,10 +30,10 @@ from device_lab_guest import (
     device_write_cache,
     facts_of,
     generic,
+    lab_main,
     ptsbench,
     run,
     run_check,
-    summarize,
     warm_up,
     write_cache_off_and_on,
 )
@@ -338,33 +337,20 @@ def case_waf_ocp(lab: Lab) -> str:
            f"{waf['ratio']:.2f} (OCP C0h)"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--results", type=Path)
-    parser.add_argument("--summarize", type=Path)
-    parser.add_argument("--checks", help="comma-separated check names (default: all)")
-    parser.add_argument("--list", action="store_true")
-    args = parser.parse_args()
-    names = [n for n in args.checks.split(",") if n] if args.checks else list(CHECKS)
-    unknown = [n for n in names if n not in CHECKS]
-    if unknown:
-        parser.error(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
-    if args.list:
-        print("\n".join(names))
-        return 0
-    if args.summarize:
-        return summarize(names, args.summarize)
-    if args.results is None:
-        parser.error("--results or --summarize is needed")
+def run_variant_checks(names: list[str], results: Path) -> int:
     WORK.mkdir(parents=True, exist_ok=True)
-    lab = Lab(find_disks(), args.results.parent / "samples")
+    lab = Lab(find_disks(), results.parent / "samples")
     print(f"lab disks: {lab.devs}", flush=True)
     warm_up()
     records = []
     for name in names:  # each result stored as soon as its check ends
         records.append(run_check(lab, name, CHECKS))
-        append_record(args.results, records[-1])
+        append_record(results, records[-1])
     return 0 if all(record["ok"] for record in records) else 1
+
+
+def main() -> int:
+    return lab_main(__doc__, CHECKS, run_variant_checks)
 
 
 if __name__ == "__main__":

@@ -1129,17 +1129,18 @@ def summarize(names: list[str], results: Path) -> int:
     return 0 if len(passed) == len(names) else 1
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def lab_main(description: str | None, checks: dict[str, Check], run_names: Callable[[list[str], Path], int]) -> int:
+    """The command line of a lab's guest program: --list, --summarize, or run the checks named (all by default)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path)
     parser.add_argument("--summarize", type=Path)
     parser.add_argument("--checks", help="comma-separated check names (default: all)")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args()
-    names = [n for n in args.checks.split(",") if n] if args.checks else list(CHECKS)
-    unknown = [n for n in names if n not in CHECKS]
+    names = [n for n in args.checks.split(",") if n] if args.checks else list(checks)
+    unknown = [n for n in names if n not in checks]
     if unknown:
-        parser.error(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
+        parser.error(f"unknown checks {unknown}; known: {', '.join(checks)}")
     if args.list:
         print("\n".join(names))
         return 0
@@ -1147,7 +1148,11 @@ def main() -> int:
         return summarize(names, args.summarize)
     if args.results is None:
         parser.error("--results or --summarize is needed")
-    return run_checks(names, args.results)
+    return run_names(names, args.results)
+
+
+def main() -> int:
+    return lab_main(__doc__, CHECKS, run_checks)
 
 
 if __name__ == "__main__":
