@@ -10,7 +10,8 @@ from ptsbench.cli import Finite, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.cli.pts_steps import guard_verdict, prepare_target, print_dry_run, print_plan, print_target_dry_run
-from ptsbench.cli.run import images_option, report_images
+from ptsbench.cli.run import images_option, one_line, report_images
+from ptsbench.target.placement import PLACEMENTS
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option("--ramp-time", type=Finite(0, MAX_SECONDS), default=0.0, help="fio ramp_time in seconds (PTS: 0).")
 @click.option("--lat-histogram-time", help="PTS 2.0 latency test: response-time histogram capture after steady "
               "state (PTS: 20m; 0: none).")
-@click.option("--fdp-placement", type=click.Choice(["off", "spread", "one"]),
+@click.option("--fdp-placement", type=click.Choice(PLACEMENTS),
               help="NVMe namespace with Flexible Data Placement enabled: fio writes its /dev/ngXnY through "
               "io_uring_cmd, spread over all its placement handles or all to one (fio 3.34+); off (the default): as "
               "always, recorded as off on a namespace with FDP enabled. Compare an FDP on and off run with "
@@ -139,7 +140,6 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
       ptsbench pts /dev/nvme0n1 --tests wsat --fdp-placement spread --destructive
       ptsbench pts /dev/nvme0n1 --device-info form_factor=M.2 --device-info media=QLC --destructive
     """
-    from ptsbench.cli.run import one_line
     from ptsbench.pts.settings import OPTION_NAMES, make_settings, parse_overrides, parse_tests
     from ptsbench.store import default_run_dir
 

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
+_SIG_DFL = 0
 _SIG_IGN = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 _prctl = _libc.prctl
@@ -59,6 +60,9 @@ def ends_with_ptsbench(signal_number: int = signal.SIGTERM) -> Callable[[], None
 
     def in_child() -> None:
         _signal(signal.SIGPIPE, _SIG_IGN)
+        # a child started while a fleet stops its parts (SIGINT ignored meanwhile) would inherit the ignore and miss
+        # the one SIGINT stop_all sends it
+        _signal(signal.SIGINT, _SIG_DFL)
         if _prctl(_PR_SET_PDEATHSIG, signal_number, 0, 0, 0) != 0:
             os.write(2, _FAILED)
             os._exit(127)

@@ -8,13 +8,12 @@ device read nothing: no tool is run for them.
 
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ptsbench.target.info import target_facts
 from ptsbench.target.target import Target, block_device_of_char
 from ptsbench.target.telemetry import read_telemetry, telemetry_change
-from ptsbench.target.waf import combined_ratio
 
 
 def written_nvme_namespaces(opened: Sequence[tuple[str, bool]]) -> list[tuple[Target, dict[str, object]]]:
@@ -50,16 +49,3 @@ class CaseCounters:
             stored.append({"device": target.path, "before": before, "after": after,
                            "change": telemetry_change(before, after, "case")})
         return stored
-
-
-def case_waf(telemetry: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """A stored case's write amplification (its namespaces' media bytes over their host bytes) as
-    {ratio, source, note}; None when the case read no device."""
-    wafs = [(entry.get("change") or {}).get("waf") or {} for entry in telemetry]
-    if not wafs:
-        return None
-    ratio, source = combined_ratio(wafs)
-    if ratio is not None:
-        return {"ratio": ratio, "source": source, "note": None}
-    first = next((waf for waf in wafs if waf.get("source")), wafs[0])
-    return {"ratio": None, "source": first.get("source"), "note": first.get("note")}

@@ -26,12 +26,6 @@ class Placement:
     char_device: str  # the namespace's /dev/ngXnY, which fio opens
     placement_ids: tuple[int, ...]  # fio's fdp_pli: placement handles as `nvme fdp status` lists them
 
-    @property
-    def text(self) -> str:
-        handles = ",".join(map(str, self.placement_ids))
-        return (f"{self.mode}: writes over placement handle{'s' if len(self.placement_ids) > 1 else ''} {handles} "
-                f"through {self.char_device} (io_uring_cmd)")
-
 
 def generic_device_of(namespace: str) -> str | None:
     """The NVMe generic character device that reaches the block device `namespace`, found from device numbers."""

@@ -17,7 +17,7 @@ read with nvme-cli as JSON; the source is named beside every ratio:
 """
 
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 OCP_SOURCE = "OCP C0h"
@@ -134,3 +134,16 @@ def combined_ratio(changes: list[Mapping[str, Any]]) -> tuple[float | None, str 
         return None, None
     host = sum(int(c["host_written_bytes"]) for c in known)
     return sum(int(c["media_written_bytes"]) for c in known) / host, sources.pop()
+
+
+def case_waf(telemetry: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A stored case's write amplification (its namespaces' media bytes over their host bytes) as
+    {ratio, source, note}; None when the case read no device."""
+    wafs = [(entry.get("change") or {}).get("waf") or {} for entry in telemetry]
+    if not wafs:
+        return None
+    ratio, source = combined_ratio(wafs)
+    if ratio is not None:
+        return {"ratio": ratio, "source": source, "note": None}
+    first = next((waf for waf in wafs if waf.get("source")), wafs[0])
+    return {"ratio": None, "source": first.get("source"), "note": first.get("note")}

@@ -19,6 +19,7 @@ from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Ta
 from ptsbench.report.drops import drop_blocks, drop_regions
 from ptsbench.report.glance import case_glance_section
 from ptsbench.store import read_text
+from ptsbench.target.waf import case_waf
 
 if TYPE_CHECKING:
     from ptsbench.drops.find import DropRule
@@ -75,8 +76,6 @@ def waf_blocks(records: Sequence[Any]) -> list[Block]:
 def waf_table_blocks(records: Sequence[Any]) -> list[Block]:
     """Each case's write amplification and its source, for a sweep's report (its results are per point): a table
     only when some case has a ratio, and the line on them (none for cases on files, other devices)."""
-    from ptsbench.target.case_telemetry import case_waf
-
     found = [(record.name, case_waf(getattr(record, "telemetry", None) or [])) for record in records]
     rows = tuple((name, waf["ratio"], waf["source"] or "-") for name, waf in found if waf is not None)
     table = Table("waf", "Write amplification per case", (Column("case"), WAF_COLUMNS[0], WAF_COLUMNS[1]), rows)

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ptsbench.target.case_telemetry import case_waf
+from ptsbench.target.waf import case_waf
 
 TABLE_PERCENTILES = ("90", "95", "99", "99.9")  # the terminal table's columns
 RESULT_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")  # every one ptsbench asks fio for
@@ -37,7 +37,7 @@ class ResultRow:
     note: str = ""  # how the row was formed when it is not one of fio's entries as is
     job_index: int = 0  # which of the case's jobs (rows of one job share it; two jobs of one name do not)
     repetition: int = 0  # with --repeat: the case's repetition (1..N, its name ends in -rN); 0: it ran once
-    waf: float | None = None  # the case's write amplification (target/case_telemetry.py case_waf)
+    waf: float | None = None  # the case's write amplification (target/waf.py case_waf)
     waf_source: str | None = None  # the log its media bytes came from; None: none read
     waf_note: str | None = None  # why it has no write amplification; None: it has one, or read no device
 
