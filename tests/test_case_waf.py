@@ -10,6 +10,7 @@ import pytest
 
 from ptsbench.cases import Overrides, plan_cases, run_cases
 from ptsbench.report.cases.report import results_table, waf_blocks, waf_table_blocks
+from ptsbench.report.cases.tables import result_rows
 from ptsbench.store import RunStore
 from ptsbench.target import case_telemetry
 from ptsbench.target.target import resolve_target
@@ -61,8 +62,8 @@ def test_cases_on_files_and_loop_devices_read_nothing(kind: str, tmp_path: Path,
     from ptsbench.cases import load_records
 
     records = load_records(store)
-    assert "write amplification" not in [column.name for column in results_table(records).columns]
-    assert waf_blocks(records) == [] and waf_table_blocks(records) == []  # run and sweep reports: nothing
+    assert "write amplification" not in [column.name for column in results_table(result_rows(records)).columns]
+    assert waf_blocks(result_rows(records)) == [] and waf_table_blocks(records) == []  # run and sweep reports: nothing
 
 
 @pytest.fixture
@@ -103,7 +104,7 @@ def test_case_on_nvme_stores_and_shows_its_write_amplification(tmp_path: Path, f
     assert {row["waf_source"] for row in as_json} == {OCP_SOURCE}
     from ptsbench.cases import load_records
 
-    table = results_table(load_records(store))
+    table = results_table(result_rows(load_records(store)))
     names = [column.name for column in table.columns]
     assert table.rows[0][names.index("write amplification")] == pytest.approx(1.1)
     assert table.rows[0][names.index("WAF source")] == OCP_SOURCE
@@ -134,6 +135,6 @@ def test_case_under_one_host_unit_or_without_media_log_has_no_number(tmp_path: P
     assert "WAF" not in shown and shown.count(f"Write amplification: not available - {NOT_REPORTED}") == 1
     from ptsbench.cases import load_records
 
-    records = load_records(store)
-    assert [block.text for block in waf_blocks(records)][0].startswith("Write amplification: not available")
-    assert "write amplification" not in [column.name for column in results_table(records).columns]
+    rows = result_rows(load_records(store))
+    assert [block.text for block in waf_blocks(rows)][0].startswith("Write amplification: not available")
+    assert "write amplification" not in [column.name for column in results_table(rows).columns]

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptsbench.report.cases.tables import RESULT_PERCENTILES
+from ptsbench.report.cases.tables import RESULT_PERCENTILES, ResultRow, result_rows, steady_state_text
 from ptsbench.report.common import (
     case_waf_lines,
     description_facts,
@@ -41,11 +41,8 @@ def _us(value_ns: float | None) -> float | None:
     return None if value_ns is None else value_ns / 1000
 
 
-def results_table(records: Sequence[Any]) -> Table:
-    """The case runner's results: one row per job and direction, latencies in µs."""
-    from ptsbench.report.cases.tables import result_rows, steady_state_text
-
-    found = result_rows(records)
+def results_table(found: Sequence[ResultRow]) -> Table:
+    """The case runner's results (tables.py result_rows): one row per job and direction, latencies in µs."""
     waf = any(row.waf is not None for row in found)  # a column only when some case has a number
     rows = tuple(
         (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs, row.direction,
@@ -66,11 +63,9 @@ def results_table(records: Sequence[Any]) -> Table:
                  compare=_result_columns("IOPS", "MB/s", "lat mean (µs)", "lat p99 (µs)", "lat p99.999 (µs)"))
 
 
-def waf_blocks(records: Sequence[Any]) -> list[Block]:
+def waf_blocks(rows: Sequence[ResultRow]) -> list[Block]:
     """The line on the cases' write amplification under the results (none for cases on files, other devices)."""
-    from ptsbench.report.cases.tables import result_rows
-
-    return [Text(line) for line in case_waf_lines(result_rows(records))]
+    return [Text(line) for line in case_waf_lines(rows)]
 
 
 def waf_table_blocks(records: Sequence[Any]) -> list[Block]:
@@ -79,7 +74,7 @@ def waf_table_blocks(records: Sequence[Any]) -> list[Block]:
     found = [(record.name, case_waf(getattr(record, "telemetry", None) or [])) for record in records]
     rows = tuple((name, waf["ratio"], waf["source"] or "-") for name, waf in found if waf is not None)
     table = Table("waf", "Write amplification per case", (Column("case"), WAF_COLUMNS[0], WAF_COLUMNS[1]), rows)
-    return ([table] if any(row[1] is not None for row in rows) else []) + waf_blocks(records)
+    return ([table] if any(row[1] is not None for row in rows) else []) + waf_blocks(result_rows(records))
 
 
 def _result_columns(*names: str) -> tuple[int, ...]:
@@ -239,10 +234,9 @@ def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     manifest = store.manifest
     records = load_records(store)
     warnings = tuple(f"case {record.name} failed: {record.message}" for record in records if record.status != "ok")
-    from ptsbench.report.cases.tables import result_rows
-
-    sections = [case_glance_section(result_rows(records)),
-                Section("results", "Results", blocks=(results_table(records), *waf_blocks(records)))]
+    rows = result_rows(records)  # the glance, the results table and the line on write amplification
+    sections = [case_glance_section(rows),
+                Section("results", "Results", blocks=(results_table(rows), *waf_blocks(rows)))]
     interval_ms = float(manifest.get("log_interval_ms") or 1000)
     from ptsbench.drops.stored import stored_rule
 
