@@ -102,9 +102,9 @@ def chart_sections(points: Sequence[Point], options: ChartOptions, bound_us: flo
             Section("charts", "Charts", blocks=tuple(figures))]
 
 
-def sweep_points(store: Any) -> tuple[list[Point], list[str]]:
-    """The points of a sweep's finished cells, from each cell's fio.json; and the cells that failed."""
-    from ptsbench.cases import load_records
+def sweep_points(store: Any, records: Sequence[Any]) -> tuple[list[Point], list[str]]:
+    """The points of a sweep's finished cells (its stored `records`), from each cell's fio.json; and the cells that
+    failed."""
     from ptsbench.fio.jsonfiles import document_jobs, load_document
 
     sweep = store.manifest["sweep"]
@@ -112,7 +112,7 @@ def sweep_points(store: Any) -> tuple[list[Point], list[str]]:
     targets = [target["requested"] for target in sweep["targets"]]
     points: list[Point] = []
     failed = []
-    for record in load_records(store):
+    for record in records:
         entry = entries.get(record.index)
         if entry is None or entry["role"] != "cell":
             continue
@@ -165,14 +165,16 @@ def sweep_report(store: Any, in_progress: str | None = None) -> Report:
     """Report of a `ptsbench sweep` directory."""
     manifest = store.manifest
     settings: Mapping[str, Any] = manifest["sweep"].get("report") or {}
-    points, failed = sweep_points(store)
+    from ptsbench.cases import load_records
+
+    records = load_records(store)  # the points and the cells' write amplification
+    points, failed = sweep_points(store, records)
     options = ChartOptions(percentile=str(settings.get("percentile", "99")))
     caption = "From fio's json+ output of every cell (fio merges the numjobs threads of a cell: group_reporting)."
     sections = chart_sections(points, options, float(settings.get("latency_bound_us", DEFAULT_BOUND_US)), caption)
-    from ptsbench.cases import load_records
     from ptsbench.report.cases.report import waf_table_blocks
 
-    waf = waf_table_blocks(load_records(store))  # cells that wrote an NVMe namespace (target/case_telemetry.py)
+    waf = waf_table_blocks(records)  # cells that wrote an NVMe namespace (target/case_telemetry.py)
     if waf:
         sections.insert(2, Section("waf", "Write amplification", blocks=tuple(waf)))
     spec = manifest["sweep"]["spec"]
