@@ -236,3 +236,36 @@ def test_ptsbenchs_own_files_are_used_again_without_flags(tmp_path: Path) -> Non
     refused = run_cli("run", str(write), "--target", str(tmp_path / "copy.dat"), "--out", str(tmp_path / "c"),
                       cwd=tmp_path)
     assert refused.returncode != 0 and "ptsbench did not make" in refused.stderr
+
+
+def test_a_pts_start_judges_its_target_once_before_probing_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pts` judges its target before planning probes it (fio writes a probe file in the target's folder), and not
+    again before the run exists; a user's file is refused before any probe; a dry run judges only when its verdict
+    is asked for. The guard and the probe are the real ones, watched."""
+    import ptsbench.fio.runner as runner
+    import ptsbench.target.guard as guard
+    from ptsbench.cli.pts_steps import Prepared, prepare_target
+    from ptsbench.errors import UnsafeTargetError
+    from ptsbench.pts.settings import make_settings
+
+    events: list[str] = []
+    judge, probe = guard.check_path_allowed, runner.probe_engine
+    monkeypatch.setattr(guard, "check_path_allowed", lambda *args: (events.append("guard"), judge(*args))[1])
+    monkeypatch.setattr(runner, "probe_engine", lambda path: (events.append("probe"), probe(path))[1])
+    settings = make_settings("demo", "2.0", ("iops",))
+
+    def start(target: Path, dry_run: bool) -> Prepared:
+        events.clear()
+        return prepare_target(settings, str(target), tmp_path / "run", "8M", 8 * MIB, False, "auto", "namespace",
+                              dry_run, False)
+
+    for dry_run, expected in ((True, ["probe"]), (False, ["guard", "probe"])):
+        prepared = start(tmp_path / "pts.dat", dry_run)
+        assert events == expected
+        prepared.check()  # a dry run's verdict, a fleet's judging before it starts
+        assert events == [*expected, "guard"]
+    users = tmp_path / "users.dat"
+    _user_file(users)
+    with pytest.raises(UnsafeTargetError, match="ptsbench did not make"):
+        start(users, False)
+    assert events == ["guard"]

@@ -70,17 +70,20 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
         check_path_allowed(resolved.path, True, destructive)
         check_whole_file(resolved.path, destructive)
 
-    if not dry_run:
+    if not dry_run:  # before planning probes the target (fio makes its probe file in the target's folder)
         check_resolved()
     plan, info, facts, note = plan_target(settings, resolved, fdp_placement)
 
-    def check_target() -> None:
-        check_resolved()
+    def check_placement() -> None:
         if info.fdp_device:  # what fio opens: judged as the namespace it reaches
             check_placement_device(info.fdp_device, resolved.path, destructive)
 
-    if not dry_run:
-        check_target()
+    def check_target() -> None:
+        check_resolved()
+        check_placement()
+
+    if not dry_run:  # the target was judged above (a block device again under the run's claim: pts/engine.py)
+        check_placement()
     # resume keeps the method: refuse one the target cannot take before the run exists
     method = choose_purge(resolved, facts, purge_method, purge_scope)
     timing = prep_timing(plan, resolved, facts, method, measure_rate)
