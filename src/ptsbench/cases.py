@@ -146,16 +146,31 @@ def plan_cases(
         for target in list(targets) or [None]:
             name = _case_name(job_path, target, len(targets) > 1)
             for repetition in range(1, repeat + 1) if repeat > 1 else (0,):
-                case = plan_case(len(cases) + 1, f"{name}-r{repetition}" if repetition else name, job_path, text,
-                                 target, overrides, run_dir, log_interval_ms, fio_lat_log)
+                case = plan_case(case_job(len(cases) + 1, f"{name}-r{repetition}" if repetition else name, job_path,
+                                          text, target, overrides, run_dir, log_interval_ms, fio_lat_log))
                 cases.append(replace(case, repetition=repetition))
     return cases
 
 
-def plan_case(index: int, name: str, job_path: Path, text: str, target: Target | None, overrides: Overrides,
-              run_dir: Path, log_interval_ms: int, fio_lat_log: bool = False, parse: FioParse = parse_job_text) -> Case:
-    """One case: the job text with ptsbench's options (percentiles, logs, overrides, target) appended, and its jobs
-    as fio's own parser reads them (`parse`). A target replaces the job's file options, it never adds to them."""
+@dataclass(frozen=True)
+class CaseJob:
+    """A case's job text as ptsbench builds it, before fio's parser reads it (a sweep's all go to one fio start-up)."""
+
+    index: int
+    name: str
+    job_path: Path
+    target: Target | None
+    text: str  # its text, without its file options when a target replaces them
+    per_section: tuple[dict[str, str | None], ...]  # ptsbench's options of each job section (its logs)
+    common: dict[str, str | None]  # ptsbench's options of every section (percentiles, overrides, target)
+    lat_log_prefixes: dict[str, Path]  # job -> prefix of the derived latency log
+    job_text: str  # the text fio gets
+
+
+def case_job(index: int, name: str, job_path: Path, text: str, target: Target | None, overrides: Overrides,
+             run_dir: Path, log_interval_ms: int, fio_lat_log: bool = False) -> CaseJob:
+    """The job text with ptsbench's options (percentiles, logs, overrides, target) appended. A target replaces the
+    job's file options, it never adds to them."""
     sections = jobs.parse_job_text(text, str(job_path))
     logs = run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
     names = [section.name for section in sections]
@@ -174,16 +189,22 @@ def plan_case(index: int, name: str, job_path: Path, text: str, target: Target |
         common.update(jobs.target_options(target.path))
         if target.kind != "file":
             common.update(NO_FILE_CREATE)
-    job_text = jobs.add_overrides(text, per_section, common)
-    opens, rejected = _fio_parse(job_text, job_path, target, parse)
-    on_devices, mixed = _jobs_on_devices(job_path, opens, len(sections)) if target is None else ([], "")
+    return CaseJob(index, name, job_path, target, text, tuple(per_section), common,
+                   {} if fio_lat_log else prefixes, jobs.add_overrides(text, per_section, common))
+
+
+def plan_case(job: CaseJob, parse: FioParse = parse_job_text) -> Case:
+    """The case of a job text, its jobs as fio's own parser reads them (`parse`)."""
+    job_text = job.job_text
+    opens, rejected = _fio_parse(job_text, job.job_path, job.target, parse)
+    on_devices, mixed = _jobs_on_devices(job.job_path, opens, len(job.per_section)) if job.target is None else ([], "")
     if on_devices:  # a device a job file names gets the same protection as a --target device
         per_section = [{**options, **NO_FILE_CREATE} if index in on_devices else options
-                       for index, options in enumerate(per_section)]
-        job_text = jobs.add_overrides(text, per_section, common)
-        opens, rejected = _fio_parse(job_text, job_path, target, parse)
-    effective = tuple(jobs.parse_job_text(job_text, str(job_path)))
-    return Case(index, name, str(job_path), target, job_text, effective, {} if fio_lat_log else prefixes,
+                       for index, options in enumerate(job.per_section)]
+        job_text = jobs.add_overrides(job.text, per_section, job.common)
+        opens, rejected = _fio_parse(job_text, job.job_path, job.target, parse)
+    effective = tuple(jobs.parse_job_text(job_text, str(job.job_path)))
+    return Case(job.index, job.name, str(job.job_path), job.target, job_text, effective, job.lat_log_prefixes,
                 opens, rejected, mixed)
 
 

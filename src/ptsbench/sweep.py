@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
-from ptsbench.cases import RESULT, Case, CaseProgress, CaseRecord, FioParse, Overrides, plan_case, run_case
+from ptsbench.cases import RESULT, Case, CaseProgress, CaseRecord, Overrides, case_job, plan_case, run_case
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import jobs
 from ptsbench.fio.opens import JobOpens, parse_job_text, parse_job_texts
@@ -219,26 +219,16 @@ def plan_cases(entries: Sequence[dict[str, Any]], texts: dict[str, str], targets
                run_dir: Path, log_interval_ms: int, fio_lat_log: bool) -> list[Case]:
     """The case runner's cases of a sweep, the same for the first run and every resume, in order. Each fio start-up
     costs about 0.1 s of CPU (bench-fio parses nothing, and a sweep should not take longer to start than its cells
-    take to run), so fio parses every cell's job text in one start-up (opens.parse_job_texts): a first pass plans
-    the cases with a parser that only notes the texts. A text it could not parse together is parsed alone, side by
-    side, one per CPU, as is a cell's second text (the one for a device its job names)."""
+    take to run), so every cell's job text is built first (cases.case_job) and fio parses them all in one start-up
+    (opens.parse_job_texts). A text it could not parse together is parsed alone, side by side, one per CPU, as is a
+    cell's second text (the one for a device its job names)."""
     from concurrent.futures import ThreadPoolExecutor
 
     folder = run_dir / SWEEP_DIR
-
-    def planned(entry: dict[str, Any], parse: FioParse) -> Case:
-        return plan_case(entry["index"], entry["name"], folder / entry["job"], texts[entry["job"]],
-                         targets[entry["target"]] if targets else None, Overrides(), run_dir, log_interval_ms,
-                         fio_lat_log, parse)
-
-    noted: list[str] = []
-
-    def note(text: str, source: str) -> list[JobOpens]:
-        noted.append(text)
-        return []  # no jobs yet: nothing in this pass is judged
-
-    for entry in entries:
-        planned(entry, note)
+    built = [case_job(entry["index"], entry["name"], folder / entry["job"], texts[entry["job"]],
+                      targets[entry["target"]] if targets else None, Overrides(), run_dir, log_interval_ms, fio_lat_log)
+             for entry in entries]
+    noted = [job.job_text for job in built]
     together = dict(zip(noted, parse_job_texts(noted), strict=True))
 
     def parse(text: str, source: str) -> list[JobOpens]:
@@ -247,7 +237,7 @@ def plan_cases(entries: Sequence[dict[str, Any]], texts: dict[str, str], targets
 
     pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="plan")
     try:
-        return list(pool.map(lambda entry: planned(entry, parse), entries))  # the first cell in order that fails raises
+        return list(pool.map(lambda job: plan_case(job, parse), built))  # the first cell in order that fails raises
     finally:
         pool.shutdown(cancel_futures=True)  # after a failure, no further cell is parsed
 
