@@ -150,14 +150,11 @@ class _State:
 def parse_job_file(job_path: Path, cwd: str | None = None) -> list[JobOpens]:
     """Every job of `job_path` as fio parses it, run from `cwd` (fio resolves relative names there); JobFileError
     with fio's own words when fio rejects the file."""
-    from ptsbench.fio.lifetime import ends_with_ptsbench
     from ptsbench.fio.runner import fio_binary, fio_version
     from ptsbench.fio.versions import option_hint
 
-    argv = [fio_binary(), "--parse-only", "--debug=parse,file", str(job_path)]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=PARSE_TIMEOUT_S,
-                              cwd=cwd, stdin=subprocess.DEVNULL, check=False, preexec_fn=ends_with_ptsbench())
+        done = _fio_parse_only([str(job_path)], cwd)
     except subprocess.TimeoutExpired as error:
         raise JobFileError(f"{job_path}: fio did not finish parsing it within {PARSE_TIMEOUT_S} s",
                            "check the job file (an include of itself?)") from error
@@ -180,9 +177,6 @@ def parse_job_texts(texts: Sequence[str], cwd: str | None = None) -> list[list[J
     a stonewall outside the debug output. None where one parse cannot stand for that text's own: a text with an
     include (its file's debug lines interleave), or every text when fio rejects one of them or its output does not
     split into one part per file; parse that text alone, so fio's error names it."""
-    from ptsbench.fio.lifetime import ends_with_ptsbench
-    from ptsbench.fio.runner import fio_binary
-
     found: list[list[JobOpens] | None] = [None] * len(texts)
     together = [index for index, text in enumerate(texts)
                 if not any(line.strip().startswith("include") for line in text.splitlines())]
@@ -193,15 +187,24 @@ def parse_job_texts(texts: Sequence[str], cwd: str | None = None) -> list[list[J
         for index, path in zip(together, paths, strict=True):
             Path(path).write_text(texts[index])
         try:
-            done = subprocess.run([fio_binary(), "--parse-only", "--debug=parse,file", *paths], capture_output=True,
-                                  text=True, errors="replace", timeout=PARSE_TIMEOUT_S, cwd=cwd,
-                                  stdin=subprocess.DEVNULL, check=False, preexec_fn=ends_with_ptsbench())
+            done = _fio_parse_only(paths, cwd)
         except subprocess.TimeoutExpired:
             return found
     parts = _parts_per_file(done.stdout, paths) if done.returncode == 0 else None
     for index, part in zip(together, parts, strict=True) if parts is not None else ():
         found[index] = jobs_from_debug(part, cwd or os.getcwd())
     return found
+
+
+def _fio_parse_only(paths: Sequence[str], cwd: str | None) -> subprocess.CompletedProcess[str]:
+    """`fio --parse-only` of the job files `paths`, run from `cwd`, with the debug lines that name what each job opens
+    (raises TimeoutExpired after PARSE_TIMEOUT_S)."""
+    from ptsbench.fio.lifetime import ends_with_ptsbench
+    from ptsbench.fio.runner import fio_binary
+
+    return subprocess.run([fio_binary(), "--parse-only", "--debug=parse,file", *paths], capture_output=True, text=True,
+                          errors="replace", timeout=PARSE_TIMEOUT_S, cwd=cwd, stdin=subprocess.DEVNULL, check=False,
+                          preexec_fn=ends_with_ptsbench())
 
 
 def _parts_per_file(text: str, paths: Sequence[str]) -> list[str] | None:
@@ -308,12 +311,8 @@ def misread_value(key: str, value: str) -> str | None:
     with tempfile.TemporaryDirectory(prefix="ptsbench-parse-") as folder:
         path = Path(folder) / "option.fio"
         path.write_text(f"[option]\n{key}={value}\n")
-        from ptsbench.fio.runner import fio_binary
-
         try:
-            done = subprocess.run([fio_binary(), "--parse-only", "--debug=parse", str(path)], capture_output=True,
-                                  text=True, errors="replace", timeout=PARSE_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                                  check=False)
+            done = _fio_parse_only([str(path)], None)
         except subprocess.TimeoutExpired:
             return None
     kind = next((found[2] for line in done.stdout.splitlines() if (found := _TYPE_RE.search(line))
