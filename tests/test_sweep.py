@@ -231,6 +231,19 @@ def test_precondition_runs_before_each_target_s_cells(tmp_path: Path) -> None:
         "randread-4k-qd1-nj2"]
 
 
+def test_the_job_files_written_are_the_ones_planned(tmp_path: Path) -> None:
+    from ptsbench.sweep import PRECONDITION_JOB, SWEEP_DIR, job_texts, write_job_files
+
+    job = tmp_path / "fill.fio"
+    job.write_text("[fill]\nrw=write\nbs=128k\nioengine=null\nsize=64M\n")
+    spec = SweepSpec(rw=("randread", "randrw"), bs=("4k",), iodepth=(1, 8), numjobs=(1,), rwmixread=(70,),
+                     precondition=str(job))
+    write_job_files(tmp_path / "run", job_texts(spec))
+    written = {path.name: path.read_text() for path in (tmp_path / "run" / SWEEP_DIR).iterdir()}
+    assert written == {**{f"{cell.name}.fio": cell_job_text(spec, cell) for cell in cells(spec)},
+                       PRECONDITION_JOB: job.read_text()}
+
+
 def test_progress_eta_counts_the_plan_and_the_start_up_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ptsbench.cases import CaseRecord
     from ptsbench.fio.runner import FioStatus

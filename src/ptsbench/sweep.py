@@ -197,18 +197,17 @@ def plan_entries(spec: SweepSpec, target_count: int) -> list[dict[str, Any]]:
     return entries
 
 
-def write_job_files(run_dir: Path, spec: SweepSpec) -> None:
-    """Every cell's job file (and the precondition's copy) into RUN_DIR/sweep/ before the first cell runs."""
+def write_job_files(run_dir: Path, texts: dict[str, str]) -> None:
+    """Every cell's job file and the precondition's copy (job_texts, the ones planned) into RUN_DIR/sweep/ before the
+    first cell runs."""
     folder = run_dir / SWEEP_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    for cell in cells(spec):
-        atomic_write_text(folder / f"{cell.name}.fio", cell_job_text(spec, cell))
-    if spec.precondition:
-        atomic_write_text(folder / PRECONDITION_JOB, jobs.read_job_file(Path(spec.precondition)))
+    for name, text in texts.items():
+        atomic_write_text(folder / name, text)
 
 
 def job_texts(spec: SweepSpec) -> dict[str, str]:
-    """Job file name -> text, as write_job_files writes them (a dry run plans from these without writing)."""
+    """Job file name -> text, planned from and then written by write_job_files (a dry run writes nothing)."""
     texts = {f"{cell.name}.fio": cell_job_text(spec, cell) for cell in cells(spec)}
     if spec.precondition:
         texts[PRECONDITION_JOB] = jobs.read_job_file(Path(spec.precondition))

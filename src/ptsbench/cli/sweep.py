@@ -237,7 +237,8 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     run_dir = out or default_run_dir("sweep-" + "-".join(Path(path).name for path in target_paths)[:60])
     fio_lat_log = fio_lat_log or bool(hosts)  # fio's client prints no status documents to derive latency from
     entries = plan_entries(spec, len(resolved))
-    cases = plan_cases(entries, job_texts(spec), resolved, run_dir, log_interval_ms, fio_lat_log)
+    texts = job_texts(spec)
+    cases = plan_cases(entries, texts, resolved, run_dir, log_interval_ms, fio_lat_log)
     from ptsbench.cli.run import check_writes, dry_run_verdict
 
     if dry_run:
@@ -258,7 +259,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
         **({"hosts": [asdict(info) for info in infos]} if hosts else
            {"device_identities": {t.path: start_record(t.path) for t in resolved if t.kind == "block"}}),
     })
-    write_job_files(store.root, spec)
+    write_job_files(store.root, texts)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     execute(store, cases, hosts, permission[1], output_format, make_report, images)
     return store.root
