@@ -12,33 +12,44 @@
    Overhead = rounds' wall time against the sum of their planned cell times, measured with the demo's short cells
    and projected to 60 s cells from the measured fixed cost per cell and per round. Goal: <= 1 % with 60 s cells.
 
+3. --compare-start N: the rounds of 2. run N times with each way of starting fio, alternating: the compiled
+   launcher (Python starts it with vfork; fio/lifetime.py) and a fork with a preexec_fn (the way without a C
+   compiler, and before); ptsbench's CPU per cell of each, and their ratio.
+ptsbench's CPU per cell is also projected to PTS's 60 s cells, and the shortest cell for which it stays under 0.5 %
+of a core is printed (issue 27's goal for 56-cell rounds).
+
 Run from the repository root (about 1-2 minutes with the defaults):
   .venv/bin/python bench/bench_pts.py
   .venv/bin/python bench/bench_pts.py --cell-time 2 --rounds 3 --dir /mnt/scratch --memory-cells 56
   .venv/bin/python bench/bench_pts.py --profile enterprise --cell-time 0.1 --reps 0   # 56-cell rounds
+  .venv/bin/python bench/bench_pts.py --profile enterprise --cell-time 0.1 --reps 0 --rounds 1 --compare-start 2
 """
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from ptsbench.fio.chain import ChainJob, gate_options, run_chain
-from ptsbench.fio.jobs import render_job_file
-from ptsbench.fio.lifetime import fio_pids
-from ptsbench.fio.runner import probe_engine, run_fio
-from ptsbench.pts.engine import QuietReporter, run
-from ptsbench.pts.plan import Plan, make_plan, round_job
-from ptsbench.pts.settings import make_settings
-from ptsbench.pts.start import create_run, target_info
-from ptsbench.target.target import Target
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the command line sets it (cli/__init__.py main)
+from ptsbench.fio import lifetime  # noqa: E402 (after the line above, as numpy reads it at its import)
+from ptsbench.fio.chain import ChainJob, gate_options, run_chain  # noqa: E402
+from ptsbench.fio.jobs import render_job_file  # noqa: E402
+from ptsbench.fio.lifetime import fio_pids  # noqa: E402
+from ptsbench.fio.runner import probe_engine, run_fio  # noqa: E402
+from ptsbench.pts.engine import QuietReporter, run  # noqa: E402
+from ptsbench.pts.plan import Plan, make_plan, round_job  # noqa: E402
+from ptsbench.pts.settings import make_settings  # noqa: E402
+from ptsbench.pts.start import create_run, target_info  # noqa: E402
+from ptsbench.target.target import Target  # noqa: E402
 
 GAP_GOAL_MS = 10.0
 HANDOFF_GOAL_MS = 30.0
 CPU_GOAL = 0.02
+CELL_CPU_GOAL = 0.005  # issue 27: harness CPU under 0.5 % of a core for 56-cell rounds
 OVERHEAD_GOAL = 0.01
 PTS_CELL_S = 60.0
 SIZE_BYTES = 256 * 1024**2
@@ -159,6 +170,7 @@ def measure_rounds(folder: Path, cell_s: float, rounds: int, profile: str) -> di
         "rounds": len(records),
         "cells": cells,
         "cpu_share": sum(r["ptsbench_cpu_s"] for r in records) / rounds_wall_s,
+        "cpu_per_cell_s": sum(r["ptsbench_cpu_s"] for r in records) / cells,
         "rounds_wall_s": rounds_wall_s,
         "planned_s": planned_s,
         "run_wall_s": run_wall_s,
@@ -166,6 +178,27 @@ def measure_rounds(folder: Path, cell_s: float, rounds: int, profile: str) -> di
         "fixed_per_cell_s": (rounds_wall_s - planned_s) / cells,
         "handoff_ms": statistics.median(gap for r in records for gap in r["handoff"]["gaps_ms"] if gap is not None),
     }
+
+
+def compare_start(folder: Path, cell_s: float, rounds: int, profile: str, reps: int) -> None:
+    """The rounds with each way of starting fio, alternating; ptsbench's CPU per cell of each and their ratio."""
+    if lifetime.launcher() is None:
+        raise SystemExit("the compiled launcher was not built: install ptsbench with a C compiler first")
+    per_cell_ms: dict[str, list[float]] = {"launcher": [], "fork": []}
+    for rep in range(reps):
+        for way in (("launcher", "fork") if rep % 2 == 0 else ("fork", "launcher")):
+            os.environ[lifetime.START_ENV] = way
+            try:
+                (folder / f"start-{way}-{rep}").mkdir()
+                measured = measure_rounds(folder / f"start-{way}-{rep}", cell_s, rounds, profile)
+            finally:
+                del os.environ[lifetime.START_ENV]
+            per_cell_ms[way].append(1000 * measured["cpu_per_cell_s"])
+    for way, values in per_cell_ms.items():
+        print(f"ptsbench CPU per cell, fio started by {way}: median {statistics.median(values):.2f} ms "
+              f"({', '.join(f'{value:.2f}' for value in values)})")
+    ratio = statistics.median(per_cell_ms["launcher"]) / statistics.median(per_cell_ms["fork"])
+    print(f"launcher / fork: {ratio:.2f}")
 
 
 def main() -> None:
@@ -177,6 +210,8 @@ def main() -> None:
     parser.add_argument("--memory-cells", type=int, default=0, help="cells of the peak-memory round (0: skip)")
     parser.add_argument("--profile", default="demo",
                         help="profile of the CPU and wall-time part (enterprise: 56-cell IOPS rounds)")
+    parser.add_argument("--compare-start", type=int, default=0, metavar="N",
+                        help="also run the rounds N times with each way of starting fio (launcher, fork)")
     args = parser.parse_args()
     gaps_ms: dict[str, list[float]] = {"stonewall": [], "chain": []}
     relay_ms: list[float] = []
@@ -195,6 +230,8 @@ def main() -> None:
                 memory[way] = peak_memory_bytes(folder / f"memory-{way}", args.memory_cells, 1.0, way == "chain")
         (folder / "rounds").mkdir()
         measured = measure_rounds(folder / "rounds", args.cell_time, args.rounds, args.profile)
+        if args.compare_start:
+            compare_start(folder, args.cell_time, args.rounds, args.profile, args.compare_start)
     if args.reps:
         for way, gaps in gaps_ms.items():
             median_gap = statistics.median(gaps)
@@ -211,6 +248,11 @@ def main() -> None:
     share = measured["cpu_share"]
     print(f"ptsbench CPU during rounds: {100 * share:.2f} % of one core   goal < {100 * CPU_GOAL:.0f} %: "
           f"{'met' if share < CPU_GOAL else 'NOT met'}")
+    per_cell_s = measured["cpu_per_cell_s"]
+    fixed_s = max(measured["fixed_per_cell_s"], 0.0)
+    print(f"ptsbench CPU per cell {1000 * per_cell_s:.2f} ms -> with {PTS_CELL_S:.0f} s cells: "
+          f"{100 * per_cell_s / (PTS_CELL_S + fixed_s):.3f} % of one core; under {100 * CELL_CPU_GOAL:.1f} % from "
+          f"cells of {max(per_cell_s / CELL_CPU_GOAL - fixed_s, 0.0):.2f} s")
     overhead = measured["rounds_wall_s"] / measured["planned_s"] - 1
     per_cell = measured["fixed_per_cell_s"]
     projected = per_cell / PTS_CELL_S

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs of ptsbench as users make them, each into a fresh venv used from a folder outside the source tree:
-#   1. the wheel (`pip wheel`, with the compiled log parser): ptsbench --version, ptsbench plot of a fio log and the
-#      demo's dry run;
-#   2. `CC=/bin/false pip install .` (no C compiler): the install succeeds, says in one line that the fast parser was
-#      not built, and ptsbench plot of the same log gives the same summary with the numpy parser;
+#   1. the wheel (`pip wheel`, with the compiled log parser and launcher of fio): ptsbench --version, ptsbench plot of
+#      a fio log and the demo's dry run;
+#   2. `CC=/bin/false pip install .` (no C compiler): the install succeeds, says in one line each that the fast parser
+#      and the launcher of fio were not built, ptsbench plot of the same log gives the same summary with the numpy
+#      parser, and a run of fio started with a fork instead of the launcher works;
 #   3. scripts/install.sh run by a user without root on a machine without fio: it says to install fio and stops;
 #   4. `pipx install .`: ptsbench on PATH in a venv of its own (pipx itself installed into a throwaway venv).
 # Dependencies come from a wheel folder (the versions of constraints.txt) filled from PyPI on the first run and used
@@ -65,6 +66,9 @@ wheel=$(ls "$work"/dist/ptsbench-*.whl)
 "$python" -c 'import sys, zipfile; sys.exit(not any(name.startswith("ptsbench/fio/_logparse.") and
   name.endswith(".so") for name in zipfile.ZipFile(sys.argv[1]).namelist()))' "$wheel" \
   || fail "the wheel has no compiled log parser"
+"$python" -c 'import sys, zipfile; sys.exit(not any(info.filename == "ptsbench/fio/_bound_exec" and
+  info.external_attr >> 16 & 0o111 for info in zipfile.ZipFile(sys.argv[1]).infolist()))' "$wheel" \
+  || fail "the wheel has no executable launcher of fio"
 fresh_venv "$work/venv-wheel"
 step "installing $(basename "$wheel") into a fresh venv"
 pip_install "$work/venv-wheel" "$wheel"
@@ -72,6 +76,8 @@ mkdir -p "$work/elsewhere"
 cd "$work/elsewhere"
 ptsbench=$work/venv-wheel/bin/ptsbench
 "$ptsbench" --version | grep -q "ptsbench" || fail "ptsbench --version"
+"$ptsbench" info . --json | grep -q '"fio_start": "compiled launcher (vfork)"' \
+  || fail "ptsbench info does not say fio is started by the compiled launcher"
 "$work/venv-wheel/bin/python" -c 'import ptsbench, sys; sys.exit(not ptsbench.__file__.startswith(sys.prefix))' \
   || fail "ptsbench was imported from outside the venv"
 "$ptsbench" plot "$logs/check_lat.log" "$logs/check_bw.log" --out "$work/plot-wheel" >/dev/null
@@ -88,9 +94,16 @@ cd "$work/elsewhere"
 CC=/bin/false pip_install "$work/venv-nocc" -v "$work/src-nocc" || fail "pip install without a C compiler"
 grep -c "ptsbench: the fast fio log parser (C) was not built" "$work/pip.out" | grep -qx 1 \
   || fail "the install without a compiler did not say once that the fast parser was not built"
+grep -c "ptsbench: the launcher of fio (C) was not built" "$work/pip.out" | grep -qx 1 \
+  || fail "the install without a compiler did not say once that the launcher of fio was not built"
 ptsbench=$work/venv-nocc/bin/ptsbench
 "$ptsbench" info . --json | grep -q '"fio_log_reader": "numpy (the compiled C parser was not built)"' \
   || fail "ptsbench info does not say the numpy reader is used"
+"$ptsbench" info . --json | grep -q '"fio_start": "fork and preexec_fn' \
+  || fail "ptsbench info does not say fio is started with a fork"
+printf '[check]\nioengine=null\nsize=8m\nrw=randread\n' >"$work/null.fio"
+"$ptsbench" run "$work/null.fio" --out "$work/run-nocc" >"$work/run-nocc.out" 2>&1 \
+  && grep -q "randread" "$work/run-nocc.out" || { cat "$work/run-nocc.out" >&2; fail "a run of fio without the launcher"; }
 "$ptsbench" plot "$logs/check_lat.log" "$logs/check_bw.log" --out "$work/plot-nocc" >/dev/null
 cmp "$work/plot-wheel/summary.csv" "$work/plot-nocc/summary.csv" \
   || fail "the numpy reader's summary differs from the compiled reader's"

@@ -86,6 +86,7 @@ fi
 .venv/bin/pip install -q --disable-pip-version-check -e ".${extra}" "${constraints[@]}"
 if ! .venv/bin/python -c 'import ptsbench.fio._logparse' 2>/dev/null; then
   lacking=$(wanted | xargs)
-  say "note: the fast fio log parser (C) was not built (${lacking:-its build failed: see pip install -v .}); fio logs" \
-      "are read by the slower numpy parser${lacking:+. Install $lacking as root and run this again for the fast one}"
+  say "note: the fast fio log parser and the launcher of fio (C) were not built (${lacking:-the build failed: see" \
+      "pip install -v .}); fio logs are read by the slower numpy parser and fio is started with a" \
+      "fork${lacking:+. Install $lacking as root and run this again for the fast ones}"
 fi

@@ -8,6 +8,9 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
+import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LOOP_SIZE_BYTES, kill_when, run_cli, start_cli, start_pts
+from ptsbench.fio import lifetime
 from ptsbench.fio.lifetime import fio_pids, kill_fio_processes
 
 SMALL = ["--profile", "demo", "--spec", "1.1", "--max-rounds", "1", "--tests", "iops", "--mixes", "iops=0"]
@@ -116,3 +120,84 @@ def test_kill_mid_case_of_run_stops_fio(tmp_path: Path, loop_device: str, group:
         wait_until_no_fio(out)
         assert_not_written_afterwards(loop_device, image)
     assert os.path.isdir(out)
+
+
+SIGNAL_LIMIT_S = 60.0  # generous: the kernel signals the child as the thread ends
+
+
+def signal_bits(pid: int, field: str) -> int:
+    """A signal mask of /proc/PID/status (SigIgn, SigCgt, ...)."""
+    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith(field))
+    return int(line.split()[1], 16)
+
+
+@pytest.fixture(params=["launcher", "preexec_fn"])
+def binding(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways of binding a child: the compiled launcher (built by every install with a C compiler, so its
+    absence here is a failure) and the fork with a preexec_fn it replaces where it was not built."""
+    if request.param == "launcher":
+        assert lifetime.launcher() is not None, "the launcher (src/ptsbench/fio/_bound_exec.c) was not built"
+        monkeypatch.delenv(lifetime.START_ENV, raising=False)
+    else:
+        monkeypatch.setenv(lifetime.START_ENV, "fork")
+    return str(request.param)
+
+
+def test_a_bound_child_dies_with_the_thread_that_started_it(binding: str) -> None:
+    """The parent-death signal, SIGPIPE ignored and SIGINT at its default (though this process ignores SIGINT at
+    the time, as a fleet does while it stops its parts), through the program's exec; SIGTERM when the starting
+    thread ends."""
+    # no preexec_fn lets Python start the launcher with vfork (a fork copies this process's page tables)
+    assert (lifetime.bound_command(["sleep", "600"])[1] is None) == (binding == "launcher")
+    started: list[subprocess.Popen[bytes]] = []
+    checked = threading.Event()
+
+    def starter() -> None:
+        started.append(lifetime.start_bound(["sleep", "600"]))
+        checked.wait(SIGNAL_LIMIT_S)
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        thread = threading.Thread(target=starter)
+        thread.start()
+        deadline = time.monotonic() + SIGNAL_LIMIT_S
+        while not started or Path(f"/proc/{started[0].pid}/comm").read_text().strip() != "sleep":
+            assert time.monotonic() < deadline, "the child never ran sleep"
+            time.sleep(0.01)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    child = started[0]
+    try:
+        ignored = signal_bits(child.pid, "SigIgn")
+        assert ignored & 1 << (signal.SIGPIPE - 1)
+        assert not ignored & 1 << (signal.SIGINT - 1)
+        assert child.poll() is None
+        checked.set()
+        thread.join()
+        assert child.wait(SIGNAL_LIMIT_S) == -signal.SIGTERM
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_launcher_does_not_start_a_program_whose_ptsbench_is_gone(tmp_path: Path) -> None:
+    """ptsbench died before the launcher set its death signal: the parent it was given is not its parent any more,
+    so it exits 128 + the signal without running the program."""
+    program = lifetime.launcher()
+    assert program is not None
+    marker = tmp_path / "ran"
+    done = subprocess.run([program, "1", str(int(signal.SIGTERM)), "touch", str(marker)], check=False)
+    assert done.returncode == 128 + signal.SIGTERM
+    assert not marker.exists()
+    done = subprocess.run([program, str(os.getpid()), str(int(signal.SIGTERM)), "touch", str(marker)], check=False)
+    assert done.returncode == 0 and marker.exists()
+
+
+def test_a_bound_program_that_cannot_run_raises_as_subprocess_does(binding: str, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        lifetime.run_bound(["ptsbench-no-such-program"])
+    text_file = tmp_path / "not-a-program"
+    text_file.write_text("x")
+    with pytest.raises(PermissionError):
+        lifetime.run_bound([str(text_file)])
+    assert lifetime.run_bound(["true"]).returncode == 0

@@ -20,6 +20,7 @@ def info(target: str, as_json: bool) -> None:
       ptsbench info /dev/sda --json > facts.json
     """
     from ptsbench import __version__
+    from ptsbench.fio.lifetime import start_way
     from ptsbench.fio.log_reader import reader_name
     from ptsbench.target.info import host_facts, target_facts
     from ptsbench.target.target import resolve_target
@@ -27,7 +28,8 @@ def info(target: str, as_json: bool) -> None:
     found = target_facts(resolve_target(target))
     facts: dict[str, dict[str, object]] = {
         "target": found, **_fdp_section(found), "host": host_facts(),
-        "ptsbench": {"version": __version__, "fio_log_reader": reader_name()},  # which parser reads fio logs here
+        # which parser reads fio logs here, and how fio is started
+        "ptsbench": {"version": __version__, "fio_log_reader": reader_name(), "fio_start": start_way()},
     }
     if as_json:
         click.echo(json.dumps(facts, indent=2))
@@ -63,6 +65,7 @@ _LABELS = {
     "cpu_count": "CPUs",
     "os": "OS",
     "fio_log_reader": "fio log reader",
+    "fio_start": "fio started by",
     "metadata_bytes": "metadata per block",
     "protection_information": "protection information",
     "fdp": "FDP",

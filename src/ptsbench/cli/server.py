@@ -74,11 +74,11 @@ def server(socket_path: Path | None, tcp: bool, bind: str | None, port: int | No
 
 
 def _foreground(listen: "Listen") -> None:
-    from ptsbench.fio.lifetime import ends_with_ptsbench
+    from ptsbench.fio.lifetime import start_bound
     from ptsbench.hosts.server import prepare, server_argv, stop_process, wait_listening
 
     prepare(listen)
-    process = subprocess.Popen(server_argv(listen), stdin=subprocess.DEVNULL, preexec_fn=ends_with_ptsbench())
+    process = start_bound(server_argv(listen), stdin=subprocess.DEVNULL)
     signal.signal(signal.SIGTERM, _exit_on_signal)  # `kill` of ptsbench stops its fio server too
     signal.signal(signal.SIGHUP, _exit_on_signal)
     try:

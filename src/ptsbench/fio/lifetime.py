@@ -1,8 +1,11 @@
 """fio never outlives ptsbench: every fio ptsbench starts (and every tool that writes a device and may safely be
 stopped) ends with it, so a kill -9 of ptsbench stops its IO within a second. Two parts:
 
-1. A parent-death signal (`preexec_fn=ends_with_ptsbench()` for subprocess.Popen / run), set in the child between
-   fork and exec:
+1. A parent-death signal, set in the child before it runs the program (`run_bound` and `start_bound` for
+   subprocess.run and Popen): by the compiled launcher `_bound_exec` (_bound_exec.c) where it was built, so that Python
+   starts the child with vfork; otherwise by a preexec_fn (`ends_with_ptsbench()`) between fork and exec. A fork
+   copies ptsbench's page tables and breaks copy-on-write pages for every fio a PTS round starts, which was the
+   larger part of ptsbench's own CPU per cell. Either way the child gets:
    - prctl(PR_SET_PDEATHSIG, SIGTERM): the kernel sends SIGTERM when its parent goes. SIGTERM, not SIGKILL: fio's
      main process then tells its job processes to stop and waits for them. They run in sessions of their own (fio
      calls setsid) and have no death signal of their own, so a SIGKILLed fio main would leave them writing to the
@@ -10,12 +13,14 @@ stopped) ends with it, so a kill -9 of ptsbench stops its IO within a second. Tw
    - SIGPIPE ignored: ptsbench reads fio's stdout; once ptsbench is dead, fio's next write there (its "terminating
      on signal" line comes first in its SIGTERM handler, before it stops its jobs) would kill fio's main process
      half-way and orphan the job processes. Ignored, the write fails with EPIPE and fio goes on stopping its jobs.
+   - SIGINT at its default: a child started while a fleet stops its parts (SIGINT ignored meanwhile) would inherit
+     the ignore and miss the one SIGINT the fleet sends it.
    - the race: ptsbench may die between fork and prctl; then no signal would ever come. The child compares its
      parent with the pid ptsbench had before the fork and exits at once when they differ.
    The "parent" the kernel watches is the thread that started the child, not the process: start these processes
    only from a thread that waits for them to end (run_fio and subprocess.run do; so do the threads of fio/chain.py,
    cases.py's parallel runs and hosts/preflight.py). A thread that ended early would stop its fio: a safe failure.
-   preexec_fn runs Python between fork and exec, which the subprocess docs warn against when threads exist; here it
+   The preexec_fn runs Python between fork and exec, which the subprocess docs warn against when threads exist; it
    only makes three system calls through ctypes functions resolved before the fork (CPython re-creates its own
    locks in the child before calling it), so no lock another thread held can block it.
 
@@ -28,14 +33,18 @@ stopped) ends with it, so a kill -9 of ptsbench stops its IO within a second. Tw
 
 import contextlib
 import ctypes
+import errno
+import functools
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _SIG_DFL = 0
@@ -49,6 +58,7 @@ _signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
 _signal.restype = ctypes.c_void_p
 _FAILED = b"ptsbench: prctl(PR_SET_PDEATHSIG) failed: this child would outlive ptsbench, so it does not start\n"
 WATCHER_TERM_S = 5.0
+START_ENV = "PTSBENCH_FIO_START"  # "fork": bind children with a preexec_fn even where the launcher is built
 _watcher: "subprocess.Popen[bytes] | None" = None
 _watcher_lock = threading.Lock()
 
@@ -60,8 +70,6 @@ def ends_with_ptsbench(signal_number: int = signal.SIGTERM) -> Callable[[], None
 
     def in_child() -> None:
         _signal(signal.SIGPIPE, _SIG_IGN)
-        # a child started while a fleet stops its parts (SIGINT ignored meanwhile) would inherit the ignore and miss
-        # the one SIGINT stop_all sends it
         _signal(signal.SIGINT, _SIG_DFL)
         if _prctl(_PR_SET_PDEATHSIG, signal_number, 0, 0, 0) != 0:
             os.write(2, _FAILED)
@@ -70,6 +78,47 @@ def ends_with_ptsbench(signal_number: int = signal.SIGTERM) -> Callable[[], None
             os._exit(128 + signal_number)
 
     return in_child
+
+
+@functools.cache
+def launcher() -> str | None:
+    """The compiled launcher (setup.py builds _bound_exec.c beside this module), or None where it was not built (no C
+    compiler): children are then bound by a preexec_fn."""
+    path = Path(__file__).with_name("_bound_exec")
+    return str(path) if os.access(path, os.X_OK) else None
+
+
+def start_way() -> str:
+    """How this process starts fio, for `ptsbench info`."""
+    if os.environ.get(START_ENV) == "fork":
+        return f"fork and preexec_fn ({START_ENV}=fork)"
+    return "compiled launcher (vfork)" if launcher() else "fork and preexec_fn (the compiled launcher was not built)"
+
+
+def bound_command(argv: Sequence[str], signal_number: int = signal.SIGTERM
+                  ) -> tuple[list[str], Callable[[], None] | None]:
+    """(args, preexec_fn) for subprocess that start `argv` bound to this process's life (see the module docstring):
+    the launcher's command line and no preexec_fn, or `argv` and ends_with_ptsbench(). A program that cannot be
+    run raises the OSError subprocess would raise (the launcher would only exit 127)."""
+    program = None if os.environ.get(START_ENV) == "fork" else launcher()
+    if program is None:
+        return list(argv), ends_with_ptsbench(signal_number)
+    if shutil.which(argv[0]) is None:
+        code = errno.EACCES if os.sep in argv[0] and os.path.exists(argv[0]) else errno.ENOENT
+        raise OSError(code, os.strerror(code), argv[0])  # FileNotFoundError or PermissionError, as subprocess's
+    return [program, str(os.getpid()), str(int(signal_number)), *argv], None
+
+
+def run_bound(argv: Sequence[str], **options: Any) -> "subprocess.CompletedProcess[Any]":
+    """subprocess.run of `argv` bound to this process's life."""
+    args, preexec = bound_command(argv)
+    return subprocess.run(args, preexec_fn=preexec, **options)
+
+
+def start_bound(argv: Sequence[str], **options: Any) -> "subprocess.Popen[Any]":
+    """subprocess.Popen of `argv` bound to this process's life."""
+    args, preexec = bound_command(argv)
+    return subprocess.Popen(args, preexec_fn=preexec, **options)
 
 
 def stop_with_ptsbench(job_path: Path) -> None:

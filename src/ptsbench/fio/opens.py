@@ -199,12 +199,11 @@ def parse_job_texts(texts: Sequence[str], cwd: str | None = None) -> list[list[J
 def _fio_parse_only(paths: Sequence[str], cwd: str | None) -> subprocess.CompletedProcess[str]:
     """`fio --parse-only` of the job files `paths`, run from `cwd`, with the debug lines that name what each job opens
     (raises TimeoutExpired after PARSE_TIMEOUT_S)."""
-    from ptsbench.fio.lifetime import ends_with_ptsbench
+    from ptsbench.fio.lifetime import run_bound
     from ptsbench.fio.runner import fio_binary
 
-    return subprocess.run([fio_binary(), "--parse-only", "--debug=parse,file", *paths], capture_output=True, text=True,
-                          errors="replace", timeout=PARSE_TIMEOUT_S, cwd=cwd, stdin=subprocess.DEVNULL, check=False,
-                          preexec_fn=ends_with_ptsbench())
+    return run_bound([fio_binary(), "--parse-only", "--debug=parse,file", *paths], capture_output=True, text=True,
+                     errors="replace", timeout=PARSE_TIMEOUT_S, cwd=cwd, stdin=subprocess.DEVNULL, check=False)
 
 
 def _parts_per_file(text: str, paths: Sequence[str]) -> list[str] | None:

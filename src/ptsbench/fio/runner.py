@@ -25,7 +25,7 @@ from ptsbench.atomic import atomic_write_text
 from ptsbench.errors import FioNotFoundError, FioRunError
 from ptsbench.fio.documents import read_documents
 from ptsbench.fio.jobs import target_options
-from ptsbench.fio.lifetime import ends_with_ptsbench, kill_fio_processes, stop_with_ptsbench
+from ptsbench.fio.lifetime import kill_fio_processes, run_bound, start_bound, stop_with_ptsbench
 from ptsbench.fio.versions import MIN_FIO_VERSION, version_tuple
 
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"
@@ -48,6 +48,7 @@ def hang_silence_s() -> float:
         raise FioRunError(f"PTSBENCH_HANG_S={text!r} is not a number of seconds", "e.g. PTSBENCH_HANG_S=120")
     return seconds
 _running: set["subprocess.Popen[str]"] = set()  # fio processes of this program, for stop_all()
+_found_fio: dict[tuple[str | None, str | None], str] = {}  # fio_binary's answers
 _stopped: set[int] = set()  # pids of those stop_all() asked to stop
 
 
@@ -114,11 +115,14 @@ class FioOutcome:
 
 
 def fio_binary() -> str:
-    """Path of fio, or FioNotFoundError saying how to install it (PTSBENCH_FIO overrides the lookup)."""
+    """Path of fio, or FioNotFoundError saying how to install it (PTSBENCH_FIO overrides the lookup). A path found
+    is kept for the same PTSBENCH_FIO and PATH: a PTS round starts an fio per cell, each searching PATH again."""
     configured = os.environ.get("PTSBENCH_FIO")
-    found = shutil.which(configured or "fio")
+    key = (configured, os.environ.get("PATH"))
+    found = _found_fio.get(key) or shutil.which(configured or "fio")
     if not found:
         raise FioNotFoundError(f"fio not found{f' at {configured}' if configured else ''}", INSTALL_HINT)
+    _found_fio[key] = found
     return found
 
 
@@ -127,8 +131,7 @@ def fio_version(binary: str | None = None) -> str:
     """fio's version string (e.g. 'fio-3.33'); FioNotFoundError when it is too old to stream JSON status."""
     binary = binary or fio_binary()
     try:
-        said = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30,
-                              preexec_fn=ends_with_ptsbench()).stdout
+        said = run_bound([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
         text = next((line.strip() for line in said.splitlines() if line.startswith("fio-")), said.strip())
     except OSError as error:
         raise FioNotFoundError(f"cannot run {binary}: {error.strerror}", INSTALL_HINT) from error
@@ -231,10 +234,8 @@ def run_fio(
     interrupted = False
     stop_with_ptsbench(job_path)
     with open(stderr_path, "w") as stderr_file:
-        process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True, cwd=cwd,
-            preexec_fn=ends_with_ptsbench(),
-        )
+        process = start_bound(argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True,
+                              cwd=cwd)
         assert process.stdout is not None
         _running.add(process)
         threading.Thread(target=_stop_jobs_of_killed_fio, args=(process, job_path), daemon=True).start()
@@ -373,7 +374,7 @@ def _probe(filename: str, io_args: list[str]) -> tuple[str, str]:
     for engine in ("io_uring", "libaio"):
         argv = [fio_binary(), "--name=probe", f"--ioengine={engine}", f"--filename={filename}", "--size=64k",
                 "--bs=4k", "--direct=1", "--output-format=json", *io_args]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=ends_with_ptsbench())
+        done = run_bound(argv, capture_output=True, text=True, timeout=60)
         if done.returncode == 0:
             return engine, f"ioengine {engine}" + (f" ({'; '.join(tried)})" if tried else "")
         tried.append(f"{engine} unavailable")
@@ -386,7 +387,7 @@ def probe_passthrough(char_device: str) -> str | None:
     argv = [fio_binary(), "--name=probe", "--ioengine=io_uring_cmd", "--cmd_type=nvme", f"--filename={char_device}",
             "--size=64k", "--bs=4k", "--rw=read", "--readonly", "--allow_file_create=0", "--output-format=json"]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=ends_with_ptsbench())
+        done = run_bound(argv, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         return f"fio did not finish reading {char_device}"
     if done.returncode == 0:
@@ -405,8 +406,7 @@ def measure_read_rate(path: str, engine: str, seconds: float) -> tuple[float | N
             "--bs=1M", "--iodepth=16", f"--ioengine={engine}", "--direct=1", f"--runtime={seconds:g}",
             "--time_based", "--output-format=json"]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60,
-                              preexec_fn=ends_with_ptsbench())
+        done = run_bound(argv, capture_output=True, text=True, timeout=seconds + 60)
     except subprocess.TimeoutExpired:
         return None, f"fio did not finish reading {path}"
     try:

@@ -57,7 +57,7 @@ def _check_job_text(jobs: Sequence[tuple[str, Mapping[str, str | None]]]) -> str
 def run_checks(host: Host, jobs: Sequence[tuple[str, Mapping[str, str | None]]],
                timeout_s: float = PREFLIGHT_TIMEOUT_S) -> HostRun:
     """Run tiny check jobs on one host through fio's client, with a time limit; never raises for host problems."""
-    from ptsbench.fio.lifetime import ends_with_ptsbench
+    from ptsbench.fio.lifetime import run_bound
     from ptsbench.fio.runner import fio_binary
     from ptsbench.hosts.ssh import client_folder
 
@@ -66,8 +66,7 @@ def run_checks(host: Host, jobs: Sequence[tuple[str, Mapping[str, str | None]]],
         handle.write(_check_job_text(jobs))
     argv = [fio_binary(), "--output-format=normal,json", f"--client={host.fio_arg}", os.path.abspath(handle.name)]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
-                              preexec_fn=ends_with_ptsbench(), cwd=folder)
+        done = run_bound(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL, cwd=folder)
         returncode: int | None = done.returncode
         text = done.stdout + "\n" + done.stderr
     except subprocess.TimeoutExpired as expired:

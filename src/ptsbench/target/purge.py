@@ -70,13 +70,13 @@ class CommandLog:
         stop with them. Device erase commands (nvme format/sanitize, hdparm, sg_format, sg_sanitize) are left to
         finish: the drive carries out the erase whether the tool lives or not, and a command torn down mid-way can
         leave a drive with its security password set or its format marked corrupt."""
-        from ptsbench.fio.lifetime import ends_with_ptsbench as bound
+        from ptsbench.fio.lifetime import run_bound
 
         self.commands.append(list(argv))
         try:
-            return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout_s,
-                                  check=False, stdin=subprocess.DEVNULL,
-                                  preexec_fn=bound() if ends_with_ptsbench else None)
+            return (run_bound if ends_with_ptsbench else subprocess.run)(
+                argv, capture_output=True, text=True, errors="replace", timeout=timeout_s, check=False,
+                stdin=subprocess.DEVNULL)
         except FileNotFoundError:
             return subprocess.CompletedProcess(argv, 127, "", f"{argv[0]}: command not found")
         except subprocess.TimeoutExpired:
