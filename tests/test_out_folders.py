@@ -2,6 +2,7 @@
 earlier plot or comparison wrote there, unchanged): a user's files in it stay byte-identical."""
 
 import hashlib
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -150,3 +151,33 @@ def test_a_reports_images_never_replace_or_remove_a_users_file(tmp_path: Path, r
     (run / "report").symlink_to(website)
     assert (done := run_cli("report", str(run), "--no-static")).returncode == 0, done.stderr
     assert (website / "figures" / ours[0]).read_bytes() == b"published"
+
+
+def _bytes_read() -> int:
+    """What this process has read through system calls so far (/proc/self/io rchar)."""
+    return int(dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())["rchar"])
+
+
+def test_an_output_file_is_known_as_ptsbenchs_by_its_head_alone(tmp_path: Path) -> None:
+    """check_own_file (trends --out, check --junit) finds the mark where ptsbench writes it, in the first
+    MARK_WITHIN_BYTES of the pages it makes, and reads no further: a large file of the user's is refused after
+    reading its head, even one holding the mark further in."""
+    from ptsbench.catalog.junit import JUNIT_MARK, junit_xml
+    from ptsbench.catalog.trends import PAGE_MARK, trends_html
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.outfolder import MARK_WITHIN_BYTES, check_own_file
+
+    for name, text, mark in (("trends.html", trends_html([], [], tmp_path).encode(), PAGE_MARK),
+                             ("gates.xml", junit_xml("run", []), JUNIT_MARK)):
+        assert text.find(mark.encode()) + len(mark) <= MARK_WITHIN_BYTES
+        (tmp_path / name).write_bytes(text)
+        check_own_file(tmp_path / name, mark, "--out")  # an earlier output: replaced
+    users = tmp_path / "users.img"
+    with open(users, "wb") as handle:  # 256 MiB, sparse: the mark only at its end
+        handle.truncate(256 * 2**20 - len(PAGE_MARK))
+        handle.seek(0, os.SEEK_END)
+        handle.write(PAGE_MARK.encode())
+    before = _bytes_read()
+    with pytest.raises(PtsbenchError, match="is not a file ptsbench wrote"):
+        check_own_file(users, PAGE_MARK, "--out")
+    assert _bytes_read() - before < 2**20

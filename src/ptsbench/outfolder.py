@@ -15,6 +15,7 @@ from ptsbench.errors import PtsbenchError, StoreError
 from ptsbench.store import is_temporary, read_json
 
 LEDGER = ".ptsbench-files.json"
+MARK_WITHIN_BYTES = 4096  # an output's mark is in its first line or two (check_own_file): a user's file is not read
 
 
 def _files(folder: Path) -> Iterator[str]:
@@ -101,8 +102,8 @@ def own_folder(folder: Path) -> Iterator[Path]:
 
 def check_own_file(path: Path, mark: str, option: str) -> None:
     """Refuse an output file (`option` names it) that would replace anything but an earlier output of ptsbench (a
-    regular file holding `mark`): a user's file would be lost, a device node in /dev would become a file; and one on
-    the kernel's own file systems."""
+    regular file holding `mark` within its first MARK_WITHIN_BYTES, where ptsbench writes it): a user's file would be
+    lost, a device node in /dev would become a file; and one on the kernel's own file systems."""
     import stat
 
     from ptsbench.target.target import kernel_filesystem
@@ -112,8 +113,14 @@ def check_own_file(path: Path, mark: str, option: str) -> None:
         found = path.lstat()
     except FileNotFoundError:
         found = None
-    if found is not None and not (stat.S_ISREG(found.st_mode) and mark in path.read_text(errors="replace")):
+    if found is not None and not (stat.S_ISREG(found.st_mode) and mark.encode() in _head(path)):
         raise PtsbenchError(f"{option} {path} exists and is not a file ptsbench wrote: it is not overwritten", hint)
     kernel = kernel_filesystem(str(path))
     if kernel:
         raise PtsbenchError(f"{option} {path} is on the kernel's {kernel}", hint)
+
+
+def _head(path: Path) -> bytes:
+    """The first MARK_WITHIN_BYTES of a file: enough to find a mark, whatever the file's size."""
+    with open(path, "rb") as handle:
+        return handle.read(MARK_WITHIN_BYTES)
