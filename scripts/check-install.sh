@@ -147,4 +147,4 @@ PIPX_HOME=$work/pipx PIPX_BIN_DIR=$work/pipx-bin "$work/venv-pipx/bin/pipx" inst
 "$work/pipx-bin/ptsbench" plot "$logs/check_lat.log" --out "$work/plot-pipx" >/dev/null
 [ -s "$work/plot-pipx/check_lat.png" ] || fail "ptsbench plot wrote no chart from the pipx install"
 cd "$source_dir"
-step "ok in ${SECONDS} s: wheel install; install without a C compiler (numpy log reader, same summary); install.sh without root; pipx install ."
+step "ok in ${SECONDS} s: wheel install; install without a C compiler (numpy log reader, same summary; fio started with a fork); install.sh without root; pipx install ."

@@ -7,6 +7,8 @@
 #
 #   bash scripts/test-debian13.sh [ROOT]     (ROOT: PTSBENCH_DEBIAN13_ROOT, else /var/cache/ptsbench/debian13)
 #
+# The root has no C compiler, so ptsbench runs there as installed without one: the numpy log parser, and fio started
+# with a fork instead of the compiled launcher.
 # The browser (report pages) and SSH tests of test_sweep.py and the guard of users' files (test_guard_files.py) run
 # on the first platform only: the root holds no chromium, sshd or nbdkit, and CI time is short.
 set -euo pipefail
@@ -23,7 +25,7 @@ bash "$repo/scripts/in-root.sh" "$root" --bind "$repo" bash -euc '
   repo=$1
   mkdir /tmp/ptsbench
   tar -C "$repo" --exclude=./.venv --exclude=./.git --exclude=./build --exclude="*.egg-info" \
-      --exclude=__pycache__ --exclude="*.so" -c . | tar -C /tmp/ptsbench -x
+      --exclude=__pycache__ --exclude="*.so" --exclude=./src/ptsbench/fio/_bound_exec -c . | tar -C /tmp/ptsbench -x
   cd /tmp/ptsbench
   [ -x /opt/ptsbench-venv/bin/pip ] || python3 -m venv /opt/ptsbench-venv
   /opt/ptsbench-venv/bin/pip install -q --disable-pip-version-check . pytest openpyxl -c constraints.txt
