@@ -269,3 +269,22 @@ def test_a_pts_start_judges_its_target_once_before_probing_it(tmp_path: Path, mo
     with pytest.raises(UnsafeTargetError, match="ptsbench did not make"):
         start(users, False)
     assert events == ["guard"]
+
+
+def test_the_engine_probe_writes_only_its_own_file_in_a_folder_named_with_a_colon(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine probe (`pts`, `run`, `quick` and `sweep` on a file, a dry run too) writes a probe file in the
+    target's folder. fio splits an unescaped ':' in a filename into two files: in a folder `data:b`, next to a user's
+    file `data` and a link `b` to that folder, real fio wrote half the probe into the user's file."""
+    from ptsbench.fio.runner import probe_engine
+
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "data:b"
+    folder.mkdir()
+    (tmp_path / "b").symlink_to("data:b")
+    users = _user_file(tmp_path / "data")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert probe_engine(str(folder / "pts.dat"))[0] == probe_engine(str(plain / "pts.dat"))[0]
+    assert _digest(tmp_path / "data") == users
+    assert list(folder.iterdir()) == []

@@ -369,8 +369,9 @@ def probe_engine(path: str) -> tuple[str, str]:
         return _probe(os.path.join(scratch, "probe.dat"), ["--rw=write"])
 
 
-def _probe(filename: str, io_args: list[str]) -> tuple[str, str]:
+def _probe(path: str, io_args: list[str]) -> tuple[str, str]:
     tried: list[str] = []
+    filename = target_options(path)["filename"]  # as one file: fio splits an unescaped ':' into two and writes both
     for engine in ("io_uring", "libaio"):
         argv = [fio_binary(), "--name=probe", f"--ioengine={engine}", f"--filename={filename}", "--size=64k",
                 "--bs=4k", "--direct=1", "--output-format=json", *io_args]
