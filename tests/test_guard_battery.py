@@ -65,7 +65,7 @@ class Device:
     mounts: list[str] = field(default_factory=list)
 
     def checksum(self) -> str:
-        """md5 of the backing file, after flushing what was written through the device nodes' page cache (a buffered
+        """sha256 of the backing file, after flushing what was written through the device nodes' page cache (a buffered
         write would reach the file only later); of an active swap device, of all but the swap area the kernel
         itself writes."""
         for node in [self.path, *glob.glob(self.path + "p*")]:
@@ -77,7 +77,7 @@ class Device:
         with open(self.image, "rb") as handle:
             if self.kind == "active-swap":
                 handle.seek(SWAP_AREA_KIB * 1024)
-            return hashlib.file_digest(handle, "md5").hexdigest()
+            return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _attach(image: Path) -> str:
