@@ -122,6 +122,39 @@ def test_kill_mid_case_of_run_stops_fio(tmp_path: Path, loop_device: str, group:
     assert os.path.isdir(out)
 
 
+@pytest.mark.parametrize("group", [False, True], ids=["ptsbench", "its-process-group"])
+def test_kill_of_ptsbench_server_stops_its_fio_server_and_the_jobs_it_runs(tmp_path: Path, group: bool) -> None:
+    """`ptsbench server` in the foreground, a client's job running on it: kill -9 of ptsbench (its fio server got
+    SIGTERM but served on) or of its process group (the server's job process, in a session of its own, wrote on)
+    leaves no process of that fio server."""
+    socket_path = tmp_path / "s" / "fio.sock"
+    option = f"--server=sock:{socket_path}"
+    job = tmp_path / "job.fio"
+    job.write_text("[job]\nioengine=null\nsize=1g\nrw=write\ntime_based=1\nruntime=600\n")
+    server = start_cli("server", "--socket", str(socket_path))
+    client = None
+    try:
+        deadline = time.monotonic() + FIO_GONE_LIMIT_S
+        while not socket_path.is_socket():
+            assert server.poll() is None and time.monotonic() < deadline, "the server never listened"
+            time.sleep(0.05)
+        client = subprocess.Popen(["fio", f"--client=sock:{socket_path}", str(job)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        # its main process, the client's connection and the job process, in a session of its own
+        kill_when(server, lambda: len({os.getsid(pid) for pid in lifetime.server_pids(option)}) >= 2, group=group)
+        while pids := lifetime.server_pids(option):
+            assert time.monotonic() < deadline, f"the fio server outlived ptsbench: pids {pids}"
+            time.sleep(0.05)
+    finally:
+        for pid in lifetime.server_pids(option):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for process in (server, client):
+            if process is not None:
+                process.kill()
+                process.wait()
+
+
 SIGNAL_LIMIT_S = 60.0  # generous: the kernel signals the child as the thread ends
 
 

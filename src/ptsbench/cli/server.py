@@ -74,11 +74,13 @@ def server(socket_path: Path | None, tcp: bool, bind: str | None, port: int | No
 
 
 def _foreground(listen: "Listen") -> None:
-    from ptsbench.fio.lifetime import start_bound
+    from ptsbench.fio.lifetime import start_bound, stop_server_with_ptsbench
     from ptsbench.hosts.server import prepare, server_argv, stop_process, wait_listening
 
     prepare(listen)
-    process = start_bound(server_argv(listen), stdin=subprocess.DEVNULL)
+    argv = server_argv(listen)
+    stop_server_with_ptsbench(argv[1])  # its jobs outlive the SIGTERM the fio server gets when ptsbench dies
+    process = start_bound(argv, stdin=subprocess.DEVNULL)
     signal.signal(signal.SIGTERM, _exit_on_signal)  # `kill` of ptsbench stops its fio server too
     signal.signal(signal.SIGHUP, _exit_on_signal)
     try:

@@ -29,6 +29,8 @@ stopped) ends with it, so a kill -9 of ptsbench stops its IO within a second. Tw
    the job processes writing. The watcher runs in a session of its own, reads the job paths of every fio ptsbench
    starts from a pipe, and when the pipe ends (ptsbench is gone, however it went) stops every fio process that names
    one of them and started before that moment: SIGTERM, then SIGKILL for any still there after WATCHER_TERM_S.
+   `ptsbench server`'s fio server is watched by its --server option (`stop_server_with_ptsbench`): on its
+   parent-death SIGTERM it keeps serving a client's running jobs, which would write on to their end.
 """
 
 import contextlib
@@ -123,8 +125,21 @@ def start_bound(argv: Sequence[str], **options: Any) -> "subprocess.Popen[Any]":
 
 def stop_with_ptsbench(job_path: Path) -> None:
     """Have the watcher stop every fio naming `job_path` once this process is gone (started at the first call)."""
+    _tell_watcher(str(Path(job_path).absolute()))
+
+
+def stop_server_with_ptsbench(server_option: str) -> None:
+    """Have the watcher stop the fio server started with `server_option` (`--server=sock:PATH`, or `ip:...`) once
+    this process is gone, its job processes too: fio's server stops neither them nor itself on the SIGTERM of its
+    parent-death signal while a client's jobs run, and they, in sessions of their own, outlive a kill of its
+    process group."""
+    _tell_watcher(server_option)
+
+
+def _tell_watcher(marker: str) -> None:
+    """Send the watcher one marker (an absolute path, or an fio server's option), starting it at the first call."""
     global _watcher
-    line = str(Path(job_path).absolute()).encode() + b"\n"
+    line = marker.encode() + b"\n"
     with _watcher_lock:
         if _watcher is None or _watcher.poll() is not None:
             _watcher = subprocess.Popen([sys.executable, "-m", "ptsbench.fio.lifetime"], stdin=subprocess.PIPE,
@@ -139,6 +154,21 @@ def stop_with_ptsbench(job_path: Path) -> None:
 def fio_pids(path: Path) -> list[int]:
     """fio processes whose arguments name `path` or a path under it (a job file, or a run directory)."""
     marker = str(Path(path).absolute())
+    return _fio_pids(lambda words, _given: any(word.startswith(marker) for word in words))
+
+
+def server_pids(server_option: str) -> list[int]:
+    """The processes of the fio server started with `server_option` (its job processes carry the same arguments)."""
+    return _fio_pids(lambda _words, given: server_option in given)
+
+
+def _watched_pids(marker: str) -> list[int]:
+    """fio processes of a marker the watcher was sent (see _tell_watcher)."""
+    return server_pids(marker) if marker.startswith("--server=") else fio_pids(Path(marker))
+
+
+def _fio_pids(names: Callable[[list[str], list[str]], bool]) -> list[int]:
+    """fio processes for whose arguments `names(words as paths from its working folder, words as given)` holds."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -148,8 +178,9 @@ def fio_pids(path: Path) -> list[int]:
             cwd = os.readlink(entry / "cwd")
         except OSError:
             continue
-        words = [os.path.join(cwd, word.decode(errors="replace")) for word in argv if word]  # relative to its cwd
-        if words and Path(words[0]).name == "fio" and any(word.startswith(marker) for word in words[1:]):
+        given = [word.decode(errors="replace") for word in argv if word]
+        words = [os.path.join(cwd, word) for word in given]  # relative to its cwd
+        if words and Path(words[0]).name == "fio" and names(words[1:], given[1:]):
             pids.append(int(entry.name))
     return pids
 
@@ -169,13 +200,13 @@ def _started_ticks(pid: int) -> int | None:
         return None
 
 
-def _stop_fio_of(paths: Iterable[str], term_s: float = WATCHER_TERM_S) -> None:
-    """SIGTERM every fio process of `paths` started before now, then SIGKILL those still there after `term_s`
-    (a fio started later belongs to someone else, e.g. a resume of the same run)."""
+def _stop_fio_of(markers: Iterable[str], term_s: float = WATCHER_TERM_S) -> None:
+    """SIGTERM every fio process of `markers` (see _tell_watcher) started before now, then SIGKILL those still there
+    after `term_s` (a fio started later belongs to someone else, e.g. a resume of the same run)."""
     now_ticks = float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK")
 
     def ours() -> list[int]:
-        return [pid for path in paths for pid in fio_pids(Path(path))
+        return [pid for marker in markers for pid in _watched_pids(marker)
                 if (ticks := _started_ticks(pid)) is not None and ticks <= now_ticks]
 
     for signal_number, wait_s in ((signal.SIGTERM, term_s), (signal.SIGKILL, 0.0)):
@@ -188,9 +219,9 @@ def _stop_fio_of(paths: Iterable[str], term_s: float = WATCHER_TERM_S) -> None:
 
 
 def _watch() -> None:
-    """The watcher's life: collect job paths until ptsbench's end of the pipe closes, then stop their fio."""
-    paths = {line.decode(errors="replace").rstrip("\n") for line in sys.stdin.buffer}
-    _stop_fio_of(sorted(paths))
+    """The watcher's life: collect markers until ptsbench's end of the pipe closes, then stop their fio."""
+    markers = {line.decode(errors="replace").rstrip("\n") for line in sys.stdin.buffer}
+    _stop_fio_of(sorted(markers))
 
 
 if __name__ == "__main__":
