@@ -194,6 +194,31 @@ def test_xlsx_results_sheet_is_the_terminal_table_with_fitting_columns_and_chart
     assert all(ref[1].startswith("'data case001-iops'!") for ref in refs)
 
 
+def test_xlsx_data_sheet_columns_fit_each_series_text(tmp_path: Path) -> None:
+    """A figure's data sheet: each series' x and y columns as wide as their longest text as Excel shows it (its
+    name and the axis label in the x column, the numbers in each), two columns per series."""
+    import openpyxl
+
+    from ptsbench.report.core.figure import Figure, Series
+    from ptsbench.report.core.model import Report, Section, format_value
+    from ptsbench.report.core.workbook import write_workbook
+
+    series = (Series("a", (0.0, 1.5, 3.0), (1234567.0, 2.0, 3.0)),
+              Series("a much longer series name", (10000.5, 2.0), (1.0, 7.25)))
+    figure = Figure("case001-iops", "IOPS over time", "time (s)", "IOPS", series, data_sheet=True)
+    write_workbook(Report("t", "p", (), (Section("case001", "Case 1", (), (figure,)),)), tmp_path / "w.xlsx")
+    sheet = openpyxl.load_workbook(tmp_path / "w.xlsx")["data case001-iops"]
+    widths = {index: int(dimension.width) for dimension in sheet.column_dimensions.values()
+              for index in range(dimension.min, dimension.max + 1)}
+    expected = {}
+    for position, one in enumerate(series):
+        shown_x = [one.name, figure.x_label, *(format_value(x, "number") for x in one.x)]
+        shown_y = [figure.y_label, *(format_value(y, "number") for y in one.y)]
+        expected[2 * position + 1] = max(map(len, shown_x)) + 2
+        expected[2 * position + 2] = max(map(len, shown_y)) + 2
+    assert widths == expected and len(set(expected.values())) == 4  # every column its own width
+
+
 def test_xlsx_interval_data_is_fio_log_data(case_run: Path, case_report: Path) -> None:
     """A one-thread job's series is its log as fio wrote it; a two-thread job's is both threads merged by time."""
     rows = sheet_rows(case_run / "results.xlsx", "data case001-iops")

@@ -6,7 +6,8 @@ Numbers are written at full precision, exactly as the report holds them; formats
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,12 @@ def sheet_name(key: str, used: set[str]) -> str:
     return name
 
 
-def _fit_columns(sheet: Any, cells: Sequence[Sequence[str]]) -> None:
-    """Each column as wide as its longest text as Excel shows it (cells: the rows, each cell's shown text)."""
+def _fit_columns(sheet: Any, cells: Iterable[Sequence[str]], first_column: int = 0) -> None:
+    """Each column as wide as its longest text as Excel shows it (cells: the rows, each cell's shown text, read once;
+    the first cell of a row in `first_column`)."""
     widths: dict[int, int] = {}
     for row in cells:
-        for column, text in enumerate(row):
+        for column, text in enumerate(row, start=first_column):
             widths[column] = max(widths.get(column, 0), len(text))
     for column, width in widths.items():
         sheet.set_column(column, column, min(width + 2, MAX_WIDTH))
@@ -86,9 +88,9 @@ def _write_table(workbook: Any, name: str, table: Table, formats: dict[str, Any]
         for column_index, (value, column) in enumerate(zip(row, table.columns, strict=False)):
             _write_cell(sheet, row_index, column_index, value, formats.get(column.kind))
     sheet.freeze_panes(1, table.label_count() or 0)
-    _fit_columns(sheet, [[column.name for column in table.columns]] + [
+    _fit_columns(sheet, chain([[column.name for column in table.columns]], (
         [format_value(value, column.kind) for value, column in zip(row, table.columns, strict=False)]
-        for row in table.rows])
+        for row in table.rows)))
     if table.chart is not None and table.rows:
         _add_table_chart(workbook, sheet, name, table)
 
@@ -119,7 +121,6 @@ def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> N
     """Two columns (x, y) per series, and a scatter chart drawing them as the figure does."""
     sheet = workbook.add_worksheet(name)
     chart = workbook.add_chart({"type": "scatter", "subtype": "straight"})
-    shown: list[list[str]] = []
     for position, series in enumerate(figure.series):
         column = 2 * position
         sheet.write_string(0, column, series.name, bold)
@@ -127,9 +128,9 @@ def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> N
         for offset, (x, y) in enumerate(zip(series.x, series.y, strict=True), start=2):
             _write_cell(sheet, offset, column, x, None)
             _write_cell(sheet, offset, column + 1, y, None)
-        shown += [[""] * column + [series.name], [""] * column + [figure.x_label, figure.y_label]]
-        shown += [[""] * column + [format_value(x, "number"), format_value(y, "number")]
-                  for x, y in zip(series.x, series.y, strict=True)]
+        _fit_columns(sheet, chain([[series.name], [figure.x_label, figure.y_label]], (
+            [format_value(x, "number"), format_value(y, "number")] for x, y in zip(series.x, series.y, strict=True))),
+            column)
         last = len(series.x) + 1
         chart.add_series({"name": series.name, "categories": [name, 2, column, last, column],
                           "values": [name, 2, column + 1, last, column + 1]})
@@ -139,7 +140,6 @@ def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> N
                       **({"log_base": 10} if figure.y_log else {})})
     chart.set_size({"width": 760, "height": 420})
     sheet.insert_chart(1, 2 * len(figure.series) + 1, chart)
-    _fit_columns(sheet, shown)
 
 
 def write_workbook(report: Report, path: Path) -> None:
