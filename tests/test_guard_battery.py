@@ -13,6 +13,7 @@ import contextlib
 import glob
 import hashlib
 import io
+import multiprocessing
 import os
 import shutil
 import socket
@@ -23,6 +24,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -283,24 +285,38 @@ def all_cases(devices: dict[str, Device], folder: Path, server: str) -> list[Cas
     return cases
 
 
-def test_guard_battery(devices: dict[str, Device], loopback_server: str, tmp_path: Path) -> None:
-    cases = all_cases(devices, tmp_path, loopback_server)
+def judge(device: Device, cases: list[Case], folder: Path) -> tuple[list[str], list[str]]:
+    """Run one device's cases one after another: their false accepts and false refusals. A refused case is judged by
+    the device's checksum right after it: only this device's cases name it, so they may run beside another
+    device's (each device has its own folder, its own --out)."""
     false_accepts, false_refusals = [], []
+    out = folder / f"out-{device.kind}"
     for case in cases:
-        device = devices[case.device]
-        argv = case.argv + (("--dry-run",) if case.allowed else ()) + ("--out", str(tmp_path / "out"))
-        code, out, err = ptsbench(*argv)
-        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        argv = case.argv + (("--dry-run",) if case.allowed else ()) + ("--out", str(out))
+        code, said, err = ptsbench(*argv)
+        shutil.rmtree(out, ignore_errors=True)
         label = f"{case.device} via {case.route} {' '.join(case.flags) or '(no flags)'}"
-        if case.allowed and (code != 0 or "# guard: the real run would start" not in out):
+        if case.allowed and (code != 0 or "# guard: the real run would start" not in said):
             false_refusals.append(f"{label}: {err.strip()[-300:]}")
-        if case.allowed and device.path in out.rpartition("# guard:")[2] and case.route.startswith("--target over"):
-            false_accepts.append(f"{label}: the run would still write the job's device: {out[-300:]}")
+        if case.allowed and device.path in said.rpartition("# guard:")[2] and case.route.startswith("--target over"):
+            false_accepts.append(f"{label}: the run would still write the job's device: {said[-300:]}")
         if not case.allowed:
             refused = code != 0 and err.count("ptsbench: error:") == 1 and "Traceback" not in err
             if not refused or device.checksum() != device.digest:
                 false_accepts.append(f"{label}: exit {code}, device changed: {device.checksum() != device.digest}"
                                      f" {err.strip()[-300:]}")
+    return false_accepts, false_refusals
+
+
+def test_guard_battery(devices: dict[str, Device], loopback_server: str, tmp_path: Path) -> None:
+    cases = all_cases(devices, tmp_path, loopback_server)
+    # two devices at a time, each in a child forked from this process (ptsbench imported once, as the battery runs
+    # every case in-process): the cases mostly wait for fio's parser, and CI has two CPUs
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        judged = [pool.submit(judge, device, [case for case in cases if case.device == kind], tmp_path)
+                  for kind, device in devices.items()]
+        false_accepts = [wrong for done in judged for wrong in done.result()[0]]
+        false_refusals = [wrong for done in judged for wrong in done.result()[1]]
     print(f"guard battery: {len(cases)} cases on {len(devices)} devices, "
           f"{sum(not case.allowed for case in cases)} refused, {sum(case.allowed for case in cases)} accepted; "
           + "; ".join(f"{device.kind}: {device.how}" for device in devices.values() if device.how))
