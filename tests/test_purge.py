@@ -24,6 +24,7 @@ from ptsbench.target.purge import (
     NvmeSanitize,
     ScsiFormat,
     choose_purge,
+    id_ctrl_value,
     purge,
 )
 from ptsbench.target.purge_time import ASSUMED_ERASE_S, ERASE_ASSUMPTION, purge_time_s
@@ -69,6 +70,22 @@ def test_nvme_sanitize_picks_crypto_erase_and_reports_failure(fakebin: Callable[
     outcome = NvmeSanitize(poll_interval_s=0.01).run(NVME, NVME_FACTS)
     assert ["nvme", "sanitize", "/dev/nvme0", "--sanact=4"] in outcome.commands
     assert not outcome.ok and "failed" in outcome.message
+
+
+def test_id_ctrl_fields_are_numbers_or_none(fakebin: Callable[[], list[list[str]]],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sanitize support (sanicap), the volatile write cache (vwc) and a format's reach (fna) come from one decoding of
+    `nvme id-ctrl -o json`: the number printed, None for a field it does not print or when nvme-cli fails. Then
+    sanitize is not offered and the write cache is unknown."""
+    monkeypatch.setenv("FAKE_NVME_SANICAP", "0x2")
+    monkeypatch.setenv("FAKE_NVME_VWC", "0x6")
+    log = CommandLog()
+    assert [id_ctrl_value(log, "/dev/nvme0", key) for key in ("sanicap", "vwc", "fna")] == [2, 6, None]
+    monkeypatch.setenv("FAKEBIN_FAIL", "nvme:id-ctrl")
+    assert id_ctrl_value(log, "/dev/nvme0", "vwc") is None
+    assert log.commands == fakebin() == [["nvme", "id-ctrl", "/dev/nvme0", "-o", "json"]] * 4
+    assert NvmeSanitize().applies(NVME, NVME_FACTS) == "sanitize not supported"
+    assert read_write_cache(NVME, NVME_FACTS) is None
 
 
 def test_nvme_sanitize_unsupported_is_not_chosen(fakebin: Callable[[], list[list[str]]],

@@ -7,13 +7,12 @@ its short ones changed (2.4: `-v` is the value; 2.13: `-v` is --verbose, the val
 feature 6. SCSI: the WCE bit of the caching mode page (sdparm), current value only. SATA: hdparm -W. None of them is
 saved: a power cycle resets it."""
 
-import json
 import os
 import re
 import shlex
 import shutil
 
-from ptsbench.target.purge import CommandLog, tool_message
+from ptsbench.target.purge import CommandLog, id_ctrl_value, tool_message
 from ptsbench.target.scope import controller_namespaces
 from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
 
@@ -104,12 +103,8 @@ def _read_with_tool(device: str, facts: dict[str, object], log: CommandLog) -> b
 
 def _nvme_vwc_present(controller: str, log: CommandLog) -> bool | None:
     """Whether the controller has a volatile write cache (id-ctrl VWC bit 0); None when id-ctrl does not say."""
-    done = log.run(["nvme", "id-ctrl", controller, "-o", "json"])
-    try:
-        vwc = json.loads(done.stdout).get("vwc") if done.returncode == 0 else None
-    except (ValueError, AttributeError):
-        return None
-    return bool(vwc & 1) if isinstance(vwc, int) else None
+    vwc = id_ctrl_value(log, controller, "vwc")
+    return None if vwc is None else bool(vwc & 1)
 
 
 def _read_sysfs(device: str) -> bool | None:

@@ -139,6 +139,14 @@ def _json(text: str) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
+def id_ctrl_value(log: CommandLog, controller: str, key: str) -> int | None:
+    """One field of an NVMe controller's Identify Controller data (`nvme id-ctrl CTRL -o json`: vwc, sanicap,
+    fna...); None when nvme-cli fails or prints no number for it."""
+    done = log.run(["nvme", "id-ctrl", controller, "-o", "json"])
+    value = _json(done.stdout).get(key) if done.returncode == 0 else None
+    return value if isinstance(value, int) else None
+
+
 class NvmeSanitize:
     """NVMe Sanitize (block erase, else crypto erase, else overwrite), polled through the sanitize log."""
 
@@ -194,9 +202,8 @@ class NvmeSanitize:
         return controller if isinstance(controller, str) else _device(target, facts)
 
     def _action(self, log: CommandLog, device: str) -> tuple[int, str] | None:
-        done = log.run(["nvme", "id-ctrl", device, "-o", "json"])
-        sanicap = _json(done.stdout).get("sanicap") if done.returncode == 0 else None
-        if not isinstance(sanicap, int):
+        sanicap = id_ctrl_value(log, device, "sanicap")
+        if sanicap is None:
             return None
         return next(((sanact, label) for bit, sanact, label in self.ACTIONS if sanicap >> bit & 1), None)
 
@@ -482,9 +489,8 @@ def purge_reach(method: PurgeMethod, target: Target, facts: dict[str, object]) -
     if len(everything) < 2:  # the target alone (or the kernel does not say): no need to ask the controller
         return [device]
     if isinstance(method, NvmeFormat):
-        done = CommandLog().run(["nvme", "id-ctrl", controller, "-o", "json"])
-        fna = _json(done.stdout).get("fna") if done.returncode == 0 else None
-        if isinstance(fna, int) and not fna & FNA_ALL_NAMESPACES:
+        fna = id_ctrl_value(CommandLog(), controller, "fna")
+        if fna is not None and not fna & FNA_ALL_NAMESPACES:
             return [device]
     return everything
 
