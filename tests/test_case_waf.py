@@ -5,6 +5,7 @@ report give the ratio with its source; cases on files and loop devices run no to
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,3 +139,45 @@ def test_case_under_one_host_unit_or_without_media_log_has_no_number(tmp_path: P
     rows = result_rows(load_records(store))
     assert [block.text for block in waf_blocks(rows)][0].startswith("Write amplification: not available")
     assert "write amplification" not in [column.name for column in results_table(rows).columns]
+
+
+
+def test_back_to_back_cases_share_the_reading_between_them(tmp_path: Path, fakebin: Calls, loop_as_nvme: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cases one after another on a namespace read the drive once between them: a case's reading at its end is the
+    next case's at its start. A case on a file between them (it may write the drive through a file system), cases
+    run at once (--parallel) and a reading that failed are read afresh."""
+    units = (1_000, 1_003, 1_005, 1_009)
+    smart, ocp = _counter_files(tmp_path, units, tuple(10**9 + count * HOST_UNIT_BYTES for count in (0, 3, 5, 10)))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
+    monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
+    jobs = [tmp_path / "write.fio", tmp_path / "again.fio"]
+    for job in jobs:
+        job.write_text(WRITE_JOB)
+    reading = [["nvme", "smart-log", "/dev/nvme0", "-o", "json"],
+               ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"]]
+
+    def run(name: str, targets: list[str], parallel: bool = False, repeat: int = 1, job_count: int = 1,
+            ) -> list[list[dict[str, Any]]]:
+        run_dir = tmp_path / name
+        store = RunStore.create(run_dir, {"kind": "run", "name": name})
+        cases = plan_cases(jobs[:job_count], [resolve_target(path, 1024**2) for path in targets], Overrides(),
+                           run_dir, 1000, repeat=repeat)
+        records = run_cases(store, cases, parallel)
+        assert all(record.status == "ok" for record in records), [record.message for record in records]
+        return [record.telemetry for record in records]
+
+    first, second, third = run("repeat", [loop_as_nvme], repeat=3)
+    assert fakebin() == reading * 4  # before the first case, then once after each
+    assert second[0]["before"] == first[0]["after"] and third[0]["before"] == second[0]["after"]
+    assert [case[0]["change"]["waf"]["ratio"] for case in (first, second, third)] == pytest.approx([1.0, 1.0, 1.25])
+    calls = len(fakebin())
+    telemetry = run("file-between", [loop_as_nvme, str(tmp_path / "f.dat")], job_count=2)  # loop, file, loop, file
+    assert telemetry[1] == [] and len(fakebin()) - calls == 2 * 4  # each loop case read before and after
+    calls = len(fakebin())
+    run("parallel", [loop_as_nvme], parallel=True, repeat=2)
+    assert len(fakebin()) - calls == 2 * 4
+    monkeypatch.setenv("FAKEBIN_FAIL", "nvme:smart-log")
+    calls = len(fakebin())
+    failed = run("failed", [loop_as_nvme], repeat=2)
+    assert fakebin()[calls:] == reading[:1] * 4 and failed[1][0]["before"]["note"].startswith("not available")

@@ -34,7 +34,7 @@ from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.hosts.ssh import client_folder
 from ptsbench.store import RunStore, read_json, utc_now_ms
-from ptsbench.target.case_telemetry import CaseCounters
+from ptsbench.target.case_telemetry import CaseReadings
 from ptsbench.target.claim import claim_targets
 from ptsbench.target.guard import check_opened
 from ptsbench.target.identity import device_identity, vanished
@@ -396,8 +396,9 @@ def _add_hosts(record: CaseRecord, hosts: Sequence[Host], results: list[JobResul
 
 
 def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None] | None,
-             hosts: Sequence[Host] = ()) -> CaseRecord:
-    """Write the case's job file and command, run fio (on every host), persist the result before returning."""
+             readings: CaseReadings, hosts: Sequence[Host] = ()) -> CaseRecord:
+    """Write the case's job file and command, run fio (on every host), persist the result before returning; its
+    device readings go through `readings` (shared by cases run one after another: target/case_telemetry.py)."""
     case_dir = store.root / "cases" / case.dir_name
     (case_dir / "logs").mkdir(parents=True, exist_ok=True)
     if case.rejected:  # fio's parser rejects the job file: nothing to start
@@ -415,7 +416,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     new_file = _new_target_file(case, hosts)
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
     made = [] if hosts else missing([path for path, _written in case.opened()])  # fio makes these: ptsbench's
-    counters = CaseCounters([] if hosts else case.opened())  # read before fio starts: the case's write amplification
+    counters = readings.start([] if hosts else case.opened())  # before fio starts: the case's write amplification
 
     marked = threading.Event()
 
@@ -441,7 +442,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
         mark_made(made)
     samples.write(case_dir)
     record = _record(case, outcome, started, hosts=hosts)
-    record.telemetry = counters.finish()
+    record.telemetry = readings.finish(counters)
     gone = next((why for device in devices if (why := vanished(device))), None) if record.status != "ok" else None
     if gone:  # fio blames O_DIRECT or a missing file for it
         record.message = f"{case.source}: {gone}"
@@ -497,8 +498,9 @@ class CaseProgress(Protocol):
     def finish(self, case: Case, record: CaseRecord) -> None: ...
 
 
-def _run_and_report(store: RunStore, case: Case, progress: CaseProgress | None, hosts: Sequence[Host]) -> CaseRecord:
-    record = run_case(store, case, progress.start(case) if progress else None, hosts)
+def _run_and_report(store: RunStore, case: Case, progress: CaseProgress | None, hosts: Sequence[Host],
+                    readings: CaseReadings) -> CaseRecord:
+    record = run_case(store, case, progress.start(case) if progress else None, readings, hosts)
     if progress:
         progress.finish(case, record)
     return record
@@ -544,7 +546,8 @@ def run_cases(
     if hosts:
         write_host_list(store.root, hosts)  # once, before parallel cases would race to write it
     if not parallel:
-        return [_run_and_report(store, case, progress, hosts) for case in cases]
+        readings = CaseReadings()  # one after another: a case's last reading is the next one's first
+        return [_run_and_report(store, case, progress, hosts, readings) for case in cases]
     records: dict[int, CaseRecord] = {}
     errors: list[BaseException] = []
     stopping = threading.Event()  # Ctrl-C: no target starts its next case
@@ -554,7 +557,7 @@ def run_cases(
             for case in group:
                 if stopping.is_set():
                     return
-                records[case.index] = _run_and_report(store, case, progress, hosts)
+                records[case.index] = _run_and_report(store, case, progress, hosts, CaseReadings())  # read afresh
         except BaseException as error:  # re-raised in the main thread below
             errors.append(error)
 

@@ -25,6 +25,7 @@ from ptsbench.fio.opens import JobOpens, parse_job_text, parse_job_texts
 from ptsbench.fio.versions import SS_INTERVAL_DEFAULT_US, ss_window_problem
 from ptsbench.hosts.hostlist import Host
 from ptsbench.store import RunStore, read_json
+from ptsbench.target.case_telemetry import CaseReadings
 from ptsbench.target.target import Target
 from ptsbench.units import format_bs, parse_size_bytes
 
@@ -276,11 +277,12 @@ def run_sweep(store: RunStore, cases: Sequence[Case], progress: CaseProgress | N
     if hosts:
         write_host_list(store.root, hosts)
     records = []
+    readings = CaseReadings()  # a cell's last device reading is the next cell's first
     for case in cases:
         if finished(store, case):
             continue
         shutil.rmtree(store.root / "cases" / case.dir_name, ignore_errors=True)
-        record = run_case(store, case, progress.start(case) if progress else None, hosts)
+        record = run_case(store, case, progress.start(case) if progress else None, readings, hosts)
         if progress:
             progress.finish(case, record)
         records.append(record)

@@ -8,7 +8,7 @@ device read nothing: no tool is run for them.
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ptsbench.target.info import target_facts
@@ -35,12 +35,15 @@ def written_nvme_namespaces(opened: Sequence[tuple[str, bool]]) -> list[tuple[Ta
 
 
 class CaseCounters:
-    """The readings of a case's NVMe namespaces, taken when made (before fio starts); `finish` reads them again
-    and gives what the case stores: per namespace its readings and their change (with `waf`)."""
+    """The readings of a case's NVMe namespaces, taken when made (before fio starts) unless `carried` holds one (the
+    previous case's last reading of that namespace, see CaseReadings); `finish` reads them again and gives what the
+    case stores: per namespace its readings and their change (with `waf`)."""
 
-    def __init__(self, opened: Sequence[tuple[str, bool]]) -> None:
+    def __init__(self, opened: Sequence[tuple[str, bool]], carried: Mapping[str, dict[str, Any]] | None = None,
+                 ) -> None:
         self.namespaces = written_nvme_namespaces(opened)
-        self.before = [read_telemetry(target, facts) for target, facts in self.namespaces]
+        carried = carried or {}
+        self.before = [carried.get(target.path) or read_telemetry(target, facts) for target, facts in self.namespaces]
 
     def finish(self) -> list[dict[str, Any]]:
         stored = []
@@ -48,4 +51,25 @@ class CaseCounters:
             after = read_telemetry(target, facts)
             stored.append({"device": target.path, "before": before, "after": after,
                            "change": telemetry_change(before, after, "case")})
+        return stored
+
+
+class CaseReadings:
+    """The readings between cases run one after another in this process: a case's reading of a namespace at its end
+    is the next case's at its start, as nothing ran in between, so back-to-back cases read a drive once between them,
+    not twice. Only the case right before counts (one that writes no NVMe namespace may still write the drive, through
+    a file system), and only a reading that read the drive (a failed one is read again). Not for cases run at once
+    (--parallel): another target's case may write the same drive between them."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, dict[str, Any]] = {}  # namespace -> the previous case's reading at its end
+
+    def start(self, opened: Sequence[tuple[str, bool]]) -> CaseCounters:
+        counters = CaseCounters(opened, self.last)
+        self.last = {}  # a case that ends without finishing (interrupted) leaves nothing to carry
+        return counters
+
+    def finish(self, counters: CaseCounters) -> list[dict[str, Any]]:
+        stored = counters.finish()
+        self.last = {entry["device"]: entry["after"] for entry in stored if entry["after"].get("note") is None}
         return stored
