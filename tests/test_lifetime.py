@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -120,6 +121,48 @@ def test_kill_mid_case_of_run_stops_fio(tmp_path: Path, loop_device: str, group:
         wait_until_no_fio(out)
         assert_not_written_afterwards(loop_device, image)
     assert os.path.isdir(out)
+
+
+def processes_naming(folder: Path) -> list[int]:
+    """Every process whose arguments name something under `folder`, whatever its program is called."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and str(folder).encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+    return found
+
+
+def job_process_runs(folder: Path, session: int) -> bool:
+    """A process naming `folder` runs outside `session`: fio's job process (fio calls setsid for it)."""
+    for pid in processes_naming(folder):
+        with contextlib.suppress(OSError):
+            if os.getsid(pid) != session:
+                return True
+    return False
+
+
+def test_kill_of_the_process_group_stops_an_fio_of_another_name(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """PTSBENCH_FIO names an fio called otherwise (fio-copy): after a kill -9 of ptsbench's process group the watcher
+    still stops fio's job process (it looked for programs called fio only, and this one ran to its end)."""
+    program = tmp_path / "bin" / "fio-copy"
+    program.parent.mkdir()
+    program.symlink_to(shutil.which("fio") or "fio")
+    monkeypatch.setenv("PTSBENCH_FIO", str(program))
+    job, out = tmp_path / "null.fio", tmp_path / "out"
+    job.write_text("[null]\nioengine=null\nsize=1m\ntime_based=1\nruntime=600\n")
+    try:
+        process = start_cli("run", str(job), "--out", str(out))
+        kill_when(process, lambda: job_process_runs(out, process.pid), group=True)
+        deadline = time.monotonic() + FIO_GONE_LIMIT_S
+        while pids := processes_naming(out):
+            assert time.monotonic() < deadline, f"fio outlived ptsbench by {FIO_GONE_LIMIT_S:.0f} s: pids {pids}"
+            time.sleep(0.05)
+    finally:
+        for pid in processes_naming(out):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("group", [False, True], ids=["ptsbench", "its-process-group"])

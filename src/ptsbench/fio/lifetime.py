@@ -168,7 +168,10 @@ def _watched_pids(marker: str) -> list[int]:
 
 
 def _fio_pids(names: Callable[[list[str], list[str]], bool]) -> list[int]:
-    """fio processes for whose arguments `names(words as paths from its working folder, words as given)` holds."""
+    """fio processes for whose arguments `names(words as paths from its working folder, words as given)` holds. fio is
+    known by its program's name: `fio`, or the name of the program PTSBENCH_FIO points to (say fio-3.36), whose job
+    processes would otherwise be found by no watcher, watchdog or resume."""
+    programs = {"fio", Path(os.environ.get("PTSBENCH_FIO") or "fio").name}
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -180,7 +183,7 @@ def _fio_pids(names: Callable[[list[str], list[str]], bool]) -> list[int]:
             continue
         given = [word.decode(errors="replace") for word in argv if word]
         words = [os.path.join(cwd, word) for word in given]  # relative to its cwd
-        if words and Path(words[0]).name == "fio" and names(words[1:], given[1:]):
+        if words and Path(words[0]).name in programs and names(words[1:], given[1:]):
             pids.append(int(entry.name))
     return pids
 
