@@ -132,18 +132,20 @@ def _check(options: PlotOptions, formats: Sequence[str]) -> None:
 
 def _read_runs(runs: Sequence[RunFiles], options: PlotOptions, notes: list[str]) -> Iterator[Run | HistRun]:
     """Read each run's logs and turn them into traces (or histogram percentiles), one run at a time; without
-    --interval, at the interval their job asked for."""
+    --interval, at the interval their job asked for (looked up only for logs of intervals: a per-IO log has none)."""
     jobs = JobOptions(options.job_files)
     for files in runs:
         kind, paths, label = files.kind, files.paths, files.label
-        asked = jobs.asked(paths[0], kind) if options.interval_ms is None and kind else None
         if kind == "hist":
             hist_logs = [read_hist_log(path, options.skip_bad_lines) for path in paths]
             notes.extend(_skip_notes(hist_logs))
+            asked = jobs.asked(paths[0], kind) if options.interval_ms is None else None
             yield build_hist_run(hist_logs, label, options.percentiles, options.interval_ms, asked)
         else:
             logs = [read_log(path, kind, options.columns, options.skip_bad_lines) for path in paths]
             notes.extend(_skip_notes(logs))
+            windowed = all(log.windowed for log in logs)
+            asked = jobs.asked(paths[0], kind) if options.interval_ms is None and kind and windowed else None
             yield build_run(logs, label, options.interval_ms, options.x_axis == "written", asked)
 
 
