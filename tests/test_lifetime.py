@@ -5,6 +5,7 @@ afterwards, and the PTS run still resumes. Real fio on real loop devices (root).
 3.33's orphaned job was seen to stall rather than write on; the `run` and chained-round cases show the writes."""
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -261,11 +262,11 @@ def test_the_launcher_does_not_start_a_program_whose_ptsbench_is_gone(tmp_path: 
     so it exits 128 + the signal without running the program."""
     program = lifetime.launcher()
     assert program is not None
-    marker = tmp_path / "ran"
-    done = subprocess.run([program, "1", str(int(signal.SIGTERM)), "touch", str(marker)], check=False)
+    marker, touch = tmp_path / "ran", shutil.which("touch") or "touch"
+    done = subprocess.run([program, "1", str(int(signal.SIGTERM)), touch, str(marker)], check=False)
     assert done.returncode == 128 + signal.SIGTERM
     assert not marker.exists()
-    done = subprocess.run([program, str(os.getpid()), str(int(signal.SIGTERM)), "touch", str(marker)], check=False)
+    done = subprocess.run([program, str(os.getpid()), str(int(signal.SIGTERM)), touch, str(marker)], check=False)
     assert done.returncode == 0 and marker.exists()
 
 
@@ -277,3 +278,27 @@ def test_a_bound_program_that_cannot_run_raises_as_subprocess_does(binding: str,
     with pytest.raises(PermissionError):
         lifetime.run_bound([str(text_file)])
     assert lifetime.run_bound(["true"]).returncode == 0
+
+
+def test_a_bound_program_is_the_file_found_and_never_run_through_a_shell(binding: str, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An executable without a #! line is refused, not run by /bin/sh (the launcher's execvp did that); a relative
+    path runs the file found from this process's folder, also when the child starts in another (`cwd=`)."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "fio"
+    script.write_text(f"touch {marker}\n")
+    script.chmod(0o755)
+    try:
+        done = lifetime.run_bound([str(script)], capture_output=True)
+        assert done.returncode == 127 and b"Exec format error" in done.stderr
+    except OSError as error:  # subprocess's own exec (the fork way) raises
+        assert error.errno == errno.ENOEXEC
+    assert not marker.exists()
+    elsewhere = tmp_path / "elsewhere"
+    for folder, text in ((tmp_path, "here"), (elsewhere, "elsewhere")):
+        program = folder / "bin" / "say"
+        program.parent.mkdir(parents=True)
+        program.write_text(f"#!/bin/sh\necho {text}\n")
+        program.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    assert lifetime.run_bound(["bin/say"], capture_output=True, text=True, cwd=elsewhere).stdout == "here\n"

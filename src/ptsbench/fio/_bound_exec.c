@@ -8,7 +8,9 @@
  *   - prctl(PR_SET_PDEATHSIG, SIGNAL): the kernel signals PROGRAM when the thread that started it ends (it survives
  *     exec; only set-user-ID and capability-bearing programs clear it);
  *   - the race: when ptsbench died before prctl, the parent is no longer PARENT_PID and no signal would ever come,
- *     so PROGRAM is not started. */
+ *     so PROGRAM is not started.
+ * PROGRAM is the path ptsbench found, run with execv: execvp would search PATH again from the child's folder and
+ * run a file without a #! line through /bin/sh, where Python's subprocess refuses it (ENOEXEC). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,7 +42,7 @@ int main(int argc, char **argv) {
     }
     if (getppid() != (pid_t)parent)
         return 128 + signal_number;
-    execvp(argv[3], argv + 3);
+    execv(argv[3], argv + 3);
     fprintf(stderr, "ptsbench: cannot run %s: %s\n", argv[3], strerror(errno));
     return 127;
 }

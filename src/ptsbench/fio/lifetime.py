@@ -100,14 +100,17 @@ def start_way() -> str:
 def bound_command(argv: Sequence[str], signal_number: int = signal.SIGTERM
                   ) -> tuple[list[str], Callable[[], None] | None]:
     """(args, preexec_fn) for subprocess that start `argv` bound to this process's life (see the module docstring):
-    the launcher's command line and no preexec_fn, or `argv` and ends_with_ptsbench(). A program that cannot be
-    run raises the OSError subprocess would raise (the launcher would only exit 127)."""
-    program = None if os.environ.get(START_ENV) == "fork" else launcher()
-    if program is None:
-        return list(argv), ends_with_ptsbench(signal_number)
-    if shutil.which(argv[0]) is None:
+    the launcher's command line and no preexec_fn, or `argv` and ends_with_ptsbench(). Either way the program run
+    is the one found here (PATH, or a path from this process's folder), by its absolute path. A program that
+    cannot be found raises the OSError subprocess would raise (the launcher would only exit 127)."""
+    found = shutil.which(argv[0])
+    if found is None:
         code = errno.EACCES if os.sep in argv[0] and os.path.exists(argv[0]) else errno.ENOENT
         raise OSError(code, os.strerror(code), argv[0])  # FileNotFoundError or PermissionError, as subprocess's
+    argv = [os.path.abspath(found), *argv[1:]]
+    program = None if os.environ.get(START_ENV) == "fork" else launcher()
+    if program is None:
+        return argv, ends_with_ptsbench(signal_number)
     return [program, str(os.getpid()), str(int(signal_number)), *argv], None
 
 
