@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from ptsbench.errors import JobFileError
 from ptsbench.fio.opens import parse_job_file
 from ptsbench.target.userfile import MARK
 
@@ -288,3 +289,7 @@ def test_the_engine_probe_writes_only_its_own_file_in_a_folder_named_with_a_colo
     assert probe_engine(str(folder / "pts.dat"))[0] == probe_engine(str(plain / "pts.dat"))[0]
     assert _digest(tmp_path / "data") == users
     assert list(folder.iterdir()) == []
+    dollar = tmp_path / "a$b"
+    dollar.mkdir()
+    with pytest.raises(JobFileError, match=r"a\$b/pts\.dat' holds '\$'"):  # by the target's name, not the probe's
+        probe_engine(str(dollar / "pts.dat"))

@@ -362,6 +362,7 @@ def _stop(process: subprocess.Popen[str]) -> None:
 @cache
 def probe_engine(path: str) -> tuple[str, str]:
     """The best async engine that works on `path` (file, folder or block device): io_uring, libaio, then psync."""
+    target_options(path)  # a path fio would read as another is refused by its own name, not the probe file's
     if os.path.exists(path) and stat.S_ISBLK(os.stat(path).st_mode):
         return _probe(path, ["--rw=read", "--readonly"])
     directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
