@@ -160,7 +160,7 @@ def test_group_of_job_files_runs_in_name_order_with_overrides(tmp_path: Path, wr
     write_job("group/b.fio", "[b]\nioengine=null\nsize=1m\nrw=read\n")
     write_job("group/a.ini", "[a]\nioengine=null\nsize=1m\nrw=write\n")
     out = tmp_path / "run"
-    rows = rows_of(run_cli("run", str(tmp_path / "group"), "--out", str(out), "--runtime", "1", "--format", "json",
+    rows = rows_of(run_cli("run", str(tmp_path / "group"), "--out", str(out), "--runtime", "0.2", "--format", "json",
                            "--set", "bs=8k", "--ioengine", "null"))
     assert [(r["case"], r["bs"]) for r in rows] == [("a", "8k"), ("b", "8k")]
     assert sorted(p.name for p in (out / "cases").iterdir()) == ["001-a", "002-b"]
@@ -168,7 +168,7 @@ def test_group_of_job_files_runs_in_name_order_with_overrides(tmp_path: Path, wr
 
 
 def test_env_variables_keywords_and_group_reporting_reach_fio(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
-    job = write_job("v.fio", "[global]\nioengine=null\nsize=${JOBSIZE}\ntime_based\nruntime=1\ngroup_reporting\n"
+    job = write_job("v.fio", "[global]\nioengine=null\nsize=${JOBSIZE}\ntime_based\nruntime=200ms\ngroup_reporting\n"
                              "[one]\nrw=randread\nnumjobs=$ncpus\n[two]\nrw=randwrite\nbsrange=4k-16k\n"
                              "[three]\nnew_group\nrw=read\nbssplit=4k/50:64k/50\n")
     out = tmp_path / "run"
@@ -190,7 +190,7 @@ def test_file_targets_buffered_direct_sequential_and_parallel(tmp_path: Path, wr
     second.mkdir()
     out = tmp_path / "seq"
     rows = rows_of(run_cli("run", str(job), "--target", str(first), "--target", str(second), "--out", str(out),
-                           "--runtime", "1", "--format", "json"))
+                           "--runtime", "0.2", "--format", "json"))
     assert {r["target"] for r in rows} == {str(first), str(second / "ptsbench-testfile.dat")}
     assert {r["case"] for r in rows} == {"f@" + str(first).strip("/").replace("/", "_"),
                                          "f@" + str(second).strip("/").replace("/", "_")}
@@ -285,7 +285,7 @@ def test_ctrl_c_with_parallel_starts_no_targets_next_case(tmp_path: Path, write_
 
 def test_quick_preset_on_a_scratch_file(tmp_path: Path) -> None:
     out = tmp_path / "quick"
-    rows = rows_of(run_cli("quick", "--runtime", "1", "--size", "16M", "--out", str(out), "--format", "json"))
+    rows = rows_of(run_cli("quick", "--runtime", "0.2", "--size", "16M", "--out", str(out), "--format", "json"))
     assert [r["job"] for r in rows] == [f"{t}-{d}" for t in ("SEQ1M-Q8T1", "SEQ1M-Q1T1", "RND4K-Q32T1", "RND4K-Q1T1")
                                         for d in ("read", "write")]
     assert all(r["iops"] > 0 for r in rows) and rows[4]["iodepth"] == 32 and rows[4]["bs"] == "4k"
