@@ -263,7 +263,7 @@ def test_two_hosts_rows_sums_exact_percentiles_and_logs_apart(tmp_path: Path, se
 
 def test_eight_hosts_at_once(tmp_path: Path, servers: Servers, write_job) -> None:  # type: ignore[no-untyped-def]
     hosts = servers(8)
-    job = write_job("one.fio", "[one]\nioengine=null\nsize=1g\ntime_based\nruntime=1\nrw=randread\nbs=4k\n")
+    job = write_job("one.fio", "[one]\nioengine=null\nsize=1g\ntime_based\nruntime=200ms\nrw=randread\nbs=4k\n")
     out = tmp_path / "run"
     result = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--out", str(out), "--format", "json")
     assert result.returncode == 0, result.stderr
@@ -382,7 +382,7 @@ def test_quick_on_two_hosts(tmp_path: Path, servers: Servers) -> None:
     folder = tmp_path / "data"
     folder.mkdir()
     out = tmp_path / "run"
-    result = run_cli("quick", str(folder), "--hosts", hosts_arg(hosts), "--runtime", "1", "--size", "1M",
+    result = run_cli("quick", str(folder), "--hosts", hosts_arg(hosts), "--runtime", "0.2", "--size", "1M",
                      "--out", str(out), "--format", "json")
     assert result.returncode == 0, result.stderr
     rows = rows_of(result)
