@@ -2,10 +2,12 @@
 
 import io
 import json
+import subprocess
 from pathlib import Path
+from typing import Any
 
 from ptsbench.fio.documents import read_documents
-from ptsbench.fio.runner import FioStatus, run_fio
+from ptsbench.fio.runner import FioStatus, fio_binary, run_fio
 
 
 def pretty(doc: dict) -> str:  # type: ignore[type-arg]
@@ -73,4 +75,38 @@ def test_status_samples_from_a_real_run(tmp_path: Path) -> None:
     assert outcome.ok and outcome.doc is not None
     assert len(samples) >= 3  # one per second plus the final document
     assert all(s.iops > 0 and s.running_job == "a" for s in samples[:-1] if s.elapsed_s > 0.5)
+    assert json.loads((tmp_path / "o.json").read_text()) == outcome.doc
+
+
+def emptied(value: Any) -> Any:
+    """`value` with every "bins" map emptied, as a status document read without its histograms is."""
+    if isinstance(value, dict):
+        return {key: {} if key == "bins" else emptied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [emptied(item) for item in value]
+    return value
+
+
+def test_status_documents_without_bins_differ_from_fio_s_only_in_the_bins(tmp_path: Path) -> None:
+    """A real json+ stream (a job name holding the very text searched for, which fio escapes): read without bins,
+    every document equals fio's own with its histograms emptied, and nothing else; run_fio's final document still
+    has them all."""
+    job = tmp_path / "j.fio"
+    job.write_text('[x"bins" : {y]\nioengine=null\nsize=1m\ntime_based\nruntime=2500ms\nrw=randrw\n')
+    stream = subprocess.run([fio_binary(), "--output-format=json+", "--status-interval=1", str(job)], check=True,
+                            capture_output=True, text=True).stdout
+    whole: list[dict[str, Any]] = []
+    light: list[dict[str, Any]] = []
+    assert read_documents(io.StringIO(stream), lambda text, doc: whole.append(doc)) == \
+        read_documents(io.StringIO(stream), lambda text, doc: light.append(doc), without_bins=True)
+    assert len(whole) >= 3 and whole[-1]["jobs"][0]["jobname"] == 'x"bins" : {y'
+    assert all(doc["jobs"][0]["read"]["clat_ns"]["bins"] for doc in whole)  # there were bins to leave out
+    assert light == [emptied(doc) for doc in whole]
+
+    seen: list[dict[str, Any]] = []
+    outcome = run_fio(job, json_path=tmp_path / "o.json", stderr_path=tmp_path / "e.txt", on_document=seen.append,
+                      status_bins=False)
+    assert outcome.ok and outcome.doc is not None and seen
+    assert all(doc == emptied(doc) for doc in seen)
+    assert outcome.doc["jobs"][0]["write"]["clat_ns"]["bins"]
     assert json.loads((tmp_path / "o.json").read_text()) == outcome.doc

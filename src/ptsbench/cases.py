@@ -430,7 +430,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     try:
         outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
                           on_status=on_status, on_document=on_document, client=client, expected_s=case.expected_s,
-                          cwd=client_folder(hosts))
+                          cwd=client_folder(hosts), status_bins=False)
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
         samples.write(case_dir)

@@ -33,6 +33,7 @@ DONE_FIFO = "done"
 # fio takes 0.1-0.5 s to start (more on a loaded machine): a job is started at least this long before its release
 START_AHEAD_S = 1.0
 GATE_MARGIN_S = 120.0
+WAKE_S = 1.0  # the longest the relay and run_chain sleep unwoken (events wake them; this only bounds a lost one)
 
 
 def gate_options(index: int, round_s: float) -> dict[str, str | None]:
@@ -99,13 +100,14 @@ class _Relay:
         self.released[0].set()
         self.lock = threading.Lock()
         self.stop = threading.Event()
+        self.progress = threading.Event()  # a gate opened or a job's thread ended: what run_chain waits for
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
         pending = b""
         while not self.stop.is_set():
-            if not select.select([self.done], [], [], 0.2)[0]:
+            if not select.select([self.done], [], [], WAKE_S)[0]:  # close() wakes it at once
                 continue
             now = time.time()
             try:
@@ -128,6 +130,7 @@ class _Relay:
             if index not in self.gates or self.released[index].is_set():
                 return
             self.released[index].set()
+            self.progress.set()
             os.write(self.gates[index], (b"x" if go else b"q") * self.jobs[index].threads)  # one byte per thread
 
     def close(self) -> None:
@@ -135,6 +138,7 @@ class _Relay:
         for index in self.gates:
             self.open(index, False)
         self.stop.set()
+        os.write(self.done, b"\n")  # wakes the relay's select: a line that is no token
         self.thread.join()
         for fd in (self.done, *self.gates.values()):
             os.close(fd)
@@ -152,7 +156,8 @@ def run_chain(
 ) -> ChainOutcome:
     """Run every job of `job_path` (written with gate_options) back to back, one fio process each, in `folder`
     (fio-NN.json and fio-NN.stderr per job). `on_finished` gets each job's outcome the moment its process exits,
-    `on_document` every status document of every process (from their threads). The
+    `on_document` every status document of every process (from their threads; without latency bins, which only
+    the outcomes' final documents keep). The
     run stops at the first job that fails: the one started ahead is stopped, later ones never start."""
     job_path = Path(job_path).absolute()
     outcome = ChainOutcome()
@@ -171,9 +176,11 @@ def run_chain(
                 job_path, json_path=json_path, stderr_path=json_path.with_suffix(".stderr"), on_status=status,
                 on_document=on_document,
                 extra_args=[f"--section={jobs[index].section}"], expected_s=jobs[index].expected_s,
-                cwd=relay.folder, released=relay.released[index])
+                cwd=relay.folder, released=relay.released[index], status_bins=False)
         except BaseException as error:  # re-raised in the calling thread
             results[index] = error
+        finally:
+            relay.progress.set()
 
     def start(index: int) -> None:
         if index < len(jobs) and index not in threads:
@@ -194,8 +201,11 @@ def run_chain(
         start_ahead(0)
         for index in range(len(jobs)):
             following = relay.released.get(index + 1)
-            while following is not None and not following.wait(0.1) and threads[index].is_alive():
-                pass
+            while True:  # until the next job is released or this one's thread ended (cleared before the check)
+                relay.progress.clear()
+                if following is None or following.is_set() or not threads[index].is_alive():
+                    break
+                relay.progress.wait(WAKE_S)
             if following is not None and following.is_set():
                 start_ahead(index + 1)  # they wait at their gates while job index + 1 runs
             threads[index].join()

@@ -17,13 +17,15 @@ from ptsbench.fio.output import load_fio_json
 CHUNK_BYTES = 1 << 16
 # a line of a document that is not an indented line or a closing bracket
 _FOREIGN_LINE = re.compile(r"\n[^ \t}\]]")
+_BINS = '"bins" : {'  # as fio prints a json+ histogram's key (a quote inside a job name is escaped: no match)
 
 OnDocument = Callable[[str, dict[str, Any]], None]
 
 
-def read_documents(stream: IO[str], on_document: OnDocument) -> str:
-    """Read fio's stdout as it comes; call on_document(text, doc) for every JSON document; return the other text."""
-    splitter = _Splitter(on_document)
+def read_documents(stream: IO[str], on_document: OnDocument, without_bins: bool = False) -> str:
+    """Read fio's stdout as it comes; call on_document(text, doc) for every JSON document; return the other text.
+    `without_bins`: each doc is parsed with its latency histograms emptied (see bins_emptied); the text is whole."""
+    splitter = _Splitter(on_document, without_bins)
     for text in _chunks(stream):
         splitter.feed(text)
     return splitter.finish()
@@ -41,9 +43,22 @@ def _chunks(stream: IO[str]) -> Iterator[str]:
     yield decoder.decode(b"", final=True)
 
 
+def bins_emptied(text: str) -> str:
+    """A json+ document's text with every latency histogram (`"bins" : {...}`, a flat map of numbers) emptied.
+    They are most of a json+ document (a line per bin, per job and direction): a caller that reads only a status
+    document's counters and means skips parsing them every second."""
+    parts, start = [], 0
+    while (found := text.find(_BINS, start)) >= 0 and (end := text.find("}", found)) >= 0:
+        parts += [text[start:found], _BINS, "}"]
+        start = end + 1
+    parts.append(text[start:])
+    return "".join(parts)
+
+
 class _Splitter:
-    def __init__(self, on_document: OnDocument) -> None:
+    def __init__(self, on_document: OnDocument, without_bins: bool) -> None:
         self.on_document = on_document
+        self.without_bins = without_bins
         self.other: list[str] = []
         self.pending: list[str] = []  # the document begun, whole lines
         self.tail = ""  # a line not finished yet
@@ -106,7 +121,7 @@ class _Splitter:
 
     def _parse(self, text: str) -> None:
         try:
-            doc = load_fio_json(text)
+            doc = load_fio_json(bins_emptied(text) if self.without_bins else text)
         except json.JSONDecodeError:
             self.other.append(text)
             return

@@ -26,6 +26,7 @@ from ptsbench.errors import FioNotFoundError, FioRunError
 from ptsbench.fio.documents import read_documents
 from ptsbench.fio.jobs import target_options
 from ptsbench.fio.lifetime import kill_fio_processes, run_bound, start_bound, stop_with_ptsbench
+from ptsbench.fio.output import load_fio_json
 from ptsbench.fio.versions import MIN_FIO_VERSION, version_tuple
 
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"
@@ -213,11 +214,14 @@ def run_fio(
     expected_s: float | None = None,
     cwd: Path | None = None,
     released: threading.Event | None = None,
+    status_bins: bool = True,
 ) -> FioOutcome:
     """Run fio on a job file; stream status to on_status (and every document to on_document); write the final
     JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog). `cwd`: fio's working
     folder; `released`: set when the job may begin (a chained job waits at its gate until then, silent), the
-    watchdog's clock starts there."""
+    watchdog's clock starts there. `status_bins=False`: on_document gets the documents without their latency
+    histograms, parsed every second for nothing when the caller reads only counters and means (the outcome's final
+    document has them)."""
     argv = fio_command(job_path, extra_args, client)
     tracker = _StatusTracker()
     last: list[tuple[str, dict[str, Any]]] = []
@@ -241,10 +245,10 @@ def run_fio(
         threading.Thread(target=_stop_jobs_of_killed_fio, args=(process, job_path), daemon=True).start()
         watchdog.watch(process)
         try:
-            other_text = read_documents(process.stdout, each_document)
+            other_text = read_documents(process.stdout, each_document, without_bins=not status_bins)
         except KeyboardInterrupt:
             interrupted = True
-            other_text = _final_document(process, each_document)
+            other_text = _final_document(process, each_document, without_bins=not status_bins)
         except BaseException:
             _stop(process)
             raise
@@ -252,10 +256,12 @@ def run_fio(
             _running.discard(process)
             watchdog.close()
         returncode = process.wait()
+    final = last[0][1] if last else None
     if last:
         atomic_write_text(json_path, last[0][0])
+        final = final if status_bins else _whole_document(last[0][0])
     stderr_text = Path(stderr_path).read_text(errors="replace")
-    outcome = FioOutcome(returncode, last[0][1] if last else None, other_text, stderr_text, watchdog.hung_s)
+    outcome = FioOutcome(returncode, final, other_text, stderr_text, watchdog.hung_s)
     if interrupted or process.pid in _stopped:
         raise FioInterrupted(outcome)
     return outcome
@@ -313,7 +319,17 @@ class FioInterrupted(KeyboardInterrupt):
         self.outcome = outcome
 
 
-def _final_document(process: "subprocess.Popen[str]", on_document: Callable[[str, dict[str, Any]], None]) -> str:
+def _whole_document(text: str) -> dict[str, Any] | None:
+    """The final document with its latency bins (read without them so far); None, as no result, where they are not
+    JSON."""
+    try:
+        return load_fio_json(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def _final_document(process: "subprocess.Popen[str]", on_document: Callable[[str, dict[str, Any]], None],
+                    without_bins: bool) -> str:
     """After a Ctrl-C: ask fio to stop and read the final document it prints (killed if it takes too long, or on a
     second Ctrl-C)."""
     assert process.stdout is not None
@@ -322,7 +338,7 @@ def _final_document(process: "subprocess.Popen[str]", on_document: Callable[[str
     killer = threading.Timer(STOP_TIMEOUT_S, process.kill)
     killer.start()
     try:
-        return read_documents(process.stdout, on_document)
+        return read_documents(process.stdout, on_document, without_bins)
     except KeyboardInterrupt:
         process.kill()
         return ""
