@@ -72,7 +72,7 @@ if [ "$variant" = debian13 ]; then
     repo=$1 venv=$2
     mkdir /tmp/ptsbench
     tar -C "$repo" --exclude=./.venv --exclude=./.git --exclude=./build --exclude="*.egg-info" \
-        --exclude=__pycache__ --exclude="*.so" -c . | tar -C /tmp/ptsbench -x
+        --exclude=__pycache__ --exclude="*.so" --exclude=./src/ptsbench/fio/_bound_exec -c . | tar -C /tmp/ptsbench -x
     [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check /tmp/ptsbench -c /tmp/ptsbench/constraints.txt
   ' lab-venv "$repo" "$venv" >&2 || cannot "pip could not install ptsbench into $venv of $root (its reason above)"

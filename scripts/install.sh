@@ -84,9 +84,13 @@ if [ "$want_test" = 1 ]; then
   constraints=(-c constraints.txt)
 fi
 .venv/bin/pip install -q --disable-pip-version-check -e ".${extra}" "${constraints[@]}"
+lacking=$(wanted | xargs)
 if ! .venv/bin/python -c 'import ptsbench.fio._logparse' 2>/dev/null; then
-  lacking=$(wanted | xargs)
-  say "note: the fast fio log parser and the launcher of fio (C) were not built (${lacking:-the build failed: see" \
-      "pip install -v .}); fio logs are read by the slower numpy parser and fio is started with a" \
-      "fork${lacking:+. Install $lacking as root and run this again for the fast ones}"
+  say "note: the fast fio log parser (C) was not built (${lacking:-its build failed: see pip install -v .}); fio logs" \
+      "are read by the slower numpy parser${lacking:+. Install $lacking as root and run this again for the fast one}"
+fi
+if ! .venv/bin/python -c 'import sys; from ptsbench.fio.lifetime import launcher; sys.exit(launcher() is None)' \
+    2>/dev/null; then  # it needs a C compiler only, not Python's headers
+  say "note: the launcher of fio (C) was not built (${lacking:-its build failed: see pip install -v .}); fio is" \
+      "started with a fork instead, which costs ptsbench more CPU per fio it starts"
 fi

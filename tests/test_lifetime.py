@@ -263,7 +263,7 @@ def test_the_launcher_does_not_start_a_program_whose_ptsbench_is_gone(tmp_path: 
     program = lifetime.launcher()
     assert program is not None
     marker, touch = tmp_path / "ran", shutil.which("touch") or "touch"
-    done = subprocess.run([program, "1", str(int(signal.SIGTERM)), touch, str(marker)], check=False)
+    done = subprocess.run([program, str(os.getppid()), str(int(signal.SIGTERM)), touch, str(marker)], check=False)
     assert done.returncode == 128 + signal.SIGTERM
     assert not marker.exists()
     done = subprocess.run([program, str(os.getpid()), str(int(signal.SIGTERM)), touch, str(marker)], check=False)

@@ -99,8 +99,9 @@ def test_status_documents_without_bins_differ_from_fio_s_only_in_the_bins(tmp_pa
     light: list[dict[str, Any]] = []
     assert read_documents(io.StringIO(stream), lambda text, doc: whole.append(doc)) == \
         read_documents(io.StringIO(stream), lambda text, doc: light.append(doc), without_bins=True)
-    assert len(whole) >= 3 and whole[-1]["jobs"][0]["jobname"] == 'x"bins" : {y'
-    assert all(doc["jobs"][0]["read"]["clat_ns"]["bins"] for doc in whole)  # there were bins to leave out
+    assert len(whole) >= 2 and whole[-1]["jobs"][0]["jobname"] == 'x"bins" : {y'
+    assert whole[-1]["jobs"][0]["read"]["clat_ns"]["bins"]  # there were bins to leave out (a status document
+    # may come before fio's job started on a loaded machine)
     assert light == [emptied(doc) for doc in whole]
 
     seen: list[dict[str, Any]] = []

@@ -228,8 +228,8 @@ def plan_cases(entries: Sequence[dict[str, Any]], texts: dict[str, str], targets
     built = [case_job(entry["index"], entry["name"], folder / entry["job"], texts[entry["job"]],
                       targets[entry["target"]] if targets else None, Overrides(), run_dir, log_interval_ms, fio_lat_log)
              for entry in entries]
-    noted = [job.job_text for job in built]
-    together = dict(zip(noted, parse_job_texts(noted), strict=True))
+    job_texts = [job.job_text for job in built]
+    together = dict(zip(job_texts, parse_job_texts(job_texts), strict=True))
 
     def parse(text: str, source: str) -> list[JobOpens]:
         found = together.get(text)

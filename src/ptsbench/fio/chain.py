@@ -203,7 +203,7 @@ def run_chain(
             following = relay.released.get(index + 1)
             while True:  # until the next job is released or this one's thread ended (cleared before the check)
                 relay.progress.clear()
-                if following is None or following.is_set() or not threads[index].is_alive():
+                if following is None or following.is_set() or index in results:  # set before one() signals
                     break
                 relay.progress.wait(WAKE_S)
             if following is not None and following.is_set():

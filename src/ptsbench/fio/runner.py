@@ -256,10 +256,9 @@ def run_fio(
             _running.discard(process)
             watchdog.close()
         returncode = process.wait()
-    final = last[0][1] if last else None
     if last:
         atomic_write_text(json_path, last[0][0])
-        final = final if status_bins else _whole_document(last[0][0])
+    final = (last[0][1] if status_bins else _whole_document(last[0][0])) if last else None
     stderr_text = Path(stderr_path).read_text(errors="replace")
     outcome = FioOutcome(returncode, final, other_text, stderr_text, watchdog.hung_s)
     if interrupted or process.pid in _stopped:

@@ -39,10 +39,8 @@ class CaseCounters:
     previous case's last reading of that namespace, see CaseReadings); `finish` reads them again and gives what the
     case stores: per namespace its readings and their change (with `waf`)."""
 
-    def __init__(self, opened: Sequence[tuple[str, bool]], carried: Mapping[str, dict[str, Any]] | None = None,
-                 ) -> None:
+    def __init__(self, opened: Sequence[tuple[str, bool]], carried: Mapping[str, dict[str, Any]]) -> None:
         self.namespaces = written_nvme_namespaces(opened)
-        carried = carried or {}
         self.before = [carried.get(target.path) or read_telemetry(target, facts) for target, facts in self.namespaces]
 
     def finish(self) -> list[dict[str, Any]]:
