@@ -22,27 +22,23 @@ if [ -z "$python" ]; then
   exit 1
 fi
 
+# A program is there: on PATH, in /usr/sbin or /sbin (not on a user's PATH), or a file its path pattern matches.
+found() {
+  case "$1" in
+    /*) compgen -G "$1" >/dev/null ;;
+    *) command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ] ;;
+  esac
+}
 # Packages ptsbench (or its tests) cannot do without, and packages that only make it faster (the C log parser).
 needed() {
-  command -v fio >/dev/null || echo fio
   [ -x .venv/bin/pip ] || "$python" -c 'import ensurepip, venv' 2>/dev/null || echo python3-venv
-  if [ "$want_test" = 1 ]; then
-    command -v chromium >/dev/null || echo chromium
-    command -v pdftotext >/dev/null || echo poppler-utils
-    command -v mkfs.ext4 >/dev/null || echo e2fsprogs
-    command -v losetup >/dev/null || echo mount
-    # the guard battery builds LVM, md and GPT signatures on loop devices
-    [ -x /usr/sbin/pvcreate ] || [ -x /sbin/pvcreate ] || echo lvm2
-    [ -x /usr/sbin/mdadm ] || [ -x /sbin/mdadm ] || echo mdadm
-    [ -x /usr/sbin/sfdisk ] || [ -x /sbin/sfdisk ] || echo fdisk
-    # the in-use battery makes a btrfs RAID1 on two loop devices
-    command -v mkfs.btrfs >/dev/null || [ -x /usr/sbin/mkfs.btrfs ] || [ -x /sbin/mkfs.btrfs ] || echo btrfs-progs
-    command -v nbdkit >/dev/null || echo nbdkit  # an NBD export the guard must not let fio's nbd engine write
-    # the second platform (Debian 13's fio and Python) runs in a root debootstrap makes (scripts/debian13-root.sh)
-    command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || echo debootstrap
-    # the catalog's tests start a throwaway PostgreSQL cluster (initdb, pg_ctl)
-    compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || echo postgresql
-  fi
+  # scripts/programs.txt: program, package, need (run or test); a package once, however many rows name it
+  local program package need _
+  while read -r program package need _; do
+    case "$program" in ''|'#'*) continue ;; esac
+    [ "$need" = run ] || [ "$want_test" = 1 ] || continue
+    found "$program" || echo "$package"
+  done <scripts/programs.txt | sort -u
 }
 wanted() {
   command -v gcc >/dev/null || command -v cc >/dev/null || echo gcc

@@ -15,12 +15,22 @@ from pathlib import Path
 
 import pytest
 
+import programs
+from exec_audit import exec_record
 from labruns import postgres_url, run_lab  # noqa: F401 (fixtures: a lab of real runs, a throwaway PostgreSQL)
 
 if shutil.which("fio") is None:
     pytest.exit("fio is not installed: run `bash scripts/test.sh`, which installs it", returncode=3)
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Every program the tests start, here and in the Python processes they start (exec_audit/sitecustomize.py), is
+# recorded; at the end the run fails if one is not a program scripts/install.sh installs (programs.py).
+EXEC_LOG = Path(tempfile.mkdtemp(prefix="ptsbench-exec-")) / "started.jsonl"
+os.environ["PTSBENCH_EXEC_LOG"] = str(EXEC_LOG)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT / "tests" / "exec_audit"),
+                                                         os.environ.get("PYTHONPATH"))))
+exec_record.record_starts(str(EXEC_LOG))
 
 
 class DeviceLab:
@@ -93,6 +103,23 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     for lab in session.config.stash.get(DeviceLab.KEY, {}).values():
         lab.stop()
         shutil.rmtree(lab.folder, ignore_errors=True)
+    failed = programs.verdict(EXEC_LOG)
+    shutil.rmtree(EXEC_LOG.parent, ignore_errors=True)
+    if failed:
+        session.config.stash[UNLISTED] = failed
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+UNLISTED = pytest.StashKey[str]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Say which programs the tests started that a fresh machine would lack."""
+    if UNLISTED in config.stash:
+        terminalreporter.write_line(f"FAILED: {config.stash[UNLISTED]}", red=True)
+    elif shutil.which("dpkg-query") is None:
+        terminalreporter.write_line("note: no dpkg-query here, so the programs the tests started were not checked "
+                                    "against scripts/programs.txt")
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
