@@ -119,7 +119,7 @@ fi
 if [ -n "$system_python" ]; then
   rootless=$work/rootless
   mkdir -p "$rootless/scripts" "$rootless/bin"
-  cp scripts/install.sh "$rootless/scripts/"
+  cp scripts/install.sh scripts/programs.txt "$rootless/scripts/"
   for tool in dirname id xargs echo sudo; do  # what install.sh uses before it stops; no fio, no apt-get
     found=$(type -P "$tool") && ln -s "$found" "$rootless/bin/$tool"
   done

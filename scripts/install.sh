@@ -34,11 +34,12 @@ needed() {
   [ -x .venv/bin/pip ] || "$python" -c 'import ensurepip, venv' 2>/dev/null || echo python3-venv
   # scripts/programs.txt: program, package, need (run or test); a package once, however many rows name it
   local program package need _
+  local -A named=()
   while read -r program package need _; do
     case "$program" in ''|'#'*) continue ;; esac
     [ "$need" = run ] || [ "$want_test" = 1 ] || continue
-    found "$program" || echo "$package"
-  done <scripts/programs.txt | sort -u
+    found "$program" || [ -n "${named[$package]:-}" ] || { named[$package]=1; echo "$package"; }
+  done <scripts/programs.txt
 }
 wanted() {
   command -v gcc >/dev/null || command -v cc >/dev/null || echo gcc

@@ -443,6 +443,56 @@ def io_error(lab: Lab) -> str:
     return f"{error.removeprefix('ptsbench: error: ')}; round 1 kept; resume after the fault finished the run"
 
 
+@check("lost-writes-nvme", waits=("io-error-nvme",))  # the same namespace
+def lost_writes(lab: Lab) -> str:
+    """A job without direct=1 writes into the page cache, and fio counts every write done; with blkdebug armed the
+    kernel's write-back to the namespace fails ("lost async page write"). The case fails, naming the device, the
+    error ptsbench's sync after fio got, and the kernel's words; once disarmed, the same job is ok."""
+    dev = _namespaces_of(IO_ERROR_SERIAL)[0]
+    job = WORK / "lost-writes.fio"
+    job.write_text("[buffered]\nrw=randwrite\nbs=4k\niodepth=4\nsize=8m\n")
+    run(WRITE_ZEROES + [dev])  # armed: every write fails
+    try:
+        failed = ptsbench("run", str(job), "--target", dev, "--destructive", "--out", str(WORK / "lost-writes"),
+                          ok=False)
+    finally:
+        run(WRITE_ZEROES + [dev])  # disarmed
+    (result,) = (WORK / "lost-writes").glob("cases/*/result.json")
+    record = json.loads(result.read_text())
+    lab.keep("lost-writes.txt", failed.stdout + failed.stderr)
+    assert record["status"] == "failed", record
+    message = record["message"]
+    assert f"writes to {dev} never reached the device" in message and "the kernel: " in message, message
+    assert os.path.basename(dev) in message.partition("the kernel: ")[2], message
+    ptsbench("run", str(job), "--target", dev, "--destructive", "--out", str(WORK / "lost-writes-ok"))
+    return f"{message}; {_lost_file_writes(dev)}"
+
+
+def _lost_file_writes(dev: str) -> str:
+    """The same on a file of an ext4 filesystem on the namespace, armed after the file was laid out and synced."""
+    mount = WORK / "lost-writes-mnt"
+    mount.mkdir(exist_ok=True)
+    run(["mkfs.ext4", "-q", "-F", dev])
+    run(["mount", dev, str(mount)])
+    data = mount / "data.bin"
+    try:
+        data.write_bytes(b"\1" * (8 << 20))
+        os.sync()
+        job = WORK / "lost-file-writes.fio"
+        job.write_text(f"[file]\nfilename={data}\nrw=write\nbs=64k\nsize=8m\n")
+        run(WRITE_ZEROES + [dev])  # armed
+        try:
+            ptsbench("run", str(job), "--destructive", "--out", str(WORK / "lost-file-writes"), ok=False)
+        finally:
+            run(WRITE_ZEROES + [dev])  # disarmed
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+    (result,) = (WORK / "lost-file-writes").glob("cases/*/result.json")
+    record = json.loads(result.read_text())
+    assert record["status"] == "failed" and f"writes to {data} never reached the device" in record["message"], record
+    return record["message"]
+
+
 def write_cache_off_and_on(disk: Disk, dev: str) -> str:
     """ptsbench turns the write cache off and on again, each read back from the device by its own tool."""
     from ptsbench.target.cache import read_write_cache, set_write_cache

@@ -245,7 +245,7 @@ def test_the_job_files_written_are_the_ones_planned(tmp_path: Path) -> None:
 
 
 def test_progress_eta_counts_the_plan_and_the_start_up_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ptsbench.cases import CaseRecord
+    from ptsbench.case_records import CaseRecord
     from ptsbench.fio.runner import FioStatus
     from ptsbench.report.core.progress import SweepProgress
     from ptsbench.sweep import job_texts

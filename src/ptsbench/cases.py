@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
-from ptsbench.errors import JobFileError, StoreError, TargetError, UnsafeTargetError
+from ptsbench.case_records import RESULT, CaseRecord, job_result_dict
+from ptsbench.errors import JobFileError, TargetError, UnsafeTargetError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals, SecondSamples
 from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, job_count, parse_job_text, written_logs
@@ -33,7 +34,7 @@ from ptsbench.fio.versions import job_rule_problems
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.hosts.ssh import client_folder
-from ptsbench.store import RunStore, read_json, utc_now_ms
+from ptsbench.store import RunStore, utc_now_ms
 from ptsbench.target.case_telemetry import CaseReadings
 from ptsbench.target.claim import claim_targets
 from ptsbench.target.guard import check_opened
@@ -48,8 +49,8 @@ from ptsbench.target.target import (
 )
 from ptsbench.target.telemetry import CpuMeter
 from ptsbench.target.userfile import mark_made, missing
+from ptsbench.target.writeback import WritebackWatch
 
-RESULT = "result.json"
 # a device that vanishes mid-run must not become a regular file that fio makes at its path (in /dev: RAM)
 NO_FILE_CREATE: dict[str, str | None] = {"allow_file_create": "0"}
 FioParse = Callable[[str, str], list[JobOpens]]  # job text, its source's name -> its jobs as fio's parser reads them
@@ -111,6 +112,10 @@ class Case:
         return [(path, job.writes) for job in self.opens
                 for path in (job.paths_on_server(client_address) if client_address else job.paths)] + [
             (path, True) for job in self.opens for path in written_logs(job.options, cwd)]
+
+    def data_written(self) -> list[str]:
+        """The files and devices the case's jobs write data to (not fio's logs)."""
+        return [path for job in self.opens if job.writes for path in job.paths]
 
     def unknown_writes(self) -> list[str]:
         return [f"job {job.name}: {reason}" for job in self.opens if job.writes for reason in job.unknown]
@@ -328,33 +333,6 @@ def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
     return targets
 
 
-def job_result_dict(result: JobResult) -> dict[str, Any]:
-    """A JobResult for result.json: everything but the bins (those stay in fio.json)."""
-    data = asdict(result)
-    data["note"] = result.merge_note
-    for direction in data["directions"]:
-        direction["lat"].pop("bins")
-    return data
-
-
-@dataclass
-class CaseRecord:
-    """A finished case as stored: what ran, how it ended, what fio measured."""
-
-    index: int
-    name: str
-    source: str
-    target: str | None
-    status: str
-    message: str
-    started_utc: str
-    ended_utc: str
-    jobs: list[dict[str, Any]]
-    hosts: list[dict[str, Any]] = field(default_factory=list)  # with --hosts: each host's status and fio's words
-    fio_io_span_ms: list[int] | None = None  # [start, end] in Unix ms within fio's run (fio/output.py io_span_ms)
-    repetition: int = 0  # with --repeat: which repetition of its job file and target (1..N); 0: ran once
-    telemetry: list[dict[str, Any]] = field(default_factory=list)  # NVMe namespaces written: target/case_telemetry.py
-
 
 def _expand_keyword(value: str) -> str:
     """fio's reserved keywords, for describing jobs (fio itself expands them in the job file)."""
@@ -417,6 +395,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
     made = [] if hosts else missing([path for path, _written in case.opened()])  # fio makes these: ptsbench's
     counters = readings.start([] if hosts else case.opened())  # before fio starts: the case's write amplification
+    watch = WritebackWatch.open([] if hosts else case.data_written())  # writes fio counted that never got there
 
     marked = threading.Event()
 
@@ -433,6 +412,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
                           cwd=client_folder(hosts), status_bins=False)
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
+        watch.close()
         samples.write(case_dir)
         record = _record(case, partial, started, "interrupted by the user", hosts, interrupted=True)
         atomic_write_json(case_dir / RESULT, asdict(record))
@@ -440,8 +420,11 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     finally:
         latency.close()
         mark_made(made)
+    lost = watch.lost()  # always: it also closes the descriptors
     samples.write(case_dir)
     record = _record(case, outcome, started, hosts=hosts)
+    if lost and record.status == "ok":
+        record.status, record.message = "failed", f"{case.source}: {lost}"
     record.telemetry = readings.finish(counters)
     gone = next((why for device in devices if (why := vanished(device))), None) if record.status != "ok" else None
     if gone:  # fio blames O_DIRECT or a missing file for it
@@ -461,33 +444,6 @@ def _new_target_file(case: Case, hosts: Sequence[Host]) -> str | None:
     if hosts or target is None or target.kind != "file" or os.path.lexists(target.path):
         return None
     return target.path
-
-
-def load_records(store: RunStore) -> list[CaseRecord]:
-    """Finished cases of a run directory, in case order. A run that ended names its cases in the manifest: one
-    without its result.json (or without cases/) is a damaged store, refused naming what is missing."""
-    cases_dir = store.root / "cases"
-    manifest = store.manifest
-    planned = manifest.get("cases")
-    if isinstance(planned, list) and manifest.get("status") == "done":
-        missing = [cases_dir / str(name) / RESULT for name in planned if not (cases_dir / str(name) / RESULT).is_file()]
-        if missing:
-            what = f"{cases_dir} is missing" if not cases_dir.is_dir() else \
-                f"{missing[0]} is missing" + (f" (and {len(missing) - 1} more result.json)" if len(missing) > 1 else "")
-            raise StoreError(f"{what}: the run finished {len(planned)} case(s)",
-                             "restore the run directory from a copy, or run it again")
-    if not cases_dir.is_dir():
-        return []
-    return [_case_record(path) for path in sorted(cases_dir.glob(f"*/{RESULT}"))]
-
-
-def _case_record(path: Path) -> CaseRecord:
-    data = read_json(path)
-    try:
-        return CaseRecord(**data)
-    except TypeError as error:  # not a mapping, or fields missing or unknown: edited or damaged by hand
-        raise StoreError(f"{path} is damaged: not a case result as ptsbench wrote it ({error})",
-                         "restore it from a copy, or run the case again") from error
 
 
 class CaseProgress(Protocol):

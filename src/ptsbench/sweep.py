@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
-from ptsbench.cases import RESULT, Case, CaseProgress, CaseRecord, Overrides, case_job, plan_case, run_case
+from ptsbench.case_records import RESULT, CaseRecord
+from ptsbench.cases import Case, CaseProgress, Overrides, case_job, plan_case, run_case
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import jobs
 from ptsbench.fio.opens import JobOpens, parse_job_text, parse_job_texts

@@ -212,7 +212,7 @@ def run_facts(store: Any) -> RunFacts:
                 steady.append((f"{view.plan['title']}: {label}", bool(determined.get("steady"))))
         compliance = store.manifest.get("compliance") or {}
         return RunFacts(tuple(steady), bool(compliance.get("compliant")), tuple(compliance.get("reasons") or ()))
-    from ptsbench.cases import load_records
+    from ptsbench.case_records import load_records
     from ptsbench.report.cases.tables import result_rows
 
     steady = [(f"{row.case}/{row.job} {row.direction}", bool(row.ss_attained))

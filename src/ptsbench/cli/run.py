@@ -359,8 +359,11 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
 
     broken = say_case_drops(store.root, records, *stored_rule(store.manifest))
     if any(record.status != "ok" for record in records):
-        failed = ", ".join(record.name for record in records if record.status != "ok")
-        click.echo(f"ptsbench: error: failed cases: {failed} (see the table and fio.stderr in {run_dir})", err=True)
+        failed = [record for record in records if record.status != "ok"]
+        for record in failed:  # why, in ptsbench's words or fio's (its whole output: fio.stderr)
+            click.echo(f"ptsbench: {record.name} {record.status}: {record.message or 'fio did not say why'}", err=True)
+        click.echo(f"ptsbench: error: failed cases: {', '.join(record.name for record in failed)} (see the table and "
+                   f"fio.stderr in {run_dir})", err=True)
         sys.exit(1)
     fail_on_limit(broken)
     return run_dir
@@ -443,7 +446,7 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid
 
 def _finish_interrupted(store: "RunStore", output_format: str) -> None:
     """Ctrl-C: print and save what finished (fio's numbers up to the interrupt); the report is left for later."""
-    from ptsbench.cases import load_records
+    from ptsbench.case_records import load_records
     from ptsbench.report.build import write_report
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.terminal import print_rows

@@ -44,7 +44,7 @@ def show(run_dir: Path, output_format: str) -> None:
         tables = load_report(run_dir).tables()
         print(report_tables_json(tables) if output_format == "json" else report_tables_csv(tables), end="")
         return
-    from ptsbench.cases import load_records
+    from ptsbench.case_records import load_records
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.terminal import print_rows
 

@@ -290,7 +290,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
             raise
         failed = [record.name for record in records if record.status != "ok"]
         store.update_manifest(status="failed" if failed else "done")
-    from ptsbench.cases import load_records
+    from ptsbench.case_records import load_records
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.terminal import print_rows
 

@@ -123,7 +123,7 @@ def case_tracked(rows: Sequence[Any]) -> list[Tracked]:
 
 
 def case_member(run_dir: Path, label: str) -> Member:
-    from ptsbench.cases import load_records
+    from ptsbench.case_records import load_records
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore
 

@@ -3,7 +3,8 @@
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ptsbench.cases import Case, CaseRecord
+from ptsbench.case_records import CaseRecord
+from ptsbench.cases import Case
 from ptsbench.fio.runner import FioStatus
 from ptsbench.units import format_duration
 
