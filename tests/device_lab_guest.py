@@ -472,8 +472,9 @@ def _lost_file_writes(dev: str) -> str:
     """The same on a file of an ext4 filesystem on the namespace, armed after the file was laid out and synced."""
     mount = WORK / "lost-writes-mnt"
     mount.mkdir(exist_ok=True)
-    run(["mkfs.ext4", "-q", "-F", dev])
-    run(["mount", dev, str(mount)])
+    # no Write Zeroes from mkfs or the kernel's lazy inode-table zeroing: each one would flip blkdebug's state
+    run(["mkfs.ext4", "-q", "-F", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1", dev])
+    run(["mount", "-o", "noinit_itable", dev, str(mount)])
     data = mount / "data.bin"
     try:
         data.write_bytes(b"\1" * (8 << 20))

@@ -7,6 +7,7 @@ driver's writes to it fail, so the kernel's write-back to the loop device fails)
 import contextlib
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,10 +34,10 @@ def test_a_buffered_job_on_a_healthy_device_is_ok(tmp_path: Path, loop_device: s
 
 
 @contextlib.contextmanager
-def loop_over_small_tmpfs(folder: Path) -> Iterator[str]:
-    """A 64 MiB loop device whose backing file lives on a 4 MiB tmpfs: most of its writes cannot be stored."""
+def loop_over_small_tmpfs(folder: Path, size: str = "4m") -> Iterator[str]:
+    """A 64 MiB loop device whose backing file lives on a tmpfs of `size`: what does not fit cannot be stored."""
     folder.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], check=True)
     try:
         with attached_loop(str(folder)) as device:
             yield device
@@ -62,3 +63,41 @@ def test_a_buffered_job_whose_writes_were_lost_is_failed_with_the_kernel_s_words
     assert "never reached the device" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
 
+
+
+def test_a_file_whose_filesystem_lost_its_writes_is_failed(tmp_path: Path) -> None:
+    """A file on ext4 on a loop device, laid out and synced; then the loop device's backing store has no room left
+    (the blocks of its backing file punched out, then the tmpfs under it filled), so the buffered writes into the
+    file land in the page cache and their write-back fails."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (tmpfs, loop devices, mount)")
+    small = tmp_path / "small"
+    with loop_over_small_tmpfs(small, size="32m") as device:
+        mount = tmp_path / "mnt"
+        mount.mkdir()
+        subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
+        subprocess.run(["mount", device, str(mount)], check=True)
+        try:
+            data = mount / "data.bin"
+            data.write_bytes(b"\1" * (8 << 20))
+            os.sync()
+            subprocess.run(["fallocate", "--punch-hole", "--offset", "0", "--length", str(64 << 20),
+                            str(small / "loop.img")], check=True)
+            filler = small / "filler"
+            with filler.open("wb") as handle, contextlib.suppress(OSError):  # the rest of the tmpfs
+                while True:
+                    handle.write(b"\0" * (1 << 20))
+                    handle.flush()
+            job = tmp_path / "file.fio"
+            job.write_text(f"[file]\nfilename={data}\nrw=write\nbs=64k\nsize=8m\n")
+            done = run_cli("run", str(job), "--destructive", "--out", str(tmp_path / "run"))
+        finally:
+            subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+    assert done.returncode != 0
+    found = result(tmp_path / "run")
+    assert found["status"] == "failed"
+    message = str(found["message"])
+    # the filesystem passes on the loop device's error: no space (ENOSPC), or EIO
+    assert re.search(f"writes to {re.escape(str(data))} never reached the device: syncing it after fio gave "
+                     r"(ENOSPC|EIO) \(", message), message
+    assert os.path.basename(device) in message.partition("the kernel: ")[2], message
