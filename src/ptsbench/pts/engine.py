@@ -69,6 +69,7 @@ from ptsbench.target.telemetry import (
 from ptsbench.units import format_bytes
 
 if TYPE_CHECKING:
+    from ptsbench.target.controller import CacheHold
     from ptsbench.target.purge import PurgeOutcome
 
 
@@ -129,6 +130,7 @@ class _Context:
     telemetry: dict[str, Any] | None = None  # the last reading, still valid as the next round's "before"
     hosts: tuple[Host, ...] = ()  # fio servers that run every round together; () = this machine
     device: DeviceIdentity | None = None  # the target device as the run found it (None: a file, or on hosts)
+    cache_hold: "CacheHold | None" = None  # this run's share of the controller's write cache
 
 
 def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter | None = None) -> None:
@@ -181,18 +183,30 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
 
 
 def _apply_write_cache(context: _Context) -> None:
-    """Set the device's volatile write cache as the profile requires (at every start: a power cycle resets it)."""
+    """Set the device's volatile write cache as the profile requires (at every start: a power cycle resets it). On a
+    drive whose cache ptsbench sets, the run holds the controller's cache (target/controller.py): shared with runs on
+    sibling namespaces that want the same, refused (UnsafeTargetError) when one holds it the other way."""
     from ptsbench.target.cache import read_write_cache, set_write_cache
+    from ptsbench.target.controller import controller_of, hold_write_cache
 
     wanted = context.plan.settings.write_cache == "enabled"
+    extra: dict[str, Any] = {}
+    controller = None if context.hosts else controller_of(context.target, context.facts)
     if context.hosts:  # the local tools would read (and set) the controller's device of the same name
         before, after, done, message = None, None, False, "not read or set on the remote hosts"
+    elif controller is not None:
+        hold = context.cache_hold = hold_write_cache(context.target, context.facts, controller, wanted,
+                                                     context.pts.root)
+        before, after, done, message = hold.before, hold.after, hold.done, hold.message
+        extra = {"controller": controller.name, "original": hold.original,
+                 "shared_with": [{"target": each.get("target"), "pid": each.get("pid"),
+                                  "run_dir": each.get("run_dir")} for each in hold.others]}
     else:
         before = read_write_cache(context.target, context.facts)
         done, message = set_write_cache(context.target, context.facts, wanted)
         after = read_write_cache(context.target, context.facts) if done else before
     record = {"utc": utc_now(), "wanted": context.plan.settings.write_cache, "before": before, "after": after,
-              "set": done, "message": message}
+              "set": done, "message": message, **extra}
     store = context.pts.store
     store.update_manifest(write_cache=[*store.manifest.get("write_cache", []), record])
     context.reporter.event(f"write cache: {message}")
@@ -201,9 +215,19 @@ def _apply_write_cache(context: _Context) -> None:
 
 
 def _restore_write_cache(context: _Context) -> None:
-    """Put the write cache back as it was before the run first changed it (also after a failure or Ctrl-C)."""
+    """Put the write cache back as it was before the run first changed it (also after a failure or Ctrl-C); on a
+    controller held by other runs too, the last one out puts back what was there before the first."""
     from ptsbench.target.cache import set_write_cache
+    from ptsbench.target.controller import release_write_cache
 
+    if context.cache_hold is not None:
+        hold, context.cache_hold = context.cache_hold, None
+        action, done, message = release_write_cache(hold, context.target, context.facts)
+        to = hold.wanted if action == "left" else hold.original
+        context.pts.store.update_manifest(write_cache_restored={"utc": utc_now(), "to": to, "done": done,
+                                                                "action": action, "message": message})
+        context.reporter.event(f"write cache: {message}" if done else f"write cache NOT restored: {message}")
+        return
     records = context.pts.store.manifest.get("write_cache") or []
     original = records[0].get("before") if records else None
     if context.hosts or not isinstance(original, bool) or not any(record.get("set") for record in records):
@@ -212,6 +236,27 @@ def _restore_write_cache(context: _Context) -> None:
     context.pts.store.update_manifest(write_cache_restored={"utc": utc_now(), "to": original, "done": done,
                                                             "message": message})
     context.reporter.event(f"write cache restored: {message}" if done else f"write cache NOT restored: {message}")
+
+
+def _check_write_cache(context: _Context, what: str) -> dict[str, Any] | None:
+    """The write cache read again at the end of a round: what it really was while the round ran (another program,
+    or a drive that forgot the setting, may have changed it). A reading other than wanted, once the run had set it
+    as wanted, is a deviation."""
+    from ptsbench.target.cache import read_write_cache
+
+    if context.hosts or context.target.kind != "block":
+        return None
+    wanted = context.plan.settings.write_cache == "enabled"
+    now = read_write_cache(context.target, context.facts)
+    reading = {"utc": utc_now(), "wanted": context.plan.settings.write_cache, "read": now}
+    records = context.pts.store.manifest.get("write_cache") or []
+    if isinstance(now, bool) and now is not wanted and records and records[-1].get("after") is wanted:
+        word = "on" if now else "off"
+        context.pts.add_compliance_reason(f"write cache read {word} at the end of {what} (wanted "
+                                          f"{context.plan.settings.write_cache})")
+        context.reporter.event(f"write cache read {word} at the end of {what}, wanted "
+                               f"{context.plan.settings.write_cache}: a deviation")
+    return reading
 
 
 def _run_phase(context: _Context, index: int, phase: PhasePlan) -> None:
@@ -491,6 +536,12 @@ def _run_round(
     if phase.phase.stop.kind == "written":
         record["wsat"] = wsat_totals(phase, finished, record["cells"])
     record["host_bound"] = host_bound(record)
+    cache = _check_write_cache(context, what)
+    if cache is not None:
+        record["write_cache"] = cache
+        rounds = context.pts.store.manifest.get("write_cache_rounds") or []
+        context.pts.store.update_manifest(write_cache_rounds=[*rounds, {"phase": phase.key, "round": number,
+                                                                        **cache}])
     atomic_write_json(folder / ROUND_FILE, record)
     context.reporter.round_finished(progress, record)
     return record
