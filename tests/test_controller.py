@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +23,14 @@ from ptsbench.errors import UnsafeTargetError
 from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.settings import make_settings
 from ptsbench.pts.start import create_run, target_info
-from ptsbench.target.controller import CacheHold, controller_dir, controller_of, hold_write_cache, release_write_cache
+from ptsbench.target.controller import (
+    CacheHold,
+    check_write_cache_free,
+    controller_dir,
+    controller_of,
+    hold_write_cache,
+    release_write_cache,
+)
 from ptsbench.target.target import Target
 
 HOLDER = """
@@ -116,8 +124,12 @@ def test_a_run_wanting_the_other_setting_is_refused_naming_the_holder(controller
     assert "\n" not in text and f"pid {first.pid}" in text and str(tmp_path / "runA") in text, text
     assert "held off" in text and "wants it on" in text, text
     assert cache_reads(fakebin) is False  # untouched: A still measures with it off
+    with pytest.raises(UnsafeTargetError, match=f"held off by another ptsbench run on {controller}n1 "):
+        check_write_cache_free(target, facts, True)  # the check before a run directory, and the dry run's
+    check_write_cache_free(target, facts, False)  # the same setting: it would join
     assert release_holder(first)[:2] == ["restored", "True"]
     assert cache_reads(fakebin) is True
+    check_write_cache_free(target, facts, True)  # nobody holds it now
 
 
 def test_a_killed_holder_neither_wedges_the_record_nor_loses_the_original(controller: str, fakebin: Any,
@@ -138,10 +150,12 @@ def test_a_killed_holder_neither_wedges_the_record_nor_loses_the_original(contro
 def test_a_run_after_a_killed_holder_wanting_the_other_setting_restores_the_first_original(
         controller: str, fakebin: Any, tmp_path: Path) -> None:
     first = start_holder(controller, "on", tmp_path / "runA")  # the cache was on: nothing to switch
-    first.kill()
-    first.wait(timeout=60)
+    first.kill()  # and not reaped yet: a zombie, whose pid and start time are still in /proc, holds nothing
+    while Path(f"/proc/{first.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+        time.sleep(0.01)
     target, facts = namespace(controller, 2)
     hold = join(target, facts, False, tmp_path / "runB")
+    first.wait(timeout=60)
     assert (hold.before, hold.after, hold.original) == (True, False, True)
     assert release_write_cache(hold, target, facts)[:2] == ("restored", True)
     assert cache_reads(fakebin) is True

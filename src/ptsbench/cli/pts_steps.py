@@ -58,6 +58,7 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
     cannot take, or one that would erase another target of the `fleet`) and time it, all before a run directory
     exists."""
     from ptsbench.errors import TargetError
+    from ptsbench.target.controller import check_write_cache_free
     from ptsbench.target.guard import check_path_allowed
     from ptsbench.target.placement import check_placement_device
     from ptsbench.target.purge import choose_purge
@@ -80,12 +81,17 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
         if info.fdp_device:  # what fio opens: judged as the namespace it reaches
             check_placement_device(info.fdp_device, resolved.path, destructive)
 
+    def check_cache() -> None:  # another run holding the controller's write cache the other way (the engine's too)
+        check_write_cache_free(resolved, facts, plan.settings.write_cache == "enabled")
+
     def check_target() -> None:
         check_resolved()
         check_placement()
+        check_cache()
 
     if not dry_run:  # the target was judged above (a block device again under the run's claim: pts/engine.py)
         check_placement()
+        check_cache()
     # resume keeps the method: refuse one the target cannot take before the run exists
     method = choose_purge(resolved, facts, purge_method, purge_scope, fleet)
     timing = prep_timing(plan, resolved, facts, method, measure_rate)

@@ -104,15 +104,8 @@ def hold_write_cache(target: Target, facts: dict[str, object], controller: Contr
               "target": target.path}
     with _locked(controller) as (state_path, state):
         holders = [each for each in state.get("holders", []) if _alive(each)]
+        _refuse_opposite(target, controller, state, holders, wanted)
         before = read_write_cache(target, facts)
-        if holders and state.get("setting") is not wanted:
-            other = holders[0]
-            raise UnsafeTargetError(
-                f"refusing to run on {target.path}: the write cache of {controller.name} (a controller feature, "
-                f"shared by its namespaces) is held {_word(state.get('setting'))} by another ptsbench run on "
-                f"{other.get('target')} (pid {other.get('pid')}, run directory {other.get('run_dir')}); this run "
-                f"wants it {_word(wanted)}",
-                "wait until that run ends, or run both with the same write-cache setting")
         original = state.get("original", before)
         if holders and before is wanted:
             done, message = True, (f"write cache of {controller.name} already {_word(wanted)}: shared with "
@@ -124,6 +117,32 @@ def hold_write_cache(target: Target, facts: dict[str, object], controller: Contr
         atomic_write_json(state_path, {"controller": controller.name, "original": original, "setting": wanted,
                                        "holders": [*holders, holder]})
     return CacheHold(controller, holder, wanted, original, before, after, after is wanted, message, others)
+
+
+def check_write_cache_free(target: Target, facts: dict[str, object], wanted: bool) -> None:
+    """Refuse (UnsafeTargetError) a run wanting the write cache `wanted` on a controller another live run holds the
+    other way: the check before a run directory is made, and the dry run's (reads the record, changes nothing)."""
+    controller = controller_of(target, facts)
+    if controller is None:
+        return
+    try:
+        state = json.loads((controller_dir() / f"{_file_key(controller)}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(state, dict):
+        holders = [each for each in state.get("holders", []) if isinstance(each, dict) and _alive(each)]
+        _refuse_opposite(target, controller, state, holders, wanted)
+
+
+def _refuse_opposite(target: Target, controller: Controller, state: dict[str, Any], holders: list[dict[str, Any]],
+                     wanted: bool) -> None:
+    if holders and state.get("setting") is not wanted:
+        other = holders[0]
+        raise UnsafeTargetError(
+            f"refusing to run on {target.path}: the write cache of {controller.name} (a controller feature, shared "
+            f"by its namespaces) is held {_word(state.get('setting'))} by another ptsbench run on "
+            f"{other.get('target')} (pid {other.get('pid')}, run directory {other.get('run_dir')}); this run wants "
+            f"it {_word(wanted)}", "wait until that run ends, or run both with the same write-cache setting")
 
 
 def release_write_cache(hold: CacheHold, target: Target, facts: dict[str, object]) -> tuple[str, bool, str]:
@@ -156,9 +175,7 @@ def release_write_cache(hold: CacheHold, target: Target, facts: dict[str, object
 @contextmanager
 def _locked(controller: Controller) -> Iterator[tuple[Path, dict[str, Any]]]:
     folder = controller_dir()
-    key = re.sub(r"[^A-Za-z0-9._-]", "_", controller.key)
-    if len(key) > 100:
-        key = key[:60] + "-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    key = _file_key(controller)
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         found = os.lstat(folder)
@@ -181,12 +198,18 @@ def _locked(controller: Controller) -> Iterator[tuple[Path, dict[str, Any]]]:
             os.close(fd)
 
 
+def _file_key(controller: Controller) -> str:
+    key = re.sub(r"[^A-Za-z0-9._-]", "_", controller.key)
+    return key if len(key) <= 100 else key[:60] + "-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def _start_ticks(pid: int) -> int | None:
-    """The process's start time (clock ticks since boot, /proc/PID/stat field 22): a PID reused later differs."""
+    """The process's start time (clock ticks since boot, /proc/PID/stat field 22): a PID reused later differs. None
+    for a process that is gone, or dead and not yet reaped by its parent (a zombie holds nothing)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
             fields = handle.read().rpartition(")")[2].split()
-        return int(fields[19])
+        return None if fields[0] in ("Z", "X") else int(fields[19])
     except (OSError, ValueError, IndexError):
         return None
 
