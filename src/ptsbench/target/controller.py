@@ -139,8 +139,8 @@ def _refuse_opposite(target: Target, controller: Controller, state: dict[str, An
     if holders and state.get("setting") is not wanted:
         other = holders[0]
         raise UnsafeTargetError(
-            f"refusing to run on {target.path}: the write cache of {controller.name} (a controller feature, shared "
-            f"by its namespaces) is held {_word(state.get('setting'))} by another ptsbench run on "
+            f"refusing to run on {target.path}: the write cache of {controller.name}, a controller feature shared "
+            f"by its namespaces, is held {_word(state.get('setting'))} by another ptsbench run on "
             f"{other.get('target')} (pid {other.get('pid')}, run directory {other.get('run_dir')}); this run wants "
             f"it {_word(wanted)}", "wait until that run ends, or run both with the same write-cache setting")
 
