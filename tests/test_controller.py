@@ -197,3 +197,42 @@ def test_each_round_reads_the_cache_again_and_a_change_is_a_deviation(tmp_path: 
     assert any("write cache read on at the end of IOPS round 2" in reason for reason in reasons), reasons
     assert not any("round 1" in reason for reason in reasons), reasons
     assert manifest["write_cache_restored"]["action"] == "kept"  # it read on at the end, as before the run
+
+
+def test_a_run_killed_mid_round_is_resumed_and_puts_back_the_cache_it_found(tmp_path: Path, fakebin: Any,
+                                                                             controller: str) -> None:
+    """A PTS run (its own process) turns the cache off and is killed with SIGKILL once round 1 is stored: the cache
+    stays off. Its resume finds it off, yet knows from the controller's record that it was on before the run, and
+    puts that back at the end."""
+    from ptsbench.fio.runner import probe_engine
+    from ptsbench.target.target import resolve_target
+
+    settings = make_settings("demo", "1.1", ("iops",), {"iops": {"round_time_s": 1.0, "max_rounds": 4,
+                                                                  "block_sizes": (4096,), "mixes": (0,)}})
+    with attached_loop(str(tmp_path), size_bytes=16 * 1024**2) as device:
+        target = resolve_target(device)
+        facts = {"transport": "nvme", "nvme_controller": controller, "disk": device}
+        info = target_info(target, facts, probe_engine(str(tmp_path))[0], 16 * 1024**2)
+        store, _ = create_run(tmp_path / "run", settings, info, facts, ioengine_note="", purge_method="none")
+        child = subprocess.Popen([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
+                                  "from ptsbench.pts.engine import run\nfrom ptsbench.pts.store import PtsStore\n"
+                                  "from ptsbench.store import RunStore\nfrom ptsbench.target.target import "
+                                  "resolve_target\nrun(PtsStore(RunStore.open(Path(sys.argv[1]))), "
+                                  "resolve_target(sys.argv[2]), destructive=True)\n", str(store.root), device])
+        round_one = store.root / "pts" / "iops" / "rounds" / "001" / "round.json"
+        while not round_one.exists():
+            assert child.poll() is None, "the run ended before round 1 was stored"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+        assert cache_reads(fakebin) is False  # left off by the killed run
+        from ptsbench.pts.store import PtsStore
+        from ptsbench.store import RunStore
+
+        run(PtsStore(RunStore.open(store.root)), target, destructive=True)
+    manifest = json.loads((store.root / "manifest.json").read_text())
+    first, resumed = manifest["write_cache"]
+    assert (first["before"], resumed["before"], resumed["original"]) == (True, False, True), manifest["write_cache"]
+    restored = manifest["write_cache_restored"]
+    assert (restored["action"], restored["to"], restored["done"]) == ("restored", True, True), restored
+    assert cache_reads(fakebin) is True and manifest["status"] == "done"
