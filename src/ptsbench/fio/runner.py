@@ -133,7 +133,8 @@ def fio_version(binary: str | None = None) -> str:
     binary = binary or fio_binary()
     try:
         said = run_bound([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
-        text = next((line.strip() for line in said.splitlines() if line.startswith("fio-")), said.strip())
+        lines = said.strip().splitlines()  # another program's --version may run to many lines: its first one
+        text = next((line.strip() for line in lines if line.startswith("fio-")), lines[0] if lines else "")
     except OSError as error:
         raise FioNotFoundError(f"cannot run {binary}: {error.strerror}", INSTALL_HINT) from error
     parsed = version_tuple(text)
