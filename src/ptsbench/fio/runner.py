@@ -53,6 +53,11 @@ _found_fio: dict[tuple[str | None, str | None], str] = {}  # fio_binary's answer
 _stopped: set[int] = set()  # pids of those stop_all() asked to stop
 
 
+def running_fio_pids() -> list[int]:
+    """The pids of the fio processes this program runs now (fio/waits.py reads how long they waited for a CPU)."""
+    return [process.pid for process in list(_running) if process.returncode is None]
+
+
 @dataclass(frozen=True)
 class FioStatus:
     """One live sample: rates since the previous sample, and fio's own elapsed time and ETA."""
