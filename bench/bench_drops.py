@@ -9,6 +9,8 @@ and syncing 64 MiB files over and over in the work folder). Then:
 - --throttled runs (as root, cgroup v1 blkio): reads of a loop device held to 1,000 IOPS by the kernel at queue
   depth 8, lowered to 100 for 5 s after 4,000 reads: the finding, its start against the moment the limit fell
   (in the job's bytes: within a second's reads), its length, and whether it was judged the drive's.
+- --steady-device runs: the same reads of the loop device, its limit never lowered (steady IO through the kernel,
+  where the null engine has none), counted as the steady runs are.
 
 Run from the repository root, as root for the throttled runs (about 6 minutes with the defaults):
   .venv/bin/python bench/bench_drops.py
@@ -75,7 +77,7 @@ def steady(work: Path, runs: int, runtime: int) -> None:
           f"breaches, {totals[3]} exit 3", flush=True)
 
 
-def throttled(work: Path, runs: int, runtime: int) -> None:
+def throttled(work: Path, runs: int, runtime: int, lower: bool = True) -> None:
     image = work / "loop.img"
     with image.open("wb") as handle:
         handle.truncate(256 << 20)
@@ -103,11 +105,18 @@ def throttled(work: Path, runs: int, runtime: int) -> None:
             while reads() - start < 4000:
                 time.sleep(0.05)
             at_drop = reads() - start
-            limit.write_text(f"{os.major(rdev)}:{os.minor(rdev)} 100\n")
-            time.sleep(5)
-            limit.write_text(f"{os.major(rdev)}:{os.minor(rdev)} 1000\n")
+            if lower:
+                limit.write_text(f"{os.major(rdev)}:{os.minor(rdev)} 100\n")
+                time.sleep(5)
+                limit.write_text(f"{os.major(rdev)}:{os.minor(rdev)} 1000\n")
             done.communicate()
-            findings = [f for f in folder_findings(out / "cases" / "001-reader", DropRule()) if f.drop.metric != "lat"]
+            case_dir = out / "cases" / "001-reader"
+            if not lower:
+                found, drives, low = judged(case_dir)
+                print(f"steady device {number + 1}: exit {done.returncode}, {found} finding(s), {drives} the "
+                      f"drive's, {low} second(s) below 80 %", flush=True)
+                continue
+            findings = [f for f in folder_findings(case_dir, DropRule()) if f.drop.metric != "lat"]
             for finding in findings:
                 off_s = (finding.drop.done_bytes / 4096 - at_drop) / 1000
                 print(f"throttled {number + 1}: exit {done.returncode}: {finding.line()}; {finding.cause_text}; "
@@ -128,6 +137,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steady", type=int, default=10, help="steady runs (default 10)")
     parser.add_argument("--throttled", type=int, default=3, help="throttled runs, as root (default 3)")
+    parser.add_argument("--steady-device", type=int, default=0,
+                        help="steady runs on the throttled loop device, its limit never lowered (default 0)")
     parser.add_argument("--runtime", type=int, default=15, help="seconds per run (default 15)")
     parser.add_argument("--keep", type=Path, help="keep the runs in this new folder")
     args = parser.parse_args()
@@ -136,8 +147,11 @@ def main() -> None:
         work.mkdir(exist_ok=True)
         with loaded(work):
             steady(work, args.steady, args.runtime)
-            if args.throttled and os.geteuid() == 0 and BLKIO.is_dir():
-                throttled(work, args.throttled, args.runtime)
+            if os.geteuid() == 0 and BLKIO.is_dir():
+                if args.steady_device:
+                    throttled(work, args.steady_device, args.runtime, lower=False)
+                if args.throttled:
+                    throttled(work, args.throttled, args.runtime)
 
 
 if __name__ == "__main__":
