@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ptsbench.fio.versions import version_tuple
+
 METRICS = ("iops", "bw", "lat")  # per second: IOs/s, bytes/s, mean total latency in ns
 DIRECTIONS = ("read", "write", "trim")
 PENALTY = 2.0
@@ -53,7 +55,9 @@ class Seconds:
     bytes of this direction and the bytes written by the job before each interval, and the host's state in each
     second (HOST_SIGNS, NaN where unknown)."""
 
-    start_s: np.ndarray  # the previous document's runtime (a short interval left out before it does not count)
+    # when the second's bytes were read, on the job's clock: the document's runtime (fio 3.19 to 3.41), or its IO
+    # counts' moment (fio 3.42 and newer: see BYTES_AFTER_WAIT); a short interval left out before it does not count
+    start_s: np.ndarray
     end_s: np.ndarray
     values: Mapping[str, np.ndarray]  # metric -> per interval (latency NaN where no IO completed)
     done_before_bytes: np.ndarray
@@ -61,6 +65,7 @@ class Seconds:
     host: Mapping[str, np.ndarray]  # HOST_SIGNS -> per interval
     iops_from: str = IOPS_FROM_BYTES
     io_size_bytes: int | None = None  # the direction's one IO size, when it has one
+    sample: np.ndarray | None = None  # each second's document: its index in the stored columns
 
 
 @dataclass(frozen=True)
@@ -94,8 +99,13 @@ class Drop:
         return self.level / self.reference if self.reference else 1.0
 
 
-def per_second(columns: Mapping[str, Sequence[float | None]]) -> dict[str, Seconds]:
-    """A job's stored cumulative columns (SecondSamples) as per-second values per direction."""
+BYTES_AFTER_WAIT = (3, 42)  # from this fio on, a document's bytes are read after its wait for the workers, with
+# the IO counts (fio commit 00084f95, stat.c __show_running_run_stats); before it, with the runtime
+
+
+def per_second(columns: Mapping[str, Sequence[float | None]], fio_version: str | None = None) -> dict[str, Seconds]:
+    """A job's stored cumulative columns (SecondSamples) as per-second values per direction; `fio_version` (as
+    stored beside them) says whether the bytes were read with the runtime or with the IO counts."""
     runtime_ms = np.asarray(columns.get("runtime_ms") or [], dtype=float)
     if len(runtime_ms) == 0:
         return {}
@@ -106,6 +116,10 @@ def per_second(columns: Mapping[str, Sequence[float | None]]) -> dict[str, Secon
     counted_ms = _counted_ms(columns, runtime_ms)
     counted_step_s = np.diff(np.nan_to_num(counted_ms, nan=0.0), prepend=0.0) / 1000
     counted_step_s = np.where(np.isnan(counted_ms), step_s, counted_step_s)  # old samples: the runtime's span
+    version = version_tuple(fio_version) if fio_version else None
+    with_counts = version is not None and version >= BYTES_AFTER_WAIT and not np.isnan(counted_ms).any()
+    bytes_step_s = counted_step_s if with_counts else step_s
+    bytes_end_s = counted_ms / 1000 if with_counts else runtime_s  # the moment a second's bytes were read
     written = np.asarray(columns.get("write_bytes") or np.zeros(len(runtime_s)), dtype=float)
     host = {key: _known(columns.get(key), len(runtime_s)) for key in HOST_SIGNS if key != "status_lag_ms"}
     host["status_lag_ms"] = counted_ms - runtime_ms
@@ -119,12 +133,14 @@ def per_second(columns: Mapping[str, Sequence[float | None]]) -> dict[str, Secon
         size = io_size(columns[f"{direction}_bytes"], columns[f"{direction}_ios"])
         with np.errstate(divide="ignore", invalid="ignore"):
             lat = np.where(d_ios > 0, np.diff(lat_sum, prepend=0.0) / d_ios, np.nan)
-            iops = d_bytes / size / step_s if size else np.where(counted_step_s > 0, d_ios / counted_step_s, np.nan)
-        values = {"iops": iops, "bw": d_bytes / step_s, "lat": lat}
+            iops = d_bytes / size / bytes_step_s if size else np.where(counted_step_s > 0, d_ios / counted_step_s,
+                                                                       np.nan)
+            values = {"iops": iops, "bw": d_bytes / bytes_step_s, "lat": lat}
         found[direction] = Seconds(
-            (runtime_s - step_s)[keep], runtime_s[keep], {k: v[keep] for k, v in values.items()},
+            (bytes_end_s - bytes_step_s)[keep], bytes_end_s[keep], {k: v[keep] for k, v in values.items()},
             (done - d_bytes)[keep], (written - np.diff(written, prepend=0.0))[keep],
-            {key: values[keep] for key, values in host.items()}, IOPS_FROM_BYTES if size else IOPS_FROM_COUNTS, size)
+            {key: values[keep] for key, values in host.items()}, IOPS_FROM_BYTES if size else IOPS_FROM_COUNTS, size,
+            np.flatnonzero(keep))
     return found
 
 

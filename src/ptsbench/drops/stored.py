@@ -96,7 +96,9 @@ def stored_seconds(folder: Path) -> list[JobSeconds]:
     data = read_json(path)
     try:
         labels = data.get("labels") or {}
-        return [JobSeconds(job, str(labels.get(job, job)), per_second(columns))
+        version = data.get("fio_version")
+        return [JobSeconds(job, str(labels.get(job, job)), per_second(columns, version if isinstance(version, str)
+                                                                      else None))
                 for job, columns in data["jobs"].items()]
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         raise StoreError(f"{path} is damaged: not per-second samples as ptsbench wrote them ({error})",

@@ -86,23 +86,28 @@ class SecondSamples:
     e.g. host CPU busy %). Per-second rates are differences of neighbours. A job whose counters go back (fio resets
     them after ramp_time) starts its series again. Safe to feed from several threads (the fio processes of a chain).
 
-    fio does not read these numbers at one moment: it takes a document's bytes and runtime together, then (after
-    waiting for its workers) the IO counts and latencies, up to hundreds of ms later on a busy host (issue 41). So
-    per-second rates pair bytes with runtime, and IO counts with the document's own time (STATUS_TIME).
+    fio does not read these numbers at one moment: fio 3.19 to 3.41 take a document's bytes and runtime together,
+    then (after waiting for its workers) the IO counts and latencies, up to hundreds of ms later on a busy host
+    (issue 41); fio 3.42 takes the runtime first and the bytes after that wait, with the counts. So per-second rates
+    pair the numbers read together, by the fio version stored beside them (find.py per_second), over the runtime
+    or the document's own time (STATUS_TIME).
 
     Beside each document it keeps what fio's processes waited for a CPU since the previous one (FIO_WAIT).
 
     Stored as SAMPLES_FILE: {"jobs": {name: {"runtime_ms": [...], "status_unix_ms": [...], "read_ios": [...],
-    "read_bytes": [...], "read_lat_ns_sum": [...], ..., BESIDE: [...]}}, "labels": {name: what it measured}},
-    directions with no IO left out."""
+    "read_bytes": [...], "read_lat_ns_sum": [...], ..., BESIDE: [...]}}, "labels": {name: what it measured},
+    "fio_version": "fio-3.33"}, directions with no IO left out."""
 
     def __init__(self) -> None:
         self.jobs: dict[str, dict[str, list[Any]]] = {}  # beside values: None where unknown
         self.lock = threading.Lock()
         self.waits = FioWaits()
+        self.fio_version: str | None = None  # which order fio reads a document's numbers in (find.py per_second)
 
     def add(self, doc: Mapping[str, Any], beside: Mapping[str, float | None] | None = None) -> None:
         with self.lock:
+            if self.fio_version is None and isinstance(doc.get("fio version"), str):
+                self.fio_version = doc["fio version"]
             beside = {**(beside or {}), FIO_WAIT: self.waits.share_pct()}
             for name, (runtime_ms, directions) in _totals(doc).items():
                 columns = self.jobs.setdefault(name, {})
@@ -124,7 +129,8 @@ class SecondSamples:
 
     def as_dict(self) -> dict[str, Any]:
         with self.lock:
-            return {"jobs": {name: _with_io(columns) for name, columns in self.jobs.items() if columns}}
+            return {"jobs": {name: _with_io(columns) for name, columns in self.jobs.items() if columns},
+                    "fio_version": self.fio_version}
 
     def write(self, folder: Path, labels: Mapping[str, str] | None = None) -> None:
         """Store the samples in `folder` (nothing when no job ran a moment); `labels` names what each job measured
