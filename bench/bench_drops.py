@@ -1,7 +1,7 @@
 """False drops on a loaded host, and a real throttle on the same host (issue 41).
 
-The host is loaded for the whole measurement: a busy loop per CPU and one more, and an IO neighbour (dd writing
-and syncing 64 MiB files over and over in the work folder). Then:
+The host is loaded for the whole measurement (tests/hostload.py): a busy loop per CPU and one more, and an IO
+neighbour writing and syncing a 64 MiB file over and over in the work folder. Then:
 
 - --steady runs of one steady job each (`ptsbench run`: fio's null engine held to 1,000 IOPS of 4k random reads,
   --runtime seconds, with --min-fraction 0.8): every finding and --min-fraction breach counted, and how many of them
@@ -36,17 +36,12 @@ BLKIO = Path("/sys/fs/cgroup/blkio")
 
 @contextlib.contextmanager
 def loaded(folder: Path):  # type: ignore[no-untyped-def]
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range((os.cpu_count() or 1) + 1)]
-    neighbour = subprocess.Popen(["sh", "-c", f"while :; do dd if=/dev/zero of={folder}/neighbour.bin bs=1M "
-                                              "count=64 conv=fsync status=none; done"], start_new_session=True)
-    try:
+    """The load of tests/hostload.py: busy loops and an IO neighbour that end with this process."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from hostload import loaded_host
+
+    with loaded_host(folder):
         yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-        os.killpg(neighbour.pid, 9)
-        neighbour.wait()
 
 
 def ptsbench(*args: str, preexec=None) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
