@@ -433,7 +433,7 @@ def _run_round(
     samples, meter = SecondSamples(), CpuMeter()  # per-second data for drop detection, host CPU beside it
 
     def on_document(doc: dict[str, Any]) -> None:
-        samples.add(doc, {"cpu_busy_pct": meter.busy_pct()})
+        samples.add(doc, meter.beside())
 
     started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
     if chained:

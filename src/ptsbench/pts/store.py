@@ -102,8 +102,8 @@ round.json in detail:
           fdp_host_written_bytes, media_erased_bytes, media_source "OCP C0h" | "FDP statistics", media_note;
           null = unknown), change: telemetry_change (counter increases, temperature_start_c / _end_c, throttled
           true | false | null, waf: target/waf.py write_amplification: host_written_bytes, media_written_bytes,
-          ratio, source, host_unit_bytes, note saying why ratio is null), cpu: host CPU during the fio process
-          (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s, cpu_count)}.
+          ratio, source, host_unit_bytes, host_counter, note saying why ratio is null), cpu: host CPU during the fio
+          process (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s, cpu_count)}.
           "before" is the previous round's "after" when nothing ran in between (no purge or preconditioning)
   cells also carry role and, for HDD cells, zone and zones; a cell with role "histogram" (an operating point's
   capture) adds histogram: {edges_ns (bucket lower edges, the last bucket open-ended), counts, n, mean_ns, max_ns,
