@@ -67,8 +67,8 @@ def check_user_file(path: str, change: str, destructive: bool) -> None:
         return
     raise UnsafeTargetError(
         f"refusing to change {path}: it is an existing file ({size_bytes} bytes) that ptsbench did not make, and "
-        f"{change}", "pass --destructive to let fio change it (what it holds is lost), or name a new file or a "
-        "folder (ptsbench makes its test file there)")
+        f"{change}", "pass --destructive to let fio change it (what it holds is lost), or name a file that does not "
+        "exist yet (or a folder: ptsbench makes its test file there)")
 
 
 def check_whole_file(path: str, destructive: bool) -> None:
