@@ -277,6 +277,8 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
             continue  # fio's parser rejects it: fio is not started for it
         for job in case.opens:
             _check_logs(job)
+            if (beyond := job.beyond_limits()) is not None:
+                raise JobFileError(f"{case.source}: job {job.name}: {beyond}", "fix the job file (or its --set)")
         logs = [(path, True) for path, _option in case.outputs()]  # a log's name may be a device, or a link to one
         check_opened(case.opened() + logs, case.unknown_writes(), destructive, allow_mounted, case.changed_files())
         _check_zoned(case)

@@ -35,6 +35,7 @@ LOG_KINDS = {"write_bw_log": ("bw",), "write_iops_log": ("iops",), "write_lat_lo
              "write_hist_log": ("clat_hist",)}
 # files fio writes under exactly the name an option gives: an IO log (appended to), a merged blktrace
 NAMED_OUTPUTS = ("write_iolog", "merge_blktrace_file")
+MAX_LOG_MSEC = 2**32 - 1  # fio keeps log intervals in 32 bits (and wraps larger ones without a word)
 _PERCENT_FROM = 2**64 - 101  # fio stores N% as -1 - N in an unsigned 64-bit value (parse_is_percent)
 _DEFAULT_FORMAT = "$jobname.$jobnum.$filenum"
 _FORMAT_KEYWORDS = ("$jobname", "$jobnum", "$filenum", "$clientuid")
@@ -135,6 +136,26 @@ class JobOpens:
                 names = [f"{prefix}_{kind}.{n}.{suffix}" for n in threads] if per_job else [f"{prefix}_{kind}.{suffix}"]
                 found.extend((os.path.join(self.cwd, name), option) for name in names)
         return list(dict.fromkeys(found))
+
+    def beyond_limits(self) -> str | None:
+        """What in the job, as fio read it, is past the limits ptsbench holds every run to (fio itself accepts it,
+        then stalls or wraps): a queue depth over MAX_IODEPTH, a runtime or ramp_time over a year, a log_avg_msec
+        or log_hist_msec past the 32 bits fio keeps it in. None when all are within them."""
+        from ptsbench.fio.jobs import IODEPTH_LIMIT, MAX_IODEPTH
+        from ptsbench.units import MAX_SECONDS
+
+        iodepth = max(self.numbers.get("iodepth", (1,)))
+        if iodepth > MAX_IODEPTH:
+            return f"iodepth={iodepth} is over {MAX_IODEPTH:,}: {IODEPTH_LIMIT}"
+        for key in ("runtime", "ramp_time"):
+            usec = max(self.numbers.get(key, (0,)))  # fio reads times in microseconds
+            if usec > MAX_SECONDS * 10**6:
+                return f"{key}={self.options.get(key)} is over a year: use a duration of at most 366 days"
+        for key in ("log_avg_msec", "log_hist_msec"):
+            msec = max(self.numbers.get(key, (0,)))
+            if msec > MAX_LOG_MSEC:
+                return f"{key}={msec} is over {MAX_LOG_MSEC:,} ms, the most fio keeps (it would wrap it)"
+        return None
 
     def clones(self) -> int:
         """How many threads fio starts for this job (numjobs, as fio read it)."""
