@@ -142,15 +142,18 @@ def test_a_reports_images_never_replace_or_remove_a_users_file(tmp_path: Path, r
     assert refused.returncode != 0 and f"{figures} is a link" in refused.stderr and "Traceback" not in refused.stderr
     assert (done := run_cli("report", str(run), "--no-static")).returncode == 0, done.stderr
     assert _tree(pictures) == kept and figures.is_symlink()
-    # report/ a link to a user's folder holding a figures/ of their own
+    # report/ a link to a user's folder holding a figures/ of their own: never written through (issue 40)
     website = tmp_path / "website"
     (website / "figures").mkdir(parents=True)
     (website / "figures" / ours[0]).write_bytes(b"published")
     figures.unlink()
     shutil.rmtree(run / "report")
     (run / "report").symlink_to(website)
-    assert (done := run_cli("report", str(run), "--no-static")).returncode == 0, done.stderr
-    assert (website / "figures" / ours[0]).read_bytes() == b"published"
+    kept = _tree(website)
+    for options in (("--no-static",), ("--images", "png")):
+        refused = run_cli("report", str(run), *options)
+        assert refused.returncode != 0 and "is a link" in refused.stderr and "Traceback" not in refused.stderr
+    assert _tree(website) == kept and os.listdir(website) == ["figures"]
 
 
 def _bytes_read() -> int:
