@@ -383,6 +383,9 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("run-iolog-over-users-file", ("run", "{useriolog}", "--out", "{tmp}/r"), "refusing to change"),
     ("report-folder-a-link", ("report", "{linked}"), "is a link"),
     ("report-images-folder-a-link", ("report", "{linked}", "--images", "png"), "is a link"),
+    ("catalog-update-other-programs-db", ("catalog", "update", "{run}", "--db", "{otherdb}"),
+     "another program's database"),
+    ("catalog-runs-db-a-link", ("catalog", "runs", "--db", "{dblink}"), "is a link"),
     ("run-job-line-5-mb", ("run", "{longline}", "--dry-run"), "fio reads at most 8,191 bytes of a line"),
     # ---- the group ----
     ("unknown-command", ("benchmark",), "No such command"),

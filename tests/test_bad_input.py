@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -145,10 +146,14 @@ def _issue40_inputs(root: Path, run: Path, job: Path) -> dict[str, str]:
     (root / "useriolog.fio").write_text(NULL_JOB + f"write_iolog={logs}/iolog.txt\n")
     (root / "long-line.fio").write_text(NULL_JOB + "description=" + "x" * 5_000_000 + "\n")
     (root / "avg.fio").write_text(NULL_JOB + "write_bw_log=avg\nlog_avg_msec=99999999999999\n")
+    with contextlib.closing(sqlite3.connect(root / "other.sqlite")) as other:  # another program's database
+        other.execute("CREATE TABLE contacts (name TEXT)")
+        other.commit()
+    (root / "db-link.sqlite").symlink_to(root / "other.sqlite")
     places = {name: str(root / file) for name, file in (
         ("outnum", "out-number.toml"), ("tagnest", "tag-nested.toml"), ("deepjob", "deep.fio"),
         ("userlog", "userlog.fio"), ("useriolog", "useriolog.fio"), ("longline", "long-line.fio"),
-        ("avgjob", "avg.fio"))}
+        ("avgjob", "avg.fio"), ("otherdb", "other.sqlite"), ("dblink", "db-link.sqlite"))}
     fifo = root / "d_manifest_fifo"
     shutil.copytree(run, fifo)
     (fifo / "manifest.json").unlink()
