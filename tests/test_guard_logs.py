@@ -121,3 +121,15 @@ def test_a_bare_log_option_goes_to_the_run_directory(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert _digest(users) == before
     assert list((tmp_path / "r").rglob("a_bw.*.log"))
+
+
+def test_a_log_name_that_links_to_nowhere_is_refused(tmp_path: Path) -> None:
+    """A link at a log's name to a file that does not exist: fio would make that file wherever the link points."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "res_bw.1.log").symlink_to(elsewhere / "made-here")
+    job = tmp_path / "job.fio"
+    job.write_text(NULL + f"[a]\nwrite_bw_log={tmp_path}/res\n")
+    done = run_cli("run", str(job), "--runtime", "0.2", "--out", str(tmp_path / "r"), cwd=tmp_path)
+    assert done.returncode != 0 and "which does not exist" in done.stderr, done.stderr
+    assert os.listdir(elsewhere) == []

@@ -328,12 +328,18 @@ def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
 
 def _check_logs(job: JobOpens) -> None:
     """The logs a job names itself are written only to a real file system (a prefix under /dev or /proc would make
-    files in the kernel's own file systems)."""
+    files in the kernel's own file systems), and never through a link to a file that does not exist (fio would make
+    it wherever the link points)."""
     for path in job.log_files():
         kernel = kernel_filesystem(path)
         if kernel:
             raise UnsafeTargetError(f"refusing to run: job {job.name} would write its log {path} on the kernel's "
                                     f"{kernel}", "give its write_*_log a path on a real file system")
+    for path, option in job.outputs():
+        if os.path.islink(path) and not os.path.exists(path):
+            raise UnsafeTargetError(f"refusing to run: job {job.name}'s {option} {path} is a link to "
+                                    f"{os.readlink(path)}, which does not exist: fio would make a file there",
+                                    f"remove the link, or give {option} a name where nothing is")
 
 
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
