@@ -142,15 +142,18 @@ def test_a_reports_images_never_replace_or_remove_a_users_file(tmp_path: Path, r
     assert refused.returncode != 0 and f"{figures} is a link" in refused.stderr and "Traceback" not in refused.stderr
     assert (done := run_cli("report", str(run), "--no-static")).returncode == 0, done.stderr
     assert _tree(pictures) == kept and figures.is_symlink()
-    # report/ a link to a user's folder holding a figures/ of their own
+    # report/ a link to a user's folder holding a figures/ of their own: never written through (issue 40)
     website = tmp_path / "website"
     (website / "figures").mkdir(parents=True)
     (website / "figures" / ours[0]).write_bytes(b"published")
     figures.unlink()
     shutil.rmtree(run / "report")
     (run / "report").symlink_to(website)
-    assert (done := run_cli("report", str(run), "--no-static")).returncode == 0, done.stderr
-    assert (website / "figures" / ours[0]).read_bytes() == b"published"
+    kept = _tree(website)
+    for options in (("--no-static",), ("--images", "png")):
+        refused = run_cli("report", str(run), *options)
+        assert refused.returncode != 0 and "is a link" in refused.stderr and "Traceback" not in refused.stderr
+    assert _tree(website) == kept and os.listdir(website) == ["figures"]
 
 
 def _bytes_read() -> int:
@@ -181,3 +184,43 @@ def test_an_output_file_is_known_as_ptsbenchs_by_its_head_alone(tmp_path: Path) 
     with pytest.raises(PtsbenchError, match="is not a file ptsbench wrote"):
         check_own_file(users, PAGE_MARK, "--out")
     assert _bytes_read() - before < 2**20
+
+
+def _one_error(done: subprocess.CompletedProcess[str], needle: str) -> None:
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ptsbench: error:")]
+    assert done.returncode != 0 and len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert needle in errors[0], errors[0]
+
+
+@pytest.mark.parametrize("options", [(), ("--images", "png"), ("--no-static",)], ids=["pdf", "images", "html"])
+def test_a_report_folder_that_is_a_link_is_never_followed(options: tuple[str, ...], runs: tuple[Path, Path],
+                                                          tmp_path: Path) -> None:
+    """RUN/report as a link to the user's folder (its own index.html, report.pdf, figures/): refused in one line,
+    every file there byte-identical, nothing added; without the link the report is made."""
+    run = tmp_path / "run"
+    shutil.copytree(runs[0], run)
+    shutil.rmtree(run / "report", ignore_errors=True)
+    victim = tmp_path / "victim"
+    (victim / "figures").mkdir(parents=True)
+    (victim / "index.html").write_text("<h1>the user's own page</h1>\n")
+    (victim / "report.pdf").write_bytes(b"%PDF the user's own")
+    (victim / "figures" / "a.png").write_bytes(b"the user's picture")
+    before = _tree(victim)
+    (run / "report").symlink_to(victim)
+    _one_error(run_cli("report", str(run), *options), "is a link")
+    assert _tree(victim) == before and sorted(os.listdir(victim)) == ["figures", "index.html", "report.pdf"]
+    (run / "report").unlink()
+    made = run_cli("report", str(run), *options)
+    assert made.returncode == 0, made.stderr
+    assert (run / "report" / "index.html").is_file() and not (run / "report").is_symlink()
+
+
+@pytest.mark.parametrize("command", ["plot", "compare"])
+def test_an_out_folder_that_is_a_link_is_refused(command: str, runs: tuple[Path, Path], tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()  # empty: only the link makes it anyone's
+    link = tmp_path / "out"
+    link.symlink_to(victim)
+    args = ("plot", str(runs[0])) if command == "plot" else ("compare", str(runs[0]), str(runs[1]))
+    _one_error(run_cli(*args, "--out", str(link)), "is a link")
+    assert os.listdir(victim) == []

@@ -18,7 +18,7 @@ from ptsbench.case_records import RESULT, CaseRecord, job_result_dict
 from ptsbench.errors import JobFileError, TargetError, UnsafeTargetError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals, SecondSamples
-from ptsbench.fio.opens import FILE_OPTIONS, JobOpens, job_count, parse_job_text, written_logs
+from ptsbench.fio.opens import FILE_OPTIONS, NAMED_OUTPUTS, JobOpens, job_count, parse_job_text
 from ptsbench.fio.output import JobResult, io_span_ms, parse_jobs
 from ptsbench.fio.runner import (
     FioInterrupted,
@@ -93,6 +93,7 @@ class Case:
     # many jobs): fio is then not started
     device_and_new_file: str = ""  # a job that opens a device and makes a new file: refused (see _jobs_on_devices)
     repetition: int = 0  # with --repeat N: 1..N (the name ends in -r1 ... -rN); 0: the case runs once
+    own_logs: tuple[str, ...] = ()  # the prefixes of the logs ptsbench asks for (in its run directory)
 
     @property
     def dir_name(self) -> str:
@@ -108,10 +109,16 @@ class Case:
     def opened(self, client_address: str | None = None) -> list[tuple[str, bool]]:
         """Every path fio opens for this case (a fio server: when `client_address` sends it), and whether it is
         written."""
-        cwd = os.getcwd()
         return [(path, job.writes) for job in self.opens
                 for path in (job.paths_on_server(client_address) if client_address else job.paths)] + [
-            (path, True) for job in self.opens for path in written_logs(job.options, cwd)]
+            (path, True) for path, option in self.outputs() if option in NAMED_OUTPUTS]
+
+    def outputs(self) -> list[tuple[str, str]]:
+        """Every file fio writes for the case's jobs under names they give (their logs, IO logs), each with the
+        option that names it."""
+        own = tuple(f"{prefix}_" for prefix in self.own_logs)
+        return list(dict.fromkeys(output for job in self.opens for output in job.outputs()
+                                  if not (own and output[0].startswith(own))))
 
     def data_written(self) -> list[str]:
         """The files and devices the case's jobs write data to (not fio's logs)."""
@@ -123,7 +130,8 @@ class Case:
     def changed_files(self) -> list[tuple[str, str]]:
         """The existing regular files the case's jobs change, and how (a user's file needs --destructive)."""
         return [(path, change) for job in self.opens for path in job.paths
-                if (change := job.change_to_existing(path)) is not None]
+                if (change := job.change_to_existing(path)) is not None] + [
+            (path, f"fio writes its {option} over it") for path, option in self.outputs() if os.path.isfile(path)]
 
 
 def _case_name(job_path: Path, target: Target | None, several_targets: bool) -> str:
@@ -209,8 +217,10 @@ def plan_case(job: CaseJob, parse: FioParse = parse_job_text) -> Case:
         job_text = jobs.add_overrides(job.text, per_section, job.common)
         opens, rejected = _fio_parse(job_text, job.job_path, job.target, parse)
     effective = tuple(jobs.parse_job_text(job_text, str(job.job_path)))
+    own_logs = tuple(sorted({value for options in job.per_section for key, value in options.items()
+                             if key.startswith("write_") and key.endswith("_log") and value}))
     return Case(job.index, job.name, str(job.job_path), job.target, job_text, effective, job.lat_log_prefixes,
-                opens, rejected, mixed)
+                opens, rejected, mixed, own_logs=own_logs)
 
 
 def _fio_parse(job_text: str, job_path: Path, target: Target | None,
@@ -265,9 +275,13 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
     for case in cases:
         if case.rejected:
             continue  # fio's parser rejects it: fio is not started for it
-        check_opened(case.opened(), case.unknown_writes(), destructive, allow_mounted, case.changed_files())
         for job in case.opens:
             _check_logs(job)
+            if (beyond := job.beyond_limits()) is not None:
+                raise JobFileError(f"{case.source}: job {job.name}: {beyond}", "fix the job file (or its --set)")
+        # an existing log name may be a device, or a link to one (a new name: _check_logs judged its folder)
+        logs = [(path, True) for path, _option in case.outputs() if os.path.lexists(path)]
+        check_opened(case.opened() + logs, case.unknown_writes(), destructive, allow_mounted, case.changed_files())
         _check_zoned(case)
         if case.device_and_new_file:
             raise JobFileError(case.device_and_new_file, "put the new file in a job of its own (ptsbench sets "
@@ -315,12 +329,22 @@ def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
 
 def _check_logs(job: JobOpens) -> None:
     """The logs a job names itself are written only to a real file system (a prefix under /dev or /proc would make
-    files in the kernel's own file systems)."""
+    files in the kernel's own file systems), and never through a link to a file that does not exist (fio would make
+    it wherever the link points)."""
+    folders: set[str] = set()
     for path in job.log_files():
+        if not os.path.lexists(path) and os.path.dirname(path) in folders:
+            continue  # a new file lands on its folder's file system: one look per folder (thousands of clones)
+        folders.add(os.path.dirname(path))
         kernel = kernel_filesystem(path)
         if kernel:
             raise UnsafeTargetError(f"refusing to run: job {job.name} would write its log {path} on the kernel's "
                                     f"{kernel}", "give its write_*_log a path on a real file system")
+    for path, option in job.outputs():
+        if os.path.islink(path) and not os.path.exists(path):
+            raise UnsafeTargetError(f"refusing to run: job {job.name}'s {option} {path} is a link to "
+                                    f"{os.readlink(path)}, which does not exist: fio would make a file there",
+                                    f"remove the link, or give {option} a name where nothing is")
 
 
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
@@ -393,7 +417,8 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     samples, cpu = SecondSamples(), CpuMeter()  # per-second data for drop detection, host CPU beside it
     new_file = _new_target_file(case, hosts)
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
-    made = [] if hosts else missing([path for path, _written in case.opened()])  # fio makes these: ptsbench's
+    made = [] if hosts else missing([path for path, _written in case.opened()] + [  # fio makes these: ptsbench's
+        path for path, _option in case.outputs()])
     counters = readings.start([] if hosts else case.opened())  # before fio starts: the case's write amplification
     watch = WritebackWatch.open([] if hosts else case.data_written())  # writes fio counted that never got there
 

@@ -55,7 +55,11 @@ def ledger_files(folder: Path, ledger: Path | None = None) -> dict[str, str]:
 
 
 def check_own_folder(folder: Path) -> None:
-    """Refuse `folder` unless it is new, empty or holds only what ptsbench wrote there, unchanged."""
+    """Refuse `folder` unless it is new, empty or holds only what ptsbench wrote there, unchanged; never a link (it
+    would write into the folder the link names, which may be anyone's)."""
+    if folder.is_symlink():
+        raise StoreError(f"--out {folder} is a link (to {os.readlink(folder)}): ptsbench writes only into a folder "
+                         "of its own, never through a link", "name the folder itself, or a new one")
     if folder.exists() and not folder.is_dir():
         raise StoreError(f"--out {folder} is a file", "choose a new folder")
     if not folder.is_dir():

@@ -41,16 +41,28 @@ MANIFEST = "manifest.json"
 RUN_TAGS: ContextVar[tuple[str, ...]] = ContextVar("RUN_TAGS", default=())
 
 
+STORED_MAX_BYTES = 1 << 30  # a stored document larger than this was not written by ptsbench (and would fill memory)
+
+
 def read_text(path: Path) -> str:
-    """A stored text file, with one clear error line when it is missing, unreadable or not text."""
+    """A stored text file, with one clear error line when it is missing, unreadable, not text, anything but a
+    regular file (a FIFO put there would block the read forever) or over STORED_MAX_BYTES."""
+    from ptsbench.textfile import open_regular
+
+    if not os.path.lexists(path):
+        raise StoreError(f"{path} is missing", "is this a ptsbench run directory?")
     try:
-        return Path(path).read_text()
-    except FileNotFoundError as error:
-        raise StoreError(f"{path} is missing", "is this a ptsbench run directory?") from error
-    except UnicodeDecodeError as error:
-        raise StoreError(f"{path} is damaged: not UTF-8 text (byte {error.start})", "restore it or rerun") from error
+        with open_regular(path, "stored file", "restore it or rerun", StoreError) as handle:
+            data = handle.read(STORED_MAX_BYTES + 1)
     except OSError as error:
         raise StoreError(f"cannot read {path}: {error.strerror}", "check the run directory") from error
+    if len(data) > STORED_MAX_BYTES:
+        raise StoreError(f"stored file {path} is larger than {STORED_MAX_BYTES >> 30} GiB: not one ptsbench wrote",
+                         "restore it or rerun")
+    try:
+        return data.decode()
+    except UnicodeDecodeError as error:
+        raise StoreError(f"{path} is damaged: not UTF-8 text (byte {error.start})", "restore it or rerun") from error
 
 
 def read_json(path: Path) -> Any:
@@ -136,6 +148,20 @@ def check_new_run_dir(root: Path, prepared: Collection[str] = ()) -> None:
                          "choose a new or empty folder for --out: a run never writes over other files")
 
 
+def check_manifest_fields(path: Path, manifest: dict[str, Any]) -> None:
+    """StoreError when a field every reader relies on has the wrong type: kind, name and status are words,
+    created_utc a UTC time (a hand edit or another program's file is named, never shown as if it were a run)."""
+    for key in ("kind", "name", "status"):
+        if key in manifest and not isinstance(manifest[key], str):
+            raise StoreError(f"{path} is damaged: {key} is {manifest[key]!r}, not a word", "restore it from a copy")
+    created = manifest.get("created_utc")
+    try:
+        datetime.datetime.fromisoformat(str(created))
+    except ValueError:
+        raise StoreError(f"{path} is damaged: created_utc {created!r} is not a UTC time",
+                         "restore it from a copy") from None
+
+
 def utc_now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -189,9 +215,11 @@ class RunStore:
         if not root.is_dir():
             raise StoreError(f"{root}: no such run directory", "pass a folder made by ptsbench run, quick or pts")
         store = cls(root)
-        version = store.manifest.get("schema_version")
+        manifest = store.manifest
+        version = manifest.get("schema_version")
         if version != SCHEMA_VERSION:
             raise StoreError(f"{root}: store schema {version} is not {SCHEMA_VERSION}", "use a matching ptsbench")
+        check_manifest_fields(root / MANIFEST, manifest)
         return store
 
     @property

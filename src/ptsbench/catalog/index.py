@@ -6,6 +6,8 @@ Tables: runs (one row per run directory, keyed by its absolute path), tags (run,
 quantity, value in stored units, noise). A run is re-read when its manifest or its report changed since it was indexed.
 """
 
+import contextlib
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,9 @@ FILTERS = ("model", "firmware", "serial", "kind", "test", "tag", "since", "until
 
 class CatalogError(PtsbenchError):
     """The catalog database cannot be opened or written."""
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 
 
 def _tables() -> Any:
@@ -159,7 +164,6 @@ class Catalog:
 def _check_sqlite_file(url: str, where: str) -> None:
     """Refuse a SQLite catalog at a path that is no regular file (SQLite would write its pages into a device) or on
     the kernel's own file systems (a file made in /dev or /sys is no catalog)."""
-    import os
     import stat
 
     from sqlalchemy.engine import make_url
@@ -180,9 +184,35 @@ def _check_sqlite_file(url: str, where: str) -> None:
     if mode is not None and not stat.S_ISREG(mode):
         what = "a device" if stat.S_ISBLK(mode) or stat.S_ISCHR(mode) else "not a regular file"
         raise CatalogError(f"--db {where}: {path} is {what}, not a catalog file", hint)
+    if mode is not None and os.path.islink(path):  # SQLite would write into whatever file it names
+        raise CatalogError(f"--db {where}: {path} is a link (to {os.readlink(path)}), not a catalog file", hint)
+    if mode is not None:
+        _check_own_database(path, where, hint)
     kernel = kernel_filesystem(path)
     if kernel:
         raise CatalogError(f"--db {where}: {path} is on the kernel's {kernel}, not a catalog file", hint)
+
+
+def _check_own_database(path: str, where: str, hint: str) -> None:
+    """An existing --db file is empty or a SQLite database holding no table but the catalog's: a user's other
+    file, or another program's database, is never written."""
+    import sqlite3
+
+    with open(path, "rb") as handle:
+        head = handle.read(len(SQLITE_HEADER))
+    if not head:
+        return
+    if head != SQLITE_HEADER:
+        raise CatalogError(f"--db {where}: {path} is not a SQLite file (a file of the user's is never written)", hint)
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+            names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as error:
+        raise CatalogError(f"--db {where}: {path} cannot be read as SQLite: {error}", hint) from None
+    others = sorted(name for name in names - set(_tables().tables) if not name.startswith("sqlite_"))
+    if others:
+        raise CatalogError(f"--db {where}: {path} is another program's database (it holds the table {others[0]!r}): "
+                           "it is not written", hint)
 
 
 def _changed_ns(run_dir: Path) -> int:

@@ -68,7 +68,28 @@ def update(folders: tuple[Path, ...], rebuild: bool, db: str) -> None:
 def _filters(options: dict[str, Any]) -> dict[str, Any]:
     from ptsbench.catalog.index import FILTERS
 
-    return {name: options.get(name) for name in FILTERS}
+    found = {name: options.get(name) for name in FILTERS}
+    for name in ("since", "until"):
+        if (text := found[name]) is not None:
+            found[name] = _utc_date(str(text), f"--{name}")
+    return found
+
+
+def _utc_date(text: str, option: str) -> str:
+    """A date or ISO time as the catalog stores creation times (UTC, 2026-11-01T00:00:00Z); one that does not
+    parse is an error, never a filter that silently matches nothing."""
+    import datetime
+
+    from ptsbench.catalog.index import CatalogError
+
+    try:
+        when = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise CatalogError(f"{option} {text!r} is not a date", f"give a UTC date or ISO time, e.g. {option} "
+                           "2026-11-01 or 2026-11-01T08:30:00Z") from None
+    if when.tzinfo is not None:
+        when = when.astimezone(datetime.UTC).replace(tzinfo=None)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _print(rows: list[dict[str, Any]], columns: tuple[str, ...], output_format: str, title: str) -> None:
@@ -106,9 +127,10 @@ def runs(output_format: str, db: str, **options: Any) -> None:
     """List the indexed runs matching the filters, oldest first."""
     from ptsbench.catalog.index import RUN_COLUMNS, Catalog
 
+    filters = _filters(options)  # first: a bad date opens no database
     opened = Catalog.open(db)
     try:
-        found = opened.runs(_filters(options))
+        found = opened.runs(filters)
     finally:
         opened.close()
     _print(found, RUN_COLUMNS if output_format != "table" else RUN_TABLE, output_format, f"{len(found)} runs")
@@ -123,9 +145,10 @@ def values(name: str | None, output_format: str, db: str, **options: Any) -> Non
     from ptsbench.catalog.index import Catalog
     from ptsbench.catalog.values import STORED_UNITS
 
+    filters = _filters(options)  # first: a bad date opens no database
     opened = Catalog.open(db)
     try:
-        found = opened.runs(_filters(options))
+        found = opened.runs(filters)
         by_path = {run["path"]: run for run in found}
         rows = [{"created_utc": by_path[value["path"]]["created_utc"], "model": by_path[value["path"]]["model"],
                  "firmware": by_path[value["path"]]["firmware"], **value,

@@ -147,9 +147,14 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
     from ptsbench.cli.run import report_images, write_final_report
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.fleet import fleet_parts, run_fleet
+    from ptsbench.pts.live import MarkOnLayout
     from ptsbench.store import RunStore
+    from ptsbench.target.userfile import missing
 
-    failed = run_fleet(store, members, destructive, FleetLines, failures)
+    made = {member.name: (missing([member.target.path]) if member.target.kind == "file" else [],
+                          (member.pts.store.manifest.get("file_identity") or {}).get("token")) for member in members}
+    failed = run_fleet(store, members, destructive,  # each target file fio makes marked as its part's (resume)
+                       lambda name: MarkOnLayout(FleetLines(name), *made.get(name, ([], None))), failures)
     for name, folder in fleet_parts(store):  # every part: one done in a run that was then interrupted has none yet
         write_final_report(folder, after_failure=name in failed, images=report_images(RunStore.open(folder)))
     # the fleet's own: its table, then every device

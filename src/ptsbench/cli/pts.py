@@ -333,7 +333,7 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from ptsbench.cli.drops import fail_on_limit, say_pts_drops
     from ptsbench.cli.run import write_final_report
     from ptsbench.pts.engine import run
-    from ptsbench.pts.live import LiveReporter
+    from ptsbench.pts.live import LiveReporter, MarkOnLayout
     from ptsbench.pts.start import finish_scratch
     from ptsbench.report.core.terminal import terminal_console
     from ptsbench.report.pts.live import BackgroundReport
@@ -341,16 +341,17 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from ptsbench.target.userfile import mark_made, missing
 
     made = missing([target.path]) if target.kind == "file" else []  # fio makes it: ptsbench's on later runs
+    token = (store.store.manifest.get("file_identity") or {}).get("token")  # and this run's (resume checks it)
     images = report_images(store.store)
     try:
         with LiveReporter() as shown, BackgroundReport(store.store.root, shown) as reporter:
-            run(store, target, destructive=destructive, reporter=reporter)
+            run(store, target, destructive=destructive, reporter=MarkOnLayout(reporter, made, token))
     except Exception:  # a failed round: the report shows what was stored (Ctrl-C skips it: the user wants out)
         if store.store.manifest.get("status") == "failed":  # not a refusal before the run began (in use, guard)
             write_final_report(store.store.root, after_failure=True, images=images)
         raise
     finally:
-        mark_made(made)
+        mark_made(made, token)
     render_pts(store.store, terminal_console(), answer_last=True)  # as `show`, but the answer last: on screen
     finish_scratch(store)  # first: the report does not need it, and a full disk gets its space back
     write_final_report(store.store.root, images=images)

@@ -14,6 +14,7 @@ import click
 from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
+from ptsbench.fio.opens import MAX_LOG_MSEC
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
 
@@ -66,8 +67,8 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
         click.option("--fio-lat-log", is_flag=True,
                      help="Also have fio write its own latency logs (costs fio a clock read per IO; without it, "
                           "latency over time is derived per second from fio's status)."),
-        click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1), default=1000,
-                     show_default=True, help=LOG_INTERVAL_HELP),
+        click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1, max=MAX_LOG_MSEC),
+                     default=1000, show_default=True, help=LOG_INTERVAL_HELP),
         click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
         click.option("--hosts", "hosts_spec", metavar="HOSTS", help=HOSTS_HELP),
         click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,

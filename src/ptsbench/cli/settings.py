@@ -45,12 +45,33 @@ def _load(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Pa
         if param is None or param.name is None or key in ("settings",):
             raise PtsbenchError(f"settings file {value}: unknown option {key!r}",
                                 f"use the long option names of `ptsbench {command} --help`")
+        setting = _as_typed(value, key, setting, param)
         if isinstance(setting, list):  # a list for a comma-separated option: colors = ["teal", "#aa3377"]
-            defaults[param.name] = [str(item) for item in setting] if param.multiple else ",".join(map(str, setting))
+            defaults[param.name] = setting if param.multiple else ",".join(setting)
         else:
             defaults[param.name] = [setting] if param.multiple else setting
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
     return value
+
+
+def _as_typed(file: Path, key: str, setting: object, param: click.Option) -> str | bool | list[str]:
+    """A setting as the command line would give it: a word or number as its text (click then reads it as the option
+    does), true/false for a flag, a list of words or numbers for a comma-separated or repeatable option; anything
+    else (a table, a list of lists, a date, a boolean for a value, a number for a path: `out = 5`) is refused."""
+    if param.is_flag:
+        if not isinstance(setting, bool):
+            raise PtsbenchError(f"settings file {file}: {key} = {setting!r} is not true or false",
+                                f"write {key} = true or {key} = false")
+        return setting
+    items = setting if isinstance(setting, list) else [setting]
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise PtsbenchError(f"settings file {file}: {key} = {setting!r}: {item!r} is not a word or a number",
+                                f"write {key} as a string, a number or a list of them, as on the command line")
+        if isinstance(param.type, click.Path) and not isinstance(item, str):
+            raise PtsbenchError(f"settings file {file}: {key} = {item!r} is a number, not a path",
+                                f'write the path as a string: {key} = "..."')
+    return [str(item) for item in items] if isinstance(setting, list) else str(setting)
 
 
 def settings_option(function: Callable[..., Any]) -> Callable[..., Any]:

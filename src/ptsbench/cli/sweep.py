@@ -25,6 +25,7 @@ from ptsbench.cli.run import (
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.jobs import FIO_MAX_JOBS, IODEPTH_LIMIT, JOBS_LIMIT, MAX_IODEPTH
+from ptsbench.fio.opens import MAX_LOG_MSEC
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import MAX_SECONDS
 
@@ -38,9 +39,13 @@ if TYPE_CHECKING:
 
 
 def _texts(value: str, option: str) -> tuple[str, ...]:
-    items = tuple(part.strip() for part in value.split(",") if part.strip())
-    if not items:
+    """The items of a comma-separated list; an empty one (`4k,,8k`, a trailing comma) is a typo, never dropped."""
+    items = tuple(part.strip() for part in value.split(","))
+    if not any(items):
         raise PtsbenchError(f"{option} {value!r}: no value", f"give a comma-separated list, e.g. {option} 4k,128k")
+    if not all(items):
+        raise PtsbenchError(f"{option} {value!r}: item {items.index('') + 1} is empty",
+                            f"remove the extra comma, e.g. {option} 4k,128k")
     return items
 
 
@@ -116,8 +121,8 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
              "a mounted filesystem, held open exclusively; see docs/safety.md).")
 @click.option("--fio-lat-log", is_flag=True, help="Also have fio write its own latency logs (costs fio a clock "
               "read per IO).")
-@click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1), default=1000, show_default=True,
-              help=LOG_INTERVAL_HELP)
+@click.option("--log-interval", "log_interval_ms", type=click.IntRange(min=1, max=MAX_LOG_MSEC), default=1000,
+              show_default=True, help=LOG_INTERVAL_HELP)
 @click.option("--dry-run", is_flag=True, help="Print the cell count, the duration and every cell's job file and fio "
               "command; run nothing.")
 @click.option("--hosts", "hosts_spec", metavar="HOSTS", help=HOSTS_HELP)

@@ -28,6 +28,7 @@ MAX_IODEPTH = 65536
 JOBS_LIMIT = f"fio runs at most {FIO_MAX_JOBS:,} jobs in one process"
 IODEPTH_LIMIT = f"use a queue depth of at most {MAX_IODEPTH:,} (no device queue holds more IOs in flight)"
 OVERRIDE_MARK = "# added by ptsbench"
+MAX_LINE_BYTES = 8191  # fio reads a job file line by line into OPT_LEN_MAX (8192) bytes, its NUL included
 JOB_FILE_SUFFIXES = (".fio", ".ini")
 
 _SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]\s*([#;].*)?$")  # fio allows a comment after the header
@@ -317,5 +318,13 @@ def find_job_files(paths: Sequence[str]) -> list[Path]:
 
 
 def read_job_file(path: Path) -> str:
-    """The job file's text (a regular file of at most 16 MiB), with a clear error when it cannot be read."""
-    return read_user_text(path, "job file", "pass a fio job file (INI text)", JobFileError)
+    """The job file's text (a regular file of at most 16 MiB), with a clear error when it cannot be read or holds
+    a line longer than fio reads as one (fio cuts it into several: it would run options nobody wrote)."""
+    text = read_user_text(path, "job file", "pass a fio job file (INI text)", JobFileError)
+    if len(text) > MAX_LINE_BYTES:  # only then can a line be too long: a short file costs nothing more
+        for number, line in enumerate(text.splitlines(), start=1):
+            if len(line.encode()) > MAX_LINE_BYTES:
+                raise JobFileError(f"{path}:{number}: a line of {len(line.encode()):,} bytes: fio reads at most "
+                                   f"{MAX_LINE_BYTES:,} bytes of a line and takes the rest as further lines",
+                                   "split it (a long filename list: several jobs, or a directory)")
+    return text

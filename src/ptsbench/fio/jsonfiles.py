@@ -13,9 +13,11 @@ from typing import Any
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.output import DIRECTIONS, JobResult, job_entries, parse_jobs
-from ptsbench.textfile import not_found_reason
+from ptsbench.textfile import not_found_reason, open_regular
 
 MIXED_RW = ("rw", "readwrite", "randrw")
+MAX_FIO_NUMBER = 2**64  # fio counts in 64 bits: a number past this (1e308, say) is not one it wrote
+MAX_JSON_BYTES = 1 << 30  # fio JSON of thousands of jobs with all their bins stays far below this
 
 
 @dataclass(frozen=True)
@@ -32,14 +34,23 @@ class FoundJob:
 def load_document(path: Path) -> dict[str, Any] | None:
     """fio's JSON document in a file (text fio printed before it, such as warnings, is skipped); None when the file
     holds no fio output."""
+    hint = "pass fio's JSON output files (or folders holding them)"
     try:
-        text = path.read_text(errors="replace")
+        with open_regular(path, "fio JSON file", hint) as handle:
+            data = handle.read(MAX_JSON_BYTES + 1)
     except OSError as error:
         raise PtsbenchError(f"cannot read {path}: {error.strerror}", "check the path and its permissions") from error
+    if len(data) > MAX_JSON_BYTES:
+        raise PtsbenchError(f"{path} is larger than {MAX_JSON_BYTES >> 30} GiB: not fio's JSON output", hint)
+    text = data.decode(errors="replace")
     start = text.find("{")
+    decoder = json.JSONDecoder(parse_constant=_no_constant)
     while start >= 0:
         try:
-            doc, _end = json.JSONDecoder().raw_decode(text, start)
+            doc, _end = decoder.raw_decode(text, start)
+        except _NotFio as error:
+            raise PtsbenchError(f"{path} holds {error}, which fio never writes: it is not fio's output as fio wrote "
+                                "it", "pass the JSON file fio wrote (--output-format=json)") from None
         except json.JSONDecodeError:
             start = text.find("\n{", start + 1)
             start = start + 1 if start >= 0 else -1
@@ -48,6 +59,35 @@ def load_document(path: Path) -> dict[str, Any] | None:
             return doc
         return None
     return None
+
+
+class _NotFio(ValueError):
+    """A JSON constant fio never writes (NaN, Infinity), met while reading a document."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotFio(name)
+
+
+def _check_values(path: Path, found: Sequence[FoundJob], entries: Sequence[Mapping[str, Any]]) -> None:
+    """PtsbenchError for a number fio cannot have written, so it is never drawn: a negative or larger than 64 bits
+    count, rate or latency, or a queue depth or job count that is no whole number (fio echoes the job's own)."""
+    for job in found:
+        for direction in job.result.directions:
+            lat = direction.lat
+            values = {"iops": direction.iops, "bw_bytes": direction.bw_bytes, "io_bytes": direction.io_bytes,
+                      "total_ios": direction.total_ios, "lat mean": lat.mean_ns, "lat max": lat.max_ns,
+                      **{f"lat p{key}": value for key, value in lat.percentiles_ns.items()}}
+            for name, value in values.items():
+                if value is not None and not 0 <= value < MAX_FIO_NUMBER:
+                    raise PtsbenchError(f"{path}: job {job.result.name}: {direction.direction} {name} is {value:g}, "
+                                        "which fio cannot have measured", "pass the JSON file fio wrote")
+    for entry in entries:
+        for key in ("iodepth", "numjobs"):
+            value = (entry.get("job options") or {}).get(key)
+            if value is not None and not (isinstance(value, str) and value.strip().isdigit()):
+                raise PtsbenchError(f"{path}: job {entry.get('jobname')}: {key} {value!r} is not a whole number",
+                                    "pass the JSON file fio wrote")
 
 
 def _has_lat_percentiles(entries: Sequence[Mapping[str, Any]]) -> bool:
@@ -93,6 +133,7 @@ def document_jobs(doc: Mapping[str, Any], path: Path) -> list[FoundJob]:
         job_options = options.get((result.name, str(result.hostname or "")), {})
         found.append(FoundJob(result, _read_share(job_options), latency, path,
                               str(job_options.get("filename", "")).replace("\\:", ":")))
+    _check_values(path, found, entries)
     return found
 
 

@@ -140,12 +140,13 @@ def read_table(path: Path, skip_bad_lines: bool) -> _Table:
 
 
 def _open(path: Path) -> BufferedReader:
-    try:
-        return open(path, "rb")  # noqa: SIM115 - returned to a with-statement
-    except IsADirectoryError as error:
-        raise LogError(f"{path}: a directory, not a fio log", "pass the log files, or a folder to plot") from error
-    except FileNotFoundError as error:
-        raise LogError(f"{path}: no such file", "check the path") from error
+    from ptsbench.textfile import open_regular
+
+    if os.path.isdir(path):
+        raise LogError(f"{path}: a directory, not a fio log", "pass the log files, or a folder to plot")
+    if not os.path.lexists(path):
+        raise LogError(f"{path}: no such file", "check the path")
+    return open_regular(path, "fio log", "pass fio's log files, or a folder to plot", LogError)
 
 
 def _check_text(path: Path, first: bytes) -> None:

@@ -30,8 +30,12 @@ WRITING_ENGINES = ("falloc", "e4defrag", "ftruncate", "filedelete")
 FILE_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2", "libaio", "linuxaio", "io_uring", "io_uring_cmd",
                 "posixaio", "mmap", "splice", "sg", "null", "cpuio", "filecreate", "filestat", *WRITING_ENGINES)
 DISKLESS_ENGINES = ("null", "cpuio")  # fio opens no file for them (but `unlink` still deletes one)
-LOG_SUFFIXES = {"write_bw_log": "_bw", "write_iops_log": "_iops", "write_lat_log": "_lat",
-                "write_hist_log": "_clat_hist"}  # fio writes PREFIX_bw.N.log, ...
+# the log kinds of each log option (fio's add_job): write_lat_log writes three unless disable_lat/slat/clat
+LOG_KINDS = {"write_bw_log": ("bw",), "write_iops_log": ("iops",), "write_lat_log": ("lat", "slat", "clat"),
+             "write_hist_log": ("clat_hist",)}
+# files fio writes under exactly the name an option gives: an IO log (appended to), a merged blktrace
+NAMED_OUTPUTS = ("write_iolog", "merge_blktrace_file")
+MAX_LOG_MSEC = 2**32 - 1  # fio keeps log intervals in 32 bits (and wraps larger ones without a word)
 _PERCENT_FROM = 2**64 - 101  # fio stores N% as -1 - N in an unsigned 64-bit value (parse_is_percent)
 _DEFAULT_FORMAT = "$jobname.$jobnum.$filenum"
 _FORMAT_KEYWORDS = ("$jobname", "$jobnum", "$filenum", "$clientuid")
@@ -59,6 +63,7 @@ class JobOpens:
     generated: bool = False  # fio made the names up (filename_format or the job's name): no filename given
     cwd: str = "/"
     numbers: dict[str, tuple[int, ...]] = field(default_factory=dict)  # numeric options as fio read them
+    thread_number: int = 1  # fio's number of the job's first thread (its numjobs clones follow): it names logs
 
     def change_to_existing(self, path: str) -> str | None:
         """What this job does to the existing regular file `path` that loses what it holds: it writes to it, fio
@@ -109,9 +114,59 @@ class JobOpens:
         return offset + size // nrfiles + size % nrfiles  # fio gives the first files up to a block more
 
     def log_files(self) -> list[str]:
-        """The logs fio writes under the job's own prefixes (write_bw_log=P: P_bw.1.log, ...), as absolute paths."""
-        return [os.path.join(self.cwd, f"{value}{suffix}.1.log") for key, suffix in LOG_SUFFIXES.items()
-                if (value := (self.options.get(key) or "").strip())]
+        """The paths of every log fio writes for this job (see _logs)."""
+        return [path for path, _option in self._logs()]
+
+    def _logs(self) -> list[tuple[str, str]]:
+        """Every log fio writes for this job and its numjobs clones, as absolute paths, named as fio's add_job names
+        them, with the option that asks for each: PREFIX_KIND.THREAD.log (PREFIX_KIND.log with per_job_logs=0;
+        .log.fz with log_gz_store), where PREFIX is the option's value or, when it has none, the job's name, and
+        THREAD counts every job of the file."""
+        found: list[tuple[str, str]] = []
+        suffix = "log.fz" if self._flag("log_gz_store") else "log"
+        per_job = self.numbers.get("per_job_logs", (1,))[0]
+        threads = range(self.thread_number, self.thread_number + self.clones())
+        for option, kinds in LOG_KINDS.items():
+            if option not in self.options:
+                continue
+            prefix = (self.options.get(option) or "").strip() or self.options.get("name") or self.name
+            for kind in kinds:
+                if option == "write_lat_log" and self._flag(f"disable_{kind}"):
+                    continue
+                names = [f"{prefix}_{kind}.{n}.{suffix}" for n in threads] if per_job else [f"{prefix}_{kind}.{suffix}"]
+                found.extend((os.path.join(self.cwd, name), option) for name in names)
+        return list(dict.fromkeys(found))
+
+    def beyond_limits(self) -> str | None:
+        """What in the job, as fio read it, is past the limits ptsbench holds every run to (fio itself accepts it,
+        then stalls or wraps): a queue depth over MAX_IODEPTH, a runtime or ramp_time over a year, a log_avg_msec
+        or log_hist_msec past the 32 bits fio keeps it in. None when all are within them."""
+        from ptsbench.fio.jobs import IODEPTH_LIMIT, MAX_IODEPTH
+        from ptsbench.units import MAX_SECONDS
+
+        iodepth = max(self.numbers.get("iodepth", (1,)))
+        if iodepth > MAX_IODEPTH:
+            return f"iodepth={iodepth} is over {MAX_IODEPTH:,}: {IODEPTH_LIMIT}"
+        for key in ("runtime", "ramp_time"):
+            usec = max(self.numbers.get(key, (0,)))  # fio reads times in microseconds
+            if usec > MAX_SECONDS * 10**6:
+                return f"{key}={self.options.get(key)} is over a year: use a duration of at most 366 days"
+        for key in ("log_avg_msec", "log_hist_msec"):
+            msec = max(self.numbers.get(key, (0,)))
+            if msec > MAX_LOG_MSEC:
+                return f"{key}={msec} is over {MAX_LOG_MSEC:,} ms, the most fio keeps (it would wrap it)"
+        return None
+
+    def clones(self) -> int:
+        """How many threads fio starts for this job (numjobs, as fio read it)."""
+        return max(1, min(self.numbers.get("numjobs", (_count(self.options.get("numjobs")),))[0], _MAX_CLONES))
+
+    def outputs(self) -> list[tuple[str, str]]:
+        """Every file fio writes for this job under a name the job gives (logs, IO logs), as absolute paths, each
+        with the option that names it."""
+        named = [(os.path.join(self.cwd, value), option) for option in NAMED_OUTPUTS
+                 if (value := (self.options.get(option) or "").strip())]
+        return named + self._logs()
 
     def paths_on_server(self, client_address: str) -> tuple[str, ...]:
         """The paths a fio server opens for this job when `client_address` sends it: names under `directory` get
@@ -274,10 +329,15 @@ def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
         added = _ADDED_RE.match(payload) if match.group(1) == "file" else None
         if added and current is not None:
             current.files.append(added.group(1))
-    return [_job(name, state, cwd) for name, state in sections]
+    found: list[JobOpens] = []
+    thread_number = 1  # fio numbers every job it adds, numjobs clones right after their job (get_new_job)
+    for name, state in sections:
+        found.append(_job(name, state, cwd, thread_number))
+        thread_number += found[-1].clones()
+    return found
 
 
-def _job(name: str, state: _State, cwd: str) -> JobOpens:
+def _job(name: str, state: _State, cwd: str, thread_number: int = 1) -> JobOpens:
     options = state.options
     unknown = []
     files = list(state.files)
@@ -300,7 +360,7 @@ def _job(name: str, state: _State, cwd: str) -> JobOpens:
         files.append(options["replay_redirect"] or "")
     paths = tuple(dict.fromkeys(os.path.join(cwd, path) for path in files if path))
     return JobOpens(name, dict(options), paths, opaque or replay or bool(programs) or writes(options),
-                    tuple(unknown), generated, cwd, dict(state.numbers))
+                    tuple(unknown), generated, cwd, dict(state.numbers), thread_number)
 
 
 def misread_value(key: str, value: str) -> str | None:
@@ -329,11 +389,6 @@ def writes(options: Mapping[str, str | None]) -> bool:
     rw = (options.get("rw") or "read").partition(":")[0].strip()
     engine = (options.get("ioengine") or "").strip()
     return rw not in READ_ONLY_RW or engine in WRITING_ENGINES
-
-
-def written_logs(options: Mapping[str, str | None], cwd: str) -> list[str]:
-    """Files fio writes under exactly the name given: write_iolog (the bw/iops/lat logs get a suffix)."""
-    return [os.path.join(cwd, value) for value in [options.get("write_iolog")] if value]
 
 
 def fio_list(value: str | None) -> list[str]:

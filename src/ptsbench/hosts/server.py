@@ -59,9 +59,16 @@ def server_argv(listen: Listen, pidfile: Path | None = None, binary: str | None 
     return argv
 
 
+MAX_SOCKET_PATH_BYTES = 107  # sockaddr_un's sun_path holds 108 bytes, the last a NUL: bind() refuses longer paths
+
+
 def prepare(listen: Listen) -> None:
     """HostError when a server cannot listen there; for a socket, its folder made (or found) private first."""
     if listen.socket is not None:
+        length = len(os.fsencode(str(listen.socket)))
+        if length > MAX_SOCKET_PATH_BYTES:
+            raise HostError(f"--socket {listen.socket} is {length} bytes long: a Unix socket's path holds at most "
+                            f"{MAX_SOCKET_PATH_BYTES} bytes", "give a shorter --socket path (e.g. under /run or /tmp)")
         _private_folder(listen.socket.parent)
         _check_socket_free(listen.socket)
     else:
@@ -254,8 +261,17 @@ def _alive(pid: int) -> bool:
 
 
 def stop_server(pidfile: Path, timeout_s: float = 10.0) -> int:
-    """Stop the fio server named by a pid file (SIGTERM, then SIGKILL to it and its jobs); return its pid."""
+    """Stop the fio server named by a pid file (SIGTERM, then SIGKILL to it and its jobs); return its pid. Only a
+    server `server --daemon --pidfile` started: its command line names this pid file (--daemonize=PIDFILE) and it
+    runs as this user; a pid planted in the file (another user's server, any fio server) is left alone."""
     pid = read_pidfile(pidfile)
+    if _is_fio_server(pid) and not _started_with(pid, Path(pidfile)):
+        raise HostError(f"pid {pid} (from {pidfile}) is a fio server that `ptsbench server --daemon --pidfile "
+                        f"{pidfile}` did not start ({_command_of(pid)}): it was left alone",
+                        "stop only servers you started, with the pid file they wrote")
+    if _is_fio_server(pid) and _owner(pid) != os.geteuid():
+        raise HostError(f"pid {pid} (from {pidfile}) is a fio server of another user (uid {_owner(pid)}): it was "
+                        "left alone", "its user stops it")
     if not _is_fio_server(pid):
         if _alive(pid):  # the pid was reused: another program's process, not ours to signal
             raise HostError(f"pid {pid} (from {pidfile}) is {_command_of(pid)}, not a fio server: it was left alone",
@@ -266,6 +282,25 @@ def stop_server(pidfile: Path, timeout_s: float = 10.0) -> int:
     stop_process(pid, timeout_s)
     Path(pidfile).unlink(missing_ok=True)
     return pid
+
+
+def _started_with(pid: int, pidfile: Path) -> bool:
+    """Whether the process's command line is a daemonized server's with exactly this pid file (server_argv)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return os.fsencode(f"--daemonize={pidfile.resolve()}") in argv
+
+
+def _owner(pid: int) -> int | None:
+    """The real user id the process runs as (None when it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    line = next((line for line in status.splitlines() if line.startswith("Uid:")), "")
+    return int(line.split()[1]) if len(line.split()) > 1 else None
 
 
 def _command_of(pid: int) -> str:

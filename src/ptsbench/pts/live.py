@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ptsbench.fio.runner import FioStatus
-from ptsbench.pts.engine import Progress
+from ptsbench.pts.engine import Progress, Reporter
 from ptsbench.units import format_duration
 
 
@@ -135,3 +135,28 @@ class LiveReporter:
         line = f"{phase.phase.title} round {record['round']}: {tracked}".rstrip(": ")
         status = "; ".join(filter(None, [steady_line(record), telemetry_line(record)]))
         self.console.print(f"{line}; {status}" if status else line, highlight=False)
+
+
+class MarkOnLayout:
+    """A run's reporter that also marks the target file fio makes as this run's (target/userfile.py) at fio's first
+    status, when fio has laid it out: a run killed after that resumes on it, and on no file put there instead."""
+
+    def __init__(self, shown: Reporter, paths: list[str], run_token: str | None) -> None:
+        self.shown, self.paths, self.run_token = shown, paths, run_token
+
+    def event(self, text: str) -> None:
+        self.shown.event(text)
+
+    def round_started(self, progress: Progress) -> None:
+        self.shown.round_started(progress)
+
+    def fio_status(self, progress: Progress, cell: str | None, status: FioStatus) -> None:
+        if self.paths:
+            from ptsbench.target.userfile import mark_made
+
+            mark_made(self.paths, self.run_token)
+            self.paths = []
+        self.shown.fio_status(progress, cell, status)
+
+    def round_finished(self, progress: Progress, record: Mapping[str, Any]) -> None:
+        self.shown.round_finished(progress, record)

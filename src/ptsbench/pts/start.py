@@ -23,6 +23,7 @@ from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import RunStore, utc_now
 from ptsbench.target.same_device import check_same_device
 from ptsbench.target.target import Target
+from ptsbench.target.userfile import check_same_file, file_identity
 
 # ---------------------------------------------------------------------------------------------------------------
 # creating a run
@@ -80,6 +81,7 @@ def create_run(
         "status": "created",
         **({"hosts": [dict(host) for host in hosts]} if hosts else {}),
         **({"device_identity": dict(device_identity)} if device_identity is not None else {}),
+        **({"file_identity": file_identity(info.path)} if info.kind == "file" and not hosts else {}),
         **({"prep_timing": timing.to_dict()} if timing is not None else {}),
     }
     store = RunStore.create(root, manifest)
@@ -189,7 +191,9 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
     if manifest.get("hosts"):
         return _remote_target(info, stored_hosts(manifest)), []
     check_not_claimed(info.path)  # first: another run on the target also explains a changed device or signature
-    if info.kind == "file" and manifest.get("status") != "done":
+    notes = []
+    if info.kind == "file" and manifest.get("status") != "done":  # the same file, as sweeps judge it: inode, mark
+        notes = check_same_file(info.path, manifest.get("file_identity"), str(pts.root))
         _check_file_kept(pts, info, bool(manifest.get("scratch")))
     stored = manifest.get("target") or {}
     if info.kind == "block":
@@ -204,7 +208,7 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
             raise TargetError(f"{info.path} is now {key} {now.get(key)}, the run started on {stored.get(key)}",
                               "resume on the same device")
     if info.kind != "block":
-        return target, []
+        return target, notes
     notes = check_same_device(info.path, manifest.get("device_identity"), _has_written(pts), pts.root)
     return target, [*notes, *_check_write_history(pts, target, now)]
 

@@ -264,16 +264,18 @@ class PtsStore:
 
     def held(self) -> bool:
         """True while a ptsbench process runs this run (holds its lock)."""
-        try:
-            handle = open(self.root / LOCK_FILE)  # noqa: SIM115 - closed below
+        try:  # O_NONBLOCK: a FIFO put in the lock file's place opens at once (a plain open would wait forever)
+            descriptor = os.open(self.root / LOCK_FILE, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             return False
         try:
-            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             return True
+        except OSError:  # no lock file of ptsbench's (a socket, say): nothing holds the run through it
+            return False
         finally:
-            handle.close()  # closing releases a lock taken here
+            os.close(descriptor)  # closing releases a lock taken here
         return False
 
     @contextmanager

@@ -197,6 +197,18 @@ def remove_older_images(report: Report, out_dir: Path, images: Sequence[str]) ->
         figures_dir.rmdir()
 
 
+def check_report_folder(out_dir: Path) -> None:
+    """A report is written only into a folder of its own: a link there (to a folder of the user's, say) is never
+    followed, and a file or device there is never replaced by a folder."""
+    if out_dir.is_symlink():
+        raise PtsbenchError(f"{out_dir} is a link (to {os.readlink(out_dir)}): a report is written only into a "
+                            "folder of its own, never through a link", f"remove the link {out_dir} (ptsbench makes "
+                            "the folder) and make the report again")
+    if os.path.lexists(out_dir) and not out_dir.is_dir():
+        raise PtsbenchError(f"{out_dir} is not a folder: the report goes into a folder of that name",
+                            f"move {out_dir} away and make the report again")
+
+
 def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAULT_DPI,
            workbook_path: Path | None = None, images: Sequence[str] = ()) -> Path:
     """Write the report's files into out_dir: index.html and the workbook (`workbook_path`, by default
@@ -206,6 +218,7 @@ def render(report: Report, out_dir: Path, static: bool = True, dpi: int = DEFAUL
     from ptsbench.store import remove_stale_temporaries
 
     images = tuple(images) if static else ()
+    check_report_folder(out_dir)
     check_images_folder(report, out_dir, images)
     out_dir.mkdir(parents=True, exist_ok=True)
     for folder in (out_dir, out_dir / FIGURES_DIR):  # what a killed report left behind (not through a link)

@@ -8,12 +8,14 @@ file system without extended attributes the mark cannot be kept, and such a file
 
 import os
 import stat
+from typing import Any
 
-from ptsbench.errors import UnsafeTargetError
+from ptsbench.errors import TargetError, UnsafeTargetError
 from ptsbench.target.target import TESTFILE_NAME
 
 MARK = "user.ptsbench"  # the extended attribute on files fio made for ptsbench
 MARK_VALUE = b"made by ptsbench"
+RUN_MARK = "user.ptsbench.run"  # on a PTS run's target file fio made: the token of the run it was made for
 
 
 def made_by_ptsbench(path: str) -> bool:
@@ -26,15 +28,66 @@ def made_by_ptsbench(path: str) -> bool:
         return False
 
 
-def mark_made(paths: list[str]) -> None:
-    """Mark the regular files among `paths` as made by ptsbench (a file system without extended attributes keeps
-    no mark: the file is then treated as the user's)."""
+def mark_made(paths: list[str], run_token: str | None = None) -> None:
+    """Mark the regular files among `paths` as made by ptsbench, for the run of `run_token` (file_identity's; a
+    file system without extended attributes keeps no mark: the file is then treated as the user's)."""
     for path in paths:
         try:
             if stat.S_ISREG(os.stat(path).st_mode):
                 os.setxattr(path, MARK, MARK_VALUE)
+                if run_token is not None:
+                    os.setxattr(path, RUN_MARK, run_token.encode())
         except OSError:
             continue
+
+
+def file_identity(path: str) -> dict[str, Any]:
+    """What a run records of its target file when it starts, for resume (check_same_file): the file's device and
+    inode when it exists, whether its path is a link, and the token of the mark the file fio makes will carry (a
+    run directory may move, its token stays)."""
+    import secrets
+
+    try:
+        found = os.stat(path)
+    except OSError:
+        return {"exists": False, "link": os.path.islink(path), "token": secrets.token_hex(16)}
+    return {"exists": True, "device": found.st_dev, "inode": found.st_ino, "link": os.path.islink(path)}
+
+
+def check_same_file(path: str, recorded: object, run_dir: str) -> list[str]:
+    """TargetError when the file at `path` is not the one the run in `run_dir` started on (file_identity recorded
+    `recorded`): a link where there was none, another inode than the user's file the run began on, or, for a file
+    fio made for the run, one without the run's mark (someone moved or copied another file there, or linked one).
+    A note when the run recorded nothing (a ptsbench before this check). A missing file is left to the caller."""
+    if not isinstance(recorded, dict):
+        return [f"{run_dir} was started by a ptsbench that recorded no file identity: resume could not check that "
+                f"{path} is the file the run started on"]
+    if not os.path.lexists(path):
+        return []
+    hint = ("put the run's own file back at that path, or start a new run (the file there now is not touched)")
+    if os.path.islink(path) and not recorded.get("link"):
+        raise TargetError(f"{path} is now a link (to {os.readlink(path)}): this run started on a file there, not a "
+                          "link", hint)
+    try:
+        found = os.stat(path)
+    except OSError as error:
+        raise TargetError(f"{path}: {error.strerror}", hint) from None
+    if not stat.S_ISREG(found.st_mode):
+        raise TargetError(f"{path} is no longer a regular file: this run started on a file there", hint)
+    if recorded.get("exists"):
+        if (found.st_dev, found.st_ino) != (recorded.get("device"), recorded.get("inode")):
+            raise TargetError(f"{path} is not the file this run started on (another inode): another file replaced "
+                              "it", hint)
+        return []
+    try:
+        made_for = os.getxattr(path, RUN_MARK).decode(errors="replace")
+    except OSError:
+        made_for = ""
+    if made_for != recorded.get("token"):
+        why = "it was made for another run" if made_for else "it lacks the mark ptsbench puts on the file fio makes"
+        raise TargetError(f"{path} is not the file this run made ({why}): another file replaced it", hint + "; if "
+                          "it is the file this run's fio began to lay out before the run was stopped, remove it")
+    return []
 
 
 def missing(paths: list[str]) -> list[str]:
@@ -67,8 +120,8 @@ def check_user_file(path: str, change: str, destructive: bool) -> None:
         return
     raise UnsafeTargetError(
         f"refusing to change {path}: it is an existing file ({size_bytes} bytes) that ptsbench did not make, and "
-        f"{change}", "pass --destructive to let fio change it (what it holds is lost), or name a new file or a "
-        "folder (ptsbench makes its test file there)")
+        f"{change}", "pass --destructive to let fio change it (what it holds is lost), or name a file that does not "
+        "exist yet (or a folder: ptsbench makes its test file there)")
 
 
 def check_whole_file(path: str, destructive: bool) -> None:
