@@ -134,3 +134,32 @@ def test_namespaces_a_purge_reaches_are_claimed_for_the_run(tmp_path: Path) -> N
             assert (f"refusing to use {other}: another ptsbench run holds {other} (pid {os.getpid()}, run "
                     f"directory {tmp_path / 'run'}): {note}") in asked.stderr, asked.stderr
         assert other_run_reason(other) is None
+
+
+def test_pts_runs_on_two_files_of_one_disk_run_at_once(tmp_path: Path) -> None:
+    """A file's purge never erases its disk, so a PTS run on a file claims no more than the file: a second run on
+    another file of the same filesystem starts while the first runs (seen: it was refused, 'the purge of ...
+    (none) erases /dev/vda')."""
+    import sys
+    import time
+
+    args = ["pts", "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--size", "16M", "--block-sizes",
+            "iops=4k", "--mixes", "iops=0", "--max-rounds", "2"]
+    first_dir = tmp_path / "first"
+    first = subprocess.Popen([sys.executable, "-m", "ptsbench", *args, str(tmp_path / "a.dat"), "--round-time",
+                              "30", "--out", str(first_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        deadline = time.monotonic() + 600  # a bound on a broken run only
+        while not list(first_dir.glob("pts/iops/rounds")) and first.poll() is None:
+            assert time.monotonic() < deadline, "the first run never reached its rounds"
+            time.sleep(0.2)
+        assert first.poll() is None, first.stderr.read() if first.stderr else ""
+        second = subprocess.run([sys.executable, "-m", "ptsbench", *args, str(tmp_path / "b.dat"), "--round-time",
+                                 "0.2", "--out", str(tmp_path / "second")], capture_output=True, text=True,
+                                timeout=600)
+        assert second.returncode == 0, second.stderr[-1500:]
+        assert first.poll() is None  # the two ran at once
+    finally:
+        first.terminate()
+        first.wait(timeout=120)

@@ -191,9 +191,9 @@ def _purge_reach(context: _Context) -> tuple[list[str], str]:
     claimed for the run, so no other ptsbench run starts on one meanwhile), and why, in words."""
     from ptsbench.target.purge import choose_purge, purge_reach
 
-    if all(context.pts.precondition_result(phase.key) is not None or not phase.phase.purge
-           for phase in context.plan.phases):
-        return [], ""
+    if context.target.kind != "block" or all(context.pts.precondition_result(phase.key) is not None
+                                              or not phase.phase.purge for phase in context.plan.phases):
+        return [], ""  # a file's purge never erases its disk: other runs on files there are no concern of it
     try:
         method = choose_purge(context.target, context.facts, context.purge_method, context.purge_scope)
     except PtsbenchError:  # the purge itself says why, when its phase comes
