@@ -197,6 +197,13 @@ def test_causes_from_what_was_recorded() -> None:
     assert "thermal management level 1: 2 transition(s), 30 s; 70 -> 84 C" in causes[1]
     calm = per_second({**columns, "cpu_busy_pct": [20.0] * 12})["write"]
     assert likely_causes(drop, calm, {"change": {"throttled": False}, "after": {}}) == []
+    # garbage collection: the round's write amplification (media bytes over host bytes), its source named
+    collecting = {"change": {"waf": {"ratio": 3.46, "source": "OCP C0h"}}, "after": {}}
+    assert likely_causes(drop, calm, collecting) == [
+        "the drive was collecting garbage: it wrote 3.5 bytes to its media per byte from the host during the round "
+        "(write amplification, OCP C0h)"]
+    for flat in ({"ratio": 1.0, "source": "OCP C0h"}, {"ratio": None, "source": None}):
+        assert likely_causes(drop, calm, {"change": {"waf": flat}, "after": {}}) == []
 
 
 def _cumulative(rates: list[int]) -> Iterator[int]:

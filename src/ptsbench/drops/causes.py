@@ -1,8 +1,8 @@
 """Likely causes of a drop, from what was recorded beside it: host CPU busy % per second (beside every fio status
 document), and for a PTS round the device telemetry read before and after it (target/telemetry.py: NVMe thermal
 transitions and time in thermal management, time above the warning temperature, media errors, critical warning;
-SCSI / ATA drives have no throttle counters). The telemetry is per round: it says the round held the event, not the
-second."""
+SCSI / ATA drives have no throttle counters; the write amplification of the round, from the OCP C0h log or the FDP
+statistics). The telemetry is per round: it says the round held the event, not the second."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -14,6 +14,7 @@ from ptsbench.drops.find import Drop, Seconds
 CPU_SATURATED_PCT = 90.0  # host CPU busy during the drop, at least
 CPU_ABOVE_OUTSIDE_PCT = 10.0  # and this many points more than outside it
 NO_CAUSE = "no recorded cause"
+WAF_CAUSE_MIN = 1.2  # a round whose drive wrote this many bytes to its media per host byte was collecting garbage
 
 
 def likely_causes(drop: Drop, series: Seconds, telemetry: Mapping[str, Any] | None = None) -> list[str]:
@@ -29,6 +30,9 @@ def likely_causes(drop: Drop, series: Seconds, telemetry: Mapping[str, Any] | No
     errors = _error_cause(change, (telemetry or {}).get("after") or {})
     if errors:
         causes.append(errors)
+    waf = _waf_cause(change)
+    if waf:
+        causes.append(waf)
     return causes
 
 
@@ -73,3 +77,12 @@ def _error_cause(change: Mapping[str, Any], after: Mapping[str, Any]) -> str:
     if after.get("critical_warning"):
         parts.append(f"critical warning {after['critical_warning']:#x} at the round's end")
     return f"device errors during the round: {', '.join(parts)}" if parts else ""
+
+
+def _waf_cause(change: Mapping[str, Any]) -> str:
+    waf = change.get("waf") or {}
+    ratio = waf.get("ratio")
+    if ratio is None or ratio < WAF_CAUSE_MIN:
+        return ""
+    return (f"the drive was collecting garbage: it wrote {ratio:.1f} bytes to its media per byte from the host "
+            f"during the round (write amplification, {waf.get('source')})")
