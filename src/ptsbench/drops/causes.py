@@ -14,7 +14,9 @@ from ptsbench.drops.find import Drop, Seconds
 CPU_SATURATED_PCT = 90.0  # host CPU busy during the drop, at least
 CPU_ABOVE_OUTSIDE_PCT = 10.0  # and this many points more than outside it
 NO_CAUSE = "no recorded cause"
-WAF_CAUSE_MIN = 1.2  # a round whose drive wrote this many bytes to its media per host byte was collecting garbage
+# a round whose drive wrote at least this many bytes to its media per host byte, and more than the host counter's
+# rounding can explain (a unit at each reading), was moving data: collecting garbage
+WAF_CAUSE_MIN = 1.05
 
 
 def likely_causes(drop: Drop, series: Seconds, telemetry: Mapping[str, Any] | None = None) -> list[str]:
@@ -81,8 +83,10 @@ def _error_cause(change: Mapping[str, Any], after: Mapping[str, Any]) -> str:
 
 def _waf_cause(change: Mapping[str, Any]) -> str:
     waf = change.get("waf") or {}
-    ratio = waf.get("ratio")
-    if ratio is None or ratio < WAF_CAUSE_MIN:
+    ratio, host, media = waf.get("ratio"), waf.get("host_written_bytes"), waf.get("media_written_bytes")
+    if ratio is None or ratio < WAF_CAUSE_MIN or host is None or media is None:
+        return ""
+    if media - host <= 2 * int(waf.get("host_unit_bytes") or 0):
         return ""
     return (f"the drive was collecting garbage: it wrote {ratio:.1f} bytes to its media per byte from the host "
             f"during the round (write amplification, {waf.get('source')})")
