@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from device_lab_guest import WORK, Lab, append_record, lab_main, ptsbench, run, run_check, warm_up
+from device_lab_guest import WORK, Lab, _utc, append_record, lab_main, ptsbench, run, run_check, warm_up
 
 SERIAL = "CSL_Virt_SN_01"  # NVMeVirt's identify controller data
 FTL_PAGE_BYTES = 4096  # its mapping unit: the OCP log's media bytes are its pages x this
@@ -202,10 +202,11 @@ IOPS_MAX_ROUNDS = 25
 IOPS_PRECONDITION = 0.1
 WAF_STEADY_MIN = 1.5  # write amplification at steady state is above this (greedy GC, 7 % over-provisioning)
 WAF_FRESH_MAX = 1.05  # before the first full write nothing is collected: media bytes = host bytes (rounding aside)
-# write saturation from fresh: 4 KiB random writes, rounds of 20 s for 80 s
-WSAT_ROUND_S = 20
-WSAT_TIME = "80s"
-CLIFF_MIN = 1.5  # the first rounds' IOPS at least this many times the last rounds'
+# write saturation from fresh: 4 KiB random writes, rounds of 60 s (PTS's) for 3 minutes: the erased flash runs out
+# in the first or second, and the drop finder searches each round on its own
+WSAT_ROUND_S = 60
+WSAT_TIME = "180s"
+CLIFF_MIN = 1.5  # the first minute's IOPS at least this many times the last minute's
 
 
 def pts_rounds(out: Path) -> list[dict[str, Any]]:
@@ -230,7 +231,7 @@ def ftl_pts_iops(lab: Lab) -> str:
     dev = load_fresh()
     size = int(Path("/sys/block", os.path.basename(dev), "size").read_text()) * 512
     out = WORK / "pts-iops"
-    started = time.monotonic()
+    started, started_at = time.monotonic(), time.time()
     ptsbench("pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time",
              str(IOPS_ROUND_S), "--max-rounds", str(IOPS_MAX_ROUNDS), "--block-sizes", "iops=4k", "--mixes", "iops=0",
              "--purge", "none", "--active-range", "100", "--precondition-multiple", str(IOPS_PRECONDITION),
@@ -250,6 +251,10 @@ def ftl_pts_iops(lab: Lab) -> str:
     # write amplification per round, and where the first full write ended
     precondition = json.loads(next(out.glob("pts/*/precondition/result.json")).read_text())
     written = int(precondition["written_bytes"])
+    # where the start-up goes (issue 38 saw 5.6 min under load): before round 1, less the preconditioning's IO
+    before_round = _utc(rounds[0]["started_utc"]) - started_at
+    said.append(f"round 1 began {before_round:.0f} s after the command, {precondition['runtime_ms'] / 1000:.0f} s "
+                "of it preconditioning")
     wafs, fresh, steady_wafs = [], [], []
     for record in rounds:
         waf = record["telemetry"]["change"]["waf"]
@@ -279,7 +284,9 @@ def host_bound_statement(rounds: list[dict[str, Any]]) -> str:
     busy = [record["host_bound"]["host_cpu_busy_pct"] for record in rounds]
     flagged = [record["round"] for record in rounds if record["host_bound"]["possibly"]]
     polling = 100 / (os.cpu_count() or 1)
-    assert all(b is not None and b >= 0.9 * polling for b in busy), \
+    # the polling vCPU alone keeps the guest about a third busy (as little as 30 % measured in a round, at a load
+    # average of about 15); a guest whose NVMeVirt threads slept would fall well below
+    assert all(b is not None and b >= 0.75 * polling for b in busy), \
         f"a round's CPUs were less busy than NVMeVirt's polling vCPU alone ({polling:.0f} %): {busy}"
     return (f"host CPU busy {min(busy):.0f}-{max(busy):.0f} % per round, of which the polling vCPU is "
             f"{polling:.0f} %; flagged possibly host-bound: rounds {flagged or 'none'}")
@@ -305,7 +312,7 @@ def gc_steps(out: Path) -> list[str]:
 @check("ftl-wsat")
 def ftl_wsat(lab: Lab) -> str:
     """`ptsbench pts --tests wsat` on a fresh SSD: write saturation falls off a cliff once the erased flash is
-    used up and garbage collection runs: the first rounds' IOPS at least 1.5 times the last rounds'; the drop
+    used up and garbage collection runs: the first minute's IOPS at least 1.5 times the last minute's; the drop
     finder finds the transition as a step inside a round, its cause the round's write amplification."""
     dev = load_fresh()
     out = WORK / "pts-wsat"
@@ -316,12 +323,12 @@ def ftl_wsat(lab: Lab) -> str:
     rounds = pts_rounds(out)
     values = [tracked_iops(record) for record in rounds]
     said = f"IOPS per round {[round(v) for v in values]}"
-    assert len(values) >= 4, f"only {len(values)} rounds: {said}"
-    first, last = values[0], sum(values[-2:]) / 2
-    assert first >= CLIFF_MIN * last, f"no cliff: round 1 {first:.0f} IOPS, the last two {last:.0f}: {said}"
+    assert len(values) >= 3, f"only {len(values)} rounds: {said}"
+    first, last = values[0], values[-1]
+    assert first >= CLIFF_MIN * last, f"no cliff: the first minute {first:.0f} IOPS, the last {last:.0f}: {said}"
     steps = gc_steps(out)
     assert steps, f"no step with garbage collection as its cause in any round: {said}"
-    return f"{took:.0f} s; {said}: round 1 {first / last:.1f} x the last two rounds; {'; '.join(steps)}"
+    return f"{took:.0f} s; {said}: the first minute {first / last:.1f} x the last; {'; '.join(steps)}"
 
 
 def run_variant_checks(names: list[str], results: Path) -> int:
