@@ -155,6 +155,7 @@ else
   # blkdebug rules for the io-error controller's image: a Write Zeroes command from the guest arms them (state 2: every
   # write fails with EIO, errno 5, which the NVMe device reports as a write fault), the next one disarms them (state 3:
   # blkdebug keeps an error rule active until another one fires, so state 3 has one for an offset past the image's end).
+  # The one after arms them again (3 -> 2; every rule is matched against the state before the event), and so on.
   # Not a flush: with the volatile write cache off, QEMU follows every write with one.
   cat > "$work/blkdebug.conf" <<'EOF'
 [set-state]
@@ -166,6 +167,11 @@ new_state = "2"
 state = "2"
 event = "pwritev_zero"
 new_state = "3"
+
+[set-state]
+state = "3"
+event = "pwritev_zero"
+new_state = "2"
 
 [inject-error]
 state = "2"

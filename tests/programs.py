@@ -72,17 +72,24 @@ def essential(package: str) -> bool:
     return _field(package, "Essential") == "yes"
 
 
-def provides(package: str, owning: str) -> bool:
-    """The program's owning package is `package` or one it depends on directly (postgresql -> postgresql-15)."""
-    depends = {alt.split()[0].split(":")[0] for part in _field(package, "Depends").split(",")
-               for alt in part.split("|") if alt.strip()}
-    return owning == package or owning in depends
+def _depends(package: str) -> set[str]:
+    fields = _field(package, "Pre-Depends") + "," + _field(package, "Depends")
+    return {alt.split()[0].split(":")[0] for part in fields.split(",") for alt in part.split("|") if alt.strip()}
+
+
+def provides(package: str, owning: str, depth: int = 2) -> bool:
+    """The program's owning package is `package` or one installing it installs (postgresql -> postgresql-15,
+    python3 -> python3.11 -> python3.11-minimal), within `depth` steps of its dependencies."""
+    if owning == package:
+        return True
+    return depth > 0 and any(provides(each, owning, depth - 1) for each in _depends(package))
 
 
 def unlisted(log: Path) -> list[str]:
-    """Each system program the log records whose name is not in the table and whose package is not Essential,
-    with the package that holds it."""
+    """Each system program the log records that is neither a row of the table, nor from a package a row installs,
+    nor from an Essential package, with the package that holds it."""
     names = {row.name for row in table()}
+    packages = {row.package for row in table()}
     patterns = [row.program for row in table() if row.program.startswith("/")]
     found: dict[str, str] = {}
     for line in log.read_text().splitlines() if log.exists() else ():
@@ -92,8 +99,8 @@ def unlisted(log: Path) -> list[str]:
             continue
         if any(fnmatch.fnmatch(path, pattern) for pattern in patterns):
             continue
-        package = owner(path)
-        if package is None or not essential(package):
+        package = owner(path)  # another name of a program a row installs (a link called fio-copy, mke2fs) is fine
+        if package is None or not (essential(package) or any(provides(each, package) for each in packages)):
             found[path] = f"{start['name']} ({path}, package {package or 'unknown to dpkg'})"
     return sorted(found.values())
 

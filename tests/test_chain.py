@@ -71,7 +71,7 @@ def test_a_killed_fio_stops_the_chain(tmp_path: Path) -> None:
     job = chain_file(tmp_path, [300, 5000, 300])
 
     def kill_second() -> None:  # kill -9 the fio of job c1 once it runs (its gate opened)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 300  # only a bound on a broken run: c1 runs 5 s (more on a loaded host)
         while time.monotonic() < deadline:
             for pid in fio_pids(tmp_path):
                 try:
@@ -87,10 +87,9 @@ def test_a_killed_fio_stops_the_chain(tmp_path: Path) -> None:
 
     killer = threading.Thread(target=kill_second)
     killer.start()
-    started = time.monotonic()
     ran = run_chain(job, [ChainJob(f"c{k}", 2, s) for k, s in enumerate((0.3, 5.0, 0.3))], folder=tmp_path)
     killer.join()
-    assert time.monotonic() - started < 4.5  # c1 did not run its 5 s
+    # c1 ended by the kill, not after its 5 s (which would exit 0), and c2 never started
     assert ran.outcomes[0].ok and ran.outcomes[1].returncode == -signal.SIGKILL and len(ran.outcomes) == 2
     assert fio_pids(tmp_path) == []
 

@@ -11,9 +11,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from ptsbench.drops.causes import likely_causes
+from hostload import loaded_host
+from ptsbench.drops.causes import host_limited, likely_causes
 from ptsbench.drops.find import Drop, DropRule, find_drops, per_second
 from ptsbench.drops.stored import below_min_fraction, folder_findings, stored_seconds
 
@@ -96,15 +98,16 @@ def _wait(ready: Callable[[], bool], process: subprocess.Popen[str], what: str) 
 def test_throttled_loop_device(throttle: Throttle, loop_device: str, write_job: Callable[[str, str], Path],
                                tmp_path: Path) -> None:
     """Reads held to 1,000 IOPS by the kernel (at queue depth 8, so a busy host does not starve them), lowered to
-    100 for 5 s mid-run: one drop, at the bytes read when
-    the limit fell, about 5 s long, down to about a tenth of the level; --min-fraction 0.8 fails the run (exit 3)."""
+    100 for 5 s mid-run: one drop, at the bytes read when the limit fell, about 5 s long, down to about a tenth of
+    the level; --min-fraction 0.8 --strict-drops fails the run (exit 3) whether or not the host running the tests
+    was busy (without --strict-drops a busy host excuses it: test_loaded_host_no_false_alarm)."""
     job = write_job("reader.fio", "[reader]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=8\ntime_based\n"
                                   "runtime=15\n")
     run_dir = tmp_path / "run"
     throttle.read_iops(BASE_IOPS)
     process = subprocess.Popen(
         [sys.executable, "-m", "ptsbench", "run", str(job), "--target", loop_device, "--out", str(run_dir),
-         "--min-fraction", "0.8"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+         "--min-fraction", "0.8", "--strict-drops"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=throttle.enter)
     try:
         _wait(lambda: throttle.reads_done() >= 4 * BASE_IOPS, process, "4 s of reads")
@@ -118,6 +121,7 @@ def test_throttled_loop_device(throttle: Throttle, loop_device: str, write_job: 
             process.kill()
         process.wait()
     assert process.returncode == 3, stderr
+    assert json.loads((run_dir / "manifest.json").read_text())["drops"]["strict"] is True  # resume judges the same
     assert "drop in reader: reader read:" in stderr and "below the --min-fraction limit of 80%" in stderr
     case_dir = run_dir / "cases" / "001-reader"
     findings = [f for f in folder_findings(case_dir, DropRule()) if f.drop.metric != "lat"]
@@ -179,9 +183,35 @@ def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: 
     assert folder_findings(case_dir, DropRule()) == []
 
 
+LOADED_RUNS = 3
+
+
+def test_loaded_host_no_false_alarm(write_job: Callable[[str, str], Path], cli: Callable[..., Any],
+                                    tmp_path: Path) -> None:
+    """Steady reads (fio's null engine held to 1,000 IOPS) on a host loaded by CPU hogs and an IO neighbour, with
+    --min-fraction 0.8: no run fails (before issue 41 such runs exited 3 with drops of 55-77 %), and whatever the
+    host did to a second is reported as host-limited, not the drive's. bench/bench_drops.py measures the same over
+    more runs."""
+    job = write_job("steady.fio", "[steady]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\nrate_iops=1000\n"
+                                  "time_based\nruntime=12\n")
+    with loaded_host(tmp_path):
+        for number in range(LOADED_RUNS):
+            run_dir = tmp_path / f"run{number}"
+            done = cli("run", str(job), "--out", str(run_dir), "--min-fraction", "0.8")
+            assert done.returncode == 0, done.stderr
+            case_dir = run_dir / "cases" / "001-steady"
+            assert [f.line() for f in folder_findings(case_dir, DropRule()) if not f.host_limited] == []
+            lows = below_min_fraction(case_dir, 0.8)
+            assert all(low.host for low in lows), [low.line(0.8) for low in lows]
+            assert ("not counted (--strict-drops counts it)" in done.stderr) == bool(lows), done.stderr
+            (series,) = stored_seconds(case_dir)[0].directions.values()
+            assert np.nanmean(series.host["cpu_busy_pct"]) >= 90  # the host was loaded
+
+
 def test_causes_from_what_was_recorded() -> None:
-    """A drop in a round whose telemetry shows thermal transitions names them; host CPU saturated only during
-    the drop is named; with neither, nothing is."""
+    """A drop in a round whose telemetry shows thermal transitions names them and is the drive's; without a device
+    cause, a host busy in its seconds (CPU saturated, even throughout; stolen time; fio kept from a CPU) makes it
+    host-limited; a calm host leaves it the drive's."""
     runtime_ms = [1000 * (second + 1) for second in range(12)]
     rates = [100] * 4 + [20] * 4 + [100] * 4
     columns: dict[str, Sequence[float | None]] = {"runtime_ms": runtime_ms, "write_ios": list(_cumulative(rates)),
@@ -193,10 +223,19 @@ def test_causes_from_what_was_recorded() -> None:
     telemetry = {"change": {"thm_temp1_trans_count": 2, "thm_temp1_total_time_s": 30, "throttled": True,
                             "temperature_start_c": 70, "temperature_end_c": 84}, "after": {}}
     causes = likely_causes(drop, series, telemetry)
-    assert causes[0].startswith("host CPU saturated (99 % busy during it, 20 % outside")
-    assert "thermal management level 1: 2 transition(s), 30 s; 70 -> 84 C" in causes[1]
+    assert len(causes) == 1 and "thermal management level 1: 2 transition(s), 30 s; 70 -> 84 C" in causes[0]
+    assert host_limited(drop, series, causes) == ""  # the drive's own counters speak: the drive's
+    no_cause = {"change": {"throttled": False}, "after": {}}
+    assert likely_causes(drop, series, no_cause) == []
+    assert host_limited(drop, series, []) == "host CPU 99 % busy"
+    saturated = per_second({**columns, "cpu_busy_pct": [99.0] * 12})["write"]  # busy throughout: still the host
+    assert host_limited(drop, saturated, []) == "host CPU 99 % busy"
+    waiting = per_second({**columns, "cpu_busy_pct": [50.0] * 12, "fio_wait_pct": [1.0] * 4 + [30.0] * 8})["write"]
+    assert host_limited(drop, waiting, []) == "fio's job waited 30 % of the time for a CPU"
+    stolen = per_second({**columns, "cpu_busy_pct": [50.0] * 12, "cpu_steal_pct": [12.0] * 12})["write"]
+    assert host_limited(drop, stolen, []) == "12 % stolen by the hypervisor"
     calm = per_second({**columns, "cpu_busy_pct": [20.0] * 12})["write"]
-    assert likely_causes(drop, calm, {"change": {"throttled": False}, "after": {}}) == []
+    assert host_limited(drop, calm, []) == ""
     # garbage collection: the round's write amplification (media bytes over host bytes), its source named
     def waf(host_units: int, media: int) -> dict[str, Any]:
         return {"change": {"waf": {"ratio": media / (host_units * 512_000) if host_units else None, "source": "OCP C0h",
@@ -221,12 +260,16 @@ def _cumulative(rates: list[int]) -> Iterator[int]:
 
 
 def test_sweep_keeps_and_applies_min_fraction(cli: Callable[..., Any], tmp_path: Path) -> None:
-    """sweep takes --min-fraction, keeps it in its manifest (resume judges by it) and says its verdict."""
+    """sweep takes --min-fraction, keeps it (and --strict-drops, off) in its manifest (resume judges by it) and says
+    its verdict."""
     run_dir = tmp_path / "sweep"
     done = cli("sweep", str(tmp_path / "target.dat"), "--size", "16m", "--ioengine", "null", "--rw", "randread",
                "--iodepth", "1", "--runtime", "4", "--set", "rate_iops=1000", "--min-fraction", "0.8",
                "--drop-seconds", "2", "--out", str(run_dir))
-    assert done.returncode == 0, done.stderr
-    assert "ptsbench: limit: no second below 80% of its job's median IOPS" in done.stderr
+    # the verdict is the stored seconds' own: a second the busy host explains is reported, and does not fail it
+    lows = [low for case_dir in (run_dir / "cases").iterdir() for low in below_min_fraction(case_dir, 0.8)]
+    assert done.returncode == (3 if any(not low.host for low in lows) else 0), done.stderr
+    assert ("ptsbench: limit: no second below 80% of its job's median IOPS" in done.stderr) == (not lows)
+    assert done.stderr.count("not counted (--strict-drops counts it)") == sum(bool(low.host) for low in lows)
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["drops"] == {"fraction": 0.8, "seconds": 2, "min_fraction": 0.8}
+    assert manifest["drops"] == {"fraction": 0.8, "seconds": 2, "min_fraction": 0.8, "strict": False}

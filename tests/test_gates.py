@@ -4,6 +4,7 @@ before any IO."""
 
 import dataclasses
 import json
+import math
 import re
 from pathlib import Path
 from xml.etree import ElementTree
@@ -125,6 +126,25 @@ def test_a_bad_gate_is_one_error_line_before_any_io(tmp_path: Path, gate: str, w
     done = run_cli("run", str(job), "--out", str(tmp_path / "run"), "--gate", gate)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_failing_gate_shows_why_its_value_and_limit_differ(run_lab: Lab, tmp_path: Path) -> None:
+    """A limit a hundredth of an IOPS above the stored value fails, and the table and the JUnit message show the
+    two with the digits it takes to read them apart (not '141,517.4 IOPS >= 141,517.4 IOPS')."""
+    iops = next(v for v in run_values(RunStore.open(run_lab.fast)) if v.name.endswith("read iops")).value
+    limit = math.floor(iops * 100) / 100 + 0.01
+    gate = f"iops >= {limit:.2f}"
+    junit = tmp_path / "gates.xml"
+    done = run_cli("check", str(run_lab.fast), "--gate", gate, "--junit", str(junit))
+    assert done.returncode == 1 and "a gate failed" in done.stderr
+    (verdict,) = judge([parse_gate(gate)], run_values(RunStore.open(run_lab.fast)), run_facts(RunStore.open(
+        run_lab.fast)))
+    shown, limit_shown = verdict.value, verdict.limit.removeprefix(">= ")
+    assert not verdict.passed and shown != limit_shown, (shown, limit_shown)
+    assert float(shown[:-5].replace(",", "")) < float(limit_shown[:-5].replace(",", ""))  # less " IOPS"
+    assert shown in done.stdout and limit_shown in done.stdout
+    (failure,) = ElementTree.parse(junit).iter("failure")
+    assert failure.get("message") == f"value {shown}, limit >= {limit_shown}"
 
 
 def test_gate_values_are_exact() -> None:

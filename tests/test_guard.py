@@ -262,6 +262,17 @@ def test_a_typo_is_an_error_not_a_new_file(tmp_path: Path) -> None:
         done = run_cli(*argv, "--out", str(tmp_path / "out")) if argv[0] != "info" else run_cli(*argv)
         assert done.returncode != 0 and done.stderr.count("ptsbench: error:") == 1 and words in done.stderr, argv
         assert "Traceback" not in done.stderr and not os.path.exists("/dev/nvme9n1")
+    head = "it names a path of the NVMe multipath namespace /dev/nvme9n3, which the kernel hides"
+    path_job = tmp_path / "path.fio"
+    path_job.write_text("[w]\nioengine=psync\nrw=randwrite\nsize=1M\nfilename=/dev/nvme9c2n3\n")
+    for argv in (["pts", "/dev/nvme9c2n3", "--destructive", "--dry-run"], ["pts", "/dev/nvme9c2n3", "--destructive"],
+                 ["info", "/dev/nvme9c2n3"], ["run", str(path_job), "--destructive"],
+                 ["quick", "/dev/nvme9c2n3", "--destructive", "--dry-run"]):
+        # a hidden path of a multipath head (issue 39): named with its head, never "no such device"
+        done = run_cli(*argv, "--out", str(tmp_path / "out")) if argv[0] != "info" else run_cli(*argv)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, (argv, done.stderr)
+        assert head in done.stderr + done.stdout and "no such device" not in done.stderr, (argv, done.stderr)
+        assert done.stderr.count("ptsbench: error:") == 1 and not os.path.exists("/dev/nvme9c2n3"), argv
     for argv in (["quick", str(tmp_path), "--dry-run"], ["quick", str(tmp_path / "new.dat"), "--size", "1M",
                                                           "--dry-run"]):
         done = run_cli(*argv, "--out", str(tmp_path / "out"))

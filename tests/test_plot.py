@@ -111,6 +111,14 @@ def test_plot_folder_of_every_kind(fio_logs: tuple[Path, list[dict[str, Any]]], 
     assert {(row["run"], row["kind"], row["direction"]) for row in rows} >= {
         ("win", "bw", "read"), ("win", "bw", "write"), ("win", "bw", "total"), ("io", "lat", "total"),
         ("hist", "hist", "read"), ("hist", "hist", "write")}
+    # percentile columns say what they are of; a window's mean latency is no IO's, so those stay empty
+    by_key = {(row["run"], row["kind"], row["direction"]): row for row in rows}
+    window_lat, io_lat = by_key["win", "lat", "read"], by_key["io", "lat", "total"]
+    window_bw = by_key["win", "bw", "read"]
+    assert window_lat["percentiles_of"] == "" and window_lat["p50"] == window_lat["p99.9"] == ""
+    assert window_lat["mean"] != "" and "mean latencies" in window_lat["over"]
+    assert io_lat["percentiles_of"] == "IOs" and float(io_lat["p50"]) > 0
+    assert window_bw["percentiles_of"] == "the windows' values" and float(window_bw["p50"]) > 0
 
 
 def test_per_io_rows_count_every_io(fio_logs: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> None:

@@ -96,6 +96,23 @@ def test_the_jobs_interval_from_fio_json_beside_the_logs(folders: tuple[Path, Pa
     assert over["one", "bw"].startswith("250 ms windows") and over["one", "lat"].startswith("250 ms windows")
     assert over["two", "iops"].startswith("250 ms intervals")
     assert "window" not in over["each", "iops"] and "averag" not in per_io + over["each", "iops"]
+    # the histogram log's IOs against the IOs fio counted for the job (its JSON output beside it)
+    counted = {entry["jobname"]: entry for entry in json.loads(json_path.read_text())["jobs"]}["one"]
+    hist = logs.read_hist_log(run / "one_clat_hist.1.log")
+    for number, direction in logs.DDIR_NAMES.items():
+        logged = int(hist.counts[hist.ddir == number].sum())
+        if logged:
+            total = counted[direction]["total_ios"]
+            row = next(r for r in result.summaries if (r.run, r.kind, r.direction) == ("one", "hist", direction))
+            assert row.count == logged and 0 < logged <= total
+            assert f"the log holds {logged:,} of the {total:,} IOs fio counted ({logged / total:.1%}, fio.json)" \
+                in row.over
+    # fio's windows drift from the 250 ms asked: the label gives their real lengths (each but the last, partial)
+    bw_log = logs.read_log(run / "one_bw.1.log")
+    lengths_ms = np.concatenate([np.diff(bw_log.time_ms[bw_log.ddir == d].astype(np.float64), prepend=0.0)[:-1]
+                                 for d in np.unique(bw_log.ddir).tolist()])
+    assert lengths_ms.min() != lengths_ms.max()
+    assert f"(as fio wrote them: {lengths_ms.min():,.0f} to {lengths_ms.max():,.0f} ms" in over["one", "bw"]
 
 
 def test_the_numbers_are_the_logs_at_the_jobs_interval(folders: tuple[Path, Path]) -> None:
@@ -139,6 +156,7 @@ def test_logs_alone_get_the_interval_of_their_time_stamps_and_say_so(folders: tu
                                                    f"stamps: the job's log_hist_msec was not found ({why})")
     over = {(row.run, row.kind): row.over for row in result.summaries}
     assert over["one", "bw"].startswith(f"about {round(step_ms)} ms windows")
+    assert "fio's own IO count not found beside the log (its JSON output): coverage unknown" in over["one", "hist"]
 
 
 def test_job_option_and_interval_option(folders: tuple[Path, Path], cli: CliRunner, tmp_path: Path) -> None:

@@ -24,21 +24,22 @@ def test_each_program_is_installed_from_the_package_install_sh_installs(row: pro
 
 
 def test_a_program_a_child_starts_is_recorded_and_an_unlisted_one_fails_the_run(tmp_path: Path) -> None:
-    """A Python child (as ptsbench is when the tests run it) records what it starts; lvs (lvm2's, not in the table)
-    is named, pvcreate (a row) and true (coreutils, Essential) are not."""
+    """A Python child (as ptsbench is when the tests run it) records what it starts. apt-config (apt's: on every
+    Debian, but neither Essential nor installed by a row) is named; pvcreate (a row), lvs (another program of a
+    row's package) and true (coreutils, Essential) are not."""
     log = tmp_path / "started.jsonl"
     script = ("import subprocess\n"
-              "for argv in (['lvs', '--version'], ['pvcreate', '--version'], ['true']):\n"
+              "for argv in (['apt-config', '--version'], ['pvcreate', '--version'], ['lvs', '--version'], ['true']):\n"
               "    subprocess.run(argv, capture_output=True)\n")
     path = f"{os.environ['PATH']}:/usr/sbin:/sbin"
     subprocess.run([sys.executable, "-c", script], check=True,
                    env={**os.environ, "PTSBENCH_EXEC_LOG": str(log), "PATH": path})
     names = [json.loads(line)["name"] for line in log.read_text().splitlines()]
-    assert names == ["lvs", "pvcreate", "true"]
+    assert names == ["apt-config", "pvcreate", "lvs", "true"]
     (said,) = programs.unlisted(log)
-    assert said.startswith("lvs (") and "package lvm2" in said
+    assert said.startswith("apt-config (") and "package apt)" in said
     verdict = programs.verdict(log)
-    assert verdict is not None and "scripts/programs.txt" in verdict and "lvs (" in verdict
+    assert verdict is not None and "scripts/programs.txt" in verdict and "apt-config (" in verdict
 
 
 def test_the_program_ptsbench_s_launcher_starts_is_recorded() -> None:

@@ -425,6 +425,16 @@ def test_too_old_fio_is_refused(tmp_path: Path, write_job) -> None:  # type: ign
     assert not (tmp_path / "r").exists()
 
 
+def test_a_program_that_is_not_fio_is_refused_in_one_line(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    """PTSBENCH_FIO names a program on PATH (docs/fio-versions.md): `true`, whose --version runs to many lines, is
+    refused in one line quoting the first."""
+    job = write_job("null.fio", NULL_JOB)
+    result = run_cli("run", str(job), "--out", str(tmp_path / "r"), env={"PTSBENCH_FIO": "true"})
+    assert_one_line_error(result, "does not look like fio (it says 'true ")
+    assert len(result.stderr.splitlines()) == 1, result.stderr  # not the rest of what it said
+    assert not (tmp_path / "r").exists()
+
+
 def test_latency_over_time_is_derived_exactly_from_fio_status(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     job = write_job("r.fio", "[r]\nioengine=null\nsize=64m\ntime_based\nruntime=3\nrw=randrw\nrate_iops=20000\n")
     out = tmp_path / "run"

@@ -70,3 +70,67 @@ def test_another_namespace_is_judged_by_the_guard(tmp_path: Path) -> None:
             assert said is not None and said.endswith(f"and {other}: {other} is mounted on {mnt}"), said
         finally:
             subprocess.run(["umount", str(mnt)], check=True, capture_output=True)
+
+
+@pytest.mark.root
+def test_a_namespace_another_run_measures_is_never_erased(tmp_path: Path) -> None:
+    """Issue 39: a fleet on two namespaces of one controller planned a sanitize per member, each erasing the other
+    mid-run (this process's own claim hid the sibling from the in-use check). A sibling is refused, whatever
+    --purge-scope says: named as a target of the fleet being planned, held by this process while the fleet runs,
+    or held by another ptsbench run (named with its pid and run directory)."""
+    import sys
+
+    from ptsbench.target.claim import claim_targets
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    with attached_loop(str(first)) as named, attached_loop(str(second)) as other:
+        reach = [named, other]
+        expected = f"and {other}: it is another target of this fleet, measured at the same time"
+        for scope in ("namespace", "subsystem"):
+            said = scope_problem(named, reach, "sanitize", "/dev/nvme1", scope, fleet=[named, other])
+            assert said is not None and said.endswith(expected), said
+        assert scope_problem(named, reach, "sanitize", "/dev/nvme1", "subsystem") is None  # not a fleet: blank
+        with claim_targets([named, other], tmp_path / "fleet"):  # as run_fleet holds its members
+            said = scope_problem(named, reach, "sanitize", "/dev/nvme1", "subsystem")
+            assert said is not None and said.endswith(expected), said
+        assert scope_problem(named, reach, "sanitize", "/dev/nvme1", "subsystem") is None  # let go
+        holder = subprocess.Popen(
+            [sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom ptsbench.target.claim import "
+             "claim_targets\nwith claim_targets([sys.argv[1]], Path(sys.argv[2])):\n print('held', flush=True)\n "
+             "sys.stdin.readline()\n", other, str(tmp_path / "other-run")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            said = scope_problem(named, reach, "format", "/dev/nvme1", "subsystem")
+            assert said is not None and said.endswith(
+                f"and {other}: another ptsbench run holds {other} (pid {holder.pid}, run directory "
+                f"{tmp_path / 'other-run'})"), said
+        finally:
+            holder.communicate("\n", timeout=60)
+
+
+@pytest.mark.root
+def test_namespaces_a_purge_reaches_are_claimed_for_the_run(tmp_path: Path) -> None:
+    """A run whose purge erases other namespaces (an NVMe sanitize) claims them by record for the run: a ptsbench
+    started on one meanwhile is refused, told why; the namespace is not opened exclusively (nothing tests it)."""
+    import sys
+
+    from ptsbench.target.claim import claim_targets, other_run_reason
+    from ptsbench.target.inuse import held_here
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    with attached_loop(str(first)) as named, attached_loop(str(second)) as other:
+        note = f"the purge of {named} (nvme-sanitize) erases it"
+        with claim_targets([named], tmp_path / "run", reached=[other], reached_note=note):
+            assert held_here(named) and not held_here(other)
+            asked = subprocess.run(
+                [sys.executable, "-c", "import sys\nfrom ptsbench.target.claim import check_not_claimed\n"
+                 "check_not_claimed(sys.argv[1])\n", other], capture_output=True, text=True)
+            assert asked.returncode != 0
+            assert (f"refusing to use {other}: another ptsbench run holds {other} (pid {os.getpid()}, run "
+                    f"directory {tmp_path / 'run'}): {note}") in asked.stderr, asked.stderr
+        assert other_run_reason(other) is None

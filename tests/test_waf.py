@@ -13,10 +13,12 @@ from ptsbench.report.common import waf_text
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import TELEMETRY_KEYS, read_telemetry, telemetry_change
 from ptsbench.target.waf import (
+    FDP_HOST_COUNTER,
     FDP_SOURCE,
     HOST_UNIT_BYTES,
     NOT_REPORTED,
     OCP_SOURCE,
+    SMART_HOST_COUNTER,
     combined_ratio,
     parse_fdp_stats,
     parse_ocp_smart_add_log,
@@ -82,6 +84,37 @@ def test_ratio_is_media_over_host_units_exactly() -> None:
     assert waf["media_written_bytes"] == 1_126_400_000
     assert waf["ratio"] == pytest.approx(1.1, rel=1e-15) and waf["source"] == OCP_SOURCE and waf["note"] is None
     assert waf["host_unit_bytes"] == 512_000
+
+
+def test_fdp_statistics_take_their_own_exact_host_bytes() -> None:
+    """With FDP statistics the host bytes are the log's byte count (hbmw), named, not the SMART log's 512,000-byte
+    units: an 8 MiB write (17 units, rounded up) on a drive with no flash is 1.0 exactly, not 0.964."""
+    eight_mib = 8 * 2**20
+    before = {**reading(100, 10**12, FDP_SOURCE), "fdp_host_written_bytes": 5 * 10**11}
+    after = {**reading(117, 10**12 + eight_mib, FDP_SOURCE), "fdp_host_written_bytes": 5 * 10**11 + eight_mib}
+    waf = write_amplification(before, after)
+    assert (waf["ratio"], waf["host_written_bytes"], waf["host_counter"]) == (1.0, eight_mib, FDP_HOST_COUNTER)
+    assert "FDP statistics host bytes with metadata written (HBMW), exact" in waf_text([waf])
+    unitised = write_amplification({**before, "fdp_host_written_bytes": None},
+                                   {**after, "fdp_host_written_bytes": None})
+    assert unitised["host_counter"] == SMART_HOST_COUNTER and unitised["host_written_bytes"] == 17 * HOST_UNIT_BYTES
+    assert round(unitised["ratio"], 3) == 0.964
+    idle = write_amplification(before, {**before, "data_units_written": 101})
+    assert idle["ratio"] is None and idle["note"] == "the round wrote no host bytes as the drive counts: no ratio"
+
+
+def test_fdp_statistics_of_qemu_10_give_one(fakebin: Callable[[], list[list[str]]],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """QEMU 10's logs as nvme-cli 2.13 printed them after an 8 MiB write (no flash: media bytes are host bytes),
+    read with no OCP log: the FDP log's host bytes give 1.0, where the SMART log's 17 units gave 0.964."""
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", str(DATA / "nvme-cli-2.13-smart-log-qemu-10.json"))
+    monkeypatch.setenv("FAKE_NVME_FDP_STATS", str(DATA / "nvme-cli-2.13-fdp-stats-qemu-10.json"))
+    monkeypatch.setenv("FAKEBIN_FAIL", "nvme:ocp")
+    found = read_telemetry(NVME, NVME_FACTS)
+    assert fakebin()[1:] == [OCP_ARGV, FDP_ARGV] and found["data_units_written"] == 17
+    start = {"data_units_written": 0, "media_written_bytes": 0, "fdp_host_written_bytes": 0, "media_source": FDP_SOURCE}
+    waf = write_amplification(start, found)
+    assert (waf["ratio"], waf["host_counter"], waf["source"]) == (1.0, FDP_HOST_COUNTER, FDP_SOURCE)
 
 
 def test_round_under_one_host_unit_has_no_ratio() -> None:

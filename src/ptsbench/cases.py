@@ -401,7 +401,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
 
     def on_document(document: dict[str, Any]) -> None:
         latency.add(document)
-        samples.add(document, {"cpu_busy_pct": None if hosts else cpu.busy_pct()})
+        samples.add(document, {"cpu_busy_pct": None} if hosts else cpu.beside())
         if made and not marked.is_set():  # once fio has laid them out (its first status): a killed run's resume
             marked.set()  # knows them as ptsbench's
             mark_made(made)

@@ -120,22 +120,47 @@ def _matches(metric: str, name: str) -> bool:
     return len(wanted) <= len(tokens) and tokens[-len(wanted):] == wanted
 
 
-def show_number(number: float, quantity: str) -> str:
-    """A stored number as people read it: '412,345 IOPS', '1,602.3 MB/s', '1.85 ms'."""
+def show_number(number: float, quantity: str, more_digits: int = 0) -> str:
+    """A stored number as people read it: '412,345.0 IOPS', '1,602.3 MB/s', '1.85 ms' (`more_digits` after
+    those)."""
     if quantity == "iops":
-        return f"{number:,.1f} IOPS"
+        return f"{number:,.{1 + more_digits}f} IOPS"
     if quantity == "mbs":
-        return f"{number / 1e6:,.1f} MB/s"
+        return f"{number / 1e6:,.{1 + more_digits}f} MB/s"
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if abs(number) >= scale:
-            return f"{number / scale:,.3g} {unit}"
-    return f"{number:,.3g} ns"
+            return f"{number / scale:,.{3 + more_digits}g} {unit}"
+    return f"{number:,.{3 + more_digits}g} ns"
+
+
+MAX_MORE_DIGITS = 17  # a float's digits: past them two different numbers always read differently
+
+
+def show_apart(value: float, limit: float, quantity: str) -> tuple[str, str]:
+    """A value and its limit, each with as many digits as it takes for two different numbers to read differently
+    (a failing 141,517.36 IOPS against a limit of 141,517.4 is not '141,517.4 IOPS >= 141,517.4 IOPS')."""
+    more = 0
+    while (more < MAX_MORE_DIGITS and value != limit
+           and show_number(value, quantity, more) == show_number(limit, quantity, more)):
+        more += 1
+    return show_number(value, quantity, more), show_number(limit, quantity, more)
+
+
+def _percent_apart(percent: float, limit_pct: float) -> tuple[str, str]:
+    """Two percentages with one decimal, or as many as it takes to tell them apart."""
+    more = 1
+    while more < MAX_MORE_DIGITS and percent != limit_pct and f"{percent:.{more}f}" == f"{limit_pct:.{more}f}":
+        more += 1
+    return f"{percent:.{more}f}", f"{limit_pct:.{more}f}" if more > 1 else f"{limit_pct:g}"
 
 
 def _judge_limit(gate: Gate, values: Sequence[Value]) -> list[Verdict]:
-    limit = f"{gate.operator} {show_number(gate.limit, gate.quantity)}"
-    return [Verdict(gate.text, value.name, show_number(value.value, value.quantity), limit,
-                    OPERATORS[gate.operator](value.value, gate.limit)) for value in values]
+    verdicts = []
+    for value in values:
+        shown, limit = show_apart(value.value, gate.limit, gate.quantity)
+        verdicts.append(Verdict(gate.text, value.name, shown, f"{gate.operator} {limit}",
+                                OPERATORS[gate.operator](value.value, gate.limit)))
+    return verdicts
 
 
 def _judge_baseline(gate: Gate, values: Sequence[Value], baseline: Mapping[str, Value] | None,
@@ -159,9 +184,10 @@ def _judge_baseline(gate: Gate, values: Sequence[Value], baseline: Mapping[str, 
         else:
             passed, note = not beyond_pct, f"noise {show_number(noise, value.quantity)} ({value.noise_source})"
         direction = "worse" if worse_by > 0 else "better"
-        verdicts.append(Verdict(
-            gate.text, value.name, f"{show_number(value.value, value.quantity)} ({abs(worse_pct):.1f} % {direction})",
-            f"{baseline_name} {show_number(base.value, base.quantity)} - {gate.percent:g} %", passed, note))
+        shown_pct, limit_pct = _percent_apart(abs(worse_pct), gate.percent)
+        shown, base_shown = show_apart(value.value, base.value, value.quantity)
+        verdicts.append(Verdict(gate.text, value.name, f"{shown} ({shown_pct} % {direction})",
+                                f"{baseline_name} {base_shown} - {limit_pct} %", passed, note))
     return verdicts
 
 

@@ -51,8 +51,11 @@ def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size:
 
     names = part_names(targets)
     size_bytes = parse_size_bytes(size) if size else None
+    # a purge reaching beyond its namespace (NVMe sanitize, an all-namespace format) never erases another member:
+    # auto takes a method that erases only its own, a method named is refused (the run chooses the same, pts/engine.py)
     prepared = [prepare_target(settings, target, part_dir(run_dir, part), size, size_bytes, destructive, purge_method,
-                               purge_scope, True, measure_rate) for part, target in zip(names, targets, strict=True)]
+                               purge_scope, True, measure_rate, fleet=targets)
+                for part, target in zip(names, targets, strict=True)]
     check_distinct(targets)  # as the user named them
     check_distinct([one.target.path for one in prepared])  # as they are tested: a folder's test file named again
     if dry_run:

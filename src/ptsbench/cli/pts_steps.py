@@ -2,7 +2,7 @@
 resolving the target, planning on it, timing its purges and preconditioning, printing the plan, a dry run and the
 guard's verdict."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,11 +51,14 @@ class Prepared:
 
 def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size: str | None,
                    size_bytes: int | None, destructive: bool, purge_method: str, purge_scope: str,
-                   dry_run: bool, measure_rate: bool, fdp_placement: str | None = None) -> Prepared:
+                   dry_run: bool, measure_rate: bool, fdp_placement: str | None = None,
+                   fleet: Sequence[str] = ()) -> Prepared:
     """Resolve TARGET, refuse it when the guard does (not in a dry run: it says so after its plan), plan on it (with
     `fdp_placement`: through its generic character device, also guarded), choose its purge (refusing a method it
-    cannot take) and time it, all before a run directory exists."""
+    cannot take, or one that would erase another target of the `fleet`) and time it, all before a run directory
+    exists."""
     from ptsbench.errors import TargetError
+    from ptsbench.target.controller import check_write_cache_free
     from ptsbench.target.guard import check_path_allowed
     from ptsbench.target.placement import check_placement_device
     from ptsbench.target.purge import choose_purge
@@ -78,14 +81,19 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
         if info.fdp_device:  # what fio opens: judged as the namespace it reaches
             check_placement_device(info.fdp_device, resolved.path, destructive)
 
+    def check_cache() -> None:  # another run holding the controller's write cache the other way (the engine's too)
+        check_write_cache_free(resolved, facts, plan.settings.write_cache == "enabled")
+
     def check_target() -> None:
         check_resolved()
         check_placement()
+        check_cache()
 
     if not dry_run:  # the target was judged above (a block device again under the run's claim: pts/engine.py)
         check_placement()
+        check_cache()
     # resume keeps the method: refuse one the target cannot take before the run exists
-    method = choose_purge(resolved, facts, purge_method, purge_scope)
+    method = choose_purge(resolved, facts, purge_method, purge_scope, fleet)
     timing = prep_timing(plan, resolved, facts, method, measure_rate)
     return Prepared(resolved, scratch, plan, info, facts, note, purge_method, purge_scope, method, timing,
                     check_target)

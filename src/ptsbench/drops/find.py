@@ -1,9 +1,11 @@
 """Drops and steps in one job's per-second IOPS, MB/s and latency: pure numbers in, findings out.
 
 The rule, as docs/drops.md states it:
-1. Per-second values are differences of fio's cumulative status numbers (fio/intervals.py SecondSamples); the
-   job's last interval (cut short by its end, or holding its wind-down) and any interval shorter than half the
-   usual one are left out.
+1. Per-second values are differences of fio's cumulative status numbers (fio/intervals.py SecondSamples), each
+   from numbers fio read at one moment: MB/s from a document's bytes over its runtime; IOPS from the same bytes
+   divided by the IO size when the direction has one size, else from the IO counts over the document's own time;
+   mean latency from the latency sum over the IO count (read together). The job's last interval (cut short by its
+   end, or holding its wind-down) and any interval shorter than half the usual one are left out.
 2. The series is cut into segments of steady level by binary segmentation on the mean (least squares): a segment is
    split where the split lowers the squared error most, when that gain exceeds PENALTY x noise^2 x ln(n) and both
    parts last at least `min_seconds`. The noise is estimated robustly from neighbouring seconds (the median absolute
@@ -21,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ptsbench.fio.versions import version_tuple
+
 METRICS = ("iops", "bw", "lat")  # per second: IOs/s, bytes/s, mean total latency in ns
 DIRECTIONS = ("read", "write", "trim")
 PENALTY = 2.0
@@ -35,23 +39,33 @@ class DropRule:
     fraction: float = 0.8
     min_seconds: int = 3
     lat_floor_ns: float = 50_000.0
+    strict: bool = False  # host-limited findings and seconds fail --min-fraction too (causes.py)
+
+
+# the host's state per second: CPU busy and stolen (% of all CPUs), the largest share of the second one of fio's
+# processes waited for a CPU (fio/waits.py), how late fio read the second's IO counts after its bytes (ms)
+HOST_SIGNS = ("cpu_busy_pct", "cpu_steal_pct", "fio_wait_pct", "status_lag_ms")
+IOPS_FROM_BYTES = "bytes / IO size"  # IOPS over the same span as MB/s
+IOPS_FROM_COUNTS = "IO counts"  # IOPS over the span of the IO counts (a direction of several IO sizes)
 
 
 @dataclass(frozen=True)
 class Seconds:
     """One job's per-second values of one direction: interval end times (the job's own clock, s), the metrics, the
-    bytes of this direction and the bytes written by the job before each interval, and what was measured beside
-    (host CPU busy %, None where unknown)."""
+    bytes of this direction and the bytes written by the job before each interval, and the host's state in each
+    second (HOST_SIGNS, NaN where unknown)."""
 
+    # when the second's bytes were read, on the job's clock: the document's runtime (fio 3.19 to 3.41), or its IO
+    # counts' moment (fio 3.42 and newer: see BYTES_AFTER_WAIT); a short interval left out before it does not count
+    start_s: np.ndarray
     end_s: np.ndarray
     values: Mapping[str, np.ndarray]  # metric -> per interval (latency NaN where no IO completed)
     done_before_bytes: np.ndarray
     written_before_bytes: np.ndarray
-    cpu_busy_pct: np.ndarray
-
-    @property
-    def start_s(self) -> np.ndarray:
-        return self.end_s - np.diff(self.end_s, prepend=0.0)
+    host: Mapping[str, np.ndarray]  # HOST_SIGNS -> per interval
+    iops_from: str = IOPS_FROM_BYTES
+    io_size_bytes: int | None = None  # the direction's one IO size, when it has one
+    sample: np.ndarray | None = None  # each second's document: its index in the stored columns
 
 
 @dataclass(frozen=True)
@@ -85,31 +99,74 @@ class Drop:
         return self.level / self.reference if self.reference else 1.0
 
 
-def per_second(columns: Mapping[str, Sequence[float | None]]) -> dict[str, Seconds]:
-    """A job's stored cumulative columns (SecondSamples) as per-second values per direction."""
-    runtime_s = np.asarray(columns.get("runtime_ms") or [], dtype=float) / 1000
-    if len(runtime_s) == 0:
+BYTES_AFTER_WAIT = (3, 42)  # from this fio on, a document's bytes are read after its wait for the workers, with
+# the IO counts (fio commit 00084f95, stat.c __show_running_run_stats); before it, with the runtime
+
+
+def per_second(columns: Mapping[str, Sequence[float | None]], fio_version: str | None = None) -> dict[str, Seconds]:
+    """A job's stored cumulative columns (SecondSamples) as per-second values per direction; `fio_version` (as
+    stored beside them) says whether the bytes were read with the runtime or with the IO counts."""
+    runtime_ms = np.asarray(columns.get("runtime_ms") or [], dtype=float)
+    if len(runtime_ms) == 0:
         return {}
+    runtime_s = runtime_ms / 1000
     step_s = np.diff(runtime_s, prepend=0.0)
     keep = step_s >= SHORT_INTERVAL * float(np.median(step_s))
     keep[-1] = False
+    counted_ms = _counted_ms(columns, runtime_ms)
+    counted_step_s = np.diff(np.nan_to_num(counted_ms, nan=0.0), prepend=0.0) / 1000
+    counted_step_s = np.where(np.isnan(counted_ms), step_s, counted_step_s)  # old samples: the runtime's span
+    version = version_tuple(fio_version) if fio_version else None
+    with_counts = version is not None and version >= BYTES_AFTER_WAIT and not np.isnan(counted_ms).any()
+    bytes_step_s = counted_step_s if with_counts else step_s
+    bytes_end_s = counted_ms / 1000 if with_counts else runtime_s  # the moment a second's bytes were read
     written = np.asarray(columns.get("write_bytes") or np.zeros(len(runtime_s)), dtype=float)
-    cpu = np.asarray([math.nan if v is None else v for v in columns.get("cpu_busy_pct") or [None] * len(runtime_s)],
-                     dtype=float)
+    host = {key: _known(columns.get(key), len(runtime_s)) for key in HOST_SIGNS if key != "status_lag_ms"}
+    host["status_lag_ms"] = counted_ms - runtime_ms
     found = {}
     for direction in DIRECTIONS:
         if f"{direction}_ios" not in columns:
             continue
         ios, done, lat_sum = (np.asarray(columns[f"{direction}_{name}"], dtype=float)
                               for name in ("ios", "bytes", "lat_ns_sum"))
-        d_ios = np.diff(ios, prepend=0.0)
+        d_ios, d_bytes = np.diff(ios, prepend=0.0), np.diff(done, prepend=0.0)
+        size = io_size(columns[f"{direction}_bytes"], columns[f"{direction}_ios"])
         with np.errstate(divide="ignore", invalid="ignore"):
             lat = np.where(d_ios > 0, np.diff(lat_sum, prepend=0.0) / d_ios, np.nan)
-        values = {"iops": d_ios / step_s, "bw": np.diff(done, prepend=0.0) / step_s, "lat": lat}
-        found[direction] = Seconds(runtime_s[keep], {k: v[keep] for k, v in values.items()},
-                                   (done - np.diff(done, prepend=0.0))[keep],
-                                   (written - np.diff(written, prepend=0.0))[keep], cpu[keep])
+            iops = d_bytes / size / bytes_step_s if size else np.where(counted_step_s > 0, d_ios / counted_step_s,
+                                                                       np.nan)
+            values = {"iops": iops, "bw": d_bytes / bytes_step_s, "lat": lat}
+        found[direction] = Seconds(
+            (bytes_end_s - bytes_step_s)[keep], bytes_end_s[keep], {k: v[keep] for k, v in values.items()},
+            (done - d_bytes)[keep], (written - np.diff(written, prepend=0.0))[keep],
+            {key: values[keep] for key, values in host.items()}, IOPS_FROM_BYTES if size else IOPS_FROM_COUNTS, size,
+            np.flatnonzero(keep))
     return found
+
+
+def _known(values: Sequence[float | None] | None, length: int) -> np.ndarray:
+    return np.asarray([math.nan if v is None else v for v in values or [None] * length], dtype=float)
+
+
+def io_size(done_bytes: Sequence[float | None], ios: Sequence[float | None]) -> int | None:
+    """The direction's one IO size in bytes, when it has one: the last sample's bytes over its IOs (the job's end,
+    where fio's numbers agree), dividing every sample's bytes; None for several sizes (or a job cut off)."""
+    last_bytes, last_ios = int(done_bytes[-1] or 0), int(ios[-1] or 0)
+    if last_ios <= 0 or last_bytes % last_ios:
+        return None
+    size = last_bytes // last_ios
+    return size if size and all(int(value or 0) % size == 0 for value in done_bytes) else None
+
+
+def _counted_ms(columns: Mapping[str, Sequence[float | None]], runtime_ms: np.ndarray) -> np.ndarray:
+    """The job time (ms) at which fio read each sample's IO counts and latencies: the document's time less the
+    job's start on that clock (the smallest gap of all samples, a document read without delay); NaN where not
+    stored (runs made before)."""
+    stamps = columns.get("status_unix_ms")
+    if not stamps or len(stamps) != len(runtime_ms) or any(stamp is None for stamp in stamps):
+        return np.full(len(runtime_ms), np.nan)
+    gap_ms = np.asarray(stamps, dtype=float) - runtime_ms
+    return runtime_ms + gap_ms - float(gap_ms.min())
 
 
 def noise(values: np.ndarray) -> float:
@@ -195,6 +252,15 @@ def _metric_drops(series: Seconds, direction: str, metric: str, rule: DropRule) 
             first, after))
         position = last + 1
     return drops
+
+
+def seconds_against_median(series: Seconds, metric: str = "iops") -> list[tuple[float, float]]:
+    """Every second as a share of the series' median, and when it ended (s); [] without a median above 0."""
+    values = series.values[metric]
+    median = float(np.median(values)) if len(values) else 0.0
+    if median <= 0:
+        return []
+    return [(float(value) / median, float(end_s)) for value, end_s in zip(values, series.end_s, strict=True)]
 
 
 def lowest_second(series: Seconds, metric: str = "iops") -> tuple[float, float] | None:

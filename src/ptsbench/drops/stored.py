@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptsbench.drops.causes import NO_CAUSE, likely_causes
-from ptsbench.drops.find import Drop, DropRule, Seconds, find_drops, lowest_second, per_second
+from ptsbench.drops.causes import HOST_LIMITED, NO_CAUSE, host_busy, host_limited, likely_causes, likely_causes_of_round
+from ptsbench.drops.find import Drop, DropRule, Seconds, find_drops, lowest_second, per_second, seconds_against_median
 from ptsbench.errors import StoreError
 from ptsbench.pts.store import PTS_DIR
 from ptsbench.store import read_json
@@ -37,9 +37,16 @@ class Finding:
     job: str
     drop: Drop
     causes: tuple[str, ...]
+    host: str = ""  # how the host was busy in its seconds, when nothing on the device explains it
+
+    @property
+    def host_limited(self) -> bool:
+        return bool(self.host)
 
     @property
     def cause_text(self) -> str:
+        if self.host:
+            return f"{HOST_LIMITED} ({self.host})"
         return "; ".join(self.causes) or NO_CAUSE
 
     def line(self) -> str:
@@ -76,7 +83,8 @@ def stored_rule(manifest: Mapping[str, Any]) -> tuple[DropRule, float | None]:
     kept = manifest.get("drops")
     stored: Mapping[str, Any] = kept if isinstance(kept, dict) else {}
     minimum = stored.get("min_fraction")
-    return (DropRule(float(stored.get("fraction") or 0.8), int(stored.get("seconds") or 3)),
+    return (DropRule(float(stored.get("fraction") or 0.8), int(stored.get("seconds") or 3),
+                     strict=stored.get("strict") is True),
             float(minimum) if isinstance(minimum, int | float) else None)
 
 
@@ -88,7 +96,9 @@ def stored_seconds(folder: Path) -> list[JobSeconds]:
     data = read_json(path)
     try:
         labels = data.get("labels") or {}
-        return [JobSeconds(job, str(labels.get(job, job)), per_second(columns))
+        version = data.get("fio_version")
+        return [JobSeconds(job, str(labels.get(job, job)), per_second(columns, version if isinstance(version, str)
+                                                                      else None))
                 for job, columns in data["jobs"].items()]
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         raise StoreError(f"{path} is damaged: not per-second samples as ptsbench wrote them ({error})",
@@ -97,33 +107,46 @@ def stored_seconds(folder: Path) -> list[JobSeconds]:
 
 def folder_findings(folder: Path, rule: DropRule, telemetry: Mapping[str, Any] | None = None) -> list[Finding]:
     """Every drop in a case or round folder, in job order then time; `telemetry`: the round's record (PTS)."""
-    return [Finding(job.label, job.job, drop, tuple(likely_causes(drop, series, telemetry)))
-            for job in stored_seconds(folder) for direction, series in job.directions.items()
-            for drop in find_drops(series, direction, rule)]
+    found = []
+    for job in stored_seconds(folder):
+        for direction, series in job.directions.items():
+            for drop in find_drops(series, direction, rule):
+                causes = likely_causes(drop, series, telemetry)
+                found.append(Finding(job.label, job.job, drop, tuple(causes), host_limited(drop, series, causes)))
+    return found
 
 
 @dataclass(frozen=True)
 class LowSecond:
-    """A job's worst second against the median of its seconds (IOPS)."""
+    """A job's worst second against the median of its seconds (IOPS), and how the host was busy in it ('' when it
+    was not, or a device cause was recorded)."""
 
     label: str
     direction: str
     fraction: float
     at_s: float
+    host: str = ""
 
     def line(self, limit: float) -> str:
+        host = f"; {HOST_LIMITED} ({self.host})" if self.host else ""
         return (f"{self.label} {self.direction}: a second at {self.fraction:.0%} of the median IOPS "
-                f"(at {spoken_duration(self.at_s)}), below the --min-fraction limit of {limit:.0%}")
+                f"(at {spoken_duration(self.at_s)}), below the --min-fraction limit of {limit:.0%}{host}")
 
 
-def below_min_fraction(folder: Path, limit: float) -> list[LowSecond]:
-    """The jobs and directions of a folder with a second below `limit` x the median IOPS of their seconds."""
+def below_min_fraction(folder: Path, limit: float, telemetry: Mapping[str, Any] | None = None) -> list[LowSecond]:
+    """The jobs and directions of a folder with a second below `limit` x the median IOPS of their seconds: its
+    worst second the host does not explain, else its worst second (host-limited)."""
+    device = bool(likely_causes_of_round(telemetry))
     found = []
     for job in stored_seconds(folder):
         for direction, series in job.directions.items():
             lowest = lowest_second(series)
-            if lowest is not None and lowest[0] < limit:
-                found.append(LowSecond(job.label, direction, *lowest))
+            if lowest is None or lowest[0] >= limit:
+                continue
+            low = [(share, end_s, "" if device else host_busy(series, index, index + 1))
+                   for index, (share, end_s) in enumerate(seconds_against_median(series)) if share < limit]
+            share, end_s, host = min(low, key=lambda second: (bool(second[2]), second[0]))
+            found.append(LowSecond(job.label, direction, share, end_s, host))
     return found
 
 

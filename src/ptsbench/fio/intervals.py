@@ -5,16 +5,19 @@ fio's own `write_lat_log` reads the clock and updates a running mean for every I
 of a fast device (bench/README.md). fio's status documents already carry, per job and direction, the number of IOs
 (lat_ns.N) and their mean latency so far; between two documents the interval's mean is
 (mean2 * N2 - mean1 * N1) / (N2 - N1): exact, at no cost to fio. The lines are written in fio's own log format
-(time_ms, value, direction, block size 0, priority 0) to PREFIX_lat.log, with time_ms the job's own runtime.
+(time_ms, value, direction, block size 0, priority 0) to PREFIX_lat.log, with time_ms the moment on the job's own
+clock at which fio read those counts: the document's runtime plus how late fio read its counts (see SecondSamples),
+known once every document is in (the lines are written at close()).
 """
 
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ptsbench.atomic import atomic_write_json
 from ptsbench.fio.output import DIRECTIONS, job_entries
+from ptsbench.fio.waits import FioWaits
 
 DIRECTION_CODES = {"read": 0, "write": 1, "trim": 2}
 
@@ -36,14 +39,16 @@ def _totals(doc: Mapping[str, Any]) -> dict[str, tuple[int, dict[str, tuple[int,
 
 
 class LatencyIntervals:
-    """Feed it every status document; it appends one line per job, direction and interval with IO."""
+    """Feed it every status document; at close() it writes one line per job, direction and interval with IO."""
 
     def __init__(self, prefixes: Mapping[str, Path]) -> None:
         self.prefixes = prefixes  # job name -> log path prefix (as write_*_log would take it)
         self.previous: dict[str, tuple[int, dict[str, tuple[int, float, int]]]] = {}
-        self.files: dict[str, IO[str]] = {}
+        # job name -> (runtime ms, document time in Unix ms or None, mean latency ns, direction code) per line
+        self.lines: dict[str, list[tuple[int, int | None, int, int]]] = {}
 
     def add(self, doc: Mapping[str, Any]) -> None:
+        stamp = doc.get("timestamp_ms")
         for name, (runtime_ms, directions) in _totals(doc).items():
             if name not in self.prefixes:
                 continue
@@ -52,21 +57,27 @@ class LatencyIntervals:
                 old_count, old_total_ns, _old_bytes = before.get(direction, (0, 0.0, 0))
                 if count > old_count:
                     mean_ns = (total_ns - old_total_ns) / (count - old_count)
-                    self._file(name).write(f"{runtime_ms}, {round(mean_ns)}, {DIRECTION_CODES[direction]}, 0, 0\n")
+                    self.lines.setdefault(name, []).append(
+                        (runtime_ms, stamp if isinstance(stamp, int) else None, round(mean_ns),
+                         DIRECTION_CODES[direction]))
             self.previous[name] = (runtime_ms, directions)
 
-    def _file(self, name: str) -> IO[str]:
-        if name not in self.files:
-            self.files[name] = open(f"{self.prefixes[name]}_lat.log", "w")  # noqa: SIM115 (closed in close())
-        return self.files[name]
-
     def close(self) -> None:
-        for handle in self.files.values():
-            handle.close()
+        for name, lines in self.lines.items():
+            times_ms = [runtime_ms for runtime_ms, _, _, _ in lines]
+            stamps = [stamp for _, stamp, _, _ in lines if stamp is not None]
+            if len(stamps) == len(lines):  # the job's start on the documents' clock: their smallest gap
+                start_ms = min(stamp - runtime_ms for stamp, runtime_ms in zip(stamps, times_ms, strict=True))
+                times_ms = [stamp - start_ms for stamp in stamps]
+            with open(f"{self.prefixes[name]}_lat.log", "w") as handle:
+                for time_ms, (_, _, mean_ns, code) in zip(times_ms, lines, strict=True):
+                    handle.write(f"{time_ms}, {mean_ns}, {code}, 0, 0\n")
 
 
 SAMPLES_FILE = "seconds.json"
 SAMPLE_COLUMNS = ("ios", "lat_ns_sum", "bytes")  # the order of _totals' values
+STATUS_TIME = "status_unix_ms"  # the document's timestamp_ms, per sample
+FIO_WAIT = "fio_wait_pct"  # the largest share of the interval one of fio's processes waited for a CPU (waits.py)
 
 
 class SecondSamples:
@@ -75,16 +86,29 @@ class SecondSamples:
     e.g. host CPU busy %). Per-second rates are differences of neighbours. A job whose counters go back (fio resets
     them after ramp_time) starts its series again. Safe to feed from several threads (the fio processes of a chain).
 
-    Stored as SAMPLES_FILE: {"jobs": {name: {"runtime_ms": [...], "read_ios": [...], "read_bytes": [...],
-    "read_lat_ns_sum": [...], ..., BESIDE: [...]}}, "labels": {name: what it measured}}, directions with no IO left
-    out."""
+    fio does not read these numbers at one moment: fio 3.19 to 3.41 take a document's bytes and runtime together,
+    then (after waiting for its workers) the IO counts and latencies, up to hundreds of ms later on a busy host
+    (issue 41); fio 3.42 takes the runtime first and the bytes after that wait, with the counts. So per-second rates
+    pair the numbers read together, by the fio version stored beside them (find.py per_second), over the runtime
+    or the document's own time (STATUS_TIME).
+
+    Beside each document it keeps what fio's processes waited for a CPU since the previous one (FIO_WAIT).
+
+    Stored as SAMPLES_FILE: {"jobs": {name: {"runtime_ms": [...], "status_unix_ms": [...], "read_ios": [...],
+    "read_bytes": [...], "read_lat_ns_sum": [...], ..., BESIDE: [...]}}, "labels": {name: what it measured},
+    "fio_version": "fio-3.33"}, directions with no IO left out."""
 
     def __init__(self) -> None:
         self.jobs: dict[str, dict[str, list[Any]]] = {}  # beside values: None where unknown
         self.lock = threading.Lock()
+        self.waits = FioWaits()
+        self.fio_version: str | None = None  # which order fio reads a document's numbers in (find.py per_second)
 
     def add(self, doc: Mapping[str, Any], beside: Mapping[str, float | None] | None = None) -> None:
         with self.lock:
+            if self.fio_version is None and isinstance(doc.get("fio version"), str):
+                self.fio_version = doc["fio version"]
+            beside = {**(beside or {}), FIO_WAIT: self.waits.share_pct()}
             for name, (runtime_ms, directions) in _totals(doc).items():
                 columns = self.jobs.setdefault(name, {})
                 times = columns.get("runtime_ms", [])
@@ -94,6 +118,9 @@ class SecondSamples:
                 if times and ios < sum(columns[f"{d}_ios"][-1] for d in DIRECTIONS):
                     columns.clear()  # counters reset (after ramp_time): the series starts again
                 columns.setdefault("runtime_ms", []).append(runtime_ms)
+                # when fio wrote the document (Unix ms): its latency counts were read just before, its bytes and
+                # runtime earlier (find.py per_second measures the gap)
+                columns.setdefault(STATUS_TIME, []).append(doc.get("timestamp_ms"))
                 for direction, values in directions.items():
                     for column, number in zip(SAMPLE_COLUMNS, values, strict=True):
                         columns.setdefault(f"{direction}_{column}", []).append(number)
@@ -102,7 +129,8 @@ class SecondSamples:
 
     def as_dict(self) -> dict[str, Any]:
         with self.lock:
-            return {"jobs": {name: _with_io(columns) for name, columns in self.jobs.items() if columns}}
+            return {"jobs": {name: _with_io(columns) for name, columns in self.jobs.items() if columns},
+                    "fio_version": self.fio_version}
 
     def write(self, folder: Path, labels: Mapping[str, str] | None = None) -> None:
         """Store the samples in `folder` (nothing when no job ran a moment); `labels` names what each job measured

@@ -9,7 +9,7 @@ write_KIND_log names them after the job). fio's time stamps drift from the inter
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ptsbench.errors import PtsbenchError
@@ -34,6 +34,8 @@ class AskedInterval:
     interval_ms: int | None  # as the job set it (0: not set, a line per IO); None: not known, see `missing`
     source: Path | None = None  # the file the job's options were read from
     missing: str = ""  # why the interval is not known
+    fio_ios: Mapping[str, int] | None = None  # direction -> IOs fio's JSON output counted for the job(s)
+    fio_ios_source: Path | None = None  # that JSON output
 
 
 class JobOptions:
@@ -43,6 +45,7 @@ class JobOptions:
         self.named = [(path, _named_jobs(path)) for path in named]
         self.folders: dict[Path, list[tuple[Path, list[Job]]]] = {}
         self.skipped: dict[Path, str] = {}  # files beside logs not read, with why
+        self.ios: dict[Path, dict[str, dict[str, int]]] = {}  # JSON output -> job -> direction -> IOs (final)
 
     def asked(self, log: Path, kind: str) -> AskedInterval:
         """The interval the job writing `log` (a log of `kind`) asked for."""
@@ -57,10 +60,18 @@ class JobOptions:
             searched = [(self._files(prefix.parent), 0), (self._files(prefix.parent.parent), 1)]
         files = [path for found, _ in searched for path, _ in found]
         for found, depth in searched:
-            matches = [(path, options) for path, jobs in found for job, options in jobs
+            matches = [(path, job, options) for path, jobs in found for job, options in jobs
                        if _writes(job, options, LOG_OPTIONS[kind], prefix, depth)]
             if matches:
-                return _interval(option, matches)
+                interval = _interval(option, [(path, options) for path, _, options in matches])
+                counted = next((path for path, _, _ in matches if path in self.ios), None)
+                if counted is None:
+                    return interval
+                ios: dict[str, int] = {}
+                for job_name in {job for path, job, _ in matches if path == counted}:
+                    for direction, count in self.ios[counted].get(job_name, {}).items():
+                        ios[direction] = ios.get(direction, 0) + count
+                return replace(interval, fio_ios=ios, fio_ios_source=counted)
         skipped = [f"{path} ({why})" for path, why in self.skipped.items() if path.parent in
                    (prefix.parent, prefix.parent.parent) and not self.named]
         unread = f"; not read: {', '.join(skipped[:3])}" if skipped else ""
@@ -74,7 +85,7 @@ class JobOptions:
         if folder not in self.folders:
             candidates = _candidates(folder)
             self.skipped.update({path: why for path in candidates if (why := _unreadable(path))})
-            self.folders[folder] = [(path, jobs) for path in candidates if (jobs := _jobs(path))]
+            self.folders[folder] = [(path, jobs) for path in candidates if (jobs := _jobs(path, self.ios))]
         return self.folders[folder]
 
 
@@ -89,14 +100,17 @@ def _candidates(folder: Path) -> list[Path]:
                                                                   if path.suffix in JOB_FILE_SUFFIXES]
 
 
-def _jobs(path: Path) -> list[Job]:
+def _jobs(path: Path, ios: dict[Path, dict[str, dict[str, int]]] | None = None) -> list[Job]:
     """The jobs of a fio JSON output or job file (told apart by content unless the name says which); none when it
-    is neither, or cannot be read (not a regular file, or a JSON output over MAX_JSON_BYTES)."""
+    is neither, or cannot be read (not a regular file, or a JSON output over MAX_JSON_BYTES). A JSON output's IO
+    counts per job and direction (its threads added up) go into `ios`."""
     try:
         if _unreadable(path):
             return []
         doc = load_document(path) if path.suffix not in JOB_FILE_SUFFIXES else None
         if doc is not None:
+            if ios is not None:
+                ios[path] = _ios(doc)
             return [(str(entry["jobname"]), _options(doc.get("global options"), entry.get("job options")))
                     for entry in job_entries(doc)]
         if path.suffix == ".json":
@@ -104,6 +118,19 @@ def _jobs(path: Path) -> list[Job]:
         return [(section.name, section.options) for section in parse_job_text(read_job_file(path), str(path))]
     except PtsbenchError:
         return []
+
+
+def _ios(doc: Mapping[str, object]) -> dict[str, dict[str, int]]:
+    """Job name -> direction -> the IOs fio counted (total_ios), its entries (numjobs copies) added up."""
+    counted: dict[str, dict[str, int]] = {}
+    for entry in job_entries(doc):
+        job = counted.setdefault(str(entry.get("jobname")), {})
+        for direction in ("read", "write", "trim"):
+            stats = entry.get(direction)
+            count = stats.get("total_ios") if isinstance(stats, Mapping) else None
+            if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+                job[direction] = job.get(direction, 0) + count
+    return counted
 
 
 def _options(*maps: object) -> dict[str, str | None]:

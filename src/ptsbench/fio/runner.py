@@ -53,6 +53,11 @@ _found_fio: dict[tuple[str | None, str | None], str] = {}  # fio_binary's answer
 _stopped: set[int] = set()  # pids of those stop_all() asked to stop
 
 
+def running_fio_pids() -> list[int]:
+    """The pids of the fio processes this program runs now (fio/waits.py reads how long they waited for a CPU)."""
+    return [process.pid for process in list(_running) if process.returncode is None]
+
+
 @dataclass(frozen=True)
 class FioStatus:
     """One live sample: rates since the previous sample, and fio's own elapsed time and ETA."""
@@ -133,7 +138,8 @@ def fio_version(binary: str | None = None) -> str:
     binary = binary or fio_binary()
     try:
         said = run_bound([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
-        text = next((line.strip() for line in said.splitlines() if line.startswith("fio-")), said.strip())
+        lines = said.strip().splitlines()  # another program's --version may run to many lines: its first one
+        text = next((line.strip() for line in lines if line.startswith("fio-")), lines[0] if lines else "")
     except OSError as error:
         raise FioNotFoundError(f"cannot run {binary}: {error.strerror}", INSTALL_HINT) from error
     parsed = version_tuple(text)

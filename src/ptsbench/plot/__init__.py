@@ -139,8 +139,8 @@ def _read_runs(runs: Sequence[RunFiles], options: PlotOptions, notes: list[str])
         if kind == "hist":
             hist_logs = [read_hist_log(path, options.skip_bad_lines) for path in paths]
             notes.extend(_skip_notes(hist_logs))
-            asked = jobs.asked(paths[0], kind) if options.interval_ms is None else None
-            yield build_hist_run(hist_logs, label, options.percentiles, options.interval_ms, asked)
+            hist_job = jobs.asked(paths[0], kind)  # --interval wins over its interval; its IO counts still serve
+            yield build_hist_run(hist_logs, label, options.percentiles, options.interval_ms, hist_job)
         else:
             logs = [read_log(path, kind, options.columns, options.skip_bad_lines) for path in paths]
             notes.extend(_skip_notes(logs))
@@ -183,7 +183,8 @@ def provenance_of(paths: Sequence[Path], device: str | None = None) -> str:
 
 
 def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:
-    """One row per run and direction: count and what it counts (IOs, intervals, window means), min, mean, max,
+    """One row per run and direction: count and what it counts (IOs, intervals, window means), what its percentiles
+    are of (percentiles_of; empty, and the percentile columns too, for window mean latencies), min, mean, max,
     stddev, percentiles, in base units."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
@@ -191,12 +192,13 @@ def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:
     try:
         with open(partial, "w", newline="") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["run", "kind", "direction", "unit", "count", "over", "min", "mean", "max", "stddev",
-                             *(f"p{p:g}" for p in percentiles)])
+            writer.writerow(["run", "kind", "direction", "unit", "count", "over", "percentiles_of", "min", "mean",
+                             "max", "stddev", *(f"p{p:g}" for p in percentiles)])
             for row in summaries:
-                writer.writerow([row.run, row.kind, row.direction, row.unit, row.count, row.over, repr(row.min),
-                                 repr(row.mean), repr(row.max), repr(row.stddev),
-                                 *(repr(value) for _, value in row.percentiles)])
+                shown = [] if _of_interval_means(row) else [repr(value) for _, value in row.percentiles]
+                writer.writerow([row.run, row.kind, row.direction, row.unit, row.count, row.over,
+                                 _percentiles_of(row), repr(row.min), repr(row.mean), repr(row.max), repr(row.stddev),
+                                 *shown, *([""] * (len(percentiles) - len(shown)))])
         os.replace(partial, path)
     finally:  # a failed write (a full disk) leaves no partial file behind
         partial.unlink(missing_ok=True)
@@ -225,6 +227,14 @@ def summary_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str
                      *(_number(value / divisor) for value in numbers),
                      *(_number(value / divisor) for value in shown), *([""] * (len(percentiles) - len(shown)))])
     return headers, rows
+
+
+def _percentiles_of(row: Summary) -> str:
+    """What a summary row's percentile columns are percentiles of: IOs (per-IO logs, histograms), the windows'
+    or intervals' rates, or nothing (window mean latencies: a percentile of means is no IO's percentile)."""
+    if _of_interval_means(row):
+        return ""
+    return "IOs" if row.over.startswith("IOs") else "the windows' values"
 
 
 def _of_interval_means(row: Summary) -> bool:

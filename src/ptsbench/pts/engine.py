@@ -55,6 +55,7 @@ from ptsbench.pts.records import (
 )
 from ptsbench.pts.start import check_stored_plan, check_versions, load_plan, stop_orphan_fio, stored_hosts, write_plan
 from ptsbench.pts.store import FAILED_FILE, PRECONDITION_DONE, ROUND_FILE, PtsStore
+from ptsbench.pts.write_cache import RunWriteCache
 from ptsbench.store import utc_now
 from ptsbench.target.identity import DeviceIdentity, device_identity, vanished
 from ptsbench.target.target import Target
@@ -129,6 +130,7 @@ class _Context:
     telemetry: dict[str, Any] | None = None  # the last reading, still valid as the next round's "before"
     hosts: tuple[Host, ...] = ()  # fio servers that run every round together; () = this machine
     device: DeviceIdentity | None = None  # the target device as the run found it (None: a file, or on hosts)
+    cache: RunWriteCache | None = None  # the device's write cache: set at the start, read every round, put back
 
 
 def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter | None = None) -> None:
@@ -152,13 +154,17 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
                        reporter or QuietReporter(), int(manifest["base_seed"]), str(manifest.get("purge_method")),
                        str(manifest.get("purge_scope") or "namespace"),
                        hosts=hosts, device=None if hosts else device_identity(target.path))
-    claim: AbstractContextManager[None] = nullcontext() if hosts else claim_targets([target.path], pts.root)
+    reached, note = ([], "") if hosts else _purge_reach(context)
+    claim: AbstractContextManager[None] = (nullcontext() if hosts else
+                                           claim_targets([target.path], pts.root, reached=reached, reached_note=note))
     with pts.lock(), claim:  # the claim is held from the guard's check above to the end of the run
         stop_orphan_fio(pts.root)
         pts.store.update_manifest(status="running", **({"failure": None} if "failure" in pts.store.manifest else {}))
         try:
             check_versions(pts)
-            _apply_write_cache(context)
+            context.cache = RunWriteCache(pts, target, context.facts, plan.settings.write_cache, bool(hosts),
+                                          context.reporter.event)
+            context.cache.apply()
             try:
                 write_plan(pts.root, plan, stored_timing(pts.store.manifest))
                 index = 0
@@ -170,7 +176,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
                         _choose_operating_points(context, phase)
                     index += 1
             finally:
-                _restore_write_cache(context)
+                context.cache.restore()
         except KeyboardInterrupt:
             pts.store.update_manifest(status="interrupted")
             raise
@@ -180,38 +186,20 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
         pts.store.update_manifest(status="done", finished_utc=utc_now())
 
 
-def _apply_write_cache(context: _Context) -> None:
-    """Set the device's volatile write cache as the profile requires (at every start: a power cycle resets it)."""
-    from ptsbench.target.cache import read_write_cache, set_write_cache
+def _purge_reach(context: _Context) -> tuple[list[str], str]:
+    """The other namespaces the run's purges still to come will erase (an NVMe sanitize or all-namespace format:
+    claimed for the run, so no other ptsbench run starts on one meanwhile), and why, in words."""
+    from ptsbench.target.purge import choose_purge, purge_reach
 
-    wanted = context.plan.settings.write_cache == "enabled"
-    if context.hosts:  # the local tools would read (and set) the controller's device of the same name
-        before, after, done, message = None, None, False, "not read or set on the remote hosts"
-    else:
-        before = read_write_cache(context.target, context.facts)
-        done, message = set_write_cache(context.target, context.facts, wanted)
-        after = read_write_cache(context.target, context.facts) if done else before
-    record = {"utc": utc_now(), "wanted": context.plan.settings.write_cache, "before": before, "after": after,
-              "set": done, "message": message}
-    store = context.pts.store
-    store.update_manifest(write_cache=[*store.manifest.get("write_cache", []), record])
-    context.reporter.event(f"write cache: {message}")
-    if after is not wanted:
-        context.pts.add_compliance_reason(f"write cache not {context.plan.settings.write_cache}: {message}")
-
-
-def _restore_write_cache(context: _Context) -> None:
-    """Put the write cache back as it was before the run first changed it (also after a failure or Ctrl-C)."""
-    from ptsbench.target.cache import set_write_cache
-
-    records = context.pts.store.manifest.get("write_cache") or []
-    original = records[0].get("before") if records else None
-    if context.hosts or not isinstance(original, bool) or not any(record.get("set") for record in records):
-        return
-    done, message = set_write_cache(context.target, context.facts, original)
-    context.pts.store.update_manifest(write_cache_restored={"utc": utc_now(), "to": original, "done": done,
-                                                            "message": message})
-    context.reporter.event(f"write cache restored: {message}" if done else f"write cache NOT restored: {message}")
+    if all(context.pts.precondition_result(phase.key) is not None or not phase.phase.purge
+           for phase in context.plan.phases):
+        return [], ""
+    try:
+        method = choose_purge(context.target, context.facts, context.purge_method, context.purge_scope)
+    except PtsbenchError:  # the purge itself says why, when its phase comes
+        return [], ""
+    reached = [dev for dev in purge_reach(method, context.target, context.facts) if dev != context.target.path]
+    return reached, f"the purge of {context.target.path} ({method.name}) erases it" if reached else ""
 
 
 def _run_phase(context: _Context, index: int, phase: PhasePlan) -> None:
@@ -445,7 +433,7 @@ def _run_round(
     samples, meter = SecondSamples(), CpuMeter()  # per-second data for drop detection, host CPU beside it
 
     def on_document(doc: dict[str, Any]) -> None:
-        samples.add(doc, {"cpu_busy_pct": meter.busy_pct()})
+        samples.add(doc, meter.beside())
 
     started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
     if chained:
@@ -491,6 +479,12 @@ def _run_round(
     if phase.phase.stop.kind == "written":
         record["wsat"] = wsat_totals(phase, finished, record["cells"])
     record["host_bound"] = host_bound(record)
+    cache = context.cache.check(what) if context.cache is not None else None
+    if cache is not None:
+        record["write_cache"] = cache
+        rounds = context.pts.store.manifest.get("write_cache_rounds") or []
+        context.pts.store.update_manifest(write_cache_rounds=[*rounds, {"phase": phase.key, "round": number,
+                                                                        **cache}])
     atomic_write_json(folder / ROUND_FILE, record)
     context.reporter.round_finished(progress, record)
     return record

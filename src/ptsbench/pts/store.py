@@ -4,14 +4,18 @@ Layout (inside a RunStore whose manifest has kind "pts"):
   manifest.json        kind "pts"; settings (profile, spec, tests, per-test parameters; `advanced`: per advanced
                        test its AdvancedParams fields, see params.py); target (facts, size, sector sizes,
                        ioengine and how it was chosen); base_seed; write_cache (wanted, before, after, message,
-                       per start/resume); write_cache_restored (to, done, message: put back at the end, also
-                       of a failed or interrupted run); compliance {compliant, reasons}; notes; status ("running" |
-                       "interrupted" | "failed" | "done"); scratch (true when the target is a scratch file ptsbench
-                       made in the run directory); operating_points (CBW/DIRTH/ECW, written when the sweep phase
-                       ends, before the points run): {test: {phase (the sweep's key), window_rounds (the sweep
-                       rounds whose averages chose them), limit_ns (5 ms), middle_iops ((Max + Min) / 2, null
-                       without MaxIOPS), note (null, or why only MinIOPS runs), points: {max, mid, min: {name, tc,
-                       qd, iops, lat_mean_ns} (the sweep cell's window averages) or null}}}
+                       per start/resume; on a drive whose cache ptsbench sets also controller, original (what
+                       the last run out puts back) and shared_with (the runs it joined); target/controller.py);
+                       write_cache_rounds (phase, round, wanted, read: the cache read at every round's end);
+                       write_cache_restored (to, done, action "restored" | "kept" | "left", message: at the
+                       end, also of a failed or interrupted run); compliance {compliant, reasons}; notes;
+                       status ("running" | "interrupted" | "failed" | "done"); scratch (true when the target is
+                       a scratch file ptsbench made in the run directory); operating_points (CBW/DIRTH/ECW,
+                       written when the sweep phase ends, before the points run): {test: {phase (the sweep's key),
+                       window_rounds (the sweep rounds whose averages chose them), limit_ns (5 ms), middle_iops
+                       ((Max + Min) / 2, null without MaxIOPS), note (null, or why only MinIOPS runs), points:
+                       {max, mid, min: {name, tc, qd, iops, lat_mean_ns} (the sweep cell's window averages) or
+                       null}}}
   plan.json            the plan: active range, alignment, pending_points (demand tests whose points are not chosen
                        yet), and per phase its key, test, title, role and meta (see below), cells (name, role,
                        pattern, read %, block size, TC, QD, runtime, extra fio options; HDD cells add zone
@@ -98,8 +102,8 @@ round.json in detail:
           fdp_host_written_bytes, media_erased_bytes, media_source "OCP C0h" | "FDP statistics", media_note;
           null = unknown), change: telemetry_change (counter increases, temperature_start_c / _end_c, throttled
           true | false | null, waf: target/waf.py write_amplification: host_written_bytes, media_written_bytes,
-          ratio, source, host_unit_bytes, note saying why ratio is null), cpu: host CPU during the fio process
-          (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s, cpu_count)}.
+          ratio, source, host_unit_bytes, host_counter, note saying why ratio is null), cpu: host CPU during the fio
+          process (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s, cpu_count)}.
           "before" is the previous round's "after" when nothing ran in between (no purge or preconditioning)
   cells also carry role and, for HDD cells, zone and zones; a cell with role "histogram" (an operating point's
   capture) adds histogram: {edges_ns (bucket lower edges, the last bucket open-ended), counts, n, mean_ns, max_ns,

@@ -4,7 +4,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ptsbench.report.core.model import Block, Column, Section, Table
-from ptsbench.target.waf import HOST_UNIT_BYTES
+from ptsbench.target.waf import FDP_HOST_COUNTER, HOST_UNIT_BYTES, SMART_HOST_COUNTER
 
 
 def provenance_line(manifest: Mapping[str, Any]) -> str:
@@ -92,10 +92,14 @@ def waf_text(wafs: Sequence[Mapping[str, Any]], span: str = "round") -> str:
         notes = list(dict.fromkeys(str(w["note"]).removeprefix("not available: ") for w in wafs if w.get("note")))
         return "Write amplification: not available - " + ("; ".join(notes) or f"no {span} recorded it") + "."
     short = sum(1 for w in wafs if w.get("source") and w.get("ratio") is None)
-    return (f"Write amplification: media bytes written ({', '.join(sources)}) over host bytes written (the SMART "
-            f"log's data units of {HOST_UNIT_BYTES:,} bytes, rounded up by the drive: each {span}'s host bytes are "
-            f"known to within one unit)" + (f"; {short} {span}(s) without a ratio (under one unit written, or a "
-                                            "counter unknown)" if short else "") + ".")
+    counters = {str(w.get("host_counter") or SMART_HOST_COUNTER) for w in wafs if w.get("source")}
+    hosts = [f"the {FDP_HOST_COUNTER}, exact"] if FDP_HOST_COUNTER in counters else []
+    if SMART_HOST_COUNTER in counters:
+        hosts.append(f"the SMART log's data units of {HOST_UNIT_BYTES:,} bytes, rounded up by the drive: each "
+                     f"{span}'s host bytes are known to within one unit")
+    return (f"Write amplification: media bytes written ({', '.join(sources)}) over host bytes written "
+            f"({'; '.join(hosts)})" + (f"; {short} {span}(s) without a ratio (under one unit written, or a "
+                                       "counter unknown)" if short else "") + ".")
 
 
 def case_waf_lines(rows: Sequence[Any]) -> list[str]:

@@ -141,15 +141,23 @@ def _disk_keys(path: str) -> list[str]:
 
 
 @contextmanager
-def claim_targets(paths: Iterable[str], run_dir: Path, allow_in_use: bool = False) -> Iterator[None]:
+def claim_targets(paths: Iterable[str], run_dir: Path, allow_in_use: bool = False,
+                  reached: Iterable[str] = (), reached_note: str = "") -> Iterator[None]:
     """Hold the claim on every path (block devices and files a run writes) until the block ends. Raises
     UnsafeTargetError, holding nothing, when another ptsbench run holds one, or when a block device is in use
-    (unless `allow_in_use`: then it is claimed without the exclusive open)."""
+    (unless `allow_in_use`: then it is claimed without the exclusive open). `reached`: devices the run erases
+    without testing them (the other namespaces an NVMe sanitize reaches), claimed by record only, with
+    `reached_note` saying why, so that no other ptsbench run starts on them meanwhile."""
     record = {"pid": os.getpid(), "run_dir": str(Path(run_dir).absolute()),
               "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     keys: list[str] = []
     exclusive: list[tuple[int, int]] = []  # (descriptor, st_rdev)
     try:
+        for path in dict.fromkeys(reached):
+            for key in claim_keys(path):
+                if key not in _records_here and key not in keys:
+                    _take_record(key, path, {**record, "note": reached_note} if reached_note else record)
+                    keys.append(key)
         for path in dict.fromkeys(paths):
             for key in claim_keys(path):
                 if key not in _records_here and key not in keys:
@@ -218,7 +226,9 @@ def _describe(record_path: Path, path: str) -> str:
         record = {}
     if not isinstance(record, dict) or not record.get("run_dir"):
         return f"another ptsbench run holds {path}"
-    return f"another ptsbench run holds {path} (pid {record.get('pid')}, run directory {record['run_dir']})"
+    note = f": {record['note']}" if record.get("note") else ""
+    return (f"another ptsbench run holds {path} (pid {record.get('pid')}, run directory {record['run_dir']})"
+            f"{note}")
 
 
 def _open_exclusive(path: str, allow_in_use: bool) -> tuple[int, int] | None:

@@ -6,7 +6,7 @@ import os
 import stat
 from collections.abc import Sequence
 
-from ptsbench.errors import TargetError, UnsafeTargetError
+from ptsbench.errors import UnsafeTargetError
 from ptsbench.target.claim import check_not_claimed
 from ptsbench.target.inuse import active_swaps, blkid_values, in_use_reasons, partition_dirs, run_tool
 from ptsbench.target.target import (
@@ -15,6 +15,7 @@ from ptsbench.target.target import (
     char_device_class,
     char_device_disks,
     kernel_filesystem,
+    missing_device_error,
     read_sysfs,
     resolve_target,
 )
@@ -121,8 +122,8 @@ def check_path_allowed(path: str, written: bool, destructive: bool, allow_mounte
         _check_file_in_use(path, found, destructive, allow_mounted)
     kernel = kernel_filesystem(path)
     if found is None and kernel:
-        raise TargetError(f"no such device: {path}",
-                          f"check the name (it is on {kernel}: fio would make a file there, not test a device)")
+        raise missing_device_error(path, f"check the name (it is on {kernel}: fio would make a file there, not test "
+                                   "a device)")
     if kernel:  # a kernel switch (sysfs, procfs) or a file in RAM left by an earlier typo: never a test target
         raise UnsafeTargetError(f"refusing to use {path}: a file of the kernel's {kernel}, not a device",
                                 "name a device, or a file on a real file system")

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -499,14 +500,16 @@ def purge_reach(method: PurgeMethod, target: Target, facts: dict[str, object]) -
 FNA_ALL_NAMESPACES = 0x3
 
 
-def _scope(method: PurgeMethod, target: Target, facts: dict[str, object], scope: str) -> tuple[str | None, str]:
-    """(why the method may not erase all it reaches, or None; the reach in words when it is more than the target)."""
+def _scope(method: PurgeMethod, target: Target, facts: dict[str, object], scope: str,
+           fleet: Sequence[str] = ()) -> tuple[str | None, str]:
+    """(why the method may not erase all it reaches, or None; the reach in words when it is more than the target);
+    `fleet`: the other targets of a fleet being planned (while it runs, this process holds them)."""
     reach = purge_reach(method, target, facts)
     if len(reach) < 2:
         return None, ""
     controller = str(facts.get("nvme_controller"))
     what = "sanitize" if isinstance(method, NvmeSanitize) else "format"
-    problem = scope_problem(_device(target, facts), reach, what, controller, scope)
+    problem = scope_problem(_device(target, facts), reach, what, controller, scope, fleet)
     return problem, describe_reach(what, reach, controller)
 
 
@@ -517,9 +520,10 @@ def purge_reach_text(method: PurgeMethod, target: Target, facts: dict[str, objec
 
 
 def choose_purge(target: Target, facts: dict[str, object], requested: str = "auto",
-                 scope: str = "namespace") -> PurgeMethod:
+                 scope: str = "namespace", fleet: Sequence[str] = ()) -> PurgeMethod:
     """The method to use: the requested one (TargetError if it cannot be used, UnsafeTargetError when it would
-    erase another namespace that holds data), or the first that applies and erases nothing it must not."""
+    erase another namespace that holds data or that a run measures: `fleet`, the other targets of a fleet being
+    planned), or the first that applies and erases nothing it must not."""
     methods = {method.name: method for method in purge_methods()}
     if requested != "auto":
         if requested not in methods:
@@ -528,17 +532,18 @@ def choose_purge(target: Target, facts: dict[str, object], requested: str = "aut
         if why_not:
             raise TargetError(f"purge method {requested} cannot be used on {target.path}: {why_not}",
                               "use --purge auto, or another method")
-        problem, _ = _scope(methods[requested], target, facts, scope)
+        problem, _ = _scope(methods[requested], target, facts, scope, fleet)
         if problem:
             raise UnsafeTargetError(f"refusing to purge {target.path} with {requested}: {problem}",
-                                    "unmount or stop what uses the other namespace, or purge only this one: "
-                                    "--purge auto chooses a method that erases nothing else")
+                                    "unmount or stop what uses the other namespace (or test it in another run, "
+                                    "after this one), or purge only this one: --purge auto chooses a method that "
+                                    "erases nothing else")
         return methods[requested]
     if target.kind != "block":
         return NoPurge()
     reasons = []
     for method in purge_methods()[:-1]:
-        why_not = method.applies(target, facts) or _scope(method, target, facts, scope)[0]
+        why_not = method.applies(target, facts) or _scope(method, target, facts, scope, fleet)[0]
         if why_not is None:
             return method
         reasons.append(f"{method.name}: {why_not}")

@@ -1,12 +1,18 @@
 """What an NVMe purge reaches beyond the namespace it is asked for. Sanitize always erases every namespace of the NVM
 subsystem; a format does too when the controller's FNA bits say so (bit 0: a format, bit 1: a secure erase applies to
-all namespaces). Each other namespace is judged with the write guard before anything is erased."""
+all namespaces). Each other namespace is judged with the write guard before anything is erased, and one that a run
+measures is never erased: another target of the same fleet (named beforehand, or held by this process while it
+runs) or a namespace another ptsbench run holds."""
 
 import glob
 import os
 import re
+import stat
+from collections.abc import Sequence
 
+from ptsbench.target.claim import other_run_reason
 from ptsbench.target.guard import block_device_signatures, in_use_reasons
+from ptsbench.target.inuse import held_here
 from ptsbench.target.target import read_sysfs
 
 SYSFS = "/sys"
@@ -65,12 +71,18 @@ def describe_reach(what: str, namespaces: list[str], controller: str) -> str:
     return f"{what} erases all {len(namespaces)} namespaces of {os.path.basename(controller)}: {names}"
 
 
-def scope_problem(device: str, reach: list[str], what: str, controller: str, scope: str) -> str | None:
-    """None when erasing `reach` to purge `device` is allowed, else why not: another namespace in use is never
-    erased; one carrying data signatures only when the user named the wider scope (--purge-scope subsystem)."""
+def scope_problem(device: str, reach: list[str], what: str, controller: str, scope: str,
+                  fleet: Sequence[str] = ()) -> str | None:
+    """None when erasing `reach` to purge `device` is allowed, else why not: a namespace another run measures (a
+    target of the same fleet, `fleet` or held by this process, or one another ptsbench run holds) or one in use is
+    never erased; one carrying data signatures only when the user named the wider scope (--purge-scope subsystem)."""
     others = [dev for dev in reach if dev != device]
     if not others:
         return None
+    fleet_devices = {number for path in fleet if (number := _device_number(path)) is not None}
+    measured = [f"{dev}: {reason}" for dev in others if (reason := _measured(dev, fleet_devices))]
+    if measured:
+        return f"{describe_reach(what, reach, controller)}, and {measured[0]}"
     in_use = [f"{dev}: {'; '.join(reasons)}" for dev in others if (reasons := in_use_reasons(dev))]
     if in_use:
         return f"{describe_reach(what, reach, controller)}, and {in_use[0]}"
@@ -79,3 +91,18 @@ def scope_problem(device: str, reach: list[str], what: str, controller: str, sco
         return (f"{describe_reach(what, reach, controller)}, and {holding[0]} (--purge-scope subsystem allows "
                 "erasing it)")
     return None
+
+
+def _measured(dev: str, fleet_devices: set[int]) -> str | None:
+    """Why `dev` is being measured by a run (so a purge must not erase it under that run), or None."""
+    if held_here(dev) or _device_number(dev) in fleet_devices:
+        return "it is another target of this fleet, measured at the same time"
+    return other_run_reason(dev)
+
+
+def _device_number(path: str) -> int | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_rdev if stat.S_ISBLK(found.st_mode) else None

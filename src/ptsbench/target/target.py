@@ -56,8 +56,8 @@ def resolve_target(path: str, create_size_bytes: int | None = None) -> Target:
     except (FileNotFoundError, NotADirectoryError):
         kernel = kernel_filesystem(full)
         if kernel:
-            raise TargetError(f"no such device: {full}", f"check the name (it is on {kernel}, where a new file "
-                              "would not be a test file; `lsblk` lists the devices)") from None
+            raise missing_device_error(full, f"check the name (it is on {kernel}, where a new file would not be a "
+                                       "test file; `lsblk` lists the devices)") from None
         return _new_file(full, path, create_size_bytes)
     except PermissionError:
         raise TargetError(f"permission denied: {full}", "run as a user allowed to access it") from None
@@ -84,6 +84,21 @@ def resolve_target(path: str, create_size_bytes: int | None = None) -> Target:
         f"not a file, directory or block device: {full}",
         "pass a regular file, a directory (a test file is made in it) or a block device like /dev/nvme0n1",
     )
+
+
+_MULTIPATH_PATH = re.compile(r"nvme(\d+)c\d+n(\d+)")  # a path of an NVMe multipath head: nvme<subsys>c<ctrl>n<ns>
+
+
+def missing_device_error(path: str, hint: str) -> TargetError:
+    """The error for a device name on the kernel's file systems that names no device: a hidden path of an NVMe
+    multipath namespace (/dev/nvme1c1n1, which the kernel gives no node: all I/O goes through its head, whose
+    name it then says), else "no such device" with `hint`."""
+    found = _MULTIPATH_PATH.fullmatch(os.path.basename(path))
+    if found and os.path.dirname(path) == "/dev":
+        head = f"/dev/nvme{found[1]}n{found[2]}"
+        return TargetError(f"refusing {path}: it names a path of the NVMe multipath namespace {head}, which the "
+                           "kernel hides (I/O goes through the namespace's head)", f"name {head} instead")
+    return TargetError(f"no such device: {path}", hint)
 
 
 def check_has_capacity(target: Target) -> None:

@@ -356,14 +356,17 @@ def cpu_utilisation(before: CpuSnapshot | None, after: CpuSnapshot | None) -> di
 
 
 class CpuMeter:
-    """Host CPU busy % since the previous call (the first call: since the meter was made), for a value beside each
+    """Host CPU use since the previous call (the first call: since the meter was made), for the values beside each
     of fio's status documents."""
 
     def __init__(self) -> None:
         self.last = cpu_snapshot()
 
-    def busy_pct(self) -> float | None:
+    def beside(self) -> dict[str, float | None]:
+        """Host CPU busy % and stolen % (a VM's CPU taken by its hypervisor) since the previous call, as stored
+        beside a status document (fio/intervals.py SecondSamples)."""
         now = cpu_snapshot()
-        busy = cpu_utilisation(self.last, now)["busy_pct"]
+        used = cpu_utilisation(self.last, now)
         self.last = now
-        return None if busy is None else round(busy, 1)
+        return {f"cpu_{name}": None if used[name] is None else round(used[name], 1)
+                for name in ("busy_pct", "steal_pct")}

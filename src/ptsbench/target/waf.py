@@ -1,8 +1,10 @@
 """Write amplification: the bytes a drive wrote to its media against the bytes the host wrote, per round.
 
-Host bytes come from the standard SMART / Health log (`data_units_written`, units of 1000 x 512 = 512,000 bytes,
-rounded up by the drive: a round's host bytes are known to within one unit). Media bytes come from one of two logs,
-read with nvme-cli as JSON; the source is named beside every ratio:
+Host bytes come from the most exact counter the drive gives, named beside every ratio (`host_counter`): the FDP
+statistics log's host bytes written, a count of bytes, when media bytes come from that log; else the standard SMART
+/ Health log (`data_units_written`, units of 1000 x 512 = 512,000 bytes, rounded up by the drive: a round's host
+bytes are known to within one unit; an 8 MiB write reads as 17 units, 0.964 of them). Media bytes come from one of
+two logs, read with nvme-cli as JSON; the source is named beside every ratio:
 - "OCP C0h": the OCP Datacenter NVMe SSD specification's SMART / Health Information Extended log,
   `nvme ocp smart-add-log CTRL -o json`, Physical Media Units Written (a 16-byte little-endian count of bytes).
   nvme-cli prints it as {"hi": upper 64 bits, "lo": lower 64 bits} under "Physical media units written" (2.x),
@@ -23,6 +25,8 @@ from typing import Any
 OCP_SOURCE = "OCP C0h"
 FDP_SOURCE = "FDP statistics"
 HOST_UNIT_BYTES = 512_000  # the standard SMART log's data unit (NVMe: thousands of 512-byte units, rounded up)
+SMART_HOST_COUNTER = "SMART data units written (512,000 bytes each)"
+FDP_HOST_COUNTER = "FDP statistics host bytes with metadata written (HBMW)"
 FDP_ENDURANCE_GROUP = 1  # the endurance group of a drive with one (QEMU's, most FDP drives')
 _OCP_WRITTEN_KEYS = ("physical media units written", "physical_media_units_written")
 _OCP_GUID_KEYS = ("log page guid", "log_page_guid")
@@ -97,19 +101,31 @@ def _failure(problem: str | None, status: int) -> str:
 
 def write_amplification(before: Mapping[str, Any], after: Mapping[str, Any], span: str = "round") -> dict[str, Any]:
     """A round's (or another `span`'s: a case) write amplification from the readings before and after it: host
-    bytes (standard SMART log, exact multiples of 512,000), media bytes (OCP C0h or FDP statistics, bytes), their
-    ratio and its source; `ratio` is None with a `note` saying why (the drive reports no media bytes, the span wrote
-    under one host unit, a counter went back or changed source)."""
+    bytes (the FDP log's byte count with FDP statistics, else the standard SMART log's exact multiples of 512,000)
+    and the counter they came from, media bytes (OCP C0h or FDP statistics, bytes), their ratio and its source;
+    `ratio` is None with a `note` saying why (the drive reports no media bytes, the span wrote under one host unit
+    or no host byte, a counter went back or changed source)."""
     result: dict[str, Any] = {"host_written_bytes": None, "media_written_bytes": None, "ratio": None,
-                              "source": None, "host_unit_bytes": HOST_UNIT_BYTES, "note": None}
+                              "source": None, "host_unit_bytes": HOST_UNIT_BYTES, "host_counter": None, "note": None}
     source = after.get("media_source")
     if source is None or before.get("media_source") != source:
         result["note"] = after.get("media_note") or before.get("media_note") or after.get("note") or NOT_REPORTED
         return result
-    units = _delta(before, after, "data_units_written")
     media = _delta(before, after, "media_written_bytes")
+    exact = _delta(before, after, "fdp_host_written_bytes") if source == FDP_SOURCE else None
+    if exact is not None:  # bytes, not units: no rounding
+        result.update(host_written_bytes=exact, media_written_bytes=media, source=source,
+                      host_counter=FDP_HOST_COUNTER, host_unit_bytes=1)
+        if media is None:
+            result["note"] = "a counter was unknown or went back between the readings"
+        elif exact == 0:
+            result["note"] = f"the {span} wrote no host bytes as the drive counts: no ratio"
+        else:
+            result["ratio"] = media / exact
+        return result
+    units = _delta(before, after, "data_units_written")
     host = None if units is None else units * HOST_UNIT_BYTES
-    result.update(host_written_bytes=host, media_written_bytes=media, source=source)
+    result.update(host_written_bytes=host, media_written_bytes=media, source=source, host_counter=SMART_HOST_COUNTER)
     if units is None or media is None:
         result["note"] = "a counter was unknown or went back between the readings"
     elif units == 0:
