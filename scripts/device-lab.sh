@@ -3,14 +3,20 @@
 # runs ptsbench's device checks in it, on the real Linux drivers and tools, with this checkout's own venv (the host's
 # root is shared read-only into the guest). Prints one line `device lab: N passed, M failed`.
 #
-#   bash scripts/device-lab.sh [--debian13] [--results FILE] [--checks NAME,NAME...] [--keep]
+#   bash scripts/device-lab.sh [--debian13|--ftl] [--results FILE] [--checks NAME,NAME...] [--keep]
 #
 # --debian13: the Debian 13 variant (tests/device_lab_debian13.py): the same guest kernel, but QEMU 10 runs inside
 # the root scripts/debian13-root.sh makes (PTSBENCH_DEBIAN13_ROOT, else /var/cache/ptsbench/debian13) and that root,
 # not the host's, is shared into the guest (fio 3.39, Python 3.13, nvme-cli 2.13; ptsbench installed from this
 # checkout into a venv there); its disks: an NVMe controller with the OCP extended SMART log and an FDP subsystem.
+# --ftl: the flash translation layer variant (tests/device_lab_ftl.py): no QEMU disks; NVMeVirt (third_party/nvmevirt
+# with third_party/nvmevirt-ptsbench.patch, built for the guest kernel once and kept in PTSBENCH_NVMEVIRT_CACHE, else
+# /var/cache/ptsbench/nvmevirt) makes an emulated SSD with an FTL and garbage collection in memory the guest kernel
+# reserves (memmap=); a third vCPU for its polling threads; the nvme driver's timeouts at 600 s (a GC stall can
+# outlast the default 30 s, which NVMeVirt cannot abort).
 # --results: where the results go (JSON lines, one per check); --checks: run only these checks (names as in
-# tests/device_lab_guest.py or tests/device_lab_debian13.py); --keep: keep the work directory (disk images, samples).
+# tests/device_lab_guest.py, tests/device_lab_debian13.py or tests/device_lab_ftl.py); --keep: keep the work
+# directory (disk images, samples).
 # Exit status: 0 all passed, 1 a check failed, 77 the lab cannot run on this machine (the reason on stderr).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +24,7 @@ results="" checks="" keep=0 variant=debian12
 while [ $# -gt 0 ]; do
   case "$1" in
     --debian13) variant=debian13; shift ;;
+    --ftl) variant=ftl; shift ;;
     --results) results=$2; shift 2 ;;
     --checks) checks=$2; shift 2 ;;
     --keep) keep=1; shift ;;
@@ -33,7 +40,9 @@ cannot() { echo "device lab: cannot run: $*" >&2; exit 77; }
 # Debian 13 variant only its kernel and the initramfs: QEMU and the tools come from the Debian 13 root)
 tools="qemu-system-x86_64:qemu-system-x86 busybox:busybox-static nvme:nvme-cli sg_format:sg3-utils hdparm:hdparm
        smartctl:smartmontools sdparm:sdparm cpio:cpio"
-[ "$variant" = debian12 ] || tools="busybox:busybox-static cpio:cpio"
+[ "$variant" = debian13 ] && tools="busybox:busybox-static cpio:cpio"
+[ "$variant" = ftl ] && tools="qemu-system-x86_64:qemu-system-x86 busybox:busybox-static nvme:nvme-cli cpio:cpio
+                              insmod:kmod make:make gcc-12:gcc-12 patch:patch"
 packages=()
 for pair in $tools; do
   command -v "${pair%%:*}" >/dev/null || packages+=("${pair#*:}")
@@ -56,6 +65,43 @@ done
 [ -n "$kernel" ] || cannot "no /boot/vmlinuz-*-amd64 with its modules (apt-get install linux-image-amd64)"
 version=${kernel#/boot/vmlinuz-}
 moddir=/lib/modules/$version
+
+if [ "$variant" = ftl ]; then
+  # NVMeVirt built for the guest kernel: its headers, installed when missing; the module kept by the hash of the
+  # vendored source, the patch and the kernel version, so it is built once (about 30 s) and again only when one
+  # of them changes
+  if [ ! -f "$moddir/build/Makefile" ]; then
+    echo "device lab: installing linux-headers-$version with apt-get (NVMeVirt is built against them)" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "linux-headers-$version" >/dev/null; } || cannot "apt-get could not install linux-headers-$version"
+  fi
+  key=$({ echo "$version"; cd "$repo/third_party" && find nvmevirt -type f -print0 | sort -z \
+          | xargs -0 sha256sum && sha256sum nvmevirt-ptsbench.patch; } | sha256sum | cut -c1-16)
+  nvmev_cache=${PTSBENCH_NVMEVIRT_CACHE:-/var/cache/ptsbench/nvmevirt}
+  nvmev=$nvmev_cache/$version-$key/nvmev.ko
+  mkdir -p "$nvmev_cache"
+  exec 7>"$nvmev_cache/build.lock"
+  flock 7  # another lab building the same module: wait for it, then use its build
+  if [ ! -f "$nvmev" ]; then
+    echo "device lab: building NVMeVirt (conventional SSD) for $version into $(dirname "$nvmev")" >&2
+    build=$(mktemp -d /tmp/ptsbench-nvmevirt.XXXXXX)
+    cp -r "$repo/third_party/nvmevirt/." "$build"
+    if ! patch -s -p1 -d "$build" < "$repo/third_party/nvmevirt-ptsbench.patch" >"$build/patch.log" 2>&1; then
+      echo "device lab: third_party/nvmevirt-ptsbench.patch does not apply to third_party/nvmevirt:" >&2
+      cat "$build/patch.log" >&2; rm -rf "$build"; exit 1
+    fi
+    # Kbuild selects NVMeVirt's target: the conventional SSD (page mapping, write buffer, greedy GC), not its default
+    if ! make -C "$moddir/build" M="$build" CONFIG_NVMEVIRT_NVM= CONFIG_NVMEVIRT_SSD=y modules \
+         >"$build/build.log" 2>&1; then
+      echo "device lab: NVMeVirt did not build against $moddir/build:" >&2
+      tail -30 "$build/build.log" >&2; rm -rf "$build"; exit 1
+    fi
+    mkdir -p "$(dirname "$nvmev")"
+    cp "$build/nvmev.ko" "$nvmev.new" && mv "$nvmev.new" "$nvmev"
+    rm -rf "$build"
+  fi
+  flock -u 7
+fi
 
 if [ "$variant" = debian13 ]; then
   root=${PTSBENCH_DEBIAN13_ROOT:-/var/cache/ptsbench/debian13}
@@ -179,14 +225,24 @@ chmod +x "$work/initramfs/init"
 (cd "$work/initramfs" && find . | cpio -o -H newc --quiet | gzip -1 > "$work/initramfs.gz")
 
 # what runs in the guest, chrooted into the shared root: the rest of the drivers, then the checks
+guest_env=""
+# the FTL variant: NVMeVirt's storage is guest memory the kernel leaves alone (memmap=SIZE$START: reserved); its
+# dispatcher and I/O worker poll on the third vCPU, which the scheduler keeps for them (isolcpus)
+ftl_memmap_start=0x80000000 ftl_memmap_size=65M
 if [ "$variant" = debian13 ]; then
   modules="nvme" disks_seen="[ -e /dev/nvme1n1 ]" python=$venv/bin/python guest=$repo/tests/device_lab_debian13.py
+elif [ "$variant" = ftl ]; then
+  # the checks load NVMeVirt themselves (fresh-out-of-box is rmmod + insmod): its module and the reservation below
+  modules="nvme" disks_seen="true" python=$repo/.venv/bin/python guest=$repo/tests/device_lab_ftl.py
+  guest_env="export PTSBENCH_LAB_NVMEV=$nvmev"
+  guest_env+=" PTSBENCH_LAB_NVMEV_ARGS='memmap_start=$ftl_memmap_start memmap_size=$ftl_memmap_size cpus=2,2'"
 else
   modules="nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic" disks_seen="[ -e /dev/nvme5n1 ] && [ -e /dev/sdc ]"
   python=$repo/.venv/bin/python guest=$repo/tests/device_lab_guest.py
 fi
 cat > "$work/out/guest.sh" <<EOF
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
+$guest_env
 modprobe -a $modules || echo "guest: modprobe failed"
 for wait in 1 2 3 4 5 6 7 8 9 10; do $disks_seen && break; sleep 0.5; done
 cd "$repo"
@@ -208,6 +264,10 @@ if [ "$variant" = debian13 ]; then
          -drive file="$work/fdp.img",if=none,id=fdp0,format=raw
          -device nvme-ns,drive=fdp0,bus=nvmefdp,nsid=1,fdp.ruhs=0-3)
   what="an OCP NVMe controller and an FDP subsystem"
+elif [ "$variant" = ftl ]; then
+  qemu=(qemu-system-x86_64)
+  disks=()
+  what="no disks: NVMeVirt in $ftl_memmap_size of reserved guest memory"
 else
   qemu=(qemu-system-x86_64)
   disks=(-drive file="$work/nvme0.img",if=none,id=nv0,format=raw
@@ -279,13 +339,18 @@ fi
 echo "device lab: booting $kernel under QEMU (TCG) with $what" >&2
 started=$(date +%s)
 # no_timer_check: the kernel's check of the IO-APIC timer panics when a loaded host delays the emulated timer
-timeout "${LAB_TIMEOUT_S:-1200}" "${qemu[@]}" \
-  -accel tcg -cpu max -smp 2 -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
+cpus=2 append="" lab_timeout_s=1200
+if [ "$variant" = ftl ]; then
+  cpus=3 lab_timeout_s=2400  # up to 25 PTS rounds, at any load
+  append="memmap=$ftl_memmap_size\$$ftl_memmap_start isolcpus=2 nvme_core.io_timeout=600 nvme_core.admin_timeout=600"
+fi
+timeout "${LAB_TIMEOUT_S:-$lab_timeout_s}" "${qemu[@]}" \
+  -accel tcg -cpu max -smp "$cpus" -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
   -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check lab.out=$work/out" \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check lab.out=$work/out${append:+ $append}" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs local,path="$work/out",mount_tag=labout,security_model=none \
-  "${disks[@]}" \
+  ${disks[@]+"${disks[@]}"} \
   </dev/null || echo "device lab: QEMU exited with status $? after $(( $(date +%s) - started )) s" >&2
 kill "$relay" 2>/dev/null || true
 wait "$relay" 2>/dev/null || true

@@ -38,7 +38,9 @@ class DeviceLab:
     console."""
 
     KEY = pytest.StashKey[dict[str, "DeviceLab"]]()  # variant -> its lab
-    OPTIONS = {"debian12": (), "debian13": ("--debian13",)}  # variant -> the script's options
+    OPTIONS = {"debian12": (), "debian13": ("--debian13",), "ftl": ("--ftl",)}  # variant -> the script's options
+    # variant -> the environment variable that must be 1 for its tests to run (its lab to start); unset: skipped
+    OPT_IN = {"ftl": "PTSBENCH_LAB_FTL"}
 
     def __init__(self, folder: Path, variant: str) -> None:
         self.folder = folder
@@ -72,7 +74,7 @@ def device_lab(config: pytest.Config, variant: str) -> DeviceLab:
 
 def lab_variant(item: pytest.Item) -> str | None:
     """The device lab variant a test waits for: @pytest.mark.device_lab (debian12) or
-    @pytest.mark.device_lab(variant="debian13"); None for other tests."""
+    @pytest.mark.device_lab(variant="debian13" or "ftl"); None for other tests."""
     marker = item.get_closest_marker("device_lab")
     return None if marker is None else str(marker.kwargs.get("variant", "debian12"))
 
@@ -95,7 +97,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     rest of the suite runs meanwhile instead of before it."""
     if not session.config.option.collectonly:
         for variant in dict.fromkeys(filter(None, map(lab_variant, session.items))):
-            device_lab(session.config, variant)
+            if lab_opted_in(variant) is None:
+                device_lab(session.config, variant)
+
+
+def lab_opted_in(variant: str) -> str | None:
+    """None when the variant's lab may run; else why not (it runs only when its environment variable is 1)."""
+    name = DeviceLab.OPT_IN.get(variant)
+    if name is None or os.environ.get(name) == "1":
+        return None
+    return f"the {variant} device lab runs only with {name}=1 (docs/device-lab.md)"
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

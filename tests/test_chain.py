@@ -178,3 +178,50 @@ def test_a_failing_cell_fails_its_round_keeps_the_finished_cells_and_resumes(tmp
     assert resumed.returncode == 0, resumed.stderr
     record = json.loads((folder / "round.json").read_text())
     assert len(record["cells"]) == 4 and len(record["handoff"]["gaps_ms"]) == 3
+
+
+def test_fifos_live_in_a_local_folder_not_the_run_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The FIFOs go to a folder of their own under $XDG_RUNTIME_DIR (else the temporary folder), never into the run
+    directory, which may be on 9p, NFS or FUSE, where a FIFO cannot be opened; the folder is removed afterwards."""
+    runtime, run_dir = tmp_path / "runtime", tmp_path / "run"
+    runtime.mkdir()
+    run_dir.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    job = chain_file(run_dir, [300, 300])
+    seen: list[list[str]] = []
+
+    def look(_index: int, _outcome: object) -> None:
+        seen.append(sorted(path.name for path in runtime.glob("ptsbench-chain-*/*/*")))
+
+    ran = run_chain(job, [ChainJob(f"c{k}", 2, 0.3) for k in range(2)], folder=run_dir, on_finished=look)
+    assert all(outcome.ok for outcome in ran.outcomes) and len(ran.outcomes) == 2
+    assert "done" in seen[0] and "gate1" in seen[0], seen  # while the chain ran
+    assert list(runtime.iterdir()) == [] and not any(path.is_fifo() for path in run_dir.rglob("*"))
+
+
+def test_fifos_that_cannot_be_opened_are_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where FIFOs do not work (on 9p, opening one fails with ENXIO), the round stops before fio starts, with one
+    line naming the folder, the reason and what to do; nothing is left behind."""
+    import errno
+
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.fio import chain
+
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    real_open = os.open
+
+    def no_fifo(path: str | os.PathLike[str], flags: int, *args: int, **kwargs: int) -> int:
+        if Path(path).parent.name == chain.HANDOFF_DIR:
+            raise OSError(errno.ENXIO, os.strerror(errno.ENXIO), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(chain.os, "open", no_fifo)
+    job = chain_file(tmp_path, [300, 300])
+    with pytest.raises(PtsbenchError) as raised:
+        run_chain(job, [ChainJob(f"c{k}", 2, 0.3) for k in range(2)], folder=tmp_path)
+    said = str(raised.value)
+    assert "\n" not in said and "cannot be chained" in said and "No such device or address" in said, said
+    assert "set TMPDIR to a folder on a local file system" in said, said
+    assert list(runtime.iterdir()) == [] and fio_pids(tmp_path) == []

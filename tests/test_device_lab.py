@@ -1,20 +1,24 @@
 """The device lab as tests: scripts/device-lab.sh boots its QEMU guest once (emulated NVMe, SCSI, SATA and
 rotational disks on the real Linux drivers) and every check it runs there (tests/device_lab_guest.py) is one test
 here; its Debian 13 variant (`--debian13`: QEMU 10's OCP log and FDP, Debian 13's fio, nvme-cli and Python) runs
-tests/device_lab_debian13.py's checks the same way. conftest.py starts each lab as soon as its tests are collected,
-so its minutes of QEMU run beside the rest of the suite; the first test of a lab waits for it. Skipped only where
-the lab cannot run: not root, or QEMU, the guest kernel or the Debian 13 root not installable."""
+tests/device_lab_debian13.py's checks the same way, and its FTL variant (`--ftl`: NVMeVirt's emulated SSD with
+garbage collection) tests/device_lab_ftl.py's, only when PTSBENCH_LAB_FTL=1. conftest.py starts each lab as soon
+as its tests are collected, so its minutes of QEMU run beside the rest of the suite; the first test of a lab waits
+for it. Skipped only where the lab cannot run: not root, or QEMU, the guest kernel, the Debian 13 root or the
+kernel headers NVMeVirt is built against not installable (and the FTL variant without PTSBENCH_LAB_FTL=1)."""
 
 import json
 import subprocess
 
 import pytest
 
-from conftest import device_lab
+from conftest import device_lab, lab_opted_in
 from device_lab_debian13 import CHECKS as DEBIAN13_CHECKS
+from device_lab_ftl import CHECKS as FTL_CHECKS
 from device_lab_guest import CHECKS
 
 LAB_TIMEOUT_S = 1800  # several times its idle duration: it shares the machine with the rest of the suite
+LAB_TIMEOUT_S_OF = {"ftl": 2700}  # the FTL variant: up to 25 PTS rounds, and scripts/device-lab.sh gives it 2400 s
 CANNOT_RUN = 77  # scripts/device-lab.sh: the lab cannot run on this machine
 
 pytestmark = [pytest.mark.slow]
@@ -22,9 +26,12 @@ pytestmark = [pytest.mark.slow]
 
 def lab_results(request: pytest.FixtureRequest, variant: str) -> tuple[dict[str, dict[str, object]], str]:
     """Every check's result (by name) of a lab variant and the end of its console output."""
+    why_not = lab_opted_in(variant)
+    if why_not is not None:
+        pytest.skip(why_not)
     started = device_lab(request.config, variant)
     try:
-        status = started.process.wait(timeout=LAB_TIMEOUT_S)
+        status = started.process.wait(timeout=LAB_TIMEOUT_S_OF.get(variant, LAB_TIMEOUT_S))
     except subprocess.TimeoutExpired:
         started.stop()
         status = -1
@@ -48,6 +55,11 @@ def lab_debian13(request: pytest.FixtureRequest) -> tuple[dict[str, dict[str, ob
     return lab_results(request, "debian13")
 
 
+@pytest.fixture(scope="module")
+def lab_ftl(request: pytest.FixtureRequest) -> tuple[dict[str, dict[str, object]], str]:
+    return lab_results(request, "ftl")
+
+
 def assert_passed(lab: tuple[dict[str, dict[str, object]], str], name: str) -> None:
     records, console = lab
     record = records.get(name)
@@ -59,6 +71,12 @@ def assert_passed(lab: tuple[dict[str, dict[str, object]], str], name: str) -> N
 @pytest.mark.parametrize("name", list(DEBIAN13_CHECKS))
 def test_device_lab_debian13(lab_debian13: tuple[dict[str, dict[str, object]], str], name: str) -> None:
     assert_passed(lab_debian13, name)
+
+
+@pytest.mark.device_lab(variant="ftl")
+@pytest.mark.parametrize("name", list(FTL_CHECKS))
+def test_device_lab_ftl(lab_ftl: tuple[dict[str, dict[str, object]], str], name: str) -> None:
+    assert_passed(lab_ftl, name)
 
 
 @pytest.mark.device_lab

@@ -32,12 +32,13 @@ def test_docs_site_builds_in_strict_mode(tmp_path: Path) -> None:
 
 
 def test_every_device_lab_check_is_described() -> None:
-    """docs/device-lab.md says what each check of the lab and of its Debian 13 variant asserts (a family of checks
-    as `info-*`)."""
+    """docs/device-lab.md says what each check of the lab and of its Debian 13 and FTL variants asserts (a family of
+    checks as `info-*`)."""
     from device_lab_debian13 import CHECKS as DEBIAN13_CHECKS
+    from device_lab_ftl import CHECKS as FTL_CHECKS
     from device_lab_guest import CHECKS
 
     page = (ROOT / "docs" / "device-lab.md").read_text()
-    missing = [name for name in (*CHECKS, *DEBIAN13_CHECKS)
+    missing = [name for name in (*CHECKS, *DEBIAN13_CHECKS, *FTL_CHECKS)
                if f"`{name}`" not in page and f"`{name.rsplit('-', 1)[0]}-*`" not in page]
     assert not missing, f"checks not described in docs/device-lab.md: {missing}"

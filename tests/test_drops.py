@@ -236,6 +236,20 @@ def test_causes_from_what_was_recorded() -> None:
     assert host_limited(drop, stolen, []) == "12 % stolen by the hypervisor"
     calm = per_second({**columns, "cpu_busy_pct": [20.0] * 12})["write"]
     assert host_limited(drop, calm, []) == ""
+    # garbage collection: the round's write amplification (media bytes over host bytes), its source named
+    def waf(host_units: int, media: int) -> dict[str, Any]:
+        return {"change": {"waf": {"ratio": media / (host_units * 512_000) if host_units else None, "source": "OCP C0h",
+                                   "host_written_bytes": host_units * 512_000, "media_written_bytes": media,
+                                   "host_unit_bytes": 512_000}}, "after": {}}
+
+    assert likely_causes(drop, calm, waf(100, 177_152_000)) == [
+        "the drive was collecting garbage: it wrote 3.5 bytes to its media per byte from the host during the round "
+        "(write amplification, OCP C0h)"]
+    assert likely_causes(drop, calm, waf(200, 108_544_000))[0].startswith("the drive was collecting garbage: it "
+                                                                            "wrote 1.1 bytes")
+    # about 1, or above 1 by no more than the host counter's rounding (two units): nothing moved
+    for flat in (waf(100, 51_200_000), waf(10, 5_632_000), waf(0, 0)):
+        assert likely_causes(drop, calm, flat) == [], flat
 
 
 def _cumulative(rates: list[int]) -> Iterator[int]:

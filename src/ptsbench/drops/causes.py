@@ -1,8 +1,9 @@
 """Likely causes of a drop, from what was recorded beside it: the host's state in the same seconds (CPU busy and
 stolen %, how long fio's job threads waited for a CPU: drops/find.py HOST_SIGNS), and for a PTS round the device
 telemetry read before and after it (target/telemetry.py: NVMe thermal transitions and time in thermal management,
-time above the warning temperature, media errors, critical warning; SCSI / ATA drives have no throttle counters).
-The telemetry is per round: it says the round held the event, not the second.
+time above the warning temperature, media errors, critical warning; SCSI / ATA drives have no throttle counters;
+the round's write amplification, from the OCP C0h log or the FDP statistics). The telemetry is per round: it says
+the round held the event, not the second.
 
 A finding with no device cause, in seconds the host was busy, is "host-limited, not the drive": on a host whose CPU
 is saturated (or stolen, or kept from fio's jobs), a second with fewer IOs says nothing of the drive. It stays a
@@ -20,6 +21,9 @@ HOST_STEAL_PCT = 5.0  # or this much of it stolen by the hypervisor
 FIO_WAIT_PCT = 10.0  # or one of fio's job threads waited this share of those seconds for a CPU
 NO_CAUSE = "no recorded cause"
 HOST_LIMITED = "host-limited, not the drive"
+# a round whose drive wrote at least this many bytes to its media per host byte, and more than the host counter's
+# rounding can explain (a unit at each reading), was moving data: collecting garbage
+WAF_CAUSE_MIN = 1.05
 
 
 def likely_causes(drop: Drop, series: Seconds, telemetry: Mapping[str, Any] | None = None) -> list[str]:
@@ -29,9 +33,10 @@ def likely_causes(drop: Drop, series: Seconds, telemetry: Mapping[str, Any] | No
 
 
 def likely_causes_of_round(telemetry: Mapping[str, Any] | None) -> list[str]:
-    """What the device's counters read around a round say (thermal throttling, errors); [] for nothing, or none."""
+    """What the device's counters read around a round say (thermal throttling, errors, garbage collection); [] for
+    nothing, or none."""
     change = (telemetry or {}).get("change") or {}
-    causes = [_thermal_cause(change), _error_cause(change, (telemetry or {}).get("after") or {})]
+    causes = [_thermal_cause(change), _error_cause(change, (telemetry or {}).get("after") or {}), _waf_cause(change)]
     return [cause for cause in causes if cause]
 
 
@@ -89,3 +94,14 @@ def _error_cause(change: Mapping[str, Any], after: Mapping[str, Any]) -> str:
     if after.get("critical_warning"):
         parts.append(f"critical warning {after['critical_warning']:#x} at the round's end")
     return f"device errors during the round: {', '.join(parts)}" if parts else ""
+
+
+def _waf_cause(change: Mapping[str, Any]) -> str:
+    waf = change.get("waf") or {}
+    ratio, host, media = waf.get("ratio"), waf.get("host_written_bytes"), waf.get("media_written_bytes")
+    if ratio is None or ratio < WAF_CAUSE_MIN or host is None or media is None:
+        return ""
+    if media - host <= 2 * int(waf.get("host_unit_bytes") or 0):
+        return ""
+    return (f"the drive was collecting garbage: it wrote {ratio:.1f} bytes to its media per byte from the host "
+            f"during the round (write amplification, {waf.get('source')})")

@@ -18,6 +18,7 @@ import math
 import os
 import select
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,10 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ptsbench.errors import PtsbenchError
 from ptsbench.fio.lifetime import kill_fio_processes
 from ptsbench.fio.runner import FioOutcome, FioStatus, run_fio, stop_all
 
 HANDOFF_DIR = "handoff"  # fio's working folder in a chained run: the FIFOs and fio's JOB.prerun.txt files
+HANDOFF_PREFIX = "ptsbench-chain-"  # the local folder (handoff_folder) that holds HANDOFF_DIR
 DONE_FIFO = "done"
 # fio takes 0.1-0.5 s to start (more on a loaded machine): a job is started at least this long before its release
 START_AHEAD_S = 1.0
@@ -49,6 +52,15 @@ def gate_options(index: int, round_s: float) -> dict[str, str | None]:
         wait = f"timeout {math.ceil(round_s + GATE_MARGIN_S)} head -c1 gate{index}"
         options["exec_prerun"] = f'x=$({wait}) && [ "$x" = x ] && echo s {index} 1<>{DONE_FIFO} && :'
     return options
+
+
+def handoff_folder() -> Path:
+    """A new HANDOFF_DIR for a chained run, on a local file system: under $XDG_RUNTIME_DIR (a tmpfs) when set, else
+    the system's temporary folder ($TMPDIR, else /tmp). Not in the run directory: a FIFO made on a 9p, NFS or FUSE
+    mount cannot be opened ("No such device or address"), and run directories are often on one."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    parent = runtime if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix=HANDOFF_PREFIX, dir=parent)) / HANDOFF_DIR
 
 
 def job_document_path(folder: Path, index: int) -> Path:
@@ -90,12 +102,21 @@ class _Relay:
     def __init__(self, folder: Path, jobs: Sequence[ChainJob], outcome: ChainOutcome) -> None:
         self.folder, self.jobs, self.outcome = folder, list(jobs), outcome
         folder.mkdir(parents=True, exist_ok=True)
-        self.gates: dict[int, int] = {}
-        os.mkfifo(folder / DONE_FIFO)
-        self.done = os.open(folder / DONE_FIFO, os.O_RDWR | os.O_NONBLOCK)
-        for index in range(1, len(self.jobs)):
-            os.mkfifo(folder / f"gate{index}")
-            self.gates[index] = os.open(folder / f"gate{index}", os.O_RDWR | os.O_NONBLOCK)
+        opened: list[int] = []
+        try:
+            for index in range(len(self.jobs)):  # 0: the done FIFO, N: job N's gate
+                name = f"gate{index}" if index else DONE_FIFO
+                os.mkfifo(folder / name)
+                opened.append(os.open(folder / name, os.O_RDWR | os.O_NONBLOCK))
+        except OSError as error:
+            for fd in opened:
+                os.close(fd)
+            _remove(folder)
+            raise PtsbenchError(f"the cells of a round cannot be chained: a FIFO in {folder} does not open "
+                                f"({error.strerror})", "set TMPDIR to a folder on a local file system (FIFOs do "
+                                "not work on 9p, NFS or FUSE mounts)") from None
+        self.done, *gates = opened
+        self.gates: dict[int, int] = dict(enumerate(gates, start=1))
         self.released: dict[int, threading.Event] = {index: threading.Event() for index in range(len(self.jobs))}
         self.released[0].set()
         self.lock = threading.Lock()
@@ -142,7 +163,12 @@ class _Relay:
         self.thread.join()
         for fd in (self.done, *self.gates.values()):
             os.close(fd)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        _remove(self.folder)
+
+
+def _remove(folder: Path) -> None:
+    """Remove a chained run's HANDOFF_DIR and the folder handoff_folder made for it."""
+    shutil.rmtree(folder.parent if folder.parent.name.startswith(HANDOFF_PREFIX) else folder, ignore_errors=True)
 
 
 def run_chain(
@@ -154,14 +180,15 @@ def run_chain(
     on_finished: Callable[[int, FioOutcome], None] | None = None,
     on_document: Callable[[dict[str, Any]], None] | None = None,
 ) -> ChainOutcome:
-    """Run every job of `job_path` (written with gate_options) back to back, one fio process each, in `folder`
-    (fio-NN.json and fio-NN.stderr per job). `on_finished` gets each job's outcome the moment its process exits,
-    `on_document` every status document of every process (from their threads; without latency bins, which only
+    """Run every job of `job_path` (written with gate_options) back to back, one fio process each, its documents in
+    `folder` (fio-NN.json and fio-NN.stderr per job), its FIFOs in a local folder of their own (handoff_folder).
+    `on_finished` gets each job's outcome the moment its process exits, `on_document` every status document of
+    every process (from their threads; without latency bins, which only
     the outcomes' final documents keep). The
     run stops at the first job that fails: the one started ahead is stopped, later ones never start."""
     job_path = Path(job_path).absolute()
     outcome = ChainOutcome()
-    relay = _Relay(folder / HANDOFF_DIR, jobs, outcome)
+    relay = _Relay(handoff_folder(), jobs, outcome)
     results: dict[int, FioOutcome | BaseException] = {}
     threads: dict[int, threading.Thread] = {}
 

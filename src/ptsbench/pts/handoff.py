@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
-from ptsbench.fio.chain import HANDOFF_DIR, ChainJob, ChainOutcome, job_document_path, merged_document, run_chain
+from ptsbench.fio.chain import (
+    HANDOFF_DIR,
+    HANDOFF_PREFIX,
+    ChainJob,
+    ChainOutcome,
+    job_document_path,
+    merged_document,
+    run_chain,
+)
 from ptsbench.fio.runner import FioOutcome, FioStatus, fio_command
 from ptsbench.pts.plan import CELL_HANDOFF_S, PhasePlan, RoundJob, handoff_text
 
@@ -34,7 +42,8 @@ def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: flo
     job_path = folder / "job.fio"
     atomic_write_text(job_path, job.text)
     atomic_write_text(folder / "command.txt", "".join(
-        f"(cd {HANDOFF_DIR} && {shlex.join(fio_command(job_path.absolute(), [f'--section={one.section}']))})\n"
+        f"(cd $TMPDIR/{HANDOFF_PREFIX}XXXXXXXX/{HANDOFF_DIR} && "
+        f"{shlex.join(fio_command(job_path.absolute(), [f'--section={one.section}']))})\n"
         for one in chain))
     started = time.monotonic()
     docs: list[dict[str, Any]] = []
@@ -65,7 +74,7 @@ def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: flo
 
 def discard_gates(folder: Path) -> None:
     """Remove the FIFOs a killed chained round left in its folder (a copy or backup of the run would block reading
-    them)."""
+    them): rounds stored before the FIFOs moved to a local folder of their own (fio/chain.py handoff_folder)."""
     shutil.rmtree(folder / HANDOFF_DIR, ignore_errors=True)
 
 
