@@ -25,7 +25,6 @@ from device_lab_guest import (
     WORK,
     Disk,
     Lab,
-    append_record,
     controller,
     device_write_cache,
     facts_of,
@@ -33,8 +32,7 @@ from device_lab_guest import (
     lab_main,
     ptsbench,
     run,
-    run_check,
-    warm_up,
+    run_in_order,
     write_cache_off_and_on,
 )
 
@@ -344,15 +342,9 @@ def case_waf_ocp(lab: Lab) -> str:
 
 
 def run_variant_checks(names: list[str], results: Path) -> int:
-    WORK.mkdir(parents=True, exist_ok=True)
     lab = Lab(find_disks(), results.parent / "samples")
     print(f"lab disks: {lab.devs}", flush=True)
-    warm_up()
-    records = []
-    for name in names:  # each result stored as soon as its check ends
-        records.append(run_check(lab, name, CHECKS))
-        append_record(results, records[-1])
-    return 0 if all(record["ok"] for record in records) else 1
+    return run_in_order(lab, names, results, CHECKS)
 
 
 def main() -> int:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from device_lab_guest import WORK, Lab, _utc, append_record, lab_main, ptsbench, run, run_check, warm_up
+from device_lab_guest import WORK, Lab, _utc, lab_main, ptsbench, run, run_in_order
 
 SERIAL = "CSL_Virt_SN_01"  # NVMeVirt's identify controller data
 FTL_PAGE_BYTES = 4096  # its mapping unit: the OCP log's media bytes are its pages x this
@@ -343,14 +343,7 @@ def ftl_wsat(lab: Lab) -> str:
 
 
 def run_variant_checks(names: list[str], results: Path) -> int:
-    WORK.mkdir(parents=True, exist_ok=True)
-    lab = Lab({}, results.parent / "samples")
-    warm_up()
-    records = []
-    for name in names:  # each result stored as soon as its check ends
-        records.append(run_check(lab, name, CHECKS))
-        append_record(results, records[-1])
-    return 0 if all(record["ok"] for record in records) else 1
+    return run_in_order(Lab({}, results.parent / "samples"), names, results, CHECKS)
 
 
 def main() -> int:

@@ -1271,6 +1271,17 @@ def start_background(lab: Lab, name: str, results: Path) -> tuple[int, Path]:
     return pid, result
 
 
+def run_in_order(lab: Lab, names: list[str], results: Path, checks: dict[str, Check]) -> int:
+    """A variant's checks one after another, each result stored as soon as its check ends; 0 when all passed."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    warm_up()
+    records = []
+    for name in names:
+        records.append(run_check(lab, name, checks))
+        append_record(results, records[-1])
+    return 0 if all(record["ok"] for record in records) else 1
+
+
 def run_checks(names: list[str], results: Path) -> int:
     shutil.rmtree(WORK, ignore_errors=True)  # the host's folder of that name, if any, stays as it is
     WORK.mkdir(parents=True)
