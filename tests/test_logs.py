@@ -512,7 +512,7 @@ def test_unbuilt_parser_falls_back_to_numpy(tmp_path: Path) -> None:
     plot = unbuilt + f"sys.argv = ['ptsbench', 'plot', {str(path)!r}, '--out', {str(out)!r}]; main()"
     done = subprocess.run([sys.executable, "-c", plot], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert (out / "summary.csv").read_text().splitlines()[1].startswith("u,lat,read,ns,1,IOs,2.0,")
+    assert (out / "summary.csv").read_text().splitlines()[1].startswith("u,lat,read,ns,1,IOs,IOs,2.0,")
     info = unbuilt + f"sys.argv = ['ptsbench', 'info', {str(tmp_path)!r}, '--json']; main()"
     done = subprocess.run([sys.executable, "-c", info], capture_output=True, text=True)
     assert json.loads(done.stdout)["ptsbench"]["fio_log_reader"] == "numpy (the compiled C parser was not built)"

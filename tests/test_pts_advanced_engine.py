@@ -22,6 +22,7 @@ from ptsbench.report.core.model import Table
 from ptsbench.report.pts.terminal import pts_sections, terminal_blocks
 from ptsbench.target.target import Target
 from ptsbench.target.telemetry import TELEMETRY_KEYS
+from ptsbench.target.userfile import mark_made
 from test_pts_engine import Recorder, rounds_of
 from test_pts_resume import resume_and_check, stored
 from test_report_advanced import TINY, tiny_advanced_run
@@ -202,6 +203,7 @@ def test_kill_in_an_operating_point_then_between_sweep_and_points(tmp_path: Path
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     with open(manifest["target_info"]["path"], "wb") as scratch:  # a finished run removed its scratch file
         scratch.truncate(manifest["target_info"]["size_bytes"])
+    mark_made([manifest["target_info"]["path"]], manifest["file_identity"]["token"])  # as the run's fio made it
     for name in ("max", "mid", "min"):
         shutil.rmtree(run_dir / "pts" / f"cbw-{name}", ignore_errors=True)
     before = stored(run_dir)
