@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "scripts" / "programs.txt"
-SYSTEM_DIRS = ("/usr/", "/bin/", "/sbin/", "/lib/", "/opt/")  # where packages put programs (not venvs, not tmp)
+SYSTEM_DIRS = ("/usr/", "/bin/", "/sbin/", "/lib/")  # where packages put programs (not venvs, /opt or tmp)
 
 
 @dataclass(frozen=True)
