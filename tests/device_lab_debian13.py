@@ -17,7 +17,6 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from device_lab_guest import (
     generic,
     lab_main,
     ptsbench,
+    registry,
     run,
     run_in_order,
     write_cache_off_and_on,
@@ -53,16 +53,7 @@ dataplacement=fdp
 plids={plids}
 """
 
-Check = Callable[[Lab], str | None]
-CHECKS: dict[str, Check] = {}
-
-
-def check(name: str) -> Callable[[Check], Check]:
-    def register(function: Check) -> Check:
-        CHECKS[name] = function
-        return function
-
-    return register
+CHECKS, check = registry()
 
 
 def find_disks() -> dict[str, str]:

@@ -17,11 +17,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from device_lab_guest import WORK, Lab, _utc, lab_main, ptsbench, run, run_in_order
+from device_lab_guest import WORK, Lab, _utc, lab_main, ptsbench, registry, run, run_in_order
 
 SERIAL = "CSL_Virt_SN_01"  # NVMeVirt's identify controller data
 FTL_PAGE_BYTES = 4096  # its mapping unit: the OCP log's media bytes are its pages x this
@@ -34,16 +33,7 @@ FTL_PAGE_BYTES = 4096  # its mapping unit: the OCP log's media bytes are its pag
 MODEL = {"blks_per_pl": 128, "nand_prog_ns": 300_000_000}
 OCP_GUID = bytes.fromhex("afd514c97c6f4f9ca4f2bfea2810afc5")[::-1]  # as the log holds it: least significant first
 
-Check = Callable[[Lab], str | None]
-CHECKS: dict[str, Check] = {}
-
-
-def check(name: str) -> Callable[[Check], Check]:
-    def register(function: Check) -> Check:
-        CHECKS[name] = function
-        return function
-
-    return register
+CHECKS, check = registry()
 
 
 def find_namespace() -> str | None:

@@ -246,6 +246,20 @@ BACKGROUND: set[str] = set()  # checks that run in a child process while the nex
 WAITS: dict[str, tuple[str, ...]] = {}  # check -> background checks that must have ended before it starts
 
 
+def registry() -> tuple[dict[str, Check], Callable[[str], Callable[[Check], Check]]]:
+    """A lab variant's own checks (by name) and the decorator that registers one there, in order."""
+    checks: dict[str, Check] = {}
+
+    def register_as(name: str) -> Callable[[Check], Check]:
+        def register(function: Check) -> Check:
+            checks[name] = function
+            return function
+
+        return register
+
+    return checks, register_as
+
+
 def check(name: str, background: bool = False, waits: tuple[str, ...] = ()) -> Callable[[Check], Check]:
     """Register a check. background: mostly waiting (sg_format polls once a minute) or busy on its own disk, so
     it runs alongside the checks after it (the emulated CPUs are the lab's bottleneck: two at a time use both);
