@@ -108,9 +108,10 @@ def throttled(work: Path, runs: int, runtime: int, lower: bool = True) -> None:
     try:
         for number in range(runs):
             change(1000)
-            out, logs = work / f"throttled-{number}", work / f"throttled-{number}-logs"
-            logs.mkdir(exist_ok=not lower)
-            job = work / f"reader-{number}.fio"
+            name = f"{'throttled' if lower else 'steady-device'}-{number}"
+            out, logs = work / name, work / f"{name}-logs"
+            logs.mkdir()
+            job = work / f"{name}.fio"
             job.write_text(READER_JOB.format(runtime=runtime) + ("" if not lower else
                                                                 PER_IO_LOG.format(prefix=logs / "reader")))
             done = ptsbench("run", str(job), "--target", device, "--out", str(out), "--min-fraction", "0.8",
@@ -123,7 +124,7 @@ def throttled(work: Path, runs: int, runtime: int, lower: bool = True) -> None:
                 time.sleep(5)
                 rose = change(1000)
             done.communicate()
-            case_dir = out / "cases" / "001-reader"
+            (case_dir,) = (out / "cases").iterdir()
             if not lower:
                 counts = judged(case_dir)
                 steady_totals = [total + value for total, value in zip(steady_totals, counts, strict=True)]
