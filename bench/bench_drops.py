@@ -104,7 +104,7 @@ def throttled(work: Path, runs: int, runtime: int, lower: bool = True) -> None:
         limit.write_text(f"{os.major(rdev)}:{os.minor(rdev)} {iops}\n")
         return before, reads()
 
-    steady_totals = [0, 0, 0, 0]
+    steady_totals = [0, 0, 0, 0, 0]
     try:
         for number in range(runs):
             change(1000)
@@ -114,20 +114,21 @@ def throttled(work: Path, runs: int, runtime: int, lower: bool = True) -> None:
             job = work / f"{name}.fio"
             job.write_text(READER_JOB.format(runtime=runtime) + ("" if not lower else
                                                                 PER_IO_LOG.format(prefix=logs / "reader")))
+            start = reads()  # the cgroup's count goes on from run to run
             done = ptsbench("run", str(job), "--target", device, "--out", str(out), "--min-fraction", "0.8",
                             preexec=lambda: (group / "cgroup.procs").write_text(str(os.getpid())))
-            start = reads()
             while reads() - start < 4000:
                 time.sleep(0.05)
             if lower:
-                fell = change(100)
+                fell = tuple(count - start for count in change(100))
                 time.sleep(5)
-                rose = change(1000)
+                rose = tuple(count - start for count in change(1000))
             done.communicate()
             (case_dir,) = (out / "cases").iterdir()
             if not lower:
                 counts = judged(case_dir)
-                steady_totals = [total + value for total, value in zip(steady_totals, counts, strict=True)]
+                steady_totals = [total + value for total, value in
+                                 zip(steady_totals, (*counts, done.returncode == 3), strict=True)]
                 print(f"steady device {number + 1}: exit {done.returncode}, {judged_text(counts)}", flush=True)
                 continue
             (log,) = logs.glob("reader_lat.*.log")
@@ -140,7 +141,8 @@ def throttled(work: Path, runs: int, runtime: int, lower: bool = True) -> None:
                       f"{'host-limited' if finding.host_limited else 'the drive'}\n  "
                       f"{span_text(finding.drop, stored_seconds(case_dir), completed_ms, fell, rose)}", flush=True)
         if not lower:
-            print(f"steady device: {runs} runs: {judged_text(steady_totals)}", flush=True)
+            print(f"steady device: {runs} runs: {judged_text(steady_totals[:4])}, {steady_totals[4]} exit 3",
+                  flush=True)
     finally:
         for _ in range(100):
             with contextlib.suppress(OSError):
