@@ -256,10 +256,12 @@ def _metric_drops(series: Seconds, direction: str, metric: str, rule: DropRule) 
                                    for at in (position - 1, last + 1))
         if metric != "lat":  # edges inside the seconds beside them (rule 4)
             low = float(np.median(during))
-            if high_before is not None:
-                start_s = _start_edge(series, metric, index[start - 1: start + 1], high_before, low)
-            if high_after is not None:
-                end_s = _end_edge(series, metric, index[stop - 1: stop + 1], high_after, low)
+            if high_before is not None:  # the end of its first second less the time spent low
+                start_s = float(series.end_s[first]) - _low_time_s(series, metric, index[start - 1: start + 1], 1,
+                                                                   high_before, low)
+            if high_after is not None:  # the start of its last second plus the time spent low
+                end_s = float(series.start_s[after - 1]) + _low_time_s(series, metric, index[stop - 1: stop + 1], 0,
+                                                                       high_after, low)
         before = int(index[start - 1]) if position > 0 else first
         done_bytes, written_bytes = _done_at(series, metric, (before, first), start_s, high_before,
                                              direction == "write")
@@ -283,24 +285,13 @@ def _length_s(series: Seconds, second: int) -> float:
     return float(series.end_s[second] - series.start_s[second])
 
 
-def _start_edge(series: Seconds, metric: str, pair: np.ndarray, high: float, low: float) -> float:
-    """When a drop began: the end of its first second less the time it and the second before (when they touch)
-    spent at the drop's level."""
-    before, first = int(pair[0]), int(pair[1])
-    low_s = _low_share(series, metric, first, high, low) * _length_s(series, first)
-    if abs(series.end_s[before] - series.start_s[first]) < 1e-3:
-        low_s += _low_share(series, metric, before, high, low) * _length_s(series, before)
-    return float(series.end_s[first]) - low_s
-
-
-def _end_edge(series: Seconds, metric: str, pair: np.ndarray, high: float, low: float) -> float:
-    """When a drop ended: the start of its last second plus the time it and the second after (when they touch)
-    spent at the drop's level."""
-    last, after = int(pair[0]), int(pair[1])
-    low_s = _low_share(series, metric, last, high, low) * _length_s(series, last)
-    if abs(series.end_s[last] - series.start_s[after]) < 1e-3:
-        low_s += _low_share(series, metric, after, high, low) * _length_s(series, after)
-    return float(series.start_s[last]) + low_s
+def _low_time_s(series: Seconds, metric: str, pair: np.ndarray, inner: int, high: float, low: float) -> float:
+    """How long a drop's edge second (`pair[inner]`, its first or last) and its neighbour outside it (the other of
+    `pair`, in time order), when the two touch, spent at the drop's level `low` rather than `high`."""
+    seconds = [int(pair[inner])]
+    if abs(series.end_s[pair[0]] - series.start_s[pair[1]]) < 1e-3:
+        seconds.append(int(pair[1 - inner]))
+    return sum(_low_share(series, metric, second, high, low) * _length_s(series, second) for second in seconds)
 
 
 def _done_at(series: Seconds, metric: str, pair: tuple[int, int], start_s: float, high: float | None,
