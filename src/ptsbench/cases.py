@@ -40,10 +40,12 @@ from ptsbench.target.claim import claim_targets
 from ptsbench.target.guard import check_opened
 from ptsbench.target.identity import device_identity, vanished
 from ptsbench.target.target import (
+    Mount,
     Target,
     block_device_of_char,
     check_has_capacity,
     kernel_filesystem,
+    read_mounts,
     resolve_target,
     zoned_model,
 )
@@ -271,17 +273,22 @@ def _safe(name: str) -> str:
 
 def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = False) -> None:
     """Refuse, before any IO, cases that would write to a device the guard does not clear, name a device that does
-    not exist, or make a target file nobody gave a size for."""
+    not exist, or make a target file nobody gave a size for. The mounts are read once, and a path is judged once
+    however many cases open it (a sweep's thousands of cells share their target)."""
+    mounts = read_mounts()
+    judged: set[tuple[str, bool]] = set()
     for case in cases:
         if case.rejected:
             continue  # fio's parser rejects it: fio is not started for it
         for job in case.opens:
-            _check_logs(job)
+            _check_logs(job, mounts)
             if (beyond := job.beyond_limits()) is not None:
                 raise JobFileError(f"{case.source}: job {job.name}: {beyond}", "fix the job file (or its --set)")
         # an existing log name may be a device, or a link to one (a new name: _check_logs judged its folder)
         logs = [(path, True) for path, _option in case.outputs() if os.path.lexists(path)]
-        check_opened(case.opened() + logs, case.unknown_writes(), destructive, allow_mounted, case.changed_files())
+        opened = [pair for pair in dict.fromkeys(case.opened() + logs) if pair not in judged]
+        check_opened(opened, case.unknown_writes(), destructive, allow_mounted, case.changed_files())
+        judged.update(opened)
         _check_zoned(case)
         if case.device_and_new_file:
             raise JobFileError(case.device_and_new_file, "put the new file in a job of its own (ptsbench sets "
@@ -327,7 +334,7 @@ def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
     return nullcontext() if hosts else claim_targets(written_targets(cases), run_dir, allow_mounted)
 
 
-def _check_logs(job: JobOpens) -> None:
+def _check_logs(job: JobOpens, mounts: Sequence[Mount]) -> None:
     """The logs a job names itself are written only to a real file system (a prefix under /dev or /proc would make
     files in the kernel's own file systems), and never through a link to a file that does not exist (fio would make
     it wherever the link points)."""
@@ -336,7 +343,7 @@ def _check_logs(job: JobOpens) -> None:
         if not os.path.lexists(path) and os.path.dirname(path) in folders:
             continue  # a new file lands on its folder's file system: one look per folder (thousands of clones)
         folders.add(os.path.dirname(path))
-        kernel = kernel_filesystem(path)
+        kernel = kernel_filesystem(path, mounts)
         if kernel:
             raise UnsafeTargetError(f"refusing to run: job {job.name} would write its log {path} on the kernel's "
                                     f"{kernel}", "give its write_*_log a path on a real file system")

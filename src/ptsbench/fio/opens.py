@@ -264,22 +264,42 @@ def _fio_parse_only(paths: Sequence[str], cwd: str | None) -> subprocess.Complet
 def _parts_per_file(text: str, paths: Sequence[str]) -> list[str] | None:
     """fio's debug output of several job files, cut into what each file's own parse prints: from its "Parsing ini
     file" line to the "filling default options" line that resets [global] for the next file. None when the lines do
-    not name exactly these files, in order, each reset once."""
-    parts: list[list[str]] = []
-    resets = 0
-    for line in text.splitlines():
-        match = _LINE_RE.match(line)
-        payload = match.group(3)[max(0, 5 - len(match.group(2))) + 1:] if match else ""
-        if match and match.group(1) == "parse" and payload.startswith("Parsing ini file "):
-            if len(parts) >= len(paths) or payload != f"Parsing ini file {paths[len(parts)]}" or resets != len(parts):
+    not name exactly these files, in order, each reset once. Only the lines that hold either text are looked at
+    one by one (fio prints some 470 lines of defaults per file after each reset: millions for a large sweep)."""
+    starts: list[int] = []  # where each file's part begins
+    ends: list[int] = []  # where each reset line begins
+    for at in _marked_lines(text):
+        end = text.find("\n", at)
+        kind, payload = _debug_line(text[at:end if end >= 0 else len(text)])
+        if kind == "parse" and payload.startswith("Parsing ini file "):
+            if len(starts) >= len(paths) or payload != f"Parsing ini file {paths[len(starts)]}" or \
+                    len(ends) != len(starts):
                 return None
-            parts.append([])
-        elif match and match.group(1) == "parse" and payload == "filling default options":
-            resets += 1
-            continue
-        if parts and resets < len(parts):
-            parts[-1].append(line)
-    return ["\n".join(part) for part in parts] if len(parts) == len(paths) and resets == len(paths) - 1 else None
+            starts.append(at)
+        elif kind == "parse" and payload == "filling default options":
+            ends.append(at)
+    if len(starts) != len(paths) or len(ends) != len(paths) - 1:
+        return None
+    return [text[start:end].rstrip("\n") for start, end in zip(starts, [*ends, len(text)], strict=True)]
+
+
+def _marked_lines(text: str) -> list[int]:
+    """The start of every line holding "Parsing ini file " or "filling default options", in order."""
+    found = set()
+    for marker in ("Parsing ini file ", "filling default options"):
+        at = text.find(marker)
+        while at >= 0:
+            found.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(marker, at + len(marker))
+    return sorted(found)
+
+
+def _debug_line(line: str) -> tuple[str, str]:
+    """fio's debug line -> (its kind, parse or file, and its message as printed), ("", "") for any other line."""
+    match = _LINE_RE.match(line)
+    if not match:
+        return "", ""
+    return match.group(1), match.group(3)[max(0, 5 - len(match.group(2))) + 1:]  # a raw line keeps its blanks
 
 
 def parse_job_text(text: str, source: str, cwd: str | None = None) -> list[JobOpens]:
@@ -300,12 +320,9 @@ def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
     current: _State | None = None
     last_option = ""
     for line in text.splitlines():
-        match = _LINE_RE.match(line)
-        if not match:
-            continue
-        payload = match.group(3)[max(0, 5 - len(match.group(2))) + 1:]  # as printed: a raw line keeps its blanks
+        kind, payload = _debug_line(line)
         section = _SECTION_RE.match(payload)
-        if match.group(1) == "parse" and section:
+        if kind == "parse" and section:
             name = section.group(1)
             if name.startswith("global"):  # fio: any section whose name starts with "global"
                 current = default
@@ -313,8 +330,8 @@ def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
                 current = _State(dict(default.options), list(default.files), dict(default.numbers))
                 sections.append((name, current))
             continue
-        option = _OPTION_RE.match(payload) if match.group(1) == "parse" else None
-        number = _NUMBER_RE.match(payload) if match.group(1) == "parse" else None
+        option = _OPTION_RE.match(payload) if kind == "parse" else None
+        number = _NUMBER_RE.match(payload) if kind == "parse" else None
         if number and current is not None and last_option:
             current.numbers[last_option] = (*current.numbers.get(last_option, ()), int(number.group(1)))
             continue
@@ -326,7 +343,7 @@ def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
             if option.group(1) == "opendir" and value != "(null)":
                 current.files.extend(_opendir_files(value, current.options.get("directory"), cwd))
             continue
-        added = _ADDED_RE.match(payload) if match.group(1) == "file" else None
+        added = _ADDED_RE.match(payload) if kind == "file" else None
         if added and current is not None:
             current.files.append(added.group(1))
     found: list[JobOpens] = []
