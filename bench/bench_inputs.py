@@ -62,6 +62,7 @@ def fio_json(folder: Path) -> Path:
 def export(revision: str, folder: Path) -> Path:
     """The baseline's src/ tree, from git."""
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "src"], check=True, capture_output=True)
+    folder.mkdir()
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return folder / "src"
 

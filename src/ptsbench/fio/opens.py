@@ -35,6 +35,7 @@ LOG_KINDS = {"write_bw_log": ("bw",), "write_iops_log": ("iops",), "write_lat_lo
              "write_hist_log": ("clat_hist",)}
 # files fio writes under exactly the name an option gives: an IO log (appended to), a merged blktrace
 NAMED_OUTPUTS = ("write_iolog", "merge_blktrace_file")
+VERIFY_STATE = "verify_state_save"  # what names a saved verify state (written in fio's working folder)
 MAX_LOG_MSEC = 2**32 - 1  # fio keeps log intervals in 32 bits (and wraps larger ones without a word)
 _PERCENT_FROM = 2**64 - 101  # fio stores N% as -1 - N in an unsigned 64-bit value (parse_is_percent)
 _DEFAULT_FORMAT = "$jobname.$jobnum.$filenum"
@@ -88,8 +89,8 @@ class JobOpens:
                     f"(its size, filesize or offset ask for more than the {found.st_size} bytes it holds)")
         return None
 
-    def _flag(self, key: str) -> bool:
-        return bool(self.numbers.get(key, (0,))[0])
+    def _flag(self, key: str, default: int = 0) -> bool:
+        return bool(self.numbers.get(key, (default,))[0])
 
     def _laid_out_bytes(self, size_bytes: int) -> int | None:
         """The size fio needs an existing file of `size_bytes` to have (it lays out a smaller one again), by fio's
@@ -162,11 +163,29 @@ class JobOpens:
         return max(1, min(self.numbers.get("numjobs", (_count(self.options.get("numjobs")),))[0], _MAX_CLONES))
 
     def outputs(self) -> list[tuple[str, str]]:
-        """Every file fio writes for this job under a name the job gives (logs, IO logs), as absolute paths, each
-        with the option that names it."""
+        """Every file fio writes for this job under a name the job gives (logs, IO logs, its saved verify state), as
+        absolute paths, each with the option that names it."""
         named = [(os.path.join(self.cwd, value), option) for option in NAMED_OUTPUTS
                  if (value := (self.options.get(option) or "").strip())]
-        return named + self._logs()
+        return named + self._logs() + [(os.path.join(self.cwd, name), VERIFY_STATE) for name in self.verify_states()]
+
+    def client_logs(self, host_names: Sequence[str]) -> list[tuple[str, str]]:
+        """The logs fio's client writes on this machine for each host when the job runs on fio servers: the name the
+        server forms, then '.' and the host as --client names it (fio's fio_client_handle_iolog)."""
+        return [(f"{path}.{host}", option) for path, option in self._logs() for host in host_names]
+
+    def verify_states(self, prefix: str = "local") -> list[str]:
+        """The verify state files fio saves, in its working folder, at the end of each thread of a job that writes
+        with verify set (verify_state_save is on by default): PREFIX-NAME-N-verify.state, NAME the job's name with
+        '/' made '.', N counting from 0 over every thread of the file (fio's verify_state_gen_name)."""
+        rw = (self.options.get("rw") or "read").partition(":")[0].strip()
+        verify = (self.options.get("verify") or "0").strip()
+        if rw in ("read", "randread", "trim", "randtrim") or verify in ("0", "none") or \
+                not self._flag("verify_state_save", 1):
+            return []
+        name = (self.options.get("name") or self.name).replace("/", ".")
+        first = self.thread_number - 1
+        return [f"{prefix}-{name}-{number}-verify.state" for number in range(first, first + self.clones())]
 
     def paths_on_server(self, client_address: str) -> tuple[str, ...]:
         """The paths a fio server opens for this job when `client_address` sends it: names under `directory` get
