@@ -5,11 +5,11 @@ baseline, exported from git into a temporary folder and run from there), one aft
 Printed per input: wall time and CPU time (user + system, of ptsbench and every process it started, from wait4) of
 the baseline and of this tree, and baseline / this tree. CPU time is the figure to compare on a loaded machine: wall
 time there mostly measures the other processes. Each command must end as it ends with this tree (the sweep and the
-plot exit 0, the job file is refused), else the bench stops.
+plot exit 0, the job file is refused with exit code 2), else the bench stops.
 
 Run from the repository root (a few minutes; the fio JSON is made first, 2,000 null-engine jobs of 50 ms):
   .venv/bin/python bench/bench_inputs.py
-  .venv/bin/python bench/bench_inputs.py --baseline b22fc53 --skip-baseline plot
+  .venv/bin/python bench/bench_inputs.py --only line --only plot --skip-baseline plot
 """
 
 import argparse
@@ -33,6 +33,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--baseline", default=DEFAULT_BASELINE, help=f"git commit to compare with ({DEFAULT_BASELINE})")
     parser.add_argument("--skip-baseline", action="append", default=[], choices=("sweep", "plot", "line"),
                         help="time only this tree for this input (the baseline's took minutes)")
+    parser.add_argument("--only", action="append", default=[], choices=("sweep", "plot", "line"),
+                        help="time only this input (repeatable; default: all three)")
     parser.add_argument("--json", type=Path, help="a fio JSON file to plot (default: 2,000 null-engine jobs made now)")
     return parser.parse_args()
 
@@ -74,16 +76,19 @@ def main() -> None:
         work = folder / "work"
         work.mkdir()
         trees = {"baseline": export(args.baseline, folder / "baseline"), "this tree": ROOT / "src"}
-        plotted = args.json.resolve() if args.json else fio_json(folder)
+        wanted = args.only or ["sweep", "plot", "line"]
+        plotted = args.json.resolve() if args.json else fio_json(folder) if "plot" in wanted else Path()
         line_job = folder / "line.fio"
         line_job.write_text("[a]\nioengine=null\nsize=1m\ndescription=" + "x" * 5_000_000 + "\n")
         inputs = {
             "sweep": (["sweep", str(work / "t.dat"), *SWEEP], 0),
             "plot": (["plot", "--json", str(plotted), "--out", "{out}"], 0),
-            "line": (["run", str(line_job), "--out", "{out}"], 1),
+            "line": (["run", str(line_job), "--out", "{out}"], 2),
         }
         print(f"{'input':<8} {'tree':<10} {'wall s':>8} {'CPU s':>8}")
         for name, (arguments, expected) in inputs.items():
+            if name not in wanted:
+                continue
             found: dict[str, float] = {}
             for label, source in trees.items():
                 if label == "baseline" and name in args.skip_baseline:
