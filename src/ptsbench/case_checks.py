@@ -22,10 +22,9 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
     for case in cases:
         if case.rejected:
             continue  # fio's parser rejects it: fio is not started for it
+        _check_limits(case)
         for job in case.opens:
             _check_logs(job, mounts)
-            if (beyond := job.beyond_limits()) is not None:
-                raise JobFileError(f"{case.source}: job {job.name}: {beyond}", "fix the job file (or its --set)")
         # an existing log name may be a device, or a link to one (a new name: _check_logs judged its folder)
         logs = [(path, True) for path, _option in case.outputs() if os.path.lexists(path)]
         opened = [pair for pair in dict.fromkeys(case.opened() + logs) if pair not in judged]
@@ -45,13 +44,15 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
 
 def check_client_files(cases: Sequence[Case], host_names: Sequence[str], destructive: bool,
                        allow_mounted: bool = False) -> None:
-    """The files fio writes for cases run on hosts that the hosts' own guard cannot see: the logs fio's client writes
-    on this machine (a log name with the host's name after it), judged like a local run's logs, and the verify state
-    each fio server saves in its own working folder, which no one here can inspect (refused without --destructive)."""
+    """What the guard of cases run on hosts (hosts/preflight.py) does not judge: the limits every run is held to, the
+    logs fio's client writes on this machine (a log name with the host's name after it), judged like a local run's
+    logs, and the verify state each fio server saves in its own working folder, which no one here can inspect
+    (refused without --destructive)."""
     mounts = read_mounts()
     for case in cases:
         if case.rejected:
             continue
+        _check_limits(case)
         written = case.client_outputs(host_names)
         for path, option in written:
             _check_log_path(path, option, f"case {case.name}", mounts)
@@ -64,6 +65,13 @@ def check_client_files(cases: Sequence[Case], host_names: Sequence[str], destruc
                                     f"state as {saved[0]} in the server's own working folder, which ptsbench cannot "
                                     "check", "add verify_state_save=0 to the job (or --set verify_state_save=0), or "
                                     "check the hosts' folders yourself and add --destructive")
+
+
+def _check_limits(case: Case) -> None:
+    """A job past the limits every run is held to (JobOpens.beyond_limits), on this machine or on hosts."""
+    for job in case.opens:
+        if (beyond := job.beyond_limits()) is not None:
+            raise JobFileError(f"{case.source}: job {job.name}: {beyond}", "fix the job file (or its --set)")
 
 
 def _check_zoned(case: Case) -> None:
