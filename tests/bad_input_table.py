@@ -387,6 +387,9 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
      "another program's database"),
     ("catalog-runs-db-a-link", ("catalog", "runs", "--db", "{dblink}"), "is a link"),
     ("run-job-line-5-mb", ("run", "{longline}", "--dry-run"), "fio reads at most 8,191 bytes of a line"),
+    ("run-hosts-iodepth-huge", ("run", "{deepjob}", "--hosts", "tcp://127.0.0.1:9", "--dry-run"), "over 65,536"),
+    ("run-hosts-runtime-huge", ("run", "{job}", "--hosts", "tcp://127.0.0.1:9", "--set", "runtime=99999999999",
+                                "--dry-run"), "over a year"),
     # ---- the group ----
     ("unknown-command", ("benchmark",), "No such command"),
     ("unknown-global-option", ("--fast", "run"), "No such option"),

@@ -308,3 +308,23 @@ def test_bad_input_is_one_error_line_and_changes_nothing(name: str, needle: str,
 def test_refused_before_anything_is_made(name: str, outcomes: dict[str, Outcome]) -> None:
     assert outcomes[name].made == []
     assert not Path(DEV_LOG_PREFIX + "_bw.1.log").exists() and not Path(DEV_LOG_PREFIX + "_bw.log").exists()
+
+
+def test_another_users_daemon_server_is_left_running() -> None:
+    """A fio server another user started as `ptsbench server --daemon --pidfile F` does (its command line names F):
+    `server --stop --pidfile F` run by root leaves it running, in one error line (issue 40: stop only a server of
+    this user's)."""
+    folder = Path(tempfile.mkdtemp(prefix="ptsbench-other-"))  # under /tmp: a folder nobody can reach
+    os.chmod(folder, 0o755)
+    os.chown(folder, 65534, 65534)  # nobody's
+    pidfile = folder / "fio.pid"
+    subprocess.run(["fio", f"--server=sock:{folder}/fio.sock", f"--daemonize={pidfile}"], user=65534, group=65534,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    pid = int(pidfile.read_text())
+    try:
+        done = run_cli("server", "--stop", "--pidfile", str(pidfile))
+        assert done.returncode != 0 and "another user" in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert Path(f"/proc/{pid}/status").read_text().count("\nUid:\t65534") == 1  # the same server, still running
+    finally:
+        os.kill(pid, 9)
+        shutil.rmtree(folder, ignore_errors=True)

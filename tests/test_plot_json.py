@@ -231,3 +231,17 @@ def test_damaged_fio_json_is_left_out_with_a_note_never_a_traceback(tmp_path: Pa
     assert refused.returncode != 0 and "Traceback" not in refused.stderr, refused.stderr
     assert refused.stderr.startswith(f"ptsbench: error: no fio results in {alone}")
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_runs_nothing_tells_apart_are_rows_each_and_charted_once(tmp_path: Path) -> None:
+    """One job repeated in one file (three sections of the same options): every run is a row of the table, the
+    charts draw the first, and a note says how many they left out."""
+    job = tmp_path / "three.fio"
+    job.write_text("[global]\nioengine=null\nsize=256M\nrw=randread\nbs=4k\niodepth=4\nruntime=300ms\n"
+                   "time_based\n[j0]\n[j1]\n[j2]\n")
+    subprocess.run(["fio", str(job), "--output-format=json", f"--output={tmp_path / 'three.json'}"], check=True,
+                   capture_output=True)
+    done = plot(str(tmp_path / "three.json"), "--out", str(tmp_path / "charts"))
+    assert done.returncode == 0, done.stderr
+    assert len(table_rows(done.stdout)) == 3
+    assert "2 run(s) repeat an earlier one's" in done.stderr, done.stderr

@@ -7,7 +7,7 @@ and its result.json after fio ends, before the next case starts.
 import os
 import stat
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.case_records import RESULT, CaseRecord, job_result_dict
-from ptsbench.errors import JobFileError, TargetError, UnsafeTargetError
+from ptsbench.errors import JobFileError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals, SecondSamples
 from ptsbench.fio.opens import FILE_OPTIONS, NAMED_OUTPUTS, JobOpens, job_count, parse_job_text
@@ -37,15 +37,11 @@ from ptsbench.hosts.ssh import client_folder
 from ptsbench.store import RunStore, utc_now_ms
 from ptsbench.target.case_telemetry import CaseReadings
 from ptsbench.target.claim import claim_targets
-from ptsbench.target.guard import check_opened
 from ptsbench.target.identity import device_identity, vanished
 from ptsbench.target.target import (
     Target,
-    block_device_of_char,
     check_has_capacity,
-    kernel_filesystem,
     resolve_target,
-    zoned_model,
 )
 from ptsbench.target.telemetry import CpuMeter
 from ptsbench.target.userfile import mark_made, missing
@@ -116,9 +112,17 @@ class Case:
     def outputs(self) -> list[tuple[str, str]]:
         """Every file fio writes for the case's jobs under names they give (their logs, IO logs), each with the
         option that names it."""
+        return self._not_own(output for job in self.opens for output in job.outputs())
+
+    def client_outputs(self, host_names: Sequence[str]) -> list[tuple[str, str]]:
+        """The logs fio's client writes on this machine for the case's jobs run on these hosts, each with the option
+        that names it (fio's servers write none of them)."""
+        return self._not_own(output for job in self.opens for output in job.client_logs(host_names))
+
+    def _not_own(self, outputs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The outputs, once each, but the logs ptsbench asks for in its run directory."""
         own = tuple(f"{prefix}_" for prefix in self.own_logs)
-        return list(dict.fromkeys(output for job in self.opens for output in job.outputs()
-                                  if not (own and output[0].startswith(own))))
+        return list(dict.fromkeys(output for output in outputs if not (own and output[0].startswith(own))))
 
     def data_written(self) -> list[str]:
         """The files and devices the case's jobs write data to (not fio's logs)."""
@@ -269,51 +273,6 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = False) -> None:
-    """Refuse, before any IO, cases that would write to a device the guard does not clear, name a device that does
-    not exist, or make a target file nobody gave a size for."""
-    for case in cases:
-        if case.rejected:
-            continue  # fio's parser rejects it: fio is not started for it
-        for job in case.opens:
-            _check_logs(job)
-            if (beyond := job.beyond_limits()) is not None:
-                raise JobFileError(f"{case.source}: job {job.name}: {beyond}", "fix the job file (or its --set)")
-        # an existing log name may be a device, or a link to one (a new name: _check_logs judged its folder)
-        logs = [(path, True) for path, _option in case.outputs() if os.path.lexists(path)]
-        check_opened(case.opened() + logs, case.unknown_writes(), destructive, allow_mounted, case.changed_files())
-        _check_zoned(case)
-        if case.device_and_new_file:
-            raise JobFileError(case.device_and_new_file, "put the new file in a job of its own (ptsbench sets "
-                               "allow_file_create=0 on jobs that open a device)")
-        target = case.target
-        if target is not None and target.names_missing_file:
-            unsized = [job.name for job in case.opens if not (job.options.get("size") or job.options.get("filesize"))]
-            if unsized:
-                raise TargetError(f"{target.requested}: no such file, and job {unsized[0]} sets no size",
-                                  "give --size to create it (or check the path for a typo)")
-
-
-def _check_zoned(case: Case) -> None:
-    """A zoned device takes writes only at each zone's write pointer: fio knows its zones only with zonemode=zbd
-    (without it, writes fail or, buffered, are lost while fio reports IOPS)."""
-    for job in case.opens:
-        if (job.options.get("zonemode") or "none").strip() == "zbd":
-            continue
-        for path in job.paths:
-            device = block_device_of_char(path) if _is_char_device(path) else path
-            model = zoned_model(device) if device else None
-            if model:
-                raise TargetError(f"{case.source}: job {job.name} opens {path}, a zoned block device ({model}), "
-                                  "without zonemode=zbd", "add zonemode=zbd to the job (or --set zonemode=zbd): "
-                                  "fio then writes each zone at its write pointer")
-
-
-def _is_char_device(path: str) -> bool:
-    found = device_identity(path)
-    return found is not None and found.kind == "char"
-
-
 def written_targets(cases: Sequence[Case]) -> list[str]:
     """Every file and device the cases' jobs write (not their logs), once each, in order."""
     return list(dict.fromkeys(path for case in cases if not case.rejected for job in case.opens if job.writes
@@ -325,26 +284,6 @@ def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
     """The claim (target/claim.py) on everything the cases write, to hold while they run; none for a run on hosts
     (their devices are theirs)."""
     return nullcontext() if hosts else claim_targets(written_targets(cases), run_dir, allow_mounted)
-
-
-def _check_logs(job: JobOpens) -> None:
-    """The logs a job names itself are written only to a real file system (a prefix under /dev or /proc would make
-    files in the kernel's own file systems), and never through a link to a file that does not exist (fio would make
-    it wherever the link points)."""
-    folders: set[str] = set()
-    for path in job.log_files():
-        if not os.path.lexists(path) and os.path.dirname(path) in folders:
-            continue  # a new file lands on its folder's file system: one look per folder (thousands of clones)
-        folders.add(os.path.dirname(path))
-        kernel = kernel_filesystem(path)
-        if kernel:
-            raise UnsafeTargetError(f"refusing to run: job {job.name} would write its log {path} on the kernel's "
-                                    f"{kernel}", "give its write_*_log a path on a real file system")
-    for path, option in job.outputs():
-        if os.path.islink(path) and not os.path.exists(path):
-            raise UnsafeTargetError(f"refusing to run: job {job.name}'s {option} {path} is a link to "
-                                    f"{os.readlink(path)}, which does not exist: fio would make a file there",
-                                    f"remove the link, or give {option} a name where nothing is")
 
 
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
@@ -417,8 +356,9 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     samples, cpu = SecondSamples(), CpuMeter()  # per-second data for drop detection, host CPU beside it
     new_file = _new_target_file(case, hosts)
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
-    made = [] if hosts else missing([path for path, _written in case.opened()] + [  # fio makes these: ptsbench's
-        path for path, _option in case.outputs()])
+    # what fio makes here for ptsbench, marked as its own: on hosts only the logs fio's client writes
+    made = missing([path for path, _option in case.client_outputs([host.name for host in hosts])] if hosts else
+                   [path for path, _written in case.opened()] + [path for path, _option in case.outputs()])
     counters = readings.start([] if hosts else case.opened())  # before fio starts: the case's write amplification
     watch = WritebackWatch.open([] if hosts else case.data_written())  # writes fio counted that never got there
 

@@ -406,11 +406,13 @@ def made_files(paths: list[str], keep: bool) -> Iterator[None]:
 def check_writes(cases: "list[Case]", permission: tuple[bool, bool], hosts: "Sequence[Host]") -> None:
     """The destructive-write guard on every file the cases' jobs open, before any IO."""
     if hosts:
+        from ptsbench.case_checks import check_client_files
         from ptsbench.hosts.preflight import check_remote_writes
 
         check_remote_writes(cases, permission[0], hosts, permission[1])
+        check_client_files(cases, [host.name for host in hosts], *permission)
     else:
-        from ptsbench.cases import check_cases
+        from ptsbench.case_checks import check_cases
 
         check_cases(cases, *permission)
 
