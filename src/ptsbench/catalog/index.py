@@ -156,8 +156,9 @@ class Catalog:
         with self.engine.connect() as connection:
             rows = [dict(row._mapping) for row in connection.execute(query) if row.path in wanted]
         if name:
-            suffix = name.lower().split()
-            rows = [row for row in rows if row["name"].lower().split()[-len(suffix):] == suffix]
+            from ptsbench.catalog.values import names_match
+
+            rows = [row for row in rows if names_match(name, row["name"])]
         return rows
 
 

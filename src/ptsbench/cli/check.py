@@ -25,10 +25,11 @@ class GatePlan:
     junit: Path | None
     baseline: str | None
     catalog: str | None
+    min_tail_ios: int = 10  # values.MIN_TAIL_IOS: a percentile with fewer IOs beyond it is not measured
 
 
 def gate_plan(gate_texts: Sequence[str], gates_file: Path | None, junit: Path | None, baseline: str | None,
-              catalog: str | None) -> GatePlan:
+              catalog: str | None, min_tail_ios: int = 10) -> GatePlan:
     """Parse every gate (a bad one is a one-line error here, before any IO) and check what relative gates need."""
     from ptsbench.catalog.gates import GateError, load_gates, parse_gate
 
@@ -45,7 +46,7 @@ def gate_plan(gate_texts: Sequence[str], gates_file: Path | None, junit: Path | 
     if baseline and not any(gate.kind == "baseline" for gate in gates):
         raise GateError("--baseline is given but no gate compares with it",
                         "add a gate like 'iops not worse than baseline by more than 5 %'")
-    return GatePlan(tuple(gates), junit, baseline, catalog)
+    return GatePlan(tuple(gates), junit, baseline, catalog, min_tail_ios)
 
 
 def _baseline_values(plan: GatePlan, run_dir: Path) -> tuple[dict[str, Any] | None, str]:
@@ -75,7 +76,7 @@ def judge_run(plan: GatePlan, run_dir: Path, to_stderr: bool = False) -> list["V
 
     store = RunStore.open(run_dir)
     baseline, baseline_name = _baseline_values(plan, run_dir)
-    verdicts = judge(plan.gates, run_values(store), run_facts(store), baseline, baseline_name)
+    verdicts = judge(plan.gates, run_values(store), run_facts(store), baseline, baseline_name, plan.min_tail_ios)
     _print_verdicts(verdicts, to_stderr)
     if plan.junit is not None:
         from ptsbench.catalog.junit import write_junit
@@ -90,9 +91,12 @@ def _print_verdicts(verdicts: Sequence["Verdict"], to_stderr: bool) -> None:
     from ptsbench.report.core.model import Column, Table
     from ptsbench.report.core.terminal import print_model_table, terminal_console
 
-    failed = sum(not verdict.passed for verdict in verdicts)
-    rows = tuple((v.gate, v.subject, v.value, v.limit, "pass" if v.passed else "FAIL", v.note) for v in verdicts)
-    table = Table("gates", f"Gates: {len(verdicts) - failed} passed, {failed} failed",
+    passed = sum(verdict.passed for verdict in verdicts)
+    failed = sum(verdict.outcome == "FAIL" for verdict in verdicts)
+    unmeasured = len(verdicts) - passed - failed
+    rows = tuple((v.gate, v.subject, v.value, v.limit, v.outcome, v.note) for v in verdicts)
+    title = f"Gates: {passed} passed, {failed} failed" + (f", {unmeasured} not measured" if unmeasured else "")
+    table = Table("gates", title,
                   tuple(Column(name) for name in ("gate", "value of", "value", "limit", "verdict", "note")), rows)
     print_model_table(table, Console(stderr=True) if to_stderr else terminal_console())
 
@@ -103,10 +107,11 @@ def gate_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def wrapper(*args: Any, gate_texts: tuple[str, ...], gates_file: Path | None, junit: Path | None,
-                baseline: str | None, catalog: str | None, tags: tuple[str, ...], **kwargs: Any) -> Any:
+                baseline: str | None, catalog: str | None, min_tail_ios: int, tags: tuple[str, ...],
+                **kwargs: Any) -> Any:
         from ptsbench.store import RUN_TAGS
 
-        plan = gate_plan(gate_texts, gates_file, junit, baseline, catalog)
+        plan = gate_plan(gate_texts, gates_file, junit, baseline, catalog, min_tail_ios)
         RUN_TAGS.set(parse_tags(tags))
         if plan.gates and len(kwargs.get("targets") or ()) > 1 and function.__name__ == "pts":
             from ptsbench.catalog.gates import GateError
@@ -124,7 +129,7 @@ def gate_options(function: Callable[..., Any]) -> Callable[..., Any]:
 def finish_with_gates(plan: GatePlan, run_dir: Path, to_stderr: bool = False) -> None:
     """Judge the stored run; exit 1 when a gate failed."""
     if not all(verdict.passed for verdict in judge_run(plan, run_dir, to_stderr)):
-        click.echo("ptsbench: error: a gate failed (see the table above)", err=True)
+        click.echo("ptsbench: error: a gate failed or its value was not measured (see the table above)", err=True)
         sys.exit(1)
 
 
@@ -148,6 +153,9 @@ _GATE_DECORATORS = [
                  help="The run relative gates compare with; 'last': the catalog's latest earlier run of the same "
                       "device model (needs --catalog)."),
     click.option("--catalog", metavar="PATH|URL", help="The catalog --baseline last reads (see ptsbench catalog)."),
+    click.option("--min-tail", "min_tail_ios", type=click.IntRange(min=1), default=10, show_default=True,
+                 metavar="IOS", help="A latency percentile with fewer IOs beyond it is not measured: its gate "
+                                     "fails as NOT MEASURED unless it ends with 'even if not measured'."),
 ]
 TAG_OPTION = click.option("--tag", "tags", multiple=True, metavar="LABEL",
                           help="A label stored in the run's manifest, e.g. nightly or firmware=2.1 (repeatable).")
@@ -163,7 +171,7 @@ def _gate_inputs(function: Callable[..., Any]) -> Callable[..., Any]:
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @_gate_inputs
 def check(run_dir: Path, gate_texts: tuple[str, ...], gates_file: Path | None, junit: Path | None,
-          baseline: str | None, catalog: str | None) -> None:
+          baseline: str | None, catalog: str | None, min_tail_ios: int) -> None:
     """Judge a stored run against gates: a table of every gate with its value, limit and verdict; exit 1 when one
     fails. From the run directory alone (no fio, no device).
 
@@ -174,7 +182,7 @@ def check(run_dir: Path, gate_texts: tuple[str, ...], gates_file: Path | None, j
       ptsbench check RUN --gate 'iops not worse than baseline by more than 5 %' --baseline OLD_RUN
       ptsbench check RUN --gate 'iops not worse than baseline by more than 5 %' --baseline last --catalog lab.sqlite
     """
-    plan = gate_plan(gate_texts, gates_file, junit, baseline, catalog)
+    plan = gate_plan(gate_texts, gates_file, junit, baseline, catalog, min_tail_ios)
     if not plan.gates:
         from ptsbench.catalog.gates import GateError
 

@@ -86,7 +86,8 @@ round.json in detail:
           usr_cpu, sys_cpu (fio's own CPU %), iodepth_level (fio's IO depth distribution: {bucket: % of IOs},
           jobs averaged; null when fio gave none), qd_reached_pct (% of IOs submitted at the planned QD's bucket or
           deeper), read / write / total: {iops, bw_bytes, io_bytes, total_ios, runtime_ms, lat_n,
-          lat_mean_ns, lat_min_ns, lat_max_ns, lat_percentiles_ns {"50" ... "99.999"}} or null, and the total's
+          lat_mean_ns, lat_min_ns, lat_max_ns, lat_percentiles_ns {"50" ... "99.999"}, lat_beyond {percentile: IOs
+          slower than it, from fio's json+ bins}} or null, and the total's
           iops, bw_bytes, lat_mean_ns, lat_max_ns at top level; sequential cells add seq_start_bytes and
           seq_end_bytes (position within each thread's slice of the active range)}}
           latency is fio's total latency (lat_ns), parts and threads merged exactly from json+ bins
@@ -109,7 +110,8 @@ round.json in detail:
   capture) adds histogram: {edges_ns (bucket lower edges, the last bucket open-ended), counts, n, mean_ns, max_ns,
   percentiles_ns} of its total latency (pts/advanced.py response_histogram, from fio's json+ bins)
 phase.json window: {cell name: {iops, bw_bytes, lat_mean_ns, read_/write_ iops, bw_bytes, lat_mean_ns (averages
-  over the window rounds), lat_max_ns (maximum), lat_percentiles_ns (all window IOs, merged from fio's bins)}};
+  over the window rounds), lat_max_ns (maximum), lat_percentiles_ns (all window IOs, merged from fio's bins),
+  lat_n (those IOs), lat_beyond (per percentile, the window IOs slower than it)}};
   a fixed-schedule phase (stop kind "rounds": HIR wait states, XSR groups, operating points, HDD zones) averages
   all its rounds and has steady null
 

@@ -40,6 +40,8 @@ class ResultRow:
     waf: float | None = None  # the case's write amplification (target/waf.py case_waf)
     waf_source: str | None = None  # the log its media bytes came from; None: none read
     waf_note: str | None = None  # why it has no write amplification; None: it has one, or read no device
+    lat_n: int | None = None  # the IOs behind the latency figures (fio's lat_ns N); None: none measured
+    lat_beyond: dict[str, int] | None = None  # per percentile, the IOs slower than it; None: not stored (older runs)
 
     @property
     def mb_s(self) -> float | None:
@@ -150,6 +152,7 @@ def _record_rows(record: Any) -> list[ResultRow]:
                 iops=direction["iops"], bw_bytes=direction["bw_bytes"],
                 lat_mean_ns=direction["lat"]["mean_ns"],
                 lat_percentiles_ns=direction["lat"]["percentiles_ns"],
+                lat_n=direction["lat"]["n"] or None, lat_beyond=direction["lat"].get("beyond"),
                 message=host["message"] if host else record.message,
                 done_after_first_s=done.get(job_index),
                 job_index=job_index, repetition=getattr(record, "repetition", 0) or 0, **_job_facts(job),
