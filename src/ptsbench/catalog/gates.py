@@ -66,6 +66,10 @@ class Verdict:
     passed: bool
     note: str = ""
     measured: bool = True  # False: judged on, or refused for, a percentile with too few IOs beyond it
+    quantity: str = ""  # a limit's quantity (values.QUANTITIES), "" for other lines
+    number: float | None = None  # a limit line's value in stored units (IOPS, bytes/s, ns)
+    limit_number: float | None = None  # its limit, in the same unit
+    operator: str = ""  # its operator
 
     @property
     def outcome(self) -> str:
@@ -187,7 +191,8 @@ def _judge_limit(gate: Gate, values: Sequence[Value]) -> list[Verdict]:
     for value in values:
         shown, limit = show_apart(value.value, gate.limit, gate.quantity)
         verdicts.append(Verdict(gate.text, value.name, shown, f"{gate.operator} {limit}",
-                                OPERATORS[gate.operator](value.value, gate.limit)))
+                                OPERATORS[gate.operator](value.value, gate.limit), quantity=gate.quantity,
+                                number=value.value, limit_number=gate.limit, operator=gate.operator))
     return verdicts
 
 

@@ -277,7 +277,7 @@ def _tag_value(tags: Sequence[str], key: str) -> str | None:
 def index_run(run_dir: Path) -> tuple[dict[str, Any], list[str], list[dict[str, Any]]]:
     """A run directory as catalog rows: its run row, its tags and its headline values. Device facts the device
     does not report (a file's model or firmware) may come from tags model=, serial=, firmware=."""
-    from ptsbench.catalog.values import run_values
+    from ptsbench.catalog.values import run_capacity_bytes, run_values
     from ptsbench.store import RunStore
 
     store = RunStore.open(run_dir)
@@ -290,11 +290,10 @@ def index_run(run_dir: Path) -> tuple[dict[str, Any], list[str], list[dict[str, 
     if kind == "pts":
         tests = [str(phase) for phase in settings.get("tests") or ()]
         compliant = bool((manifest.get("compliance") or {}).get("compliant"))
-        capacity = (manifest.get("target_info") or {}).get("size_bytes")
     else:
         tests = [str(case) for case in manifest.get("cases") or ()]
         compliant = None
-        capacity = target.get("size_bytes")
+    capacity = run_capacity_bytes(store)
     report = run_dir / "report" / "index.html"
     row = {
         "path": str(run_dir), "kind": kind, "name": str(manifest.get("name", run_dir.name)),

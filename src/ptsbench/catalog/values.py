@@ -3,7 +3,7 @@
 Names follow the run's own tables. PTS: "TEST: WORKLOAD METRIC" for each tracked workload at steady state (a phase
 tracking nothing: its first two cells), e.g. "IOPS: rnd 4k 0/100 iops". Case runs and sweeps: "CASE/JOB DIRECTION
 METRIC" for every job and direction (with "@HOST" after the job on hosts), e.g. "null/null read p99.99". METRIC is
-`iops`, `MB/s`, `mean` (latency) or a percentile `p99.99`. Values are kept in stored units: IOPS, bytes/s, ns.
+`iops`, `MB/s`, `mean` or `max` (latency) or a percentile `p99.99`. Values are kept in stored units: IOPS, bytes/s, ns.
 
 Each latency percentile carries its evidence: the IOs behind it (`samples`) and the IOs slower than it (`beyond`),
 counted in fio's json+ bins where the run stored them, else from the count and the percentile (fio/output.py). A
@@ -63,7 +63,7 @@ def metric_quantity(metric: str) -> str | None:
     if token == "mb/s":
         return "mbs"
     found = _PERCENTILE_RE.match(token)
-    if token == "mean" or (found and 0 < float(found.group(1)) < 100):
+    if token in ("mean", "max") or (found and 0 < float(found.group(1)) < 100):
         return "lat"
     return None
 
@@ -124,7 +124,7 @@ def _round_number(cell: Mapping[str, Any], metric: str) -> float | None:
     if metric.startswith("p"):
         found = ((cell.get("total") or {}).get("lat_percentiles_ns") or {}).get(metric[1:])
     else:
-        found = cell.get({"iops": "iops", "MB/s": "bw_bytes", "mean": "lat_mean_ns"}[metric])
+        found = cell.get({"iops": "iops", "MB/s": "bw_bytes", "mean": "lat_mean_ns", "max": "lat_max_ns"}[metric])
     return None if found is None else float(found)
 
 
@@ -147,6 +147,7 @@ def pts_values(views: Iterable[Any]) -> list[Value]:
             metrics: list[Metric] = [
                 ("iops", "iops", found.get("iops"), None, None), ("MB/s", "mbs", found.get("bw_bytes"), None, None),
                 ("mean", "lat", found.get("lat_mean_ns"), None, None),
+                ("max", "lat", found.get("lat_max_ns"), None, None),
                 *_percentile_metrics(found.get("lat_percentiles_ns") or {}, found.get("lat_n"),
                                      found.get("lat_beyond") if found.get("lat_n") else {})]
             for metric, quantity, number, samples, beyond in metrics:
@@ -177,7 +178,7 @@ def case_values(rows: Iterable[Any]) -> list[Value]:
         prefix = f"{case}/{row.job}{f'@{row.host}' if row.host else ''} {row.direction}"
         metrics: list[Metric] = [
             ("iops", "iops", row.iops, None, None), ("MB/s", "mbs", row.bw_bytes, None, None),
-            ("mean", "lat", row.lat_mean_ns, None, None),
+            ("mean", "lat", row.lat_mean_ns, None, None), ("max", "lat", getattr(row, "lat_max_ns", None), None, None),
             *_percentile_metrics(row.lat_percentiles_ns, getattr(row, "lat_n", None), getattr(row, "lat_beyond", None))]
         for metric, quantity, number, ios, beyond in metrics:
             if number is not None:
@@ -198,6 +199,17 @@ def _weakest(evidence: Sequence[tuple[int | None, int | None]]) -> tuple[int | N
     if any(ios is None or beyond is None for ios, beyond in evidence):
         return None, None
     return min(ios or 0 for ios, _ in evidence), min(beyond or 0 for _, beyond in evidence)
+
+
+def run_capacity_bytes(store: Any) -> int | None:
+    """The capacity the run measured (RunStore): a PTS run's target size, a case run's first target's; None when
+    it names none (a job file's own files, the null engine)."""
+    manifest = store.manifest
+    if store.kind == "pts":
+        found = (manifest.get("target_info") or {}).get("size_bytes")
+    else:
+        found = ((manifest.get("targets") or [{}])[0] or {}).get("size_bytes")
+    return int(found) if found else None
 
 
 def run_values(store: Any) -> list[Value]:
