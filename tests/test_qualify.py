@@ -1,0 +1,206 @@
+"""Qualification on real fio runs: percentiles carry the IOs behind and beyond them (counted again here from fio's own
+json+ bins), a percentile with a thin tail is NOT MEASURED in gates unless the gate asks, a p99.9999 the job asked
+fio for is a metric, gate names match the job alone and a name that matches nothing lists the nearest, and profiles
+judge targets (absolute and per TB of capacity) with a table, JUnit and OCPTV JSON valid against OCP's schema."""
+
+import json
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from conftest import run_cli
+from ptsbench.catalog.values import run_values
+from ptsbench.fio.output import beyond_by_count
+from ptsbench.store import RunStore
+from test_gates import junit_cases
+
+OCPTV_SCHEMA = Path(__file__).parent / "data" / "ocptv"
+SMALL_JOB = "[small]\nioengine=null\nsize=64m\nrw=randread\nbs=4k\nnumber_ios=2000\npercentile_list=99.9999\n"
+# two jobs of a qualification run, on the null engine (fio's timing, no device): a capacity comes from --size
+QUAL_JOB = ("[global]\nioengine=null\nbs=4k\nsize=64m\n[randread]\nrw=randread\nnumber_ios=16000\n"
+            "[randwrite]\nrw=randwrite\nnumber_ios=16000\n")
+CAPACITY_BYTES = 64 * 2**20
+
+
+def _run(tmp_path: Path, name: str, job: str, *extra: str) -> Path:
+    path = tmp_path / f"{name}.fio"
+    path.write_text(job)
+    out = tmp_path / f"run-{name}"
+    done = run_cli("run", str(path), "--out", str(out), *extra)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _run(tmp_path_factory.mktemp("small"), "small", SMALL_JOB)
+
+
+@pytest.fixture(scope="module")
+def qual_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("qual")
+    return _run(folder, "qual", QUAL_JOB, "--target", str(folder / "scratch.dat"), "--size", str(CAPACITY_BYTES))
+
+
+def _fio_bins(run: Path) -> tuple[int, dict[int, int], dict[str, float]]:
+    """The read direction's IO count, json+ bins and percentiles as fio wrote them (fio.json)."""
+    (fio_json,) = run.glob("cases/*/fio.json")
+    lat = json.loads(fio_json.read_text())["jobs"][0]["read"]["lat_ns"]
+    percentiles = {f"{float(key):.6f}".rstrip("0").rstrip("."): value for key, value in lat["percentile"].items()}
+    return lat["N"], {int(k): v for k, v in lat["bins"].items()}, percentiles
+
+
+def test_every_percentile_carries_the_ios_behind_and_beyond_it(small_run: Path) -> None:
+    total, bins, percentiles = _fio_bins(small_run)
+    assert total == 2000 and "99.9999" in percentiles  # the job's own percentile_list is kept
+    values = {v.name.split()[-1]: v for v in run_values(RunStore.open(small_run)) if v.percentile}
+    assert set(values) == {f"p{key}" for key in percentiles}
+    for key, value_ns in percentiles.items():
+        value = values[f"p{key}"]
+        assert value.value == value_ns and value.samples == 2000
+        assert value.beyond == sum(count for at, count in bins.items() if at > value_ns)
+    assert values["p99.99"].beyond == 0 and not values["p99.99"].measured()
+
+
+def test_a_2000_io_p99_99_is_not_measured_and_does_not_pass(small_run: Path, tmp_path: Path) -> None:
+    junit = tmp_path / "gates.xml"
+    done = run_cli("check", str(small_run), "--gate", "p99.99 <= 10s", "--junit", str(junit))
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "NOT MEASURED" in done.stdout and "2,000 IOs, 0 beyond" in done.stdout
+    assert "not measured" in done.stderr and "0 passed, 0 failed, 1 not measured" in done.stdout
+    assert junit_cases(junit) == {"p99.99 <= 10s [small/small read p99.99]": False}
+    (failure,) = ElementTree.parse(junit).iter("failure")
+    assert failure.get("type") == "not measured" and "2,000 IOs, 0 beyond" in (failure.get("message") or "")
+    asked = run_cli("check", str(small_run), "--gate", "p99.99 <= 10s even if not measured")
+    assert asked.returncode == 0 and "judged as the gate asks" in asked.stdout, asked.stdout + asked.stderr
+    strict = run_cli("check", str(small_run), "--gate", "p90 <= 10s", "--min-tail", "1000")
+    assert strict.returncode == 4 and "fewer than 1000 IOs beyond it" in strict.stdout, strict.stdout
+
+
+def test_a_gate_on_p99_9999_is_a_metric_when_the_job_asked_fio_for_it(small_run: Path) -> None:
+    done = run_cli("check", str(small_run), "--gate", "p99.9999 <= 10s even if not measured")
+    assert done.returncode == 0 and "small/small read p99.9999" in done.stdout, done.stdout + done.stderr
+    absent = run_cli("check", str(small_run), "--gate", "p99.99999 <= 10s")
+    assert absent.returncode == 1 and "no value of this run has that name" in absent.stdout
+
+
+def test_merged_percentiles_count_their_tail_in_the_summed_bins(tmp_path: Path) -> None:
+    """numjobs=2 reported apart: the row is merged from both entries' bins, and so is each percentile's evidence."""
+    run = _run(tmp_path, "two", "[two]\nioengine=null\nsize=64m\nrw=randread\nbs=4k\nnumber_ios=3000\nnumjobs=2\n")
+    (fio_json,) = run.glob("cases/*/fio.json")
+    entries = [job["read"]["lat_ns"] for job in json.loads(fio_json.read_text())["jobs"]]
+    assert len(entries) == 2
+    bins: dict[int, int] = {}
+    for entry in entries:
+        for at, count in entry["bins"].items():
+            bins[int(at)] = bins.get(int(at), 0) + count
+    (p99,) = [v for v in run_values(RunStore.open(run)) if v.name.endswith("read p99")]
+    assert p99.samples == 6000 and p99.beyond == sum(count for at, count in bins.items() if at > p99.value)
+
+
+def test_beyond_by_count_follows_fio_s_rank() -> None:
+    """Without bins (older runs): the IOs ranked past fio's percentile IO."""
+    assert (beyond_by_count("99", 2000), beyond_by_count("99.9", 2000), beyond_by_count("99.99", 2000)) == (20, 2, 0)
+    assert beyond_by_count("50", 1) == 0 and beyond_by_count("99.9999", 10_000_000) == 10
+
+
+def test_gate_names_match_the_job_alone_and_name_the_nearest(qual_run: Path) -> None:
+    names = {v.name for v in run_values(RunStore.open(qual_run))}
+    assert "qual/randread read iops" in names
+    done = run_cli("check", str(qual_run), "--gate", "randread read iops >= 1")
+    assert done.returncode == 0 and "qual/randread read iops" in done.stdout, done.stdout
+    typo = run_cli("check", str(qual_run), "--gate", "randreed read iops >= 1")
+    assert typo.returncode == 1, typo.stdout
+    assert re.search(r"no value of this run has that name; nearest: qual/randread read iops", typo.stdout)
+
+
+def _profile(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "profile.toml"
+    path.write_text(text)
+    return path
+
+
+def _ocptv_lines(path: Path) -> list[dict[str, object]]:
+    """The stream, every line validated against OCP's published schema (root.json and what it refers to)."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    documents = [json.loads(path.read_text()) for path in OCPTV_SCHEMA.glob("*.json")]
+    registry = Registry().with_resources((doc["$id"], Resource.from_contents(doc)) for doc in documents)
+    root = next(doc for doc in documents if doc["$id"].endswith("/output"))
+    validator = Draft202012Validator(root, registry=registry, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        validator.validate(line)
+    return lines
+
+
+def test_a_profile_passes_and_fails_with_junit_and_ocptv(qual_run: Path, tmp_path: Path) -> None:
+    values = {v.name: v for v in run_values(RunStore.open(qual_run))}
+    iops = values["qual/randread read iops"].value
+    p99 = values["qual/randwrite write p99"]
+    assert p99.measured()
+    passing = _profile(tmp_path, f'name = "lab"\n[[workload]]\nvalues = "randread read"\niops = ">= {iops / 2:.0f}"\n'
+                                 f'[[workload]]\nvalues = "randwrite write"\np99 = "<= {p99.value * 2:.0f}ns"\n')
+    junit, ocptv = tmp_path / "v.xml", tmp_path / "v.jsonl"
+    done = run_cli("check", str(qual_run), "--profile", str(passing), "--junit", str(junit), "--ocptv", str(ocptv))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Profile lab: 2 passed, 0 failed" in done.stdout and f"{p99.samples:,} IOs" in done.stdout
+    assert all(junit_cases(junit).values()) and len(junit_cases(junit)) == 2
+    lines = _ocptv_lines(ocptv)
+    assert lines[-1]["testRunArtifact"] == {"testRunEnd": {"status": "COMPLETE", "result": "PASS"}}
+    measured = [line["testStepArtifact"]["measurement"] for line in lines  # type: ignore[index]
+                if "measurement" in line.get("testStepArtifact", {})]  # type: ignore[operator]
+    assert [m["name"] for m in measured] == ["qual/randread read iops", "qual/randwrite write p99"]
+    assert measured[0]["value"] == iops and measured[0]["validators"][0]["type"] == "GREATER_THAN_OR_EQUAL"
+
+    failing = _profile(tmp_path, f'[[workload]]\nvalues = "randread read"\niops = ">= {iops * 2:.0f}"\n'
+                                 '"p99.9999" = "<= 1s"\n[[workload]]\nvalues = "seqread read"\n"MB/s" = ">= 1"\n')
+    done = run_cli("check", str(qual_run), "--profile", str(failing), "--junit", str(junit), "--ocptv", str(ocptv))
+    assert done.returncode == 1 and "1 passed, 1 failed, 2 not measured" not in done.stdout
+    assert "0 passed, 1 failed, 2 not measured" in done.stdout, done.stdout
+    diagnoses = [line["testStepArtifact"]["diagnosis"]["type"] for line in _ocptv_lines(ocptv)  # type: ignore[index]
+                 if "diagnosis" in line.get("testStepArtifact", {})]  # type: ignore[operator]
+    assert diagnoses == ["FAIL", "UNKNOWN", "UNKNOWN"]
+    assert list(junit_cases(junit).values()) == [False, False, False]
+
+
+def test_per_tb_targets_scale_with_the_run_s_capacity(qual_run: Path, tmp_path: Path) -> None:
+    """64 MiB is 0.000067108864 TB: a target of N IOPS per TB asks N x that of this run."""
+    iops = next(v.value for v in run_values(RunStore.open(qual_run)) if v.name == "qual/randread read iops")
+    terabytes = CAPACITY_BYTES / 1e12
+    per_tb_pass, per_tb_fail = iops / terabytes * 0.9, iops / terabytes * 1.1
+    for per_tb, code in ((per_tb_pass, 0), (per_tb_fail, 1)):
+        profile = _profile(tmp_path, f'[[workload]]\nvalues = "randread read"\niops = ">= {per_tb:.0f} per TB"\n')
+        done = run_cli("check", str(qual_run), "--profile", str(profile))
+        assert done.returncode == code, done.stdout + done.stderr
+        assert f"x 6.71089e-05 TB ({CAPACITY_BYTES:,} bytes)" in done.stdout
+        assert f">= {round(per_tb) * terabytes:,.1f} IOPS" in done.stdout, done.stdout
+
+
+def test_per_tb_without_a_capacity_is_not_measured(small_run: Path, tmp_path: Path) -> None:
+    profile = _profile(tmp_path, '[[workload]]\nvalues = "small read"\niops = ">= 1 per TB"\nmean = "<= 1s"\n')
+    done = run_cli("check", str(small_run), "--profile", str(profile))
+    assert done.returncode == 4 and "capacity unknown" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ('[[workload]]\nvalues = "randread read"\nlatency = "<= 2ms"\n', "latency: not a metric"),
+    ('[[workload]]\nvalues = "randread read"\np99 = "<= 2ms per TB"\n', "a latency is not per TB"),
+    ('[[workload]]\nvalues = "randread read"\niops = 5\n', "5 is not a limit"),
+    ('colour = "red"\n', "unknown key 'colour'"),
+    ('waf_max = 0.5\n', "is not a write amplification"),
+    ('name = "empty"\n', "no targets"),
+])
+def test_a_bad_profile_is_one_error_line(qual_run: Path, tmp_path: Path, text: str, words: str) -> None:
+    done = run_cli("check", str(qual_run), "--profile", str(_profile(tmp_path, text)))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
+
+
+def test_the_example_profile_reads(qual_run: Path) -> None:
+    example = Path(__file__).resolve().parent.parent / "examples" / "qualify-datacenter-nvme.toml"
+    done = run_cli("check", str(qual_run), "--profile", str(example))
+    assert done.returncode in (1, 4) and "Profile example datacenter NVMe (illustrative numbers)" in done.stdout
+    assert "qual/randread read p99.99" in done.stdout and "per TB x" in done.stdout
