@@ -5,6 +5,7 @@ judge targets (absolute and per TB of capacity) with a table, JUnit and OCPTV JS
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -14,6 +15,8 @@ from conftest import run_cli
 from ptsbench.catalog.values import run_values
 from ptsbench.fio.output import beyond_by_count
 from ptsbench.store import RunStore
+from test_case_waf import _counter_files, _run_on
+from test_case_waf import loop_as_nvme as nvme_loop  # noqa: F401 (the fixture, under this module's name)
 from test_gates import junit_cases
 
 OCPTV_SCHEMA = Path(__file__).parent / "data" / "ocptv"
@@ -204,3 +207,59 @@ def test_the_example_profile_reads(qual_run: Path) -> None:
     done = run_cli("check", str(qual_run), "--profile", str(example))
     assert done.returncode in (1, 4) and "Profile example datacenter NVMe (illustrative numbers)" in done.stdout
     assert "qual/randread read p99.99" in done.stdout and "per TB x" in done.stdout
+
+
+def _monitor_doc(bucket_counts: dict[str, tuple[int, int, int]]) -> dict[str, object]:
+    """An OCP C3h latency monitor log as nvme-cli prints it (`nvme ocp latency-monitor-log -o json`, keys of
+    plugins/ocp/ocp-print-json.c json_c3_log): no drive or QEMU here has the log, so the nvme stand-in serves it."""
+    doc: dict[str, object] = {"Feature Status": 1, "Active Bucket Timer": 0, "Active Bucket Timer Threshold": 60,
+                              "Active Threshold A": 5, "Active Threshold B": 10, "Active Threshold C": 20,
+                              "Active Threshold D": 50, "Log Page Version": 4}
+    for bucket in "0123":
+        read, write, trim = bucket_counts.get(bucket, (0, 0, 0))
+        doc[f"Active Bucket Counter: Bucket {bucket}"] = {"Read": read, "Write": write, "Trim": trim}
+    return doc
+
+
+def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
+        tmp_path: Path, fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest) -> None:
+    """A loop device taken for an NVMe namespace (fio writes it for real); the drive's logs come from the nvme
+    stand-in: its C3h bucket 3 counts two more reads and one more write over the case."""
+    device = request.getfixturevalue("nvme_loop")
+    smart, ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9 + 10**6))
+    monitors = []
+    for index, counts in enumerate(({"3": (5, 1, 0)}, {"3": (7, 2, 0)})):
+        monitors.append(tmp_path / f"c3-{index}.json")
+        monitors[-1].write_text(json.dumps(_monitor_doc(counts)))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
+    monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
+    monkeypatch.setenv("FAKE_NVME_LATENCY_LOG", ":".join(str(path) for path in monitors))
+    store = _run_on(device, tmp_path / "with")
+    monitor_argv = ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]
+    assert fakebin().count(monitor_argv) == 2  # before and after the case
+    [stored] = json.loads(next(store.root.glob("cases/*/result.json")).read_text())["telemetry"]
+    assert stored["after"]["latency_monitor_thresholds_ms"] == [5, 10, 20, 50]
+    assert stored["change"]["latency_monitor"]["3"] == {"read": 2, "write": 1, "trim": 0}
+    profile = _profile(tmp_path, 'latency_monitor_max = {"2" = 0, "3" = 0}\n')
+    done = run_cli("check", str(store.root), "--profile", str(profile))
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if "OCP C3h" in line]
+    assert "bucket 2 <= 0" in lines[0] and " 0 commands " in lines[0] and " pass " in lines[0]
+    assert "bucket 3 <= 0" in lines[1] and " 3 commands " in lines[1] and " FAIL " in lines[1]
+    assert "read 2, write 1, trim 0" in lines[1]
+    allowed = run_cli("check", str(store.root), "--profile",
+                      str(_profile(tmp_path, 'latency_monitor_max = {"3" = 3}\n')))
+    assert allowed.returncode == 0, allowed.stdout
+
+    monkeypatch.delenv("FAKE_NVME_LATENCY_LOG")  # a drive without the log (QEMU's OCP controller has C0h only)
+    store = _run_on(device, tmp_path / "without")
+    done = run_cli("check", str(store.root), "--profile", str(profile))
+    assert done.returncode == 4 and "NOT MEASURED" in done.stdout, done.stdout
+    assert "no OCP C3h latency monitor log: `nvme ocp latency-monitor-log /dev/nvme0 -o json`" in " ".join(
+        done.stdout.split())
+
+
+def test_a_file_has_no_latency_monitor_to_judge(qual_run: Path, tmp_path: Path) -> None:
+    done = run_cli("check", str(qual_run), "--profile", str(_profile(tmp_path, 'latency_monitor_max = {"3" = 0}\n')))
+    assert done.returncode == 4 and "no device was read" in done.stdout, done.stdout

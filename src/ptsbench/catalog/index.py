@@ -3,7 +3,8 @@ postgresql+psycopg://...). The run directories stay the truth: the index is rebu
 it loses nothing.
 
 Tables: runs (one row per run directory, keyed by its absolute path), tags (run, tag) and run_values (run, name,
-quantity, value in stored units, noise). A run is re-read when its manifest or its report changed since it was indexed.
+quantity, value in stored units, noise; for a latency percentile its evidence: samples, the IOs behind it, and
+beyond, the IOs slower than it). A run is re-read when its manifest or its report changed since it was indexed.
 """
 
 import contextlib
@@ -47,9 +48,21 @@ def _tables() -> Any:
         Table("run_values", metadata,
               Column("path", String(1024), ForeignKey("runs.path"), primary_key=True),
               Column("name", String(512), primary_key=True), Column("quantity", String(8), nullable=False),
-              Column("value", Float, nullable=False), Column("noise", Float))
+              Column("value", Float, nullable=False), Column("noise", Float), Column("samples", BigInteger),
+              Column("beyond", BigInteger))
         _METADATA = metadata
     return _METADATA
+
+
+def _add_evidence_columns(engine: Any) -> None:
+    """A catalog made before percentiles carried their evidence gets its two columns (empty until re-read)."""
+    from sqlalchemy import inspect, text
+
+    have = {column["name"] for column in inspect(engine).get_columns("run_values")}
+    with engine.begin() as connection:
+        for name in ("samples", "beyond"):
+            if name not in have:
+                connection.execute(text(f"ALTER TABLE run_values ADD COLUMN {name} BIGINT"))
 
 
 def database_url(where: str) -> str:
@@ -73,6 +86,7 @@ class Catalog:
             _check_sqlite_file(url, where)
             engine = create_engine(url)
             _tables().create_all(engine)
+            _add_evidence_columns(engine)
         except (ArgumentError, NoSuchModuleError) as error:
             raise CatalogError(f"--db {where}: not a database URL or path ({error})",
                                "give a file path or a URL like postgresql+psycopg://user@host/db") from None
@@ -306,8 +320,8 @@ def index_run(run_dir: Path) -> tuple[dict[str, Any], list[str], list[dict[str, 
         "tests": "\n" + "".join(f"{test}\n" for test in tests), "compliant": compliant,
         "report": str(report) if report.is_file() else None,
     }
-    values = [{"name": value.name, "quantity": value.quantity, "value": value.value, "noise": value.noise}
-              for value in run_values(store)]
+    values = [{"name": value.name, "quantity": value.quantity, "value": value.value, "noise": value.noise,
+               "samples": value.samples, "beyond": value.beyond} for value in run_values(store)]
     return row, list(dict.fromkeys(tags)), values
 
 

@@ -8,6 +8,8 @@ A profile is TOML (docs/qualify.md):
     steady_state = true               # optional: every tracked variable / fio ss= job reached steady state
     compliant = true                  # optional: the PTS run is PTS-compliant
     waf_max = 2.5                     # optional: write amplification at most this, in every case or phase
+    latency_monitor_max = {"3" = 0}   # optional: the drive's OCP C3h latency monitor, bucket -> most commands it
+                                      # may count over each case or phase (read + write + trim)
 
     [[workload]]
     values = "randread read"          # the words before the metric that name the run's values, as gates do
@@ -24,10 +26,12 @@ from typing import Any
 
 from ptsbench.catalog.gates import Gate, GateError, Verdict, judge, parse_gate, run_facts, show_number
 from ptsbench.catalog.values import MIN_TAIL_IOS, metric_quantity, run_capacity_bytes, run_values
+from ptsbench.target.latency_monitor import BUCKETS, OPERATIONS
 
 PER_TB = "per tb"
 TB_BYTES = 10**12
-TOP_KEYS = {"name", "source", "min_tail_ios", "steady_state", "compliant", "waf_max", "workload"}
+TOP_KEYS = {"name", "source", "min_tail_ios", "steady_state", "compliant", "waf_max", "latency_monitor_max",
+            "workload"}
 HINT = "see docs/qualify.md: [[workload]] tables with values = \"randread read\" and targets like iops = \">= 150k\""
 
 
@@ -52,6 +56,7 @@ class Profile:
     compliant: bool = False
     waf_max: float | None = None
     min_tail_ios: int = MIN_TAIL_IOS
+    latency_monitor_max: tuple[tuple[str, int], ...] = ()  # (C3h bucket, most commands over a case or phase)
 
 
 def _target(path: Path, words: str, metric: str, text: object) -> Target:
@@ -99,13 +104,19 @@ def load_profile(path: Path) -> Profile:
     if not isinstance(min_tail, int) or min_tail < 1:
         raise ProfileError(f"--profile {path}: min_tail_ios {min_tail!r} is not a count of IOs",
                            "give a whole number of at least 1, e.g. min_tail_ios = 10")
+    monitor = document.get("latency_monitor_max", {})
+    if not isinstance(monitor, dict) or not all(bucket in BUCKETS and isinstance(most, int) and most >= 0
+                                                for bucket, most in monitor.items()):
+        raise ProfileError(f"--profile {path}: latency_monitor_max must map buckets \"0\" to \"3\" to counts",
+                           "write latency_monitor_max = {\"2\" = 10, \"3\" = 0}")
     flags = {key: document.get(key, False) for key in ("steady_state", "compliant")}
     if not all(isinstance(flag, bool) for flag in flags.values()):
         raise ProfileError(f"--profile {path}: steady_state and compliant are true or false", HINT)
-    if not targets and not any(flags.values()) and waf_max is None:
+    if not targets and not any(flags.values()) and waf_max is None and not monitor:
         raise ProfileError(f"--profile {path}: no targets", HINT)
     return Profile(str(document.get("name", path.stem)), str(document.get("source", "")), tuple(targets),
-                   flags["steady_state"], flags["compliant"], None if waf_max is None else float(waf_max), min_tail)
+                   flags["steady_state"], flags["compliant"], None if waf_max is None else float(waf_max), min_tail,
+                   tuple(sorted(monitor.items())))
 
 
 def _scaled(target: Target, capacity_bytes: int | None) -> tuple[Gate | None, str]:
@@ -149,6 +160,39 @@ def _waf_verdicts(profile: Profile, store: Any) -> list[Verdict]:
             for subject, ratio, source in found]
 
 
+def _telemetry_spans(store: Any) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(case or PTS phase, the telemetry changes over it: one per device of a case, one per round of a phase)."""
+    if store.kind == "pts":
+        from ptsbench.report.pts.views import load_context
+
+        return [(str(view.plan["title"]), [r["telemetry"]["change"] for r in view.rounds if r.get("telemetry")])
+                for view in load_context(store)[1]]
+    from ptsbench.case_records import load_records
+
+    return [(record.name, [entry.get("change") or {} for entry in getattr(record, "telemetry", None) or []])
+            for record in load_records(store)]
+
+
+def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
+    """Each case's (PTS: phase's) increase of the drive's C3h bucket counters against the profile's most; NOT
+    MEASURED where the drive gave no latency monitor log (its note says why)."""
+    verdicts = []
+    for subject, changes in _telemetry_spans(store):
+        increases = [change.get("latency_monitor") for change in changes]
+        notes = [str(change.get("latency_monitor_note")) for change in changes if change.get("latency_monitor_note")]
+        for bucket, most in profile.latency_monitor_max:
+            text = f"OCP C3h latency monitor bucket {bucket} <= {most}"
+            if not increases or not all(isinstance(found, dict) for found in increases):
+                why = notes[0] if notes else "no device was read (files and loop devices have no latency monitor)"
+                verdicts.append(Verdict(text, subject, "-", f"<= {most:,}", False, why, measured=False))
+                continue
+            counts = {op: sum(int(found[bucket][op]) for found in increases if found) for op in OPERATIONS}
+            total = sum(counts.values())
+            verdicts.append(Verdict(text, subject, f"{total:,} commands", f"<= {most:,}", total <= most,
+                                    ", ".join(f"{op} {count:,}" for op, count in counts.items())))
+    return verdicts
+
+
 def judge_profile(profile: Profile, store: Any) -> list[Verdict]:
     """Every target of the profile judged on a stored run (RunStore): a line per value it names."""
     values = run_values(store)
@@ -173,6 +217,8 @@ def judge_profile(profile: Profile, store: Any) -> list[Verdict]:
                  for verdict in judge([parse_gate(text) for text in flags], values, facts)]
     if profile.waf_max is not None:
         verdicts += _waf_verdicts(profile, store)
+    if profile.latency_monitor_max:
+        verdicts += _monitor_verdicts(profile, store)
     return verdicts
 
 

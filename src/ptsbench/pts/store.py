@@ -100,11 +100,15 @@ round.json in detail:
           ("not available: ..." when the device or tools do not say), temperature_c, temperature_k,
           critical_warning, warning_temp_time_min, critical_temp_time_min, thm_temp1/2_trans_count,
           thm_temp1/2_total_time_s, media_errors, data_units_written, data_written_bytes, media_written_bytes,
-          fdp_host_written_bytes, media_erased_bytes, media_source "OCP C0h" | "FDP statistics", media_note;
+          fdp_host_written_bytes, media_erased_bytes, media_source "OCP C0h" | "FDP statistics", media_note,
+          latency_monitor (OCP C3h active bucket counters {bucket: {read, write, trim}}),
+          latency_monitor_thresholds_ms, latency_monitor_note;
           null = unknown), change: telemetry_change (counter increases, temperature_start_c / _end_c, throttled
           true | false | null, waf: target/waf.py write_amplification: host_written_bytes, media_written_bytes,
-          ratio, source, host_unit_bytes, host_counter, note saying why ratio is null), cpu: host CPU during the fio
-          process (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s, cpu_count)}.
+          ratio, source, host_unit_bytes, host_counter, note saying why ratio is null; latency_monitor: the C3h
+          counters' increase {bucket: {read, write, trim}} or null with latency_monitor_note), cpu: host CPU during
+          the fio process (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s,
+          cpu_count)}.
           "before" is the previous round's "after" when nothing ran in between (no purge or preconditioning)
   cells also carry role and, for HDD cells, zone and zones; a cell with role "histogram" (an operating point's
   capture) adds histogram: {edges_ns (bucket lower edges, the last bucket open-ended), counts, n, mean_ns, max_ns,
