@@ -175,10 +175,10 @@ def test_back_to_back_cases_share_the_reading_between_them(tmp_path: Path, fakeb
     assert [case[0]["change"]["waf"]["ratio"] for case in (first, second, third)] == pytest.approx([1.0, 1.0, 1.25])
     calls = len(fakebin())
     telemetry = run("file-between", [loop_as_nvme, str(tmp_path / "f.dat")], job_count=2)  # loop, file, loop, file
-    assert telemetry[1] == [] and len(fakebin()) - calls == 2 * 4  # each loop case read before and after
+    assert telemetry[1] == [] and len(fakebin()) - calls == len(reading) * 4  # each loop case read before and after
     calls = len(fakebin())
     run("parallel", [loop_as_nvme], parallel=True, repeat=2)
-    assert len(fakebin()) - calls == 2 * 4
+    assert len(fakebin()) - calls == len(reading) * 4
     monkeypatch.setenv("FAKEBIN_FAIL", "nvme:smart-log")
     calls = len(fakebin())
     failed = run("failed", [loop_as_nvme], repeat=2)
