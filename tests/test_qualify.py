@@ -290,3 +290,29 @@ def test_pts_window_percentiles_count_every_window_round_s_ios(run_lab: Lab) -> 
     assert p99.samples and p99.beyond is not None and p99.beyond <= p99.samples
     done = run_cli("check", str(run_lab.pts), "--gate", "IOPS: rnd 4k 0/100 p99 <= 10s")
     assert f"{p99.samples:,} IOs, {p99.beyond:,} beyond" in done.stdout, done.stdout
+
+
+def test_the_catalog_keeps_each_percentile_s_evidence(small_run: Path, tmp_path: Path) -> None:
+    """`catalog values` gives samples and beyond beside each percentile; a catalog made before those columns gets
+    them when opened, and a rebuild fills them."""
+    import sqlite3
+
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as connection:  # the schema before this change (run_values without the evidence)
+        connection.executescript(
+            "CREATE TABLE runs (path VARCHAR(1024) PRIMARY KEY, manifest_mtime_ns BIGINT NOT NULL, kind VARCHAR(255),"
+            " name VARCHAR(255), status VARCHAR(255), created_utc VARCHAR(255), finished_utc VARCHAR(255),"
+            " model VARCHAR(255), serial VARCHAR(255), firmware VARCHAR(255), capacity_bytes BIGINT,"
+            " transport VARCHAR(255), host VARCHAR(255), ptsbench_version VARCHAR(255), fio_version VARCHAR(255),"
+            " profile VARCHAR(255), tests TEXT, compliant BOOLEAN, report VARCHAR(1024));"
+            "CREATE TABLE tags (path VARCHAR(1024) REFERENCES runs(path), tag VARCHAR(255), PRIMARY KEY (path, tag));"
+            "CREATE TABLE run_values (path VARCHAR(1024) REFERENCES runs(path), name VARCHAR(512),"
+            " quantity VARCHAR(8) NOT NULL, value FLOAT NOT NULL, noise FLOAT, PRIMARY KEY (path, name));")
+    done = run_cli("catalog", "update", str(small_run), "--db", str(old))
+    assert done.returncode == 0, done.stderr
+    found = run_cli("catalog", "values", "p99.99", "--db", str(old), "--format", "json")
+    assert found.returncode == 0, found.stderr
+    (row,) = json.loads(found.stdout)
+    assert row["name"] == "small/small read p99.99" and (row["samples"], row["beyond"]) == (2000, 0)
+    table = run_cli("catalog", "values", "p99", "--db", str(old), env={"COLUMNS": "300"})
+    assert "samples" in table.stdout and "beyond" in table.stdout and "2000" in table.stdout.replace(",", "")
