@@ -80,6 +80,8 @@ def test_a_2000_io_p99_99_is_not_measured_and_does_not_pass(small_run: Path, tmp
     assert failure.get("type") == "not measured" and "2,000 IOs, 0 beyond" in (failure.get("message") or "")
     asked = run_cli("check", str(small_run), "--gate", "p99.99 <= 10s even if not measured")
     assert asked.returncode == 0 and "judged as the gate asks" in asked.stdout, asked.stdout + asked.stderr
+    missed = run_cli("check", str(small_run), "--gate", "p99.99 <= 1ns even if not measured")
+    assert missed.returncode == 1 and " FAIL " in missed.stdout, missed.stdout  # judged as asked: it can fail
     strict = run_cli("check", str(small_run), "--gate", "p90 <= 10s", "--min-tail", "1000")
     assert strict.returncode == 4 and "fewer than 1000 IOs beyond it" in strict.stdout, strict.stdout
 

@@ -8,9 +8,8 @@ Forms (case-insensitive):
 METRIC ends with `iops`, `MB/s`, `mean` or a percentile (`p99.99`, any the run measured); the words before it narrow
 which of the run's values it names (catalog/values.py): a gate is judged on every value whose name ends with it.
 A percentile with fewer than MIN_TAIL_IOS IOs beyond it is not measured: such a line fails as "not measured" unless
-the gate ends with `even if not measured`. VALUE is exact: IOPS
-with k/M/G (x1000), MB/s with KB/s MB/s GB/s KiB/s MiB/s GiB/s (a bare number is MB/s), latency with ns, us, µs, ms
-or s (a unit is required).
+the gate ends with `even if not measured`. VALUE is exact: IOPS with k/M/G (x1000), MB/s with KB/s MB/s GB/s KiB/s
+MiB/s GiB/s (a bare number is MB/s), latency with ns, us, µs, ms or s (a unit is required).
 """
 
 import re
@@ -65,7 +64,7 @@ class Verdict:
     limit: str
     passed: bool
     note: str = ""
-    measured: bool = True  # False: judged on, or refused for, a percentile with too few IOs beyond it
+    measured: bool = True  # False: not judged (a percentile with too few IOs beyond it, nothing to judge)
     quantity: str = ""  # a limit's quantity (values.QUANTITIES), "" for other lines
     number: float | None = None  # a limit line's value in stored units (IOPS, bytes/s, ns)
     limit_number: float | None = None  # its limit, in the same unit
@@ -145,9 +144,9 @@ def _with_evidence(verdict: Verdict, value: Value, gate: Gate, min_tail_ios: int
     if value.measured(min_tail_ios):
         return replace(verdict, note="; ".join(filter(None, (evidence, verdict.note))))
     why = f"not measured: fewer than {min_tail_ios} IOs beyond it" if value.beyond is not None else "not measured"
-    if gate.unmeasured_ok:
+    if gate.unmeasured_ok:  # judged as asked: it passes or fails on its value
         return replace(verdict, note="; ".join(filter(None, (evidence, f"{why}, judged as the gate asks",
-                                                             verdict.note))), measured=False)
+                                                             verdict.note))))
     return replace(verdict, passed=False, measured=False,
                    note=f"{evidence}; {why} (end the gate with '{UNMEASURED_OK}' to judge it anyway)")
 
