@@ -318,3 +318,26 @@ def test_the_catalog_keeps_each_percentile_s_evidence(small_run: Path, tmp_path:
     assert row["name"] == "small/small read p99.99" and (row["samples"], row["beyond"]) == (2000, 0)
     table = run_cli("catalog", "values", "p99", "--db", str(old), env={"COLUMNS": "300"})
     assert "samples" in table.stdout and "beyond" in table.stdout and "2000" in table.stdout.replace(",", "")
+
+
+def test_throttling_and_media_errors_over_a_case_are_judged(
+        tmp_path: Path, fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest) -> None:
+    """The drive's SMART log (nvme stand-in) says it entered thermal management once during the case and counted no
+    new media error: the throttling line fails, the media-error line passes; a file has neither counter."""
+    device = request.getfixturevalue("nvme_loop")
+    smart, ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9 + 10**6))
+    after = Path(smart.split(":")[1])
+    after.write_text(json.dumps({**json.loads(after.read_text()), "thm_temp1_trans_count": 1}))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
+    monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
+    store = _run_on(device, tmp_path / "hot")
+    profile = _profile(tmp_path, "no_throttling = true\nno_media_errors = true\n")
+    done = run_cli("check", str(store.root), "--profile", str(profile))
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert any("no thermal throttling" in line and "throttled in 1 of 1" in line and " FAIL " in line
+               for line in lines), done.stdout
+    assert any("no new media errors" in line and " 0 new " in line and " pass " in line for line in lines)
+    on_file = run_cli("check", str(request.getfixturevalue("qual_run")), "--profile", str(profile))
+    assert on_file.returncode == 4 and "reported no such counter" in on_file.stdout, on_file.stdout

@@ -10,6 +10,8 @@ A profile is TOML (docs/qualify.md):
     waf_max = 2.5                     # optional: write amplification at most this, in every case or phase
     latency_monitor_max = {"3" = 0}   # optional: the drive's OCP C3h latency monitor, bucket -> most commands it
                                       # may count over each case or phase (read + write + trim)
+    no_throttling = true              # optional: the drive's thermal-throttling counters did not rise
+    no_media_errors = true            # optional: its media errors did not rise
 
     [[workload]]
     values = "randread read"          # the words before the metric that name the run's values, as gates do
@@ -30,8 +32,10 @@ from ptsbench.target.latency_monitor import BUCKETS, OPERATIONS
 
 PER_TB = "per tb"
 TB_BYTES = 10**12
+HEALTH = {"no_throttling": ("throttled", "no thermal throttling"),  # key -> (telemetry change, what the line says)
+          "no_media_errors": ("media_errors", "no new media errors")}
 TOP_KEYS = {"name", "source", "min_tail_ios", "steady_state", "compliant", "waf_max", "latency_monitor_max",
-            "workload"}
+            "workload", *HEALTH}
 HINT = "see docs/qualify.md: [[workload]] tables with values = \"randread read\" and targets like iops = \">= 150k\""
 
 
@@ -57,6 +61,7 @@ class Profile:
     waf_max: float | None = None
     min_tail_ios: int = MIN_TAIL_IOS
     latency_monitor_max: tuple[tuple[str, int], ...] = ()  # (C3h bucket, most commands over a case or phase)
+    health: tuple[str, ...] = ()  # HEALTH keys the profile asks for
 
 
 def _target(path: Path, words: str, metric: str, text: object) -> Target:
@@ -109,14 +114,15 @@ def load_profile(path: Path) -> Profile:
                                                 for bucket, most in monitor.items()):
         raise ProfileError(f"--profile {path}: latency_monitor_max must map buckets \"0\" to \"3\" to counts",
                            "write latency_monitor_max = {\"2\" = 10, \"3\" = 0}")
-    flags = {key: document.get(key, False) for key in ("steady_state", "compliant")}
+    flags = {key: document.get(key, False) for key in ("steady_state", "compliant", *HEALTH)}
     if not all(isinstance(flag, bool) for flag in flags.values()):
-        raise ProfileError(f"--profile {path}: steady_state and compliant are true or false", HINT)
-    if not targets and not any(flags.values()) and waf_max is None and not monitor:
+        raise ProfileError(f"--profile {path}: steady_state, compliant, no_throttling and no_media_errors are true "
+                           "or false", HINT)
+    if not targets and not any(flags.values()) and waf_max is None and not monitor:  # HEALTH keys are flags
         raise ProfileError(f"--profile {path}: no targets", HINT)
     return Profile(str(document.get("name", path.stem)), str(document.get("source", "")), tuple(targets),
                    flags["steady_state"], flags["compliant"], None if waf_max is None else float(waf_max), min_tail,
-                   tuple(sorted(monitor.items())))
+                   tuple(sorted(monitor.items())), tuple(key for key in HEALTH if flags[key]))
 
 
 def _scaled(target: Target, capacity_bytes: int | None) -> tuple[Gate | None, str]:
@@ -193,6 +199,27 @@ def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
     return verdicts
 
 
+def _health_verdicts(profile: Profile, store: Any) -> list[Verdict]:
+    """Each case's (PTS: phase's) thermal throttling and media errors, from the drive's counters read before and
+    after it (target/telemetry.py); NOT MEASURED where the drive gave no such counter."""
+    verdicts = []
+    for subject, changes in _telemetry_spans(store):
+        for key in profile.health:
+            field, text = HEALTH[key]
+            known: list[Any] = [change[field] for change in changes if change.get(field) is not None]
+            if not known:
+                verdicts.append(Verdict(text, subject, "-", text, False, "the drive reported no such counter "
+                                        "(files and loop devices: no drive was read)", measured=False))
+            elif field == "throttled":
+                count = sum(bool(found) for found in known)
+                verdicts.append(Verdict(text, subject, f"throttled in {count} of {len(known)}" if count else
+                                        "not throttled", text, not count, f"{len(known)} reading span(s)"))
+            else:
+                rise: int = sum(int(found) for found in known)
+                verdicts.append(Verdict(text, subject, f"{rise:,} new", text, rise == 0))
+    return verdicts
+
+
 def judge_profile(profile: Profile, store: Any) -> list[Verdict]:
     """Every target of the profile judged on a stored run (RunStore): a line per value it names."""
     values = run_values(store)
@@ -219,7 +246,7 @@ def judge_profile(profile: Profile, store: Any) -> list[Verdict]:
         verdicts += _waf_verdicts(profile, store)
     if profile.latency_monitor_max:
         verdicts += _monitor_verdicts(profile, store)
-    return verdicts
+    return verdicts + _health_verdicts(profile, store)
 
 
 def outcome_counts(verdicts: Sequence[Verdict]) -> dict[str, int]:
