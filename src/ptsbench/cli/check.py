@@ -203,7 +203,8 @@ _GATE_DECORATORS = [
     click.option("--catalog", metavar="PATH|URL", help="The catalog --baseline last reads (see ptsbench catalog)."),
     click.option("--min-tail", "min_tail_ios", type=click.IntRange(min=1), default=10, show_default=True,
                  metavar="IOS", help="A latency percentile with fewer IOs beyond it is not measured: its gate "
-                                     "fails as NOT MEASURED unless it ends with 'even if not measured'."),
+                                     "fails as NOT MEASURED unless it ends with 'even if not measured' (a profile "
+                                     "sets its own: min_tail_ios)."),
 ]
 TAG_OPTION = click.option("--tag", "tags", multiple=True, metavar="LABEL",
                           help="A label stored in the run's manifest, e.g. nightly or firmware=2.1 (repeatable).")
