@@ -70,12 +70,14 @@ def metric_quantity(metric: str) -> str | None:
 
 def names_match(metric: str, name: str) -> bool:
     """Whether a gate's METRIC names a value: its words end the value's name. Its first word may be a whole word of
-    the name or, of "CASE/JOB@HOST", the job alone or the job with its host: `randread read iops` names
-    "a-randread@dev_loop19/randread read iops"."""
+    the name or, of a case run's "CASE/JOB@HOST", the job alone or the job with its host: `randread read iops` names
+    "a-randread@dev_loop19/randread read iops" (a PTS name's "0/100" is a mix, never split)."""
     wanted, words = metric.lower().split(), name.lower().split()
     if not wanted or len(wanted) > len(words) or words[len(words) - len(wanted) + 1:] != wanted[1:]:
         return False
     head = words[-len(wanted)]
+    if ": " in name or head != words[0]:  # PTS "TEST: WORKLOAD METRIC", or not the CASE/JOB word
+        return wanted[0] == head
     job = head.rsplit("/", 1)[-1]
     return wanted[0] in (head, job, job.split("@", 1)[0])
 
