@@ -88,7 +88,8 @@ def test_case_on_nvme_stores_and_shows_its_write_amplification(tmp_path: Path, f
     monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
     store = _run_on(loop_as_nvme, tmp_path)
     reading = [["nvme", "smart-log", "/dev/nvme0", "-o", "json"],
-               ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"]]
+               ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"],
+               ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]]
     assert fakebin() == reading * 2  # before and after the case, nothing else
     [result] = store.root.glob("cases/*/result.json")
     [stored] = json.loads(result.read_text())["telemetry"]
@@ -181,7 +182,8 @@ def test_back_to_back_cases_share_the_reading_between_them(tmp_path: Path, fakeb
     for job in jobs:
         job.write_text(WRITE_JOB)
     reading = [["nvme", "smart-log", "/dev/nvme0", "-o", "json"],
-               ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"]]
+               ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"],
+               ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]]
 
     def run(name: str, targets: list[str], parallel: bool = False, repeat: int = 1, job_count: int = 1,
             ) -> list[list[dict[str, Any]]]:
@@ -199,10 +201,10 @@ def test_back_to_back_cases_share_the_reading_between_them(tmp_path: Path, fakeb
     assert [case[0]["change"]["waf"]["ratio"] for case in (first, second, third)] == pytest.approx([1.0, 1.0, 1.25])
     calls = len(fakebin())
     telemetry = run("file-between", [loop_as_nvme, str(tmp_path / "f.dat")], job_count=2)  # loop, file, loop, file
-    assert telemetry[1] == [] and len(fakebin()) - calls == 2 * 4  # each loop case read before and after
+    assert telemetry[1] == [] and len(fakebin()) - calls == len(reading) * 4  # each loop case read before and after
     calls = len(fakebin())
     run("parallel", [loop_as_nvme], parallel=True, repeat=2)
-    assert len(fakebin()) - calls == 2 * 4
+    assert len(fakebin()) - calls == len(reading) * 4
     monkeypatch.setenv("FAKEBIN_FAIL", "nvme:smart-log")
     calls = len(fakebin())
     failed = run("failed", [loop_as_nvme], repeat=2)

@@ -197,7 +197,7 @@ def case_job(index: int, name: str, job_path: Path, text: str, target: Target | 
                    for prefix, section in zip(unique, sections, strict=True)]
     # latency derived from fio's status output is per job name: only for names used once
     prefixes = {name: logs / _safe(name) for name in names if names.count(name) == 1}
-    common = {**jobs.PERCENTILE_OPTIONS, **overrides.as_options()}
+    common = {**jobs.percentile_options(sections), **overrides.as_options()}
     if target is not None:
         named = [key for key in overrides.as_options() if key in FILE_OPTIONS]
         if named:

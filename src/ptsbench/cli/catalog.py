@@ -157,7 +157,9 @@ def values(name: str | None, output_format: str, db: str, **options: Any) -> Non
     finally:
         opened.close()
     # a name such as 'read MB/s' names the metric; the value is in the stored unit, said beside it
-    columns = ("created_utc", "model", "firmware", "path", "name", "quantity", "value", "unit", "noise")
+    # a percentile's evidence: the IOs behind it and beyond it (too few beyond: not measured, see docs/gates.md)
+    columns = ("created_utc", "model", "firmware", "path", "name", "quantity", "value", "unit", "noise", "samples",
+               "beyond")
     _print(rows, columns, output_format, f"{len(rows)} values")
 
 
