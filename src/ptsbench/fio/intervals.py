@@ -129,7 +129,9 @@ class SecondSamples:
 
     def as_dict(self) -> dict[str, Any]:
         with self.lock:
-            return {"jobs": {name: _with_io(columns) for name, columns in self.jobs.items() if columns},
+            # copies: the run goes on adding to the columns while another thread (the metrics exporter) reads them
+            return {"jobs": {name: _with_io({key: list(values) for key, values in columns.items()})
+                             for name, columns in self.jobs.items() if columns},
                     "fio_version": self.fio_version}
 
     def write(self, folder: Path, labels: Mapping[str, str] | None = None) -> None:

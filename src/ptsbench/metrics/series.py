@@ -1,0 +1,192 @@
+"""The series the exporter serves and the push sends, as plain data: from a stored run directory (run status, each
+PTS test's round, steady state, write amplification and temperature of its last round, drops found, the catalog's
+headline values) and from the streams a running run publishes (board.py: each job direction's last second).
+
+The per-second values are drops/find.py's per_second over the samples the run is gathering: the same function over
+the same numbers the run stores as seconds.json, so a second served live equals that second read back from the store.
+The newest sample stays out until the next one arrives (per_second leaves a job's last interval out: it may be cut
+short by the job's end), so a second is served about a second after it ends. Each carries its own time (when fio
+wrote the status document), which Prometheus keeps as the sample's time."""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ptsbench.metrics.board import Stream
+
+PREFIX = "ptsbench_"
+DEVICE_LABELS = ("device", "model", "serial", "host")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One series family: its name, what it says, and its unit ('' for a count or ratio)."""
+
+    name: str
+    help: str
+    unit: str = ""
+
+
+SECOND_IOPS = Metric(PREFIX + "second_iops", "IOs per second in the last second of a job direction")
+SECOND_BW = Metric(PREFIX + "second_bandwidth_bytes_per_second", "bytes per second in the last second of a job "
+                   "direction")
+SECOND_LAT = Metric(PREFIX + "second_latency_mean_seconds", "mean total latency of the IOs completed in the last "
+                    "second of a job direction")
+ETA = Metric(PREFIX + "eta_seconds", "time left by the plan (PTS: if every phase runs to its maximum round count)")
+RUN_STATUS = Metric(PREFIX + "run_status", "1 for the run's status now (running, done, failed, interrupted)")
+ROUND = Metric(PREFIX + "round", "the PTS round under way, else the last stored one, per test")
+STEADY = Metric(PREFIX + "steady_state", "1 when the test's last stored round reached steady state, else 0")
+WAF = Metric(PREFIX + "round_write_amplification", "write amplification of the test's last stored round "
+             "(media bytes over host bytes), where the device reports it")
+TEMPERATURE = Metric(PREFIX + "round_temperature_celsius", "device temperature at the end of the test's last stored "
+                     "round, where the device reports it")
+DROPS = Metric(PREFIX + "drops_found", "drops found in the stored per-second data of the test's rounds or cases")
+VALUE = Metric(PREFIX + "value", "a finished run's headline values as the catalog keeps them (IOPS, bytes/s, ns)")
+METRICS = (SECOND_IOPS, SECOND_BW, SECOND_LAT, ETA, RUN_STATUS, ROUND, STEADY, WAF, TEMPERATURE, DROPS, VALUE)
+STATUSES = ("running", "done", "failed", "interrupted")
+
+
+@dataclass(frozen=True)
+class Sample:
+    metric: Metric
+    labels: Mapping[str, str]
+    value: float
+    time_s: float | None = None  # when it was measured (None: now)
+
+
+@dataclass
+class StoredRun:
+    """What one stored run directory says, read once per change (ServedRuns re-reads it)."""
+
+    root: Path
+    device: dict[str, str] = field(default_factory=dict)  # DEVICE_LABELS
+    samples: list[Sample] = field(default_factory=list)
+
+
+def device_labels(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """device, model, serial and host of a run (a case run: its first target)."""
+    target = manifest.get("target") if manifest.get("kind") == "pts" else (manifest.get("targets") or [{}])[0]
+    target = target if isinstance(target, dict) else {}
+    return {"device": str(target.get("path") or ""), "model": str(target.get("model") or ""),
+            "serial": str(target.get("serial") or ""), "host": str((manifest.get("host") or {}).get("hostname") or "")}
+
+
+def run_dirs(root: Path) -> list[Path]:
+    """The run directories a folder holds: itself, or a fleet's parts (each a PTS run of its own)."""
+    from ptsbench.pts.fleet import fleet_parts
+    from ptsbench.store import RunStore
+
+    store = RunStore.open(root)
+    return [folder.absolute() for _name, folder in fleet_parts(store)] if store.kind == "fleet" \
+        else [store.root.absolute()]
+
+
+def read_stored(root: Path, drops_seen: dict[Path, int]) -> StoredRun:
+    """A run directory's samples; `drops_seen` keeps each finished folder's drop count (they never change)."""
+    from ptsbench.store import RunStore
+
+    store = RunStore.open(root)
+    manifest = store.manifest
+    run = StoredRun(root, device_labels(manifest))
+    status = str(manifest.get("status") or "")
+    for name in STATUSES:
+        run.samples.append(Sample(RUN_STATUS, {**run.device, "run": root.name, "status": name},
+                                  float(status == name)))
+    if store.kind == "pts":
+        _pts_samples(store, run, drops_seen)
+    else:
+        _case_samples(store, run, drops_seen)
+    if status == "done":
+        from ptsbench.catalog.values import run_values
+
+        for value in run_values(store):
+            run.samples.append(Sample(VALUE, {**run.device, "name": value.name, "quantity": value.quantity},
+                                      float(value.value)))
+    return run
+
+
+def _folder_drops(folder: Path, record: Mapping[str, Any] | None, rule: Any, seen: dict[Path, int]) -> int:
+    from ptsbench.drops.stored import folder_findings
+
+    if folder not in seen:
+        seen[folder] = len(folder_findings(folder, rule, record))
+    return seen[folder]
+
+
+def _pts_samples(store: Any, run: StoredRun, seen: dict[Path, int]) -> None:
+    from ptsbench.drops.stored import stored_rule
+    from ptsbench.pts.store import PtsStore
+    from ptsbench.store import read_json
+
+    pts = PtsStore(store)
+    rule, _minimum = stored_rule(store.manifest)
+    tests: dict[str, list[dict[str, Any]]] = {}
+    drops: dict[str, int] = {}
+    for phase in read_json(pts.root / "plan.json").get("phases") or []:
+        key, test = str(phase["key"]), str(phase["test"])
+        rounds = pts.finished_rounds(key)
+        tests.setdefault(test, []).extend(rounds)
+        drops[test] = drops.get(test, 0) + sum(
+            _folder_drops(pts.round_dir(key, int(record["round"])), record, rule, seen) for record in rounds)
+    for test, rounds in tests.items():
+        if not rounds:
+            continue
+        last = rounds[-1]
+        labels = {**run.device, "test": test}
+        run.samples.append(Sample(ROUND, labels, float(last["round"])))
+        run.samples.append(Sample(DROPS, labels, float(drops[test])))
+        steady = last.get("steady") or {}
+        if isinstance(steady.get("steady"), bool):
+            run.samples.append(Sample(STEADY, labels, float(steady["steady"])))
+        change = (last.get("telemetry") or {}).get("change") or {}
+        in_round = {**labels, "round": str(last["round"])}
+        if ((change.get("waf") or {}).get("ratio")) is not None:
+            run.samples.append(Sample(WAF, in_round, float(change["waf"]["ratio"])))
+        if change.get("temperature_end_c") is not None:
+            run.samples.append(Sample(TEMPERATURE, in_round, float(change["temperature_end_c"])))
+
+
+def _case_samples(store: Any, run: StoredRun, seen: dict[Path, int]) -> None:
+    from ptsbench.drops.stored import stored_rule
+
+    rule, _minimum = stored_rule(store.manifest)
+    for name in store.manifest.get("cases") or ():
+        folder = store.root / "cases" / str(name)
+        if (folder / "result.json").is_file():
+            case = str(name).split("-", 1)[-1]
+            run.samples.append(Sample(DROPS, {**run.device, "test": case}, float(_folder_drops(folder, None, rule,
+                                                                                                 seen))))
+
+
+def stream_samples(stream: Stream, device: Mapping[str, str]) -> list[Sample]:
+    """A live stream's last second per job and direction, and the plan's time left."""
+    from ptsbench.drops.find import per_second
+
+    data = stream.samples.as_dict()
+    version = data.get("fio_version")
+    labels = {**device, **{key: value for key, value in stream.labels.items() if value}}
+    labels.setdefault("round", "")
+    found = []
+    for job, columns in data["jobs"].items():
+        stamps = columns.get("status_unix_ms") or []
+        for direction, seconds in per_second(columns, version if isinstance(version, str) else None).items():
+            if not len(seconds.end_s) or seconds.sample is None:
+                continue
+            stamp = stamps[int(seconds.sample[-1])]
+            time_s = stamp / 1000 if isinstance(stamp, int) else None
+            where = {**labels, "workload": stream.job_labels.get(job, job), "direction": direction}
+            for metric, key, scale in ((SECOND_IOPS, "iops", 1.0), (SECOND_BW, "bw", 1.0), (SECOND_LAT, "lat", 1e9)):
+                value = float(seconds.values[key][-1])
+                if value == value:  # NaN: no IO completed in that second
+                    found.append(Sample(metric, where, value / scale if scale != 1.0 else value, time_s))
+    eta = stream.eta_left_s()
+    if eta is not None:
+        found.append(Sample(ETA, {key: value for key, value in labels.items() if key != "round"}, eta))
+    return found
+
+
+def live_rounds(streams: Iterable[Stream], device_of: Mapping[Path, Mapping[str, str]]) -> list[Sample]:
+    """The PTS round under way per test (it replaces the last stored one)."""
+    return [Sample(ROUND, {**device_of[s.run_dir], "test": s.labels["test"]}, float(s.labels["round"]))
+            for s in streams if s.run_dir in device_of and s.labels.get("round")]
