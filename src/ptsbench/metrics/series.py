@@ -170,7 +170,8 @@ def stream_samples(stream: Stream, device: Mapping[str, str]) -> list[Sample]:
     found = []
     for job, columns in data["jobs"].items():
         stamps = columns.get("status_unix_ms") or []
-        for direction, seconds in per_second(columns, version if isinstance(version, str) else None).items():
+        for direction, seconds in per_second(columns, version if isinstance(version, str) else None,
+                                             running=True).items():
             if not len(seconds.end_s) or seconds.sample is None:
                 continue
             stamp = stamps[int(seconds.sample[-1])]

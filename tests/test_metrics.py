@@ -1,0 +1,179 @@
+"""--metrics and `ptsbench metrics`: a real Prometheus scrapes a real fio run, and what it keeps is what the run
+stored, second by second; stored runs served again; the line protocol pushed into a real InfluxDB."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ptsbench.drops.stored import stored_seconds
+from ptsbench.metrics.serve import MetricsError, parse_address
+from receivers import get_json, influxdb, prometheus
+
+NULL_JOB = """[null]
+ioengine=null
+size=1g
+rw=randread
+bs=4k
+rate_iops=5000
+time_based=1
+runtime={runtime}
+"""
+ENOUGH_SECONDS = 5  # per-second samples Prometheus must have kept before the run is stopped
+WAIT_S = 300.0  # for them: many times the few seconds it takes on an idle machine
+
+
+class Started:
+    """`ptsbench ARGS` in a session of its own, its stderr read as it comes (so it never blocks on a full pipe)."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "ptsbench", *args], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+
+    def url(self) -> str:
+        """The address it said it serves on."""
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            found = [m[1] for line in list(self.lines) if (m := re.search(r"metrics at (http://\S+)", line))]
+            if found:
+                return found[0]
+            assert self.process.poll() is None, "".join(self.lines)
+            time.sleep(0.05)
+        raise AssertionError("it never said where it serves")
+
+    def stop(self) -> str:
+        """Ctrl-C, as a terminal sends it (to the whole group), and wait for the end; its stderr."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGINT)
+        self.process.communicate(timeout=WAIT_S)
+        self.reader.join(WAIT_S)
+        return "".join(self.lines)
+
+
+def prometheus_samples(url: str, metric: str) -> list[tuple[dict[str, str], list[tuple[float, str]]]]:
+    answer = get_json(f"{url}/api/v1/query", query=f"{metric}[1h]")
+    assert answer["status"] == "success", answer
+    return [(series["metric"], [(float(t), v) for t, v in series["values"]]) for series in answer["data"]["result"]]
+
+
+def stored_iops(case_dir: Path) -> dict[tuple[str, str], dict[int, float]]:
+    """(job, direction) -> the second's status document time (Unix ms) -> its IOPS, as the run stored them."""
+    columns = json.loads((case_dir / "seconds.json").read_text())["jobs"]
+    found = {}
+    for job in stored_seconds(case_dir):
+        stamps = columns[job.job]["status_unix_ms"]
+        for direction, seconds in job.directions.items():
+            assert seconds.sample is not None
+            found[(job.job, direction)] = {stamps[int(index)]: float(value)
+                                           for index, value in zip(seconds.sample, seconds.values["iops"],
+                                                                   strict=True)}
+    return found
+
+
+@pytest.mark.slow
+def test_prometheus_keeps_the_seconds_the_run_stores(tmp_path: Path) -> None:
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB.format(runtime=3600))  # stopped by Ctrl-C once Prometheus has enough seconds
+    run_dir = tmp_path / "run"
+    run = Started("run", str(job), "--out", str(run_dir), "--metrics", "0")
+    try:
+        served = run.url()
+        assert served.startswith("http://127.0.0.1:")  # the loopback address unless another is asked for
+        with prometheus(tmp_path / "prometheus", served.removeprefix("http://").removesuffix("/metrics")) as url:
+            deadline = time.monotonic() + WAIT_S
+            while True:
+                kept = prometheus_samples(url, "ptsbench_second_iops")
+                if kept and len(kept[0][1]) >= ENOUGH_SECONDS:
+                    break
+                assert run.process.poll() is None, run.stop()
+                assert time.monotonic() < deadline, "Prometheus kept too few seconds"
+                time.sleep(0.5)
+            said = run.stop()
+            kept = prometheus_samples(url, "ptsbench_second_iops")
+            status = prometheus_samples(url, "ptsbench_run_status")
+    finally:
+        said = run.stop()
+    assert run.process.returncode == 130, said
+    stored = stored_iops(next((run_dir / "cases").glob("*-null")))
+    assert len(kept) == 1  # one job, one direction: one series
+    labels, values = kept[0]
+    assert (labels["test"], labels["workload"], labels["direction"]) == ("null", "null", "read")
+    seconds = stored[("null", "read")]
+    assert len({t for t, _ in values}) >= ENOUGH_SECONDS
+    for time_s, value in values:  # each sample Prometheus kept is the stored second of the same moment, exactly
+        stamp = next((ms for ms in seconds if abs(ms - time_s * 1000) <= 1), None)  # ms: the exposition's seconds
+        assert stamp is not None, (time_s, sorted(seconds))
+        assert float(value) == seconds[stamp], (time_s, value, seconds[stamp])
+    by_status = {labels["status"]: [value for _t, value in values] for labels, values in status}
+    assert "1" in by_status["running"] and "1" not in by_status["done"] + by_status["failed"]
+
+
+def test_stored_run_served_and_pushed(tmp_path: Path) -> None:
+    """`ptsbench metrics RUN_DIR` serves a finished run (status, drops, the catalog's values); --push sends the same
+    samples into a real InfluxDB, which gives them back."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from ptsbench.catalog.values import run_values
+    from ptsbench.store import RunStore
+
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB.format(runtime=3))
+    run_dir = tmp_path / "run"
+    made = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(run_dir)],
+                          capture_output=True, text=True, timeout=WAIT_S)
+    assert made.returncode == 0, made.stderr
+    served = Started("metrics", str(run_dir), "--metrics", "0")
+    try:
+        with urllib.request.urlopen(served.url(), timeout=30) as response:
+            text = response.read().decode()
+    finally:
+        served.stop()
+    families = {family.name: family for family in text_string_to_metric_families(text)}
+    status = {s.labels["status"]: s.value for s in families["ptsbench_run_status"].samples}
+    assert status == {"running": 0, "done": 1, "failed": 0, "interrupted": 0}
+    assert [s.value for s in families["ptsbench_drops_found"].samples] == [0]
+    values = {s.labels["name"]: s.value for s in families["ptsbench_value"].samples}
+    assert values == {v.name: v.value for v in run_values(RunStore.open(run_dir))}
+    with influxdb(tmp_path / "influxdb") as url:
+        pushed = subprocess.run([sys.executable, "-m", "ptsbench", "metrics", str(run_dir), "--push",
+                                 f"{url}/write?db=ptsbench"], capture_output=True, text=True, timeout=WAIT_S)
+        assert pushed.returncode == 0, pushed.stderr
+        answer = get_json(f"{url}/query", db="ptsbench", q='SELECT "value" FROM "ptsbench_value" GROUP BY "name"')
+    back = {series["tags"]["name"]: series["values"][0][1] for series in answer["results"][0]["series"]}
+    assert back == values
+
+
+@pytest.mark.parametrize("text", ["host", "1.2.3.4:99999", "example.com:80", ":x"])
+def test_bad_address_is_one_line_before_any_io(tmp_path: Path, text: str) -> None:
+    with pytest.raises(MetricsError):
+        parse_address(text)
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB.format(runtime=1))
+    said = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(tmp_path / "run"),
+                           "--metrics", text], capture_output=True, text=True, timeout=WAIT_S)
+    assert said.returncode != 0
+    assert said.stderr.count("\n") == 1 and "--metrics" in said.stderr and "Traceback" not in said.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_addresses() -> None:
+    assert parse_address("9464") == parse_address("127.0.0.1:9464")
+    assert parse_address("9464").loopback and parse_address("[::1]:9464").loopback
+    assert not parse_address("0.0.0.0:9464").loopback
+    assert parse_address("[::]:0").url(8000) == "http://[::]:8000/metrics"
