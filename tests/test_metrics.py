@@ -72,17 +72,22 @@ def prometheus_samples(url: str, metric: str) -> list[tuple[dict[str, str], list
     return [(series["metric"], [(float(t), v) for t, v in series["values"]]) for series in answer["data"]["result"]]
 
 
-def stored_iops(case_dir: Path) -> dict[tuple[str, str], dict[int, float]]:
-    """(job, direction) -> the second's status document time (Unix ms) -> its IOPS, as the run stored them."""
+SERVED = {"ptsbench_second_iops": ("iops", 1.0), "ptsbench_second_bandwidth_bytes_per_second": ("bw", 1.0),
+          "ptsbench_second_latency_mean_seconds": ("lat", 1e9)}  # series -> stored metric, its unit in the store
+
+
+def stored_values(case_dir: Path, metric: str) -> dict[tuple[str, str], dict[int, float]]:
+    """(job, direction) -> the second's status document time (Unix ms) -> its value of `metric` as the run stored
+    it (in the served unit)."""
     columns = json.loads((case_dir / "seconds.json").read_text())["jobs"]
+    key, scale = SERVED[metric]
     found = {}
     for job in stored_seconds(case_dir):
         stamps = columns[job.job]["status_unix_ms"]
         for direction, seconds in job.directions.items():
             assert seconds.sample is not None
-            found[(job.job, direction)] = {stamps[int(index)]: float(value)
-                                           for index, value in zip(seconds.sample, seconds.values["iops"],
-                                                                   strict=True)}
+            found[(job.job, direction)] = {stamps[int(index)]: float(value) / scale if scale != 1.0 else float(value)
+                                           for index, value in zip(seconds.sample, seconds.values[key], strict=True)}
     return found
 
 
@@ -105,21 +110,23 @@ def test_prometheus_keeps_the_seconds_the_run_stores(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, "Prometheus kept too few seconds"
                 time.sleep(0.5)
             said = run.stop()
-            kept = prometheus_samples(url, "ptsbench_second_iops")
+            kept = {metric: prometheus_samples(url, metric) for metric in SERVED}
             status = prometheus_samples(url, "ptsbench_run_status")
     finally:
         said = run.stop()
     assert run.process.returncode == 130, said
-    stored = stored_iops(next((run_dir / "cases").glob("*-null")))
-    assert len(kept) == 1  # one job, one direction: one series
-    labels, values = kept[0]
-    assert (labels["test"], labels["workload"], labels["direction"]) == ("null", "null", "read")
-    seconds = stored[("null", "read")]
-    assert len({t for t, _ in values}) >= ENOUGH_SECONDS
-    for time_s, value in values:  # each sample Prometheus kept is the stored second of the same moment, exactly
-        stamp = next((ms for ms in seconds if abs(ms - time_s * 1000) <= 1), None)  # ms: the exposition's seconds
-        assert stamp is not None, (time_s, sorted(seconds))
-        assert float(value) == seconds[stamp], (time_s, value, seconds[stamp])
+    case_dir = next((run_dir / "cases").glob("*-null"))
+    for metric, series in kept.items():
+        stored = stored_values(case_dir, metric)
+        assert len(series) == 1  # one job, one direction: one series
+        labels, values = series[0]
+        assert (labels["test"], labels["workload"], labels["direction"]) == ("null", "null", "read")
+        seconds = stored[("null", "read")]
+        assert len({t for t, _ in values}) >= ENOUGH_SECONDS
+        for time_s, value in values:  # each sample Prometheus kept is the stored second of the same moment, exactly
+            stamp = next((ms for ms in seconds if abs(ms - time_s * 1000) <= 1), None)  # the exposition's seconds
+            assert stamp is not None, (metric, time_s, sorted(seconds))
+            assert float(value) == seconds[stamp], (metric, time_s, value, seconds[stamp])
     by_status = {labels["status"]: [value for _t, value in values] for labels, values in status}
     assert "1" in by_status["running"] and "1" not in by_status["done"] + by_status["failed"]
 
