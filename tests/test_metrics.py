@@ -184,3 +184,54 @@ def test_addresses() -> None:
     assert parse_address("9464").loopback and parse_address("[::1]:9464").loopback
     assert not parse_address("0.0.0.0:9464").loopback
     assert parse_address("[::]:0").url(8000) == "http://[::]:8000/metrics"
+
+
+@pytest.mark.slow
+def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
+    """A PTS run's live seconds are its rounds' stored seconds (each cell's, by its name), and the round and steady
+    state served once it is stored are those of its last round."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from ptsbench.metrics.serve import RunsCollector
+
+    run_dir = tmp_path / "run"
+    run = Started("pts", "--profile", "demo", "--size", "16M", "--tests", "iops", "--out", str(run_dir),
+                  "--metrics", "0")
+    seen: dict[tuple[str, str, str, int], float] = {}  # (round, cell, direction, document ms) -> IOPS
+    try:
+        url = run.url()
+        while run.process.poll() is None:
+            try:
+                with urllib.request.urlopen(url, timeout=30) as response:
+                    text = response.read().decode()
+            except OSError:  # the run ended between the check and the scrape
+                break
+            for family in text_string_to_metric_families(text):
+                for sample in family.samples:
+                    if sample.name == "ptsbench_second_iops":
+                        labels = sample.labels
+                        assert labels["test"] == "iops"
+                        seen[(labels["round"], labels["workload"], labels["direction"],
+                              round(sample.timestamp * 1000))] = sample.value
+            time.sleep(0.2)
+        run.process.wait(WAIT_S)  # (its endpoint ends a moment before it does)
+    finally:
+        said = run.stop()
+    assert run.process.returncode == 0, said
+    assert len(seen) >= 3
+    rounds = run_dir / "pts" / "iops" / "rounds"
+    for (number, cell, direction, stamp), value in seen.items():
+        folder = rounds / f"{int(number):03d}"
+        columns = json.loads((folder / "seconds.json").read_text())["jobs"]
+        job = next(job for job in stored_seconds(folder) if job.label == cell)
+        seconds = job.directions[direction]
+        assert seconds.sample is not None
+        stamps = [columns[job.job]["status_unix_ms"][int(index)] for index in seconds.sample]
+        assert value == float(seconds.values["iops"][stamps.index(stamp)]), (number, cell, direction, stamp)
+    last = json.loads(sorted(rounds.glob("*/round.json"))[-1].read_text())
+    served = {(s.metric.name, s.labels.get("test")): s.value for s in RunsCollector([run_dir]).samples()}
+    assert served[("ptsbench_round", "iops")] == last["round"]
+    assert served[("ptsbench_steady_state", "iops")] == float(last["steady"]["steady"])
+    status = {s.labels["status"]: s.value for s in RunsCollector([run_dir]).samples()
+              if s.metric.name == "ptsbench_run_status"}
+    assert status == {"running": 0, "done": 1, "failed": 0, "interrupted": 0}
