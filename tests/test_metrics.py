@@ -134,7 +134,7 @@ def test_prometheus_keeps_the_seconds_the_run_stores(tmp_path: Path) -> None:
 def test_stored_run_served_and_pushed(tmp_path: Path) -> None:
     """`ptsbench metrics RUN_DIR` serves a finished run (status, drops, the catalog's values); --push sends the same
     samples into a real InfluxDB, which gives them back."""
-    from prometheus_client.parser import text_string_to_metric_families
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
     from ptsbench.catalog.values import run_values
     from ptsbench.store import RunStore
@@ -190,7 +190,7 @@ def test_addresses() -> None:
 def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
     """A PTS run's live seconds are its rounds' stored seconds (each cell's, by its name), and the round and steady
     state served once it is stored are those of its last round."""
-    from prometheus_client.parser import text_string_to_metric_families
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
     from ptsbench.metrics.serve import RunsCollector
 
@@ -212,7 +212,7 @@ def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
                         labels = sample.labels
                         assert labels["test"] == "iops"
                         seen[(labels["round"], labels["workload"], labels["direction"],
-                              round(sample.timestamp * 1000))] = sample.value
+                              sample.timestamp.sec * 1000 + sample.timestamp.nsec // 1_000_000)] = sample.value
             time.sleep(0.2)
         run.process.wait(WAIT_S)  # (its endpoint ends a moment before it does)
     finally:

@@ -23,13 +23,13 @@ def _escaped(text: str, specials: str) -> str:
     return text.replace("\n", "\\n")
 
 
-def line_protocol(samples: Iterable[Sample], now_s: float) -> str:
+def line_protocol(samples: Iterable[Sample], now_ms: int) -> str:
     """One line per sample; a tag with an empty value is left out (line protocol has none)."""
     lines = []
     for sample in samples:
         tags = "".join(f",{_escaped(key, ', =')}={_escaped(value, ', =')}"
                        for key, value in sorted(sample.labels.items()) if value)
-        time_ns = round((sample.time_s if sample.time_s is not None else now_s) * 1e3) * 1_000_000
+        time_ns = (sample.time_ms if sample.time_ms is not None else now_ms) * 1_000_000
         lines.append(f"{_escaped(sample.metric.name, ', ')}{tags} value={float(sample.value)!r} {time_ns}")
     return "".join(line + "\n" for line in lines)
 
@@ -47,7 +47,7 @@ def post(url: str, body: str) -> None:
 
 def push_once(url: str, collector: RunsCollector) -> int:
     """Push every sample now; the number of lines pushed."""
-    body = line_protocol(collector.samples(), time.time())
+    body = line_protocol(collector.samples(), time.time_ns() // 1_000_000)
     if body:
         post(url, body)
     return body.count("\n")

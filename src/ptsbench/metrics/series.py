@@ -6,7 +6,10 @@ The per-second values are drops/find.py's per_second over the samples the run is
 the same numbers the run stores as seconds.json, so a second served live equals that second read back from the store.
 The newest sample stays out until the next one arrives (per_second leaves a job's last interval out: it may be cut
 short by the job's end), so a second is served about a second after it ends. Each carries its own time (when fio
-wrote the status document), which Prometheus keeps as the sample's time."""
+wrote the status document), which Prometheus keeps as the sample's time.
+
+exposition() writes samples in the OpenMetrics text format (a writer of its own: prometheus_client's checks every
+label name of every sample again, several times the cost of a scrape, bench/bench_metrics.py)."""
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -52,7 +55,7 @@ class Sample:
     metric: Metric
     labels: Mapping[str, str]
     value: float
-    time_s: float | None = None  # when it was measured (None: now)
+    time_ms: int | None = None  # when it was measured, Unix ms (None: now)
 
 
 @dataclass
@@ -175,12 +178,12 @@ def stream_samples(stream: Stream, device: Mapping[str, str]) -> list[Sample]:
             if not len(seconds.end_s) or seconds.sample is None:
                 continue
             stamp = stamps[int(seconds.sample[-1])]
-            time_s = stamp / 1000 if isinstance(stamp, int) else None
+            time_ms = stamp if isinstance(stamp, int) else None
             where = {**labels, "workload": stream.job_labels.get(job, job), "direction": direction}
             for metric, key, scale in ((SECOND_IOPS, "iops", 1.0), (SECOND_BW, "bw", 1.0), (SECOND_LAT, "lat", 1e9)):
                 value = float(seconds.values[key][-1])
                 if value == value:  # NaN: no IO completed in that second
-                    found.append(Sample(metric, where, value / scale if scale != 1.0 else value, time_s))
+                    found.append(Sample(metric, where, value / scale if scale != 1.0 else value, time_ms))
     eta = stream.eta_left_s()
     if eta is not None:
         found.append(Sample(ETA, {key: value for key, value in labels.items() if key != "round"}, eta))
@@ -191,3 +194,30 @@ def live_rounds(streams: Iterable[Stream], device_of: Mapping[Path, Mapping[str,
     """The PTS round under way per test (it replaces the last stored one)."""
     return [Sample(ROUND, {**device_of[s.run_dir], "test": s.labels["test"]}, float(s.labels["round"]))
             for s in streams if s.run_dir in device_of and s.labels.get("round")]
+
+
+def _escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def sample_line(sample: Sample) -> str:
+    """One sample in the OpenMetrics text format (its time, when it has one, in seconds to the millisecond)."""
+    labels = ",".join(f'{key}="{_escaped(value)}"' for key, value in sorted(sample.labels.items()))
+    value = sample.value
+    text = repr(float(value)) if value == value and abs(value) != float("inf") else \
+        ("NaN" if value != value else ("+Inf" if value > 0 else "-Inf"))
+    stamp = "" if sample.time_ms is None else f" {sample.time_ms // 1000}.{sample.time_ms % 1000:03d}"
+    return f"{sample.metric.name}{{{labels}}} {text}{stamp}\n"
+
+
+def exposition(lines: Iterable[tuple[Metric, str]]) -> str:
+    """A whole answer: each metric's lines under its TYPE and HELP (families in METRICS order), then # EOF."""
+    by_metric: dict[str, list[str]] = {}
+    for metric, line in lines:
+        by_metric.setdefault(metric.name, []).append(line)
+    parts = []
+    for metric in METRICS:
+        if metric.name in by_metric:
+            parts.append(f"# TYPE {metric.name} gauge\n# HELP {metric.name} {_escaped(metric.help)}\n")
+            parts.extend(by_metric[metric.name])
+    return "".join(parts) + "# EOF\n"

@@ -1,19 +1,32 @@
-"""The OpenMetrics endpoint: an HTTP server (prometheus_client's) whose /metrics is made at every scrape from the
-stored runs and the streams on the board (series.py). It listens on this machine's loopback unless another address
-is asked for. A scrape only reads: a run it cannot read is left out of that scrape, never stopped."""
+"""The OpenMetrics endpoint: an HTTP server (the standard library's, in threads of its own) whose /metrics is made at
+every scrape from the stored runs and the streams on the board (series.py). It listens on this machine's loopback
+unless another address is asked for. A scrape only reads: a run it cannot read is left out of that scrape, never
+stopped."""
 
 import ipaddress
+import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.metrics import board
-from ptsbench.metrics.series import Sample, StoredRun, device_labels, live_rounds, read_stored, run_dirs, stream_samples
+from ptsbench.metrics.series import (
+    Metric,
+    Sample,
+    StoredRun,
+    device_labels,
+    exposition,
+    live_rounds,
+    read_stored,
+    run_dirs,
+    sample_line,
+    stream_samples,
+)
 
 LOOPBACK = "127.0.0.1"
 EXPOSURE_WARNING = ("the metrics at {where} name this host's devices (model, serial) and runs to anyone who reaches "
@@ -53,64 +66,80 @@ def parse_address(text: str) -> Address:
     return Address(host, int(port))
 
 
+SeriesKey = tuple[str, tuple[tuple[str, str], ...]]
+
+
+def series_key(sample: Sample) -> SeriesKey:
+    return sample.metric.name, tuple(sorted(sample.labels.items()))
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A stored run read and written out once (until it changes): its samples and their lines."""
+
+    run: StoredRun
+    lines: list[tuple[Metric, SeriesKey, str]]
+
+
 class RunsCollector:
-    """prometheus_client's collector over run directories (`roots`, and those the board names) and live streams."""
+    """The samples of run directories (`roots`, and those the board names) and of the live streams."""
 
     def __init__(self, roots: Sequence[Path] = ()) -> None:
         self.roots = [Path(root).absolute() for root in roots]
-        self.stored: dict[Path, tuple[tuple[int, int], StoredRun]] = {}
+        self.folders: dict[Path, tuple[tuple[int, int], list[Path]]] = {}
+        self.stored: dict[Path, tuple[tuple[int, int], Rendered]] = {}
         self.drops_seen: dict[Path, int] = {}
         self.lock = threading.Lock()  # scrapes may come at once
 
-    def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import Metric
-
-        families: dict[str, Any] = {}
-        seen: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
-        samples = self.samples()
-        for sample in samples:  # a later sample of the same series replaces an earlier one (live over stored)
-            seen[(sample.metric.name, tuple(sorted(sample.labels.items())))] = id(sample)
-        for sample in samples:
-            if seen[(sample.metric.name, tuple(sorted(sample.labels.items())))] != id(sample):
-                continue
-            family = families.get(sample.metric.name)
-            if family is None:
-                family = families[sample.metric.name] = Metric(sample.metric.name, sample.metric.help, "gauge")
-            family.add_sample(sample.metric.name, dict(sample.labels), sample.value, sample.time_s)
-        yield from families.values()
-
     def samples(self) -> list[Sample]:
-        """Every sample now: each run's stored state, then the live streams' last seconds."""
-        with self.lock:
-            found: list[Sample] = []
-            devices: dict[Path, dict[str, str]] = {}
-            for root in dict.fromkeys([*self.roots, *board.runs()]):
-                for run in self._runs(root):
-                    devices[run.root] = run.device
-                    found.extend(run.samples)
-            streams = board.streams()
-            for stream in streams:
-                found.extend(stream_samples(stream, devices.get(stream.run_dir) or _device(stream.run_dir)))
-            found.extend(live_rounds(streams, devices))
-            return found
+        """Every sample now: each run's stored state, then the live streams' (a live sample replaces the stored one
+        of the same series)."""
+        stored, live = self._read()
+        keys = {series_key(sample) for sample in live}
+        return [sample for rendered in stored for sample in rendered.run.samples
+                if series_key(sample) not in keys] + live
 
-    def _runs(self, root: Path) -> list[StoredRun]:
-        """The stored runs of a root (a fleet: its parts), re-read when the board or its manifest moved."""
-        try:
-            folders = run_dirs(root)
-        except (OSError, PtsbenchError):  # not there yet (the run is starting), or not a run: nothing of it
-            return []
+    def text(self) -> str:
+        """The OpenMetrics answer of a scrape."""
+        stored, live = self._read()
+        keys = {series_key(sample) for sample in live}
+        lines = [(metric, line) for rendered in stored for metric, key, line in rendered.lines if key not in keys]
+        return exposition([*lines, *((sample.metric, sample_line(sample)) for sample in live)])
+
+    def _read(self) -> tuple[list[Rendered], list[Sample]]:
+        with self.lock:
+            stored = [rendered for root in dict.fromkeys([*self.roots, *board.runs()]) for rendered in self._runs(root)]
+            devices = {rendered.run.root: rendered.run.device for rendered in stored}
+            streams = board.streams()
+            live = [sample for stream in streams
+                    for sample in stream_samples(stream, devices.get(stream.run_dir) or _device(stream.run_dir))]
+            return stored, live + live_rounds(streams, devices)
+
+    def _runs(self, root: Path) -> list[Rendered]:
+        """The stored runs of a root (a fleet: its parts), each read again when the board or its manifest moved."""
         found = []
-        for folder in folders:
+        for folder in self._folders(root):
             try:
                 key = (board.changes(), (folder / "manifest.json").stat().st_mtime_ns)
                 kept = self.stored.get(folder)
                 if kept is None or kept[0] != key:
-                    kept = self.stored[folder] = (key, read_stored(folder, self.drops_seen))
+                    run = read_stored(folder, self.drops_seen)
+                    lines = [(sample.metric, series_key(sample), sample_line(sample)) for sample in run.samples]
+                    kept = self.stored[folder] = (key, Rendered(run, lines))
                 found.append(kept[1])
             except (OSError, PtsbenchError, KeyError, TypeError, ValueError):  # mid-write, damaged: next scrape
                 continue
         return found
+
+    def _folders(self, root: Path) -> list[Path]:
+        try:
+            key = (board.changes(), (root / "manifest.json").stat().st_mtime_ns)
+            kept = self.folders.get(root)
+            if kept is None or kept[0] != key:
+                kept = self.folders[root] = (key, run_dirs(root))
+            return kept[1]
+        except (OSError, PtsbenchError):  # not there yet (the run is starting), or not a run: nothing of it
+            return []
 
 
 def _device(run_dir: Path) -> dict[str, str]:
@@ -122,37 +151,63 @@ def _device(run_dir: Path) -> dict[str, str]:
         return {}
 
 
+CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    collector: RunsCollector  # set on the subclass each Server makes
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        if self.path.split("?")[0] != "/metrics":
+            self._answer(404, "text/plain; charset=utf-8", "ptsbench serves /metrics only\n")
+            return
+        try:
+            text = self.collector.text()
+        except Exception as error:  # this scrape fails; the run and the next scrape do not
+            self._answer(500, "text/plain; charset=utf-8", f"ptsbench: this scrape failed: {error!r}\n")
+            return
+        self._answer(200, CONTENT_TYPE, text)
+
+    def _answer(self, status: int, content_type: str, text: str) -> None:
+        body = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
+        pass  # stderr belongs to the run's progress
+
+
+class _HttpServer(ThreadingHTTPServer):
+    daemon_threads = True
+    address_family = socket.AF_INET
+
+
+class _HttpServer6(_HttpServer):
+    address_family = socket.AF_INET6
+
+
 class Server:
-    """A running endpoint; `stop` ends it."""
+    """A running endpoint (its own threads); `stop` ends it."""
 
     def __init__(self, address: Address, collector: RunsCollector) -> None:
-        from prometheus_client import CollectorRegistry, start_http_server
-
-        self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(collector)
+        handler = type("Handler", (_Handler,), {"collector": collector})
+        host = LOOPBACK if address.host == "localhost" else address.host
+        kind = _HttpServer6 if ":" in host else _HttpServer
         try:
-            self.httpd, self.thread = start_http_server(address.port, address.host, self.registry)
+            self.httpd = kind((host, address.port), handler)
         except OSError as error:
             raise MetricsError(f"--metrics {address.host}:{address.port}: cannot listen there ({error.strerror})",
                                "give a free port (0 lets the system choose one)") from error
-        self.url = address.url(self.httpd.server_port)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="ptsbench-metrics", daemon=True)
+        self.thread.start()
+        self.url = address.url(self.httpd.server_address[1])
 
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
-
-
-@contextmanager
-def serving(address: Address | None, roots: Iterable[Path] = ()) -> Iterator[Server | None]:
-    """Serve the runs while the block runs (nothing when `address` is None)."""
-    if address is None:
-        yield None
-        return
-    server = Server(address, RunsCollector(list(roots)))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def serve_forever(server: Server) -> None:
