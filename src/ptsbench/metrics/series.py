@@ -162,31 +162,44 @@ def _case_samples(store: Any, run: StoredRun, seen: dict[Path, int]) -> None:
                                                                                                  seen))))
 
 
-def stream_samples(stream: Stream, device: Mapping[str, str]) -> list[Sample]:
-    """A live stream's last second per job and direction, and the plan's time left."""
-    from ptsbench.drops.find import per_second
+# (stream, job) -> the stream (held, so that its id is not another's while kept), the job's count, its samples
+SecondsCache = dict[tuple[int, str], tuple[Stream, int, list[Sample]]]
 
-    data = stream.samples.as_dict()
-    version = data.get("fio_version")
+
+def stream_samples(stream: Stream, device: Mapping[str, str], cache: SecondsCache) -> list[Sample]:
+    """A live stream's last second per job and direction, and the plan's time left. A job's samples are worked out
+    again only when it has a new second (`cache`: a PTS round's finished cells stay as they were)."""
     labels = {**device, **{key: value for key, value in stream.labels.items() if value}}
     labels.setdefault("round", "")
     found = []
-    for job, columns in data["jobs"].items():
-        stamps = columns.get("status_unix_ms") or []
-        for direction, seconds in per_second(columns, version if isinstance(version, str) else None,
-                                             running=True).items():
-            if not len(seconds.end_s) or seconds.sample is None:
-                continue
-            stamp = stamps[int(seconds.sample[-1])]
-            time_ms = stamp if isinstance(stamp, int) else None
-            where = {**labels, "workload": stream.job_labels.get(job, job), "direction": direction}
-            for metric, key, scale in ((SECOND_IOPS, "iops", 1.0), (SECOND_BW, "bw", 1.0), (SECOND_LAT, "lat", 1e9)):
-                value = float(seconds.values[key][-1])
-                if value == value:  # NaN: no IO completed in that second
-                    found.append(Sample(metric, where, value / scale if scale != 1.0 else value, time_ms))
+    for job, count in stream.samples.counts().items():
+        kept = cache.get((id(stream), job))
+        if kept is None or kept[0] is not stream or kept[1] != count:
+            kept = cache[(id(stream), job)] = (stream, count, _job_samples(stream, job, labels))
+        found.extend(kept[2])
     eta = stream.eta_left_s()
     if eta is not None:
         found.append(Sample(ETA, {key: value for key, value in labels.items() if key != "round"}, eta))
+    return found
+
+
+def _job_samples(stream: Stream, job: str, labels: Mapping[str, str]) -> list[Sample]:
+    from ptsbench.drops.find import per_second
+
+    columns = stream.samples.job_columns(job)
+    version = stream.samples.fio_version
+    stamps = columns.get("status_unix_ms") or []
+    found = []
+    for direction, seconds in per_second(columns, version, running=True).items():
+        if not len(seconds.end_s) or seconds.sample is None:
+            continue
+        stamp = stamps[int(seconds.sample[-1])]
+        time_ms = stamp if isinstance(stamp, int) else None
+        where = {**labels, "workload": stream.job_labels.get(job, job), "direction": direction}
+        for metric, key, scale in ((SECOND_IOPS, "iops", 1.0), (SECOND_BW, "bw", 1.0), (SECOND_LAT, "lat", 1e9)):
+            value = float(seconds.values[key][-1])
+            if value == value:  # NaN: no IO completed in that second
+                found.append(Sample(metric, where, value / scale if scale != 1.0 else value, time_ms))
     return found
 
 

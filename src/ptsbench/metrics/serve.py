@@ -18,6 +18,7 @@ from ptsbench.metrics import board
 from ptsbench.metrics.series import (
     Metric,
     Sample,
+    SecondsCache,
     StoredRun,
     device_labels,
     exposition,
@@ -89,6 +90,7 @@ class RunsCollector:
         self.folders: dict[Path, tuple[tuple[int, int], list[Path]]] = {}
         self.stored: dict[Path, tuple[tuple[int, int], Rendered]] = {}
         self.drops_seen: dict[Path, int] = {}
+        self.seconds: SecondsCache = {}
         self.lock = threading.Lock()  # scrapes may come at once
 
     def samples(self) -> list[Sample]:
@@ -111,8 +113,10 @@ class RunsCollector:
             stored = [rendered for root in dict.fromkeys([*self.roots, *board.runs()]) for rendered in self._runs(root)]
             devices = {rendered.run.root: rendered.run.device for rendered in stored}
             streams = board.streams()
-            live = [sample for stream in streams
-                    for sample in stream_samples(stream, devices.get(stream.run_dir) or _device(stream.run_dir))]
+            alive = {id(stream) for stream in streams}
+            self.seconds = {key: kept for key, kept in self.seconds.items() if key[0] in alive}  # ended streams
+            live = [sample for stream in streams for sample in
+                    stream_samples(stream, devices.get(stream.run_dir) or _device(stream.run_dir), self.seconds)]
             return stored, live + live_rounds(streams, devices)
 
     def _runs(self, root: Path) -> list[Rendered]:
