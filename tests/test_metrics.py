@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -235,3 +236,34 @@ def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
     status = {s.labels["status"]: s.value for s in RunsCollector([run_dir]).samples()
               if s.metric.name == "ptsbench_run_status"}
     assert status == {"running": 0, "done": 1, "failed": 0, "interrupted": 0}
+
+
+def test_a_run_it_cannot_read_is_left_out_of_the_scrape(tmp_path: Path) -> None:
+    """A damaged run directory (a manifest cut short) and one not made yet are left out of the answer; the other
+    runs are still served, and the endpoint answers only /metrics."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    from ptsbench.metrics.serve import Address, RunsCollector, Server
+
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB.format(runtime=1))
+    good, damaged = tmp_path / "good", tmp_path / "damaged"
+    for run_dir in (good, damaged):
+        made = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(run_dir)],
+                              capture_output=True, text=True, timeout=WAIT_S)
+        assert made.returncode == 0, made.stderr
+    manifest = damaged / "manifest.json"
+    manifest.write_text(manifest.read_text()[:100])
+    server = Server(Address("127.0.0.1", 0), RunsCollector([good, damaged, tmp_path / "not-yet"]))
+    try:
+        with urllib.request.urlopen(server.url, timeout=30) as response:
+            text = response.read().decode()
+            assert response.headers["Content-Type"].startswith("application/openmetrics-text")
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(server.url.removesuffix("/metrics") + "/other", timeout=30)
+        assert missing.value.code == 404
+    finally:
+        server.stop()
+    runs = {sample.labels["run"] for family in text_string_to_metric_families(text)
+            if family.name == "ptsbench_run_status" for sample in family.samples}
+    assert runs == {"good"}
