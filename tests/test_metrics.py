@@ -267,3 +267,37 @@ def test_a_run_it_cannot_read_is_left_out_of_the_scrape(tmp_path: Path) -> None:
     runs = {sample.labels["run"] for family in text_string_to_metric_families(text)
             if family.name == "ptsbench_run_status" for sample in family.samples}
     assert runs == {"good"}
+
+
+@pytest.mark.slow
+def test_push_during_a_run_into_influxdb(tmp_path: Path) -> None:
+    """--metrics-push sends the live seconds while the run goes (every 10 s) and the run's end: InfluxDB gives back
+    the stored seconds, at their own times, and the final status."""
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB.format(runtime=13))  # one push while it runs (at 10 s), one at the end
+    run_dir = tmp_path / "run"
+    with influxdb(tmp_path / "influxdb") as url:
+        made = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(run_dir),
+                               "--metrics-push", f"{url}/write?db=ptsbench"], capture_output=True, text=True,
+                              timeout=WAIT_S)
+        assert made.returncode == 0 and "warning" not in made.stderr, made.stderr
+        seconds = get_json(f"{url}/query", db="ptsbench", epoch="ms",
+                           q='SELECT "value" FROM "ptsbench_second_iops"')["results"][0]["series"][0]["values"]
+        status = get_json(f"{url}/query", db="ptsbench", q='SELECT last("value") FROM "ptsbench_run_status" '
+                          'GROUP BY "status"')["results"][0]["series"]
+    stored = stored_values(next((run_dir / "cases").glob("*-null")), "ptsbench_second_iops")[("null", "read")]
+    assert seconds
+    for stamp, value in seconds:
+        assert value == stored[stamp], (stamp, value)
+    assert {series["tags"]["status"]: series["values"][0][1] for series in status}["done"] == 1
+
+
+def test_a_failed_push_is_said_once_and_the_run_goes_on(tmp_path: Path) -> None:
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB.format(runtime=1))
+    made = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(tmp_path / "run"),
+                           "--metrics-push", "http://127.0.0.1:1/write?db=ptsbench"], capture_output=True,
+                          text=True, timeout=WAIT_S)
+    assert made.returncode == 0, made.stderr
+    assert made.stderr.count("push to http://127.0.0.1:1/write?db=ptsbench failed") == 1
+    assert (tmp_path / "run" / "manifest.json").is_file()
