@@ -301,3 +301,21 @@ def test_a_failed_push_is_said_once_and_the_run_goes_on(tmp_path: Path) -> None:
     assert made.returncode == 0, made.stderr
     assert made.stderr.count("push to http://127.0.0.1:1/write?db=ptsbench failed") == 1
     assert (tmp_path / "run" / "manifest.json").is_file()
+
+
+def test_another_address_only_when_asked_and_with_a_warning(tmp_path: Path) -> None:
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB.format(runtime=1))
+    made = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(tmp_path / "run"),
+                           "--metrics", "0"], capture_output=True, text=True, timeout=WAIT_S)
+    assert made.returncode == 0 and "warning" not in made.stderr, made.stderr
+    served = Started("metrics", str(tmp_path / "run"), "--metrics", "0.0.0.0:0")
+    try:
+        url = served.url()
+        port = url.rsplit(":", 1)[1].removesuffix("/metrics")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as response:
+            assert b"ptsbench_run_status" in response.read()
+    finally:
+        said = served.stop()
+    assert url.startswith("http://0.0.0.0:")
+    assert "warning: the metrics at" in said and "no authentication" in said
