@@ -36,7 +36,8 @@ SECOND_BW = Metric(PREFIX + "second_bandwidth_bytes_per_second", "bytes per seco
                    "direction")
 SECOND_LAT = Metric(PREFIX + "second_latency_mean_seconds", "mean total latency of the IOs completed in the last "
                     "second of a job direction")
-ETA = Metric(PREFIX + "eta_seconds", "time left by the plan (PTS: if every phase runs to its maximum round count)")
+ETA = Metric(PREFIX + "eta_seconds", "time left by the plan (PTS: of the run, if every phase runs to its maximum "
+             "round count; a case: of the case)")
 RUN_STATUS = Metric(PREFIX + "run_status", "1 for the run's status now (running, done, failed, interrupted)")
 ROUND = Metric(PREFIX + "round", "the PTS round under way, else the last stored one, per test")
 STEADY = Metric(PREFIX + "steady_state", "1 when the test's last stored round reached steady state, else 0")
