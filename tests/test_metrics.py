@@ -319,3 +319,19 @@ def test_another_address_only_when_asked_and_with_a_warning(tmp_path: Path) -> N
         said = served.stop()
     assert url.startswith("http://0.0.0.0:")
     assert "warning: the metrics at" in said and "no authentication" in said
+
+
+def test_a_port_in_use_is_one_line_before_any_io(tmp_path: Path) -> None:
+    import socket
+
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB.format(runtime=1))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        said = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(tmp_path / "run"),
+                               "--metrics", str(port)], capture_output=True, text=True, timeout=WAIT_S)
+    assert said.returncode != 0 and said.stderr.count("\n") == 1, said.stderr
+    assert f"--metrics 127.0.0.1:{port}: cannot listen there" in said.stderr
+    assert not (tmp_path / "run").exists()
