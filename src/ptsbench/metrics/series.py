@@ -8,8 +8,8 @@ The newest sample stays out until the next one arrives (per_second leaves a job'
 short by the job's end), so a second is served about a second after it ends. Each carries its own time (when fio
 wrote the status document), which Prometheus keeps as the sample's time.
 
-exposition() writes samples in the OpenMetrics text format (a writer of its own: prometheus_client's checks every
-label name of every sample again, several times the cost of a scrape, bench/bench_metrics.py)."""
+exposition() writes samples in the OpenMetrics text format: a writer of its own, since prometheus_client's checks
+every label name of every sample at every scrape (bench/README.md has both measured)."""
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,16 +19,14 @@ from typing import Any
 from ptsbench.metrics.board import Stream
 
 PREFIX = "ptsbench_"
-DEVICE_LABELS = ("device", "model", "serial", "host")
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One series family: its name, what it says, and its unit ('' for a count or ratio)."""
+    """One series family (a gauge): its name, with its unit, and what it says."""
 
     name: str
     help: str
-    unit: str = ""
 
 
 SECOND_IOPS = Metric(PREFIX + "second_iops", "IOs per second in the last second of a job direction")
@@ -61,19 +59,33 @@ class Sample:
 
 @dataclass
 class StoredRun:
-    """What one stored run directory says, read once per change (ServedRuns re-reads it)."""
+    """What one stored run directory says (serve.py reads it again when it changes)."""
 
     root: Path
-    device: dict[str, str] = field(default_factory=dict)  # DEVICE_LABELS
+    device: dict[str, str] = field(default_factory=dict)  # device, model, serial, host (device_labels)
     samples: list[Sample] = field(default_factory=list)
+    targets: list[dict[str, str]] = field(default_factory=list)  # each target's labels (target_labels)
+
+    def device_of(self, stream: Stream) -> dict[str, str]:
+        """The labels of the target a stream of this run measures."""
+        path = stream.labels.get("device")
+        return next((labels for labels in self.targets if labels["device"] == path), self.device)
 
 
-def device_labels(manifest: Mapping[str, Any]) -> dict[str, str]:
-    """device, model, serial and host of a run (a case run: its first target)."""
-    target = manifest.get("target") if manifest.get("kind") == "pts" else (manifest.get("targets") or [{}])[0]
-    target = target if isinstance(target, dict) else {}
-    return {"device": str(target.get("path") or ""), "model": str(target.get("model") or ""),
-            "serial": str(target.get("serial") or ""), "host": str((manifest.get("host") or {}).get("hostname") or "")}
+def target_labels(manifest: Mapping[str, Any]) -> list[dict[str, str]]:
+    """device, model, serial and host of each target of a run, in the manifest's order (a PTS run has one)."""
+    targets = [manifest.get("target")] if manifest.get("kind") == "pts" else list(manifest.get("targets") or [])
+    host = str((manifest.get("host") or {}).get("hostname") or "")
+    return [{"device": str(target.get("path") or ""), "model": str(target.get("model") or ""),
+             "serial": str(target.get("serial") or ""), "host": host}
+            for target in targets if isinstance(target, dict)] or [{"device": "", "model": "", "serial": "",
+                                                                    "host": host}]
+
+
+def device_labels(manifest: Mapping[str, Any], device: str | None = None) -> dict[str, str]:
+    """The labels of the target `device` of a run (a case run's stream names it), else of its first target."""
+    targets = target_labels(manifest)
+    return next((labels for labels in targets if labels["device"] == device), targets[0])
 
 
 def run_dirs(root: Path) -> list[Path]:
@@ -92,7 +104,7 @@ def read_stored(root: Path, drops_seen: dict[Path, int]) -> StoredRun:
 
     store = RunStore.open(root)
     manifest = store.manifest
-    run = StoredRun(root, device_labels(manifest))
+    run = StoredRun(root, device_labels(manifest), targets=target_labels(manifest))
     status = str(manifest.get("status") or "")
     for name in STATUSES:
         run.samples.append(Sample(RUN_STATUS, {**run.device, "run": root.name, "status": name},
@@ -102,12 +114,21 @@ def read_stored(root: Path, drops_seen: dict[Path, int]) -> StoredRun:
     else:
         _case_samples(store, run, drops_seen)
     if status == "done":
-        from ptsbench.catalog.values import run_values
-
-        for value in run_values(store):
-            run.samples.append(Sample(VALUE, {**run.device, "name": value.name, "quantity": value.quantity},
-                                      float(value.value)))
+        run.samples.extend(_values(store, run.device))
     return run
+
+
+def _values(store: Any, device: Mapping[str, str]) -> list[Sample]:
+    """The catalog's values of a finished run (none when they cannot be made: the rest of the run is still served)."""
+    from ptsbench.catalog.values import run_values
+    from ptsbench.errors import PtsbenchError
+
+    try:
+        values = run_values(store)
+    except (PtsbenchError, KeyError, TypeError, ValueError):
+        return []
+    return [Sample(VALUE, {**device, "name": value.name, "quantity": value.quantity}, float(value.value))
+            for value in values]
 
 
 def _folder_drops(folder: Path, record: Mapping[str, Any] | None, rule: Any, seen: dict[Path, int]) -> int:

@@ -111,13 +111,14 @@ class RunsCollector:
     def _read(self) -> tuple[list[Rendered], list[Sample]]:
         with self.lock:
             stored = [rendered for root in dict.fromkeys([*self.roots, *board.runs()]) for rendered in self._runs(root)]
-            devices = {rendered.run.root: rendered.run.device for rendered in stored}
+            runs = {rendered.run.root: rendered.run for rendered in stored}
             streams = board.streams()
             alive = {id(stream) for stream in streams}
             self.seconds = {key: kept for key, kept in self.seconds.items() if key[0] in alive}  # ended streams
-            live = [sample for stream in streams for sample in
-                    stream_samples(stream, devices.get(stream.run_dir) or _device(stream.run_dir), self.seconds)]
-            return stored, live + live_rounds(streams, devices)
+            live = [sample for stream in streams for sample in stream_samples(
+                stream, runs[stream.run_dir].device_of(stream) if stream.run_dir in runs else _device(stream),
+                self.seconds)]
+            return stored, live + live_rounds(streams, {root: run.device for root, run in runs.items()})
 
     def _runs(self, root: Path) -> list[Rendered]:
         """The stored runs of a root (a fleet: its parts), each read again when the board or its manifest moved."""
@@ -146,11 +147,12 @@ class RunsCollector:
             return []
 
 
-def _device(run_dir: Path) -> dict[str, str]:
+def _device(stream: board.Stream) -> dict[str, str]:
+    """The labels of a stream whose run is not read yet (its manifest is being written)."""
     from ptsbench.store import RunStore
 
     try:
-        return device_labels(RunStore.open(run_dir).manifest)
+        return device_labels(RunStore.open(stream.run_dir).manifest, stream.labels.get("device"))
     except (OSError, PtsbenchError):
         return {}
 
