@@ -335,3 +335,13 @@ def test_a_port_in_use_is_one_line_before_any_io(tmp_path: Path) -> None:
     assert said.returncode != 0 and said.stderr.count("\n") == 1, said.stderr
     assert f"--metrics 127.0.0.1:{port}: cannot listen there" in said.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_push_url_not_http_is_one_line_before_any_io(tmp_path: Path) -> None:
+    job = tmp_path / "null.fio"
+    job.write_text(NULL_JOB.format(runtime=1))
+    said = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(tmp_path / "run"),
+                           "--metrics-push", "ftp://influx/write"], capture_output=True, text=True, timeout=WAIT_S)
+    assert said.returncode != 0 and said.stderr.count("\n") == 1, said.stderr
+    assert "--metrics-push 'ftp://influx/write' is not an http:// or https:// URL" in said.stderr
+    assert not (tmp_path / "run").exists()

@@ -71,8 +71,9 @@ def metrics(run_dirs: tuple[Path, ...], metrics_address: str, push: str | None) 
         RunStore.open(run_dir)  # not a run directory: one line, before serving anything
     collector = RunsCollector(list(run_dirs))
     if push:
-        from ptsbench.metrics.push import push_once
+        from ptsbench.metrics.push import check_url, push_once
 
+        check_url(push, "--push")
         lines = push_once(push, collector)
         click.echo(f"ptsbench: pushed {lines} lines to {push}", err=True)
         return

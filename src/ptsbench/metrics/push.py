@@ -45,6 +45,13 @@ def post(url: str, body: str) -> None:
         raise PtsbenchError(f"push to {url} failed: {error}", "check the URL and that the receiver runs") from error
 
 
+def check_url(url: str, option: str) -> None:
+    """PtsbenchError for a URL that is not http:// or https:// (before any IO)."""
+    if not url.startswith(("http://", "https://")):
+        raise PtsbenchError(f"{option} {url!r} is not an http:// or https:// URL",
+                            f"e.g. {option} 'http://influx:8086/write?db=ptsbench'")
+
+
 def push_once(url: str, collector: RunsCollector) -> int:
     """Push every sample now; the number of lines pushed."""
     body = line_protocol(collector.samples(), time.time_ns() // 1_000_000)
@@ -59,9 +66,7 @@ def pushing(url: str | None, collector: RunsCollector, say: Callable[[str], None
     if url is None:
         yield
         return
-    if not url.startswith(("http://", "https://")):
-        raise PtsbenchError(f"--metrics-push {url!r} is not an http:// or https:// URL",
-                            "e.g. --metrics-push 'http://influx:8086/write?db=ptsbench'")
+    check_url(url, "--metrics-push")
     stop = threading.Event()
     failed = [False]
 
