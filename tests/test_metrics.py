@@ -345,3 +345,26 @@ def test_a_push_url_not_http_is_one_line_before_any_io(tmp_path: Path) -> None:
     assert said.returncode != 0 and said.stderr.count("\n") == 1, said.stderr
     assert "--metrics-push 'ftp://influx/write' is not an http:// or https:// URL" in said.stderr
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_a_fleet_folder_serves_each_device(tmp_path: Path) -> None:
+    """`ptsbench metrics FLEET_DIR` (the collector it serves) gives each device of a fleet its own series, with its
+    own last round and steady state."""
+    from ptsbench.metrics.serve import RunsCollector
+
+    targets = [str(tmp_path / "a.dat"), str(tmp_path / "b.dat")]
+    run_dir = tmp_path / "fleet"
+    made = subprocess.run([sys.executable, "-m", "ptsbench", "pts", *targets, "--profile", "demo", "--size", "16M",
+                           "--tests", "lat", "--out", str(run_dir)], capture_output=True, text=True, timeout=WAIT_S * 4)
+    assert made.returncode == 0, made.stderr
+    served = RunsCollector([run_dir]).samples()
+    rounds = {(s.labels["device"], s.labels["test"]): s.value for s in served if s.metric.name == "ptsbench_round"}
+    assert rounds.keys() == {(target, phase) for target in targets for phase in ("lat", "lat-histogram")}
+    for folder in (run_dir / "devices").iterdir():
+        device = json.loads((folder / "manifest.json").read_text())["target"]["path"]
+        last = json.loads(sorted((folder / "pts" / "lat" / "rounds").glob("*/round.json"))[-1].read_text())
+        assert rounds[(device, "lat")] == last["round"]
+        steady = [s.value for s in served if s.metric.name == "ptsbench_steady_state"
+                  and (s.labels["device"], s.labels["test"]) == (device, "lat")]
+        assert steady == [float(last["steady"]["steady"])]

@@ -90,11 +90,11 @@ def device_labels(manifest: Mapping[str, Any], device: str | None = None) -> dic
 
 def run_dirs(root: Path) -> list[Path]:
     """The run directories a folder holds: itself, or a fleet's parts (each a PTS run of its own)."""
-    from ptsbench.pts.fleet import fleet_parts
+    from ptsbench.pts.fleet import FLEET_KIND, fleet_parts
     from ptsbench.store import RunStore
 
     store = RunStore.open(root)
-    return [folder.absolute() for _name, folder in fleet_parts(store)] if store.kind == "fleet" \
+    return [folder.absolute() for _name, folder in fleet_parts(store)] if store.kind == FLEET_KIND \
         else [store.root.absolute()]
 
 
@@ -140,27 +140,24 @@ def _folder_drops(folder: Path, record: Mapping[str, Any] | None, rule: Any, see
 
 
 def _pts_samples(store: Any, run: StoredRun, seen: dict[Path, int]) -> None:
+    """Per phase (its key is the `test` label: iops, tp-128k, lat, lat-histogram; each has its own rounds and steady
+    state): its last round, steady state, WAF and temperature, and the drops of all its rounds."""
     from ptsbench.drops.stored import stored_rule
     from ptsbench.pts.store import PtsStore
     from ptsbench.store import read_json
 
     pts = PtsStore(store)
     rule, _minimum = stored_rule(store.manifest)
-    tests: dict[str, list[dict[str, Any]]] = {}
-    drops: dict[str, int] = {}
     for phase in read_json(pts.root / "plan.json").get("phases") or []:
-        key, test = str(phase["key"]), str(phase["test"])
+        key = str(phase["key"])
         rounds = pts.finished_rounds(key)
-        tests.setdefault(test, []).extend(rounds)
-        drops[test] = drops.get(test, 0) + sum(
-            _folder_drops(pts.round_dir(key, int(record["round"])), record, rule, seen) for record in rounds)
-    for test, rounds in tests.items():
         if not rounds:
             continue
+        drops = sum(_folder_drops(pts.round_dir(key, int(record["round"])), record, rule, seen) for record in rounds)
         last = rounds[-1]
-        labels = {**run.device, "test": test}
+        labels = {**run.device, "test": key}
         run.samples.append(Sample(ROUND, labels, float(last["round"])))
-        run.samples.append(Sample(DROPS, labels, float(drops[test])))
+        run.samples.append(Sample(DROPS, labels, float(drops)))
         steady = last.get("steady") or {}
         if isinstance(steady.get("steady"), bool):
             run.samples.append(Sample(STEADY, labels, float(steady["steady"])))

@@ -438,7 +438,7 @@ def _run_round(
         samples.add(doc, meter.beside())
 
     started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
-    live = Stream(context.pts.root, {"test": phase.phase.test, "round": str(number)}, samples, cell_of,
+    live = Stream(context.pts.root, {"test": phase.key, "round": str(number)}, samples, cell_of,
                   progress.eta_to_max_s)
     with publish(live):  # for the metrics exporter, which reads the samples as they come
         if chained:
