@@ -91,7 +91,7 @@ def recompute_cost(case_dir: Path, repeat: int = 200) -> tuple[float, int]:
     samples.fio_version = stored["fio_version"]
     samples.jobs = {name: {key: list(values) for key, values in columns.items()}
                     for name, columns in stored["jobs"].items()}
-    collector = RunsCollector()
+    collector = RunsCollector(live=True)
     with board.publish(board.Stream(case_dir.parent.parent.absolute(), {"test": "bench"}, samples, {}, 60.0)):
         start = time.thread_time()
         for _ in range(repeat):

@@ -33,7 +33,7 @@ def metrics_options(function: Callable[..., Any]) -> Callable[..., Any]:
         from ptsbench.metrics.serve import RunsCollector, Server, parse_address
 
         address = parse_address(metrics_address) if metrics_address else None  # a bad one: before any IO
-        collector = RunsCollector()
+        collector = RunsCollector(live=True)
         server = Server(address, collector) if address is not None else None
         try:
             if server is not None and address is not None:

@@ -83,10 +83,12 @@ class Rendered:
 
 
 class RunsCollector:
-    """The samples of run directories (`roots`, and those the board names) and of the live streams."""
+    """The samples of run directories (`roots`) and, with `live`, of the runs this process runs (the board's run
+    directories and live streams)."""
 
-    def __init__(self, roots: Sequence[Path] = ()) -> None:
+    def __init__(self, roots: Sequence[Path] = (), live: bool = False) -> None:
         self.roots = [Path(root).absolute() for root in roots]
+        self.live = live
         self.folders: dict[Path, tuple[tuple[int, int], list[Path]]] = {}
         self.stored: dict[Path, tuple[tuple[int, int], Rendered]] = {}
         self.drops_seen: dict[Path, int] = {}
@@ -110,9 +112,10 @@ class RunsCollector:
 
     def _read(self) -> tuple[list[Rendered], list[Sample]]:
         with self.lock:
-            stored = [rendered for root in dict.fromkeys([*self.roots, *board.runs()]) for rendered in self._runs(root)]
+            roots = [*self.roots, *board.runs()] if self.live else self.roots
+            stored = [rendered for root in dict.fromkeys(roots) for rendered in self._runs(root)]
             runs = {rendered.run.root: rendered.run for rendered in stored}
-            streams = board.streams()
+            streams = board.streams() if self.live else []
             alive = {id(stream) for stream in streams}
             self.seconds = {key: kept for key, kept in self.seconds.items() if key[0] in alive}  # ended streams
             live = [sample for stream in streams for sample in stream_samples(
