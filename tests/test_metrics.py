@@ -368,3 +368,14 @@ def test_a_fleet_folder_serves_each_device(tmp_path: Path) -> None:
         steady = [s.value for s in served if s.metric.name == "ptsbench_steady_state"
                   and (s.labels["device"], s.labels["test"]) == (device, "lat")]
         assert steady == [float(last["steady"]["steady"])]
+
+
+def test_line_protocol_escapes_and_leaves_out_what_it_cannot_say() -> None:
+    from ptsbench.metrics.push import line_protocol
+    from ptsbench.metrics.series import SECOND_IOPS, WAF, Sample
+
+    body = line_protocol([Sample(WAF, {"device": "/dev/x"}, float("nan")),
+                          Sample(SECOND_IOPS, {"device": "/dev/x", "model": "", "workload": "rnd 4k 0/100",
+                                               "odd": "a,b=c"}, 12.5, 1796534339860)], 1)
+    assert body == ("ptsbench_second_iops,device=/dev/x,odd=a\\,b\\=c,workload=rnd\\ 4k\\ 0/100 value=12.5 "
+                    "1796534339860000000\n")

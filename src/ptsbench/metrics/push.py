@@ -3,6 +3,7 @@
 the endpoint serves (series.py), one line each: `ptsbench_second_iops,device=...,test=... value=1234 TIME_NS`.
 Pushing never stops a run: a failed push is said once and tried again at the next."""
 
+import math
 import threading
 import time
 import urllib.request
@@ -24,9 +25,12 @@ def _escaped(text: str, specials: str) -> str:
 
 
 def line_protocol(samples: Iterable[Sample], now_ms: int) -> str:
-    """One line per sample; a tag with an empty value is left out (line protocol has none)."""
+    """One line per sample; a tag with an empty value is left out (line protocol has none), and so is a value that is
+    not a finite number (line protocol has none either; one would make the receiver refuse the whole push)."""
     lines = []
     for sample in samples:
+        if not math.isfinite(sample.value):
+            continue
         tags = "".join(f",{_escaped(key, ', =')}={_escaped(value, ', =')}"
                        for key, value in sorted(sample.labels.items()) if value)
         time_ns = (sample.time_ms if sample.time_ms is not None else now_ms) * 1_000_000
