@@ -273,7 +273,9 @@ def _precondition(context: _Context, index: int, phase: PhasePlan) -> None:
     def on_status(status: FioStatus) -> None:
         context.reporter.fio_status(progress, "preconditioning", status)
 
-    outcome = _start_fio(context, folder, dict.fromkeys(_host_keys(context), text), on_status)
+    # no per-second samples are kept of preconditioning: the metrics exporter shows its time left only
+    with publish(Stream(context.pts.root, {"test": phase.key}, SecondSamples(), {}, progress.eta_to_max_s)):
+        outcome = _start_fio(context, folder, dict.fromkeys(_host_keys(context), text), on_status)
     if context.hosts:
         _fail_hosts(context, _host_statuses(context, outcome), f"{phase.phase.title} preconditioning", folder, {})
     if not outcome.ok or outcome.doc is None:
