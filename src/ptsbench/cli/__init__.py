@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "plot": "ptsbench.cli.plot:plot",
     "check": "ptsbench.cli.check:check",
     "catalog": "ptsbench.cli.catalog:catalog",
+    "metrics": "ptsbench.cli.metrics:metrics",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -45,6 +46,7 @@ SHORT_HELP: dict[str, str] = {
     "plot": "Charts from fio logs (over time), or bar charts from fio JSON output (over QD and numjobs).",
     "check": "Judge a stored run against gates (limits, compliance, a baseline); exit 1 when one fails.",
     "catalog": "Index every run directory into a database, query it, and write its trends page.",
+    "metrics": "Serve stored runs' metrics for Prometheus (OpenMetrics), or push them to InfluxDB.",
 }
 
 

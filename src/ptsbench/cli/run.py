@@ -14,6 +14,7 @@ import click
 from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
+from ptsbench.cli.metrics import metrics_options
 from ptsbench.fio.opens import MAX_LOG_MSEC
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
@@ -88,6 +89,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 
 @click.command()
 @gate_options
+@metrics_options
 @click.argument("jobs", nargs=-1, required=True)
 @click.option("--target", "targets", multiple=True, help="File, folder or block device (repeatable).")
 @click.option("--parallel", is_flag=True,
@@ -157,6 +159,7 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 
 @click.command()
 @gate_options
+@metrics_options
 @click.argument("target", required=False)
 @click.option("--runtime", "runtime_s", type=Seconds(), default=5.0, show_default=True,
               help="Seconds per test, or 500ms, 2m, 1h.")

@@ -108,9 +108,11 @@ BYTES_AFTER_WAIT = (3, 42)  # from this fio on, a document's bytes are read afte
 # the IO counts (fio commit 00084f95, stat.c __show_running_run_stats); before it, with the runtime
 
 
-def per_second(columns: Mapping[str, Sequence[float | None]], fio_version: str | None = None) -> dict[str, Seconds]:
+def per_second(columns: Mapping[str, Sequence[float | None]], fio_version: str | None = None,
+               running: bool = False) -> dict[str, Seconds]:
     """A job's stored cumulative columns (SecondSamples) as per-second values per direction; `fio_version` (as
-    stored beside them) says whether the bytes were read with the runtime or with the IO counts."""
+    stored beside them) says whether the bytes were read with the runtime or with the IO counts; `running`: the job
+    goes on (the metrics exporter reads its samples as they come), see io_size."""
     runtime_ms = np.asarray(columns.get("runtime_ms") or [], dtype=float)
     if len(runtime_ms) == 0:
         return {}
@@ -135,7 +137,7 @@ def per_second(columns: Mapping[str, Sequence[float | None]], fio_version: str |
         ios, done, lat_sum = (np.asarray(columns[f"{direction}_{name}"], dtype=float)
                               for name in ("ios", "bytes", "lat_ns_sum"))
         d_ios, d_bytes = np.diff(ios, prepend=0.0), np.diff(done, prepend=0.0)
-        size = io_size(columns[f"{direction}_bytes"], columns[f"{direction}_ios"])
+        size = io_size(columns[f"{direction}_bytes"], columns[f"{direction}_ios"], running)
         with np.errstate(divide="ignore", invalid="ignore"):
             lat = np.where(d_ios > 0, np.diff(lat_sum, prepend=0.0) / d_ios, np.nan)
             iops = d_bytes / size / bytes_step_s if size else np.where(counted_step_s > 0, d_ios / counted_step_s,
@@ -153,14 +155,32 @@ def _known(values: Sequence[float | None] | None, length: int) -> np.ndarray:
     return np.asarray([math.nan if v is None else v for v in values or [None] * length], dtype=float)
 
 
-def io_size(done_bytes: Sequence[float | None], ios: Sequence[float | None]) -> int | None:
+def io_size(done_bytes: Sequence[float | None], ios: Sequence[float | None], running: bool = False) -> int | None:
     """The direction's one IO size in bytes, when it has one: the last sample's bytes over its IOs (the job's end,
-    where fio's numbers agree), dividing every sample's bytes; None for several sizes (or a job cut off)."""
+    where fio's numbers agree), dividing every sample's bytes; None for several sizes (or a job cut off).
+
+    While the job runs (`running`) its numbers do not agree yet (fio reads the counts after the bytes): the size is
+    then the largest that divides every sample's bytes and lies within RUNNING_SIZE_SPREAD of the mean size so far
+    (bytes over IOs), the size the job's end will show for a job of one size."""
     last_bytes, last_ios = int(done_bytes[-1] or 0), int(ios[-1] or 0)
-    if last_ios <= 0 or last_bytes % last_ios:
+    if last_ios <= 0:
+        return None
+    if running:
+        common = math.gcd(*(int(value or 0) for value in done_bytes))
+        mean = last_bytes / last_ios
+        parts = max(round(common / mean), 1) if mean else 0
+        if not parts or common % parts:
+            return None
+        size = common // parts
+        return size if size and abs(mean / size - 1) < RUNNING_SIZE_SPREAD else None
+    if last_bytes % last_ios:
         return None
     size = last_bytes // last_ios
     return size if size and all(int(value or 0) % size == 0 for value in done_bytes) else None
+
+
+RUNNING_SIZE_SPREAD = 0.2  # the IO counts read up to hundreds of ms after the bytes; IO sizes of a job of several
+# sizes lie further apart than this from their mean
 
 
 def _counted_ms(columns: Mapping[str, Sequence[float | None]], runtime_ms: np.ndarray) -> np.ndarray:
