@@ -1,0 +1,156 @@
+"""blktrace's binary records (the kernel's struct blk_io_trace, 48 bytes, then `pdu_len` bytes of payload) read with
+numpy: the records are found by their magic word and decoded a field at a time over all records at once.
+
+The layout (include/uapi/linux/blktrace_api.h), in the byte order of the host that traced:
+  u32 magic (0x65617400 | version 7), u32 sequence, u64 time_ns, u64 sector, u32 bytes, u32 action, u32 pid,
+  u32 device, u32 cpu, u16 error, u16 pdu_len
+`action` is the event (low 16 bits: queue, issue, complete, ...) and its category bits (high 16: read, write,
+discard, notify, ...).
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ptsbench.errors import PtsbenchError
+from ptsbench.fio.iolog import BLKTRACE_MAGIC as MAGIC
+from ptsbench.fio.iolog import blktrace_byte_order
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+RECORD_BYTES = 48
+VERSION = 0x07
+# event numbers (the low 16 bits of action): queued by the file system or application, issued to the driver,
+# completed by the device
+ACT_QUEUE = 1
+ACT_ISSUE = 7
+ACT_COMPLETE = 8
+# category bits (the high 16 bits of action)
+TC_WRITE = 1 << 1
+TC_NOTIFY = 1 << 10
+TC_DISCARD = 1 << 13
+DIRECTIONS = ("read", "write", "trim")  # the direction codes of every IO stream: 0, 1, 2
+_FIELDS = {"time_ns": (8, "u8"), "sector": (16, "u8"), "bytes": (24, "u4"), "action": (28, "u4"),
+           "device": (36, "u4"), "pdu_len": (46, "u2")}
+
+
+@dataclass(frozen=True)
+class BlkEvents:
+    """The queue, issue and complete events of a trace that move data, in the trace's order."""
+
+    event_count: int  # every record in the file
+    time_ns: "npt.NDArray[np.int64]"  # since the trace's first record
+    act: "npt.NDArray[np.uint8]"  # ACT_QUEUE, ACT_ISSUE or ACT_COMPLETE
+    direction: "npt.NDArray[np.uint8]"  # index into DIRECTIONS
+    size_bytes: "npt.NDArray[np.int64]"
+    offset_bytes: "npt.NDArray[np.int64]"
+    devices: tuple[int, ...]  # the traced devices (kernel dev_t: major << 20 | minor)
+
+
+def read_blktrace(path: Path) -> BlkEvents:
+    """The data-moving events of the blktrace binary file `path` (one device's trace, or blkparse -d's merge)."""
+    import numpy as np
+
+    data = np.fromfile(path, dtype=np.uint8)
+    order = blktrace_byte_order(data[:4].tobytes())
+    if order is None:
+        raise PtsbenchError(f"{path} is not a blktrace binary trace (no blk_io_trace magic word at its start)",
+                            "give a file blktrace or `ptsbench capture` wrote (or an fio iolog)")
+    version = int(data[0] if order == "<" else data[3])
+    if version != VERSION:
+        raise PtsbenchError(f"{path}: blktrace format version {version} is not {VERSION}",
+                            "trace with blktrace 1.x or `ptsbench capture`")
+    buffer = data.tobytes() if not data.flags.c_contiguous else data
+    offsets = _record_offsets(buffer, order, path)
+    action = _field(buffer, offsets, *_FIELDS["action"], order)
+    act = (action & 0xFFFF).astype(np.uint8)
+    category = action >> 16
+    size = _field(buffer, offsets, *_FIELDS["bytes"], order)
+    wanted = (np.isin(act, (ACT_QUEUE, ACT_ISSUE, ACT_COMPLETE)) & ((category & TC_NOTIFY) == 0) & (size > 0))
+    chosen = offsets[wanted]
+    category = category[wanted]
+    direction = np.where(category & TC_DISCARD, 2, np.where(category & TC_WRITE, 1, 0)).astype(np.uint8)
+    time_ns = _field(buffer, chosen, *_FIELDS["time_ns"], order).astype(np.int64)
+    first_ns = int(_field(buffer, offsets[:1], *_FIELDS["time_ns"], order)[0]) if len(offsets) else 0
+    devices = np.unique(_field(buffer, chosen, *_FIELDS["device"], order))
+    return BlkEvents(len(offsets), time_ns - first_ns, act[wanted], direction, size[wanted].astype(np.int64),
+                     _field(buffer, chosen, *_FIELDS["sector"], order).astype(np.int64) * 512,
+                     tuple(int(device) for device in devices))
+
+
+def _record_offsets(buffer: Any, order: str, path: Path) -> "npt.NDArray[np.int64]":
+    """Where each record starts. Records are found as the positions of the magic word; they are the records when
+    each one ends where the next begins (48 bytes plus its payload). A payload holding the magic word by chance
+    breaks that chain; then the file is walked record by record (slow, but exact)."""
+    import numpy as np
+
+    length = len(buffer)
+    magic = np.uint32(MAGIC | VERSION)
+    stride_offsets = np.arange(0, length - length % RECORD_BYTES, RECORD_BYTES, dtype=np.int64)
+    # the common case: no record carries a payload (every record 48 bytes)
+    if length % RECORD_BYTES == 0 and _chained(buffer, stride_offsets, order, length):
+        return stride_offsets
+    found = []
+    for start in range(4):
+        words = np.frombuffer(buffer, dtype=f"{order}u4", offset=start, count=(length - start) // 4)
+        found.append(np.flatnonzero(words == magic).astype(np.int64) * 4 + start)
+        if start == 0 and _chained(buffer, found[0], order, length):
+            return found[0]  # payloads of whole words: every record is word-aligned
+    candidates = np.sort(np.concatenate(found))
+    if _chained(buffer, candidates, order, length):
+        return candidates
+    return _walk(buffer, order, path)
+
+
+def _chained(buffer: Any, offsets: "npt.NDArray[np.int64]", order: str, length: int) -> bool:
+    """Whether `offsets` are records back to back from the file's start to its end, each with the magic word."""
+    import numpy as np
+
+    if not len(offsets) or offsets[0] != 0:
+        return False
+    if not np.all((_field(buffer, offsets, 0, "u4", order) & 0xFFFFFF00) == MAGIC):
+        return False
+    ends = offsets + RECORD_BYTES + _field(buffer, offsets, *_FIELDS["pdu_len"], order).astype(np.int64)
+    return bool(ends[-1] == length and np.array_equal(ends[:-1], offsets[1:]))
+
+
+def _walk(buffer: Any, order: str, path: Path) -> "npt.NDArray[np.int64]":
+    """Record offsets by following each record's length from the start (the exact, slow way)."""
+    import numpy as np
+
+    view = memoryview(buffer).cast("B")
+    offsets = []
+    position = 0
+    little = order == "<"
+    while position + RECORD_BYTES <= len(view):
+        magic = int.from_bytes(view[position:position + 4], "little" if little else "big")
+        if magic & 0xFFFFFF00 != MAGIC:
+            raise PtsbenchError(f"{path} is damaged: no blk_io_trace record at byte {position}",
+                                "capture the trace again (a cut or mixed file cannot be read)")
+        offsets.append(position)
+        position += RECORD_BYTES + int.from_bytes(view[position + 46:position + 48], "little" if little else "big")
+    if position != len(view):
+        raise PtsbenchError(f"{path} is damaged: its last record is cut at byte {position}",
+                            "capture the trace again (the capture was stopped while writing)")
+    return np.asarray(offsets, dtype=np.int64)
+
+
+def _field(buffer: Any, offsets: "npt.NDArray[np.int64]", field_offset: int, kind: str,
+           order: str) -> "npt.NDArray[Any]":
+    """One field of every record at `offsets`: gathered from a view of the buffer at each alignment the records
+    take (one view when all are aligned, the usual case)."""
+    import numpy as np
+
+    dtype = np.dtype(f"{order}{kind}")
+    size = dtype.itemsize
+    positions = offsets + field_offset
+    out = np.empty(len(positions), dtype=dtype.newbyteorder("="))
+    remainder = positions % size
+    starts = np.unique(remainder)
+    for start in starts:
+        chosen = remainder == start if len(starts) > 1 else slice(None)
+        words = np.frombuffer(buffer, dtype=dtype, offset=int(start), count=(len(buffer) - int(start)) // size)
+        out[chosen] = words[(positions[chosen] - start) // size]
+    return out
