@@ -121,8 +121,7 @@ def replay_redirect_only(log_path: str) -> str | None:
     return f"its IO log {log_path} is neither a blktrace binary nor an fio IO log of version 2 or 3"
 
 
-def replay_job_text(log_path: Path, target: str, engine: str, rate_percent: int | None, no_stall: bool,
-                    size_bytes: int | None) -> str:
+def replay_job_text(log_path: Path, target: str, engine: str, rate_percent: int | None, no_stall: bool) -> str:
     """The job that replays `log_path` onto `target`: direct IO through `engine`, at the captured pace, scaled
     (replay_time_scale: `rate_percent` of the captured IO rate, 200 twice as fast), or as fast as fio can
     (replay_no_stall)."""
@@ -134,6 +133,5 @@ def replay_job_text(log_path: Path, target: str, engine: str, rate_percent: int 
         options["replay_no_stall"] = "1"
     elif rate_percent is not None:
         options["replay_time_scale"] = str(rate_percent)
-    if size_bytes is not None:
-        options["size"] = str(size_bytes)
     return render_job_file({}, [("replay", options)])
+

@@ -101,6 +101,11 @@ def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
         from ptsbench.report.pts.fleet_run import fleet_report
 
         return fleet_report(store, in_progress)
+    if store.kind == "capture":
+        from ptsbench.report.workload import workload_report
+        from ptsbench.workload.runs import read_characterisation
+
+        return workload_report(store.manifest, read_characterisation(run_dir) or {}, in_progress)
     if store.kind == "sweep":
         from ptsbench.report.cases.sweep import sweep_report
 

@@ -1,0 +1,117 @@
+"""report: a captured workload's statistics (characterisation.json) as tables, figures and a terminal summary."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from ptsbench.report.core.figure import Figure, Grid, Series
+from ptsbench.report.core.model import Column, Report, Section, Table, Text
+from ptsbench.units import format_bs, format_bytes
+
+
+def summary_lines(found: Mapping[str, Any]) -> list[str]:
+    """The characterisation in a few lines for the terminal."""
+    lines = [f"{found['source']}: {found['event_count']:,} events, {found['io_count']:,} IOs, "
+             f"{format_bytes(found['bytes'])}" + (f" in {found['duration_s']:.3f} s" if found["duration_s"] else "")]
+    for name, part in found["directions"].items():
+        common = sorted(part["sizes"], key=lambda pair: -pair[1])[:4]
+        sizes = ", ".join(f"{format_bs(size)} x{count:,}" for size, count in common)
+        lines.append(f"  {name:5s} {part['io_count']:>12,} IOs {format_bytes(part['bytes']):>11s}  sizes: {sizes}"
+                     + (" ..." if len(part["sizes"]) > 4 else ""))
+    if found["read_fraction"] is not None:
+        lines.append(f"  read share {found['read_fraction']:.1%} of IOs")
+    lines.append("  top IO streams: " + ", ".join(f"{stream['direction']} {format_bs(stream['size_bytes'])} "
+                                                   f"{stream['share']:.1%}" for stream in found["streams"][:5]))
+    locality = found.get("locality")
+    if locality:
+        lines.append(f"  locality: {format_bytes(locality['high_bytes'] - locality['low_bytes'])} span, "
+                     f"{locality['sequential_fraction']:.1%} sequential, hottest tenth of the span holds "
+                     f"{locality['hottest_tenth_fraction']:.1%} of IOs")
+    gaps = found.get("inter_arrival_us")
+    if gaps:
+        lines.append(f"  inter-arrival: mean {gaps['mean']:.1f} us, p50 {gaps['p50']:.1f} us, p99 {gaps['p99']:.1f} us")
+    held = found.get("outstanding")
+    if held:
+        idle = held["idle"]
+        lines.append(f"  outstanding IOs: mean {held['mean']:.2f}, max {held['max']}; idle {idle['fraction']:.1%} "
+                     f"of the time in {idle['count']:,} periods" if held["mean"] is not None else "")
+    return [line for line in lines if line]
+
+
+def workload_sections(found: Mapping[str, Any]) -> tuple[Section, ...]:
+    """The sections of a characterisation: mix and sizes, streams, time (pace, outstanding, idle), locality."""
+    sizes = Table("io_sizes", "IO sizes by direction", (Column("direction"), Column("size (bytes)", "int"),
+                                                          Column("IOs", "int"), Column("share of direction", "ratio")),
+                  tuple((name, size, count, count / part["io_count"]) for name, part in found["directions"].items()
+                        for size, count in part["sizes"]), keys=(0, 1))
+    streams = Table("io_streams", "Top IO streams (direction and size)",
+                    (Column("direction"), Column("size (bytes)", "int"), Column("IOs", "int"),
+                     Column("share of IOs", "ratio")),
+                    tuple((s["direction"], s["size_bytes"], s["io_count"], s["share"]) for s in found["streams"]),
+                    keys=(0, 1))
+    size_figure = Figure("io_sizes", "IOs by size and direction", "IO size (bytes)", "IOs",
+                         tuple(Series(name, tuple(size for size, _ in part["sizes"]),
+                                      tuple(count for _, count in part["sizes"]), mode="bars")
+                               for name, part in found["directions"].items()), x_log=True,
+                         caption="How many IOs of each size the trace holds, per direction.")
+    blocks: list[Any] = [Text(summary_lines(found)[0]), sizes, size_figure, streams]
+    time_blocks = _time_blocks(found)
+    sections = [Section("workload", "Workload: sizes and streams", blocks=tuple(blocks))]
+    if time_blocks:
+        sections.append(Section("workload_time", "Workload over time", blocks=tuple(time_blocks)))
+    if found.get("locality"):
+        sections.append(_locality_section(found["locality"]))
+    return tuple(sections)
+
+
+def _time_blocks(found: Mapping[str, Any]) -> list[Any]:
+    blocks: list[Any] = []
+    mix = found.get("mix")
+    if mix:
+        step = mix["slice_s"]
+        series = tuple(Series(f"{name} IOPS", tuple(index * step for index in range(len(mix[f"{name}_ios"]))),
+                              tuple(count / step for count in mix[f"{name}_ios"]), mode="lines")
+                       for name in ("read", "write", "trim") if f"{name}_ios" in mix)
+        blocks.append(Figure("workload_mix", "Read/write mix over time", "time (s)", "IOs per second", series,
+                             caption=f"IOs per direction in each {step} s of the trace."))
+    rows = [(label, *(values.get(key) for key in ("mean", "p50", "p90", "p99", "p99.9", "max")))
+            for label, values in (("inter-arrival (us)", found.get("inter_arrival_us")),
+                                  ("idle period (us)", (found.get("outstanding") or {}).get("idle", {}).get("us")))
+            if values]
+    if rows:
+        blocks.append(Table("workload_times", "Inter-arrival and idle times (us)",
+                            (Column("time"), *(Column(name, "number") for name in
+                                               ("mean", "p50", "p90", "p99", "p99.9", "max"))), tuple(rows)))
+    held = found.get("outstanding")
+    if held and held["time_fraction"]:
+        blocks.append(Table("outstanding", "IOs outstanding at the device (share of the traced time)",
+                            (Column("IOs outstanding", "int"), Column("share of time", "ratio")),
+                            tuple((level, share) for level, share in held["time_fraction"])))
+    return blocks
+
+
+def _locality_section(locality: Mapping[str, Any]) -> Section:
+    heat = locality["heat"]
+    band_bytes = (locality["high_bytes"] - locality["low_bytes"]) / heat["lba_bins"]
+    slice_s = heat["slice_s"]
+    grid = Grid(tuple(f"{index * slice_s:.3g} s" if slice_s else "all" for index in range(heat["time_slices"])),
+                tuple(format_bytes(locality["low_bytes"] + index * band_bytes) for index in range(heat["lba_bins"])),
+                tuple(tuple(row) for row in heat["counts"]))
+    figure = Figure("lba_heat", "LBA heat map", "time", "offset", grid=grid, kind="heatmap", z_label="IOs",
+                    caption="IOs per address band (rows, from the lowest offset the trace reaches) and time slice.")
+    facts = (("address span", format_bytes(locality["high_bytes"] - locality["low_bytes"])),
+             ("sequential IOs", f"{locality['sequential_fraction']:.1%}"),
+             ("IOs in the hottest tenth of the span", f"{locality['hottest_tenth_fraction']:.1%}"))
+    return Section("locality", "Locality", facts=facts, blocks=(figure,))
+
+
+def workload_report(manifest: Mapping[str, Any], found: Mapping[str, Any], in_progress: str | None = None) -> Report:
+    """The report of a capture run directory."""
+    from ptsbench.report.common import environment_section, provenance_line, run_facts
+
+    facts = run_facts(manifest) + tuple((key.replace("_", " "), str(manifest[key])) for key in
+                                        ("device", "duration_s", "event_count", "dropped_events")
+                                        if manifest.get(key) is not None)
+    warnings = (f"the kernel dropped {manifest['dropped_events']:,} trace events: the trace misses IOs",) \
+        if manifest.get("dropped_events") else ()
+    return Report(f"Workload {manifest.get('name', '')}", provenance_line(manifest), facts,
+                  (*workload_sections(found), environment_section(manifest)), in_progress, warnings)
