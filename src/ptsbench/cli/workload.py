@@ -87,17 +87,22 @@ def _print(found: dict[str, Any], output_format: str) -> None:
 @click.argument("trace", type=click.Path(path_type=Path))
 @click.option("--format", "output_format", type=click.Choice(("table", "json")), default="table",
               help="A summary for people (table) or the whole characterisation (json).")
-def characterise(trace: Path, output_format: str) -> None:
+@click.option("--pid", type=click.IntRange(min=1),
+              help="Only the IOs this process queued (blktrace; the characterisation's `processes` lists them). "
+                   "Without the device's view: no outstanding IOs, no idle times.")
+def characterise(trace: Path, output_format: str, pid: int | None) -> None:
     """Statistics of a trace (blktrace binary or fio iolog v2/v3) or of a capture's run directory: IO sizes by
     direction, mix over time, outstanding IOs, locality, inter-arrival and idle times, top IO streams.
 
-    A run directory gets its characterisation.json (re)written; a trace file is only read."""
+    A run directory gets its characterisation.json (re)written (not with --pid); a trace file is only read."""
     from ptsbench.store import MANIFEST
     from ptsbench.workload.characterise import characterise as reduce
     from ptsbench.workload.runs import trace_in
-    from ptsbench.workload.stream import load_stream
+    from ptsbench.workload.stream import load_stream, of_process
 
-    if trace.is_dir() and (trace / MANIFEST).is_file():
+    if pid is not None:
+        found = reduce(of_process(load_stream(trace_in(trace)), pid))
+    elif trace.is_dir() and (trace / MANIFEST).is_file():
         found = _characterise_into(trace, trace_in(trace))
     else:
         found = reduce(load_stream(trace_in(trace)))
@@ -122,10 +127,10 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
            out: Path | None, destructive: bool, allow_mounted: bool) -> None:
     """Replay TRACE (blktrace binary, fio iolog v2/v3, or a capture's run directory) onto TARGET with fio.
 
-    Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file is
-    made first, as long as the trace's extent. TARGET is judged like any write (--destructive for a device or an existing
-    file). The run is stored like a case, with the trace's characterisation and the comparison of fio's IOs with
-    the trace's.
+    Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
+    is made first, as long as the trace's extent. TARGET is judged like any write (--destructive for a device or an
+    existing file). The run is stored like a case, with the trace's characterisation and the comparison of fio's
+    IOs with the trace's.
 
     \b
     Examples:

@@ -39,14 +39,16 @@ def summary_lines(found: Mapping[str, Any]) -> list[str]:
 
 def workload_sections(found: Mapping[str, Any]) -> tuple[Section, ...]:
     """The sections of a characterisation: mix and sizes, streams, time (pace, outstanding, idle), locality."""
-    sizes = Table("io_sizes", "IO sizes by direction", (Column("direction"), Column("size (bytes)", "int"),
-                                                          Column("IOs", "int"), Column("share of direction", "ratio")),
-                  tuple((name, size, count, count / part["io_count"]) for name, part in found["directions"].items()
+    directions = found["directions"]
+    sizes = Table("io_sizes", "IO sizes by direction",
+                  (Column("direction"), Column("size (bytes)", "int"), Column("IOs", "int"),
+                   Column("share of direction (%)", "number")),
+                  tuple((name, size, count, 100 * count / part["io_count"]) for name, part in directions.items()
                         for size, count in part["sizes"]), keys=(0, 1))
     streams = Table("io_streams", "Top IO streams (direction and size)",
                     (Column("direction"), Column("size (bytes)", "int"), Column("IOs", "int"),
-                     Column("share of IOs", "ratio")),
-                    tuple((s["direction"], s["size_bytes"], s["io_count"], s["share"]) for s in found["streams"]),
+                     Column("share of IOs (%)", "number")),
+                    tuple((s["direction"], s["size_bytes"], s["io_count"], 100 * s["share"]) for s in found["streams"]),
                     keys=(0, 1))
     size_figure = Figure("io_sizes", "IOs by size and direction", "IO size (bytes)", "IOs",
                          tuple(Series(name, tuple(size for size, _ in part["sizes"]),
@@ -84,8 +86,8 @@ def _time_blocks(found: Mapping[str, Any]) -> list[Any]:
     held = found.get("outstanding")
     if held and held["time_fraction"]:
         blocks.append(Table("outstanding", "IOs outstanding at the device (share of the traced time)",
-                            (Column("IOs outstanding", "int"), Column("share of time", "ratio")),
-                            tuple((level, share) for level, share in held["time_fraction"])))
+                            (Column("IOs outstanding", "int"), Column("share of time (%)", "number")),
+                            tuple((level, 100 * share) for level, share in held["time_fraction"])))
     return blocks
 
 

@@ -33,7 +33,7 @@ TC_NOTIFY = 1 << 10
 TC_DISCARD = 1 << 13
 DIRECTIONS = ("read", "write", "trim")  # the direction codes of every IO stream: 0, 1, 2
 _FIELDS = {"time_ns": (8, "u8"), "sector": (16, "u8"), "bytes": (24, "u4"), "action": (28, "u4"),
-           "device": (36, "u4"), "pdu_len": (46, "u2")}
+           "pid": (32, "u4"), "device": (36, "u4"), "pdu_len": (46, "u2")}
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class BlkEvents:
     direction: "npt.NDArray[np.uint8]"  # index into DIRECTIONS
     size_bytes: "npt.NDArray[np.int64]"
     offset_bytes: "npt.NDArray[np.int64]"
+    pid: "npt.NDArray[np.uint32]"  # the process that was running when the event happened (queue: the submitter)
     devices: tuple[int, ...]  # the traced devices (kernel dev_t: major << 20 | minor)
 
 
@@ -77,7 +78,7 @@ def read_blktrace(path: Path) -> BlkEvents:
     devices = np.unique(_field(buffer, chosen, *_FIELDS["device"], order))
     return BlkEvents(len(offsets), time_ns - first_ns, act[wanted], direction, size[wanted].astype(np.int64),
                      _field(buffer, chosen, *_FIELDS["sector"], order).astype(np.int64) * 512,
-                     tuple(int(device) for device in devices))
+                     _field(buffer, chosen, *_FIELDS["pid"], order), tuple(int(device) for device in devices))
 
 
 def _record_offsets(buffer: Any, order: str, path: Path) -> "npt.NDArray[np.int64]":

@@ -41,15 +41,28 @@ def characterise(stream: "IOStream") -> dict[str, Any]:
         if not len(chosen):
             continue
         values, counts = np.unique(chosen, return_counts=True)
-        found["directions"][name] = {"io_count": int(len(chosen)), "bytes": int(chosen.sum()),
-                                     "sizes": [[int(size), int(count)] for size, count in zip(values, counts)]}
+        sized = [[int(size), int(count)] for size, count in zip(values, counts, strict=True)]
+        found["directions"][name] = {"io_count": int(len(chosen)), "bytes": int(chosen.sum()), "sizes": sized}
     found["read_fraction"] = _share(found, "read")
     found["streams"] = _streams(stream)
     found["locality"] = _locality(stream)
     found["mix"] = _mix(stream)
     found["inter_arrival_us"] = _percentiles(np.diff(stream.time_ns) / 1e3) if stream.time_ns is not None else None
     found["outstanding"] = _outstanding(stream.issue_ns, stream.complete_ns)
+    found["processes"] = _processes(stream)
     return found
+
+
+def _processes(stream: "IOStream") -> list[dict[str, int]] | None:
+    """The processes that queued the most IOs (a capture holds every process's IO on the device: the workload's
+    and, say, udev probing it), by IO count."""
+    import numpy as np
+
+    if stream.pid is None or not len(stream.pid):
+        return None
+    values, counts = np.unique(stream.pid, return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:TOP_STREAMS]
+    return [{"pid": int(values[index]), "io_count": int(counts[index])} for index in order]
 
 
 def _duration_s(time_ns: "npt.NDArray[np.int64] | None") -> float | None:
@@ -137,7 +150,7 @@ def _percentiles(values: "npt.NDArray[Any]") -> dict[str, float] | None:
         return None
     points = np.percentile(values, PERCENTILES)
     return {"mean": float(values.mean()), "max": float(values.max()),
-            **{f"p{percent:g}": float(value) for percent, value in zip(PERCENTILES, points)}}
+            **{f"p{percent:g}": float(value) for percent, value in zip(PERCENTILES, points, strict=True)}}
 
 
 def _outstanding(issue_ns: "npt.NDArray[np.int64] | None",

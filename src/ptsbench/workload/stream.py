@@ -28,6 +28,7 @@ class IOStream:
     offset_bytes: "npt.NDArray[np.int64]"
     issue_ns: "npt.NDArray[np.int64] | None" = None  # the device got an IO (blktrace only)
     complete_ns: "npt.NDArray[np.int64] | None" = None  # the device finished one
+    pid: "npt.NDArray[np.uint32] | None" = None  # the process that queued each IO (blktrace only)
     devices: tuple[int, ...] = ()  # the traced devices (dev_t), blktrace only
     files: tuple[str, ...] = ()  # the files an fio IO log names
 
@@ -79,4 +80,19 @@ def _from_blktrace(path: Path) -> IOStream:
     return IOStream("blktrace", events.event_count, events.time_ns[queued], events.direction[queued],
                     events.size_bytes[queued], events.offset_bytes[queued],
                     events.time_ns[events.act == ACT_ISSUE], events.time_ns[events.act == ACT_COMPLETE],
-                    events.devices)
+                    events.pid[queued], events.devices)
+
+
+def of_process(stream: IOStream, pid: int) -> IOStream:
+    """The IOs of `stream` that process `pid` queued (outstanding IOs, counted at the device for all, are left
+    out)."""
+    import dataclasses
+
+    if stream.pid is None:
+        raise PtsbenchError(f"a {stream.source} trace does not say which process queued an IO",
+                            "select by process in blktrace binaries only")
+    chosen = stream.pid == pid
+    return dataclasses.replace(
+        stream, time_ns=stream.time_ns[chosen] if stream.time_ns is not None else None,
+        direction=stream.direction[chosen], size_bytes=stream.size_bytes[chosen],
+        offset_bytes=stream.offset_bytes[chosen], pid=stream.pid[chosen], issue_ns=None, complete_ns=None)

@@ -1,0 +1,190 @@
+"""capture, characterise and replay on real parts: fio's IO on loop devices traced by the kernel's block tracer,
+its statistics checked against fio's own JSON and blkparse, replays checked against the capture."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import attached_loop, run_cli
+
+READ_BS = 4096
+WRITE_BS = 16384
+
+
+def _fio_workload(device: str, out_json: Path) -> list[str]:
+    """A known workload: random reads of 4 KiB and writes of 16 KiB, direct, queue depth 4."""
+    return ["fio", "--name=known", f"--filename={device}", "--rw=randrw", f"--bs={READ_BS},{WRITE_BS}",
+            "--direct=1", "--ioengine=libaio", "--iodepth=4", "--size=32M", "--io_size=4M", "--output-format=json",
+            f"--output={out_json}"]
+
+
+def _fio_counts(path: Path) -> dict[str, tuple[int, int]]:
+    job = json.loads(path.read_text())["jobs"][0]
+    return {name: (job[name]["total_ios"], job[name]["io_bytes"]) for name in ("read", "write")}
+
+
+@pytest.fixture
+def captured(tmp_path: Path) -> tuple[Path, dict[str, tuple[int, int]]]:
+    """A capture run directory of the known workload on a loop device, and fio's own counts of it."""
+    if os.geteuid() != 0:
+        pytest.skip("capturing needs root")
+    with attached_loop(str(tmp_path)) as device:
+        run_dir = tmp_path / "capture"
+        done = run_cli("capture", device, "--out", str(run_dir), "--", *_fio_workload(device, tmp_path / "fio.json"))
+        assert done.returncode == 0, done.stderr
+    return run_dir, _fio_counts(tmp_path / "fio.json")
+
+
+def _main_process(run_dir: Path) -> dict:  # type: ignore[type-arg]
+    """The characterisation of the IOs of the process that queued the most of them: the workload's fio job, not
+    udev probing the device meanwhile."""
+    found = json.loads((run_dir / "characterisation.json").read_text())
+    done = run_cli("characterise", str(run_dir), "--pid", str(found["processes"][0]["pid"]), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_capture_recovers_fio_workload(captured: tuple[Path, dict[str, tuple[int, int]]]) -> None:
+    run_dir, fio = captured
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["kind"] == "capture" and manifest["status"] == "done"
+    assert manifest["dropped_events"] == 0
+    found = _main_process(run_dir)  # the whole trace may also hold udev's probes of the new device
+    for name, size in (("read", READ_BS), ("write", WRITE_BS)):
+        ios, io_bytes = fio[name]
+        assert found["directions"][name]["io_count"] == ios
+        assert found["directions"][name]["bytes"] == io_bytes
+        assert found["directions"][name]["sizes"] == [[size, ios]]
+    assert found["read_fraction"] == pytest.approx(fio["read"][0] / (fio["read"][0] + fio["write"][0]))
+    assert {(stream["direction"], stream["size_bytes"]) for stream in found["streams"]} == {("read", READ_BS),
+                                                                                            ("write", WRITE_BS)}
+    whole = json.loads((run_dir / "characterisation.json").read_text())
+    assert whole["outstanding"]["max"] >= 1
+    assert whole["processes"][0]["io_count"] == fio["read"][0] + fio["write"][0]
+    assert manifest["io_count"] >= fio["read"][0] + fio["write"][0]
+
+
+def test_parser_agrees_with_blkparse(captured: tuple[Path, dict[str, tuple[int, int]]]) -> None:
+    """The numpy reader counts the same queued IOs per direction as blkparse's text output of the same file."""
+    run_dir, _fio = captured
+    with open(run_dir / "trace.blktrace", "rb") as trace:
+        text = subprocess.run(["blkparse", "-i", "-"], stdin=trace, capture_output=True, text=True, check=True).stdout
+    queued = {"R": 0, "W": 0}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) > 8 and fields[5] == "Q" and fields[7].isdigit() and fields[8] == "+":
+            queued[fields[6][0]] += 1
+    found = json.loads(run_cli("characterise", str(run_dir / "trace.blktrace"), "--format", "json").stdout)
+    assert (found["directions"]["read"]["io_count"], found["directions"]["write"]["io_count"]) == (queued["R"],
+                                                                                                   queued["W"])
+
+
+def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path) -> None:
+    run_dir, fio = captured
+    target = tmp_path / "replayed.dat"
+    done = run_cli("replay", str(run_dir), str(target), "--no-stall", "--out", str(tmp_path / "replay"))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "replay" / "replay.json").read_text())["rows"]
+    assert {row["direction"]: row["replay_ios"] for row in rows} == {name: fio[name][0] for name in fio}
+    assert {row["direction"]: row["trace_ios"] for row in rows} == {name: fio[name][0] for name in fio}
+
+
+def test_replay_on_device_matches_capture(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path) -> None:
+    """A replay onto another loop device, itself captured: the same IOs, size by size and direction by direction."""
+    run_dir, fio = captured
+    original = _main_process(run_dir)
+    assert {name: part["io_count"] for name, part in original["directions"].items()} == {
+        name: fio[name][0] for name in fio}
+    folder = tmp_path / "second"
+    folder.mkdir()
+    with attached_loop(str(folder)) as device:
+        again = tmp_path / "recapture"
+        replay = [sys.executable, "-m", "ptsbench", "replay", str(run_dir), device, "--destructive", "--no-stall",
+                  "--out", str(tmp_path / "replay-dev")]
+        done = run_cli("capture", device, "--out", str(again), "--", *replay)
+        assert done.returncode == 0, done.stderr
+    replayed = _main_process(again)
+    assert replayed["directions"] == original["directions"]
+    assert replayed["locality"]["low_bytes"] == original["locality"]["low_bytes"]
+    assert replayed["locality"]["high_bytes"] == original["locality"]["high_bytes"]
+
+
+def test_replay_refuses_device_without_destructive(captured: tuple[Path, dict[str, tuple[int, int]]],
+                                                   tmp_path: Path) -> None:
+    run_dir, _fio = captured
+    folder = tmp_path / "guarded"
+    folder.mkdir()
+    with attached_loop(str(folder)) as device:
+        with open(device, "rb") as handle:
+            before = hashlib.sha256(handle.read()).hexdigest()
+        done = run_cli("replay", str(run_dir), device, "--out", str(tmp_path / "refused"))
+        with open(device, "rb") as handle:
+            after = hashlib.sha256(handle.read()).hexdigest()
+    assert done.returncode != 0
+    assert "--destructive" in done.stderr and "Traceback" not in done.stderr
+    assert before == after
+
+
+def test_iolog_v3_characterised(tmp_path: Path) -> None:
+    """fio's own IO log (write_iolog, version 3) read back: the counts and sizes fio reports."""
+    data, log, out = tmp_path / "data.dat", tmp_path / "app.iolog", tmp_path / "fio.json"
+    subprocess.run(["fio", "--name=app", f"--filename={data}", "--size=8M", "--rw=randrw", f"--bs={READ_BS},"
+                    f"{WRITE_BS}", "--io_size=2M", f"--write_iolog={log}", "--ioengine=psync", "--output-format=json",
+                    f"--output={out}"], check=True, capture_output=True)
+    fio = _fio_counts(out)
+    done = run_cli("characterise", str(log), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["source"] == "fio iolog v3"
+    assert found["directions"]["read"]["sizes"] == [[READ_BS, fio["read"][0]]]
+    assert found["directions"]["write"]["sizes"] == [[WRITE_BS, fio["write"][0]]]
+    before = hashlib.sha256(data.read_bytes()).hexdigest()
+    target = tmp_path / "replay.dat"
+    done = run_cli("replay", str(log), str(target), "--no-stall", "--ioengine", "psync", "--out", str(tmp_path / "r"))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "r" / "replay.json").read_text())["rows"]
+    assert {row["direction"]: row["replay_ios"] for row in rows} == {name: fio[name][0] for name in fio}
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == before  # the file the log names is not touched
+
+
+def test_iolog_that_unlinks_is_refused(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.dat"
+    victim.write_bytes(b"x" * 8192)
+    log = tmp_path / "evil.iolog"
+    log.write_text(f"fio version 2 iolog\n{victim} add\n{victim} open\n{victim} read 0 4096\n{victim} unlink\n")
+    done = run_cli("replay", str(log), str(tmp_path / "new.dat"), "--out", str(tmp_path / "r"))
+    assert done.returncode != 0
+    assert "line 5" in done.stderr and "Traceback" not in done.stderr
+    assert victim.read_bytes() == b"x" * 8192 and not (tmp_path / "new.dat").exists()
+    # the same log in a user's job file: the guard sees the unlink and refuses without --destructive --allow-mounted
+    job = tmp_path / "replay.fio"
+    job.write_text(f"[r]\nread_iolog={log}\nreplay_redirect={tmp_path / 'other.dat'}\n")
+    done = run_cli("run", str(job), "--out", str(tmp_path / "run"))
+    assert done.returncode != 0 and "--allow-mounted" in done.stderr
+    assert victim.exists()
+
+
+def test_capture_needs_root_and_a_block_device(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.dat"
+    plain.write_bytes(b"")
+    done = run_cli("capture", str(plain), "--duration", "1")
+    assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1
+    assert ("root" in done.stderr) if os.geteuid() != 0 else ("not a block device" in done.stderr)
+
+
+def test_capture_report(captured: tuple[Path, dict[str, tuple[int, int]]]) -> None:
+    """The capture's report, from its run directory alone: the sizes table, the streams and the heat map."""
+    run_dir, fio = captured
+    done = run_cli("report", str(run_dir))
+    assert done.returncode == 0, done.stderr
+    text = subprocess.run(["pdftotext", "-layout", str(run_dir / "report" / "report.pdf"), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    assert "IO sizes by direction" in text and "LBA heat map" in text and "Top IO streams" in text
+    assert f"{fio['write'][0]:,}" in text
+    html = (run_dir / "report" / "index.html").read_text()
+    assert "lba_heat" in html and "workload_mix" in html
