@@ -90,8 +90,10 @@ def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[i
     done = run_cli("replay", str(run_dir), str(target), "--no-stall", "--out", str(tmp_path / "replay"))
     assert done.returncode == 0, done.stderr
     rows = json.loads((tmp_path / "replay" / "replay.json").read_text())["rows"]
-    assert {row["direction"]: row["replay_ios"] for row in rows} == {name: fio[name][0] for name in fio}
-    assert {row["direction"]: row["trace_ios"] for row in rows} == {name: fio[name][0] for name in fio}
+    whole = json.loads((run_dir / "characterisation.json").read_text())["directions"]
+    assert {row["direction"]: row["trace_ios"] for row in rows} == {name: whole[name]["io_count"] for name in whole}
+    assert {row["direction"]: row["replay_ios"] for row in rows} == {name: whole[name]["io_count"] for name in whole}
+    assert all(whole[name]["io_count"] >= fio[name][0] for name in fio)
 
 
 def test_replay_on_device_matches_capture(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path) -> None:
@@ -188,3 +190,30 @@ def test_capture_report(captured: tuple[Path, dict[str, tuple[int, int]]]) -> No
     assert f"{fio['write'][0]:,}" in text
     html = (run_dir / "report" / "index.html").read_text()
     assert "lba_heat" in html and "workload_mix" in html
+
+
+def test_replay_rounds_until_steady(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path) -> None:
+    """--steady: rounds of the replay at the captured pace, judged by the PTS criterion after each; the run stops at
+    the first steady window (every earlier window was not), or runs --max-rounds; every round is stored."""
+    from ptsbench.workload.steady import judge
+
+    run_dir, fio = captured
+    out = tmp_path / "steady"
+    max_rounds = 8
+    done = run_cli("replay", str(run_dir), str(tmp_path / "steady.dat"), "--steady", "--max-rounds",
+                   str(max_rounds), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    found = json.loads((out / "steady.json").read_text())
+    manifest = json.loads((out / "manifest.json").read_text())
+    results = [json.loads((out / "cases" / name / "result.json").read_text()) for name in manifest["cases"]]
+    assert len(results) == found["rounds"] == len(list((out / "cases").iterdir()))
+    trace_ios = json.loads((run_dir / "characterisation.json").read_text())["io_count"]
+    assert trace_ios >= fio["read"][0] + fio["write"][0]
+    assert all(sum(part["total_ios"] for job in result["jobs"] for part in job["directions"]
+                   if part["direction"] != "total") == trace_ios for result in results)  # the whole trace, each round
+    rounds = [result["jobs"] for result in results]
+    assert judge(rounds) == found
+    earlier = [judge(rounds[:count])["steady"] for count in range(5, len(rounds))]
+    assert not any(earlier)
+    assert found["steady"] or len(rounds) == max_rounds
+    assert "RWSW" in done.stderr and "deviations" in done.stderr

@@ -4,12 +4,15 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.report.core.terminal import FORMATS
+
+if TYPE_CHECKING:
+    from ptsbench.case_records import CaseRecord
 
 OUT_HELP = "Run directory (default ./ptsbench-results/...)."
 
@@ -121,10 +124,15 @@ def characterise(trace: Path, output_format: str, pid: int | None) -> None:
               help="Results on stdout: table, json or csv.")
 @click.option("--out", type=click.Path(path_type=Path), callback=lambda _c, _p, value: text_path(value),
               help=OUT_HELP)
+@click.option("--steady", is_flag=True,
+              help="RWSW steady state: replay round after round until the PTS criterion holds on IOPS and mean "
+                   "latency over the last 5 rounds (or --max-rounds).")
+@click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True,
+              help="With --steady: rounds at most.")
 @safety_flag("--destructive", help_text="Allow writes to a block device or an existing file (refused by default).")
 @safety_flag("--allow-mounted", help_text="With --destructive: allow writes to a device in use (docs/safety.md).")
 def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, ioengine: str, output_format: str,
-           out: Path | None, destructive: bool, allow_mounted: bool) -> None:
+           out: Path | None, steady: bool, max_rounds: int, destructive: bool, allow_mounted: bool) -> None:
     """Replay TRACE (blktrace binary, fio iolog v2/v3, or a capture's run directory) onto TARGET with fio.
 
     Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
@@ -166,8 +174,34 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
         _new_file(target_path, layout, destructive)
     job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
     _execute([job], [], _no_overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted), 1000,
-             False, prepared=(job.name, copy.name, "characterisation.json"), keep_files=True)
+             False, prepared=(job.name, copy.name, "characterisation.json"), keep_files=True,
+             repeat=max_rounds if steady else 1, stop_when=_steady_now if steady else None,
+             manifest={"workload": {"trace": str(source), "steady": steady}})
     _compare(run_dir, found)
+    if steady:
+        _say_steady(run_dir)
+
+
+def _steady_now(records: "list[CaseRecord]") -> bool:
+    from ptsbench.workload.steady import judge
+
+    return bool(judge([record.jobs for record in records])["steady"])
+
+
+def _say_steady(run_dir: Path) -> None:
+    """Store the steady-state determination of the replay's rounds (steady.json) and say it."""
+    from ptsbench.atomic import atomic_write_json
+    from ptsbench.case_records import load_records
+    from ptsbench.store import RunStore
+    from ptsbench.workload.runs import STEADY
+    from ptsbench.workload.steady import judge
+
+    found = judge([record.jobs for record in load_records(RunStore.open(run_dir))])
+    atomic_write_json(run_dir / STEADY, found)
+    verdict = (f"steady in rounds {found['window'][0]}-{found['window'][-1]}" if found["steady"] else
+               f"not steady after {found['rounds']} rounds")
+    click.echo(f"ptsbench: RWSW steady state (PTS criterion on IOPS and mean latency): {verdict}; follows the RWSW "
+               f"technical position with deviations: {'; '.join(found['deviations'])}", err=True)
 
 
 def _no_overrides() -> Any:

@@ -148,10 +148,14 @@ def _field(buffer: Any, offsets: "npt.NDArray[np.int64]", field_offset: int, kin
     size = dtype.itemsize
     positions = offsets + field_offset
     out = np.empty(len(positions), dtype=dtype.newbyteorder("="))
-    remainder = positions % size
-    starts = np.unique(remainder)
-    for start in starts:
-        chosen = remainder == start if len(starts) > 1 else slice(None)
-        words = np.frombuffer(buffer, dtype=dtype, offset=int(start), count=(len(buffer) - int(start)) // size)
-        out[chosen] = words[(positions[chosen] - start) // size]
+    remainder = positions & (size - 1)
+    if not remainder.any():  # the usual case: every record aligned for this field
+        words = np.frombuffer(buffer, dtype=dtype, count=len(buffer) // size)
+        out[:] = words[positions // size]
+        return out
+    for start in range(size):
+        chosen = remainder == start
+        if chosen.any():
+            words = np.frombuffer(buffer, dtype=dtype, offset=start, count=(len(buffer) - start) // size)
+            out[chosen] = words[(positions[chosen] - start) // size]
     return out

@@ -7,6 +7,7 @@ characterisation and the comparison of what fio did with what the trace holds.
   trace.blktrace | trace.iolog  the trace (a replay's copy of the trace it replayed)
   characterisation.json       the trace's statistics (workload/characterise.py)
   replay.json                 a replay: the trace's IOs and bytes per direction beside fio's
+  steady.json                 a replay --steady: each round's IOPS and mean latency, the PTS criterion's verdict
 """
 
 from pathlib import Path
@@ -17,6 +18,7 @@ from ptsbench.errors import StoreError
 TRACE_NAMES = ("trace.blktrace", "trace.iolog")
 CHARACTERISATION = "characterisation.json"
 REPLAY = "replay.json"
+STEADY = "steady.json"
 
 
 def trace_name(trace_format: str) -> str:
