@@ -217,3 +217,34 @@ def test_replay_rounds_until_steady(captured: tuple[Path, dict[str, tuple[int, i
     assert not any(earlier)
     assert found["steady"] or len(rounds) == max_rounds
     assert "RWSW" in done.stderr and "deviations" in done.stderr
+
+
+def _record(time_ns: int, sector: int, size: int, action: int, payload: bytes = b"") -> bytes:
+    import struct
+
+    return struct.pack("<IIQQIIIIIHH", 0x65617407, 0, time_ns, sector, size, action, 42, 7 << 20, 0, 0,
+                       len(payload)) + payload
+
+
+@pytest.mark.parametrize("payload", [b"", b"\0" * 8, b"abcde", b"\x07tae\x07tae"])
+def test_blktrace_records_with_any_payload(tmp_path: Path, payload: bytes) -> None:
+    """Records of 48 bytes, with word payloads, with payloads that leave later records unaligned, and with the magic
+    word inside a payload: each read as written (a payload-carrying record of any length cannot be made to order
+    by the kernel, so these records are written here)."""
+    from ptsbench.workload.blktrace import read_blktrace
+
+    queue_read, queue_write, unplug = 1 | (0x11 << 16), 1 | (0x12 << 16), 10 | (0x01 << 16)  # event | category
+    records = []
+    for index in range(50):
+        records.append(_record(1000 * index, 8 * index, 4096, queue_read if index % 3 else queue_write))
+        records.append(_record(1000 * index + 1, 0, 0, unplug, payload))
+    path = tmp_path / "made.blktrace"
+    path.write_bytes(b"".join(records))
+    events = read_blktrace(path)
+    assert events.event_count == 100
+    assert list(events.offset_bytes) == [8 * 512 * index for index in range(50)]
+    assert list(events.direction) == [0 if index % 3 else 1 for index in range(50)]
+    assert set(events.size_bytes) == {4096} and list(events.time_ns) == [1000 * index for index in range(50)]
+    path.write_bytes(b"".join(records)[:-3])
+    done = run_cli("characterise", str(path))
+    assert done.returncode != 0 and "Traceback" not in done.stderr and "damaged" in done.stderr

@@ -32,7 +32,7 @@ TC_WRITE = 1 << 1
 TC_NOTIFY = 1 << 10
 TC_DISCARD = 1 << 13
 DIRECTIONS = ("read", "write", "trim")  # the direction codes of every IO stream: 0, 1, 2
-_FIELDS = {"time_ns": (8, "u8"), "sector": (16, "u8"), "bytes": (24, "u4"), "action": (28, "u4"),
+_FIELDS = {"magic": (0, "u4"), "time_ns": (8, "u8"), "sector": (16, "u8"), "bytes": (24, "u4"), "action": (28, "u4"),
            "pid": (32, "u4"), "device": (36, "u4"), "pdu_len": (46, "u2")}
 
 
@@ -63,22 +63,46 @@ def read_blktrace(path: Path) -> BlkEvents:
     if version != VERSION:
         raise PtsbenchError(f"{path}: blktrace format version {version} is not {VERSION}",
                             "trace with blktrace 1.x or `ptsbench capture`")
-    buffer = data.tobytes() if not data.flags.c_contiguous else data
+    buffer = data
     offsets = _record_offsets(buffer, order, path)
-    action = _field(buffer, offsets, *_FIELDS["action"], order)
+    first = _fields(buffer, offsets, ("action", "bytes"), order)
+    action, size = first["action"], first["bytes"]
     act = (action & 0xFFFF).astype(np.uint8)
     category = action >> 16
-    size = _field(buffer, offsets, *_FIELDS["bytes"], order)
     wanted = (np.isin(act, (ACT_QUEUE, ACT_ISSUE, ACT_COMPLETE)) & ((category & TC_NOTIFY) == 0) & (size > 0))
     chosen = offsets[wanted]
     category = category[wanted]
     direction = np.where(category & TC_DISCARD, 2, np.where(category & TC_WRITE, 1, 0)).astype(np.uint8)
-    time_ns = _field(buffer, chosen, *_FIELDS["time_ns"], order).astype(np.int64)
+    found = _fields(buffer, chosen, ("time_ns", "sector", "pid", "device"), order)
     first_ns = int(_field(buffer, offsets[:1], *_FIELDS["time_ns"], order)[0]) if len(offsets) else 0
-    devices = np.unique(_field(buffer, chosen, *_FIELDS["device"], order))
-    return BlkEvents(len(offsets), time_ns - first_ns, act[wanted], direction, size[wanted].astype(np.int64),
-                     _field(buffer, chosen, *_FIELDS["sector"], order).astype(np.int64) * 512,
-                     _field(buffer, chosen, *_FIELDS["pid"], order), tuple(int(device) for device in devices))
+    devices = np.unique(found["device"])
+    return BlkEvents(len(offsets), found["time_ns"].astype(np.int64) - first_ns, act[wanted], direction,
+                     size[wanted].astype(np.int64), found["sector"].astype(np.int64) * 512, found["pid"],
+                     tuple(int(device) for device in devices))
+
+
+def _fields(buffer: Any, offsets: "npt.NDArray[np.int64]", names: tuple[str, ...],
+            order: str) -> "dict[str, npt.NDArray[Any]]":
+    """Fields of every record at `offsets`. When every record starts on 8 bytes (payloads of whole words, the usual
+    case), each 64-bit word of the record is gathered once and its fields cut out of it; else a field at a time."""
+    import numpy as np
+
+    if len(offsets) and (offsets & 7).any():
+        return {name: _field(buffer, offsets, *_FIELDS[name], order) for name in names}
+    words = np.frombuffer(buffer, dtype=f"{order}u8", count=len(buffer) // 8)
+    index = offsets // 8
+    gathered: dict[int, Any] = {}
+    found = {}
+    for name in names:
+        field_offset, kind = _FIELDS[name]
+        size = np.dtype(kind).itemsize
+        word = field_offset // 8
+        if word not in gathered:
+            gathered[word] = words[index + word]
+        within = field_offset % 8
+        shift = within * 8 if order == "<" else (8 - within - size) * 8
+        found[name] = ((gathered[word] >> np.uint64(shift)) & np.uint64((1 << (8 * size)) - 1)).astype(kind)
+    return found
 
 
 def _record_offsets(buffer: Any, order: str, path: Path) -> "npt.NDArray[np.int64]":
@@ -89,16 +113,22 @@ def _record_offsets(buffer: Any, order: str, path: Path) -> "npt.NDArray[np.int6
 
     length = len(buffer)
     magic = np.uint32(MAGIC | VERSION)
-    stride_offsets = np.arange(0, length - length % RECORD_BYTES, RECORD_BYTES, dtype=np.int64)
-    # the common case: no record carries a payload (every record 48 bytes)
-    if length % RECORD_BYTES == 0 and _chained(buffer, stride_offsets, order, length):
-        return stride_offsets
+    if length % RECORD_BYTES == 0:  # no record carries a payload (every record 48 bytes): a strided look suffices
+        pdu = np.frombuffer(buffer, dtype=f"{order}u2", count=length // 2)[23::RECORD_BYTES // 2]
+        heads = np.frombuffer(buffer, dtype=f"{order}u4", count=length // 4)[::RECORD_BYTES // 4]
+        if not pdu.any() and np.all(heads == magic):
+            return np.arange(0, length, RECORD_BYTES, dtype=np.int64)
+    # payloads of whole words (the usual case): records start on 8 bytes, or on 4
+    words = np.frombuffer(buffer, dtype=f"{order}u4", count=length // 4)
+    for step in (2, 1):
+        candidates = np.flatnonzero(words[::step] == magic).astype(np.int64) * (4 * step)
+        if _chained(buffer, candidates, order, length):
+            return candidates
     found = []
-    for start in range(4):
+    for start in range(1, 4):
         words = np.frombuffer(buffer, dtype=f"{order}u4", offset=start, count=(length - start) // 4)
         found.append(np.flatnonzero(words == magic).astype(np.int64) * 4 + start)
-        if start == 0 and _chained(buffer, found[0], order, length):
-            return found[0]  # payloads of whole words: every record is word-aligned
+    found.append(candidates)
     candidates = np.sort(np.concatenate(found))
     if _chained(buffer, candidates, order, length):
         return candidates
@@ -109,11 +139,12 @@ def _chained(buffer: Any, offsets: "npt.NDArray[np.int64]", order: str, length: 
     """Whether `offsets` are records back to back from the file's start to its end, each with the magic word."""
     import numpy as np
 
-    if not len(offsets) or offsets[0] != 0:
+    if not len(offsets) or offsets[0] != 0 or offsets[-1] + RECORD_BYTES > length:
         return False
-    if not np.all((_field(buffer, offsets, 0, "u4", order) & 0xFFFFFF00) == MAGIC):
+    heads = _fields(buffer, offsets, ("magic", "pdu_len"), order)
+    if not np.all((heads["magic"] & 0xFFFFFF00) == MAGIC):
         return False
-    ends = offsets + RECORD_BYTES + _field(buffer, offsets, *_FIELDS["pdu_len"], order).astype(np.int64)
+    ends = offsets + RECORD_BYTES + heads["pdu_len"].astype(np.int64)
     return bool(ends[-1] == length and np.array_equal(ends[:-1], offsets[1:]))
 
 
