@@ -217,6 +217,12 @@ def test_replay_rounds_until_steady(captured: tuple[Path, dict[str, tuple[int, i
     assert not any(earlier)
     assert found["steady"] or len(rounds) == max_rounds
     assert "RWSW" in done.stderr and "deviations" in done.stderr
+    done = run_cli("report", str(out))
+    assert done.returncode == 0, done.stderr
+    text = subprocess.run(["pdftotext", "-layout", str(out / "report" / "report.pdf"), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    assert "Replay against the trace" in text and "RWSW steady state" in text and "deviations" in text
+    assert ("Steady state (PTS criterion" in text) == found["steady"]
 
 
 def _record(time_ns: int, sector: int, size: int, action: int, payload: bytes = b"") -> bytes:

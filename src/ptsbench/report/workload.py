@@ -117,3 +117,36 @@ def workload_report(manifest: Mapping[str, Any], found: Mapping[str, Any], in_pr
         if manifest.get("dropped_events") else ()
     return Report(f"Workload {manifest.get('name', '')}", provenance_line(manifest), facts,
                   (*workload_sections(found), environment_section(manifest)), in_progress, warnings)
+
+
+def replay_sections(comparison: Mapping[str, Any], found: Mapping[str, Any] | None,
+                    steady: Mapping[str, Any] | None) -> tuple[Section, ...]:
+    """The sections a replay adds to its run's report: what fio did beside what the trace holds, the steady-state
+    rounds (replay --steady), and the replayed trace's own statistics."""
+    rows = tuple((row["direction"], row["trace_ios"], row["replay_ios"], row["trace_bytes"], row["replay_bytes"])
+                 for row in comparison["rows"])
+    table = Table("replay_vs_trace", "Replay against the trace (IOs and bytes per direction)",
+                  (Column("direction"), Column("trace IOs", "int"), Column("replay IOs", "int"),
+                   Column("trace bytes", "int"), Column("replay bytes", "int")), rows)
+    pace = Text(f"The trace spans {comparison['trace_duration_s'] or 0:.3f} s; the replay ran "
+                f"{comparison['replay_runtime_s']:.3f} s (fio's runtime of the replay job).")
+    sections = [Section("replay", "Replay against the trace", blocks=(table, pace))]
+    if steady:
+        sections.append(_steady_section(steady))
+    return (*sections, *(workload_sections(found) if found else ()))
+
+
+def _steady_section(steady: Mapping[str, Any]) -> Section:
+    rounds = tuple(range(1, steady["rounds"] + 1))
+    table = Table("replay_rounds", "Replay rounds: IOPS and mean latency",
+                  (Column("round", "int"), Column("IOPS", "iops"), Column("mean latency (µs)", "us")),
+                  tuple((number, iops, lat / 1e3 if lat is not None else None)
+                        for number, iops, lat in zip(rounds, steady["iops"], steady["mean_lat_ns"], strict=True)))
+    figure = Figure("replay_rounds", "IOPS per replay round", "round", "IOPS",
+                    (Series("IOPS", rounds, tuple(steady["iops"])),),
+                    caption="Each round replays the whole trace; the PTS criterion judges the last 5 rounds.")
+    verdict = (f"Steady state (PTS criterion on IOPS and mean latency) in rounds {steady['window'][0]}-"
+               f"{steady['window'][-1]}." if steady["steady"] else f"Not steady after {steady['rounds']} rounds.")
+    deviations = Text("Follows the SNIA RWSW technical position, with these deviations: "
+                      + "; ".join(steady["deviations"]) + ".")
+    return Section("replay_steady", "RWSW steady state", blocks=(Text(verdict), table, figure, deviations))
