@@ -130,6 +130,7 @@ def test_replay_refuses_device_without_destructive(captured: tuple[Path, dict[st
     assert done.returncode != 0
     assert "--destructive" in done.stderr and "Traceback" not in done.stderr
     assert before == after
+    assert not (tmp_path / "refused").exists()  # a refused replay leaves nothing behind
 
 
 def test_iolog_v3_characterised(tmp_path: Path) -> None:
@@ -254,3 +255,13 @@ def test_blktrace_records_with_any_payload(tmp_path: Path, payload: bytes) -> No
     path.write_bytes(b"".join(records)[:-3])
     done = run_cli("characterise", str(path))
     assert done.returncode != 0 and "Traceback" not in done.stderr and "damaged" in done.stderr
+
+
+def test_replay_onto_missing_dev_name_is_refused(tmp_path: Path) -> None:
+    """A typo under /dev is never made into a file; a refused replay leaves no run directory behind."""
+    log = tmp_path / "app.iolog"
+    log.write_text(f"fio version 2 iolog\n{tmp_path / 'a'} add\n{tmp_path / 'a'} open\n{tmp_path / 'a'} write 0 4096\n")
+    missing = "/dev/ptsbench-no-such-device"
+    done = run_cli("replay", str(log), missing, "--out", str(tmp_path / "r"))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert not os.path.exists(missing) and not (tmp_path / "r").exists()

@@ -147,9 +147,9 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     """
     from ptsbench.cli.run import _execute, job_value, one_line
     from ptsbench.fio.iolog import replay_job_text
-    from ptsbench.store import check_new_run_dir, default_run_dir
+    from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
     from ptsbench.workload.characterise import characterise as reduce
-    from ptsbench.workload.runs import trace_in, trace_name, write_characterisation
+    from ptsbench.workload.runs import CHARACTERISATION, trace_in, trace_name, write_characterisation
     from ptsbench.workload.stream import load_stream, trace_format
 
     if no_stall and rate_percent is not None:
@@ -165,21 +165,43 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     check_new_run_dir(run_dir)
     target_path = os.path.abspath(target)
     layout = _check_target_size(target_path, found["locality"]["high_bytes"])
+    made_dir = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     copy = run_dir / trace_name(trace_format(source))
-    shutil.copyfile(source, copy)
-    write_characterisation(run_dir, found)
     job = run_dir / "replay.fio"
-    if layout:
-        _new_file(target_path, layout, destructive)
-    job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
-    _execute([job], [], _no_overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted), 1000,
-             False, prepared=(job.name, copy.name, "characterisation.json"), keep_files=True,
-             repeat=max_rounds if steady else 1, stop_when=_steady_now if steady else None,
-             manifest={"workload": {"trace": str(source), "steady": steady}})
+    prepared = (job.name, copy.name, CHARACTERISATION)
+    made: list[str] = []  # the new target file, once this command made it
+    try:
+        shutil.copyfile(source, copy)
+        write_characterisation(run_dir, found)
+        if layout:
+            _new_file(target_path, layout, destructive)
+            made.append(target_path)
+        job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
+        _execute([job], [], _no_overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted),
+                 1000, False, prepared=prepared, keep_files=True, repeat=max_rounds if steady else 1,
+                 stop_when=_steady_now if steady else None,
+                 manifest={"workload": {"trace": str(source), "steady": steady}})
+    finally:
+        if not (run_dir / MANIFEST).exists():  # refused before the run began: leave nothing behind
+            _undo(run_dir, prepared, made_dir, made)
     _compare(run_dir, found)
     if steady:
         _say_steady(run_dir)
+
+
+def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets: list[str]) -> None:
+    """Remove what a refused replay made: its files in the run directory (the folder too, when it made it), and
+    the new target file it made (still empty and marked as ptsbench's)."""
+    from ptsbench.target.userfile import made_by_ptsbench
+
+    for name in prepared:
+        (run_dir / name).unlink(missing_ok=True)
+    if made_dir and run_dir.is_dir() and not any(run_dir.iterdir()):
+        run_dir.rmdir()
+    for path in made_targets:
+        if os.path.isfile(path) and made_by_ptsbench(path):
+            os.unlink(path)
 
 
 def _steady_now(records: "list[CaseRecord]") -> bool:
