@@ -7,7 +7,8 @@ given with --trace. Measured, each --rounds times, wall time start to exit:
   blkparse   `blkparse -i - < TRACE > /dev/null` (blktrace's parser writing its text for every event)
   ptsbench   `ptsbench characterise TRACE --format json > /dev/null` (the whole command: Python start, the read,
              every statistic, the JSON)
-Printed: the medians and blkparse / ptsbench (how many times faster).
+Printed: the medians of wall time and of CPU time (user + system: on a shared machine the wall time also counts
+the other programs' turns) and blkparse / ptsbench (how many times faster).
 
 Run from the repository root, as root (about 2 minutes):
   .venv/bin/python bench/bench_workload.py
@@ -70,13 +71,18 @@ def _shift(data: np.ndarray, positions: np.ndarray, delta_ns: int) -> None:
         words[(chosen - start) // 8] += np.uint64(delta_ns)
 
 
-def timed(argv: list[str], stdin: Path | None = None) -> float:
+def timed(argv: list[str], stdin: Path | None = None) -> tuple[float, float]:
+    """Wall seconds of one command, start to exit, and the CPU seconds (user + system) it used: on a shared machine
+    the wall time counts the other programs' turns too."""
     started = time.monotonic()
     with open(stdin or os.devnull, "rb") as source:
-        done = subprocess.run(argv, stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-500:]}")
-    return time.monotonic() - started
+        process = subprocess.Popen(argv, stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _pid, status, usage = os.wait4(process.pid, 0)
+    wall_s = time.monotonic() - started
+    errors = process.stderr.read().decode() if process.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {errors[-500:]}")
+    return wall_s, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -94,10 +100,13 @@ def main() -> None:
         for _round in range(args.rounds):
             blkparse.append(timed(["blkparse", "-i", "-"], stdin=trace))
             ours.append(timed([sys.executable, "-m", "ptsbench", "characterise", str(trace), "--format", "json"]))
-            print(f"  blkparse {blkparse[-1]:.2f} s   ptsbench characterise {ours[-1]:.2f} s", flush=True)
-        print(f"median: blkparse {statistics.median(blkparse):.2f} s, ptsbench {statistics.median(ours):.2f} s, "
-              f"blkparse / ptsbench = {statistics.median(blkparse) / statistics.median(ours):.1f}")
-
+            print(f"  blkparse {blkparse[-1][0]:.2f} s ({blkparse[-1][1]:.2f} s CPU)   ptsbench characterise "
+                  f"{ours[-1][0]:.2f} s ({ours[-1][1]:.2f} s CPU)", flush=True)
+        for index, what in ((0, "wall"), (1, "CPU")):
+            theirs = statistics.median(value[index] for value in blkparse)
+            mine = statistics.median(value[index] for value in ours)
+            print(f"median {what}: blkparse {theirs:.2f} s, ptsbench {mine:.2f} s, blkparse / ptsbench = "
+                  f"{theirs / mine:.1f}")
 
 if __name__ == "__main__":
     main()
