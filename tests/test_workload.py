@@ -94,6 +94,13 @@ def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[i
     assert {row["direction"]: row["trace_ios"] for row in rows} == {name: whole[name]["io_count"] for name in whole}
     assert {row["direction"]: row["replay_ios"] for row in rows} == {name: whole[name]["io_count"] for name in whole}
     assert all(whole[name]["io_count"] >= fio[name][0] for name in fio)
+    # two targets on the same trace, side by side
+    again = run_cli("replay", str(run_dir), str(tmp_path / "second.dat"), "--no-stall", "--out",
+                    str(tmp_path / "replay2"))
+    assert again.returncode == 0, again.stderr
+    compared = run_cli("compare", str(tmp_path / "replay"), str(tmp_path / "replay2"), "--out", str(tmp_path / "cmp"))
+    assert compared.returncode == 0, compared.stderr
+    assert "replay" in compared.stdout and (tmp_path / "cmp" / "index.html").is_file()
 
 
 def test_replay_on_device_matches_capture(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path) -> None:
@@ -265,3 +272,24 @@ def test_replay_onto_missing_dev_name_is_refused(tmp_path: Path) -> None:
     done = run_cli("replay", str(log), missing, "--out", str(tmp_path / "r"))
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert not os.path.exists(missing) and not (tmp_path / "r").exists()
+
+
+def test_capture_for_a_duration_puts_tracefs_back(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("capturing needs root")
+    tracing = Path("/sys/kernel/tracing")
+    with attached_loop(str(tmp_path)) as device:
+        before = (tracing / "trace_options").read_text() if (tracing / "trace_options").exists() else None
+        done = run_cli("capture", device, "--duration", "1", "--out", str(tmp_path / "idle"))
+        assert done.returncode == 0, done.stderr
+        disk = os.path.basename(os.path.realpath(device))
+        assert Path(f"/sys/block/{disk}/trace/enable").read_text().strip() == "0"
+    manifest = json.loads((tmp_path / "idle" / "manifest.json").read_text())
+    assert manifest["duration_s"] >= 1 and manifest["status"] == "done" and manifest["dropped_events"] == 0
+    assert (tracing / "current_tracer").read_text().strip() == "nop"
+    if before is not None:
+        assert (tracing / "trace_options").read_text() == before
+    found = json.loads((tmp_path / "idle" / "characterisation.json").read_text())
+    assert found["event_count"] == manifest["event_count"]
+    again = run_cli("capture", device, "--duration", "1", "--out", str(tmp_path / "idle"))
+    assert again.returncode != 0 and "already holds a run" in again.stderr  # never over a stored trace

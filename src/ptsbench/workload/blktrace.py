@@ -55,6 +55,10 @@ def read_blktrace(path: Path) -> BlkEvents:
     import numpy as np
 
     data = np.fromfile(path, dtype=np.uint8)
+    if not len(data):  # a capture of a device that did no IO
+        nothing = np.zeros(0, dtype=np.int64)
+        return BlkEvents(0, nothing, nothing.astype(np.uint8), nothing.astype(np.uint8), nothing, nothing,
+                         nothing.astype(np.uint32), ())
     order = blktrace_byte_order(data[:4].tobytes())
     if order is None:
         raise PtsbenchError(f"{path} is not a blktrace binary trace (no blk_io_trace magic word at its start)",

@@ -43,7 +43,7 @@ def trace_format(path: Path) -> str:
     except OSError as error:
         raise PtsbenchError(f"cannot read the trace {path}: {error.strerror}",
                             "give a blktrace binary or an fio IO log") from None
-    if blktrace_byte_order(head) is not None:
+    if not head or blktrace_byte_order(head) is not None:  # empty: a capture of a device that did no IO
         return "blktrace"
     if iolog_version(head) is not None:
         return "iolog"
