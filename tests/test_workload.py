@@ -293,3 +293,19 @@ def test_capture_for_a_duration_puts_tracefs_back(tmp_path: Path) -> None:
     assert found["event_count"] == manifest["event_count"]
     again = run_cli("capture", device, "--duration", "1", "--out", str(tmp_path / "idle"))
     assert again.returncode != 0 and "already holds a run" in again.stderr  # never over a stored trace
+
+
+def test_replay_onto_users_file_needs_destructive(tmp_path: Path) -> None:
+    data, log = tmp_path / "data.dat", tmp_path / "app.iolog"
+    subprocess.run(["fio", "--name=app", f"--filename={data}", "--size=1M", "--rw=randwrite", "--bs=4k",
+                    "--io_size=64k", f"--write_iolog={log}", "--ioengine=psync", "--output=/dev/null"], check=True,
+                   capture_output=True)
+    users = tmp_path / "users.dat"
+    users.write_bytes(b"u" * (1 << 20))
+    done = run_cli("replay", str(log), str(users), "--no-stall", "--ioengine", "psync", "--out", str(tmp_path / "r"))
+    assert done.returncode != 0 and "--destructive" in done.stderr and "Traceback" not in done.stderr
+    assert users.read_bytes() == b"u" * (1 << 20) and not (tmp_path / "r").exists()
+    done = run_cli("replay", str(log), str(users), "--no-stall", "--ioengine", "psync", "--destructive", "--out",
+                   str(tmp_path / "r"))
+    assert done.returncode == 0, done.stderr
+    assert users.read_bytes() != b"u" * (1 << 20)  # the replay's 16 writes reached it

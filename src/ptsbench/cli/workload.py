@@ -160,7 +160,9 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     source = trace_in(trace)
     found = reduce(load_stream(source))  # the trace is hostile input: read whole and judged before fio sees it
     if not found["io_count"]:
-        raise click.ClickException(f"{source} holds no IO to replay")
+        from ptsbench.errors import PtsbenchError
+
+        raise PtsbenchError(f"{source} holds no IO to replay", "capture while the workload runs, then replay that")
     run_dir = out or default_run_dir(f"replay-{Path(target).name}")
     check_new_run_dir(run_dir)
     target_path = os.path.abspath(target)

@@ -19,8 +19,9 @@ def summary_lines(found: Mapping[str, Any]) -> list[str]:
                      + (" ..." if len(part["sizes"]) > 4 else ""))
     if found["read_fraction"] is not None:
         lines.append(f"  read share {found['read_fraction']:.1%} of IOs")
-    lines.append("  top IO streams: " + ", ".join(f"{stream['direction']} {format_bs(stream['size_bytes'])} "
-                                                   f"{stream['share']:.1%}" for stream in found["streams"][:5]))
+    if found["streams"]:
+        lines.append("  top IO streams: " + ", ".join(f"{stream['direction']} {format_bs(stream['size_bytes'])} "
+                                                       f"{stream['share']:.1%}" for stream in found["streams"][:5]))
     locality = found.get("locality")
     if locality:
         lines.append(f"  locality: {format_bytes(locality['high_bytes'] - locality['low_bytes'])} span, "
