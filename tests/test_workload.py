@@ -63,6 +63,7 @@ def test_capture_recovers_fio_workload(captured: tuple[Path, dict[str, tuple[int
     assert found["read_fraction"] == pytest.approx(fio["read"][0] / (fio["read"][0] + fio["write"][0]))
     assert {(stream["direction"], stream["size_bytes"]) for stream in found["streams"]} == {("read", READ_BS),
                                                                                             ("write", WRITE_BS)}
+    assert sum(stream["io_count"] for stream in found["streams"]) == fio["read"][0] + fio["write"][0]
     whole = json.loads((run_dir / "characterisation.json").read_text())
     assert whole["outstanding"]["max"] >= 1
     assert whole["processes"][0]["io_count"] == fio["read"][0] + fio["write"][0]
@@ -309,3 +310,16 @@ def test_replay_onto_users_file_needs_destructive(tmp_path: Path) -> None:
                    str(tmp_path / "r"))
     assert done.returncode == 0, done.stderr
     assert users.read_bytes() != b"u" * (1 << 20)  # the replay's 16 writes reached it
+
+
+def test_sequential_stream(tmp_path: Path) -> None:
+    """RWSW's IO streams tell sequential from random access: fio's sequential 128k writes are one sequential stream
+    (all but the first IO, which follows none)."""
+    log = tmp_path / "seq.iolog"
+    subprocess.run(["fio", "--name=seq", f"--filename={tmp_path / 'seq.dat'}", "--size=4M", "--rw=write",
+                    "--bs=128k", f"--write_iolog={log}", "--ioengine=psync", "--output=/dev/null"], check=True,
+                   capture_output=True)
+    found = json.loads(run_cli("characterise", str(log), "--format", "json").stdout)
+    assert [(s["direction"], s["size_bytes"], s["access"], s["io_count"]) for s in found["streams"]] == [
+        ("write", 131072, "sequential", 31), ("write", 131072, "random", 1)]
+    assert found["locality"]["sequential_fraction"] == pytest.approx(31 / 32)

@@ -20,8 +20,9 @@ def summary_lines(found: Mapping[str, Any]) -> list[str]:
     if found["read_fraction"] is not None:
         lines.append(f"  read share {found['read_fraction']:.1%} of IOs")
     if found["streams"]:
-        lines.append("  top IO streams: " + ", ".join(f"{stream['direction']} {format_bs(stream['size_bytes'])} "
-                                                       f"{stream['share']:.1%}" for stream in found["streams"][:5]))
+        named = (f"{'seq' if stream['access'] == 'sequential' else 'rand'} {stream['direction']} "
+                 f"{format_bs(stream['size_bytes'])} {stream['share']:.1%}" for stream in found["streams"][:5])
+        lines.append("  top IO streams: " + ", ".join(named))
     locality = found.get("locality")
     if locality:
         lines.append(f"  locality: {format_bytes(locality['high_bytes'] - locality['low_bytes'])} span, "
@@ -46,11 +47,11 @@ def workload_sections(found: Mapping[str, Any]) -> tuple[Section, ...]:
                    Column("share of direction (%)", "number")),
                   tuple((name, size, count, 100 * count / part["io_count"]) for name, part in directions.items()
                         for size, count in part["sizes"]), keys=(0, 1))
-    streams = Table("io_streams", "Top IO streams (direction and size)",
-                    (Column("direction"), Column("size (bytes)", "int"), Column("IOs", "int"),
+    streams = Table("io_streams", "Top IO streams (direction, size, access)",
+                    (Column("direction"), Column("size (bytes)", "int"), Column("access"), Column("IOs", "int"),
                      Column("share of IOs (%)", "number")),
-                    tuple((s["direction"], s["size_bytes"], s["io_count"], 100 * s["share"]) for s in found["streams"]),
-                    keys=(0, 1))
+                    tuple((s["direction"], s["size_bytes"], s["access"], s["io_count"], 100 * s["share"])
+                          for s in found["streams"]), keys=(0, 1, 2))
     size_figure = Figure("io_sizes", "IOs by size and direction", "IO size (bytes)", "IOs",
                          tuple(Series(name, tuple(size for size, _ in part["sizes"]),
                                       tuple(count for _, count in part["sizes"]), mode="bars")

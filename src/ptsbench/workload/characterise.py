@@ -74,17 +74,31 @@ def _share(found: dict[str, Any], name: str) -> float | None:
     return found["directions"].get(name, {"io_count": 0})["io_count"] / total if total else None
 
 
+def _sequential(stream: "IOStream") -> "npt.NDArray[np.bool_]":
+    """Per IO: it starts where the previous IO of its direction ended."""
+    import numpy as np
+
+    found = np.zeros(len(stream.offset_bytes), dtype=bool)
+    ends = stream.offset_bytes + stream.size_bytes
+    for code in range(len(DIRECTIONS)):
+        where = np.flatnonzero(stream.direction == code)
+        found[where[1:]] = stream.offset_bytes[where[1:]] == ends[where[:-1]]
+    return found
+
+
 def _streams(stream: "IOStream") -> list[dict[str, Any]]:
-    """The top IO streams: (direction, size) combinations by IO count, with their share of all IOs."""
+    """The top IO streams (RWSW: a transfer size, a direction, random or sequential access) by IO count, with
+    their share of all IOs."""
     import numpy as np
 
     if not len(stream.size_bytes):
         return []
-    keys = stream.size_bytes * 4 + stream.direction
+    keys = stream.size_bytes * 8 + _sequential(stream) * 4 + stream.direction
     values, counts = np.unique(keys, return_counts=True)
     order = np.argsort(-counts, kind="stable")[:TOP_STREAMS]
     total = len(keys)
-    return [{"direction": DIRECTIONS[int(values[index] % 4)], "size_bytes": int(values[index] // 4),
+    return [{"direction": DIRECTIONS[int(values[index] % 4)], "size_bytes": int(values[index] // 8),
+             "access": "sequential" if values[index] & 4 else "random",
              "io_count": int(counts[index]), "share": float(counts[index] / total)} for index in order]
 
 
@@ -99,10 +113,7 @@ def _locality(stream: "IOStream") -> dict[str, Any] | None:
         return None
     ends = offsets + stream.size_bytes
     low, high = int(offsets.min()), int(ends.max())
-    sequential = 0
-    for code in range(len(DIRECTIONS)):
-        chosen = stream.direction == code
-        sequential += int(np.count_nonzero(offsets[chosen][1:] == ends[chosen][:-1]))
+    sequential = int(np.count_nonzero(_sequential(stream)))
     span = max(high - low, 1)
     band = np.minimum((offsets - low) * LOCALITY_BINS // span, LOCALITY_BINS - 1)
     hottest = np.sort(np.bincount(band, minlength=LOCALITY_BINS))[::-1][:LOCALITY_BINS // 10].sum()
