@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import attached_loop, run_cli
+from test_report_browser import Browser, assert_clean_report_page, shared_browser
 
 READ_BS = 4096
 WRITE_BS = 16384
@@ -188,7 +189,12 @@ def test_capture_needs_root_and_a_block_device(tmp_path: Path) -> None:
     assert ("root" in done.stderr) if os.geteuid() != 0 else ("not a block device" in done.stderr)
 
 
-def test_capture_report(captured: tuple[Path, dict[str, tuple[int, int]]]) -> None:
+@pytest.fixture
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    return shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
+
+
+def test_capture_report(captured: tuple[Path, dict[str, tuple[int, int]]], browser: Browser) -> None:
     """The capture's report, from its run directory alone: the sizes table, the streams and the heat map."""
     run_dir, fio = captured
     done = run_cli("report", str(run_dir))
@@ -199,6 +205,8 @@ def test_capture_report(captured: tuple[Path, dict[str, tuple[int, int]]]) -> No
     assert f"{fio['write'][0]:,}" in text
     html = (run_dir / "report" / "index.html").read_text()
     assert "lba_heat" in html and "workload_mix" in html
+    # in a real browser: no errors, no network, the three figures drawn (sizes, mix over time, heat map)
+    assert_clean_report_page(browser.open_page(run_dir / "report" / "index.html", shoot_plots=True), 3)
 
 
 def test_replay_rounds_until_steady(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path) -> None:
