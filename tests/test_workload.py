@@ -331,3 +331,16 @@ def test_sequential_stream(tmp_path: Path) -> None:
     assert [(s["direction"], s["size_bytes"], s["access"], s["io_count"]) for s in found["streams"]] == [
         ("write", 131072, "sequential", 31), ("write", 131072, "random", 1)]
     assert found["locality"]["sequential_fraction"] == pytest.approx(31 / 32)
+
+
+def test_show_capture_and_older_characterisation(captured: tuple[Path, dict[str, tuple[int, int]]]) -> None:
+    """`show` prints a capture's characterisation; one of another version is made again from the stored trace."""
+    run_dir, _fio = captured
+    stored = run_dir / "characterisation.json"
+    current = json.loads(stored.read_text())
+    stored.write_text(json.dumps({key: value for key, value in current.items() if key != "version"}))
+    done = run_cli("show", str(run_dir), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == current == json.loads(stored.read_text())
+    table = run_cli("show", str(run_dir))
+    assert table.returncode == 0 and f"{current['io_count']:,} IOs" in table.stdout

@@ -13,6 +13,7 @@ from ptsbench.report.core.terminal import FORMATS
 
 if TYPE_CHECKING:
     from ptsbench.case_records import CaseRecord
+    from ptsbench.store import RunStore
 
 OUT_HELP = "Run directory (default ./ptsbench-results/...)."
 
@@ -74,6 +75,23 @@ def _characterise_into(run_dir: Path, trace: Path) -> dict[str, Any]:
     found = characterise(load_stream(trace))
     write_characterisation(run_dir, found)
     return found
+
+
+def show_capture(store: "RunStore", output_format: str) -> None:
+    """`ptsbench show` of a capture: its stored characterisation (json: all of it; csv: its tables)."""
+    from ptsbench.errors import StoreError
+    from ptsbench.workload.runs import read_characterisation
+
+    found = read_characterisation(store.root)
+    if found is None:
+        raise StoreError(f"{store.root} holds no trace", "capture again: a capture's trace is its result")
+    if output_format == "csv":
+        from ptsbench.report.build import load_report
+        from ptsbench.report.core.terminal import report_tables_csv
+
+        click.echo(report_tables_csv(load_report(store.root).tables()), nl=False)
+        return
+    _print(found, output_format)
 
 
 def _print(found: dict[str, Any], output_format: str) -> None:

@@ -105,7 +105,10 @@ def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
         from ptsbench.report.workload import workload_report
         from ptsbench.workload.runs import read_characterisation
 
-        return workload_report(store.manifest, read_characterisation(run_dir) or {}, in_progress)
+        found = read_characterisation(run_dir)
+        if found is None:
+            raise PtsbenchError(f"{run_dir} holds no trace", "capture again: a capture's trace is its result")
+        return workload_report(store.manifest, found, in_progress)
     if store.kind == "sweep":
         from ptsbench.report.cases.sweep import sweep_report
 

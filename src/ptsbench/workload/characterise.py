@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from ptsbench.workload.stream import IOStream
 
+VERSION = 1  # of the document: a stored one of another version is made again from the trace
 TOP_STREAMS = 10
 HEAT_LBA_BINS = 32
 HEAT_TIME_BINS = 40
@@ -29,6 +30,7 @@ def characterise(stream: "IOStream") -> dict[str, Any]:
 
     sizes = stream.size_bytes
     found: dict[str, Any] = {
+        "version": VERSION,
         "source": stream.source,
         "event_count": stream.event_count,
         "io_count": int(len(sizes)),

@@ -10,6 +10,7 @@ characterisation and the comparison of what fio did with what the trace holds.
   steady.json                 a replay --steady: each round's IOPS and mean latency, the PTS criterion's verdict
 """
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +44,23 @@ def write_characterisation(run_dir: Path, found: dict[str, Any]) -> None:
 
 
 def read_characterisation(run_dir: Path) -> dict[str, Any] | None:
-    """The stored characterisation of a run directory, or None when it has none."""
+    """The characterisation of a run directory's trace: as stored, or made again from the stored trace when it is
+    missing or of another version (then stored again); None for a run directory without a trace."""
     from ptsbench.store import read_json
+    from ptsbench.workload.characterise import VERSION
 
     path = run_dir / CHARACTERISATION
-    if not path.is_file():
+    found = read_json(path) if path.is_file() else None
+    if isinstance(found, dict) and found.get("version") == VERSION:
+        return found
+    try:
+        trace = trace_in(run_dir)
+    except StoreError:
         return None
-    found = read_json(path)
-    if not isinstance(found, dict):
-        raise StoreError(f"{path} is damaged: not a JSON object", f"run `ptsbench characterise {run_dir}` again")
+    from ptsbench.workload.characterise import characterise
+    from ptsbench.workload.stream import load_stream
+
+    found = characterise(load_stream(trace))
+    with contextlib.suppress(StoreError):  # a read-only copy of the run directory: shown, not stored
+        write_characterisation(run_dir, found)
     return found
