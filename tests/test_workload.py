@@ -344,3 +344,31 @@ def test_show_capture_and_older_characterisation(captured: tuple[Path, dict[str,
     assert json.loads(done.stdout) == current == json.loads(stored.read_text())
     table = run_cli("show", str(run_dir))
     assert table.returncode == 0 and f"{current['io_count']:,} IOs" in table.stdout
+
+
+def test_sigterm_ends_a_capture_cleanly(tmp_path: Path) -> None:
+    """SIGTERM mid-capture: the trace so far is kept, the run marked interrupted, tracefs and the device's trace
+    switch put back (so the next capture starts)."""
+    import signal
+    import time
+
+    from conftest import start_cli
+
+    if os.geteuid() != 0:
+        pytest.skip("capturing needs root")
+    with attached_loop(str(tmp_path)) as device:
+        disk = os.path.basename(os.path.realpath(device))
+        switch = Path(f"/sys/block/{disk}/trace/enable")
+        process = start_cli("capture", device, "--duration", "600", "--out", str(tmp_path / "cut"))
+        deadline = time.monotonic() + 120  # the tracer is on once the device's switch reads 1
+        while switch.read_text().strip() != "1":
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=120) != 0
+        assert switch.read_text().strip() == "0"
+        assert Path("/sys/kernel/tracing/current_tracer").read_text().strip() == "nop"
+        manifest = json.loads((tmp_path / "cut" / "manifest.json").read_text())
+        assert manifest["status"] == "interrupted" and (tmp_path / "cut" / "trace.blktrace").is_file()
+        again = run_cli("capture", device, "--duration", "1", "--out", str(tmp_path / "next"))
+        assert again.returncode == 0, again.stderr

@@ -11,7 +11,9 @@ setting it changed.
 
 import os
 import select
+import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -78,7 +80,9 @@ class _Tracefs:
         enable = Path(f"/sys/block/{self.disk}/trace/enable")
         if tracer != "nop" or enable.read_text().strip() != "0":
             raise PtsbenchError(f"the kernel's tracer is in use (current_tracer {tracer}, {self.disk} traced: "
-                                f"{enable.read_text().strip()})", "wait until the other trace ends, then capture")
+                                f"{enable.read_text().strip()})",
+                                "wait until the other trace ends, then capture (a capture killed with SIGKILL leaves "
+                                f"it so: echo 0 > {enable}; echo nop > {TRACEFS / 'current_tracer'})")
         options = (TRACEFS / "trace_options").read_text().split()
         self._set(TRACEFS / "tracing_on", "0")
         self._set(TRACEFS / "buffer_size_kb", str(BUFFER_KB_PER_CPU))
@@ -119,6 +123,9 @@ def capture(device: str, out_file: Path, duration_s: float | None = None, comman
     started = time.monotonic()
     process: subprocess.Popen[bytes] | None = None
     exit_code = None
+    # SIGTERM ends the capture like Ctrl-C: the trace so far is kept and tracefs put back (not so SIGKILL)
+    previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
         tracefs.start()
         pipe = os.open(TRACEFS / "trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
@@ -150,7 +157,13 @@ def capture(device: str, out_file: Path, duration_s: float | None = None, comman
             process.terminate()
             process.wait()
         tracefs.restore()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return CaptureFacts(device, duration, _count_records(out_file), dropped, tuple(command), exit_code)
+
+
+def _interrupt(_signal: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _drain(pipe: int, sink: BinaryIO) -> None:
