@@ -179,6 +179,11 @@ def test_iolog_that_unlinks_is_refused(tmp_path: Path) -> None:
     done = run_cli("run", str(job), "--out", str(tmp_path / "run"))
     assert done.returncode != 0 and "--allow-mounted" in done.stderr
     assert victim.exists()
+    # a log that is a FIFO is never opened by the guard (the read would block): refused the same way
+    os.mkfifo(tmp_path / "fifo.iolog")
+    job.write_text(f"[r]\nread_iolog={tmp_path / 'fifo.iolog'}\nreplay_redirect={tmp_path / 'other.dat'}\n")
+    done = run_cli("run", str(job), "--out", str(tmp_path / "run2"), timeout=120)
+    assert done.returncode != 0 and "not a regular file" in done.stderr
 
 
 def test_capture_needs_root_and_a_block_device(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ blktrace binary through the same `read_iolog` option; `replay_redirect` sends ev
 device it names, to one target.
 """
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,7 +109,11 @@ def replay_redirect_only(log_path: str) -> str | None:
     """Why replaying `log_path` with replay_redirect may do more than IO on the redirect target, or None when it
     does only that: a blktrace binary (fio replays its queue events as reads, writes and trims) or an fio IO log
     whose every line reads, writes, trims, syncs, waits, adds, opens or closes (no `unlink`)."""
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(log_path).st_mode):  # a FIFO or device would block the guard, or change
+            return f"its IO log {log_path} is not a regular file"
         with open(log_path, "rb") as handle:
             head = handle.read(64)
         if blktrace_byte_order(head) is not None:
