@@ -298,6 +298,9 @@ def test_capture_for_a_duration_puts_tracefs_back(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         disk = os.path.basename(os.path.realpath(device))
         assert Path(f"/sys/block/{disk}/trace/enable").read_text().strip() == "0"
+        missing = run_cli("capture", device, "--out", str(tmp_path / "none"), "--", "no-such-program-x")
+        assert missing.returncode != 0 and "no such program" in missing.stderr
+        assert not (tmp_path / "none").exists()
     manifest = json.loads((tmp_path / "idle" / "manifest.json").read_text())
     assert manifest["duration_s"] >= 1 and manifest["status"] == "done" and manifest["dropped_events"] == 0
     assert (tracing / "current_tracer").read_text().strip() == "nop"

@@ -43,6 +43,8 @@ def capture(device: str, command: tuple[str, ...], duration_s: float | None, out
     if bool(command) == (duration_s is not None):
         raise click.UsageError("give either --duration or a command to run (after --), not both nor neither")
     disk = check_can_capture(device)
+    if command and shutil.which(command[0]) is None:
+        raise click.UsageError(f"{command[0]}: no such program to run (not on PATH, or not executable)")
     run_dir = out or default_run_dir(f"capture-{disk}")
     check_new_run_dir(run_dir)
     store = RunStore.create(run_dir, {"kind": "capture", "name": run_dir.name, "device": device, "status": "running"})
@@ -52,6 +54,9 @@ def capture(device: str, command: tuple[str, ...], duration_s: float | None, out
         facts = record(device, trace, duration_s, command)
     except KeyboardInterrupt:
         store.update_manifest(status="interrupted")
+        raise
+    except Exception:
+        store.update_manifest(status="failed")
         raise
     store.update_manifest(status="done", duration_s=round(facts.duration_s, 3), event_count=facts.event_count,
                           dropped_events=facts.dropped_events, command=list(facts.command),
