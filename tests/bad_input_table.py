@@ -392,6 +392,7 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("capture-neither-duration-nor-command", ("capture", "/dev/null"), "either --duration"),
     ("capture-duration-and-command", ("capture", "/dev/null", "--duration", "1", "--", "true"), "either --duration"),
     ("capture-duration-word", ("capture", "/dev/null", "--duration", "soon"), "--duration"),
+    ("capture-option-typo", ("capture", "/dev/null", "--durration", "5"), "no such option"),
     ("capture-not-a-block-device", ("capture", "{garbage}", "--duration", "1"), ""),
     ("capture-missing-device", ("capture", "{root}/nope", "--duration", "1"), ""),
     ("characterise-nothing", ("characterise",), "Missing argument"),

@@ -40,6 +40,8 @@ def capture(device: str, command: tuple[str, ...], duration_s: float | None, out
     from ptsbench.workload.capture import check_can_capture
     from ptsbench.workload.runs import trace_name
 
+    if command and command[0].startswith("-"):
+        raise click.UsageError(f"no such option: {command[0]} (a command to capture goes after --)")
     if bool(command) == (duration_s is not None):
         raise click.UsageError("give either --duration or a command to run (after --), not both nor neither")
     disk = check_can_capture(device)
@@ -189,7 +191,7 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     run_dir = out or default_run_dir(f"replay-{Path(target).name}")
     check_new_run_dir(run_dir)
     target_path = os.path.abspath(target)
-    layout = _check_target_size(target_path, found["locality"]["high_bytes"])
+    new_file_bytes = _check_target_size(target_path, found["locality"]["high_bytes"])
     made_dir = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     copy = run_dir / trace_name(trace_format(source))
@@ -199,8 +201,8 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     try:
         shutil.copyfile(source, copy)
         write_characterisation(run_dir, found)
-        if layout:
-            _new_file(target_path, layout, destructive)
+        if new_file_bytes:
+            _new_file(target_path, new_file_bytes, destructive)
             made.append(target_path)
         job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
         _execute([job], [], _no_overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted),
@@ -284,7 +286,7 @@ def _check_target_size(target: str, extent_bytes: int) -> int | None:
     size = resolve_target(target).size_bytes
     if size is not None and size < extent_bytes:
         raise TargetError(f"{target} holds {size:,} bytes; the trace reaches byte {extent_bytes:,}",
-                          "replay onto a larger target (or a new file, laid out to the trace's extent)")
+                          "replay onto a larger target (or a new file, made as long as the trace's extent)")
     return None
 
 
