@@ -413,6 +413,7 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("replay-onto-folder", ("replay", "{iolog}", "{empty}"), "is a folder"),
     ("replay-onto-users-file", ("replay", "{iolog}", "{userstarget}", "--out", "{tmp}/r"), "refusing to change"),
     ("replay-unlink-log", ("replay", "{unlinklog}", "{tmp}/t.dat"), "line 3"),
+    ("replay-pid-of-iolog", ("replay", "{iolog}", "{tmp}/t.dat", "--pid", "5"), "blktrace binaries only"),
     ("replay-out-is-run", ("replay", "{iolog}", "{tmp}/t.dat", "--out", "{run}"), "already holds a run"),
     ("replay-ioengine-semicolon", ("replay", "{iolog}", "{tmp}/t.dat", "--ioengine", "null;x"), "--ioengine"),
     # ---- the group ----

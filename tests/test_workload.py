@@ -105,6 +105,23 @@ def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[i
     assert "replay" in compared.stdout and (tmp_path / "cmp" / "index.html").is_file()
 
 
+def test_replay_of_one_process_issues_exactly_fios_ios(captured: tuple[Path, dict[str, tuple[int, int]]],
+                                                       tmp_path: Path) -> None:
+    """replay --pid: the workload's process alone (no udev probes): fio's replay issues exactly the IOs of the
+    fio run that was captured, direction by direction."""
+    run_dir, fio = captured
+    pid = json.loads((run_dir / "characterisation.json").read_text())["processes"][0]["pid"]
+    done = run_cli("replay", str(run_dir), str(tmp_path / "one.dat"), "--pid", str(pid), "--no-stall", "--out",
+                   str(tmp_path / "one"))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "one" / "replay.json").read_text())["rows"]
+    assert {row["direction"]: (row["trace_ios"], row["replay_ios"]) for row in rows} == {
+        name: (fio[name][0], fio[name][0]) for name in fio}
+    kept = json.loads((tmp_path / "one" / "characterisation.json").read_text())
+    assert kept["directions"]["read"]["sizes"] == [[READ_BS, fio["read"][0]]]
+    assert kept["directions"]["write"]["sizes"] == [[WRITE_BS, fio["write"][0]]]
+
+
 def test_replay_on_device_matches_capture(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path) -> None:
     """A replay onto another loop device, itself captured: the same IOs, size by size and direction by direction."""
     run_dir, fio = captured

@@ -154,10 +154,14 @@ def characterise(trace: Path, output_format: str, pid: int | None) -> None:
                    "latency over the last 5 rounds (or --max-rounds).")
 @click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True,
               help="With --steady: rounds at most.")
+@click.option("--pid", type=click.IntRange(min=1),
+              help="Replay only the IOs this process queued (a blktrace; `characterise` lists the processes): the "
+                   "application's IOs without, say, udev's probes of the device.")
 @safety_flag("--destructive", help_text="Allow writes to a block device or an existing file (refused by default).")
 @safety_flag("--allow-mounted", help_text="With --destructive: allow writes to a device in use (docs/safety.md).")
 def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, ioengine: str, output_format: str,
-           out: Path | None, steady: bool, max_rounds: int, destructive: bool, allow_mounted: bool) -> None:
+           out: Path | None, steady: bool, max_rounds: int, pid: int | None, destructive: bool,
+           allow_mounted: bool) -> None:
     """Replay TRACE (blktrace binary, fio iolog v2/v3, or a capture's run directory) onto TARGET with fio.
 
     Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
@@ -173,9 +177,10 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     from ptsbench.cli.run import _execute, job_value, one_line
     from ptsbench.fio.iolog import replay_job_text
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
+    from ptsbench.workload.blktrace import write_process_only
     from ptsbench.workload.characterise import characterise as reduce
     from ptsbench.workload.runs import CHARACTERISATION, trace_in, trace_name, write_characterisation
-    from ptsbench.workload.stream import load_stream, trace_format
+    from ptsbench.workload.stream import load_stream, of_process, trace_format
 
     if no_stall and rate_percent is not None:
         raise click.UsageError("--no-stall and --rate-percent exclude each other: as fast as possible, or scaled")
@@ -183,7 +188,8 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     job_value(ioengine, "--ioengine")
     job_value(target, "TARGET")
     source = trace_in(trace)
-    found = reduce(load_stream(source))  # the trace is hostile input: read whole and judged before fio sees it
+    stream = load_stream(source)  # the trace is hostile input: read whole and judged before fio sees it
+    found = reduce(of_process(stream, pid) if pid is not None else stream)
     if not found["io_count"]:
         from ptsbench.errors import PtsbenchError
 
@@ -199,7 +205,11 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     prepared = (job.name, copy.name, CHARACTERISATION)
     made: list[str] = []  # the new target file, once this command made it
     try:
-        shutil.copyfile(source, copy)
+        if pid is None:
+            shutil.copyfile(source, copy)
+        else:  # the copy holds that process's IOs alone, and its characterisation is the copy's
+            write_process_only(source, pid, copy)
+            found = reduce(load_stream(copy))
         write_characterisation(run_dir, found)
         if new_file_bytes:
             _new_file(target_path, new_file_bytes, destructive)

@@ -194,3 +194,20 @@ def _field(buffer: Any, offsets: "npt.NDArray[np.int64]", field_offset: int, kin
             words = np.frombuffer(buffer, dtype=dtype, offset=start, count=(len(buffer) - start) // size)
             out[chosen] = words[(positions[chosen] - start) // size]
     return out
+
+
+def write_process_only(path: Path, pid: int, out: Path) -> int:
+    """Write `path` to the new file `out` without the queue events of any process but `pid` (the other records stay:
+    fio's replay takes only queue events, so it replays that process's IOs alone); the queue events kept."""
+    import numpy as np
+
+    data = np.fromfile(path, dtype=np.uint8)
+    order = blktrace_byte_order(data[:4].tobytes()) or "<"
+    offsets = _record_offsets(data, order, path)
+    found = _fields(data, offsets, ("action", "pid"), order)
+    queued = (found["action"] & 0xFFFF) == ACT_QUEUE
+    keep = ~(queued & (found["pid"] != pid))
+    lengths = np.diff(np.append(offsets, len(data)))
+    with open(out, "xb") as handle:
+        handle.write(data[np.repeat(keep, lengths)].tobytes())
+    return int(np.count_nonzero(queued & keep))
