@@ -82,6 +82,10 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     (fake / "compared.json").write_text("{}\n")
     (fake / "index.html").write_text("<h1>the user's own page</h1>\n")
     (root / "devlog.fio").write_text(NULL_JOB + f"write_bw_log={DEV_LOG_PREFIX}\nlog_avg_msec=100\n")
+    # issue 45: IO logs to replay, a good one and one that would delete its target
+    (root / "app.iolog").write_text(f"fio version 2 iolog\n{root}/a add\n{root}/a open\n{root}/a write 0 4096\n")
+    (root / "unlink.iolog").write_text(f"fio version 2 iolog\n{root}/a add\n{root}/a unlink\n")
+    (root / "users-target.dat").write_bytes(b"the user's data" * 1000)
     case = "cases/001-null"
     places = {
         "root": str(root), "job": str(job), "run": str(run), "run2": str(root / "run2"), "pts": str(pts),
@@ -92,7 +96,8 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         "unsafe": str(root / "unsafe.toml"), "unsafe_table": str(root / "unsafe-table.toml"),
         "fifo": str(root / "fifo"), "hugejob": str(root / "huge.fio"), "hugeinfo": str(root / "huge-info.txt"),
         "manyjobs": str(root / "many-jobs.fio"), "fake_comparison": str(fake),
-        "devlog": str(root / "devlog.fio"),
+        "devlog": str(root / "devlog.fio"), "iolog": str(root / "app.iolog"), "unlinklog": str(root / "unlink.iolog"),
+        "userstarget": str(root / "users-target.dat"),
     }
     damaged = {
         "d_manifest_bin": (run, "manifest.json", GARBAGE),
@@ -238,7 +243,7 @@ def _fill(text: str, places: dict[str, str]) -> str:
 # temporary folder) and fio writes no log into /dev
 MAKES_NOTHING = [name for name, _args, _needle in TABLE if name.startswith((
     "run-ioengine-", "run-set-", "run-bw-log-", "pts-proc-", "sweep-ioengine-", "sweep-set-", "run-images-",
-    "sweep-images-"))]
+    "sweep-images-", "capture-", "characterise-", "replay-"))]
 
 
 @dataclass

@@ -461,10 +461,11 @@ def target_groups(cases: Sequence[Case], hosts: Sequence[Host] = ()) -> list[lis
 
 def run_cases(
     store: RunStore, cases: Sequence[Case], parallel: bool, progress: CaseProgress | None = None,
-    hosts: Sequence[Host] = (),
+    hosts: Sequence[Host] = (), stop_when: Callable[[list[CaseRecord]], bool] | None = None,
 ) -> list[CaseRecord]:
     """Run cases one after another, or (parallel) the targets at once and each target's cases one after another:
-    two cases never share a target at once. Every case is stored when it ends.
+    two cases never share a target at once. Every case is stored when it ends. `stop_when` (cases one after
+    another only): asked after each case with the records so far; True leaves the remaining cases unrun.
 
     With hosts, every case runs on all of them at once through fio's client (one fio server per host).
     """
@@ -473,7 +474,12 @@ def run_cases(
         write_host_list(store.root, hosts)  # once, before parallel cases would race to write it
     if not parallel:
         readings = CaseReadings()  # one after another: a case's last reading is the next one's first
-        return [_run_and_report(store, case, progress, hosts, readings) for case in cases]
+        done: list[CaseRecord] = []
+        for case in cases:
+            done.append(_run_and_report(store, case, progress, hosts, readings))
+            if stop_when is not None and stop_when(done):
+                break
+        return done
     records: dict[int, CaseRecord] = {}
     errors: list[BaseException] = []
     stopping = threading.Event()  # Ctrl-C: no target starts its next case

@@ -30,6 +30,9 @@ COMMANDS: dict[str, str] = {
     "check": "ptsbench.cli.check:check",
     "catalog": "ptsbench.cli.catalog:catalog",
     "metrics": "ptsbench.cli.metrics:metrics",
+    "capture": "ptsbench.cli.workload:capture",
+    "characterise": "ptsbench.cli.workload:characterise",
+    "replay": "ptsbench.cli.workload:replay",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -47,6 +50,9 @@ SHORT_HELP: dict[str, str] = {
     "check": "Judge a stored run against gates (limits, compliance, a baseline); exit 1 when one fails.",
     "catalog": "Index every run directory into a database, query it, and write its trends page.",
     "metrics": "Serve stored runs' metrics for Prometheus (OpenMetrics), or push them to InfluxDB.",
+    "capture": "Record a block device's IO (blktrace binary) for a time or while a command runs (root).",
+    "characterise": "A trace's statistics: IO sizes, mix, outstanding IOs, locality, idle times, IO streams.",
+    "replay": "Replay a captured trace (blktrace or fio iolog) onto a target with fio, and compare its IOs.",
 }
 
 

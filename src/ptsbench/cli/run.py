@@ -20,6 +20,7 @@ from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
 
 if TYPE_CHECKING:
+    from ptsbench.case_records import CaseRecord
     from ptsbench.cases import Case, Overrides
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
@@ -314,8 +315,11 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
              drops: dict[str, float | None] | None = None, repeat: int = 1, keep_files: bool = False,
-             images: Sequence[str] = ()) -> Path | None:
-    """Run the planned cases into their run directory and return it (None for a dry run)."""
+             images: Sequence[str] = (), stop_when: "Callable[[list[CaseRecord]], bool] | None" = None,
+             manifest: "dict[str, Any] | None" = None) -> Path | None:
+    """Run the planned cases into their run directory and return it (None for a dry run). `stop_when`: asked after
+    each case (cases in turn), True ends the run there (the manifest then names the cases that ran); `manifest`:
+    more fields for it."""
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
@@ -347,12 +351,14 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
             **manifest_settings(overrides, log_interval_ms, parallel), "repeat": repeat, "expected_duration_s": total_s,
             **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
-            "cases": [case.dir_name for case in cases], "status": "running", "drops": drops,
+            "cases": [case.dir_name for case in cases], "status": "running", "drops": drops, **(manifest or {}),
         }, prepared)
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
         try:
             with TerminalProgress() as progress:
-                records = run_cases(store, cases, parallel, progress, hosts)
+                records = run_cases(store, cases, parallel, progress, hosts, stop_when)
+            if len(records) < len(cases):  # stopped early: the cases left are not part of the run
+                store.update_manifest(cases=[case.dir_name for case in cases[:len(records)]])
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
             _finish_interrupted(store, output_format)

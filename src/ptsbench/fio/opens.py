@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptsbench.errors import JobFileError
+from ptsbench.fio.iolog import replay_redirect_only
 
 PARSE_TIMEOUT_S = 60
 FILE_OPTIONS = ("filename", "directory", "filename_format", "opendir")  # what names the files a job opens
@@ -378,8 +379,11 @@ def _job(name: str, state: _State, cwd: str, thread_number: int = 1) -> JobOpens
     unknown = []
     files = list(state.files)
     replay = bool(options.get("read_iolog"))
-    if replay:
+    if replay and not options.get("replay_redirect"):
         unknown.append(f"it replays the IO log {options['read_iolog']}, which names its own files and writes")
+    elif replay:  # every IO of the log goes to the redirect target, unless the log does more than IO (unlink)
+        unknown.extend(reason for reason in [replay_redirect_only(os.path.join(cwd, options["read_iolog"] or ""))]
+                       if reason)
     generated = not replay and not files and options.get("filename") is None
     if generated:
         files = _generated_names(name, options, cwd)
