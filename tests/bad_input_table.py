@@ -393,6 +393,15 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("run-hosts-iodepth-huge", ("run", "{deepjob}", "--hosts", "tcp://127.0.0.1:9", "--dry-run"), "over 65,536"),
     ("run-hosts-runtime-huge", ("run", "{job}", "--hosts", "tcp://127.0.0.1:9", "--set", "runtime=99999999999",
                                 "--dry-run"), "over a year"),
+    # ---- metrics (issue 47) ----
+    ("metrics-nothing", ("metrics",), "Missing argument"),
+    ("metrics-missing-run", ("metrics", "{root}/nope"), "no such run directory"),
+    ("metrics-users-folder", ("metrics", "{user}"), "missing"),
+    ("metrics-port-too-big", ("metrics", R, "--metrics", "99999"), "not a TCP port"),
+    ("metrics-port-a-word", ("metrics", R, "--metrics", "localhost:abc"), "not a TCP port"),
+    ("metrics-port-in-use", ("metrics", R, "--metrics", "{busy_port}"), "in use"),
+    ("metrics-push-not-http", ("metrics", R, "--push", "ftp://x"), "not an http"),
+    ("run-metrics-port-a-word", ("run", "{job}", "--metrics", "soon"), "not a TCP port"),
     # ---- capture, characterise, replay (issue 45) ----
     ("capture-nothing", ("capture",), "Missing argument"),
     ("capture-neither-duration-nor-command", ("capture", "/dev/null"), "either --duration"),
