@@ -29,11 +29,11 @@ FTL_PAGE_BYTES = 4096  # its mapping unit: the OCP log's media bytes are its pag
 # one 32 KiB one-shot page and 64 lines (superblocks) of 128 KiB per partition, so garbage collection runs from the
 # first full write on (with the model's 8192 blocks per plane it never would); 10 % leaves each partition about as
 # many spare lines as the model's 7 % did on 64 MiB (and so about the same write amplification) in half the bytes:
-# the transition takes half as long. Programming a one-shot page takes 400 ms, so 16 LUNs program about 1.3 MB/s
-# (320 pages of 4 KiB a second): about the emulated CPU's pace of 4 KiB writes on an idle machine before garbage
-# collection; after it, that over the write amplification, well below the emulated CPU's pace even on a loaded
-# machine (300 ms left no cliff once the load halved the CPU's pace)
-MODEL = {"blks_per_pl": 64, "nand_prog_ns": 400_000_000, "op_pct": 10}
+# the transition takes half as long. Programming a one-shot page takes 300 ms, so 16 LUNs program about 1.7 MB/s
+# (430 pages of 4 KiB a second): about the emulated CPU's pace of 4 KiB writes on an idle machine before garbage
+# collection; after it, that over the write amplification (4-5), below the emulated CPU's pace on a loaded machine
+# too. (400 ms, tried to widen that margin, slowed the transition as much as the smaller flash had sped it up.)
+MODEL = {"blks_per_pl": 64, "nand_prog_ns": 300_000_000, "op_pct": 10}
 OCP_GUID = bytes.fromhex("afd514c97c6f4f9ca4f2bfea2810afc5")[::-1]  # as the log holds it: least significant first
 
 CHECKS, check = registry()
@@ -211,14 +211,14 @@ IOPS_MAX_ROUNDS = 25
 IOPS_PRECONDITION = 0.1
 WAF_STEADY_MIN = 1.5  # write amplification at steady state is above this (greedy GC, 7 % over-provisioning)
 WAF_FRESH_MAX = 1.05  # before the first full write nothing is collected: media bytes = host bytes (rounding aside)
-# write saturation from fresh: 4 KiB random writes, rounds of 40 s until three times the capacity is written (not
-# for a time: on a loaded machine the emulated CPU writes less in a minute, and a run of 3 minutes once ended before
-# garbage collection had set in): the erased flash runs out in the first round or so (about 25 s at an idle
-# machine's pace), so a round holds the step (the drop finder searches each round on its own and needs a level held
-# for seconds on either side); the last is near the steady level
+# write saturation from fresh: 4 KiB random writes, rounds of 40 s until four times the capacity is written (PTS's
+# rule; not for a time: on a loaded machine the emulated CPU writes less in a minute, and a run of 3 minutes once
+# ended before garbage collection had set in): the erased flash runs out in the first round or so (about 20 s at an
+# idle machine's pace), so a round holds the step (the drop finder searches each round on its own and needs a level
+# held for seconds on either side); the last round is near the steady level
 WSAT_ROUND_S = 40
-WSAT_CAPACITY = 3
-WSAT_TIME_CAP = "1200s"  # a bound only: three capacities take about 3 minutes on an idle machine
+WSAT_CAPACITY = 4
+WSAT_TIME_CAP = "1200s"  # a bound only: four capacities take about 3 minutes on an idle machine
 CLIFF_MIN = 1.5  # the first round's IOPS at least this many times the last round's
 
 
@@ -313,14 +313,17 @@ def host_bound_statement(rounds: list[dict[str, Any]]) -> str:
     CPUs are at least a third busy in every round; the flag (90 % busy, or the queue depth not kept) counts that
     vCPU like any other."""
     busy = [record["host_bound"]["host_cpu_busy_pct"] for record in rounds]
+    assert None not in busy, f"a round without the host's CPU reading: {busy}"
     flagged = [record["round"] for record in rounds if record["host_bound"]["possibly"]]
     polling = 100 / (os.cpu_count() or 1)
-    # the polling vCPU alone keeps the guest about a third busy (as little as 30 % measured in a round, at a load
-    # average of about 15); a guest whose NVMeVirt threads slept would fall well below
-    assert all(b is not None and b >= 0.75 * polling for b in busy), \
-        f"a round's CPUs were less busy than NVMeVirt's polling vCPU alone ({polling:.0f} %): {busy}"
-    return (f"host CPU busy {min(busy):.0f}-{max(busy):.0f} % per round, of which the polling vCPU is "
-            f"{polling:.0f} %; flagged possibly host-bound: rounds {flagged or 'none'}")
+    # the polling vCPU alone keeps the guest about a third busy: in the median round at least three quarters of
+    # that (a single round read as little as 17 % at a load average of about 35, when the host starved the emulated
+    # CPUs); a guest whose NVMeVirt threads slept would fall well below
+    median = sorted(busy)[len(busy) // 2]
+    assert median >= 0.75 * polling, \
+        f"the median round's CPUs were less busy than NVMeVirt's polling vCPU alone ({polling:.0f} %): {busy}"
+    return (f"host CPU busy {min(busy):.0f}-{max(busy):.0f} % per round (median {median:.0f} %), of which the "
+            f"polling vCPU is {polling:.0f} %; flagged possibly host-bound: rounds {flagged or 'none'}")
 
 
 GC_CLEAR_WAF = 1.5  # a round with this write amplification was certainly collecting garbage
