@@ -222,6 +222,14 @@ WSAT_TIME_CAP = "1200s"  # a bound only: four capacities take about 3 minutes on
 CLIFF_MIN = 1.5  # the first round's IOPS at least this many times the last round's
 
 
+def iops_test(dev: str, out: Path, precondition_multiple: float) -> None:
+    """`ptsbench pts --tests iops` as the lab runs it: the tracked cell only, rounds of 15 s, at most 25, no purge."""
+    ptsbench("pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", str(IOPS_ROUND_S),
+             "--max-rounds", str(IOPS_MAX_ROUNDS), "--block-sizes", "iops=4k", "--mixes", "iops=0", "--purge", "none",
+             "--active-range", "100", "--precondition-multiple", str(precondition_multiple), "--destructive",
+             "--out", str(out))
+
+
 def pts_rounds(out: Path) -> list[dict[str, Any]]:
     rounds = [json.loads(path.read_text()) for path in sorted(out.glob("pts/*/rounds/*/round.json"))]
     assert rounds, f"no rounds stored in {out}"
@@ -245,10 +253,7 @@ def ftl_pts_iops(lab: Lab) -> str:
     size = int(Path("/sys/block", os.path.basename(dev), "size").read_text()) * 512
     out = WORK / "pts-iops"
     started, started_at = time.monotonic(), time.time()
-    ptsbench("pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time",
-             str(IOPS_ROUND_S), "--max-rounds", str(IOPS_MAX_ROUNDS), "--block-sizes", "iops=4k", "--mixes", "iops=0",
-             "--purge", "none", "--active-range", "100", "--precondition-multiple", str(IOPS_PRECONDITION),
-             "--destructive", "--out", str(out))
+    iops_test(dev, out, IOPS_PRECONDITION)
     took = time.monotonic() - started
     rounds = pts_rounds(out)
     values = [tracked_iops(record) for record in rounds]
@@ -400,10 +405,7 @@ def steady_arm(dev: str, out: Path, fio: str, multiple: float) -> dict[str, Any]
     rounds, steady-state window and mean, and when the window's last round ended."""
     os.environ["PTSBENCH_FIO"] = fio
     try:
-        ptsbench("pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time",
-                 str(IOPS_ROUND_S), "--max-rounds", str(IOPS_MAX_ROUNDS), "--block-sizes", "iops=4k", "--mixes",
-                 "iops=0", "--purge", "none", "--active-range", "100", "--precondition-multiple", str(multiple),
-                 "--destructive", "--out", str(out))
+        iops_test(dev, out, multiple)
     finally:
         del os.environ["PTSBENCH_FIO"]
     rounds = pts_rounds(out)
