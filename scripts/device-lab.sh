@@ -101,6 +101,41 @@ if [ "$variant" = ftl ]; then
     rm -rf "$build"
   fi
   flock -u 7
+  if [ "${PTSBENCH_LAB_SPRANDOM:-}" = 1 ]; then
+    # fio 3.42 for the sprandom check (fio 3.41's sprandom preconditioning; the host's fio, which the guest runs, is
+    # older): built from its release tag once (a few minutes) and kept, usable in the guest, which runs the host's
+    # root; with libaio-dev, or fio would lack the libaio engine ptsbench uses
+    fio_tag=fio-3.42
+    fio_cache=${PTSBENCH_FIO_CACHE:-/var/cache/ptsbench/fio}
+    lab_fio=$fio_cache/$fio_tag/fio
+    mkdir -p "$fio_cache"
+    exec 6>"$fio_cache/build.lock"
+    flock 6
+    if [ ! -x "$lab_fio" ]; then
+      missing=()
+      for pair in git:git gcc:gcc make:make; do command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}"); done
+      [ -f /usr/include/libaio.h ] || missing+=(libaio-dev)
+      [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+      if [ "${#missing[@]}" -gt 0 ]; then
+        echo "device lab: installing ${missing[*]} with apt-get (to build $fio_tag)" >&2
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" >/dev/null; } || cannot "apt-get could not install ${missing[*]}"
+      fi
+      source=${PTSBENCH_FIO_SOURCE:-https://github.com/axboe/fio.git}
+      echo "device lab: building $fio_tag from $source into $(dirname "$lab_fio")" >&2
+      build=$(mktemp -d /tmp/ptsbench-fio.XXXXXX)
+      if ! { git clone -q --depth 1 --branch "$fio_tag" "$source" "$build/fio" && cd "$build/fio" \
+             && ./configure --disable-native && make -j"$(nproc)"; } >"$build/build.log" 2>&1; then
+        echo "device lab: $fio_tag did not build:" >&2; tail -30 "$build/build.log" >&2; rm -rf "$build"; exit 1
+      fi
+      cd "$repo"
+      "$build/fio/fio" --enghelp=libaio >/dev/null 2>&1 || { rm -rf "$build"; cannot "$fio_tag built without libaio"; }
+      mkdir -p "$(dirname "$lab_fio")"
+      cp "$build/fio/fio" "$lab_fio.new" && mv "$lab_fio.new" "$lab_fio"
+      rm -rf "$build"
+    fi
+    flock -u 6
+  fi
 fi
 
 if [ "$variant" = debian13 ]; then
@@ -228,7 +263,7 @@ chmod +x "$work/initramfs/init"
 guest_env=""
 # the FTL variant: NVMeVirt's storage is guest memory the kernel leaves alone (memmap=SIZE$START: reserved); its
 # dispatcher and I/O worker poll on the third vCPU, which the scheduler keeps for them (isolcpus)
-ftl_memmap_start=0x80000000 ftl_memmap_size=65M
+ftl_memmap_start=0x80000000 ftl_memmap_size=33M
 if [ "$variant" = debian13 ]; then
   modules="nvme" disks_seen="[ -e /dev/nvme1n1 ]" python=$venv/bin/python guest=$repo/tests/device_lab_debian13.py
 elif [ "$variant" = ftl ]; then
@@ -236,6 +271,7 @@ elif [ "$variant" = ftl ]; then
   modules="nvme" disks_seen="true" python=$repo/.venv/bin/python guest=$repo/tests/device_lab_ftl.py
   guest_env="export PTSBENCH_LAB_NVMEV=$nvmev"
   guest_env+=" PTSBENCH_LAB_NVMEV_ARGS='memmap_start=$ftl_memmap_start memmap_size=$ftl_memmap_size cpus=2,2'"
+  [ -z "${lab_fio:-}" ] || guest_env+=" PTSBENCH_LAB_SPRANDOM=1 PTSBENCH_LAB_FIO=$lab_fio"
 else
   modules="nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic" disks_seen="[ -e /dev/nvme5n1 ] && [ -e /dev/sdc ]"
   python=$repo/.venv/bin/python guest=$repo/tests/device_lab_guest.py
@@ -336,12 +372,24 @@ while True:
 PY
   relay=$!
 fi
+# labs take turns with the FTL variant: the others may run together (each holds the turn shared), the FTL variant
+# runs alone (it holds it exclusively): its third vCPU polls all the time, and its model's pace before garbage
+# collection is the emulated CPU's, which another lab's QEMU would take
+turn=${PTSBENCH_LAB_TURN:-/tmp/ptsbench-device-lab.turn}
+exec 5>>"$turn"
+if [ "$variant" = ftl ]; then
+  flock -n -x 5 || { echo "device lab: waiting for the other device labs to finish (the FTL variant runs alone)" >&2
+                     flock -x 5; }
+else
+  flock -n -s 5 || { echo "device lab: waiting for the FTL device lab to finish" >&2; flock -s 5; }
+fi
 echo "device lab: booting $kernel under QEMU (TCG) with $what" >&2
 started=$(date +%s)
 # no_timer_check: the kernel's check of the IO-APIC timer panics when a loaded host delays the emulated timer
 cpus=2 append="" lab_timeout_s=1200
 if [ "$variant" = ftl ]; then
-  cpus=3 lab_timeout_s=2400  # up to 25 PTS rounds, at any load
+  cpus=3 lab_timeout_s=1800  # up to 25 PTS rounds, at any load
+  [ -z "${lab_fio:-}" ] || lab_timeout_s=3600  # and the sprandom check's two IOPS tests
   append="memmap=$ftl_memmap_size\$$ftl_memmap_start isolcpus=2 nvme_core.io_timeout=600 nvme_core.admin_timeout=600"
 fi
 timeout "${LAB_TIMEOUT_S:-$lab_timeout_s}" "${qemu[@]}" \

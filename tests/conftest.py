@@ -39,7 +39,9 @@ class DeviceLab:
 
     KEY = pytest.StashKey[dict[str, "DeviceLab"]]()  # variant -> its lab
     OPTIONS = {"debian12": (), "debian13": ("--debian13",), "ftl": ("--ftl",)}  # variant -> the script's options
-    # variant -> the environment variable that must be 1 for its tests to run (its lab to start); unset: skipped
+    # variant -> the environment variable that must be 1 for its tests to run (its lab to start); unset: skipped.
+    # The FTL variant (12-18 minutes of its own at load averages of 7-26, docs/device-lab.md): to run it by default,
+    # in CI too, remove its entry here
     OPT_IN = {"ftl": "PTSBENCH_LAB_FTL"}
 
     def __init__(self, folder: Path, variant: str) -> None:

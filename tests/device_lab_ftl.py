@@ -24,13 +24,16 @@ from device_lab_guest import WORK, Lab, _utc, lab_main, ptsbench, registry, run,
 
 SERIAL = "CSL_Virt_SN_01"  # NVMeVirt's identify controller data
 FTL_PAGE_BYTES = 4096  # its mapping unit: the OCP log's media bytes are its pages x this
-# the model: 64 MiB of flash (scripts/device-lab.sh reserves 65 MiB: 1 MiB for NVMeVirt's registers), 59.8 MiB of it
-# the namespace (7 % over-provisioning), in 4 partitions of 2 channels x 2 LUNs; 128 blocks per plane make blocks of
-# one 32 KiB one-shot page and 128 lines (superblocks) of 128 KiB per partition, so garbage collection runs from the
-# first full write on (with the model's 8192 blocks per plane it never would); programming a one-shot page takes
-# 300 ms, so 16 LUNs program about 1.7 MB/s: about the emulated CPU's pace of 4 KiB writes before garbage
-# collection, and the FTL's pace after it
-MODEL = {"blks_per_pl": 128, "nand_prog_ns": 300_000_000}
+# the model: 32 MiB of flash (scripts/device-lab.sh reserves 33 MiB: 1 MiB for NVMeVirt's registers), 29.1 MiB of it
+# the namespace (10 % over-provisioning), in 4 partitions of 2 channels x 2 LUNs; 64 blocks per plane make blocks of
+# one 32 KiB one-shot page and 64 lines (superblocks) of 128 KiB per partition, so garbage collection runs from the
+# first full write on (with the model's 8192 blocks per plane it never would); 10 % leaves each partition about as
+# many spare lines as the model's 7 % did on 64 MiB (and so about the same write amplification) in half the bytes:
+# the transition takes half as long. Programming a one-shot page takes 300 ms, so 16 LUNs program about 1.7 MB/s
+# (430 pages of 4 KiB a second): about the emulated CPU's pace of 4 KiB writes on an idle machine before garbage
+# collection; after it, that over the write amplification (4-5), below the emulated CPU's pace on a loaded machine
+# too. (400 ms, tried to widen that margin, slowed the transition as much as the smaller flash had sped it up.)
+MODEL = {"blks_per_pl": 64, "nand_prog_ns": 300_000_000, "op_pct": 10}
 OCP_GUID = bytes.fromhex("afd514c97c6f4f9ca4f2bfea2810afc5")[::-1]  # as the log holds it: least significant first
 
 CHECKS, check = registry()
@@ -147,7 +150,23 @@ def ftl_counters(lab: Lab) -> str:
     return (f"{dev} ({ctrl}): id-ctrl answers plain ({lines} lines) and as JSON (serial {SERIAL}); dd 8 MiB: "
             f"SMART data units {units}, OCP media bytes {media} = (host {counted['host_pages_written']} + GC "
             f"{counted['gc_pages_written']} pages) x 4 KiB, ptsbench's reading equal; the OCP and SMART logs read "
-            "across a page boundary (PRP2) equal the aligned reads, GUID in the second page")
+            f"across a page boundary (PRP2) equal the aligned reads, GUID in the second page; {start_up(dev, ctrl)}")
+
+
+def start_up(dev: str, ctrl: str) -> str:
+    """Where a ptsbench command's start goes in the emulated guest (issue 38 saw 5.6 minutes before a PTS run's
+    first round under load): `ptsbench info DEV --json` in a new interpreter (Python's start and ptsbench's imports,
+    read over 9p, then the device facts with their nvme-cli calls) against the same command forked from the lab's
+    warm process (the facts alone), and one nvme-cli call."""
+    timed = {}
+    for name, command in (("new", lambda: run([sys.executable, "-m", "ptsbench", "info", dev, "--json"])),
+                          ("forked", lambda: ptsbench("info", dev, "--json")),
+                          ("nvme", lambda: run(["nvme", "smart-log", ctrl, "-o", "json"]))):
+        started = time.monotonic()
+        command()
+        timed[name] = time.monotonic() - started
+    return (f"`ptsbench info --json` took {timed['new']:.1f} s in a new interpreter, {timed['forked']:.1f} s forked "
+            f"from a warm one; one `nvme smart-log` {timed['nvme']:.1f} s")
 
 
 def mmap_page() -> int:
@@ -192,11 +211,23 @@ IOPS_MAX_ROUNDS = 25
 IOPS_PRECONDITION = 0.1
 WAF_STEADY_MIN = 1.5  # write amplification at steady state is above this (greedy GC, 7 % over-provisioning)
 WAF_FRESH_MAX = 1.05  # before the first full write nothing is collected: media bytes = host bytes (rounding aside)
-# write saturation from fresh: 4 KiB random writes, rounds of 60 s (PTS's) for 3 minutes: the erased flash runs out
-# in the first or second, and the drop finder searches each round on its own
-WSAT_ROUND_S = 60
-WSAT_TIME = "180s"
-CLIFF_MIN = 1.5  # the first minute's IOPS at least this many times the last minute's
+# write saturation from fresh: 4 KiB random writes, rounds of 40 s until four times the capacity is written (PTS's
+# rule; not for a time: on a loaded machine the emulated CPU writes less in a minute, and a run of 3 minutes once
+# ended before garbage collection had set in): the erased flash runs out in the first round or so (about 20 s at an
+# idle machine's pace), so a round holds the step (the drop finder searches each round on its own and needs a level
+# held for seconds on either side); the last round is near the steady level
+WSAT_ROUND_S = 40
+WSAT_CAPACITY = 4
+WSAT_TIME_CAP = "1200s"  # a bound only: four capacities take about 3 minutes on an idle machine
+CLIFF_MIN = 1.5  # the first round's IOPS at least this many times the last round's
+
+
+def iops_test(dev: str, out: Path, precondition_multiple: float) -> None:
+    """`ptsbench pts --tests iops` as the lab runs it: the tracked cell only, rounds of 15 s, at most 25, no purge."""
+    ptsbench("pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", str(IOPS_ROUND_S),
+             "--max-rounds", str(IOPS_MAX_ROUNDS), "--block-sizes", "iops=4k", "--mixes", "iops=0", "--purge", "none",
+             "--active-range", "100", "--precondition-multiple", str(precondition_multiple), "--destructive",
+             "--out", str(out))
 
 
 def pts_rounds(out: Path) -> list[dict[str, Any]]:
@@ -222,10 +253,7 @@ def ftl_pts_iops(lab: Lab) -> str:
     size = int(Path("/sys/block", os.path.basename(dev), "size").read_text()) * 512
     out = WORK / "pts-iops"
     started, started_at = time.monotonic(), time.time()
-    ptsbench("pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time",
-             str(IOPS_ROUND_S), "--max-rounds", str(IOPS_MAX_ROUNDS), "--block-sizes", "iops=4k", "--mixes", "iops=0",
-             "--purge", "none", "--active-range", "100", "--precondition-multiple", str(IOPS_PRECONDITION),
-             "--destructive", "--out", str(out))
+    iops_test(dev, out, IOPS_PRECONDITION)
     took = time.monotonic() - started
     rounds = pts_rounds(out)
     values = [tracked_iops(record) for record in rounds]
@@ -241,10 +269,7 @@ def ftl_pts_iops(lab: Lab) -> str:
     # write amplification per round, and where the first full write ended
     precondition = json.loads(next(out.glob("pts/*/precondition/result.json")).read_text())
     written = int(precondition["written_bytes"])
-    # where the start-up goes (issue 38 saw 5.6 min under load): before round 1, less the preconditioning's IO
-    before_round = _utc(rounds[0]["started_utc"]) - started_at
-    said.append(f"round 1 began {before_round:.0f} s after the command, {precondition['runtime_ms'] / 1000:.0f} s "
-                "of it preconditioning")
+    said.append(where_time_goes(out, started_at, rounds))
     wafs, fresh, steady_wafs = [], [], []
     for record in rounds:
         waf = record["telemetry"]["change"]["waf"]
@@ -269,27 +294,51 @@ def ftl_pts_iops(lab: Lab) -> str:
     return f"{took:.0f} s; " + "; ".join(said)
 
 
+def where_time_goes(out: Path, started_at: float, rounds: list[dict[str, Any]]) -> str:
+    """Where a PTS run's time went (issue 38 saw 5.6 minutes of start-up under load), from the stored UTC times:
+    the command to its purge step (device facts, the guard, the write cache, the plan and run directory), the
+    purge and preconditioning (and fio's own IO time in it), to round 1; in the rounds, fio's process against the
+    rest (telemetry after each round; between rounds the steady-state judge, storing and the live report)."""
+    [attempt] = json.loads(next(out.glob("pts/*/purge.json")).read_text())
+    precondition = json.loads(next(out.glob("pts/*/precondition/result.json")).read_text())
+    purge_at, conditioned_at = _utc(attempt["started_utc"]), _utc(precondition["finished_utc"])
+    first = _utc(rounds[0]["started_utc"])
+    fio_s = sum(record["wall_s"] for record in rounds) / len(rounds)
+    inside_s = sum(_utc(r["finished_utc"]) - _utc(r["started_utc"]) - r["wall_s"] for r in rounds) / len(rounds)
+    between = [_utc(b["started_utc"]) - _utc(a["finished_utc"]) for a, b in zip(rounds, rounds[1:], strict=False)]
+    between_s = sum(between) / len(between) if between else 0.0
+    return (f"start-up {first - started_at:.0f} s: {purge_at - started_at:.0f} s to the purge step (device facts, "
+            f"guard, write cache, plan), {conditioned_at - purge_at:.0f} s purge and preconditioning (fio's IO "
+            f"{precondition['runtime_ms'] / 1000:.0f} s), {first - conditioned_at:.0f} s to round 1; per round: fio "
+            f"{fio_s:.0f} s, telemetry {inside_s:.1f} s, {between_s:.1f} s between rounds")
+
+
 def host_bound_statement(rounds: list[dict[str, Any]]) -> str:
     """What the host-bound flag said: NVMeVirt's dispatcher and I/O worker poll on the third vCPU, so the guest's
     CPUs are at least a third busy in every round; the flag (90 % busy, or the queue depth not kept) counts that
     vCPU like any other."""
     busy = [record["host_bound"]["host_cpu_busy_pct"] for record in rounds]
+    assert None not in busy, f"a round without the host's CPU reading: {busy}"
     flagged = [record["round"] for record in rounds if record["host_bound"]["possibly"]]
     polling = 100 / (os.cpu_count() or 1)
-    # the polling vCPU alone keeps the guest about a third busy (as little as 30 % measured in a round, at a load
-    # average of about 15); a guest whose NVMeVirt threads slept would fall well below
-    assert all(b is not None and b >= 0.75 * polling for b in busy), \
-        f"a round's CPUs were less busy than NVMeVirt's polling vCPU alone ({polling:.0f} %): {busy}"
-    return (f"host CPU busy {min(busy):.0f}-{max(busy):.0f} % per round, of which the polling vCPU is "
-            f"{polling:.0f} %; flagged possibly host-bound: rounds {flagged or 'none'}")
+    # the polling vCPU alone keeps the guest about a third busy: in the median round at least three quarters of
+    # that (a single round read as little as 17 % at a load average of about 35, when the host starved the emulated
+    # CPUs); a guest whose NVMeVirt threads slept would fall well below
+    median = sorted(busy)[len(busy) // 2]
+    assert median >= 0.75 * polling, \
+        f"the median round's CPUs were less busy than NVMeVirt's polling vCPU alone ({polling:.0f} %): {busy}"
+    return (f"host CPU busy {min(busy):.0f}-{max(busy):.0f} % per round (median {median:.0f} %), of which the "
+            f"polling vCPU is {polling:.0f} %; flagged possibly host-bound: rounds {flagged or 'none'}")
 
 
 GC_CLEAR_WAF = 1.5  # a round with this write amplification was certainly collecting garbage
 
 
 def gc_findings(out: Path) -> tuple[list[str], list[str]]:
-    """The IOPS findings of a PTS run (docs/drops.md) in rounds that were certainly collecting garbage (write
-    amplification 1.5 or more): those naming garbage collection as their cause, and those that do not."""
+    """The IOPS and MB/s findings of a PTS run (docs/drops.md; a run of one IO size has the same drops in both):
+    those naming garbage collection as their likely cause (the drop finder names it from a round's write
+    amplification of 1.05 or more), and those in rounds that were certainly collecting garbage (write amplification
+    1.5 or more) that do not name it."""
     from ptsbench.drops.find import DropRule
     from ptsbench.drops.stored import folder_findings
 
@@ -300,36 +349,122 @@ def gc_findings(out: Path) -> tuple[list[str], list[str]]:
         record = json.loads((folder / "round.json").read_text())
         ratio = record["telemetry"]["change"]["waf"]["ratio"]
         for finding in folder_findings(folder, DropRule(), record.get("telemetry")):
-            if finding.drop.metric != "iops" or ratio is None or ratio < GC_CLEAR_WAF:
+            if finding.drop.metric not in ("iops", "bw") or ratio is None:
                 continue
             said = f"round {record['round']} (write amplification {ratio:.2f}): {finding.line()}: {finding.cause_text}"
-            (named if "garbage" in finding.cause_text else unnamed).append(said)
+            if "garbage" in finding.cause_text:
+                named.append(said)
+            elif ratio >= GC_CLEAR_WAF:
+                unnamed.append(said)
     return named, unnamed
 
 
 @check("ftl-wsat")
 def ftl_wsat(lab: Lab) -> str:
     """`ptsbench pts --tests wsat` on a fresh SSD: write saturation falls off a cliff once the erased flash is
-    used up and garbage collection runs: the first minute's IOPS at least 1.5 times the last minute's; every IOPS
-    drop or step the drop finder finds in a round that was collecting garbage names garbage collection as its cause
-    (the round's write amplification). Whether a round holds the transition as a step depends on where the erased
-    flash ran out: found in one run of two, so it is reported, not required."""
+    used up and garbage collection runs: the first round's IOPS at least 1.5 times the last round's. The drop
+    finder finds the transition as a drop or step (the round in which the erased flash runs out holds it) naming
+    garbage collection as its likely cause (the round's write amplification), and every finding in a round that was
+    certainly collecting garbage names it."""
     dev = load_fresh()
     out = WORK / "pts-wsat"
     started = time.monotonic()
     ptsbench("pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "wsat", "--round-time", str(WSAT_ROUND_S),
-             "--wsat-time", WSAT_TIME, "--purge", "none", "--active-range", "100", "--destructive", "--out", str(out))
+             "--wsat-capacity", str(WSAT_CAPACITY), "--wsat-time", WSAT_TIME_CAP, "--purge", "none",
+             "--active-range", "100", "--destructive", "--out", str(out))
     took = time.monotonic() - started
     rounds = pts_rounds(out)
     values = [tracked_iops(record) for record in rounds]
     said = f"IOPS per round {[round(v) for v in values]}"
     assert len(values) >= 3, f"only {len(values)} rounds: {said}"
     first, last = values[0], values[-1]
-    assert first >= CLIFF_MIN * last, f"no cliff: the first minute {first:.0f} IOPS, the last {last:.0f}: {said}"
+    assert first >= CLIFF_MIN * last, f"no cliff: the first round {first:.0f} IOPS, the last {last:.0f}: {said}"
     named, unnamed = gc_findings(out)
     assert not unnamed, f"findings in rounds collecting garbage that do not name it: {unnamed}"
-    return (f"{took:.0f} s; {said}: the first minute {first / last:.1f} x the last; findings naming garbage "
-            f"collection: {named or 'none'}")
+    assert named, f"no drop or step naming garbage collection: {said}"
+    return (f"{took:.0f} s; {said}: the first round {first / last:.1f} x the last; findings naming garbage "
+            f"collection: {named}")
+
+
+# fio 3.41's sprandom preconditioning against PTS's (opt-in: PTSBENCH_LAB_SPRANDOM=1 makes scripts/device-lab.sh build
+# fio 3.42 once and pass it in PTSBENCH_LAB_FIO; the check runs two whole IOPS tests)
+SPRANDOM = os.environ.get("PTSBENCH_LAB_SPRANDOM") == "1"
+CLASSIC_MULTIPLE = 2  # PTS's workload-independent preconditioning: twice the capacity, 128 KiB sequential writes
+SPRANDOM_MULTIPLE = 0.01  # after sprandom, ptsbench's own preconditioning as small as it goes (1 % of the capacity)
+
+
+def sprandom_job(dev: str) -> str:
+    """fio's sprandom preconditioning of the whole namespace: 4 KiB random writes of the physical capacity
+    (namespace x (1 + over-provisioning)) once, in regions whose invalid blocks match a random-write steady state."""
+    return (f"[sprandom]\nfilename={dev}\nioengine=libaio\ndirect=1\nrw=randwrite\nbs=4k\niodepth=32\n"
+            f"sprandom=1\nspr_op={MODEL['op_pct'] / 100}\n")
+
+
+def steady_arm(dev: str, out: Path, fio: str, multiple: float) -> dict[str, Any]:
+    """One IOPS test with `fio` (PTSBENCH_FIO) as ftl-pts-iops runs it, with this preconditioning multiple: its
+    rounds, steady-state window and mean, and when the window's last round ended."""
+    os.environ["PTSBENCH_FIO"] = fio
+    try:
+        iops_test(dev, out, multiple)
+    finally:
+        del os.environ["PTSBENCH_FIO"]
+    rounds = pts_rounds(out)
+    values = [tracked_iops(record) for record in rounds]
+    last = rounds[-1]["steady"]
+    assert last["steady"], f"{out.name}: steady state not reached in {len(rounds)} rounds: {[round(v) for v in values]}"
+    window = [values[n - 1] for n in last["window_rounds"]]
+    wafs = [rounds[n - 1]["telemetry"]["change"]["waf"]["ratio"] for n in last["window_rounds"]]
+    assert min(wafs) > WAF_STEADY_MIN, f"{out.name}: write amplification in the window {wafs}: not collecting garbage"
+    return {"values": values, "rounds": last["window_rounds"], "mean": sum(window) / len(window),
+            "spread": max(window) - min(window), "ended": _utc(rounds[-1]["finished_utc"]), "wafs": wafs}
+
+
+def ftl_sprandom(lab: Lab) -> str:
+    """fio's sprandom preconditioning against PTS's on the same model, each on a fresh drive (rmmod + insmod), with
+    fio 3.42 for both: PTS's twice the capacity of sequential writes, then rounds of 4 KiB random writes until steady
+    state; or sprandom (the physical capacity of random writes once), then the same rounds. Both must reach steady
+    state with garbage collection running (write amplification above 1.5 in the window). The comparison: time from
+    the command to the end of the steady-state window, and the steady-state means, the same within the run's noise
+    when they differ by no more than the wider of the two windows' spreads (max - min). Reported, not required:
+    whether sprandom may be offered depends on it (docs/device-lab.md)."""
+    fio = os.environ.get("PTSBENCH_LAB_FIO", "")
+    assert fio and Path(fio).is_file(), f"no fio at PTSBENCH_LAB_FIO={fio!r} (scripts/device-lab.sh builds it)"
+    version = run([fio, "--version"]).stdout.strip()
+    dev = load_fresh()
+    started = time.time()
+    classic = steady_arm(dev, WORK / "pts-classic", fio, CLASSIC_MULTIPLE)
+    classic_s = classic["ended"] - started
+    dev = load_fresh()
+    started = time.time()
+    job = WORK / "sprandom.fio"
+    job.write_text(sprandom_job(dev))
+    done = run([fio, "--output-format=json", str(job)], timeout_s=1800)
+    lab.keep("ftl-sprandom-fio.json", done.stdout)
+    written = counters()["host_pages_written"] * FTL_PAGE_BYTES
+    size = int(Path("/sys/block", os.path.basename(dev), "size").read_text()) * 512
+    sprandom_pre_s = time.time() - started
+    fast = steady_arm(dev, WORK / "pts-sprandom", fio, SPRANDOM_MULTIPLE)
+    fast_s = fast["ended"] - started
+    noise = max(classic["spread"], fast["spread"])
+    same = abs(fast["mean"] - classic["mean"]) <= noise
+    faster = fast_s < classic_s
+    said = [f"{version}",
+            f"PTS (2 x capacity sequential): steady in rounds {classic['rounds'][0]}-{classic['rounds'][-1]}, mean "
+            f"{classic['mean']:.0f} IOPS (spread {classic['spread']:.0f}), {classic_s:.0f} s to steady state, "
+            f"IOPS {[round(v) for v in classic['values']]}, WAF in the window {[round(w, 1) for w in classic['wafs']]}",
+            f"sprandom ({written / size:.2f} x the namespace written in {sprandom_pre_s:.0f} s): steady in rounds "
+            f"{fast['rounds'][0]}-{fast['rounds'][-1]}, mean {fast['mean']:.0f} IOPS (spread {fast['spread']:.0f}), "
+            f"{fast_s:.0f} s to steady state, IOPS {[round(v) for v in fast['values']]}, WAF in the window "
+            f"{[round(w, 1) for w in fast['wafs']]}",
+            f"steady means {'within' if same else 'NOT within'} the noise ({abs(fast['mean'] - classic['mean']):.0f} "
+            f"IOPS apart, spread {noise:.0f}); sprandom {'faster' if faster else 'NOT faster'} to steady state "
+            f"({fast_s / classic_s:.2f} x); the comparison {'holds' if same and faster else 'does not hold'}"]
+    assert written >= size, f"sprandom wrote {written} bytes, less than the namespace's {size}"
+    return "; ".join(said)
+
+
+if SPRANDOM:
+    check("ftl-sprandom")(ftl_sprandom)
 
 
 def run_variant_checks(names: list[str], results: Path) -> int:
