@@ -108,8 +108,8 @@ def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
     table = replace(result.table, columns=tuple(result.table.columns[index] for index in shown),
                     rows=tuple(tuple(row[index] for index in shown) for row in result.table.rows),
                     keys=tuple(shown.index(key) for key in result.table.keys if key in shown))
-    console = terminal_console()  # at 80 columns numbers stay whole: columns are left out from the right, named
-    print_model_table(table, console, "with --format html")
+    console = terminal_console()  # too wide for the terminal: printed in parts, numbers whole
+    print_model_table(table, console)
     for path in result.files:
         console.print(f"wrote {path}", highlight=False, soft_wrap=True)  # a path is never broken
 
@@ -216,8 +216,8 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
     table = Table("summary", "Summary of the values drawn",
                   tuple(Column(header, "text" if header in ("run", "kind", "dir", "unit", "of") else "number")
                         for header in headers), tuple(tuple(row) for row in rows), keys=(0, 2))
-    console = terminal_console()  # at 80 columns numbers stay whole: columns are left out from the right, named
-    print_model_table(table, console, "in summary.csv")
+    console = terminal_console()  # too wide for the terminal: printed in parts, numbers whole
+    print_model_table(table, console)
     for note in (*summary_notes(result.summaries), *result.intervals):
         console.print(f"note: {note}", highlight=False)
     for path in result.files:
