@@ -62,7 +62,7 @@ def arranged(table: Table) -> tuple[Table, tuple[tuple[str, str], ...]]:
     keys = [index for index in table.keys if index < len(columns) and index not in constant and index not in empty]
     facts = [(columns[index].name, str(table.rows[0][index])) for index in constant]
     if empty:
-        facts.append(("no value here", ", ".join(columns[index].name for index in empty)))
+        facts.append(("no value here", ", ".join(dict.fromkeys(columns[index].name for index in empty))))
     rest = [index for index in range(len(columns)) if index not in keys and index not in constant
             and index not in empty]
     order = keys + [i for i in rest if columns[i].kind != "text"] + [i for i in rest if columns[i].kind == "text"]
