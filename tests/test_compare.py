@@ -325,7 +325,7 @@ def test_repeat_stores_every_repetition_and_the_spread(tmp_path: Path) -> None:
     assert all(f"job-r{n}" in done.stdout for n in (1, 2, 3))
     shown = run_cli("show", str(fast)).stdout
     line = next(line for line in shown.splitlines() if line.startswith("randread-4k read "))
-    assert line.split()[2:] == ["IOPS", *(f"{value:,.2f}" for value in (mean, spread, *iops))]
+    assert line.split()[2:] == [*(f"{value:,.2f}" for value in (mean, spread, *iops)), "IOPS"]  # values, then unit
     report = load_report(fast)
     table = next(t for t in report.tables() if t.key == "repetitions")
     ((test, unit, *numbers),) = table.rows

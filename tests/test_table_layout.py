@@ -1,0 +1,180 @@
+"""The one layout rule of every table (report/core/table_layout.py), checked where users see it: the PDFs of every
+kind of report read back with poppler (no word past the margins, no word split across lines), and each command's
+first screen on 80- and 120-column terminals (the headline values there, nothing cut)."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from ptsbench.report.build import load_compare, load_report
+from ptsbench.report.core.model import Column, Report, Table, formatted_rows
+from ptsbench.report.core.pdf import MARGIN_IN, _report_text, write_pdf
+from ptsbench.report.core.table_layout import arranged, split_to_fit, wrap_name
+from test_legible import page_words
+from test_present import run_in_terminal
+from test_report_pts import tiny_pts_run
+
+JOBS = """[global]
+ioengine=null
+size=64m
+time_based
+runtime=0.3
+
+[randread-4k]
+rw=randread
+bs=4k
+iodepth=4
+
+[randrw-1m]
+stonewall
+rw=randrw
+rwmixread=65
+bs=1m
+"""
+
+
+# --- the rule itself ----------------------------------------------------------------------------------------------
+
+def test_names_wrap_only_after_separators() -> None:
+    name = "a-randread@dev_loop19/randread read iops"
+    for width in range(1, len(name) + 2):
+        lines = wrap_name(name, width)
+        assert "".join(lines).replace(" ", "") == name.replace(" ", "")
+        for line in lines:  # a line longer than the width is one unbreakable piece
+            assert len(line) <= width or not re.search(r"[/_@ -]", line[:-1])
+        position = 0
+        for number, line in enumerate(lines):
+            start = name.index(line, position)
+            assert number == 0 or name[start - 1] in "/_@- ", (width, lines)  # broken after a separator only
+            position = start + len(line)
+
+
+def test_arranged_says_constant_and_empty_columns_once_and_puts_values_first() -> None:
+    table = Table("t", "T", (Column("job"), Column("host"), Column("note"), Column("IOPS", "iops"),
+                             Column("p99 µs", "us"), Column("target")),
+                  (("a", "-", "x", 1.0, None, "/dev/a"), ("b", "-", "y", 2.0, None, "/dev/a")))
+    shown, facts = arranged(table)
+    assert [c.name for c in shown.columns] == ["job", "IOPS", "note"]
+    assert facts == (("target", "/dev/a"), ("no value here", "host, p99 µs"))
+
+
+def test_a_table_too_wide_is_split_with_its_keys_in_every_part() -> None:
+    columns = (Column("workload"), *(Column(f"value {n} (IOPS)", "iops") for n in range(12)))
+    rows = tuple((f"w{r}", *(1000.0 * n + r for n in range(12))) for r in range(3))
+    parts = split_to_fit(Table("t", "Wide", columns, rows), 80, 3)
+    assert len(parts) > 1 and all(part.columns[0].name == "workload" for part in parts)
+    assert sum(len(part.columns) - 1 for part in parts) == 12  # every value column once, none cut
+    assert [part.title for part in parts][-1] == f"Wide (part {len(parts)} of {len(parts)})"
+
+
+# --- PDFs of every kind of report ----------------------------------------------------------------------------------
+
+PIECE = re.compile(r"[^\s/_@\-]+")
+PUNCTUATION = "()[]{}:;,.'\"*!?=<>|+"
+
+
+def pieces(text: str) -> list[str]:
+    return [piece.strip(PUNCTUATION) for piece in PIECE.findall(text) if piece.strip(PUNCTUATION)]
+
+
+def known_pieces(report: Report) -> set[str]:
+    """Every piece of every text the report holds (names, titles, formatted cells)."""
+    texts = [text for text in _report_text(report) if text]
+    for table in report.tables():
+        texts += [cell for row in formatted_rows(table) for cell in row]
+    return {piece for text in texts for piece in pieces(str(text))}
+
+
+NUMBERISH = re.compile(r"^[-+−]?[\d.,×%]*\d[\d.,×%]*[a-zA-Zµ]{0,4}$")
+
+
+def pdf_problems(report: Report, path: Path) -> list[str]:
+    """Words past the page's margins, and words poppler finds that are no whole piece of any text the report holds
+    (a name split inside a word: 'temp' 'erature')."""
+    write_pdf(report, path)
+    known = known_pieces(report)
+    margin_pt = MARGIN_IN * 72 - 1
+    problems = []
+    for number, (width, _height, words) in enumerate(page_words(path), start=1):
+        for word, (x0, _y0, x1, _y1) in words:
+            if x0 < margin_pt or x1 > width - margin_pt:
+                problems.append(f"page {number}: {word!r} past the margin ({x0:.0f}-{x1:.0f} of {width:.0f})")
+            for piece in pieces(word):
+                if piece not in known and "…" not in piece and not NUMBERISH.match(piece):
+                    problems.append(f"page {number}: {word!r}: {piece!r} is no whole word of the report")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A real quick run, sweep, job-file run and parallel run on scratch files (short, null engine where it can)."""
+    folder = tmp_path_factory.mktemp("layout")
+    (folder / "jobs.fio").write_text(JOBS)
+    commands = {
+        "quick": ["quick", "--runtime", "0.2", "--size", "8M", "--tag", "firmware=1.2"],
+        "quick2": ["quick", "--runtime", "0.2", "--size", "8M", "--tag", "firmware=1.3"],
+        "sweep": ["sweep", str(folder / "sweep.dat"), "--size", "16M", "--bs", "4k,1m", "--iodepth", "1,4",
+                  "--runtime", "0.2"],
+        "run": ["run", str(folder / "jobs.fio"), "--target", str(folder / "run.dat"), "--size", "16M"],
+        "parallel": ["run", str(folder / "jobs.fio"), "--parallel", "--target", str(folder / "p1.dat"), "--target",
+                     str(folder / "p2.dat"), "--size", "16M"],
+    }
+    found = {}
+    for name, args in commands.items():
+        done = run_cli(*args, "--out", str(folder / name))
+        assert done.returncode == 0, done.stderr
+        found[name] = folder / name
+    return found
+
+
+@pytest.mark.parametrize("kind", ["quick", "sweep", "run", "parallel"])
+def test_pdf_words_within_the_margins_and_whole(runs: dict[str, Path], kind: str, tmp_path: Path) -> None:
+    problems = pdf_problems(load_report(runs[kind]), tmp_path / "report.pdf")
+    assert problems == [], "\n".join(problems[:12])
+
+
+def test_pdf_of_a_compare_within_the_margins_and_whole(runs: dict[str, Path], tmp_path: Path) -> None:
+    problems = pdf_problems(load_compare([runs["quick"], runs["quick2"]]), tmp_path / "compare.pdf")
+    assert problems == [], "\n".join(problems[:12])
+
+
+def test_pdf_of_a_pts_run_within_the_margins_and_whole(tmp_path_factory: pytest.TempPathFactory,
+                                                         tmp_path: Path) -> None:
+    run_dir = tiny_pts_run(tmp_path_factory.getbasetemp())
+    problems = pdf_problems(load_report(run_dir), tmp_path / "report.pdf")
+    assert problems == [], "\n".join(problems[:12])
+
+
+# --- terminals: each command's first screen ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_first_screen_of_show_has_the_headline_values(runs: dict[str, Path], columns: int) -> None:
+    for kind in ("quick", "sweep", "run", "parallel"):
+        text = run_in_terminal(["show", str(runs[kind])], columns)
+        first = "\n".join(text.splitlines()[:60])
+        header = next(line for line in first.splitlines() if " IOPS " in f" {line} ")
+        assert "MB/s" in header and "mean" in first, (kind, first)
+        assert "more column(s)" not in text and "…" not in text
+        assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_catalog_values_first_screen_rounded_in_units(runs: dict[str, Path], tmp_path: Path, columns: int) -> None:
+    db = str(tmp_path / "catalog.sqlite")
+    assert run_cli("catalog", "update", str(runs["quick"]), str(runs["quick2"]), "--db", db).returncode == 0
+    name = "quick/SEQ1M-Q8T1-read read MB/s"
+    stored = json.loads(run_cli("catalog", "values", name, "--db", db, "--format", "json").stdout)
+    assert len(stored) == 2 and {value["unit"] for value in stored} == {"bytes/s"}  # programs: stored units
+    text = run_in_terminal(["catalog", "values", name, "--db", db], columns)
+    words = " ".join(text.split())
+    assert "2 values in MB/s" in words and "(MB/s)" in text  # the header (may wrap at its space)
+    assert "more column" not in text
+    for value in stored:  # each value in MB/s, rounded as reports round it, whole on a line
+        assert any(f"{value['value'] / 1e6:,.2f}" in line for line in text.splitlines())
+    assert "SEQ1M-Q8T1-" in text and "1.2" in text and "1.3" in text
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
+    one = run_in_terminal(["catalog", "values", name, "--db", db, "--firmware", "1.2"], columns)
+    assert "1 value in MB/s" in " ".join(one.split())
