@@ -178,3 +178,48 @@ def test_catalog_values_first_screen_rounded_in_units(runs: dict[str, Path], tmp
     assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
     one = run_in_terminal(["catalog", "values", name, "--db", db, "--firmware", "1.2"], columns)
     assert "1 value in MB/s" in " ".join(one.split())
+
+
+# --- charts drawn at load: a print of the page shows them ---------------------------------------------------------
+
+def test_charts_are_drawn_at_load_and_printed(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
+                                              tmp_path: Path) -> None:
+    """Nothing scrolls the page or calls its draw-all: every chart is drawn at load (the page says so when the
+    last is), and Chromium's own print of the page holds every chart's drawn axis titles."""
+    import base64
+    import subprocess
+    import time
+
+    from ptsbench.report.build import build_report
+    from test_report_browser import shared_browser
+
+    browser = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
+    out = build_report(runs["quick"], static=True)
+    report = load_report(runs["quick"])
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    try:
+        browser.send("Page.enable", session=session)
+        browser.send("Page.navigate", {"url": (out / "index.html").resolve().as_uri()}, session=session)
+        browser.wait_for("Page.loadEventFired", session)
+        deadline = time.monotonic() + 120  # drawing takes a few seconds on an idle machine
+        state = ""
+        while state != "all" and time.monotonic() < deadline:
+            state = browser.send("Runtime.evaluate", {"expression": "document.documentElement.dataset.plotsDrawn"
+                                                      " || ''", "returnByValue": True}, session=session)[
+                "result"]["value"]
+            time.sleep(0.2)
+        assert state == "all"
+        drawn_js = ("Array.from(document.querySelectorAll('.plot')).map(plot => plot.querySelectorAll("
+                    "'.scatterlayer .trace, .barlayer .trace, .heatmaplayer image').length)")
+        traces = browser.send("Runtime.evaluate", {"expression": drawn_js, "returnByValue": True},
+                              session=session)["result"]["value"]
+        assert len(traces) == len(report.figures()) > 0 and all(traces), traces  # every chart has its traces
+        printed = browser.send("Page.printToPDF", {"printBackground": True}, session=session)["data"]
+    finally:
+        browser.send("Target.closeTarget", {"targetId": target})
+    (tmp_path / "printed.pdf").write_bytes(base64.b64decode(printed))
+    text = " ".join(subprocess.run(["pdftotext", str(tmp_path / "printed.pdf"), "-"], capture_output=True, text=True,
+                                   check=True).stdout.split())
+    for figure in report.figures():  # plotly draws the axis titles as text of the chart itself
+        assert figure.y_label.split("(")[0].strip() in text, figure.key
