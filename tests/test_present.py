@@ -353,14 +353,29 @@ def test_plot_summary_fits_80_columns(tmp_path: Path) -> None:
 
 
 def test_a_pts_run_ends_with_the_answer(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """What stays on screen when a run ends: the at-a-glance values after the deviations and rounds, then the
-    verdict, then where the report is (`show` keeps the answer first)."""
+    """Piped (a log, a pager), a run's output opens with the at-a-glance values, before the tests' tables, as `show`
+    has it; on a screen, what stays visible when a run ends is the answer after the deviations and rounds, then
+    the verdict."""
+    import io
+
+    from rich.console import Console
+
+    from ptsbench.report.pts.terminal import render_pts
+    from ptsbench.store import RunStore
+
     base = tmp_path_factory.getbasetemp()
-    tiny_pts_run(base)
+    run_dir = tiny_pts_run(base)
     lines = (base / "tiny-pts.log").read_text().splitlines()
     answer = max(i for i, line in enumerate(lines) if line.startswith("Tracked values at steady state"))
-    compliance = max(i for i, line in enumerate(lines) if "─ Compliance and rounds ─" in line)  # its rule
-    assert compliance < answer
-    verdict = next(i for i in range(answer, len(lines)) if "PTS-compliant" in lines[i])
+    first_test = next(i for i, line in enumerate(lines) if "─ IOPS ─" in line)  # the first test's rule
+    compliance = max(i for i, line in enumerate(lines) if "─ Compliance and rounds ─" in line)
+    assert answer < first_test < compliance
     report = next(i for i, line in enumerate(lines) if line.startswith("ptsbench: report "))
-    assert answer < verdict < report and len(lines) - report <= 3, lines[answer:]
+    assert compliance < report and len(lines) - report <= 3, lines[report:]
+    screen = io.StringIO()
+    render_pts(RunStore.open(run_dir), Console(file=screen, width=120, force_terminal=True), answer_last=True)
+    shown = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in screen.getvalue().splitlines()]
+    answer = max(i for i, line in enumerate(shown) if line.startswith("Tracked values at steady state"))
+    compliance = max(i for i, line in enumerate(shown) if "─ Compliance and rounds ─" in line)
+    verdict = next(i for i in range(answer, len(shown)) if "PTS-compliant" in shown[i])
+    assert compliance < answer < verdict

@@ -232,3 +232,16 @@ def test_charts_are_drawn_at_load_and_printed(runs: dict[str, Path], tmp_path_fa
                                    check=True).stdout.split())
     for figure in report.figures():  # plotly draws the axis titles as text of the chart itself
         assert figure.y_label.split("(")[0].strip() in text, figure.key
+
+
+def test_host_cpu_busy_is_drawn_on_a_0_to_100_percent_axis(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A busy host (99.95-100 %) was drawn on a 99.95-100 % axis, a flat line looking like wild swings."""
+    from ptsbench.report.core.draw_plotly import plotly_spec
+    from ptsbench.report.core.style import PALETTE
+
+    report = load_report(tiny_pts_run(tmp_path_factory.getbasetemp()))
+    figures = [figure for figure in report.figures() if figure.key.endswith("cpu-per-round")]
+    assert figures
+    for figure in figures:
+        assert figure.y_range == (0, 100)
+        assert plotly_spec(figure, tuple(PALETTE))["layout"]["yaxis"]["range"] == [0, 100]
