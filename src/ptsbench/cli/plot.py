@@ -44,6 +44,8 @@ def json_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--max-iops", type=float, help="JSON: upper end of IOPS axes."),
         click.option("--min-lat", type=float, help="JSON: lower end of latency axes (µs)."),
         click.option("--max-lat", type=float, help="JSON: upper end of latency axes (µs)."),
+        click.option("--log-scale", is_flag=True,
+                     help="JSON: IOPS, MB/s and latency axes on a log scale (values decades apart stay visible)."),
         click.option("--colors", help="Comma-separated colours (names or #rrggbb) instead of the palette."),
         click.option("--lat-percentile", "--percentile", "percentile", default="99", show_default=True,
                      help="JSON: the latency percentile of the latency charts, heatmaps and headline (as sweep's; "
@@ -90,6 +92,7 @@ def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
         lat_range_us=(settings["min_lat"], settings["max_lat"]),
         palette=_split(settings["colors"]), data_table=settings["show_data"], directions=directions,
         iodepths=_whole(settings["iodepths"], "--iodepth"), numjobs=_whole(settings["numjobs_values"], "--numjobs"),
+        log_scale=settings["log_scale"],
     )
     _check_colors(chart_options.palette)
     options = JsonPlotOptions(out_dir=out_dir, formats=formats or ("png",), charts=chart_options, labels=labels,

@@ -179,7 +179,25 @@ def provenance_of(paths: Sequence[Path], device: str | None = None) -> str:
                 manifest = {**manifest, "targets": [{"model": device}]}
             return style.provenance(manifest)
     written = datetime.datetime.fromtimestamp(os.stat(paths[0]).st_mtime, datetime.UTC)
-    return style.provenance_caption(__version__, None, device, written)
+    version, disks = _fio_output_beside(Path(paths[0]))
+    return style.provenance_caption(__version__, version, device or disks, written)
+
+
+def _fio_output_beside(log: Path) -> tuple[str | None, str | None]:
+    """The fio version and the disks fio saw (its disk_util), from fio's JSON output in the logs' folder."""
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.fio.jsonfiles import load_document
+
+    for path in sorted(log.resolve().parent.glob("*.json")):
+        try:
+            doc = load_document(path)
+        except PtsbenchError:
+            continue
+        if doc and doc.get("fio version"):
+            disks = [f"/dev/{disk['name']}" for disk in doc.get("disk_util") or []
+                     if isinstance(disk, dict) and disk.get("name")]
+            return str(doc["fio version"]), ", ".join(disks) or None
+    return None, None
 
 
 def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:

@@ -52,8 +52,10 @@ def arranged(table: Table) -> tuple[Table, tuple[tuple[str, str], ...]]:
     row (of two or more rows) as `name: value`; columns empty on every row dropped and named once; the columns
     that name a row first, then value columns, then other text columns."""
     columns = table.columns
-    first = table.keys[0] if table.keys else 0  # the one column always kept: it names the rows
     several = len(table.rows) > 1
+    varying = [index for index in table.keys if index < len(columns) and several
+               and len({row[index] for row in table.rows}) > 1]
+    first = (varying or [*table.keys, 0])[0]  # the one column always kept: it names the rows
     constant = [index for index, column in enumerate(columns)
                 if index != first and several and column.kind == "text"
                 and len({row[index] for row in table.rows}) == 1 and table.rows[0][index] not in EMPTY_CELLS]
