@@ -245,3 +245,27 @@ def test_host_cpu_busy_is_drawn_on_a_0_to_100_percent_axis(tmp_path_factory: pyt
     for figure in figures:
         assert figure.y_range == (0, 100)
         assert plotly_spec(figure, tuple(PALETTE))["layout"]["yaxis"]["range"] == [0, 100]
+
+
+def test_trends_page_draws_mb_s_in_mb_s_with_x_labels(runs: dict[str, Path], tmp_path: Path,
+                                                      tmp_path_factory: pytest.TempPathFactory) -> None:
+    from test_report_browser import shared_browser
+
+    db = str(tmp_path / "catalog.sqlite")
+    assert run_cli("catalog", "update", str(runs["quick"]), str(runs["quick2"]), "--db", db).returncode == 0
+    page = tmp_path / "trends.html"
+    assert run_cli("catalog", "page", "--db", db, "--out", str(page)).returncode == 0
+    name = "quick/SEQ1M-Q8T1-read read MB/s"
+    stored = json.loads(run_cli("catalog", "values", name, "--db", db, "--format", "json").stdout)
+    script = f"""(() => {{
+      const value = document.getElementById('value');
+      value.value = {json.dumps(name)}; value.dispatchEvent(new Event('change'));
+      return JSON.stringify([...document.querySelectorAll('#chart text')].map(t => t.textContent));
+    }})()"""
+    result = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile").open_page(page, script=script)
+    texts = result.script_result
+    assert "1.2" in texts and "1.3" in texts  # the firmware of each run under its point (the runs' tags)
+    assert "MB/s" in texts  # the y axis says its unit
+    ticks = [float(text.replace(",", "")) for text in texts if re.fullmatch(r"[\d,.]+", text)]
+    largest_mb_s = max(value["value"] for value in stored) / 1e6
+    assert max(ticks) == pytest.approx(largest_mb_s * 1.1, rel=0.01)  # MB/s, not bytes/s
