@@ -269,3 +269,24 @@ def test_trends_page_draws_mb_s_in_mb_s_with_x_labels(runs: dict[str, Path], tmp
     ticks = [float(text.replace(",", "")) for text in texts if re.fullmatch(r"[\d,.]+", text)]
     largest_mb_s = max(value["value"] for value in stored) / 1e6
     assert max(ticks) == pytest.approx(largest_mb_s * 1.1, rel=0.01)  # MB/s, not bytes/s
+
+
+# --- figures shown together agree ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["quick", "sweep", "run", "parallel"])
+def test_iops_times_block_size_is_the_bandwidth_on_every_row(runs: dict[str, Path], kind: str) -> None:
+    """Every table row that shows a block size, IOPS and MB/s: IOPS x block size = MB/s (fio's numbers, stored
+    at full precision; the live line's are checked in test_runner)."""
+    from ptsbench.units import parse_size_bytes
+
+    checked = 0
+    for table in load_report(runs[kind]).tables():
+        names = [column.name for column in table.columns]
+        if not {"IOPS", "MB/s", "bs"} <= set(names):
+            continue
+        iops, mb_s, bs = names.index("IOPS"), names.index("MB/s"), names.index("bs")
+        for row in table.rows:
+            if isinstance(row[iops], int | float) and isinstance(row[mb_s], int | float) and row[mb_s]:
+                assert row[iops] * parse_size_bytes(str(row[bs])) / 1e6 == pytest.approx(row[mb_s], rel=1e-5), row
+                checked += 1
+    assert checked >= 4
