@@ -168,6 +168,10 @@ def test_first_screen_of_show_has_the_headline_values(runs: dict[str, Path], col
         assert "MB/s" in header and "mean" in first, (kind, first)
         assert "more column(s)" not in text and "…" not in text
         assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
+        if kind == "sweep":  # a sweep's case is its job: one column of the two
+            assert not any(line.split()[:2] == ["case", "job"] for line in text.splitlines())
+        if kind == "parallel":  # each case's target is in the target column, its base name said once
+            assert "case: jobs" in text and "jobs@" not in text
 
 
 @pytest.mark.parametrize("columns", [80, 120])

@@ -58,6 +58,11 @@ def _columns(rows: Sequence[ResultRow]) -> tuple[dict[str, list[str]], list[tupl
         columns["WAF"] = ["-" if row.waf is None else f"{row.waf:.2f} ({row.waf_source})" for row in ok]
     if columns["case"] == columns["job"]:  # a sweep names each case after its one job
         del columns["case"]
+    else:  # a case run on several targets names each case after its target too: the target column says it
+        suffixes = ["@" + target.strip("/").replace("/", "_") for target in columns["target"]]
+        if all(case.endswith(suffix) for case, suffix in zip(columns["case"], suffixes, strict=True)):
+            columns["case"] = [case.removesuffix(suffix) for case, suffix in zip(columns["case"], suffixes,
+                                                                                 strict=True)]
     said: list[tuple[str, str]] = []
     for name in ("case", "target", "host", "bs", "QDxT", "rw"):
         if name not in columns:
