@@ -53,6 +53,11 @@ def test_names_wrap_only_after_separators() -> None:
             position = start + len(line)
 
 
+def test_units_and_ratios_are_never_broken() -> None:
+    for width in range(1, 12):
+        assert all(line not in ("(MB/", "s)", "65/", "35") for line in wrap_name("read (MB/s) rnd 65/35", width))
+
+
 def test_arranged_says_constant_and_empty_columns_once_and_puts_values_first() -> None:
     table = Table("t", "T", (Column("job"), Column("host"), Column("note"), Column("IOPS", "iops"),
                              Column("p99 µs", "us"), Column("target")),

@@ -17,7 +17,7 @@ from typing import Any
 from ptsbench.report.core.draw_plotly import clean, plotly_spec
 from ptsbench.report.core.layout import FIGURES_DIR, PDF_NAME, XLSX_NAME, atomic_file
 from ptsbench.report.core.model import Block, Report, Table, Text, formatted_rows, split_groups
-from ptsbench.report.core.table_layout import SEPARATORS, arranged, split_to_fit
+from ptsbench.report.core.table_layout import SEPARATORS, arranged, name_parts, split_to_fit
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -72,15 +72,14 @@ def _plotly_packed() -> str:
 def breakable(text: object) -> object:
     """A cell's text, escaped, that may wrap after each separator (/ _ - @) as well as at spaces, never inside a
     word (table_layout's rule)."""
-    import re
-
     import markupsafe
 
     value = str(text)
     if not any(separator in value for separator in SEPARATORS.strip()):
         return text
-    pieces = re.split(r"(?<=[/_@-])(?=[^/_@-])", value)
-    return markupsafe.Markup("<wbr>").join(markupsafe.escape(piece) for piece in pieces)
+    pieces = name_parts(value)  # spaces break by themselves; <wbr> after the other separators
+    return markupsafe.Markup("").join(markupsafe.escape(piece) + (markupsafe.Markup("<wbr>") if piece[-1:] in
+                                                                   SEPARATORS.strip() else "") for piece in pieces)
 
 
 def render_html(report: Report, static: bool, workbook: str = XLSX_NAME, images: Sequence[str] = ()) -> str:

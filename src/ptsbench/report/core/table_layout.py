@@ -10,20 +10,34 @@
   nothing is cut.
 """
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ptsbench.report.core.model import Table, formatted_rows
 
 SEPARATORS = "/_-@ "
-_PART = re.compile(r"[^/_\-@ ]*(?:[/_\-@]+ *| +|$)")
 EMPTY_CELLS = (None, "", "-")
+
+
+def breaks_after(text: str, index: int) -> bool:
+    """Whether a name may wrap after text[index]: after a separator, but not inside a unit or a ratio ('MB/s',
+    '65/35'), nor inside a run of separators."""
+    char, after = text[index], text[index + 1:index + 2]
+    if char not in SEPARATORS or not after or after in SEPARATORS:
+        return False
+    ratio = index > 0 and text[index - 1].isdigit() and after.isdigit()
+    unit = after == "s" and not text[index + 2:index + 3].isalnum()
+    return not (char == "/" and (ratio or unit))
 
 
 def name_parts(text: str) -> list[str]:
     """`text` cut after each separator: the pieces a name may wrap between ('a-b@c' -> 'a-', 'b@', 'c')."""
-    return [part for part in _PART.findall(text) if part]
+    parts, start = [], 0
+    for index in range(len(text)):
+        if breaks_after(text, index):
+            parts.append(text[start:index + 1])
+            start = index + 1
+    return [part for part in [*parts, text[start:]] if part]
 
 
 def longest_part(text: str) -> int:
