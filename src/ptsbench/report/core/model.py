@@ -49,6 +49,8 @@ class Table:
     #                                                       one per compared value, each run's value and ratio)
     noise: tuple[tuple[Value, ...], ...] = ()  # per row, each cell's noise (max - min of the samples it averages;
     #                                          None: unknown): a comparison marks differences within it
+    facts: tuple[tuple[str, str], ...] = ()  # said once above the rows (table_layout.arranged: its constant and
+    #                                          empty columns), drawn under the title
 
     def label_count(self) -> int:
         """Leading text columns that identify a row."""

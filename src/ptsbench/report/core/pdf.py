@@ -137,12 +137,15 @@ class DrawnTable:
         """The columns' width (the title wraps to it)."""
         return sum(width + 2 for width in self.widths) * CHAR_IN
 
-    def above(self, width_in: float) -> list[str]:
-        """The title's lines, wrapped to `width_in`."""
-        return textwrap.wrap(self.table.title, max(int(width_in / (CHAR_IN * 1.15)), 20)) or [""]
+    def above(self, width_in: float) -> tuple[list[str], list[str]]:
+        """The title's lines and the facts said once (table_layout's rule), wrapped to `width_in`."""
+        chars = max(int(width_in / (CHAR_IN * 1.15)), 20)
+        return (textwrap.wrap(self.table.title, chars) or [""],
+                [line for name, value in self.table.facts for line in textwrap.wrap(f"{name}: {value}", chars)])
 
     def above_in(self, width_in: float) -> float:
-        return TABLE_TITLE_IN + (len(self.above(width_in)) - 1) * ROW_IN
+        titles, facts = self.above(width_in)
+        return TABLE_TITLE_IN + (len(titles) - 1 + len(facts)) * ROW_IN
 
 
 TABLE_CAPACITY = int((PAGE_W_IN - 2 * MARGIN_IN) / CHAR_IN)  # characters a table row may take across the page
@@ -161,12 +164,12 @@ def _drawn_table(table: Table, width_in: float = PAGE_W_IN - 2 * MARGIN_IN) -> D
     return DrawnTable(table, widths, lines)
 
 
-def laid_out(table: Table) -> list[Block]:
-    """A table as the page shows it (table_layout's rule): its facts said once in a line above it, then the parts
-    the page's width needs, each naming its rows again."""
+def laid_out(table: Table) -> list[Table]:
+    """A table as the page shows it (table_layout's rule): the parts the page's width needs, each naming its rows
+    again, the first with the facts said once under its title."""
     shown, facts = arranged(table)
-    said: list[Block] = [Text("; ".join(f"{name}: {value}" for name, value in facts))] if facts else []
-    return [*said, *split_to_fit(shown, TABLE_CAPACITY, 2)] if shown.rows else [*said, shown]
+    parts = split_to_fit(shown, TABLE_CAPACITY, 2) if shown.rows else [shown]
+    return [replace(parts[0], facts=facts), *parts[1:]]
 
 
 SECTION_ROOM = 0.45  # a section starts on the page before when at least this share of the page is left
@@ -396,12 +399,15 @@ def _draw_table(canvas: Any, placed: Placed) -> None:
 
     assert isinstance(placed.block, Table)
     drawn = _drawn_table(placed.block, placed.width_in)
-    titles = drawn.above(placed.width_in)
+    titles, facts = drawn.above(placed.width_in)
     for number, line in enumerate(titles):
         text = f"{line} (continued)" if placed.continued and number == len(titles) - 1 else line
         canvas.text(_x(placed.left_in), _y(placed.top_in + number * ROW_IN), text, fontsize=BODY_PT + 1,
                     weight="bold", va="top")
     top_in = placed.top_in + TABLE_TITLE_IN + (len(titles) - 1) * ROW_IN
+    for line in facts:
+        canvas.text(_x(placed.left_in), _y(top_in), line, fontsize=BODY_PT, color="#555555", va="top")
+        top_in += ROW_IN
     lefts = [placed.left_in]
     for width in drawn.widths:
         lefts.append(lefts[-1] + (width + 2) * CHAR_IN)
