@@ -82,6 +82,10 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     (fake / "compared.json").write_text("{}\n")
     (fake / "index.html").write_text("<h1>the user's own page</h1>\n")
     (root / "devlog.fio").write_text(NULL_JOB + f"write_bw_log={DEV_LOG_PREFIX}\nlog_avg_msec=100\n")
+    # issue 45: IO logs to replay, a good one and one that would delete its target
+    (root / "app.iolog").write_text(f"fio version 2 iolog\n{root}/a add\n{root}/a open\n{root}/a write 0 4096\n")
+    (root / "unlink.iolog").write_text(f"fio version 2 iolog\n{root}/a add\n{root}/a unlink\n")
+    (root / "users-target.dat").write_bytes(b"the user's data" * 1000)
     case = "cases/001-null"
     places = {
         "root": str(root), "job": str(job), "run": str(run), "run2": str(root / "run2"), "pts": str(pts),
@@ -92,7 +96,8 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         "unsafe": str(root / "unsafe.toml"), "unsafe_table": str(root / "unsafe-table.toml"),
         "fifo": str(root / "fifo"), "hugejob": str(root / "huge.fio"), "hugeinfo": str(root / "huge-info.txt"),
         "manyjobs": str(root / "many-jobs.fio"), "fake_comparison": str(fake),
-        "devlog": str(root / "devlog.fio"),
+        "devlog": str(root / "devlog.fio"), "iolog": str(root / "app.iolog"), "unlinklog": str(root / "unlink.iolog"),
+        "userstarget": str(root / "users-target.dat"),
     }
     damaged = {
         "d_manifest_bin": (run, "manifest.json", GARBAGE),
@@ -238,7 +243,7 @@ def _fill(text: str, places: dict[str, str]) -> str:
 # temporary folder) and fio writes no log into /dev
 MAKES_NOTHING = [name for name, _args, _needle in TABLE if name.startswith((
     "run-ioengine-", "run-set-", "run-bw-log-", "pts-proc-", "sweep-ioengine-", "sweep-set-", "run-images-",
-    "sweep-images-"))]
+    "sweep-images-", "capture-", "characterise-", "replay-"))]
 
 
 @dataclass
@@ -308,3 +313,23 @@ def test_bad_input_is_one_error_line_and_changes_nothing(name: str, needle: str,
 def test_refused_before_anything_is_made(name: str, outcomes: dict[str, Outcome]) -> None:
     assert outcomes[name].made == []
     assert not Path(DEV_LOG_PREFIX + "_bw.1.log").exists() and not Path(DEV_LOG_PREFIX + "_bw.log").exists()
+
+
+def test_another_users_daemon_server_is_left_running() -> None:
+    """A fio server another user started as `ptsbench server --daemon --pidfile F` does (its command line names F):
+    `server --stop --pidfile F` run by root leaves it running, in one error line (issue 40: stop only a server of
+    this user's)."""
+    folder = Path(tempfile.mkdtemp(prefix="ptsbench-other-"))  # under /tmp: a folder nobody can reach
+    os.chmod(folder, 0o755)
+    os.chown(folder, 65534, 65534)  # nobody's
+    pidfile = folder / "fio.pid"
+    subprocess.run(["fio", f"--server=sock:{folder}/fio.sock", f"--daemonize={pidfile}"], user=65534, group=65534,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    pid = int(pidfile.read_text())
+    try:
+        done = run_cli("server", "--stop", "--pidfile", str(pidfile))
+        assert done.returncode != 0 and "another user" in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert Path(f"/proc/{pid}/status").read_text().count("\nUid:\t65534") == 1  # the same server, still running
+    finally:
+        os.kill(pid, 9)
+        shutil.rmtree(folder, ignore_errors=True)

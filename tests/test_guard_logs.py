@@ -12,6 +12,8 @@ import pytest
 from conftest import run_cli
 from ptsbench.fio.opens import parse_job_file
 from ptsbench.target.userfile import MARK
+from test_hosts import Servers, hosts_arg
+from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
 
 NULL = "[global]\nioengine=null\nsize=64k\nbs=4k\n"
 # job texts whose logs and IO logs fio names in every way it can
@@ -27,6 +29,9 @@ LOG_JOBS = {
     "second-job": "[a]\nnumjobs=2\n[b]\nwrite_bw_log=res\nwrite_lat_log=lat\n",
     "global-logs": "[global]\nwrite_iops_log=g\n[a]\n[b]\nnumjobs=2\n",
     "iolog": "[a]\nwrite_iolog=iolog.txt\n",
+    # fio saves each writing verify job's state in its working folder, numbered over every thread of the file
+    "verify-state": "[r]\nrw=read\nverify=md5\n[a]\nrw=write\nverify=crc32c\nnumjobs=2\n",
+    "verify-state-name": "[a]\nname=x/y\nrw=randwrite\nverify=md5\n[b]\nrw=write\nverify=md5\nverify_state_save=0\n",
 }
 
 
@@ -133,3 +138,52 @@ def test_a_log_name_that_links_to_nowhere_is_refused(tmp_path: Path) -> None:
     done = run_cli("run", str(job), "--runtime", "0.2", "--out", str(tmp_path / "r"), cwd=tmp_path)
     assert done.returncode != 0 and "which does not exist" in done.stderr, done.stderr
     assert os.listdir(elsewhere) == []
+
+
+def test_logs_fio_client_writes_for_hosts_are_judged(tmp_path: Path, servers: Servers) -> None:
+    """On --hosts, fio's client writes each host's logs here as NAME.HOST: a user's file there is refused without
+    --destructive, byte-identical, and fio writes it with the flag (so the refusal guarded a real write)."""
+    hosts = servers(1)
+    users = tmp_path / f"res_bw.1.log.{hosts[0].name}"
+    users.write_text("the user's own file\n")
+    before = _digest(users)
+    job = tmp_path / "job.fio"
+    job.write_text(NULL + f"[a]\nrw=randread\nwrite_bw_log={tmp_path}/res\n")
+    done = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--runtime", "0.5", "--out", str(tmp_path / "r"),
+                   cwd=tmp_path)
+    assert done.returncode != 0 and f"refusing to change {users}" in done.stderr, done.stderr
+    assert _digest(users) == before and not (tmp_path / "r").exists()
+    done = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--runtime", "0.5", "--destructive", "--out",
+                   str(tmp_path / "rd"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _digest(users) != before
+    users.unlink()
+    made = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--runtime", "0.5", "--out", str(tmp_path / "r2"),
+                   cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert os.getxattr(users, MARK)  # fio's client made it for ptsbench: marked, so the job runs again as it is
+    again = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--runtime", "0.5", "--out", str(tmp_path / "r3"),
+                    cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+
+
+def test_verify_state_on_hosts_needs_destructive(tmp_path: Path, servers: Servers) -> None:
+    """A fio server saves a writing verify job's state in its own working folder, which ptsbench cannot see: refused
+    without --destructive, nothing written there; verify_state_save=0 runs it."""
+    server_folder = tmp_path / "server-cwd"
+    server_folder.mkdir()
+    hosts = servers(1, cwd=server_folder)
+    job = tmp_path / "job.fio"
+    job.write_text(NULL + f"[v]\nrw=write\nverify=crc32c\nfilename={tmp_path}/data\n")
+    done = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--runtime", "0.5", "--out", str(tmp_path / "r"),
+                   cwd=tmp_path)
+    assert done.returncode != 0 and "local-v-0-verify.state" in done.stderr, done.stderr
+    assert os.listdir(server_folder) == []
+    done = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--runtime", "0.5", "--set", "verify_state_save=0",
+                   "--out", str(tmp_path / "r2"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert os.listdir(server_folder) == []
+    done = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--runtime", "0.5", "--destructive", "--out",
+                   str(tmp_path / "r3"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert os.listdir(server_folder) == ["local-v-0-verify.state"]  # the write the refusal kept from the folder

@@ -270,3 +270,17 @@ def test_runs_told_apart_named_as_fio_output_with_device_and_version(tmp_path: P
     logged = next(f for f in sweep_figures(points, ChartOptions(charts=("runs",), log_scale=True), "fio", "")
                   if f.key == "fio-runs-iops")
     assert logged.y_log and not figure.y_log
+
+
+def test_runs_nothing_tells_apart_are_rows_each_and_charted_once(tmp_path: Path) -> None:
+    """One job repeated in one file (three sections of the same options): every run is a row of the table, the
+    charts draw the first, and a note says how many they left out."""
+    job = tmp_path / "three.fio"
+    job.write_text("[global]\nioengine=null\nsize=256M\nrw=randread\nbs=4k\niodepth=4\nruntime=300ms\n"
+                   "time_based\n[j0]\n[j1]\n[j2]\n")
+    subprocess.run(["fio", str(job), "--output-format=json", f"--output={tmp_path / 'three.json'}"], check=True,
+                   capture_output=True)
+    done = plot(str(tmp_path / "three.json"), "--out", str(tmp_path / "charts"))
+    assert done.returncode == 0, done.stderr
+    assert len(table_rows(done.stdout)) == 3
+    assert "2 run(s) repeat an earlier one's" in done.stderr, done.stderr

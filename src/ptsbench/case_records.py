@@ -12,7 +12,8 @@ RESULT = "result.json"
 
 
 def job_result_dict(result: JobResult) -> dict[str, Any]:
-    """A JobResult for result.json: everything but the bins (those stay in fio.json)."""
+    """A JobResult for result.json: everything but the bins (those stay in fio.json; each percentile's IOs beyond
+    it, counted in them, are kept as lat.beyond)."""
     data = asdict(result)
     data["note"] = result.merge_note
     for direction in data["directions"]:

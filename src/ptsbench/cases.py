@@ -7,7 +7,7 @@ and its result.json after fio ends, before the next case starts.
 import os
 import stat
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.case_records import RESULT, CaseRecord, job_result_dict
-from ptsbench.errors import JobFileError, TargetError, UnsafeTargetError
+from ptsbench.errors import JobFileError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals, SecondSamples
 from ptsbench.fio.opens import FILE_OPTIONS, NAMED_OUTPUTS, JobOpens, job_count, parse_job_text
@@ -34,18 +34,15 @@ from ptsbench.fio.versions import job_rule_problems
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.hosts.ssh import client_folder
+from ptsbench.metrics.board import Stream, add_run, publish
 from ptsbench.store import RunStore, utc_now_ms
 from ptsbench.target.case_telemetry import CaseReadings
 from ptsbench.target.claim import claim_targets
-from ptsbench.target.guard import check_opened
 from ptsbench.target.identity import device_identity, vanished
 from ptsbench.target.target import (
     Target,
-    block_device_of_char,
     check_has_capacity,
-    kernel_filesystem,
     resolve_target,
-    zoned_model,
 )
 from ptsbench.target.telemetry import CpuMeter
 from ptsbench.target.userfile import mark_made, missing
@@ -116,9 +113,17 @@ class Case:
     def outputs(self) -> list[tuple[str, str]]:
         """Every file fio writes for the case's jobs under names they give (their logs, IO logs), each with the
         option that names it."""
+        return self._not_own(output for job in self.opens for output in job.outputs())
+
+    def client_outputs(self, host_names: Sequence[str]) -> list[tuple[str, str]]:
+        """The logs fio's client writes on this machine for the case's jobs run on these hosts, each with the option
+        that names it (fio's servers write none of them)."""
+        return self._not_own(output for job in self.opens for output in job.client_logs(host_names))
+
+    def _not_own(self, outputs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The outputs, once each, but the logs ptsbench asks for in its run directory."""
         own = tuple(f"{prefix}_" for prefix in self.own_logs)
-        return list(dict.fromkeys(output for job in self.opens for output in job.outputs()
-                                  if not (own and output[0].startswith(own))))
+        return list(dict.fromkeys(output for output in outputs if not (own and output[0].startswith(own))))
 
     def data_written(self) -> list[str]:
         """The files and devices the case's jobs write data to (not fio's logs)."""
@@ -193,7 +198,7 @@ def case_job(index: int, name: str, job_path: Path, text: str, target: Target | 
                    for prefix, section in zip(unique, sections, strict=True)]
     # latency derived from fio's status output is per job name: only for names used once
     prefixes = {name: logs / _safe(name) for name in names if names.count(name) == 1}
-    common = {**jobs.PERCENTILE_OPTIONS, **overrides.as_options()}
+    common = {**jobs.percentile_options(sections), **overrides.as_options()}
     if target is not None:
         named = [key for key in overrides.as_options() if key in FILE_OPTIONS]
         if named:
@@ -269,51 +274,6 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = False) -> None:
-    """Refuse, before any IO, cases that would write to a device the guard does not clear, name a device that does
-    not exist, or make a target file nobody gave a size for."""
-    for case in cases:
-        if case.rejected:
-            continue  # fio's parser rejects it: fio is not started for it
-        for job in case.opens:
-            _check_logs(job)
-            if (beyond := job.beyond_limits()) is not None:
-                raise JobFileError(f"{case.source}: job {job.name}: {beyond}", "fix the job file (or its --set)")
-        # an existing log name may be a device, or a link to one (a new name: _check_logs judged its folder)
-        logs = [(path, True) for path, _option in case.outputs() if os.path.lexists(path)]
-        check_opened(case.opened() + logs, case.unknown_writes(), destructive, allow_mounted, case.changed_files())
-        _check_zoned(case)
-        if case.device_and_new_file:
-            raise JobFileError(case.device_and_new_file, "put the new file in a job of its own (ptsbench sets "
-                               "allow_file_create=0 on jobs that open a device)")
-        target = case.target
-        if target is not None and target.names_missing_file:
-            unsized = [job.name for job in case.opens if not (job.options.get("size") or job.options.get("filesize"))]
-            if unsized:
-                raise TargetError(f"{target.requested}: no such file, and job {unsized[0]} sets no size",
-                                  "give --size to create it (or check the path for a typo)")
-
-
-def _check_zoned(case: Case) -> None:
-    """A zoned device takes writes only at each zone's write pointer: fio knows its zones only with zonemode=zbd
-    (without it, writes fail or, buffered, are lost while fio reports IOPS)."""
-    for job in case.opens:
-        if (job.options.get("zonemode") or "none").strip() == "zbd":
-            continue
-        for path in job.paths:
-            device = block_device_of_char(path) if _is_char_device(path) else path
-            model = zoned_model(device) if device else None
-            if model:
-                raise TargetError(f"{case.source}: job {job.name} opens {path}, a zoned block device ({model}), "
-                                  "without zonemode=zbd", "add zonemode=zbd to the job (or --set zonemode=zbd): "
-                                  "fio then writes each zone at its write pointer")
-
-
-def _is_char_device(path: str) -> bool:
-    found = device_identity(path)
-    return found is not None and found.kind == "char"
-
-
 def written_targets(cases: Sequence[Case]) -> list[str]:
     """Every file and device the cases' jobs write (not their logs), once each, in order."""
     return list(dict.fromkeys(path for case in cases if not case.rejected for job in case.opens if job.writes
@@ -325,26 +285,6 @@ def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
     """The claim (target/claim.py) on everything the cases write, to hold while they run; none for a run on hosts
     (their devices are theirs)."""
     return nullcontext() if hosts else claim_targets(written_targets(cases), run_dir, allow_mounted)
-
-
-def _check_logs(job: JobOpens) -> None:
-    """The logs a job names itself are written only to a real file system (a prefix under /dev or /proc would make
-    files in the kernel's own file systems), and never through a link to a file that does not exist (fio would make
-    it wherever the link points)."""
-    folders: set[str] = set()
-    for path in job.log_files():
-        if not os.path.lexists(path) and os.path.dirname(path) in folders:
-            continue  # a new file lands on its folder's file system: one look per folder (thousands of clones)
-        folders.add(os.path.dirname(path))
-        kernel = kernel_filesystem(path)
-        if kernel:
-            raise UnsafeTargetError(f"refusing to run: job {job.name} would write its log {path} on the kernel's "
-                                    f"{kernel}", "give its write_*_log a path on a real file system")
-    for path, option in job.outputs():
-        if os.path.islink(path) and not os.path.exists(path):
-            raise UnsafeTargetError(f"refusing to run: job {job.name}'s {option} {path} is a link to "
-                                    f"{os.readlink(path)}, which does not exist: fio would make a file there",
-                                    f"remove the link, or give {option} a name where nothing is")
 
 
 def resolve_targets(paths: Sequence[str], size: str | None) -> list[Target]:
@@ -417,8 +357,9 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     samples, cpu = SecondSamples(), CpuMeter()  # per-second data for drop detection, host CPU beside it
     new_file = _new_target_file(case, hosts)
     devices = [] if hosts else [found for path, _ in case.opened() if (found := device_identity(path))]
-    made = [] if hosts else missing([path for path, _written in case.opened()] + [  # fio makes these: ptsbench's
-        path for path, _option in case.outputs()])
+    # what fio makes here for ptsbench, marked as its own: on hosts only the logs fio's client writes
+    made = missing([path for path, _option in case.client_outputs([host.name for host in hosts])] if hosts else
+                   [path for path, _written in case.opened()] + [path for path, _option in case.outputs()])
     counters = readings.start([] if hosts else case.opened())  # before fio starts: the case's write amplification
     watch = WritebackWatch.open([] if hosts else case.data_written())  # writes fio counted that never got there
 
@@ -431,10 +372,13 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
             marked.set()  # knows them as ptsbench's
             mark_made(made)
 
+    live = Stream(store.root.absolute(), {"test": case.name, "device": case.target.path if case.target else ""},
+                  samples, {}, case.expected_s)
     try:
-        outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
-                          on_status=on_status, on_document=on_document, client=client, expected_s=case.expected_s,
-                          cwd=client_folder(hosts), status_bins=False)
+        with publish(live):  # for the metrics exporter, which reads the samples as they come
+            outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
+                              on_status=on_status, on_document=on_document, client=client,
+                              expected_s=case.expected_s, cwd=client_folder(hosts), status_bins=False)
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
         watch.close()
@@ -517,18 +461,25 @@ def target_groups(cases: Sequence[Case], hosts: Sequence[Host] = ()) -> list[lis
 
 def run_cases(
     store: RunStore, cases: Sequence[Case], parallel: bool, progress: CaseProgress | None = None,
-    hosts: Sequence[Host] = (),
+    hosts: Sequence[Host] = (), stop_when: Callable[[list[CaseRecord]], bool] | None = None,
 ) -> list[CaseRecord]:
     """Run cases one after another, or (parallel) the targets at once and each target's cases one after another:
-    two cases never share a target at once. Every case is stored when it ends.
+    two cases never share a target at once. Every case is stored when it ends. `stop_when` (cases one after
+    another only): asked after each case with the records so far; True leaves the remaining cases unrun.
 
     With hosts, every case runs on all of them at once through fio's client (one fio server per host).
     """
+    add_run(store.root)  # its stored state served by --metrics
     if hosts:
         write_host_list(store.root, hosts)  # once, before parallel cases would race to write it
     if not parallel:
         readings = CaseReadings()  # one after another: a case's last reading is the next one's first
-        return [_run_and_report(store, case, progress, hosts, readings) for case in cases]
+        done: list[CaseRecord] = []
+        for case in cases:
+            done.append(_run_and_report(store, case, progress, hosts, readings))
+            if stop_when is not None and stop_when(done):
+                break
+        return done
     records: dict[int, CaseRecord] = {}
     errors: list[BaseException] = []
     stopping = threading.Event()  # Ctrl-C: no target starts its next case

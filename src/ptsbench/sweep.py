@@ -274,7 +274,9 @@ def run_sweep(store: RunStore, cases: Sequence[Case], progress: CaseProgress | N
     """Run every unfinished case in order, each stored before the next starts. A case left half-done by a killed
     run is cleared first, so its folder holds one attempt only."""
     from ptsbench.hosts.hostlist import write_host_list
+    from ptsbench.metrics.board import add_run
 
+    add_run(store.root)  # its stored state served by --metrics
     if hosts:
         write_host_list(store.root, hosts)
     records = []

@@ -5,20 +5,21 @@ Forms (case-insensitive):
   METRIC not worse than baseline by more than N %        iops not worse than baseline by more than 5 %
   steady state reached                                   every tracked variable (PTS) or fio ss= job attained it
   compliant                                              the PTS run is PTS-compliant
-METRIC ends with `iops`, `MB/s`, `mean` or a percentile (`p99.99`); the words before it narrow which of the run's
-values it names (catalog/values.py): a gate is judged on every value whose name ends with it. VALUE is exact: IOPS
-with k/M/G (x1000), MB/s with KB/s MB/s GB/s KiB/s MiB/s GiB/s (a bare number is MB/s), latency with ns, us, µs, ms
-or s (a unit is required).
+METRIC ends with `iops`, `MB/s`, `mean` or a percentile (`p99.99`, any the run measured); the words before it narrow
+which of the run's values it names (catalog/values.py): a gate is judged on every value whose name ends with it.
+A percentile with fewer than MIN_TAIL_IOS IOs beyond it is not measured: such a line fails as "not measured" unless
+the gate ends with `even if not measured`. VALUE is exact: IOPS with k/M/G (x1000), MB/s with KB/s MB/s GB/s KiB/s
+MiB/s GiB/s (a bare number is MB/s), latency with ns, us, µs, ms or s (a unit is required).
 """
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ptsbench.catalog.values import HIGHER_IS_BETTER, Value, metric_quantity
+from ptsbench.catalog.values import HIGHER_IS_BETTER, MIN_TAIL_IOS, Value, metric_quantity, names_match, nearest_names
 from ptsbench.errors import PtsbenchError
 
 
@@ -34,6 +35,7 @@ _TIME_NS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9}
 _LIMIT = re.compile(r"^(?P<metric>.+?)\s*(?P<op><=|>=|<|>)\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>\S*)$")
 _RELATIVE = re.compile(r"^(?P<metric>.+?)\s+not\s+worse\s+than\s+baseline\s+by\s+more\s+than\s+"
                        r"(?P<pct>\d+(?:\.\d+)?)\s*%$", re.IGNORECASE)
+UNMEASURED_OK = "even if not measured"  # a gate's suffix: judge percentiles with a thin tail too
 FORMS = ("'METRIC OP VALUE' (iops >= 400k, p99.99 <= 2ms), 'METRIC not worse than baseline by more than 5 %', "
          "'steady state reached' or 'compliant'")
 
@@ -49,6 +51,7 @@ class Gate:
     operator: str = ""
     limit: float = 0.0
     percent: float = 0.0
+    unmeasured_ok: bool = False  # the gate ends with UNMEASURED_OK
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,18 @@ class Verdict:
     limit: str
     passed: bool
     note: str = ""
+    measured: bool = True  # False: not judged (a percentile with too few IOs beyond it, nothing to judge)
+    quantity: str = ""  # a limit's quantity (values.QUANTITIES), "" for other lines
+    number: float | None = None  # a limit line's value in stored units (IOPS, bytes/s, ns)
+    limit_number: float | None = None  # its limit, in the same unit
+    operator: str = ""  # its operator
+
+    @property
+    def outcome(self) -> str:
+        """'pass', 'FAIL' or 'NOT MEASURED' (refused: too few IOs beyond the percentile)."""
+        if self.passed:
+            return "pass"
+        return "FAIL" if self.measured else "NOT MEASURED"
 
 
 def _number(text: str, unit: str, quantity: str, gate: str) -> float:
@@ -76,6 +91,9 @@ def _number(text: str, unit: str, quantity: str, gate: str) -> float:
 def parse_gate(text: str) -> Gate:
     """One gate from its text; GateError (one line, before any IO) when it is not one of FORMS."""
     gate = " ".join(text.split())
+    unmeasured_ok = gate.lower().endswith(" " + UNMEASURED_OK)
+    if unmeasured_ok:
+        gate = gate[:-len(UNMEASURED_OK)].rstrip()
     lowered = gate.lower()
     if lowered == "steady state reached":
         return Gate(gate, "steady")
@@ -91,11 +109,13 @@ def parse_gate(text: str) -> Gate:
     if quantity is None:
         raise GateError(f"gate {text!r}: {metric.split()[-1]!r} is not a metric (iops, MB/s, mean or a percentile "
                         "such as p99.99)", f"write {FORMS}")
+    shown = " ".join(text.split())
     if relative:
-        return Gate(gate, "baseline", metric, quantity, percent=float(relative.group("pct")))
+        return Gate(shown, "baseline", metric, quantity, percent=float(relative.group("pct")),
+                    unmeasured_ok=unmeasured_ok)
     assert limit is not None
-    return Gate(gate, "limit", metric, quantity, limit.group("op"),
-                _number(limit.group("number"), limit.group("unit"), quantity, text))
+    return Gate(shown, "limit", metric, quantity, limit.group("op"),
+                _number(limit.group("number"), limit.group("unit"), quantity, text), unmeasured_ok=unmeasured_ok)
 
 
 def load_gates(path: Path) -> list[Gate]:
@@ -115,9 +135,20 @@ def load_gates(path: Path) -> list[Gate]:
     return [parse_gate(text) for text in gates]
 
 
-def _matches(metric: str, name: str) -> bool:
-    wanted, tokens = metric.lower().split(), name.lower().split()
-    return len(wanted) <= len(tokens) and tokens[-len(wanted):] == wanted
+def _with_evidence(verdict: Verdict, value: Value, gate: Gate, min_tail_ios: int) -> Verdict:
+    """A percentile's line carries its evidence; a percentile with too thin a tail is judged only when the gate
+    asks (UNMEASURED_OK), else its line is NOT MEASURED (failing)."""
+    if not value.percentile:
+        return verdict
+    evidence = value.evidence()
+    if value.measured(min_tail_ios):
+        return replace(verdict, note="; ".join(filter(None, (evidence, verdict.note))))
+    why = f"not measured: fewer than {min_tail_ios} IOs beyond it" if value.beyond is not None else "not measured"
+    if gate.unmeasured_ok:  # judged as asked: it passes or fails on its value
+        return replace(verdict, note="; ".join(filter(None, (evidence, f"{why}, judged as the gate asks",
+                                                             verdict.note))))
+    return replace(verdict, passed=False, measured=False,
+                   note=f"{evidence}; {why} (end the gate with '{UNMEASURED_OK}' to judge it anyway)")
 
 
 def show_number(number: float, quantity: str, more_digits: int = 0) -> str:
@@ -159,7 +190,8 @@ def _judge_limit(gate: Gate, values: Sequence[Value]) -> list[Verdict]:
     for value in values:
         shown, limit = show_apart(value.value, gate.limit, gate.quantity)
         verdicts.append(Verdict(gate.text, value.name, shown, f"{gate.operator} {limit}",
-                                OPERATORS[gate.operator](value.value, gate.limit)))
+                                OPERATORS[gate.operator](value.value, gate.limit), quantity=gate.quantity,
+                                number=value.value, limit_number=gate.limit, operator=gate.operator))
     return verdicts
 
 
@@ -201,8 +233,10 @@ class RunFacts:
 
 
 def judge(gates: Iterable[Gate], values: Sequence[Value], facts: RunFacts,
-          baseline: Mapping[str, Value] | None = None, baseline_name: str = "baseline") -> list[Verdict]:
-    """Every gate judged on the run: a line per matching value, a failing line when nothing matches."""
+          baseline: Mapping[str, Value] | None = None, baseline_name: str = "baseline",
+          min_tail_ios: int = MIN_TAIL_IOS) -> list[Verdict]:
+    """Every gate judged on the run: a line per matching value, a failing line when nothing matches. A percentile
+    with fewer than `min_tail_ios` IOs beyond it is not measured (values.py)."""
     verdicts: list[Verdict] = []
     for gate in gates:
         if gate.kind == "steady":
@@ -217,13 +251,18 @@ def judge(gates: Iterable[Gate], values: Sequence[Value], facts: RunFacts,
                 verdicts.append(Verdict(gate.text, "run", "compliant" if facts.compliant else "NOT compliant",
                                         "PTS-compliant", facts.compliant, "; ".join(facts.reasons[:3])))
             continue
-        matching = [value for value in values if _matches(gate.metric, value.name)]
+        matching = [value for value in values if names_match(gate.metric, value.name)]
         if not matching:
-            verdicts.append(Verdict(gate.text, gate.metric, "-", "-", False, "no value of this run has that name"))
-        elif gate.kind == "limit":
-            verdicts += _judge_limit(gate, matching)
+            alike = [value.name for value in values if value.quantity == gate.quantity and
+                     value.name.split()[-1].lower() == gate.metric.split()[-1].lower()]
+            near = nearest_names(gate.metric, alike or [value.name for value in values])
+            verdicts.append(Verdict(gate.text, gate.metric, "-", "-", False, "no value of this run has that name"
+                                    + (f"; nearest: {', '.join(near)}" if near else "")))
         else:
-            verdicts += _judge_baseline(gate, matching, baseline, baseline_name)
+            judged = _judge_limit(gate, matching) if gate.kind == "limit" else \
+                _judge_baseline(gate, matching, baseline, baseline_name)
+            verdicts += [_with_evidence(verdict, value, gate, min_tail_ios)
+                         for verdict, value in zip(judged, matching, strict=True)]
     return verdicts
 
 

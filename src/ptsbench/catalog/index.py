@@ -3,7 +3,8 @@ postgresql+psycopg://...). The run directories stay the truth: the index is rebu
 it loses nothing.
 
 Tables: runs (one row per run directory, keyed by its absolute path), tags (run, tag) and run_values (run, name,
-quantity, value in stored units, noise). A run is re-read when its manifest or its report changed since it was indexed.
+quantity, value in stored units, noise; for a latency percentile its evidence: samples, the IOs behind it, and
+beyond, the IOs slower than it). A run is re-read when its manifest or its report changed since it was indexed.
 """
 
 import contextlib
@@ -47,9 +48,21 @@ def _tables() -> Any:
         Table("run_values", metadata,
               Column("path", String(1024), ForeignKey("runs.path"), primary_key=True),
               Column("name", String(512), primary_key=True), Column("quantity", String(8), nullable=False),
-              Column("value", Float, nullable=False), Column("noise", Float))
+              Column("value", Float, nullable=False), Column("noise", Float), Column("samples", BigInteger),
+              Column("beyond", BigInteger))
         _METADATA = metadata
     return _METADATA
+
+
+def _add_evidence_columns(engine: Any) -> None:
+    """A catalog made before percentiles carried their evidence gets its two columns (empty until re-read)."""
+    from sqlalchemy import inspect, text
+
+    have = {column["name"] for column in inspect(engine).get_columns("run_values")}
+    with engine.begin() as connection:
+        for name in ("samples", "beyond"):
+            if name not in have:
+                connection.execute(text(f"ALTER TABLE run_values ADD COLUMN {name} BIGINT"))
 
 
 def database_url(where: str) -> str:
@@ -73,6 +86,7 @@ class Catalog:
             _check_sqlite_file(url, where)
             engine = create_engine(url)
             _tables().create_all(engine)
+            _add_evidence_columns(engine)
         except (ArgumentError, NoSuchModuleError) as error:
             raise CatalogError(f"--db {where}: not a database URL or path ({error})",
                                "give a file path or a URL like postgresql+psycopg://user@host/db") from None
@@ -156,8 +170,9 @@ class Catalog:
         with self.engine.connect() as connection:
             rows = [dict(row._mapping) for row in connection.execute(query) if row.path in wanted]
         if name:
-            suffix = name.lower().split()
-            rows = [row for row in rows if row["name"].lower().split()[-len(suffix):] == suffix]
+            from ptsbench.catalog.values import names_match
+
+            rows = [row for row in rows if names_match(name, row["name"])]
         return rows
 
 
@@ -276,7 +291,7 @@ def _tag_value(tags: Sequence[str], key: str) -> str | None:
 def index_run(run_dir: Path) -> tuple[dict[str, Any], list[str], list[dict[str, Any]]]:
     """A run directory as catalog rows: its run row, its tags and its headline values. Device facts the device
     does not report (a file's model or firmware) may come from tags model=, serial=, firmware=."""
-    from ptsbench.catalog.values import run_values
+    from ptsbench.catalog.values import run_capacity_bytes, run_values
     from ptsbench.store import RunStore
 
     store = RunStore.open(run_dir)
@@ -289,11 +304,10 @@ def index_run(run_dir: Path) -> tuple[dict[str, Any], list[str], list[dict[str, 
     if kind == "pts":
         tests = [str(phase) for phase in settings.get("tests") or ()]
         compliant = bool((manifest.get("compliance") or {}).get("compliant"))
-        capacity = (manifest.get("target_info") or {}).get("size_bytes")
     else:
         tests = [str(case) for case in manifest.get("cases") or ()]
         compliant = None
-        capacity = target.get("size_bytes")
+    capacity = run_capacity_bytes(store)
     report = run_dir / "report" / "index.html"
     row = {
         "path": str(run_dir), "kind": kind, "name": str(manifest.get("name", run_dir.name)),
@@ -306,8 +320,8 @@ def index_run(run_dir: Path) -> tuple[dict[str, Any], list[str], list[dict[str, 
         "tests": "\n" + "".join(f"{test}\n" for test in tests), "compliant": compliant,
         "report": str(report) if report.is_file() else None,
     }
-    values = [{"name": value.name, "quantity": value.quantity, "value": value.value, "noise": value.noise}
-              for value in run_values(store)]
+    values = [{"name": value.name, "quantity": value.quantity, "value": value.value, "noise": value.noise,
+               "samples": value.samples, "beyond": value.beyond} for value in run_values(store)]
     return row, list(dict.fromkeys(tags)), values
 
 

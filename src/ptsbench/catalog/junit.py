@@ -22,7 +22,8 @@ def junit_xml(run_name: str, verdicts: Sequence[Verdict]) -> bytes:
         if verdict.passed:
             ElementTree.SubElement(case, "system-out").text = text
         else:
-            ElementTree.SubElement(case, "failure", {"type": "gate", "message": text}).text = text
+            ElementTree.SubElement(case, "failure", {"type": "gate" if verdict.measured else "not measured",
+                                                      "message": text}).text = text
     return ElementTree.tostring(suites, encoding="utf-8", xml_declaration=True)
 
 

@@ -29,6 +29,10 @@ COMMANDS: dict[str, str] = {
     "plot": "ptsbench.cli.plot:plot",
     "check": "ptsbench.cli.check:check",
     "catalog": "ptsbench.cli.catalog:catalog",
+    "metrics": "ptsbench.cli.metrics:metrics",
+    "capture": "ptsbench.cli.workload:capture",
+    "characterise": "ptsbench.cli.workload:characterise",
+    "replay": "ptsbench.cli.workload:replay",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -45,6 +49,10 @@ SHORT_HELP: dict[str, str] = {
     "plot": "Charts from fio logs (over time), or bar charts from fio JSON output (over QD and numjobs).",
     "check": "Judge a stored run against gates (limits, compliance, a baseline); exit 1 when one fails.",
     "catalog": "Index every run directory into a database, query it, and write its trends page.",
+    "metrics": "Serve stored runs' metrics for Prometheus (OpenMetrics), or push them to InfluxDB.",
+    "capture": "Record a block device's IO (blktrace binary) for a time or while a command runs (root).",
+    "characterise": "A trace's statistics: IO sizes, mix, outstanding IOs, locality, idle times, IO streams.",
+    "replay": "Replay a captured trace (blktrace or fio iolog) onto a target with fio, and compare its IOs.",
 }
 
 

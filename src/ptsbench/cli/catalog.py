@@ -158,7 +158,9 @@ def values(name: str | None, output_format: str, db: str, **options: Any) -> Non
     finally:
         opened.close()
     # a name such as 'read MB/s' names the metric; the value is in the stored unit, said beside it
-    columns = ("created_utc", "model", "firmware", "path", "name", "quantity", "value", "unit", "noise")
+    # a percentile's evidence: the IOs behind it and beyond it (too few beyond: not measured, see docs/gates.md)
+    columns = ("created_utc", "model", "firmware", "path", "name", "quantity", "value", "unit", "noise", "samples",
+               "beyond")
     if output_format != "table":
         _print(rows, columns, output_format, f"{len(rows)} values")
         return
@@ -185,10 +187,12 @@ def _print_values(rows: list[dict[str, Any]]) -> None:
         title = f"{len(chosen)} {'value' if len(chosen) == 1 else 'values'} in {unit}"
         table_rows = tuple((row["name"], float(row["value"]) / divisor,
                             None if row.get("noise") is None else float(row["noise"]) / divisor,
-                            _cell(row.get("created_utc")), _cell(row.get("model")), _cell(row.get("firmware")),
-                            _cell(row.get("path"))) for row in chosen)
+                            row.get("samples"), row.get("beyond"), _cell(row.get("created_utc")),
+                            _cell(row.get("model")), _cell(row.get("firmware")), _cell(row.get("path")))
+                           for row in chosen)
         tables.append(Table(f"values-{quantity}", title, (Column("name"), Column(f"value ({unit})", kind),
-                                                          Column(f"noise ({unit})", kind), Column("created_utc"),
+                                                          Column(f"noise ({unit})", kind), Column("samples", "int"),
+                                                          Column("beyond", "int"), Column("created_utc"),
                                                           Column("model"), Column("firmware"), Column("path")),
                             table_rows))
     print_model_tables(tables)

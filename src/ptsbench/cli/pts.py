@@ -9,6 +9,7 @@ import click
 from ptsbench.cli import Finite, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings
+from ptsbench.cli.metrics import metrics_options
 from ptsbench.cli.pts_steps import guard_verdict, prepare_target, print_dry_run, print_plan, print_target_dry_run
 from ptsbench.cli.run import images_option, one_line, report_images
 from ptsbench.target.placement import PLACEMENTS
@@ -36,6 +37,7 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 
 @click.command()
 @gate_options
+@metrics_options
 @click.argument("targets", nargs=-1, metavar="[TARGET]...")
 @click.option("--profile", type=click.Choice(["enterprise", "client", "demo"]), default="enterprise",
               show_default=True, help="PTS profile; demo: the same flow in about two minutes on a scratch file.")
@@ -250,6 +252,7 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @safety_flag("--destructive", help_text="Allow writing (and purging) a block device again.")
+@metrics_options
 def resume(run_dir: Path, destructive: bool) -> None:
     """Continue an interrupted PTS run (keeps every stored round, runs only what is missing) or sweep (runs only
     the cells without a finished result). A fleet run continues every target not done; RUN_DIR/devices/NAME

@@ -14,11 +14,13 @@ import click
 from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
+from ptsbench.cli.metrics import metrics_options
 from ptsbench.fio.opens import MAX_LOG_MSEC
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
 
 if TYPE_CHECKING:
+    from ptsbench.case_records import CaseRecord
     from ptsbench.cases import Case, Overrides
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
@@ -88,6 +90,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 
 @click.command()
 @gate_options
+@metrics_options
 @click.argument("jobs", nargs=-1, required=True)
 @click.option("--target", "targets", multiple=True, help="File, folder or block device (repeatable).")
 @click.option("--parallel", is_flag=True,
@@ -157,6 +160,7 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 
 @click.command()
 @gate_options
+@metrics_options
 @click.argument("target", required=False)
 @click.option("--runtime", "runtime_s", type=Seconds(), default=5.0, show_default=True,
               help="Seconds per test, or 500ms, 2m, 1h.")
@@ -311,8 +315,11 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
              drops: dict[str, float | None] | None = None, repeat: int = 1, keep_files: bool = False,
-             images: Sequence[str] = ()) -> Path | None:
-    """Run the planned cases into their run directory and return it (None for a dry run)."""
+             images: Sequence[str] = (), stop_when: "Callable[[list[CaseRecord]], bool] | None" = None,
+             manifest: "dict[str, Any] | None" = None) -> Path | None:
+    """Run the planned cases into their run directory and return it (None for a dry run). `stop_when`: asked after
+    each case (cases in turn), True ends the run there (the manifest then names the cases that ran); `manifest`:
+    more fields for it."""
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
@@ -344,12 +351,14 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
             **manifest_settings(overrides, log_interval_ms, parallel), "repeat": repeat, "expected_duration_s": total_s,
             **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
-            "cases": [case.dir_name for case in cases], "status": "running", "drops": drops,
+            "cases": [case.dir_name for case in cases], "status": "running", "drops": drops, **(manifest or {}),
         }, prepared)
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
         try:
             with TerminalProgress() as progress:
-                records = run_cases(store, cases, parallel, progress, hosts)
+                records = run_cases(store, cases, parallel, progress, hosts, stop_when)
+            if len(records) < len(cases):  # stopped early: the cases left are not part of the run
+                store.update_manifest(cases=[case.dir_name for case in cases[:len(records)]])
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
             _finish_interrupted(store, output_format)
@@ -406,11 +415,13 @@ def made_files(paths: list[str], keep: bool) -> Iterator[None]:
 def check_writes(cases: "list[Case]", permission: tuple[bool, bool], hosts: "Sequence[Host]") -> None:
     """The destructive-write guard on every file the cases' jobs open, before any IO."""
     if hosts:
+        from ptsbench.case_checks import check_client_files
         from ptsbench.hosts.preflight import check_remote_writes
 
         check_remote_writes(cases, permission[0], hosts, permission[1])
+        check_client_files(cases, [host.name for host in hosts], *permission)
     else:
-        from ptsbench.cases import check_cases
+        from ptsbench.case_checks import check_cases
 
         check_cases(cases, *permission)
 

@@ -44,6 +44,11 @@ def show(run_dir: Path, output_format: str) -> None:
         tables = load_report(run_dir).tables()
         print(report_tables_json(tables) if output_format == "json" else report_tables_csv(tables), end="")
         return
+    if store.kind == "capture":  # a captured workload: its characterisation
+        from ptsbench.cli.workload import show_capture
+
+        show_capture(store, output_format)
+        return
     from ptsbench.case_records import load_records
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.terminal import print_rows

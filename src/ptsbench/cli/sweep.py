@@ -11,6 +11,7 @@ import click
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
+from ptsbench.cli.metrics import metrics_options
 from ptsbench.cli.run import (
     HOSTS_HELP,
     LOG_INTERVAL_HELP,
@@ -84,6 +85,7 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
 
 @click.command()
 @gate_options
+@metrics_options
 @click.argument("targets", nargs=-1, required=True, metavar="TARGET...")
 @settings_option
 @click.option("--rw", default="randread,randwrite", show_default=True,

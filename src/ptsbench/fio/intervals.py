@@ -129,8 +129,20 @@ class SecondSamples:
 
     def as_dict(self) -> dict[str, Any]:
         with self.lock:
-            return {"jobs": {name: _with_io(columns) for name, columns in self.jobs.items() if columns},
+            # copies: the run goes on adding to the columns while another thread (the metrics exporter) reads them
+            return {"jobs": {name: _with_io({key: list(values) for key, values in columns.items()})
+                             for name, columns in self.jobs.items() if columns},
                     "fio_version": self.fio_version}
+
+    def counts(self) -> dict[str, int]:
+        """How many samples each job has so far (a reader copies only the jobs that grew: job_columns)."""
+        with self.lock:
+            return {name: len(columns.get("runtime_ms", ())) for name, columns in self.jobs.items() if columns}
+
+    def job_columns(self, name: str) -> dict[str, list[Any]]:
+        """A copy of one job's columns, as as_dict gives them."""
+        with self.lock:
+            return _with_io({key: list(values) for key, values in self.jobs.get(name, {}).items()})
 
     def write(self, folder: Path, labels: Mapping[str, str] | None = None) -> None:
         """Store the samples in `folder` (nothing when no job ran a moment); `labels` names what each job measured

@@ -19,6 +19,19 @@ PERCENTILE_OPTIONS: dict[str, str | None] = {
     "lat_percentiles": "1",
     "percentile_list": ":".join(PERCENTILES),
 }
+_PERCENTILE_RE = re.compile(r"^\d+(?:\.\d+)?$")
+
+
+def percentile_options(sections: Sequence["JobSection"]) -> dict[str, str | None]:
+    """PERCENTILE_OPTIONS, with every percentile a job's own percentile_list asks for added to ptsbench's list (it
+    replaces the job's, so a p99.9999 the job asked for is still measured); kept in numeric order."""
+    asked = {f"{float(text):.6f}".rstrip("0").rstrip(".") for section in sections
+             for text in (section.options.get("percentile_list") or "").split(":")
+             if _PERCENTILE_RE.match(text.strip()) and 0 < float(text) <= 100}
+    wanted = sorted(asked | set(PERCENTILES), key=float)
+    return {**PERCENTILE_OPTIONS, "percentile_list": ":".join(wanted)}
+
+
 # fio 3.33 keeps its jobs in shared-memory segments of 8 and makes at most REAL_MAX_JOBS / 8 - 1 = 511 of them
 # (init.c, add_thread_segment): one fio process runs at most 4088 jobs (numjobs clones included); more fail at start
 FIO_MAX_JOBS = 4088

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptsbench.errors import JobFileError
+from ptsbench.fio.iolog import replay_redirect_only
 
 PARSE_TIMEOUT_S = 60
 FILE_OPTIONS = ("filename", "directory", "filename_format", "opendir")  # what names the files a job opens
@@ -35,6 +36,7 @@ LOG_KINDS = {"write_bw_log": ("bw",), "write_iops_log": ("iops",), "write_lat_lo
              "write_hist_log": ("clat_hist",)}
 # files fio writes under exactly the name an option gives: an IO log (appended to), a merged blktrace
 NAMED_OUTPUTS = ("write_iolog", "merge_blktrace_file")
+VERIFY_STATE = "verify_state_save"  # what names a saved verify state (written in fio's working folder)
 MAX_LOG_MSEC = 2**32 - 1  # fio keeps log intervals in 32 bits (and wraps larger ones without a word)
 _PERCENT_FROM = 2**64 - 101  # fio stores N% as -1 - N in an unsigned 64-bit value (parse_is_percent)
 _DEFAULT_FORMAT = "$jobname.$jobnum.$filenum"
@@ -88,8 +90,8 @@ class JobOpens:
                     f"(its size, filesize or offset ask for more than the {found.st_size} bytes it holds)")
         return None
 
-    def _flag(self, key: str) -> bool:
-        return bool(self.numbers.get(key, (0,))[0])
+    def _flag(self, key: str, default: int = 0) -> bool:
+        return bool(self.numbers.get(key, (default,))[0])
 
     def _laid_out_bytes(self, size_bytes: int) -> int | None:
         """The size fio needs an existing file of `size_bytes` to have (it lays out a smaller one again), by fio's
@@ -162,11 +164,29 @@ class JobOpens:
         return max(1, min(self.numbers.get("numjobs", (_count(self.options.get("numjobs")),))[0], _MAX_CLONES))
 
     def outputs(self) -> list[tuple[str, str]]:
-        """Every file fio writes for this job under a name the job gives (logs, IO logs), as absolute paths, each
-        with the option that names it."""
+        """Every file fio writes for this job under a name the job gives (logs, IO logs, its saved verify state), as
+        absolute paths, each with the option that names it."""
         named = [(os.path.join(self.cwd, value), option) for option in NAMED_OUTPUTS
                  if (value := (self.options.get(option) or "").strip())]
-        return named + self._logs()
+        return named + self._logs() + [(os.path.join(self.cwd, name), VERIFY_STATE) for name in self.verify_states()]
+
+    def client_logs(self, host_names: Sequence[str]) -> list[tuple[str, str]]:
+        """The logs fio's client writes on this machine for each host when the job runs on fio servers: the name the
+        server forms, then '.' and the host as --client names it (fio's fio_client_handle_iolog)."""
+        return [(f"{path}.{host}", option) for path, option in self._logs() for host in host_names]
+
+    def verify_states(self, prefix: str = "local") -> list[str]:
+        """The verify state files fio saves, in its working folder, at the end of each thread of a job that writes
+        with verify set (verify_state_save is on by default): PREFIX-NAME-N-verify.state, NAME the job's name with
+        '/' made '.', N counting from 0 over every thread of the file (fio's verify_state_gen_name)."""
+        rw = (self.options.get("rw") or "read").partition(":")[0].strip()
+        verify = (self.options.get("verify") or "0").strip()
+        if rw in ("read", "randread", "trim", "randtrim") or verify in ("0", "none") or \
+                not self._flag("verify_state_save", 1):
+            return []
+        name = (self.options.get("name") or self.name).replace("/", ".")
+        first = self.thread_number - 1
+        return [f"{prefix}-{name}-{number}-verify.state" for number in range(first, first + self.clones())]
 
     def paths_on_server(self, client_address: str) -> tuple[str, ...]:
         """The paths a fio server opens for this job when `client_address` sends it: names under `directory` get
@@ -264,22 +284,42 @@ def _fio_parse_only(paths: Sequence[str], cwd: str | None) -> subprocess.Complet
 def _parts_per_file(text: str, paths: Sequence[str]) -> list[str] | None:
     """fio's debug output of several job files, cut into what each file's own parse prints: from its "Parsing ini
     file" line to the "filling default options" line that resets [global] for the next file. None when the lines do
-    not name exactly these files, in order, each reset once."""
-    parts: list[list[str]] = []
-    resets = 0
-    for line in text.splitlines():
-        match = _LINE_RE.match(line)
-        payload = match.group(3)[max(0, 5 - len(match.group(2))) + 1:] if match else ""
-        if match and match.group(1) == "parse" and payload.startswith("Parsing ini file "):
-            if len(parts) >= len(paths) or payload != f"Parsing ini file {paths[len(parts)]}" or resets != len(parts):
+    not name exactly these files, in order, each reset once. Only the lines that hold either text are looked at
+    one by one (fio prints some 470 lines of defaults per file after each reset: millions for a large sweep)."""
+    starts: list[int] = []  # where each file's part begins
+    ends: list[int] = []  # where each reset line begins
+    for at in _marked_lines(text):
+        end = text.find("\n", at)
+        kind, payload = _debug_line(text[at:end if end >= 0 else len(text)])
+        if kind == "parse" and payload.startswith("Parsing ini file "):
+            if len(starts) >= len(paths) or payload != f"Parsing ini file {paths[len(starts)]}" or \
+                    len(ends) != len(starts):
                 return None
-            parts.append([])
-        elif match and match.group(1) == "parse" and payload == "filling default options":
-            resets += 1
-            continue
-        if parts and resets < len(parts):
-            parts[-1].append(line)
-    return ["\n".join(part) for part in parts] if len(parts) == len(paths) and resets == len(paths) - 1 else None
+            starts.append(at)
+        elif kind == "parse" and payload == "filling default options":
+            ends.append(at)
+    if len(starts) != len(paths) or len(ends) != len(paths) - 1:
+        return None
+    return [text[start:end].rstrip("\n") for start, end in zip(starts, [*ends, len(text)], strict=True)]
+
+
+def _marked_lines(text: str) -> list[int]:
+    """The start of every line holding "Parsing ini file " or "filling default options", in order."""
+    found = set()
+    for marker in ("Parsing ini file ", "filling default options"):
+        at = text.find(marker)
+        while at >= 0:
+            found.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(marker, at + len(marker))
+    return sorted(found)
+
+
+def _debug_line(line: str) -> tuple[str, str]:
+    """fio's debug line -> (its kind, parse or file, and its message as printed), ("", "") for any other line."""
+    match = _LINE_RE.match(line)
+    if not match:
+        return "", ""
+    return match.group(1), match.group(3)[max(0, 5 - len(match.group(2))) + 1:]  # a raw line keeps its blanks
 
 
 def parse_job_text(text: str, source: str, cwd: str | None = None) -> list[JobOpens]:
@@ -300,12 +340,9 @@ def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
     current: _State | None = None
     last_option = ""
     for line in text.splitlines():
-        match = _LINE_RE.match(line)
-        if not match:
-            continue
-        payload = match.group(3)[max(0, 5 - len(match.group(2))) + 1:]  # as printed: a raw line keeps its blanks
+        kind, payload = _debug_line(line)
         section = _SECTION_RE.match(payload)
-        if match.group(1) == "parse" and section:
+        if kind == "parse" and section:
             name = section.group(1)
             if name.startswith("global"):  # fio: any section whose name starts with "global"
                 current = default
@@ -313,8 +350,8 @@ def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
                 current = _State(dict(default.options), list(default.files), dict(default.numbers))
                 sections.append((name, current))
             continue
-        option = _OPTION_RE.match(payload) if match.group(1) == "parse" else None
-        number = _NUMBER_RE.match(payload) if match.group(1) == "parse" else None
+        option = _OPTION_RE.match(payload) if kind == "parse" else None
+        number = _NUMBER_RE.match(payload) if kind == "parse" else None
         if number and current is not None and last_option:
             current.numbers[last_option] = (*current.numbers.get(last_option, ()), int(number.group(1)))
             continue
@@ -326,7 +363,7 @@ def jobs_from_debug(text: str, cwd: str) -> list[JobOpens]:
             if option.group(1) == "opendir" and value != "(null)":
                 current.files.extend(_opendir_files(value, current.options.get("directory"), cwd))
             continue
-        added = _ADDED_RE.match(payload) if match.group(1) == "file" else None
+        added = _ADDED_RE.match(payload) if kind == "file" else None
         if added and current is not None:
             current.files.append(added.group(1))
     found: list[JobOpens] = []
@@ -342,8 +379,11 @@ def _job(name: str, state: _State, cwd: str, thread_number: int = 1) -> JobOpens
     unknown = []
     files = list(state.files)
     replay = bool(options.get("read_iolog"))
-    if replay:
+    if replay and not options.get("replay_redirect"):
         unknown.append(f"it replays the IO log {options['read_iolog']}, which names its own files and writes")
+    elif replay:  # every IO of the log goes to the redirect target, unless the log does more than IO (unlink)
+        unknown.extend(reason for reason in [replay_redirect_only(os.path.join(cwd, options["read_iolog"] or ""))]
+                       if reason)
     generated = not replay and not files and options.get("filename") is None
     if generated:
         files = _generated_names(name, options, cwd)

@@ -12,7 +12,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ptsbench.fio.jobs import PERCENTILES, JobSection, block_size_text, rw_text
@@ -36,7 +36,8 @@ def load_fio_json(text: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class LatencySummary:
-    """Total latency (fio's lat_ns) of one direction; percentile keys like '99.9'. None where fio measured none."""
+    """Total latency (fio's lat_ns) of one direction; percentile keys like '99.9'. None where fio measured none.
+    `beyond`: per percentile, the IOs slower than it (its evidence beside `n`, the IOs behind it)."""
 
     n: int
     mean_ns: float | None
@@ -44,6 +45,7 @@ class LatencySummary:
     max_ns: float | None
     percentiles_ns: dict[str, float]
     bins: dict[int, int]
+    beyond: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,9 @@ class JobResult:
 
 
 def percentile_key(fio_key: str) -> str:
-    """'99.900000' -> '99.9'."""
-    return f"{float(fio_key):g}"
+    """'99.900000' -> '99.9', '99.999990' -> '99.99999' (fio prints six decimals; ':g' would round seven nines
+    to '100')."""
+    return f"{float(fio_key):.6f}".rstrip("0").rstrip(".")
 
 
 def percentile_threshold(percentile: str, total: int) -> Any:
@@ -140,18 +143,36 @@ def percentiles_from_bins(bins: Mapping[int, int], wanted: Sequence[str] = PERCE
     return result
 
 
+def beyond_by_count(percentile: str, total: int) -> int:
+    """The IOs ranked past a percentile of `total` IOs, by fio's rule (the first IO whose rank reaches p % of all):
+    what lies beyond it when only the count is known. 2,000 IOs: 20 beyond p99, 0 beyond p99.99."""
+    rank = min(max(math.ceil(percentile_threshold(percentile, total)), 1), total)
+    return total - rank
+
+
+def beyond_percentiles(bins: Mapping[int, int], percentiles_ns: Mapping[str, float], total: int) -> dict[str, int]:
+    """Per percentile, the IOs slower than its value: counted in fio's json+ bins where there are bins (exact, as
+    fio bins them), else from the count alone (beyond_by_count)."""
+    if not bins:
+        return {key: beyond_by_count(key, total) for key in percentiles_ns} if total else {}
+    return {key: sum(count for value, count in bins.items() if value > value_ns)
+            for key, value_ns in percentiles_ns.items()}
+
+
 def _latency(stats: Mapping[str, Any]) -> LatencySummary:
     bins = {int(value): int(count) for value, count in (stats.get("bins") or {}).items()}
     n = int(stats.get("N", 0))
     if not n:  # fio measured no latency (gtod_reduce, disable_lat, file-op engines): its zeros mean nothing
         return LatencySummary(0, None, None, None, {}, {})
+    percentiles_ns = {percentile_key(k): float(v) for k, v in (stats.get("percentile") or {}).items()}
     return LatencySummary(
         n=n,
         mean_ns=float(stats["mean"]),
         min_ns=float(stats["min"]),
         max_ns=float(stats["max"]),
-        percentiles_ns={percentile_key(k): float(v) for k, v in (stats.get("percentile") or {}).items()},
+        percentiles_ns=percentiles_ns,
         bins=bins,
+        beyond=beyond_percentiles(bins, percentiles_ns, n),
     )
 
 
@@ -168,13 +189,16 @@ def merge_latency(parts: Sequence[LatencySummary]) -> LatencySummary:
     for part in used:
         for value, count in part.bins.items():
             bins[value] = bins.get(value, 0) + count
+    asked = sorted({key for part in used for key in part.percentiles_ns} | set(PERCENTILES), key=float)
+    percentiles_ns = percentiles_from_bins(bins, asked)
     return LatencySummary(
         n=n,
         mean_ns=sum(part.mean_ns * part.n for part in used if part.mean_ns is not None) / n,
         min_ns=min(part.min_ns for part in used if part.min_ns is not None),
         max_ns=max(part.max_ns for part in used if part.max_ns is not None),
-        percentiles_ns=percentiles_from_bins(bins),
+        percentiles_ns=percentiles_ns,
         bins=bins,
+        beyond=beyond_percentiles(bins, percentiles_ns, n),
     )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ptsbench.errors import PtsbenchError
-from ptsbench.report.cases.sweep_charts import ChartOptions, Point, distinct, job_points
+from ptsbench.report.cases.sweep_charts import ChartOptions, Point, distinct, first_runs, job_points
 from ptsbench.report.core.layout import HTML_NAME
 from ptsbench.report.core.model import Report, Table
 
@@ -76,6 +76,10 @@ def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[P
         raise PtsbenchError(f"no fio results in {', '.join(inputs)}" + ("" if not notes else f" ({notes[0]})"),
                             "pass fio's --output-format=json or json+ output files, or folders holding them")
     points = [replace(p, source=p.source or "-") for p in distinct(points)]
+    repeated = len(points) - len(first_runs(points))
+    if repeated:
+        notes.append(f"{repeated} run(s) repeat an earlier one's workload, queue depth and numjobs with nothing to "
+                     "tell them apart (the same job in one file): the table lists every run, the charts the first")
     return points, notes, ", ".join(version for version in versions if version), ", ".join(devices)
 
 

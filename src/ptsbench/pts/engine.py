@@ -29,6 +29,7 @@ from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command
 from ptsbench.hosts.hostlist import Host
 from ptsbench.hosts.results import HostStatus
 from ptsbench.hosts.ssh import client_folder
+from ptsbench.metrics.board import Stream, add_run, publish
 from ptsbench.pts.handoff import discard_gates, run_chained_round, stonewall_record
 from ptsbench.pts.hostbound import host_bound
 from ptsbench.pts.plan import (
@@ -159,6 +160,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
                                            claim_targets([target.path], pts.root, reached=reached, reached_note=note))
     with pts.lock(), claim:  # the claim is held from the guard's check above to the end of the run
         stop_orphan_fio(pts.root)
+        add_run(pts.root)  # its stored state served by --metrics
         pts.store.update_manifest(status="running", **({"failure": None} if "failure" in pts.store.manifest else {}))
         try:
             check_versions(pts)
@@ -271,7 +273,9 @@ def _precondition(context: _Context, index: int, phase: PhasePlan) -> None:
     def on_status(status: FioStatus) -> None:
         context.reporter.fio_status(progress, "preconditioning", status)
 
-    outcome = _start_fio(context, folder, dict.fromkeys(_host_keys(context), text), on_status)
+    # no per-second samples are kept of preconditioning: the metrics exporter shows its time left only
+    with publish(Stream(context.pts.root, {"test": phase.key}, SecondSamples(), {}, progress.eta_to_max_s)):
+        outcome = _start_fio(context, folder, dict.fromkeys(_host_keys(context), text), on_status)
     if context.hosts:
         _fail_hosts(context, _host_statuses(context, outcome), f"{phase.phase.title} preconditioning", folder, {})
     if not outcome.ok or outcome.doc is None:
@@ -436,14 +440,17 @@ def _run_round(
         samples.add(doc, meter.beside())
 
     started_utc, wall_start, cpu_start = utc_now(), time.monotonic(), time.process_time()
-    if chained:
-        outcome, handoff = run_chained_round(folder, jobs[""], phase, context.plan.settings.ramp_time_s, on_status,
-                                             on_document)
-    else:
-        outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status, phase.round_s,
-                             on_document)
-        handoff = stonewall_record(phase, None if phase.scheduler_reason else "a run on hosts")
-    samples.write(folder, cell_of)
+    live = Stream(context.pts.root, {"test": phase.key, "round": str(number)}, samples, cell_of,
+                  progress.eta_to_max_s)
+    with publish(live):  # for the metrics exporter, which reads the samples as they come
+        if chained:
+            outcome, handoff = run_chained_round(folder, jobs[""], phase, context.plan.settings.ramp_time_s,
+                                                 on_status, on_document)
+        else:
+            outcome = _start_fio(context, folder, {key: job.text for key, job in jobs.items()}, on_status,
+                                 phase.round_s, on_document)
+            handoff = stonewall_record(phase, None if phase.scheduler_reason else "a run on hosts")
+        samples.write(folder, cell_of)
     wall_s, cpu_s = time.monotonic() - wall_start, time.process_time() - cpu_start
     host_after = cpu_snapshot()
     context.telemetry = after = _telemetry(context)

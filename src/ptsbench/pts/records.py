@@ -215,6 +215,7 @@ def direction_record(result: DirectionResult | None) -> dict[str, Any] | None:
         "lat_min_ns": result.lat.min_ns,
         "lat_max_ns": result.lat.max_ns,
         "lat_percentiles_ns": result.lat.percentiles_ns,
+        "lat_beyond": result.lat.beyond,
     }
 
 
@@ -354,6 +355,8 @@ def window_values(pts: PtsStore, phase: PhasePlan, window: Sequence[Mapping[str,
         latency = merged.get(cell.name)
         cell_values["lat_max_ns"] = max(float(rec["lat_max_ns"]) for rec in records)
         cell_values["lat_percentiles_ns"] = latency.percentiles_ns if latency else {}
+        cell_values["lat_n"] = latency.n if latency else None  # the IOs behind the window's percentiles
+        cell_values["lat_beyond"] = latency.beyond if latency else {}
         values[cell.name] = cell_values
     return values
 

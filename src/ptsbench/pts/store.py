@@ -86,7 +86,8 @@ round.json in detail:
           usr_cpu, sys_cpu (fio's own CPU %), iodepth_level (fio's IO depth distribution: {bucket: % of IOs},
           jobs averaged; null when fio gave none), qd_reached_pct (% of IOs submitted at the planned QD's bucket or
           deeper), read / write / total: {iops, bw_bytes, io_bytes, total_ios, runtime_ms, lat_n,
-          lat_mean_ns, lat_min_ns, lat_max_ns, lat_percentiles_ns {"50" ... "99.999"}} or null, and the total's
+          lat_mean_ns, lat_min_ns, lat_max_ns, lat_percentiles_ns {"50" ... "99.999"}, lat_beyond {percentile: IOs
+          slower than it, from fio's json+ bins}} or null, and the total's
           iops, bw_bytes, lat_mean_ns, lat_max_ns at top level; sequential cells add seq_start_bytes and
           seq_end_bytes (position within each thread's slice of the active range)}}
           latency is fio's total latency (lat_ns), parts and threads merged exactly from json+ bins
@@ -99,17 +100,22 @@ round.json in detail:
           ("not available: ..." when the device or tools do not say), temperature_c, temperature_k,
           critical_warning, warning_temp_time_min, critical_temp_time_min, thm_temp1/2_trans_count,
           thm_temp1/2_total_time_s, media_errors, data_units_written, data_written_bytes, media_written_bytes,
-          fdp_host_written_bytes, media_erased_bytes, media_source "OCP C0h" | "FDP statistics", media_note;
+          fdp_host_written_bytes, media_erased_bytes, media_source "OCP C0h" | "FDP statistics", media_note,
+          latency_monitor (OCP C3h active bucket counters {bucket: {read, write, trim}}),
+          latency_monitor_thresholds_ms, latency_monitor_note;
           null = unknown), change: telemetry_change (counter increases, temperature_start_c / _end_c, throttled
           true | false | null, waf: target/waf.py write_amplification: host_written_bytes, media_written_bytes,
-          ratio, source, host_unit_bytes, host_counter, note saying why ratio is null), cpu: host CPU during the fio
-          process (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s, cpu_count)}.
+          ratio, source, host_unit_bytes, host_counter, note saying why ratio is null; latency_monitor: the C3h
+          counters' increase {bucket: {read, write, trim}} or null with latency_monitor_note), cpu: host CPU during
+          the fio process (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s,
+          cpu_count)}.
           "before" is the previous round's "after" when nothing ran in between (no purge or preconditioning)
   cells also carry role and, for HDD cells, zone and zones; a cell with role "histogram" (an operating point's
   capture) adds histogram: {edges_ns (bucket lower edges, the last bucket open-ended), counts, n, mean_ns, max_ns,
   percentiles_ns} of its total latency (pts/advanced.py response_histogram, from fio's json+ bins)
 phase.json window: {cell name: {iops, bw_bytes, lat_mean_ns, read_/write_ iops, bw_bytes, lat_mean_ns (averages
-  over the window rounds), lat_max_ns (maximum), lat_percentiles_ns (all window IOs, merged from fio's bins)}};
+  over the window rounds), lat_max_ns (maximum), lat_percentiles_ns (all window IOs, merged from fio's bins),
+  lat_n (those IOs), lat_beyond (per percentile, the window IOs slower than it)}};
   a fixed-schedule phase (stop kind "rounds": HIR wait states, XSR groups, operating points, HDD zones) averages
   all its rounds and has steady null
 

@@ -101,11 +101,36 @@ def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
         from ptsbench.report.pts.fleet_run import fleet_report
 
         return fleet_report(store, in_progress)
+    if store.kind == "capture":
+        from ptsbench.report.workload import workload_report
+        from ptsbench.workload.runs import read_characterisation
+
+        found = read_characterisation(run_dir)
+        if found is None:
+            raise PtsbenchError(f"{run_dir} holds no trace", "capture again: a capture's trace is its result")
+        return workload_report(store.manifest, found, in_progress)
     if store.kind == "sweep":
         from ptsbench.report.cases.sweep import sweep_report
 
         return sweep_report(store, in_progress)
-    return case_run_report(store, in_progress)
+    report = case_run_report(store, in_progress)
+    return _with_replay(report, run_dir)
+
+
+def _with_replay(report: Report, run_dir: Path) -> Report:
+    """A replay's run (ptsbench replay) also shows the trace beside what fio did, and its steady-state rounds."""
+    import dataclasses
+
+    from ptsbench.store import read_json
+    from ptsbench.workload.runs import REPLAY, STEADY, read_characterisation
+
+    if not (run_dir / REPLAY).is_file():
+        return report
+    from ptsbench.report.workload import replay_sections
+
+    steady = read_json(run_dir / STEADY) if (run_dir / STEADY).is_file() else None
+    extra = replay_sections(read_json(run_dir / REPLAY), read_characterisation(run_dir), steady)
+    return dataclasses.replace(report, sections=(*report.sections, *extra))
 
 
 FIGURE_WORKERS_MIN_FIGURES = 8  # below this, starting worker processes costs more than it saves

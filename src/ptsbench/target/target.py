@@ -125,9 +125,10 @@ def resolve_target_file(full: str, requested: str, create_size_bytes: int | None
     return Target(path=full, kind="file", size_bytes=size_bytes, requested=requested)
 
 
-def kernel_filesystem(path: str) -> str | None:
+def kernel_filesystem(path: str, mounts: Sequence[Mount] | None = None) -> str | None:
     """The kernel file system (devtmpfs, sysfs, procfs, ...) `path` is or would be made on, else None: found from
-    its nearest existing folder's mount; anything under /dev but /dev/shm counts as devtmpfs."""
+    its nearest existing folder's mount (in `mounts`, read afresh when not given); anything under /dev but /dev/shm
+    counts as devtmpfs."""
     existing = os.path.abspath(path)
     while not os.path.exists(existing) and existing != os.path.dirname(existing):
         existing = os.path.dirname(existing)
@@ -135,7 +136,7 @@ def kernel_filesystem(path: str) -> str | None:
     if (real == "/dev" or real.startswith("/dev/")) and not (real == "/dev/shm" or real.startswith("/dev/shm/")):
         return "devtmpfs (/dev)"
     best: Mount | None = None
-    for mount in read_mounts():
+    for mount in read_mounts() if mounts is None else mounts:
         inside = real == mount.mount_point or real.startswith(mount.mount_point.rstrip("/") + "/")
         if inside and (best is None or len(mount.mount_point) >= len(best.mount_point)):
             best = mount

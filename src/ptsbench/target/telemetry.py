@@ -16,7 +16,8 @@ Device values come from the tools that expose them, read as JSON:
 Celsius is Kelvin - 273, the NVMe convention nvme-cli and smartctl both print.
 
 `read_telemetry` gives every key of TELEMETRY_KEYS (None when unknown), the `source`, the command run and a `note`
-("not available: ..." when nothing can be read). `telemetry_change` compares two readings (before and after a
+("not available: ..." when nothing can be read); on NVMe also the OCP C3h latency monitor's bucket counters
+(target/latency_monitor.py). `telemetry_change` compares two readings (before and after a
 round), with the round's write amplification (target/waf.py); `counters_since` compares the last stored round's
 reading with one at resume. Host CPU: `cpu_snapshot`
 reads /proc/stat; `cpu_utilisation(before, after)` gives shares of all CPUs' time.
@@ -31,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ptsbench.target.latency_monitor import MONITOR_KEYS, monitor_change, read_latency_monitor
 from ptsbench.target.purge import CommandLog, tool_message
 from ptsbench.target.target import Target
 from ptsbench.target.waf import MEDIA_COUNTER_KEYS, counter_value, read_media_written, write_amplification
@@ -55,7 +57,7 @@ COUNTER_KEYS = (
     *MEDIA_COUNTER_KEYS,
 )
 TELEMETRY_KEYS = ("source", "device", "command", "note", "temperature_c", "temperature_k", "critical_warning",
-                  *COUNTER_KEYS, "media_source", "media_note")
+                  *COUNTER_KEYS, "media_source", "media_note", *MONITOR_KEYS)
 THROTTLE_KEYS = ("warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count", "thm_temp2_trans_count")
 
 # ATA attribute 241 names in smartctl's drive database -> bytes per raw unit (None: the logical sector size)
@@ -128,8 +130,9 @@ def _read_nvme_cli(device: str, namespace: str, log: CommandLog) -> dict[str, An
     if problem is not None or not isinstance(doc, dict):
         return {**empty_telemetry(f"not available: {problem}", "nvme-cli", device), "command": shlex.join(argv)}
     media = read_media_written(device, namespace, lambda media_argv: run_json(media_argv, log))
+    monitor = read_latency_monitor(device, lambda monitor_argv: run_json(monitor_argv, log))
     return {**empty_telemetry(None, "nvme-cli", device), "command": shlex.join(argv), **parse_nvme_smart_log(doc),
-            **media}
+            **media, **monitor}
 
 
 def _read_smartctl(device: str, log: CommandLog) -> dict[str, Any]:
@@ -245,6 +248,7 @@ def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any], span: 
     thermal = [change[key] for key in THROTTLE_KEYS if change[key] is not None]
     change["throttled"] = any(value > 0 for value in thermal) if thermal else None
     change["waf"] = write_amplification(before, after, span)
+    change.update(monitor_change(before, after))  # the drive's OCP C3h latency monitor: its counters' increase
     return change
 
 

@@ -39,7 +39,11 @@ class ResultRow:
     repetition: int = 0  # with --repeat: the case's repetition (1..N, its name ends in -rN); 0: it ran once
     waf: float | None = None  # the case's write amplification (target/waf.py case_waf)
     waf_source: str | None = None  # the log its media bytes came from; None: none read
+    waf_host_counter: str | None = None  # the counter(s) its host bytes came from (target/waf.py case_waf)
     waf_note: str | None = None  # why it has no write amplification; None: it has one, or read no device
+    lat_max_ns: float | None = None  # the slowest IO
+    lat_n: int | None = None  # the IOs behind the latency figures (fio's lat_ns N); None: none measured
+    lat_beyond: dict[str, int] | None = None  # per percentile, the IOs slower than it; None: not stored (older runs)
 
     @property
     def mb_s(self) -> float | None:
@@ -124,7 +128,8 @@ def result_rows(records: Sequence[Any]) -> list[ResultRow]:
         rows += _record_rows(record)
         waf = case_waf(getattr(record, "telemetry", None) or [])
         if waf is not None:
-            rows[start:] = [replace(row, waf=waf["ratio"], waf_source=waf["source"], waf_note=waf["note"])
+            rows[start:] = [replace(row, waf=waf["ratio"], waf_source=waf["source"],
+                                    waf_host_counter=waf["host_counter"], waf_note=waf["note"])
                             for row in rows[start:]]
     return rows
 
@@ -150,6 +155,8 @@ def _record_rows(record: Any) -> list[ResultRow]:
                 iops=direction["iops"], bw_bytes=direction["bw_bytes"],
                 lat_mean_ns=direction["lat"]["mean_ns"],
                 lat_percentiles_ns=direction["lat"]["percentiles_ns"],
+                lat_max_ns=direction["lat"]["max_ns"],
+                lat_n=direction["lat"]["n"] or None, lat_beyond=direction["lat"].get("beyond"),
                 message=host["message"] if host else record.message,
                 done_after_first_s=done.get(job_index),
                 job_index=job_index, repetition=getattr(record, "repetition", 0) or 0, **_job_facts(job),

@@ -1,0 +1,327 @@
+"""`ptsbench capture`, `characterise` and `replay`: a real workload recorded, reduced to its statistics, replayed."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ptsbench.cli import Seconds, safety_flag, text_path
+from ptsbench.report.core.terminal import FORMATS
+
+if TYPE_CHECKING:
+    from ptsbench.case_records import CaseRecord
+    from ptsbench.store import RunStore
+
+OUT_HELP = "Run directory (default ./ptsbench-results/...)."
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("device")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.option("--duration", "duration_s", type=Seconds(), help="Capture this long (or 500ms, 2m, 1h).")
+@click.option("--out", type=click.Path(path_type=Path), callback=lambda _c, _p, value: text_path(value),
+              help=OUT_HELP)
+def capture(device: str, command: tuple[str, ...], duration_s: float | None, out: Path | None) -> None:
+    """Record DEVICE's IO (a blktrace binary) for --duration, or while COMMAND runs (after `--`).
+
+    Needs root: the kernel's block tracer records every IO queued, issued and completed. The trace, its facts and
+    its characterisation are stored in a new run directory.
+
+    \b
+    Examples:
+      ptsbench capture /dev/nvme0n1 --duration 60
+      ptsbench capture /dev/loop0 -- fio mix.fio
+    """
+    from ptsbench.store import RunStore, check_new_run_dir, default_run_dir
+    from ptsbench.workload.capture import capture as record
+    from ptsbench.workload.capture import check_can_capture
+    from ptsbench.workload.runs import trace_name
+
+    if command and command[0].startswith("-"):
+        raise click.UsageError(f"no such option: {command[0]} (a command to capture goes after --)")
+    if bool(command) == (duration_s is not None):
+        raise click.UsageError("give either --duration or a command to run (after --), not both nor neither")
+    disk = check_can_capture(device)
+    if command and shutil.which(command[0]) is None:
+        raise click.UsageError(f"{command[0]}: no such program to run (not on PATH, or not executable)")
+    run_dir = out or default_run_dir(f"capture-{disk}")
+    check_new_run_dir(run_dir)
+    store = RunStore.create(run_dir, {"kind": "capture", "name": run_dir.name, "device": device, "status": "running"})
+    trace = run_dir / trace_name("blktrace")
+    click.echo(f"ptsbench: capturing {device} into {trace}", err=True)
+    try:
+        facts = record(device, trace, duration_s, command)
+    except KeyboardInterrupt:
+        store.update_manifest(status="interrupted")
+        raise
+    except Exception:
+        store.update_manifest(status="failed")
+        raise
+    store.update_manifest(status="done", duration_s=round(facts.duration_s, 3), event_count=facts.event_count,
+                          dropped_events=facts.dropped_events, command=list(facts.command),
+                          command_exit_code=facts.command_exit_code)
+    found = _characterise_into(run_dir, trace)
+    store.update_manifest(io_count=found["io_count"])
+    if facts.dropped_events:
+        click.echo(f"ptsbench: warning: the kernel dropped {facts.dropped_events:,} trace events: the trace misses "
+                   "IOs (capture a shorter time, or a quieter moment)", err=True)
+    _print(found, "table")
+    click.echo(f"ptsbench: run directory {run_dir}", err=True)
+    if facts.command_exit_code:
+        raise SystemExit(facts.command_exit_code)
+
+
+def _characterise_into(run_dir: Path, trace: Path) -> dict[str, Any]:
+    from ptsbench.workload.characterise import characterise
+    from ptsbench.workload.runs import write_characterisation
+    from ptsbench.workload.stream import load_stream
+
+    found = characterise(load_stream(trace))
+    write_characterisation(run_dir, found)
+    return found
+
+
+def show_capture(store: "RunStore", output_format: str) -> None:
+    """`ptsbench show` of a capture: its stored characterisation (json: all of it; csv: its tables)."""
+    from ptsbench.errors import StoreError
+    from ptsbench.workload.runs import read_characterisation
+
+    found = read_characterisation(store.root)
+    if found is None:
+        raise StoreError(f"{store.root} holds no trace", "capture again: a capture's trace is its result")
+    if output_format == "csv":
+        from ptsbench.report.build import load_report
+        from ptsbench.report.core.terminal import report_tables_csv
+
+        click.echo(report_tables_csv(load_report(store.root).tables()), nl=False)
+        return
+    _print(found, output_format)
+
+
+def _print(found: dict[str, Any], output_format: str) -> None:
+    from ptsbench.report.workload import summary_lines
+
+    if output_format == "json":
+        click.echo(json.dumps(found, indent=1))
+    else:
+        for line in summary_lines(found):
+            click.echo(line)
+
+
+@click.command()
+@click.argument("trace", type=click.Path(path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(("table", "json")), default="table",
+              help="A summary for people (table) or the whole characterisation (json).")
+@click.option("--pid", type=click.IntRange(min=1),
+              help="Only the IOs this process queued (blktrace; the characterisation's `processes` lists them). "
+                   "Without the device's view: no outstanding IOs, no idle times.")
+def characterise(trace: Path, output_format: str, pid: int | None) -> None:
+    """Statistics of a trace (blktrace binary or fio iolog v2/v3) or of a capture's run directory: IO sizes by
+    direction, mix over time, outstanding IOs, locality, inter-arrival and idle times, top IO streams.
+
+    A run directory gets its characterisation.json (re)written (not with --pid); a trace file is only read."""
+    from ptsbench.store import MANIFEST
+    from ptsbench.workload.characterise import characterise as reduce
+    from ptsbench.workload.runs import trace_in
+    from ptsbench.workload.stream import load_stream, of_process
+
+    if pid is not None:
+        found = reduce(of_process(load_stream(trace_in(trace)), pid))
+    elif trace.is_dir() and (trace / MANIFEST).is_file():
+        found = _characterise_into(trace, trace_in(trace))
+    else:
+        found = reduce(load_stream(trace_in(trace)))
+    _print(found, output_format)
+
+
+@click.command()
+@click.argument("trace", type=click.Path(path_type=Path))
+@click.argument("target")
+@click.option("--no-stall", is_flag=True, help="As fast as the target goes (replay_no_stall), not at the captured "
+                                               "pace.")
+@click.option("--rate-percent", type=click.IntRange(1, 100000),
+              help="The captured pace scaled: 200 replays twice as fast, 50 at half speed (replay_time_scale).")
+@click.option("--ioengine", default="libaio", show_default=True, help="fio ioengine of the replay.")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
+              help="Results on stdout: table, json or csv.")
+@click.option("--out", type=click.Path(path_type=Path), callback=lambda _c, _p, value: text_path(value),
+              help=OUT_HELP)
+@click.option("--steady", is_flag=True,
+              help="RWSW steady state: replay round after round until the PTS criterion holds on IOPS and mean "
+                   "latency over the last 5 rounds (or --max-rounds).")
+@click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True,
+              help="With --steady: rounds at most.")
+@click.option("--pid", type=click.IntRange(min=1),
+              help="Replay only the IOs this process queued (a blktrace; `characterise` lists the processes): the "
+                   "application's IOs without, say, udev's probes of the device.")
+@safety_flag("--destructive", help_text="Allow writes to a block device or an existing file (refused by default).")
+@safety_flag("--allow-mounted", help_text="With --destructive: allow writes to a device in use (docs/safety.md).")
+def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, ioengine: str, output_format: str,
+           out: Path | None, steady: bool, max_rounds: int, pid: int | None, destructive: bool,
+           allow_mounted: bool) -> None:
+    """Replay TRACE (blktrace binary, fio iolog v2/v3, or a capture's run directory) onto TARGET with fio.
+
+    Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
+    is made first, as long as the trace's extent. TARGET is judged like any write (--destructive for a device or an
+    existing file). The run is stored like a case, with the trace's characterisation and the comparison of fio's
+    IOs with the trace's.
+
+    \b
+    Examples:
+      ptsbench replay ptsbench-results/20261206T050000Z-capture-nvme0n1 /mnt/scratch/replay.dat
+      ptsbench replay app.blktrace /dev/nvme1n1 --destructive --no-stall
+    """
+    from ptsbench.cli.run import _execute, job_value, one_line
+    from ptsbench.fio.iolog import replay_job_text
+    from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
+    from ptsbench.workload.blktrace import write_process_only
+    from ptsbench.workload.characterise import characterise as reduce
+    from ptsbench.workload.runs import CHARACTERISATION, trace_in, trace_name, write_characterisation
+    from ptsbench.workload.stream import load_stream, of_process, trace_format
+
+    if no_stall and rate_percent is not None:
+        raise click.UsageError("--no-stall and --rate-percent exclude each other: as fast as possible, or scaled")
+    one_line(target, what="TARGET")
+    job_value(ioengine, "--ioengine")
+    job_value(target, "TARGET")
+    source = trace_in(trace)
+    stream = load_stream(source)  # the trace is hostile input: read whole and judged before fio sees it
+    found = reduce(of_process(stream, pid) if pid is not None else stream)
+    if not found["io_count"]:
+        from ptsbench.errors import PtsbenchError
+
+        raise PtsbenchError(f"{source} holds no IO to replay", "capture while the workload runs, then replay that")
+    run_dir = out or default_run_dir(f"replay-{Path(target).name}")
+    check_new_run_dir(run_dir)
+    target_path = os.path.abspath(target)
+    new_file_bytes = _check_target_size(target_path, found["locality"]["high_bytes"])
+    made_dir = not run_dir.exists()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    copy = run_dir / trace_name(trace_format(source))
+    job = run_dir / "replay.fio"
+    prepared = (job.name, copy.name, CHARACTERISATION)
+    made: list[str] = []  # the new target file, once this command made it
+    try:
+        if pid is None:
+            shutil.copyfile(source, copy)
+        else:  # the copy holds that process's IOs alone, and its characterisation is the copy's
+            write_process_only(source, pid, copy)
+            found = reduce(load_stream(copy))
+        write_characterisation(run_dir, found)
+        if new_file_bytes:
+            _new_file(target_path, new_file_bytes, destructive)
+            made.append(target_path)
+        job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
+        _execute([job], [], _no_overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted),
+                 1000, False, prepared=prepared, keep_files=True, repeat=max_rounds if steady else 1,
+                 stop_when=_steady_now if steady else None,
+                 manifest={"workload": {"trace": str(source), "steady": steady}})
+    finally:
+        if not (run_dir / MANIFEST).exists():  # refused before the run began: leave nothing behind
+            _undo(run_dir, prepared, made_dir, made)
+    _compare(run_dir, found)
+    if steady:
+        _say_steady(run_dir)
+
+
+def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets: list[str]) -> None:
+    """Remove what a refused replay made: its files in the run directory (the folder too, when it made it), and
+    the new target file it made (still empty and marked as ptsbench's)."""
+    from ptsbench.target.userfile import made_by_ptsbench
+
+    for name in prepared:
+        (run_dir / name).unlink(missing_ok=True)
+    if made_dir and run_dir.is_dir() and not any(run_dir.iterdir()):
+        run_dir.rmdir()
+    for path in made_targets:
+        if os.path.isfile(path) and made_by_ptsbench(path):
+            os.unlink(path)
+
+
+def _steady_now(records: "list[CaseRecord]") -> bool:
+    from ptsbench.workload.steady import judge
+
+    return bool(judge([record.jobs for record in records])["steady"])
+
+
+def _say_steady(run_dir: Path) -> None:
+    """Store the steady-state determination of the replay's rounds (steady.json) and say it."""
+    from ptsbench.atomic import atomic_write_json
+    from ptsbench.case_records import load_records
+    from ptsbench.store import RunStore
+    from ptsbench.workload.runs import STEADY
+    from ptsbench.workload.steady import judge
+
+    found = judge([record.jobs for record in load_records(RunStore.open(run_dir))])
+    atomic_write_json(run_dir / STEADY, found)
+    verdict = (f"steady in rounds {found['window'][0]}-{found['window'][-1]}" if found["steady"] else
+               f"not steady after {found['rounds']} rounds")
+    click.echo(f"ptsbench: RWSW steady state (PTS criterion on IOPS and mean latency): {verdict}; follows the RWSW "
+               f"technical position with deviations: {'; '.join(found['deviations'])}", err=True)
+
+
+def _no_overrides() -> Any:
+    from ptsbench.cases import Overrides
+
+    return Overrides()
+
+
+def _new_file(target: str, size_bytes: int, destructive: bool) -> None:
+    """Make the new file `target` (never over an existing one), sparse, `size_bytes` long, marked as ptsbench's:
+    the replay reads where the trace read, which a file grown by the replay's own writes would not hold yet (fio
+    lays out no file for a replay: its reads there would come back short). The guard judges the path first (a
+    missing /dev name is a typo, never a file)."""
+    from ptsbench.target.guard import check_path_allowed
+    from ptsbench.target.userfile import mark_made
+
+    check_path_allowed(target, True, destructive)
+    with open(target, "xb") as handle:
+        handle.truncate(size_bytes)
+    mark_made([target])
+
+
+def _check_target_size(target: str, extent_bytes: int) -> int | None:
+    """The size to lay a new file out to (the trace's extent, whole MiB), or None for an existing target large
+    enough; a smaller one is refused (fio would stop at its end)."""
+    from ptsbench.errors import TargetError
+    from ptsbench.target.target import resolve_target
+
+    if os.path.isdir(target):
+        raise TargetError(f"{target} is a folder", "replay onto a block device or a file (new or existing)")
+    if not os.path.exists(target):
+        return -(-extent_bytes // (1 << 20)) * (1 << 20)
+    size = resolve_target(target).size_bytes
+    if size is not None and size < extent_bytes:
+        raise TargetError(f"{target} holds {size:,} bytes; the trace reaches byte {extent_bytes:,}",
+                          "replay onto a larger target (or a new file, made as long as the trace's extent)")
+    return None
+
+
+def _compare(run_dir: Path, found: dict[str, Any]) -> None:
+    """Store and print the trace's IOs and bytes per direction beside what fio did in the replay job."""
+    from ptsbench.atomic import atomic_write_json
+    from ptsbench.case_records import load_records
+    from ptsbench.store import RunStore
+    from ptsbench.workload.runs import REPLAY
+
+    records = load_records(RunStore.open(run_dir))
+    jobs = [job for record in records for job in record.jobs if job.get("name") == "replay"]
+    if not jobs:
+        return
+    done = {part["direction"]: part for part in jobs[0]["directions"]}
+    rows = []
+    for name, part in found["directions"].items():
+        fio_part = done.get(name, {})
+        rows.append({"direction": name, "trace_ios": part["io_count"], "trace_bytes": part["bytes"],
+                     "replay_ios": fio_part.get("total_ios", 0), "replay_bytes": fio_part.get("io_bytes", 0)})
+    comparison = {"rows": rows, "trace_duration_s": found["duration_s"],
+                  "replay_runtime_s": jobs[0].get("runtime_ms", 0) / 1000}
+    atomic_write_json(run_dir / REPLAY, comparison)
+    for row in rows:
+        same = "same" if (row["trace_ios"], row["trace_bytes"]) == (row["replay_ios"], row["replay_bytes"]) else \
+            "DIFFERENT"
+        click.echo(f"ptsbench: {row['direction']}: trace {row['trace_ios']:,} IOs {row['trace_bytes']:,} bytes, "
+                   f"replay {row['replay_ios']:,} IOs {row['replay_bytes']:,} bytes ({same})", err=True)

@@ -1,0 +1,255 @@
+"""The series the exporter serves and the push sends, as plain data: from a stored run directory (run status, each
+PTS test's round, steady state, write amplification and temperature of its last round, drops found, the catalog's
+headline values) and from the streams a running run publishes (board.py: each job direction's last second).
+
+The per-second values are drops/find.py's per_second over the samples the run is gathering: the same function over
+the same numbers the run stores as seconds.json, so a second served live equals that second read back from the store.
+The newest sample stays out until the next one arrives (per_second leaves a job's last interval out: it may be cut
+short by the job's end), so a second is served about a second after it ends. Each carries its own time (when fio
+wrote the status document), which Prometheus keeps as the sample's time.
+
+exposition() writes samples in the OpenMetrics text format: a writer of its own, since prometheus_client's checks
+every label name of every sample at every scrape (bench/README.md has both measured)."""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ptsbench.metrics.board import Stream
+
+PREFIX = "ptsbench_"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One series family (a gauge): its name, with its unit, and what it says."""
+
+    name: str
+    help: str
+
+
+SECOND_IOPS = Metric(PREFIX + "second_iops", "IOs per second in the last second of a job direction")
+SECOND_BW = Metric(PREFIX + "second_bandwidth_bytes_per_second", "bytes per second in the last second of a job "
+                   "direction")
+SECOND_LAT = Metric(PREFIX + "second_latency_mean_seconds", "mean total latency of the IOs completed in the last "
+                    "second of a job direction")
+ETA = Metric(PREFIX + "eta_seconds", "time left by the plan (PTS: of the run, if every phase runs to its maximum "
+             "round count; a case: of the case)")
+RUN_STATUS = Metric(PREFIX + "run_status", "1 for the run's status now (running, done, failed, interrupted)")
+ROUND = Metric(PREFIX + "round", "the PTS round under way, else the last stored one, per test")
+STEADY = Metric(PREFIX + "steady_state", "1 when the test's last stored round reached steady state, else 0")
+WAF = Metric(PREFIX + "round_write_amplification", "write amplification of the test's last stored round "
+             "(media bytes over host bytes), where the device reports it")
+TEMPERATURE = Metric(PREFIX + "round_temperature_celsius", "device temperature at the end of the test's last stored "
+                     "round, where the device reports it")
+DROPS = Metric(PREFIX + "drops_found", "drops found in the stored per-second data of the test's rounds or cases")
+VALUE = Metric(PREFIX + "value", "a finished run's headline values as the catalog keeps them (IOPS, bytes/s, ns)")
+METRICS = (SECOND_IOPS, SECOND_BW, SECOND_LAT, ETA, RUN_STATUS, ROUND, STEADY, WAF, TEMPERATURE, DROPS, VALUE)
+STATUSES = ("running", "done", "failed", "interrupted")
+
+
+@dataclass(frozen=True)
+class Sample:
+    metric: Metric
+    labels: Mapping[str, str]
+    value: float
+    time_ms: int | None = None  # when it was measured, Unix ms (None: now)
+
+
+@dataclass
+class StoredRun:
+    """What one stored run directory says (serve.py reads it again when it changes)."""
+
+    root: Path
+    device: dict[str, str] = field(default_factory=dict)  # device, model, serial, host (device_labels)
+    samples: list[Sample] = field(default_factory=list)
+    targets: list[dict[str, str]] = field(default_factory=list)  # each target's labels (target_labels)
+
+    def device_of(self, stream: Stream) -> dict[str, str]:
+        """The labels of the target a stream of this run measures."""
+        path = stream.labels.get("device")
+        return next((labels for labels in self.targets if labels["device"] == path), self.device)
+
+
+def target_labels(manifest: Mapping[str, Any]) -> list[dict[str, str]]:
+    """device, model, serial and host of each target of a run, in the manifest's order (a PTS run has one)."""
+    targets = [manifest.get("target")] if manifest.get("kind") == "pts" else list(manifest.get("targets") or [])
+    host = str((manifest.get("host") or {}).get("hostname") or "")
+    return [{"device": str(target.get("path") or ""), "model": str(target.get("model") or ""),
+             "serial": str(target.get("serial") or ""), "host": host}
+            for target in targets if isinstance(target, dict)] or [{"device": "", "model": "", "serial": "",
+                                                                    "host": host}]
+
+
+def device_labels(manifest: Mapping[str, Any], device: str | None = None) -> dict[str, str]:
+    """The labels of the target `device` of a run (a case run's stream names it), else of its first target."""
+    targets = target_labels(manifest)
+    return next((labels for labels in targets if labels["device"] == device), targets[0])
+
+
+def run_dirs(root: Path) -> list[Path]:
+    """The run directories a folder holds: itself, or a fleet's parts (each a PTS run of its own)."""
+    from ptsbench.pts.fleet import FLEET_KIND, fleet_parts
+    from ptsbench.store import RunStore
+
+    store = RunStore.open(root)
+    return [folder.absolute() for _name, folder in fleet_parts(store)] if store.kind == FLEET_KIND \
+        else [store.root.absolute()]
+
+
+def read_stored(root: Path, drops_seen: dict[Path, int]) -> StoredRun:
+    """A run directory's samples; `drops_seen` keeps each finished folder's drop count (they never change)."""
+    from ptsbench.store import RunStore
+
+    store = RunStore.open(root)
+    manifest = store.manifest
+    run = StoredRun(root, device_labels(manifest), targets=target_labels(manifest))
+    status = str(manifest.get("status") or "")
+    for name in STATUSES:
+        run.samples.append(Sample(RUN_STATUS, {**run.device, "run": root.name, "status": name},
+                                  float(status == name)))
+    if store.kind == "pts":
+        _pts_samples(store, run, drops_seen)
+    else:
+        _case_samples(store, run, drops_seen)
+    if status == "done":
+        run.samples.extend(_values(store, run.device))
+    return run
+
+
+def _values(store: Any, device: Mapping[str, str]) -> list[Sample]:
+    """The catalog's values of a finished run (none when they cannot be made: the rest of the run is still served)."""
+    from ptsbench.catalog.values import run_values
+    from ptsbench.errors import PtsbenchError
+
+    try:
+        values = run_values(store)
+    except (PtsbenchError, KeyError, TypeError, ValueError):
+        return []
+    return [Sample(VALUE, {**device, "name": value.name, "quantity": value.quantity}, float(value.value))
+            for value in values]
+
+
+def _folder_drops(folder: Path, record: Mapping[str, Any] | None, rule: Any, seen: dict[Path, int]) -> int:
+    from ptsbench.drops.stored import folder_findings
+
+    if folder not in seen:
+        seen[folder] = len(folder_findings(folder, rule, record))
+    return seen[folder]
+
+
+def _pts_samples(store: Any, run: StoredRun, seen: dict[Path, int]) -> None:
+    """Per phase (its key is the `test` label: iops, tp-128k, lat, lat-histogram; each has its own rounds and steady
+    state): its last round, steady state, WAF and temperature, and the drops of all its rounds."""
+    from ptsbench.drops.stored import stored_rule
+    from ptsbench.pts.store import PtsStore
+    from ptsbench.store import read_json
+
+    pts = PtsStore(store)
+    rule, _minimum = stored_rule(store.manifest)
+    for phase in read_json(pts.root / "plan.json").get("phases") or []:
+        key = str(phase["key"])
+        rounds = pts.finished_rounds(key)
+        if not rounds:
+            continue
+        drops = sum(_folder_drops(pts.round_dir(key, int(record["round"])), record, rule, seen) for record in rounds)
+        last = rounds[-1]
+        labels = {**run.device, "test": key}
+        run.samples.append(Sample(ROUND, labels, float(last["round"])))
+        run.samples.append(Sample(DROPS, labels, float(drops)))
+        steady = last.get("steady") or {}
+        if isinstance(steady.get("steady"), bool):
+            run.samples.append(Sample(STEADY, labels, float(steady["steady"])))
+        change = (last.get("telemetry") or {}).get("change") or {}
+        in_round = {**labels, "round": str(last["round"])}
+        if ((change.get("waf") or {}).get("ratio")) is not None:
+            run.samples.append(Sample(WAF, in_round, float(change["waf"]["ratio"])))
+        if change.get("temperature_end_c") is not None:
+            run.samples.append(Sample(TEMPERATURE, in_round, float(change["temperature_end_c"])))
+
+
+def _case_samples(store: Any, run: StoredRun, seen: dict[Path, int]) -> None:
+    from ptsbench.drops.stored import stored_rule
+
+    rule, _minimum = stored_rule(store.manifest)
+    for name in store.manifest.get("cases") or ():
+        folder = store.root / "cases" / str(name)
+        if (folder / "result.json").is_file():
+            case = str(name).split("-", 1)[-1]
+            run.samples.append(Sample(DROPS, {**run.device, "test": case}, float(_folder_drops(folder, None, rule,
+                                                                                                 seen))))
+
+
+# (stream, job) -> the stream (held, so that its id is not another's while kept), the job's count, its samples
+SecondsCache = dict[tuple[int, str], tuple[Stream, int, list[Sample]]]
+
+
+def stream_samples(stream: Stream, device: Mapping[str, str], cache: SecondsCache) -> list[Sample]:
+    """A live stream's last second per job and direction, and the plan's time left. A job's samples are worked out
+    again only when it has a new second (`cache`: a PTS round's finished cells stay as they were)."""
+    labels = {**device, **{key: value for key, value in stream.labels.items() if value}}
+    labels.setdefault("round", "")
+    found = []
+    for job, count in stream.samples.counts().items():
+        kept = cache.get((id(stream), job))
+        if kept is None or kept[0] is not stream or kept[1] != count:
+            kept = cache[(id(stream), job)] = (stream, count, _job_samples(stream, job, labels))
+        found.extend(kept[2])
+    eta = stream.eta_left_s()
+    if eta is not None:
+        found.append(Sample(ETA, {key: value for key, value in labels.items() if key != "round"}, eta))
+    return found
+
+
+def _job_samples(stream: Stream, job: str, labels: Mapping[str, str]) -> list[Sample]:
+    from ptsbench.drops.find import per_second
+
+    columns = stream.samples.job_columns(job)
+    version = stream.samples.fio_version
+    stamps = columns.get("status_unix_ms") or []
+    found = []
+    for direction, seconds in per_second(columns, version, running=True).items():
+        if not len(seconds.end_s) or seconds.sample is None:
+            continue
+        stamp = stamps[int(seconds.sample[-1])]
+        time_ms = stamp if isinstance(stamp, int) else None
+        where = {**labels, "workload": stream.job_labels.get(job, job), "direction": direction}
+        for metric, key, scale in ((SECOND_IOPS, "iops", 1.0), (SECOND_BW, "bw", 1.0), (SECOND_LAT, "lat", 1e9)):
+            value = float(seconds.values[key][-1])
+            if value == value:  # NaN: no IO completed in that second
+                found.append(Sample(metric, where, value / scale if scale != 1.0 else value, time_ms))
+    return found
+
+
+def live_rounds(streams: Iterable[Stream], device_of: Mapping[Path, Mapping[str, str]]) -> list[Sample]:
+    """The PTS round under way per test (it replaces the last stored one)."""
+    return [Sample(ROUND, {**device_of[s.run_dir], "test": s.labels["test"]}, float(s.labels["round"]))
+            for s in streams if s.run_dir in device_of and s.labels.get("round")]
+
+
+def _escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def sample_line(sample: Sample) -> str:
+    """One sample in the OpenMetrics text format (its time, when it has one, in seconds to the millisecond)."""
+    labels = ",".join(f'{key}="{_escaped(value)}"' for key, value in sorted(sample.labels.items()))
+    value = sample.value
+    text = repr(float(value)) if value == value and abs(value) != float("inf") else \
+        ("NaN" if value != value else ("+Inf" if value > 0 else "-Inf"))
+    stamp = "" if sample.time_ms is None else f" {sample.time_ms // 1000}.{sample.time_ms % 1000:03d}"
+    return f"{sample.metric.name}{{{labels}}} {text}{stamp}\n"
+
+
+def exposition(lines: Iterable[tuple[Metric, str]]) -> str:
+    """A whole answer: each metric's lines under its TYPE and HELP (families in METRICS order), then # EOF."""
+    by_metric: dict[str, list[str]] = {}
+    for metric, line in lines:
+        by_metric.setdefault(metric.name, []).append(line)
+    parts = []
+    for metric in METRICS:
+        if metric.name in by_metric:
+            parts.append(f"# TYPE {metric.name} gauge\n# HELP {metric.name} {_escaped(metric.help)}\n")
+            parts.extend(by_metric[metric.name])
+    return "".join(parts) + "# EOF\n"
