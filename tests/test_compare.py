@@ -239,7 +239,7 @@ def test_compare_of_five_runs_names_the_outlier(five_runs: list[Path], tmp_path:
     assert "slow" in named_at(3)  # fio held it at 100 IOPS, the others at 1000
     assert said(done.stdout) == named_at(3)
     slow = next(line for line in done.stdout.splitlines() if line.startswith("Outlier: slow:"))
-    assert f"randread-4k read {stored['slow']:,.1f} IOPS (median {median:,.1f})" in slow
+    assert f"randread-4k read {stored['slow']:,.1f} IOPS (median {median:,.1f}: lower, worse)" in slow
     assert "k = 3 x MAD" in done.stdout
     # the report opens with the fleet table: every run's value, then the median, min and max
     report = load_compare(five_runs, labels)
@@ -325,7 +325,7 @@ def test_repeat_stores_every_repetition_and_the_spread(tmp_path: Path) -> None:
     assert all(f"job-r{n}" in done.stdout for n in (1, 2, 3))
     shown = run_cli("show", str(fast)).stdout
     line = next(line for line in shown.splitlines() if line.startswith("randread-4k read "))
-    assert line.split()[2:] == ["IOPS", *(f"{value:,.2f}" for value in (mean, spread, *iops))]
+    assert line.split()[2:] == [*(f"{value:,.2f}" for value in (mean, spread, *iops)), "IOPS"]  # values, then unit
     report = load_report(fast)
     table = next(t for t in report.tables() if t.key == "repetitions")
     ((test, unit, *numbers),) = table.rows
@@ -363,8 +363,49 @@ def test_a_fleet_of_many_values_shows_the_first_twelve_and_judges_all() -> None:
     table = next(t for t in section.tables() if t.key == "fleet")
     assert len(table.compare or ()) == 12 and table.columns[-2].name == "cell 12 (IOPS)"
     texts = [block.text for block in section.blocks if hasattr(block, "text")]
-    assert "Outlier: c: cell 15 5.0 IOPS (median 500.0)" in texts
+    assert "Outlier: c: cell 15 5.0 IOPS (median 500.0: lower, worse)" in texts  # neutral text, by direction
+    assert not any(block.kind == "warning" for block in section.blocks if hasattr(block, "kind"))
+    assert all(t.key != "fleet-noise" for t in section.tables())  # no member's noise is known: no empty table
     assert "The table and charts show the first 12 of 15 tracked values; outliers are named on all of them." in texts
     assert len(section.figures()) == 12  # bars only: no member has rounds
     parts = terminal_parts(section)
-    assert [len(part.columns) for part in parts] == [1 + 4 + 1, *([5] * 6)]  # facts, then values beside their noise
+    assert [len(part.columns) for part in parts] == [1 + 4 + 1, *([3] * 6)]  # facts, then values (no noise known)
+
+
+def test_an_outlier_is_named_by_direction_not_as_a_fault() -> None:
+    """The faster run is an outlier too: said plainly as higher and better, never as a warning; a latency higher
+    than the median is worse."""
+    from ptsbench.report.fleet import Member, Tracked, fleet_section, outlier_lines
+
+    def member(label: str, iops: float, lat_us: float) -> Member:
+        return Member(label, (), (Tracked("rnd 4k iops", "IOPS", "iops", iops), Tracked("rnd 4k mean", "µs", "us",
+                                                                                          lat_us)))
+
+    members = [member("a", 100.0, 50.0), member("b", 101.0, 51.0), member("c", 99.0, 49.0),
+               member("fast", 400.0, 12.0), member("laggy", 100.0, 400.0)]
+    lines = outlier_lines(members)
+    assert "Outlier: fast: rnd 4k iops 400.0 IOPS (median 100.0: higher, better); rnd 4k mean 12.00 µs " \
+           "(median 50.00: lower, better)" in lines
+    assert any(line.startswith("Outlier: laggy: rnd 4k mean 400.00 µs (median 50.00: higher, worse)") for line in lines)
+    section = fleet_section(members)
+    assert not [block for block in section.blocks if getattr(block, "kind", "") == "warning"]
+
+
+def test_compare_says_the_tags_the_runs_differ_in(tmp_path: Path) -> None:
+    """Runs tagged firmware=1.2 and firmware=1.3 on a file (no firmware of its own): what differs says so, and the
+    fleet table's firmware column shows each run's tag, not '-'."""
+    (tmp_path / "job.fio").write_text(ONE_JOB)
+    runs = []
+    for version in ("1.2", "1.3"):
+        run_dir = tmp_path / f"fw{version}"
+        done = run_cli("run", str(tmp_path / "job.fio"), "--out", str(run_dir), "--tag", f"firmware={version}",
+                       "--tag", "nightly")
+        assert done.returncode == 0, done.stderr
+        runs.append(run_dir)
+    done = run_cli("compare", *map(str, runs), "--out", str(tmp_path / "cmp"), "--no-static")
+    assert done.returncode == 0, done.stderr
+    assert "What differs: firmware (tag): 1.2 (fw1.2) vs 1.3 (fw1.3)" in done.stdout
+    report = load_compare(runs)
+    table = next(t for t in report.tables() if t.key == "fleet")
+    column = [c.name for c in table.columns].index("firmware")
+    assert [row[column] for row in table.rows[:2]] == ["1.2 (tag)", "1.3 (tag)"]

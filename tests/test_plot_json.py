@@ -58,8 +58,8 @@ def test_plain_fio_json_of_a_qd_series_draws_the_bar_charts(tmp_path: Path, brow
         raw = docs[qd]["jobs"][0]["read"]
         assert float(row["IOPS"].replace(",", "")) == round(raw["iops"], 1)
     for name in ("iops", "lat"):
-        png = out / f"sweep-randread-4k-read-by-qd-nj1-{name}.png"
-        svg = (out / f"sweep-randread-4k-read-by-qd-nj1-{name}.svg").read_text()
+        png = out / f"fio-randread-4k-read-by-qd-nj1-{name}.png"
+        svg = (out / f"fio-randread-4k-read-by-qd-nj1-{name}.svg").read_text()
         colors, ink = image_colors(png.read_bytes())
         assert colors > 10 and ink > 0.02
         assert "null engine: randread 4k, read, numjobs 1" in svg and re.search(r">\s*16\s*<", svg)
@@ -82,10 +82,10 @@ def test_folders_compared_one_colour_each_and_a_settings_file(tmp_path: Path) ->
                 str(out), "--format", "svg", "--dpi", "50")
     assert done.returncode == 0, done.stderr
     assert {row["source"] for row in table_rows(done.stdout)} == {"ssd-a", "ssd-b"}
-    iops = (out / "sweep-randread-4k-read-by-qd-nj1-iops.svg").read_text()
+    iops = (out / "fio-randread-4k-read-by-qd-nj1-iops.svg").read_text()
     assert "team style" in iops and "ssd-a" in iops and "ssd-b" in iops  # subtitle; a legend entry per folder
     assert "#008080" in iops and "#aa3377" in iops  # teal and the second colour, from the settings file
-    assert (out / "sweep-randread-4k-read-ssd-a-nj1-hist.svg").is_file()  # json+ bins: a histogram per source
+    assert (out / "fio-randread-4k-read-ssd-a-nj1-hist.svg").is_file()  # json+ bins: a histogram per source
     assert not list(out.glob("*3d*")) and not list(out.glob("*.png"))
     bad = tmp_path / "bad.toml"
     bad.write_text("max_iop = 5\n")
@@ -183,7 +183,7 @@ def test_runs_of_several_block_sizes_get_mb_s_against_block_size(tmp_path: Path)
     done = plot(str(tmp_path / "64k.json"), str(tmp_path / "4k.json"), "--out", str(tmp_path / "out"), "--format",
                 "svg", "--charts", "bs")
     assert done.returncode == 0, done.stderr
-    svg = (tmp_path / "out" / "sweep-read-read-by-bs-qd1-nj1-mbs.svg").read_text()
+    svg = (tmp_path / "out" / "fio-read-read-by-bs-qd1-nj1-mbs.svg").read_text()
     assert "block size" in svg and svg.index(">4k<") < svg.index(">64k<")  # in size order, not the order given
     assert len(list((tmp_path / "out").glob("*.svg"))) == 1
 
@@ -199,7 +199,7 @@ def test_a_percentile_fio_did_not_report_is_said_not_silently_dropped(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert (f"ptsbench: note: fio reported no p42 in these files, so no chart shows it; --lat-percentile takes one fio "
             f"reported: {', '.join(reported)}\n") in done.stderr
-    assert "p42" not in (tmp_path / "charts" / "sweep-randread-4k-read-by-qd-nj1-lat.svg").read_text()
+    assert "p42" not in (tmp_path / "charts" / "fio-randread-4k-read-by-qd-nj1-lat.svg").read_text()
     quiet = plot(*runs, "--out", str(tmp_path / "charts99"), "--format", "svg", "--charts", "qd")
     assert quiet.returncode == 0 and "reported no p" not in quiet.stderr, quiet.stderr
     # the latency bound has sweep's name and form (a duration with its unit); --latency-bound is its former name
@@ -231,6 +231,45 @@ def test_damaged_fio_json_is_left_out_with_a_note_never_a_traceback(tmp_path: Pa
     assert refused.returncode != 0 and "Traceback" not in refused.stderr, refused.stderr
     assert refused.stderr.startswith(f"ptsbench: error: no fio results in {alone}")
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_runs_told_apart_named_as_fio_output_with_device_and_version(tmp_path: Path) -> None:
+    """plot --json of one folder of fio runs that differ in workload only: 'IOPS per run' labels each bar by what
+    differs (the shared path said once on the axis), one bar per slot; files named fio-*, not sweep-*; the footer
+    names fio's version and the disk fio saw (disk_util) from the output itself; --log-scale puts IOPS on a log
+    axis."""
+    from ptsbench.plot.fiojson import JsonPlotOptions, read_points
+    from ptsbench.report.cases.sweep_charts import ChartOptions, sweep_figures
+
+    runs = tmp_path / "results" / "cases"
+    runs.mkdir(parents=True)
+    docs = []
+    for name, rw in (("a", "randread"), ("b", "randwrite")):
+        subprocess.run(["fio", f"--name={name}", "--ioengine=psync", f"--filename={tmp_path / 'scratch.dat'}",
+                        "--size=8M", f"--rw={rw}", "--bs=4k", "--runtime=200ms", "--time_based",
+                        "--output-format=json", f"--output={runs / name}.json"], check=True, capture_output=True)
+        docs.append(json.loads((runs / f"{name}.json").read_text()))
+    points, _notes, version, devices = read_points([str(tmp_path / "results")], JsonPlotOptions())
+    figure = next(f for f in sweep_figures(points, ChartOptions(charts=("runs",)), "fio", "")
+                  if f.key == "fio-runs-iops")
+    labels = [label for _, label in figure.x_ticks]
+    assert len(set(labels)) == len(labels) == 2 and all("cases" not in label for label in labels)
+    assert [len(series.x) for series in figure.series] == [2]  # one series, a bar in every slot
+    assert version == docs[0]["fio version"]
+    disks = [disk["name"] for doc in docs for disk in doc.get("disk_util") or []]
+    assert devices == ", ".join(dict.fromkeys(f"/dev/{name}" for name in disks))
+    out = tmp_path / "charts"
+    done = plot("--json", str(tmp_path / "results"), "--out", str(out), "--format", "svg", "--charts", "runs",
+                "--log-scale")
+    assert done.returncode == 0, done.stderr
+    names = sorted(path.name for path in out.glob("*.svg"))
+    assert names and all(name.startswith("fio-") for name in names)
+    svg = (out / "fio-runs-iops.svg").read_text()
+    assert f"fio {version.removeprefix('fio-')}" in svg and (not disks or f"/dev/{disks[0]}" in svg)
+    assert all(f">{label}<" in svg or label.split()[0] in svg for label in labels)
+    logged = next(f for f in sweep_figures(points, ChartOptions(charts=("runs",), log_scale=True), "fio", "")
+                  if f.key == "fio-runs-iops")
+    assert logged.y_log and not figure.y_log
 
 
 def test_runs_nothing_tells_apart_are_rows_each_and_charted_once(tmp_path: Path) -> None:

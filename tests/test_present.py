@@ -158,7 +158,7 @@ def test_first_screen_of_a_compare_report(qd_runs: tuple[Path, Path], tmp_path: 
         row = cells[cells.index(label):]
         expected = [f"{stored[(job, direction)]['iops']:,.1f}"
                     for job, direction in (("randread-4k", "read"), ("randwrite-4k", "write"))]
-        assert row[6:8] == expected, (expected, row[:9])  # after the model, serial, firmware, steady round, repetitions
+        assert row[1:3] == expected, (expected, row[:9])  # values right after the run, the descriptions after them
     # the detailed table pairs the rows by workload too (no row of one run alone), QD compared side by side
     compared = next(t for t in load_compare([qd16, qd32], ["qd16", "qd32"]).tables() if t.key == "results")
     assert len(compared.rows) == len(next(t for t in load_report(qd16).tables() if t.key == "results").rows)
@@ -333,7 +333,8 @@ def test_dry_run_starts_with_what_matters(tmp_path: Path) -> None:
 
 
 def test_plot_summary_fits_80_columns(tmp_path: Path) -> None:
-    """`ptsbench plot` at 80 columns: no number cut, the columns left out named, the note on averaged latency."""
+    """`ptsbench plot` at 80 columns: no number cut, the empty percentile columns named once, values before the
+    descriptions, the note on averaged latency."""
     (tmp_path / "jobs.fio").write_text("[global]\nioengine=null\nrw=randrw\nbs=4k\ntime_based\nruntime=0.5\n"
                                        "size=64m\n[win]\nlog_avg_msec=100\nwrite_lat_log=win\nwrite_iops_log=win\n")
     subprocess.run(["fio", "jobs.fio", "--output=/dev/null"], cwd=tmp_path, check=True, capture_output=True,
@@ -341,25 +342,41 @@ def test_plot_summary_fits_80_columns(tmp_path: Path) -> None:
     text = run_in_terminal(["plot", str(tmp_path), "--out", str(tmp_path / "charts")], 80)
     table = "\n".join(line for line in text.splitlines() if not line.startswith("wrote "))  # paths: never broken
     assert_whole(table, ["Summary of the values drawn", "windows (their", "mean latencies)"], 80)
-    header = next(line for line in text.splitlines() if line.startswith("run "))
-    assert "p99.9" in header.split() or re.search(r"\d more column\(s\) in summary\.csv: .*p99\.9",
-                                                   " ".join(text.split()))
+    header = next(line for line in text.splitlines() if line.startswith("dir "))  # one run: said once above
+    assert "more column" not in text and header.split()[:4] == ["dir", "count", "min", "mean"]
+    assert "run: win" in text
+    assert re.search(r"no value here: p50, p90, p99, p99\.9", " ".join(text.split()))  # window means: none
     assert f"wrote {tmp_path / 'charts' / 'summary.csv'}" in text
     assert "percentiles are left empty" in " ".join(text.split())
     piped = run_cli("plot", str(tmp_path), "--out", str(tmp_path / "charts2"))
-    header = next(line for line in piped.stdout.splitlines() if line.lstrip().startswith("run"))
-    assert header.split()[-1] == "p99.9" and "…" not in piped.stdout  # piped: every column
+    header = next(line for line in piped.stdout.splitlines() if line.lstrip().startswith("dir "))
+    assert "stddev" in header.split() and "…" not in piped.stdout and "part 1" not in piped.stdout  # piped: whole
 
 
 def test_a_pts_run_ends_with_the_answer(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """What stays on screen when a run ends: the at-a-glance values after the deviations and rounds, then the
-    verdict, then where the report is (`show` keeps the answer first)."""
+    """Piped (a log, a pager), a run's output opens with the at-a-glance values, before the tests' tables, as `show`
+    has it; on a screen, what stays visible when a run ends is the answer after the deviations and rounds, then
+    the verdict."""
+    import io
+
+    from rich.console import Console
+
+    from ptsbench.report.pts.terminal import render_pts
+    from ptsbench.store import RunStore
+
     base = tmp_path_factory.getbasetemp()
-    tiny_pts_run(base)
+    run_dir = tiny_pts_run(base)
     lines = (base / "tiny-pts.log").read_text().splitlines()
     answer = max(i for i, line in enumerate(lines) if line.startswith("Tracked values at steady state"))
-    compliance = max(i for i, line in enumerate(lines) if "─ Compliance and rounds ─" in line)  # its rule
-    assert compliance < answer
-    verdict = next(i for i in range(answer, len(lines)) if "PTS-compliant" in lines[i])
+    first_test = next(i for i, line in enumerate(lines) if "─ IOPS ─" in line)  # the first test's rule
+    compliance = max(i for i, line in enumerate(lines) if "─ Compliance and rounds ─" in line)
+    assert answer < first_test < compliance
     report = next(i for i, line in enumerate(lines) if line.startswith("ptsbench: report "))
-    assert answer < verdict < report and len(lines) - report <= 3, lines[answer:]
+    assert compliance < report and len(lines) - report <= 3, lines[report:]
+    screen = io.StringIO()
+    render_pts(RunStore.open(run_dir), Console(file=screen, width=120, force_terminal=True), answer_last=True)
+    shown = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in screen.getvalue().splitlines()]
+    answer = max(i for i, line in enumerate(shown) if line.startswith("Tracked values at steady state"))
+    compliance = max(i for i, line in enumerate(shown) if "─ Compliance and rounds ─" in line)
+    verdict = next(i for i in range(answer, len(shown)) if "PTS-compliant" in shown[i])
+    assert compliance < answer < verdict

@@ -38,9 +38,13 @@ function drawChart() {
   const name = document.getElementById('value').value, by = document.getElementById('by').value;
   const group = document.getElementById('group').value;
   const byPath = Object.fromEntries(runs.map(r => [r.path, r]));
-  const points = values.filter(v => v.name === name).map(v => ({run: byPath[v.path], y: v.value}))
+  // shown in the unit reports use (values are stored in IOPS, bytes/s and ns)
+  const shownUnits = {iops: ['IOPS', 1], mbs: ['MB/s', 1e6], lat: ['µs', 1e3]};
+  const [unit, divisor] = shownUnits[(values.find(v => v.name === name) || {}).quantity] || ['', 1];
+  const points = values.filter(v => v.name === name).map(v => ({run: byPath[v.path], y: v.value / divisor}))
     .filter(p => p.run);
-  const xOf = run => by === 'created_utc' ? text(run.created_utc).slice(0, 10) : text(run[by]);  // a date: its day
+  const number = y => y.toLocaleString('en', {maximumSignificantDigits: 4});
+  const xOf = run => (by === 'created_utc' ? text(run.created_utc).slice(0, 10) : text(run[by])) || '(unknown)';
   const xs = [...new Set(points.map(p => xOf(p.run)))].sort();
   const lines = {};
   for (const p of points) (lines[text(p.run[group]) || '(unknown)'] ||= []).push(p);
@@ -51,8 +55,12 @@ function drawChart() {
   let out = `<line x1="${left}" y1="${h - bottom}" x2="${w - 20}" y2="${h - bottom}" stroke="#444"/>` +
     `<line x1="${left}" y1="20" x2="${left}" y2="${h - bottom}" stroke="#444"/>`;
   for (let i = 0; i <= 4; i++) { const y = top * i / 4; out += `<text x="${left - 6}" y="${Y(y) + 4}"
-    text-anchor="end" font-size="11">${Math.round(y).toLocaleString('en')}</text>`; }
-  xs.forEach(x => { out += `<text x="${X(x)}" y="${h - bottom + 16}" text-anchor="middle" font-size="11">` +
+    text-anchor="end" font-size="11">${number(y)}</text>`; }
+  out += `<text transform="translate(16 ${(h - bottom) / 2}) rotate(-90)" text-anchor="middle" font-size="12">` +
+    `${unit}</text>`;
+  const turned = xs.length > 6;  // many labels: slanted, so that neighbours do not run into each other
+  xs.forEach(x => { out += `<text x="${X(x)}" y="${h - bottom + 16}" font-size="11" ` +
+    (turned ? `text-anchor="end" transform="rotate(-30 ${X(x)} ${h - bottom + 16})">` : 'text-anchor="middle">') +
     `${x.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text>`; });
   const colors = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b'];
   Object.entries(lines).forEach(([label, pts], i) => {
@@ -61,12 +69,12 @@ function drawChart() {
     const means = xs.filter(x => sums[x]).map(x => X(x) + ',' + Y(sums[x][0] / sums[x][1]));
     out += `<polyline fill="none" stroke="${color}" stroke-width="2" points="${means.join(' ')}"/>`;
     pts.forEach(p => { out += `<circle class="point" cx="${X(xOf(p.run))}" cy="${Y(p.y)}" r="4"
-      fill="${color}"><title>${label}: ${p.y}</title></circle>`; });
+      fill="${color}"><title>${label}: ${number(p.y)} ${unit}</title></circle>`; });
     out += `<text x="${w - 20}" y="${30 + 14 * i}" text-anchor="end" font-size="12" fill="${color}">` +
       `${label.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text>`;
   });
   out += `<text x="${(w + left) / 2}" y="${h - 10}" text-anchor="middle" font-size="12">${by}; the line joins ` +
-    `each ${by === 'firmware' ? 'firmware' : 'day'}'s mean (stored units: IOPS, bytes/s, ns)</text>`;
+    `each ${by === 'firmware' ? 'firmware' : 'day'}'s mean (${unit})</text>`;
   svg.innerHTML = out;
 }
 document.getElementById('filter').addEventListener('input', drawTable);

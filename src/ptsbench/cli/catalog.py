@@ -133,7 +133,8 @@ def runs(output_format: str, db: str, **options: Any) -> None:
         found = opened.runs(filters)
     finally:
         opened.close()
-    _print(found, RUN_COLUMNS if output_format != "table" else RUN_TABLE, output_format, f"{len(found)} runs")
+    _print(found, RUN_COLUMNS if output_format != "table" else RUN_TABLE, output_format,
+           f"{len(found)} {'run' if len(found) == 1 else 'runs'}")
 
 
 @catalog.command()
@@ -160,7 +161,41 @@ def values(name: str | None, output_format: str, db: str, **options: Any) -> Non
     # a percentile's evidence: the IOs behind it and beyond it (too few beyond: not measured, see docs/gates.md)
     columns = ("created_utc", "model", "firmware", "path", "name", "quantity", "value", "unit", "noise", "samples",
                "beyond")
-    _print(rows, columns, output_format, f"{len(rows)} values")
+    if output_format != "table":
+        _print(rows, columns, output_format, f"{len(rows)} values")
+        return
+    _print_values(rows)
+
+
+SHOWN_UNITS = {"iops": ("IOPS", 1.0, "iops"), "mbs": ("MB/s", 1e6, "mbs"), "lat": ("µs", 1e3, "us")}
+
+
+def _print_values(rows: list[dict[str, Any]]) -> None:
+    """The values for people: a table per quantity, each in one unit (IOPS, MB/s, µs) and rounded as reports round
+    them; the value and its noise first, then where it comes from. JSON and CSV keep the stored units."""
+    from ptsbench.report.core.model import Column, Table
+    from ptsbench.report.core.terminal import print_model_tables
+
+    if not rows:
+        click.echo("0 values")
+        return
+    tables = []
+    for quantity, (unit, divisor, kind) in SHOWN_UNITS.items():
+        chosen = [row for row in rows if row.get("quantity") == quantity]
+        if not chosen:
+            continue
+        title = f"{len(chosen)} {'value' if len(chosen) == 1 else 'values'} in {unit}"
+        table_rows = tuple((row["name"], float(row["value"]) / divisor,
+                            None if row.get("noise") is None else float(row["noise"]) / divisor,
+                            row.get("samples"), row.get("beyond"), _cell(row.get("created_utc")),
+                            _cell(row.get("model")), _cell(row.get("firmware")), _cell(row.get("path")))
+                           for row in chosen)
+        tables.append(Table(f"values-{quantity}", title, (Column("name"), Column(f"value ({unit})", kind),
+                                                          Column(f"noise ({unit})", kind), Column("samples", "int"),
+                                                          Column("beyond", "int"), Column("created_utc"),
+                                                          Column("model"), Column("firmware"), Column("path")),
+                            table_rows))
+    print_model_tables(tables)
 
 
 @catalog.command()

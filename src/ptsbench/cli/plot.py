@@ -44,6 +44,8 @@ def json_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--max-iops", type=float, help="JSON: upper end of IOPS axes."),
         click.option("--min-lat", type=float, help="JSON: lower end of latency axes (µs)."),
         click.option("--max-lat", type=float, help="JSON: upper end of latency axes (µs)."),
+        click.option("--log-scale", is_flag=True,
+                     help="JSON: IOPS, MB/s and latency axes on a log scale (values decades apart stay visible)."),
         click.option("--colors", help="Comma-separated colours (names or #rrggbb) instead of the palette."),
         click.option("--lat-percentile", "--percentile", "percentile", default="99", show_default=True,
                      help="JSON: the latency percentile of the latency charts, heatmaps and headline (as sweep's; "
@@ -90,6 +92,7 @@ def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
         lat_range_us=(settings["min_lat"], settings["max_lat"]),
         palette=_split(settings["colors"]), data_table=settings["show_data"], directions=directions,
         iodepths=_whole(settings["iodepths"], "--iodepth"), numjobs=_whole(settings["numjobs_values"], "--numjobs"),
+        log_scale=settings["log_scale"],
     )
     _check_colors(chart_options.palette)
     options = JsonPlotOptions(out_dir=out_dir, formats=formats or ("png",), charts=chart_options, labels=labels,
@@ -108,8 +111,8 @@ def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
     table = replace(result.table, columns=tuple(result.table.columns[index] for index in shown),
                     rows=tuple(tuple(row[index] for index in shown) for row in result.table.rows),
                     keys=tuple(shown.index(key) for key in result.table.keys if key in shown))
-    console = terminal_console()  # at 80 columns numbers stay whole: columns are left out from the right, named
-    print_model_table(table, console, "with --format html")
+    console = terminal_console()  # too wide for the terminal: printed in parts, numbers whole
+    print_model_table(table, console)
     for path in result.files:
         console.print(f"wrote {path}", highlight=False, soft_wrap=True)  # a path is never broken
 
@@ -216,8 +219,8 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
     table = Table("summary", "Summary of the values drawn",
                   tuple(Column(header, "text" if header in ("run", "kind", "dir", "unit", "of") else "number")
                         for header in headers), tuple(tuple(row) for row in rows), keys=(0, 2))
-    console = terminal_console()  # at 80 columns numbers stay whole: columns are left out from the right, named
-    print_model_table(table, console, "in summary.csv")
+    console = terminal_console()  # too wide for the terminal: printed in parts, numbers whole
+    print_model_table(table, console)
     for note in (*summary_notes(result.summaries), *result.intervals):
         console.print(f"note: {note}", highlight=False)
     for path in result.files:

@@ -355,7 +355,8 @@ def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
         raise
     finally:
         mark_made(made, token)
-    render_pts(store.store, terminal_console(), answer_last=True)  # as `show`, but the answer last: on screen
+    console = terminal_console()  # on a screen the answer comes last, where the eye is when the run ends; piped
+    render_pts(store.store, console, answer_last=console.is_terminal)  # (a log, a pager) first, as `show` has it
     finish_scratch(store)  # first: the report does not need it, and a full disk gets its space back
     write_final_report(store.store.root, images=images)
     fail_on_limit(say_pts_drops(store))

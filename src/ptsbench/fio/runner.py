@@ -166,39 +166,51 @@ def client_pairs(pairs: Sequence[tuple[str, Path]]) -> tuple[Path, list[str], st
     return Path(job_path), [arg for host, path in first for arg in (f"--client={host}", str(path))], client
 
 
-def _sum_io(doc: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
-    """Cumulative IOs and bytes per job name in one status document."""
-    ios: dict[str, int] = {}
-    io_bytes: dict[str, int] = {}
+def _entry_io(doc: dict[str, Any]) -> dict[tuple[str, int], tuple[int, int, int]]:
+    """Cumulative (IOs issued, bytes, latency samples) of every job entry (a thread: its name and its place among
+    entries of that name)."""
+    found: dict[tuple[str, int], tuple[int, int, int]] = {}
     for job in doc.get("jobs", []) + doc.get("client_stats", []):
-        name = job.get("jobname", "")
-        for direction in ("read", "write", "trim"):
-            stats = job.get(direction) or {}
-            ios[name] = ios.get(name, 0) + int(stats.get("total_ios", 0))
-            io_bytes[name] = io_bytes.get(name, 0) + int(stats.get("io_bytes", 0))
-    return ios, io_bytes
+        name = str(job.get("jobname", ""))
+        place = sum(1 for key in found if key[0] == name)
+        directions = [job.get(direction) or {} for direction in ("read", "write", "trim")]
+        found[(name, place)] = (sum(int(stats.get("total_ios", 0)) for stats in directions),
+                                sum(int(stats.get("io_bytes", 0)) for stats in directions),
+                                sum(int((stats.get("clat_ns") or stats.get("lat_ns") or {}).get("N", 0))
+                                    for stats in directions))
+    return found
 
 
 class _StatusTracker:
-    """Turns cumulative status documents into rates since the previous document."""
+    """Turns cumulative status documents into rates since the previous document. IOPS and bandwidth come from the
+    same entries over the same interval. fio resets an entry's counters when its ramp_time ends (IOs and bytes a
+    moment apart, and they may climb past their old values before the next document): an entry that reset
+    between two documents counts in neither rate for that interval. The reset shows as the first latency sample
+    of an entry that did IO without one (fio records no latency during ramp_time), or as a counter going down."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
         self.last_time = self.started
-        self.last_ios: dict[str, int] = {}
-        self.last_bytes: dict[str, int] = {}
+        self.last: dict[tuple[str, int], tuple[int, int, int]] = {}
 
     def sample(self, doc: dict[str, Any]) -> FioStatus:
         now = time.monotonic()
-        ios, io_bytes = _sum_io(doc)
+        counts = _entry_io(doc)
         interval_s = max(now - self.last_time, 1e-6)
-        delta_ios = {name: count - self.last_ios.get(name, 0) for name, count in ios.items()}
-        delta_bytes = sum(io_bytes.values()) - sum(self.last_bytes.values())
+        delta_ios: dict[str, int] = {}
+        delta_bytes = 0
+        for key, (ios, io_bytes, latencies) in counts.items():
+            last_ios, last_bytes, last_latencies = self.last.get(key, (0, 0, 0))
+            ramp_ended = last_ios > 0 and last_latencies == 0 and latencies > 0
+            if ramp_ended or ios < last_ios or io_bytes < last_bytes:
+                continue
+            delta_ios[key[0]] = delta_ios.get(key[0], 0) + ios - last_ios
+            delta_bytes += io_bytes - last_bytes
         running = max(delta_ios, key=lambda name: delta_ios[name], default=None)
         jobs = doc.get("jobs", [])
         etas = [job.get("eta", _UNKNOWN_ETA) for job in jobs]
         eta_s = max(etas) if etas and max(etas) < _UNKNOWN_ETA else None
-        self.last_time, self.last_ios, self.last_bytes = now, ios, io_bytes
+        self.last_time, self.last = now, counts
         return FioStatus(
             elapsed_s=now - self.started,
             eta_s=eta_s,

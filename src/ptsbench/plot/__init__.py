@@ -179,7 +179,25 @@ def provenance_of(paths: Sequence[Path], device: str | None = None) -> str:
                 manifest = {**manifest, "targets": [{"model": device}]}
             return style.provenance(manifest)
     written = datetime.datetime.fromtimestamp(os.stat(paths[0]).st_mtime, datetime.UTC)
-    return style.provenance_caption(__version__, None, device, written)
+    version, disks = _fio_output_beside(Path(paths[0]))
+    return style.provenance_caption(__version__, version, device or disks, written)
+
+
+def _fio_output_beside(log: Path) -> tuple[str | None, str | None]:
+    """The fio version and the disks fio saw (its disk_util), from fio's JSON output in the logs' folder."""
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.fio.jsonfiles import load_document
+
+    for path in sorted(log.resolve().parent.glob("*.json")):
+        try:
+            doc = load_document(path)
+        except PtsbenchError:
+            continue
+        if doc and doc.get("fio version"):
+            disks = [f"/dev/{disk['name']}" for disk in doc.get("disk_util") or []
+                     if isinstance(disk, dict) and disk.get("name")]
+            return str(doc["fio version"]), ", ".join(disks) or None
+    return None, None
 
 
 def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:
@@ -206,21 +224,26 @@ def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:
 
 
 def summary_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str]]]:
-    """The summary as table cells for people: each row in the unit that suits its largest value."""
+    """The summary as table cells for people: every row of a kind in one unit (that of the kind's largest mean), so a
+    column never switches between µs and ms from row to row."""
     from ptsbench.report.core import style
 
     percentiles = [p for p, _ in summaries[0].percentiles] if summaries else []
     headers = ["run", "kind", "dir", "unit", "count", "of", "min", "mean", "max", "stddev",
                *(f"p{p:g}" for p in percentiles)]
+    largest: dict[str, float] = {}
+    for row in summaries:
+        family = row.kind if row.kind in ("bw", "iops") else "lat"
+        largest[family] = max(largest.get(family, 0.0), abs(row.mean))
     rows = []
     for row in summaries:
-        if row.kind == "bw":  # the unit suits the mean; the extremes show more or fewer digits
-            divisor, unit = style.rate_unit(row.mean)
+        if row.kind == "bw":  # the unit suits the largest mean; the extremes show more or fewer digits
+            divisor, unit = style.rate_unit(largest["bw"])
         elif row.kind == "iops":
-            divisor, prefix = style.count_unit(row.mean)
+            divisor, prefix = style.count_unit(largest["iops"])
             unit = f"{prefix}IOPS"
         else:
-            divisor, unit = style.ns_unit(row.mean)
+            divisor, unit = style.ns_unit(largest["lat"])
         numbers = [row.min, row.mean, row.max, row.stddev]
         shown = [] if _of_interval_means(row) else [value for _, value in row.percentiles]
         rows.append([row.run, row.kind, row.direction, unit, f"{row.count:,}", row.over,

@@ -168,7 +168,7 @@ def hist_chart(runs: Sequence[HistRun], directions: tuple[str, ...], provenance:
                      else f"Latency percentiles: {len(runs)} runs compared")
     return Figure(key, title or default_title, style.axis_label("Time", "s"), y_label, tuple(lines),
                   caption=_caption(runs[0].note, provenance, [p.name for run in runs for p in run.paths]),
-                  y_range=(0, None))
+                  y_log=True)  # p50 and p99.99 are decades apart: on a linear axis p50 lies flat on zero
 
 
 _SIZE_TOKEN = re.compile(r"(?<![0-9a-z])(\d+)([kmg])(?:i?b)?(?![0-9a-z])", re.IGNORECASE)

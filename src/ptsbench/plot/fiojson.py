@@ -38,9 +38,10 @@ class JsonPlotResult:
     notes: tuple[str, ...]
 
 
-def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[Point], list[str], str]:
+def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[Point], list[str], str, str]:
     """Points of every fio output found (a source per input when several are given, per host in client/server
-    output), notes on files left out, and the fio version(s) for the caption."""
+    output), notes on files left out, and for the caption the fio version(s) and the devices fio saw (its
+    disk_util entries: the disks under the files or the devices the jobs used)."""
     from ptsbench.fio.jsonfiles import document_jobs, find_json_files, load_document
 
     if options.labels and len(options.labels) != len(inputs):
@@ -48,6 +49,7 @@ def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[P
     points: list[Point] = []
     notes: list[str] = []
     versions: dict[str, None] = {}
+    devices: dict[str, None] = {}
     parents = {Path(raw).resolve().parent for raw in inputs if not Path(raw).is_dir()}
     folders = [raw for raw in inputs if Path(raw).is_dir()]
     for position, raw in enumerate(inputs):
@@ -65,6 +67,8 @@ def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[P
                 other.append(path.name)
                 continue
             versions[str(doc.get("fio version", ""))] = None
+            devices.update(dict.fromkeys(f"/dev/{disk['name']}" for disk in doc.get("disk_util") or []
+                                         if isinstance(disk, dict) and disk.get("name")))
         if other:
             shown = ", ".join(sorted(set(other))[:3]) + (", ..." if len(set(other)) > 3 else "")
             notes.append(f"{raw}: {len(other)} JSON file(s) that are not fio output left out ({shown})")
@@ -76,7 +80,7 @@ def read_points(inputs: Sequence[str], options: JsonPlotOptions) -> tuple[list[P
     if repeated:
         notes.append(f"{repeated} run(s) repeat an earlier one's workload, queue depth and numjobs with nothing to "
                      "tell them apart (the same job in one file): the table lists every run, the charts the first")
-    return points, notes, ", ".join(version for version in versions if version)
+    return points, notes, ", ".join(version for version in versions if version), ", ".join(devices)
 
 
 def _document_points(jobs: Sequence["FoundJob"], options: JsonPlotOptions, source: str, label: str) -> list[Point]:
@@ -112,7 +116,7 @@ def make_json_plots(inputs: Sequence[str], options: JsonPlotOptions) -> JsonPlot
     for name in options.formats:
         if name not in ("png", "svg", "html"):
             raise PtsbenchError(f"unknown format {name!r}", "use png, svg or html")
-    points, notes, versions = read_points(inputs, options)
+    points, notes, versions, devices = read_points(inputs, options)
     wanted = options.charts.percentile
     if not any(wanted in point.percentiles_ns for point in points):  # else its charts would just leave it out
         known = sorted({pct for point in points for pct in point.percentiles_ns}, key=float)
@@ -120,8 +124,8 @@ def make_json_plots(inputs: Sequence[str], options: JsonPlotOptions) -> JsonPlot
                      f"--lat-percentile takes one fio reported: {', '.join(known) or 'none'}")
     caption = "From fio's JSON output" + (" (json+ latency bins for the histograms)." if any(p.bins for p in points)
                                           else ".")
-    sections = chart_sections(points, options.charts, options.latency_bound_us, caption)
-    provenance = style.provenance_caption(__version__, versions or None, options.device,
+    sections = chart_sections(points, options.charts, options.latency_bound_us, caption, key="fio")
+    provenance = style.provenance_caption(__version__, versions or None, options.device or devices or None,
                                           datetime.datetime.now(datetime.UTC))
     out_dir = options.out_dir
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -182,10 +182,17 @@ def _differing(name: str, values: Sequence[str], labels: Sequence[str]) -> str |
     return f"{name}: " + " vs ".join(f"{value} ({label})" for value, label in zip(values, labels, strict=True))
 
 
-def differences(reports: Sequence[Report], labels: Sequence[str]) -> list[str]:
-    """What the runs differ in: the report's facts, the targets' facts (model, firmware, ...), and the settings of
-    the workloads the tables pair (queue depth and threads, case)."""
+def differences(reports: Sequence[Report], labels: Sequence[str],
+                tags: Sequence[Sequence[str]] = ()) -> list[str]:
+    """What the runs differ in: the report's facts, the targets' facts (model, firmware, ...), the runs' tags
+    (--tag firmware=1.3), and the settings of the workloads the tables pair (queue depth and threads, case)."""
     found: list[str | None] = []
+    if tags:
+        keyed = [dict(tag.split("=", 1) for tag in run_tags if "=" in tag) for run_tags in tags]
+        for name in dict.fromkeys(key for one in keyed for key in one):
+            found.append(_differing(f"{name} (tag)", [one.get(name, "-") for one in keyed], labels))
+        plain = [", ".join(tag for tag in run_tags if "=" not in tag) or "-" for run_tags in tags]
+        found.append(_differing("tags", plain, labels))
     for name in dict.fromkeys(label for report in reports for label, _ in report.facts):
         if name not in SAME_BY_NATURE:
             found.append(_differing(name, [dict(report.facts).get(name, "-") for report in reports], labels))
@@ -224,7 +231,10 @@ def compare_reports(reports: Sequence[Report], labels: Sequence[str], run_dirs: 
                      for warning in report.warnings)
     progress = [f"{label}: {report.in_progress}" for label, report in zip(labels, reports, strict=True)
                 if report.in_progress]
-    differ = differences(reports, labels)
+    from ptsbench.store import RunStore
+
+    differ = differences(reports, labels, [[str(tag) for tag in RunStore.open(path).manifest.get("tags") or []]
+                                           for path in run_dirs])
     said = Text("What differs: " + "; ".join(differ) if differ else
                 "What differs: nothing the runs record (same device, settings and workloads).")
     glance = [section for section in sections if section.key == GLANCE_KEY]

@@ -173,17 +173,24 @@ def noise_table(members: Sequence[Member], who: str = "run") -> Table:
                  columns, rows)
 
 
+HIGHER_IS_BETTER_KINDS = ("iops", "mbs", "int", "number")  # rates; latencies ("us") are better when lower
+
+
 def outlier_lines(members: Sequence[Member], k: float = DEFAULT_K) -> list[str]:
-    """One line per member named an outlier, with the values it is off on; empty when none is."""
+    """One line per member named an outlier, with the values it is off on and which way (better or worse than the
+    median: a faster run is an outlier too, not a fault); empty when none is."""
     lines = []
     found = spreads(members, k)
     for member in members:
         parts = []
         for one in found:
             tracked = member.value(one.name)
-            if member.label in one.outliers and tracked and tracked.value is not None:
+            if member.label in one.outliers and tracked and tracked.value is not None and one.median is not None:
+                higher = tracked.value > one.median
+                better = higher == (tracked.kind in HIGHER_IS_BETTER_KINDS)
                 parts.append(f"{one.name} {format_value(tracked.value, tracked.kind)} {tracked.unit} "
-                             f"(median {format_value(one.median, tracked.kind)})")
+                             f"(median {format_value(one.median, tracked.kind)}: {'higher' if higher else 'lower'}, "
+                             f"{'better' if better else 'worse'})")
         if parts:
             lines.append(f"Outlier: {member.label}: " + "; ".join(parts))
     return lines
@@ -224,10 +231,12 @@ def fleet_section(members: Sequence[Member], k: float = DEFAULT_K, who: str = "r
                   title: str = "Fleet: every run side by side") -> Section:
     """The fleet's section: outliers named, the rule, the table, the noise table and the charts."""
     lines = outlier_lines(members, k)
-    blocks: list[Block] = [Text(line, "warning") for line in lines]
+    blocks: list[Block] = [Text(line) for line in lines]  # neutral: an outlier may be the better run
     if not lines:
         blocks.append(Text(f"No outliers among {len(members)} {who}s."))
-    blocks += [fleet_table(members, k, who), Text(rule_text(k)), noise_table(members, who)]
+    noise = noise_table(members, who)
+    known = any(cell is not None for row in noise.rows for cell in row[1:])
+    blocks += [fleet_table(members, k, who), Text(rule_text(k)), *([noise] if known else [])]
     count = len(value_names(members))
     if count > MAX_SHOWN:
         blocks.append(Text(f"The table and charts show the first {MAX_SHOWN} of {count} tracked values; outliers "
@@ -244,10 +253,10 @@ def terminal_parts(section: Section, values_per_part: int = 2) -> list[Table]:
     """The fleet's table for a terminal: the members' facts and outliers, then its values a few at a time, each
     beside its noise (every number whole on an 80-column terminal)."""
     table = next(t for t in section.tables() if t.key == FLEET_KEY)
-    noise = next(t for t in section.tables() if t.key == f"{FLEET_KEY}-noise")
+    noise = next((t for t in section.tables() if t.key == f"{FLEET_KEY}-noise"), None)  # None: no noise known
     value_columns = list(table.compare or ())
     fact_count = len(table.columns) - 2 - len(value_columns)
-    members = len(noise.rows)  # the fleet table's first rows; median, min and max follow
+    members = len(table.rows) - 3  # the fleet table's first rows; median, min and max follow
     facts = [*range(1 + fact_count), len(table.columns) - 1]
     parts = [Table(f"{FLEET_KEY}-facts", table.title, tuple(table.columns[i] for i in facts),
                    tuple(tuple(row[i] for i in facts) for row in table.rows[:members]))]
@@ -255,12 +264,15 @@ def terminal_parts(section: Section, values_per_part: int = 2) -> list[Table]:
         chosen = value_columns[start:start + values_per_part]
         columns: list[Column] = [table.columns[0]]
         for index in chosen:
-            columns += [table.columns[index], Column("noise", table.columns[index].kind)]
+            columns += [table.columns[index], *([Column("noise", table.columns[index].kind)] if noise else [])]
         rows = []
         for position, row in enumerate(table.rows):
             cells: list[Value] = [row[0]]
             for index in chosen:
-                cells += [row[index], noise.rows[position][index - fact_count] if position < members else None]
+                cells.append(row[index])
+                if noise is not None:
+                    cells.append(noise.rows[position][index - fact_count] if position < members else None)
             rows.append(tuple(cells))
-        parts.append(Table(f"{FLEET_KEY}-values-{start + 1}", "Values and their noise", tuple(columns), tuple(rows)))
+        parts.append(Table(f"{FLEET_KEY}-values-{start + 1}", "Values and their noise" if noise else "Values",
+                           tuple(columns), tuple(rows)))
     return parts

@@ -11,12 +11,20 @@ from ptsbench.report.fleet import FACTS, Member, Tracked
 TARGET_FACTS = ("model", "serial", "firmware")
 
 
-def _device_facts(targets: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """Model, serial and firmware of the run's target(s) ('-' where not known: a file on a virtual disk)."""
+def tag_facts(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """The run's key=value tags (--tag firmware=1.3) as facts: key -> value."""
+    tags = [str(tag) for tag in manifest.get("tags") or []]
+    return dict(tag.split("=", 1) for tag in tags if "=" in tag)
+
+
+def _device_facts(targets: Sequence[Mapping[str, Any]], manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Model, serial and firmware of the run's target(s); where the device does not say (a file on a virtual
+    disk), the run's tag of that name (--tag firmware=1.3), marked as a tag; else '-'."""
+    tags = tag_facts(manifest)
     facts = []
     for key in TARGET_FACTS:
         values = list(dict.fromkeys(str(target[key]) for target in targets if target.get(key)))
-        facts.append((key, ", ".join(values) or "-"))
+        facts.append((key, ", ".join(values) or (f"{tags[key]} (tag)" if key in tags else "-")))
     return facts
 
 
@@ -80,7 +88,7 @@ def pts_member(run_dir: Path, label: str) -> Member:
     _context, views = load_context(store)
     values, steady = pts_tracked(views)
     target = store.manifest.get("target") or {}
-    return Member(label, (*_device_facts([target]), (FACTS[3], steady)), tuple(values))
+    return Member(label, (*_device_facts([target], store.manifest), (FACTS[3], steady)), tuple(values))
 
 
 # --- case runner ----------------------------------------------------------------------------------------------
@@ -130,7 +138,7 @@ def case_member(run_dir: Path, label: str) -> Member:
     store = RunStore.open(run_dir)
     records = load_records(store)
     repetitions = max((repetition_of(record) for record in records), default=0)
-    facts = (*_device_facts(store.manifest.get("targets") or []), (FACTS[3], "n/a (fio case run)"),
+    facts = (*_device_facts(store.manifest.get("targets") or [], store.manifest), (FACTS[3], "n/a (fio case run)"),
              ("repetitions", str(max(repetitions, 1))))
     return Member(label, facts, tuple(case_tracked(result_rows(records))))
 

@@ -89,14 +89,14 @@ def best_lines(points: Sequence[Point]) -> list[str]:
     return lines
 
 
-def chart_sections(points: Sequence[Point], options: ChartOptions, bound_us: float, caption: str
-                   ) -> list[Section]:
-    """Headline, table and charts of a set of fio runs."""
+def chart_sections(points: Sequence[Point], options: ChartOptions, bound_us: float, caption: str,
+                   key: str = "sweep") -> list[Section]:
+    """Headline, table and charts of a set of fio runs (`key`: the charts' file names start with it)."""
     bound, bound_lines = bound_table(points, options.percentile, bound_us)
     headline: list[Block] = [Text(line) for line in best_lines(points) + bound_lines]
     if bound.rows:
         headline.append(bound)
-    figures = sweep_figures(points, options, "sweep", caption)
+    figures = sweep_figures(points, options, key, caption)
     return [Section("headline", "Headline", blocks=tuple(headline)),
             Section("results", "Results", blocks=(points_table(points),)),
             Section("charts", "Charts", blocks=tuple(figures))]

@@ -5,10 +5,11 @@ each. Every plotted number is one fio reported (or, for the histogram, a count o
 """
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ptsbench.report.core.figure import Figure, Grid, Series
+from ptsbench.report.core.fit import common_part
 
 if TYPE_CHECKING:
     from ptsbench.fio.jsonfiles import FoundJob
@@ -64,6 +65,7 @@ class ChartOptions:
     directions: tuple[str, ...] = ()  # read, write, trim, total; empty: all
     iodepths: tuple[int, ...] = ()  # only these; empty: all
     numjobs: tuple[int, ...] = ()
+    log_scale: bool = False  # value axes (IOPS, MB/s, latency) on a log scale; shares of IOs stay linear
 
 
 def _slug(text: str) -> str:
@@ -103,6 +105,7 @@ class _Builder:
                y_log: bool = False, caption: str = "") -> Figure:
         prefix = f"{self.options.title}: " if self.options.title else ""
         text = " ".join(part for part in (caption or self.caption, self.options.source_line) if part)
+        y_log = y_log or self.options.log_scale and not y_label.startswith("share")
         return Figure(f"{self.key}-{key}", prefix + title, x_label, y_label, tuple(series), y_log=y_log,
                       x_ticks=tuple((float(i), label) for i, label in enumerate(ticks)), caption=text,
                       subtitle=self.options.subtitle, y_range=y_range, data_table=self.options.data_table,
@@ -179,6 +182,8 @@ class _Builder:
         """When neither QD nor numjobs varies: IOPS and latency bars with a bar group per run (what differs between
         the runs, such as the block size or the mix, names it)."""
         names = list(dict.fromkeys(f"{p.label} {p.workload}".strip() for p in points))
+        shared, prefix, suffix = common_part(names)  # said once on the axis: the labels tell the runs apart
+        shown = [name[prefix:len(name) - suffix] for name in names]
         figures = []
         for stat, title, y_label, y_range in (("iops", "IOPS", "IOPS", self.options.iops_range),
                                               ("mean", "mean latency", "latency (µs)", self.options.lat_range_us),
@@ -192,9 +197,16 @@ class _Builder:
                 if found:
                     series.append(Series(source, tuple(x for x, _ in found), tuple(y for _, y in found),
                                          mode="bars", color=index))
+            slots = [x for one in series for x in one.x]
+            if len(series) > 1 and len(slots) == len(set(slots)):  # no run in two sources: one bar per slot, whole
+                ordered = sorted(zip(slots, (y for one in series for y in one.y), strict=True))
+                series = [Series(y_label, tuple(x for x, _ in ordered), tuple(y for _, y in ordered), mode="bars",
+                                 color=0)]
+            elif len(series) == 1:
+                series = [replace(series[0], name=y_label)]
             if series:
-                figures.append(self.figure(f"runs-{_slug(stat)}", f"{title} per run", "run", y_label, series, names,
-                                           y_range))
+                figures.append(self.figure(f"runs-{_slug(stat)}", f"{title} per run",
+                                           f"run ({shared})" if shared else "run", y_label, series, shown, y_range))
         return figures
 
     def grids(self, workload: str, points: Sequence[Point]) -> list[Figure]:

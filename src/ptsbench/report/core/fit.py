@@ -122,7 +122,7 @@ def fit_ticks(ticks: Sequence[tuple[float, str]], length_in: float, span: float,
     widest_in = max(text_in(label, pt) for _, label in ticks) + pt * 0.8 / 72
     if widest_in <= room_in:
         return Ticks(tuple(ticks), 0, lines_in(1, pt))
-    chars = max(3, int(room_in * 72 / (pt * CHAR_EM)) - 1)
+    chars = max(3, int((room_in - pt * 0.8 / 72) * 72 / (pt * CHAR_EM)))  # the widest line that fits with its gap
     wrapped = [(position, textwrap.fill(label, chars, break_long_words=False)) for position, label in ticks]
     lines = max(label.count("\n") + 1 for _, label in wrapped)
     if lines <= 3 and max(text_in(label, pt) for _, label in wrapped) + pt * 0.8 / 72 <= room_in:

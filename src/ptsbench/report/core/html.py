@@ -16,7 +16,8 @@ from typing import Any
 
 from ptsbench.report.core.draw_plotly import clean, plotly_spec
 from ptsbench.report.core.layout import FIGURES_DIR, PDF_NAME, XLSX_NAME, atomic_file
-from ptsbench.report.core.model import Block, Report, Table, Text, condensed, formatted_rows, split_groups
+from ptsbench.report.core.model import Block, Report, Table, Text, formatted_rows, split_groups
+from ptsbench.report.core.table_layout import SEPARATORS, arranged, name_parts, split_to_fit
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -28,21 +29,29 @@ def _script_json(obj: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _table_view(table: Table) -> dict[str, Any]:
-    table, constants = condensed(table)
-    numeric = [column.kind != "text" for column in table.columns]
-    return {
-        "key": table.key, "title": table.title, "constants": constants,
-        "headers": [(column.name, flag) for column, flag in zip(table.columns, numeric, strict=True)],
-        "rows": [list(zip(row, numeric, strict=True)) for row in formatted_rows(table)],
-    }
+TABLE_CHARS = 150  # characters of a table row that fit beside the table of contents in a 1400 px window
+
+
+def _table_views(table: Table) -> list[dict[str, Any]]:
+    """The table as the page shows it (table_layout's rule): its facts above it, in parts as wide as the page."""
+    shown, facts = arranged(table)
+    views = []
+    for number, part in enumerate(split_to_fit(shown, TABLE_CHARS, 2) if shown.rows else [shown]):
+        numeric = [column.kind != "text" for column in part.columns]
+        views.append({
+            "key": part.key if number == 0 else f"{part.key}-part{number + 1}", "title": part.title,
+            "constants": facts if number == 0 else (),
+            "headers": [(column.name, flag) for column, flag in zip(part.columns, numeric, strict=True)],
+            "rows": [list(zip(row, numeric, strict=True)) for row in formatted_rows(part)],
+        })
+    return views
 
 
 def _block_views(block: Block, palette: Sequence[str], provenance: str) -> list[dict[str, Any]]:
     if isinstance(block, Text):
         return [{"type": "text", "kind": block.kind, "text": block.text}]
     if isinstance(block, Table):
-        return [{"type": "table", **_table_view(part)} for part in split_groups(block)]
+        return [{"type": "table", **view} for part in split_groups(block) for view in _table_views(part)]
     spec = clean(plotly_spec(block, palette))
     return [{"type": "figure", "key": block.key, "title": block.title, "caption": block.caption,
              "provenance": provenance, "spec": _script_json(spec)}]
@@ -61,14 +70,16 @@ def _plotly_packed() -> str:
 
 
 def breakable(text: object) -> object:
-    """A cell's text, escaped, where a path may wrap after each '/' (a table of four devices' long backing-file
-    paths was wider than the page); other text as it is."""
+    """A cell's text, escaped, that may wrap after each separator (/ _ - @) as well as at spaces, never inside a
+    word (table_layout's rule)."""
     import markupsafe
 
     value = str(text)
-    if "/" not in value or " " in value:
+    if not any(separator in value for separator in SEPARATORS.strip()):
         return text
-    return markupsafe.Markup("/<wbr>").join(markupsafe.escape(part) for part in value.split("/"))
+    pieces = name_parts(value)  # spaces break by themselves; <wbr> after the other separators
+    return markupsafe.Markup("").join(markupsafe.escape(piece) + (markupsafe.Markup("<wbr>") if piece[-1:] in
+                                                                   SEPARATORS.strip() else "") for piece in pieces)
 
 
 def render_html(report: Report, static: bool, workbook: str = XLSX_NAME, images: Sequence[str] = ()) -> str:

@@ -49,6 +49,8 @@ class Table:
     #                                                       one per compared value, each run's value and ratio)
     noise: tuple[tuple[Value, ...], ...] = ()  # per row, each cell's noise (max - min of the samples it averages;
     #                                          None: unknown): a comparison marks differences within it
+    facts: tuple[tuple[str, str], ...] = ()  # said once above the rows (table_layout.arranged: its constant and
+    #                                          empty columns), drawn under the title
 
     def label_count(self) -> int:
         """Leading text columns that identify a row."""
@@ -58,24 +60,6 @@ class Table:
                 break
             count += 1
         return count
-
-
-def condensed(table: Table) -> tuple[Table, tuple[tuple[str, str], ...]]:
-    """The table without its text columns that hold one value in every row (said once above the table instead):
-    the same path or case name on every row only makes a table too wide to read; and without the number columns
-    empty on every row (nothing measured them here, such as a multi-host column of a run on one host)."""
-    if len(table.rows) < 2:
-        return table, ()
-    constant = [index for index, column in enumerate(table.columns)
-                if index and column.kind == "text" and len({row[index] for row in table.rows}) == 1]
-    empty = [index for index, column in enumerate(table.columns)
-             if index and column.kind != "text" and all(row[index] is None for row in table.rows)]
-    if not constant and not empty:
-        return table, ()
-    kept = [index for index in range(len(table.columns)) if index not in constant and index not in empty]
-    facts = tuple((table.columns[index].name, str(table.rows[0][index])) for index in constant)
-    return Table(table.key, table.title, tuple(table.columns[index] for index in kept),
-                 tuple(tuple(row[index] for index in kept) for row in table.rows)), facts
 
 
 def split_groups(table: Table) -> list[Table]:

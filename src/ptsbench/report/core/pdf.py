@@ -16,7 +16,8 @@ from typing import Any
 from ptsbench.report.core.draw_mpl import draw, import_matplotlib
 from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.layout import atomic_file
-from ptsbench.report.core.model import Block, Report, Section, Table, Text, condensed, formatted_rows, split_groups
+from ptsbench.report.core.model import Block, Report, Section, Table, Text, formatted_rows, split_groups
+from ptsbench.report.core.table_layout import arranged, fit_widths, split_to_fit, wrap_name
 
 PAGE_W_IN, PAGE_H_IN = 11.69, 8.27  # A4 landscape
 MARGIN_IN = 0.45
@@ -35,8 +36,6 @@ FIGURE_3D_IN = 4.4  # 3D figures take the page's width: at half of it their tick
 FIGURE_GAP_IN = 0.2
 GAP_IN = 0.12
 CHAR_IN = BODY_PT * 0.55 / 72  # an average character of the body font
-TABLE_MAX_TEXT = 44  # a text cell is wrapped at no fewer characters than this, and only when the table would not
-#                      fit the page otherwise (numbers are never wrapped or shortened)
 
 
 @dataclass
@@ -124,11 +123,10 @@ def full_width(figure: Figure) -> bool:
 
 @dataclass(frozen=True)
 class DrawnTable:
-    """A table as drawn: its constant columns said once above it, each cell's lines (long text wrapped, numbers
-    never), the column widths in characters."""
+    """A table as drawn: each cell's lines (names wrapped at separators, numbers never), the column widths in
+    characters."""
 
     table: Table
-    constants: list[str]
     widths: list[int]
     lines: list[list[list[str]]]  # header first
 
@@ -136,41 +134,42 @@ class DrawnTable:
         return [max(len(cell) for cell in row) * ROW_IN for row in self.lines]
 
     def width_in(self) -> float:
-        """The columns' width (the title and constant lines wrap to it)."""
+        """The columns' width (the title wraps to it)."""
         return sum(width + 2 for width in self.widths) * CHAR_IN
 
     def above(self, width_in: float) -> tuple[list[str], list[str]]:
-        """The title's lines and the constant columns' lines, wrapped to `width_in`."""
+        """The title's lines and the facts said once (table_layout's rule), wrapped to `width_in`."""
         chars = max(int(width_in / (CHAR_IN * 1.15)), 20)
         return (textwrap.wrap(self.table.title, chars) or [""],
-                [line for constant in self.constants for line in textwrap.wrap(constant, chars)])
+                [line for name, value in self.table.facts for line in textwrap.wrap(f"{name}: {value}", chars)])
 
     def above_in(self, width_in: float) -> float:
-        titles, constants = self.above(width_in)
-        return TABLE_TITLE_IN + (len(titles) - 1 + len(constants)) * ROW_IN
+        titles, facts = self.above(width_in)
+        return TABLE_TITLE_IN + (len(titles) - 1 + len(facts)) * ROW_IN
+
+
+TABLE_CAPACITY = int((PAGE_W_IN - 2 * MARGIN_IN) / CHAR_IN)  # characters a table row may take across the page
 
 
 def _drawn_table(table: Table, width_in: float = PAGE_W_IN - 2 * MARGIN_IN) -> DrawnTable:
-    """The table as drawn `width_in` wide at most (text cells wrap, to no fewer than TABLE_MAX_TEXT characters)."""
-    table, constants = condensed(table)
+    """The (arranged, split to fit) table as drawn `width_in` wide at most: names wrap at separators."""
     header = [column.name for column in table.columns]
     cells = formatted_rows(table)
-    widths = [max(len(text) for text in [name, *(row[i] for row in cells)]) for i, name in enumerate(header)]
-    capacity = int(width_in / CHAR_IN)
-    text_columns = [column.kind == "text" for column in table.columns]
-    limit = max((w for w, text in zip(widths, text_columns, strict=True) if text), default=TABLE_MAX_TEXT)
-    while limit > TABLE_MAX_TEXT and sum((min(w, limit) if text else w) + 2
-                                         for w, text in zip(widths, text_columns, strict=True)) > capacity:
-        limit -= 1
-    value_widths = [max((len(row[i]) for row in cells), default=0) for i in range(len(header))]
-    header_limits = [max(value_widths[i], 8) if sum(widths) + 2 * len(widths) > capacity else widths[i]
-                     for i in range(len(header))]
-    lines = [[textwrap.wrap(name, header_limits[i]) or [""] for i, name in enumerate(header)]]
-    lines += [[textwrap.wrap(text, limit, break_long_words=True) or [""] if text_columns[i] else [text]
-               for i, text in enumerate(row)] for row in cells]
+    numeric = [column.kind != "text" for column in table.columns]
+    widths = fit_widths(cells, header, numeric, int(width_in / CHAR_IN), 2) or \
+        [max([len(name), *(len(row[i]) for row in cells)]) for i, name in enumerate(header)]
+    lines = [[wrap_name(name, widths[i]) for i, name in enumerate(header)]]
+    lines += [[[text] if numeric[i] else wrap_name(text, widths[i]) for i, text in enumerate(row)] for row in cells]
     widths = [max(len(line) for row in lines for line in row[i]) for i in range(len(header))]
-    said = [line for name, value in constants for line in textwrap.wrap(f"{name}: {value}", capacity)]
-    return DrawnTable(table, said, widths, lines)
+    return DrawnTable(table, widths, lines)
+
+
+def laid_out(table: Table) -> list[Table]:
+    """A table as the page shows it (table_layout's rule): the parts the page's width needs, each naming its rows
+    again, the first with the facts said once under its title."""
+    shown, facts = arranged(table)
+    parts = split_to_fit(shown, TABLE_CAPACITY, 2) if shown.rows else [shown]
+    return [replace(parts[0], facts=facts), *parts[1:]]
 
 
 SECTION_ROOM = 0.45  # a section starts on the page before when at least this share of the page is left
@@ -260,8 +259,9 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
         pages.append(page)
         top_in = content_top_in
 
-    blocks = [part for whole in section.blocks
-              for part in (split_groups(whole) if isinstance(whole, Table) else [whole])]
+    blocks = [piece for whole in section.blocks
+              for part in (split_groups(whole) if isinstance(whole, Table) else [whole])
+              for piece in (laid_out(part) if isinstance(part, Table) else [part])]
     skip = False
     for position, block in enumerate(blocks):
         if skip:  # a note drawn with its table
@@ -399,13 +399,13 @@ def _draw_table(canvas: Any, placed: Placed) -> None:
 
     assert isinstance(placed.block, Table)
     drawn = _drawn_table(placed.block, placed.width_in)
-    titles, constants = drawn.above(placed.width_in)
+    titles, facts = drawn.above(placed.width_in)
     for number, line in enumerate(titles):
         text = f"{line} (continued)" if placed.continued and number == len(titles) - 1 else line
         canvas.text(_x(placed.left_in), _y(placed.top_in + number * ROW_IN), text, fontsize=BODY_PT + 1,
                     weight="bold", va="top")
     top_in = placed.top_in + TABLE_TITLE_IN + (len(titles) - 1) * ROW_IN
-    for line in constants:
+    for line in facts:
         canvas.text(_x(placed.left_in), _y(top_in), line, fontsize=BODY_PT, color="#555555", va="top")
         top_in += ROW_IN
     lefts = [placed.left_in]

@@ -56,8 +56,17 @@ def _columns(rows: Sequence[ResultRow]) -> tuple[dict[str, list[str]], list[tupl
         columns["fio steady state"] = [steady_state_text(row) for row in ok]
     if any(row.waf is not None for row in ok):  # a case on an NVMe drive with a media counter (case_telemetry.py)
         columns["WAF"] = ["-" if row.waf is None else f"{row.waf:.2f} ({row.waf_source})" for row in ok]
+    if columns["case"] == columns["job"]:  # a sweep names each case after its one job
+        del columns["case"]
+    else:  # a case run on several targets names each case after its target too: the target column says it
+        suffixes = ["@" + target.strip("/").replace("/", "_") for target in columns["target"]]
+        if all(case.endswith(suffix) for case, suffix in zip(columns["case"], suffixes, strict=True)):
+            columns["case"] = [case.removesuffix(suffix) for case, suffix in zip(columns["case"], suffixes,
+                                                                                 strict=True)]
     said: list[tuple[str, str]] = []
     for name in ("case", "target", "host", "bs", "QDxT", "rw"):
+        if name not in columns:
+            continue
         values = set(columns[name])
         if len(ok) > 1 and len(values) == 1 or values == {""}:
             if values != {""}:
@@ -70,11 +79,12 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
     """A rich Table of the results that fits `width` columns (None: every column) by leaving out the least
     needed columns, never by cutting a number or a name (imported lazily: rich is only needed when printing)."""
     from rich import box
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from ptsbench.report.common import case_waf_lines
+    from ptsbench.report.core.table_layout import fit_widths, wrap_name
 
     columns, said = _columns(rows)
     notes: dict[str, int] = {}
@@ -94,15 +104,35 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
 
     heading = "\n".join([*([title] if title else []), *(f"{name}: {value}" for name, value in said)]) or None
 
-    def build() -> Any:
+    def numeric(name: str) -> bool:
+        return name in ("IOPS", "MB/s", "done +s", "run s") or name.endswith("µs")
+
+    def plain(cell: str) -> str:
+        return Text.from_markup(cell).plain
+
+    def sizes() -> list[int] | None:
+        """Widths that fit `width` with names wrapped at separators (table_layout's rule), or None."""
+        assert width is not None
+        return fit_widths([[plain(columns[name][index]) for name in shown] for index in range(len(rows))], shown,
+                          [numeric(name) for name in shown], width, 3)
+
+    def build(widths: list[int] | None) -> Any:
         table = Table(title=escape(heading) if heading else None, title_justify="left", header_style="bold",
                       box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-        for name in shown:
-            numeric = name in ("IOPS", "MB/s", "done +s", "run s") or name.endswith("µs")
-            table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric,
-                             overflow="fold")
+        for position, name in enumerate(shown):
+            header = "\n".join(wrap_name(name, widths[position])) if widths else name
+            table.add_column(header, justify="right" if numeric(name) else "left",
+                             no_wrap=numeric(name) or bool(widths), width=widths[position] if widths else None)
+
+        def cell(name: str, index: int, position: int) -> str:
+            text = columns[name][index]
+            if not widths or numeric(name):
+                return text
+            return escape("\n".join(wrap_name(plain(text), widths[position])))  # a name wraps whole at separators
+
         for index, row in enumerate(rows):
-            table.add_row(*(columns[name][index] for name in shown), style="bold" if row.direction == "total" else None)
+            table.add_row(*(cell(name, index, position) for position, name in enumerate(shown)),
+                          style="bold" if row.direction == "total" else None)
         lines = [f"{'*' * mark} {escape(note)}" for note, mark in notes.items()]
         lines += [escape(line) for line in case_waf_lines(rows)]
         lines += [f"[red]({number}) {escape(text)}[/red]" for number, text in enumerate(failures, 1)]
@@ -111,15 +141,17 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
             table.caption_justify = "left"
         return table
 
-    table = build()
-    if width is not None:
-        console = Console(width=10_000)
-        for name in _DROP_ORDER:
-            if console.measure(table).maximum <= width:
-                break
-            if name in shown:
-                shown.remove(name)
-                table = build()
+    table = build(None)
+    if width is None:
+        return titled(table)
+    for name in _DROP_ORDER:  # the least needed columns go first, so that names stay on one line
+        if natural_width(table) <= width:
+            break
+        if name in shown:
+            shown.remove(name)
+            table = build(None)
+    if natural_width(table) > width:
+        table = build(sizes())
     return titled(table)
 
 
@@ -240,86 +272,54 @@ def print_rows(rows: Sequence[ResultRow], output_format: str, title: str | None 
             print_model_tables([repetitions])
 
 
-def model_table(table: Any, width: int | None = None, elsewhere: str = "in the report") -> Any:
-    """A report table (model.Table) for the terminal: its constant text columns said once above it, each column in
-    one number format. When `width` is too narrow, headers wrap at spaces, then text cells do (rows whole where the
-    room allows), and only then are value columns left out from the right (named under it; a last text column, a
-    verdict, stays). Numbers are never split."""
+def model_table(table: Any, width: int | None = None) -> Any:
+    """A report table (model.Table) for the terminal, laid out by table_layout's rule: constant and empty columns
+    said once above it, the columns naming a row first, then values; names wrapped at separators, numbers never.
+    A table wider than `width` is printed in parts, each naming its rows again (nothing cut)."""
+    from rich.console import Group
+
+    from ptsbench.report.core.table_layout import arranged, split_to_fit
+
+    shown_table, facts = arranged(table)
+    parts = [shown_table] if width is None else split_to_fit(shown_table, width, 3)
+    rendered = [_rich_table(part, width, facts if number == 0 else ()) for number, part in enumerate(parts)]
+    return rendered[0] if len(rendered) == 1 else Group(*rendered)
+
+
+def _rich_table(table: Any, width: int | None, facts: Sequence[tuple[str, str]]) -> Any:
+    """One (part of a) table as rich draws it, each name pre-wrapped at separators to its column's width."""
     from rich import box
     from rich.markup import escape
     from rich.table import Table
 
-    from ptsbench.report.core.model import condensed, formatted_rows
+    from ptsbench.report.core.model import formatted_rows
+    from ptsbench.report.core.table_layout import fit_widths, wrap_name
 
-    shown_table, constants = condensed(table)
-    cells = formatted_rows(shown_table)
-    heading = "\n".join([shown_table.title, *(f"{name}: {value}" for name, value in constants)])
-    columns = shown_table.columns
-    shown = list(range(len(columns)))
-
-    def least(index: int, wrap_text: bool) -> int:
-        """The narrowest a column can be: its longest number or cell (with `wrap_text`: word); headers wrap."""
-        texts = [row[index] for row in cells]
-        if wrap_text and columns[index].kind == "text":
-            texts = [word for text in texts for word in text.split()]
-        return max([len(text) for text in texts] + [len(word) for word in columns[index].name.split()] + [1])
-
-    def longest_cell(index: int) -> int:
-        return max([len(row[index]) for row in cells] + [1])
-
-    def natural(index: int) -> int:
-        return max(longest_cell(index), len(columns[index].name))
-
-    def widths(wrap_text: bool = False) -> list[int] | None:
-        """Column widths that fit `width`, or None when they cannot. The room left is given first to cells, so rows
-        stay on one line, then to headers (each time to the columns that need the least)."""
-        if width is None:
-            return [natural(index) for index in shown]
-        found = [least(index, wrap_text) for index in shown]
-        extra = width - 3 * (len(shown) - 1) - sum(found)  # between two columns: a space, the (blank) rule, a space
-        if extra < 0:
-            return None
-        for goal in (longest_cell, natural):
-            for position in sorted(range(len(shown)), key=lambda p: goal(shown[p]) - found[p]):
-                grow = max(0, min(extra, goal(shown[position]) - found[position]))
-                found[position] += grow
-                extra -= grow
-        return found
-
-    def build(sizes: list[int]) -> Any:
-        rich_table = Table(title=escape(heading), title_justify="left", header_style="bold", box=box.SIMPLE_HEAD,
-                           pad_edge=False, show_edge=False)
-        for index, size in zip(shown, sizes, strict=True):
-            numeric = columns[index].kind != "text"
-            rich_table.add_column(escape(columns[index].name), justify="right" if numeric else "left", width=size,
-                                  overflow="fold")
-        for row in cells:
-            rich_table.add_row(*(escape(row[index]) for index in shown))
-        left_out = [columns[index].name for index in range(len(columns)) if index not in shown]
-        if left_out:
-            rich_table.caption = f"{len(left_out)} more column(s) {elsewhere}: " + ", ".join(left_out)
-            rich_table.caption_justify = "left"
-        return rich_table
-
-    keep_last = len(columns) > 2 and columns[-1].kind == "text"
-    minimum = max(len(shown_table.keys), 2) + keep_last
-    sizes = widths()
-    if sizes is None:  # numbers matter more than names on one line: text wraps at spaces before a column goes
-        sizes = widths(wrap_text=True)
-    while sizes is None and len(shown) > minimum:
-        shown.pop(-2 if keep_last else -1)
-        sizes = widths(wrap_text=True)
-    rich_table = build(sizes or [natural(index) for index in shown])  # still too wide: rich folds it
+    cells = formatted_rows(table)
+    headers = [column.name for column in table.columns]
+    numeric = [column.kind != "text" for column in table.columns]
+    sizes = fit_widths(cells, headers, numeric, width, 3) if width is not None else None
+    if sizes is None:  # piped, or not even one column beside the keys fits: at its own width
+        sizes = [max([len(header), *(len(row[i]) for row in cells)]) for i, header in enumerate(headers)]
+    heading = "\n".join([table.title, *(f"{name}: {value}" for name, value in facts)])
+    rich_table = Table(title=escape(heading), title_justify="left", header_style="bold", box=box.SIMPLE_HEAD,
+                       pad_edge=False, show_edge=False)
+    for header, size, flag in zip(headers, sizes, numeric, strict=True):
+        rich_table.add_column(escape("\n".join(wrap_name(header, size))), justify="right" if flag else "left",
+                              width=size, no_wrap=True)
+    for row in cells:
+        rich_table.add_row(*(escape(text if flag else "\n".join(wrap_name(text, size)))
+                             for text, size, flag in zip(row, sizes, numeric, strict=True)))
     return titled(rich_table)
 
 
-def print_model_table(table: Any, console: Any, elsewhere: str = "in the report") -> None:
-    """A report table (model.Table) on `console`: fitted to a terminal (the columns left out named as found
-    `elsewhere`); piped, at its own width (nothing cut or wrapped)."""
+def print_model_table(table: Any, console: Any) -> None:
+    """A report table (model.Table) on `console`: fitted to a terminal (split into parts when too wide); piped, at
+    its own width (nothing cut or wrapped)."""
     from rich.console import Console
 
     if console.is_terminal:
-        console.print(model_table(table, console.width, elsewhere))
+        console.print(model_table(table, console.width))
         return
     rendered = model_table(table)
     Console(file=console.file, width=natural_width(rendered)).print(rendered)

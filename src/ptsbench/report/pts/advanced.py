@@ -482,7 +482,7 @@ def _telemetry_figures(test: str, recorded: Sequence[tuple[Any, Any, Any]]) -> l
     caption = "Rounds numbered in run order across the test's phases; pts/PHASE/rounds/NNN/round.json holds each."
     if any(value is not None for value in busy):
         figures.append(Figure(slug(test, "cpu-per-round"), "Host CPU busy per round", "round (run order)",
-                              "CPU busy (%)", (Series("host CPU busy", x, busy),), data_sheet=True,
+                              "CPU busy (%)", (Series("host CPU busy", x, busy),), data_sheet=True, y_range=(0, 100),
                               caption=f"Share of all CPUs busy during each round's fio process. {caption}"))
     if any(value is not None for value in temperature):
         throttled = tuple(float(index) for index, (_v, _r, t) in enumerate(recorded, start=1)

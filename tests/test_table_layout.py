@@ -1,0 +1,301 @@
+"""The one layout rule of every table (report/core/table_layout.py), checked where users see it: the PDFs of every
+kind of report read back with poppler (no word past the margins, no word split across lines), and each command's
+first screen on 80- and 120-column terminals (the headline values there, nothing cut)."""
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from ptsbench.report.build import load_compare, load_report
+from ptsbench.report.core.model import Column, Report, Table, formatted_rows
+from ptsbench.report.core.pdf import MARGIN_IN, _report_text, write_pdf
+from ptsbench.report.core.table_layout import arranged, split_to_fit, wrap_name
+from test_legible import page_words
+from test_present import run_in_terminal
+from test_report_pts import tiny_pts_run
+
+JOBS = """[global]
+ioengine=null
+size=64m
+time_based
+runtime=0.3
+
+[randread-4k]
+rw=randread
+bs=4k
+iodepth=4
+
+[randrw-1m]
+stonewall
+rw=randrw
+rwmixread=65
+bs=1m
+"""
+
+
+# --- the rule itself ----------------------------------------------------------------------------------------------
+
+def test_names_wrap_only_after_separators() -> None:
+    name = "a-randread@dev_loop19/randread read iops"
+    for width in range(1, len(name) + 2):
+        lines = wrap_name(name, width)
+        assert "".join(lines).replace(" ", "") == name.replace(" ", "")
+        for line in lines:  # a line longer than the width is one unbreakable piece
+            assert len(line) <= width or not re.search(r"[/_@ -]", line[:-1])
+        position = 0
+        for number, line in enumerate(lines):
+            start = name.index(line, position)
+            assert number == 0 or name[start - 1] in "/_@- ", (width, lines)  # broken after a separator only
+            position = start + len(line)
+
+
+def test_units_and_ratios_are_never_broken() -> None:
+    for width in range(1, 12):
+        assert all(line not in ("(MB/", "s)", "65/", "35") for line in wrap_name("read (MB/s) rnd 65/35", width))
+
+
+def test_arranged_says_constant_and_empty_columns_once_and_puts_values_first() -> None:
+    table = Table("t", "T", (Column("job"), Column("host"), Column("note"), Column("IOPS", "iops"),
+                             Column("p99 µs", "us"), Column("target")),
+                  (("a", "-", "x", 1.0, None, "/dev/a"), ("b", "-", "y", 2.0, None, "/dev/a")))
+    shown, facts = arranged(table)
+    assert [c.name for c in shown.columns] == ["job", "IOPS", "note"]
+    assert facts == (("target", "/dev/a"), ("no value here", "host, p99 µs"))
+
+
+def test_a_table_too_wide_is_split_with_its_keys_in_every_part() -> None:
+    columns = (Column("workload"), *(Column(f"value {n} (IOPS)", "iops") for n in range(12)))
+    rows = tuple((f"w{r}", *(1000.0 * n + r for n in range(12))) for r in range(3))
+    parts = split_to_fit(Table("t", "Wide", columns, rows), 80, 3)
+    assert len(parts) > 1 and all(part.columns[0].name == "workload" for part in parts)
+    assert sum(len(part.columns) - 1 for part in parts) == 12  # every value column once, none cut
+    assert [part.title for part in parts][-1] == f"Wide (part {len(parts)} of {len(parts)})"
+
+
+# --- PDFs of every kind of report ----------------------------------------------------------------------------------
+
+PIECE = re.compile(r"[^\s/_@\-]+")
+PUNCTUATION = "()[]{}:;,.'\"*!?=<>|+"
+
+
+def pieces(text: str) -> list[str]:
+    return [piece.strip(PUNCTUATION) for piece in PIECE.findall(text) if piece.strip(PUNCTUATION)]
+
+
+FURNITURE = "page (continued) no value here: part of ns µs ms s"  # the PDF's own: page numbers, split tables'
+#                                                                    titles, units on the axes' tick labels
+
+
+def known_pieces(report: Report) -> set[str]:
+    """Every piece of every text the report holds (names, titles, formatted cells), and the pages' own words."""
+    texts = [FURNITURE, *(text for text in _report_text(report) if text)]
+    for table in report.tables():
+        texts += [cell for row in formatted_rows(table) for cell in row]
+    return {piece for text in texts for piece in pieces(str(text))}
+
+
+NUMBERISH = re.compile(r"^[-+−]?[\d.,×%]*\d[\d.,×%]*[a-zA-Zµ]{0,4}$")
+
+
+def pdf_problems(report: Report, path: Path) -> list[str]:
+    """Words past the page's margins, and words poppler finds that are no whole piece of any text the report holds
+    (a name split inside a word: 'temp' 'erature')."""
+    write_pdf(report, path)
+    known = known_pieces(report)
+    # a 3D chart's axis titles are drawn slanted, which poppler reads as fragments ('bl', 'oc', 'k')
+    slanted = " ".join(label for figure in report.figures() if figure.kind in ("bars3d", "surface")
+                       for label in (figure.x_label, figure.y_label, figure.z_label))
+    margin_pt = MARGIN_IN * 72 - 1
+    problems = []
+    for number, (width, _height, words) in enumerate(page_words(path), start=1):
+        for escaped, (x0, _y0, x1, _y1) in words:
+            word = html.unescape(escaped)
+            if x0 < margin_pt or x1 > width - margin_pt:
+                problems.append(f"page {number}: {word!r} past the margin ({x0:.0f}-{x1:.0f} of {width:.0f})")
+            for piece in pieces(word):
+                if piece not in known and "…" not in piece and not NUMBERISH.match(piece) and piece not in slanted:
+                    problems.append(f"page {number}: {word!r}: {piece!r} is no whole word of the report")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A real quick run, sweep, job-file run and parallel run on scratch files (short, null engine where it can)."""
+    folder = tmp_path_factory.mktemp("layout")
+    (folder / "jobs.fio").write_text(JOBS)
+    commands = {
+        "quick": ["quick", "--runtime", "0.2", "--size", "8M", "--tag", "firmware=1.2"],
+        "quick2": ["quick", "--runtime", "0.2", "--size", "8M", "--tag", "firmware=1.3"],
+        "sweep": ["sweep", str(folder / "sweep.dat"), "--size", "16M", "--bs", "4k,1m", "--iodepth", "1,4",
+                  "--runtime", "0.2"],
+        "run": ["run", str(folder / "jobs.fio"), "--target", str(folder / "run.dat"), "--size", "16M"],
+        "parallel": ["run", str(folder / "jobs.fio"), "--parallel", "--target", str(folder / "p1.dat"), "--target",
+                     str(folder / "p2.dat"), "--size", "16M"],
+    }
+    found = {}
+    for name, args in commands.items():
+        done = run_cli(*args, "--out", str(folder / name))
+        assert done.returncode == 0, done.stderr
+        found[name] = folder / name
+    return found
+
+
+@pytest.mark.parametrize("kind", ["quick", "sweep", "run", "parallel"])
+def test_pdf_words_within_the_margins_and_whole(runs: dict[str, Path], kind: str, tmp_path: Path) -> None:
+    problems = pdf_problems(load_report(runs[kind]), tmp_path / "report.pdf")
+    assert problems == [], "\n".join(problems[:12])
+
+
+def test_pdf_of_a_compare_within_the_margins_and_whole(runs: dict[str, Path], tmp_path: Path) -> None:
+    problems = pdf_problems(load_compare([runs["quick"], runs["quick2"]]), tmp_path / "compare.pdf")
+    assert problems == [], "\n".join(problems[:12])
+
+
+def test_pdf_of_a_pts_run_within_the_margins_and_whole(tmp_path_factory: pytest.TempPathFactory,
+                                                         tmp_path: Path) -> None:
+    run_dir = tiny_pts_run(tmp_path_factory.getbasetemp())
+    problems = pdf_problems(load_report(run_dir), tmp_path / "report.pdf")
+    assert problems == [], "\n".join(problems[:12])
+
+
+# --- terminals: each command's first screen ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_first_screen_of_show_has_the_headline_values(runs: dict[str, Path], columns: int) -> None:
+    for kind in ("quick", "sweep", "run", "parallel"):
+        text = run_in_terminal(["show", str(runs[kind])], columns)
+        first = "\n".join(text.splitlines()[:60])
+        header = next(line for line in first.splitlines() if " IOPS " in f" {line} ")
+        assert "MB/s" in header and "mean" in first, (kind, first)
+        assert "more column(s)" not in text and "…" not in text
+        assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
+        if kind == "sweep":  # a sweep's case is its job: one column of the two
+            assert not any(line.split()[:2] == ["case", "job"] for line in text.splitlines())
+        if kind == "parallel":  # each case's target is in the target column, its base name said once
+            assert "case: jobs" in text and "jobs@" not in text
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_catalog_values_first_screen_rounded_in_units(runs: dict[str, Path], tmp_path: Path, columns: int) -> None:
+    db = str(tmp_path / "catalog.sqlite")
+    assert run_cli("catalog", "update", str(runs["quick"]), str(runs["quick2"]), "--db", db).returncode == 0
+    name = "quick/SEQ1M-Q8T1-read read MB/s"
+    stored = json.loads(run_cli("catalog", "values", name, "--db", db, "--format", "json").stdout)
+    assert len(stored) == 2 and {value["unit"] for value in stored} == {"bytes/s"}  # programs: stored units
+    text = run_in_terminal(["catalog", "values", name, "--db", db], columns)
+    words = " ".join(text.split())
+    assert "2 values in MB/s" in words and "(MB/s)" in text  # the header (may wrap at its space)
+    assert "more column" not in text
+    for value in stored:  # each value in MB/s, rounded as reports round it, whole on a line
+        assert any(f"{value['value'] / 1e6:,.2f}" in line for line in text.splitlines())
+    assert "SEQ1M-Q8T1-" in text and "1.2" in text and "1.3" in text
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
+    one = run_in_terminal(["catalog", "values", name, "--db", db, "--firmware", "1.2"], columns)
+    assert "1 value in MB/s" in " ".join(one.split())
+
+
+# --- charts drawn at load: a print of the page shows them ---------------------------------------------------------
+
+def test_charts_are_drawn_at_load_and_printed(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
+                                              tmp_path: Path) -> None:
+    """Nothing scrolls the page or calls its draw-all: every chart is drawn at load (the page says so when the
+    last is), and Chromium's own print of the page holds every chart's drawn axis titles."""
+    import base64
+    import subprocess
+    import time
+
+    from ptsbench.report.build import build_report
+    from test_report_browser import shared_browser
+
+    browser = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
+    out = build_report(runs["quick"], static=True)
+    report = load_report(runs["quick"])
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    try:
+        browser.send("Page.enable", session=session)
+        browser.send("Page.navigate", {"url": (out / "index.html").resolve().as_uri()}, session=session)
+        browser.wait_for("Page.loadEventFired", session)
+        deadline = time.monotonic() + 120  # drawing takes a few seconds on an idle machine
+        state = ""
+        while state != "all" and time.monotonic() < deadline:
+            state = browser.send("Runtime.evaluate", {"expression": "document.documentElement.dataset.plotsDrawn"
+                                                      " || ''", "returnByValue": True}, session=session)[
+                "result"]["value"]
+            time.sleep(0.2)
+        assert state == "all"
+        drawn_js = ("Array.from(document.querySelectorAll('.plot')).map(plot => plot.querySelectorAll("
+                    "'.scatterlayer .trace, .barlayer .trace, .heatmaplayer image').length)")
+        traces = browser.send("Runtime.evaluate", {"expression": drawn_js, "returnByValue": True},
+                              session=session)["result"]["value"]
+        assert len(traces) == len(report.figures()) > 0 and all(traces), traces  # every chart has its traces
+        printed = browser.send("Page.printToPDF", {"printBackground": True}, session=session)["data"]
+    finally:
+        browser.send("Target.closeTarget", {"targetId": target})
+    (tmp_path / "printed.pdf").write_bytes(base64.b64decode(printed))
+    text = " ".join(subprocess.run(["pdftotext", str(tmp_path / "printed.pdf"), "-"], capture_output=True, text=True,
+                                   check=True).stdout.split())
+    for figure in report.figures():  # plotly draws the axis titles as text of the chart itself
+        assert figure.y_label.split("(")[0].strip() in text, figure.key
+
+
+def test_host_cpu_busy_is_drawn_on_a_0_to_100_percent_axis(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A busy host (99.95-100 %) was drawn on a 99.95-100 % axis, a flat line looking like wild swings."""
+    from ptsbench.report.core.draw_plotly import plotly_spec
+    from ptsbench.report.core.style import PALETTE
+
+    report = load_report(tiny_pts_run(tmp_path_factory.getbasetemp()))
+    figures = [figure for figure in report.figures() if figure.key.endswith("cpu-per-round")]
+    assert figures
+    for figure in figures:
+        assert figure.y_range == (0, 100)
+        assert plotly_spec(figure, tuple(PALETTE))["layout"]["yaxis"]["range"] == [0, 100]
+
+
+def test_trends_page_draws_mb_s_in_mb_s_with_x_labels(runs: dict[str, Path], tmp_path: Path,
+                                                      tmp_path_factory: pytest.TempPathFactory) -> None:
+    from test_report_browser import shared_browser
+
+    db = str(tmp_path / "catalog.sqlite")
+    assert run_cli("catalog", "update", str(runs["quick"]), str(runs["quick2"]), "--db", db).returncode == 0
+    page = tmp_path / "trends.html"
+    assert run_cli("catalog", "page", "--db", db, "--out", str(page)).returncode == 0
+    name = "quick/SEQ1M-Q8T1-read read MB/s"
+    stored = json.loads(run_cli("catalog", "values", name, "--db", db, "--format", "json").stdout)
+    script = f"""(() => {{
+      const value = document.getElementById('value');
+      value.value = {json.dumps(name)}; value.dispatchEvent(new Event('change'));
+      return JSON.stringify([...document.querySelectorAll('#chart text')].map(t => t.textContent));
+    }})()"""
+    result = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile").open_page(page, script=script)
+    texts = result.script_result
+    assert "1.2" in texts and "1.3" in texts  # the firmware of each run under its point (the runs' tags)
+    assert "MB/s" in texts  # the y axis says its unit
+    ticks = [float(text.replace(",", "")) for text in texts if re.fullmatch(r"[\d,.]+", text)]
+    largest_mb_s = max(value["value"] for value in stored) / 1e6
+    assert max(ticks) == pytest.approx(largest_mb_s * 1.1, rel=0.01)  # MB/s, not bytes/s
+
+
+# --- figures shown together agree ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["quick", "sweep", "run", "parallel"])
+def test_iops_times_block_size_is_the_bandwidth_on_every_row(runs: dict[str, Path], kind: str) -> None:
+    """Every table row that shows a block size, IOPS and MB/s: IOPS x block size = MB/s (fio's numbers, stored
+    at full precision; the live line's are checked in test_runner)."""
+    from ptsbench.units import parse_size_bytes
+
+    checked = 0
+    for table in load_report(runs[kind]).tables():
+        names = [column.name for column in table.columns]
+        if not {"IOPS", "MB/s", "bs"} <= set(names):
+            continue
+        iops, mb_s, bs = names.index("IOPS"), names.index("MB/s"), names.index("bs")
+        for row in table.rows:
+            if isinstance(row[iops], int | float) and isinstance(row[mb_s], int | float) and row[mb_s]:
+                assert row[iops] * parse_size_bytes(str(row[bs])) / 1e6 == pytest.approx(row[mb_s], rel=1e-5), row
+                checked += 1
+    assert checked >= 4
