@@ -6,6 +6,7 @@ closing brace arrives, turn it into a FioStatus for progress, and keep the last 
 """
 
 import json
+import math
 import os
 import shlex
 import shutil
@@ -24,6 +25,7 @@ from typing import Any
 from ptsbench.atomic import atomic_write_text
 from ptsbench.errors import FioNotFoundError, FioRunError
 from ptsbench.fio.documents import read_documents
+from ptsbench.fio.iosize import io_size
 from ptsbench.fio.jobs import target_options
 from ptsbench.fio.lifetime import kill_fio_processes, run_bound, start_bound, stop_with_ptsbench
 from ptsbench.fio.output import load_fio_json
@@ -166,45 +168,51 @@ def client_pairs(pairs: Sequence[tuple[str, Path]]) -> tuple[Path, list[str], st
     return Path(job_path), [arg for host, path in first for arg in (f"--client={host}", str(path))], client
 
 
-def _entry_io(doc: dict[str, Any]) -> dict[tuple[str, int], tuple[int, int, int]]:
-    """Cumulative (IOs issued, bytes, latency samples) of every job entry (a thread: its name and its place among
-    entries of that name)."""
-    found: dict[tuple[str, int], tuple[int, int, int]] = {}
+def _entry_io(doc: dict[str, Any]) -> dict[tuple[str, int, str], tuple[int, int, int]]:
+    """Cumulative (IOs, bytes, latency samples) of every job entry's direction (an entry is a thread: its name and
+    its place among entries of that name)."""
+    found: dict[tuple[str, int, str], tuple[int, int, int]] = {}
+    places: dict[str, int] = {}
     for job in doc.get("jobs", []) + doc.get("client_stats", []):
         name = str(job.get("jobname", ""))
-        place = sum(1 for key in found if key[0] == name)
-        directions = [job.get(direction) or {} for direction in ("read", "write", "trim")]
-        found[(name, place)] = (sum(int(stats.get("total_ios", 0)) for stats in directions),
-                                sum(int(stats.get("io_bytes", 0)) for stats in directions),
-                                sum(int((stats.get("clat_ns") or stats.get("lat_ns") or {}).get("N", 0))
-                                    for stats in directions))
+        place = places[name] = places.get(name, -1) + 1
+        for direction in ("read", "write", "trim"):
+            stats = job.get(direction) or {}
+            found[(name, place, direction)] = (int(stats.get("total_ios", 0)), int(stats.get("io_bytes", 0)),
+                                               int((stats.get("clat_ns") or stats.get("lat_ns") or {}).get("N", 0)))
     return found
 
 
 class _StatusTracker:
     """Turns cumulative status documents into rates since the previous document. IOPS and bandwidth come from the
-    same entries over the same interval. fio resets an entry's counters when its ramp_time ends (IOs and bytes a
-    moment apart, and they may climb past their old values before the next document): an entry that reset
-    between two documents counts in neither rate for that interval. The reset shows as the first latency sample
-    of an entry that did IO without one (fio records no latency during ramp_time), or as a counter going down."""
+    same bytes over the same interval: a direction's IOs are its new bytes over its one IO size (iosize.py), since fio
+    reads a document's IO counts a moment after its bytes (up to hundreds of ms on a busy host). fio resets an
+    entry's counters when its ramp_time ends (IOs and bytes a moment apart, and they may climb past their old values
+    before the next document): an entry that reset between two documents counts in neither rate for that interval.
+    The reset shows as the first latency sample of an entry that did IO without one (fio records no latency during
+    ramp_time), or as a counter going down."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
         self.last_time = self.started
-        self.last: dict[tuple[str, int], tuple[int, int, int]] = {}
+        self.last: dict[tuple[str, int, str], tuple[int, int, int]] = {}
+        self.bytes_gcd: dict[tuple[str, int, str], int] = {}  # of every document's bytes so far (io_size's running)
 
     def sample(self, doc: dict[str, Any]) -> FioStatus:
         now = time.monotonic()
         counts = _entry_io(doc)
         interval_s = max(now - self.last_time, 1e-6)
-        delta_ios: dict[str, int] = {}
+        delta_ios: dict[str, float] = {}
         delta_bytes = 0
         for key, (ios, io_bytes, latencies) in counts.items():
             last_ios, last_bytes, last_latencies = self.last.get(key, (0, 0, 0))
             ramp_ended = last_ios > 0 and last_latencies == 0 and latencies > 0
             if ramp_ended or ios < last_ios or io_bytes < last_bytes:
                 continue
-            delta_ios[key[0]] = delta_ios.get(key[0], 0) + ios - last_ios
+            self.bytes_gcd[key] = math.gcd(self.bytes_gcd.get(key, 0), io_bytes)
+            size = io_size([self.bytes_gcd[key], io_bytes], [None, ios], running=True)
+            new_ios = (io_bytes - last_bytes) / size if size else ios - last_ios
+            delta_ios[key[0]] = delta_ios.get(key[0], 0) + new_ios
             delta_bytes += io_bytes - last_bytes
         running = max(delta_ios, key=lambda name: delta_ios[name], default=None)
         jobs = doc.get("jobs", [])
