@@ -4,6 +4,7 @@ taken for hung, and nothing left waiting when a job fails or its fio is killed. 
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -168,6 +169,8 @@ def test_a_failing_cell_fails_its_round_keeps_the_finished_cells_and_resumes(tmp
     assert len(errors) == 1 and "IOPS round 1 failed: fio exited with code 1: fio: injected failure" in errors[0], \
         failed.stderr
     assert "c03-" in errors[0] and "and later did not run" in errors[0]
+    named = re.findall(rf"{re.escape(str(run_dir))}/[^\s;:,)`']+", failed.stderr)
+    assert named and all(Path(path).exists() for path in named), (named, failed.stderr)  # every path it names
     folder = run_dir / "pts" / "iops" / "rounds" / "001"
     kept = [json.loads((folder / f"fio-{index:02d}.json").read_text()) for index in (0, 1)]  # before the failure
     assert [{entry["jobname"][:3] for entry in doc["jobs"]} for doc in kept] == [{"c00"}, {"c01"}]
