@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import attached_loop, run_cli, stand_in_fio
+from labruns import Lab
 from ptsbench.fio.lifetime import fio_pids
 from ptsbench.hosts.server import Listen, wait_listening
 from ptsbench.outfolder import LEDGER
@@ -133,6 +134,20 @@ def test_a_run_whose_report_cannot_be_written_on_a_full_disk_fails(tmp_path: Pat
         assert result_of(full / "run")["status"] == "ok"
         shown = run_cli("show", str(full / "run"))
         assert shown.returncode == 0 and "null" in shown.stdout
+
+
+def test_a_pdf_that_cannot_be_written_names_the_full_disk_not_zlib(tmp_path: Path, run_lab: Lab) -> None:
+    """matplotlib's PDF writer, when a write fails with ENOSPC, flushes its zlib stream again on the way out and
+    raises zlib's "Error -2 while flushing: inconsistent stream state": the report's error names the full disk."""
+    from ptsbench.report.build import load_report, report_error
+    from ptsbench.report.core import pdf
+
+    report = load_report(run_lab.pts, None)
+    with tmpfs(tmp_path / "full", "64k") as full, pytest.raises(Exception) as raised:
+        pdf.write_pdf(report, full / "report.pdf")
+    said = str(report_error(run_lab.pts, raised.value))
+    assert "the disk is full" in said and "No space left on device (ENOSPC)" in said, (said, repr(raised.value))
+    assert "stream state" not in said and "\n" not in said
 
 
 def test_a_file_made_for_a_case_that_failed_at_layout_is_removed(tmp_path: Path, small_filesystem: Path) -> None:
