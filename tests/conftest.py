@@ -2,8 +2,10 @@
 
 import compileall
 import contextlib
+import ctypes
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -31,6 +33,67 @@ os.environ["PTSBENCH_EXEC_LOG"] = str(EXEC_LOG)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT / "tests" / "exec_audit"),
                                                          os.environ.get("PYTHONPATH"))))
 exec_record.record_starts(str(EXEC_LOG))
+
+# Every process of this run carries its mark in the environment (a child pytest gets a mark of its own)
+RUN_MARK = f"{os.getpid()}-{secrets.token_hex(4)}"
+os.environ["PTSBENCH_TEST_RUN"] = RUN_MARK
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(user: str | None = None, sig: int = signal.SIGKILL) -> Callable[[], None]:
+    """A preexec_fn for a server a test starts: become `user` (when given, as root), then get `sig` when the parent
+    dies, however it dies (kill -9 included). Set after the user change, which clears it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def preexec() -> None:
+        if user is not None:
+            import pwd
+
+            entry = pwd.getpwnam(user)
+            os.setgroups([])
+            os.setgid(entry.pw_gid)
+            os.setuid(entry.pw_uid)
+        libc.prctl(PR_SET_PDEATHSIG, sig)
+
+    return preexec
+
+
+def cgroup2_mount() -> Path | None:
+    """Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1), if it is."""
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if fields[fields.index("-") + 1] == "cgroup2":
+            return Path(fields[4])
+    return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """As root: start tests/runwatch.py, then move this pytest into a cgroup of its own, so that whatever the run
+    starts (in any session, as any user, in a chroot) is in it. However pytest ends (Ctrl-C, SIGTERM to its group,
+    kill -9), the watcher then kills what is left in the cgroup and removes the run's mounts, loop devices and
+    cgroups. PTSBENCH_TEST_RUN_FACTS=FILE: write the run's mark, cgroup and temporary folder there (JSON)."""
+    mount = cgroup2_mount()
+    if os.geteuid() != 0 or mount is None or config.option.collectonly:
+        return
+    own = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::"))
+    cgroup = mount / own.strip("/") / f"ptsbench-tests-{os.getpid()}"
+    basetemp = str(config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]  # the run's own folder
+    try:
+        cgroup.mkdir()
+    except OSError as error:
+        print(f"conftest: no cgroup for this run ({error}): a killed run may leave processes", file=sys.stderr)
+        return
+    env = {key: value for key, value in os.environ.items() if key not in ("PTSBENCH_EXEC_LOG", "PYTHONPATH")}
+    with open(Path(basetemp) / "runwatch.log", "ab") as log:  # not pytest's stderr: a pipe of it would stay open
+        subprocess.Popen([sys.executable, str(Path(__file__).with_name("runwatch.py")), str(os.getpid()),
+                          str(cgroup), basetemp], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         start_new_session=True, env=env)
+    (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+    facts = os.environ.get("PTSBENCH_TEST_RUN_FACTS")
+    if facts:
+        Path(facts).write_text(json.dumps({"mark": RUN_MARK, "pid": os.getpid(), "cgroup": str(cgroup),
+                                           "basetemp": basetemp}))
 
 
 class DeviceLab:
