@@ -27,7 +27,7 @@ if [ "$all" = 0 ]; then
       "btrfs-progs, nbdkit, openssh-server, the Python test tools) with apt-get and pip, then ruff, mypy and the" \
       "tests on this machine: about 8 min on an idle 2-vCPU machine (plus the first install). No VM, no Debian 13:" \
       "bash scripts/test.sh --all adds them (about 25 min)"
-  markers=(-m "not device_lab and not debian13")
+  markers=(-m "not device_lab and not debian13 and not guest")
 else
   say "everything: the host level, the device labs (QEMU guests) and the Debian 13 platform: about 25 min on an" \
       "idle 2-vCPU machine. As root the Debian 13 root (about 1.2 GB) is made once in $debian13_root and kept" \

@@ -34,3 +34,15 @@ def test_holds_a_server_a_mount_a_loop_device_and_fio(postgres_url: str, tmp_pat
             time.sleep(900)  # stopped long before
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.mark.device_lab
+def test_waits_in_a_device_lab(tmp_path: Path) -> None:
+    """The device lab's QEMU guest (conftest.py starts it at collection for this test's marker) is up; then the
+    test says so and waits to be stopped."""
+    deadline = time.monotonic() + 900  # the lab may install QEMU and the guest kernel first
+    while not any("qemu-system" in process for process in processes_of(os.environ["PTSBENCH_TEST_RUN"])):
+        assert time.monotonic() < deadline, "the device lab's QEMU never started"
+        time.sleep(0.5)
+    Path(os.environ["PTSBENCH_STOP_READY"]).write_text("qemu")
+    time.sleep(1800)  # stopped long before

@@ -23,14 +23,15 @@ GONE_WITHIN_S = 30  # the issue's bound; cleaning up takes a second or two on an
 pytestmark = [pytest.mark.root]
 
 
-def processes_of(mark: str, folder: str) -> list[str]:
-    """The processes of a test run: its mark in their environment, or its folder on their command line."""
+def processes_of(mark: str, folder: str | None = None) -> list[str]:
+    """The processes of a test run: its mark in their environment, or its folder (if given) on their command
+    line (a process started with a clean environment, as in a chroot)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         with contextlib.suppress(OSError):
             environ = Path(f"/proc/{pid}/environ").read_bytes()
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if f"PTSBENCH_TEST_RUN={mark}\0".encode() in environ + b"\0" or folder.encode() in cmdline:
+            if f"PTSBENCH_TEST_RUN={mark}\0".encode() in environ + b"\0" or (folder and folder.encode() in cmdline):
                 command = cmdline.replace(b"\0", b" ").decode(errors="replace")[:200]
                 found.append(f"{pid} {command}")
     return found
@@ -54,24 +55,38 @@ def leftovers(facts: dict[str, str]) -> list[str]:
 
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm-to-group", "kill-9"])
 def test_a_stopped_test_run_leaves_nothing(tmp_path: Path, how: str) -> None:
+    up = stop_inner_run(tmp_path, "test_holds_a_server_a_mount_a_loop_device_and_fio", how)
+    assert any("postgres" in item for item in up) and any("fio" in item for item in up), up
+    assert any(item.startswith("mount") for item in up) and any(item.startswith("loop") for item in up), up
+
+
+@pytest.mark.guest
+def test_a_test_run_stopped_while_a_device_lab_runs_leaves_no_guest(tmp_path: Path) -> None:
+    """The device lab runs in a session of its own (a signal to pytest's group does not reach it): SIGTERM to the
+    group once left its QEMU guest running."""
+    up = stop_inner_run(tmp_path, "test_waits_in_a_device_lab", "sigterm-to-group", ready_within_s=900)
+    assert any("qemu-system" in item for item in up), up
+
+
+def stop_inner_run(tmp_path: Path, test: str, how: str, ready_within_s: float = 300) -> list[str]:
+    """Run tests/stopped_run_inner.py::TEST in a pytest of its own, stop it `how` once TEST says all is up, and
+    assert that nothing of it is left GONE_WITHIN_S later; returns what was up before the stop."""
     if os.geteuid() != 0 or cgroup2_mount() is None:
         pytest.skip("needs root and cgroup v2 (the run's cgroup)")
     facts_path, ready = tmp_path / "facts.json", tmp_path / "ready"
     env = {**os.environ, "PTSBENCH_TEST_RUN_FACTS": str(facts_path), "PTSBENCH_STOP_READY": str(ready)}
     with open(tmp_path / "inner.log", "wb") as log:
         inner = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp",
-                                  str(tmp_path / "inner"), str(INNER)], cwd=ROOT, env=env, stdout=log,
+                                  str(tmp_path / "inner"), f"{INNER}::{test}"], cwd=ROOT, env=env, stdout=log,
                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + ready_within_s
         while not ready.exists():
             assert inner.poll() is None, (tmp_path / "inner.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "the inner run never brought everything up"
             time.sleep(0.1)
         facts = json.loads(facts_path.read_text())
         up = leftovers(facts)
-        assert any("postgres" in item for item in up) and any("fio" in item for item in up), up
-        assert any(item.startswith("mount") for item in up) and any(item.startswith("loop") for item in up), up
         if how == "ctrl-c":
             os.killpg(inner.pid, signal.SIGINT)
         elif how == "sigterm-to-group":
@@ -87,6 +102,7 @@ def test_a_stopped_test_run_leaves_nothing(tmp_path: Path, how: str) -> None:
     while (left := leftovers(facts)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left, f"{how} left: {left}; runwatch.log: {_read(Path(facts['basetemp']) / 'runwatch.log')}"
+    return up
 
 
 def _read(path: Path) -> str:
