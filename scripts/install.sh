@@ -97,7 +97,7 @@ if [ "$want_test" = 1 ]; then
 fi
 say "installing ptsbench and its Python packages into .venv with pip (each package below; about a minute the" \
     "first time, seconds afterwards)"
-with_progress '^(Collecting|Successfully installed)' \
+with_progress '^(Collecting|Building|Installing collected|Successfully installed)' \
   .venv/bin/pip install --disable-pip-version-check --progress-bar off -e ".${extra}" "${constraints[@]}"
 lacking=$(wanted | xargs)
 if ! .venv/bin/python -c 'import ptsbench.fio._logparse' 2>/dev/null; then
