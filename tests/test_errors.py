@@ -143,7 +143,9 @@ def test_a_pdf_that_cannot_be_written_names_the_full_disk_not_zlib(tmp_path: Pat
     from ptsbench.report.core import pdf
 
     report = load_report(run_lab.pts, None)
-    with tmpfs(tmp_path / "full", "64k") as full, pytest.raises(Exception) as raised:
+    pdf.write_pdf(report, tmp_path / "whole.pdf")  # its size: the disk below holds half of it, whatever the run
+    half_kib = max(8, (tmp_path / "whole.pdf").stat().st_size // 2 // 4096 * 4)
+    with tmpfs(tmp_path / "full", f"{half_kib}k") as full, pytest.raises(Exception) as raised:
         pdf.write_pdf(report, full / "report.pdf")
     said = str(report_error(run_lab.pts, raised.value))
     assert "the disk is full" in said and "No space left on device (ENOSPC)" in said, (said, repr(raised.value))
