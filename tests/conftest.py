@@ -12,8 +12,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,6 +57,18 @@ def die_with_parent(user: str | None = None, sig: int = signal.SIGKILL) -> Calla
         libc.prctl(PR_SET_PDEATHSIG, sig)
 
     return preexec
+
+
+def map_in_threads(function: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list[Any]:
+    """`function` over `items` in `workers` threads, in order. Ctrl-C stops it at once: the items not started are
+    dropped (a `with ThreadPoolExecutor` block would run every queued one before letting the interrupt through)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(workers)
+    try:
+        return list(pool.map(function, items))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def cgroup2_mount() -> Path | None:
@@ -177,7 +190,8 @@ def lab_opted_in(variant: str) -> str | None:
     return f"the {variant} device lab runs only with {name}=1 (docs/device-lab.md)"
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+@pytest.hookimpl(trylast=True)  # after pytest's own, which tears down the session's fixtures after a Ctrl-C: they
+def pytest_sessionfinish(session: pytest.Session) -> None:  # still start programs (umount), recorded in EXEC_LOG
     """Never leave a lab running after the tests (a -x stop, Ctrl-C, a test selection that skipped its tests)."""
     for lab in session.config.stash.get(DeviceLab.KEY, {}).values():
         lab.stop()

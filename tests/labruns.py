@@ -13,7 +13,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,12 +60,12 @@ def run_lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
                      "--tag", "firmware=1.0"))
     commands.append(("run", str(job), "--out", str(capped), "--runtime", "1", "--tag", "model=LAB-A",
                      "--tag", "firmware=2.0", *CAPPED))
+    from conftest import map_in_threads
     from test_report_pts import tiny_pts_run  # here: conftest imports this module, and test_report_pts conftest
 
-    with ThreadPoolExecutor(5) as pool:  # the PTS run (the longest, mostly waiting for fio) beside four others
-        tiny = pool.submit(tiny_pts_run, tmp_path_factory.getbasetemp())
-        list(pool.map(lambda args: _ptsbench(*args), commands))
-        made = tiny.result()
+    # the PTS run (the longest, mostly waiting for fio) first, beside four others at a time
+    made = map_in_threads(lambda task: task(), [lambda: tiny_pts_run(tmp_path_factory.getbasetemp()),
+                                                *(lambda args=args: _ptsbench(*args) for args in commands)], 5)[0]
     pts = runs / "pts"
     shutil.copytree(made, pts, ignore=shutil.ignore_patterns("report"))
     for scratch in folder.glob("*.dat"):
