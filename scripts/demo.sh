@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: a SNIA PTS run (IOPS, throughput, latency, write saturation) with the demo
 # profile on a scratch file (no device needed), ending with its report. About 3 minutes on an idle 2-vCPU machine
-# after the install (measured: bench/README.md's "The demo" section); longer on a loaded one, as its IO shares the CPUs.
+# after the install (estimated from a timed run: bench/README.md, issue 42); longer on a loaded one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "demo: installs fio and a venv when missing, then a SNIA PTS run with the demo profile on a scratch file:" \

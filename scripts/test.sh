@@ -3,7 +3,8 @@
 #
 #   bash scripts/test.sh         the host level (the README's test command): everything that runs on this machine
 #                                itself: real fio, loop devices, Chromium, PostgreSQL for the catalog. No VM, no
-#                                second platform. About 8 minutes on an idle 2-vCPU machine.
+#                                second platform. About 13 CPU-minutes: roughly 15 minutes on an idle 2-vCPU
+#                                machine (estimated from a run on a loaded one: bench/README.md).
 #   bash scripts/test.sh --all   adds the device labs (QEMU guests with NVMe, SCSI and SATA drives) and the second
 #                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh):
 #                                what CI (.ci/run) runs. About 25 minutes on an idle 2-vCPU machine.
@@ -25,7 +26,7 @@ debian13_root=${PTSBENCH_DEBIAN13_ROOT:-/var/cache/ptsbench/debian13}
 if [ "$all" = 0 ]; then
   say "the host level: installs what is missing (fio, chromium, postgresql, poppler-utils, lvm2, mdadm," \
       "btrfs-progs, nbdkit, openssh-server, the Python test tools) with apt-get and pip, then ruff, mypy and the" \
-      "tests on this machine: about 8 min on an idle 2-vCPU machine (plus the first install). No VM, no Debian 13:" \
+      "tests on this machine: roughly 15 min on an idle 2-vCPU machine (plus the first install). No VM, no Debian 13:" \
       "bash scripts/test.sh --all adds them (about 25 min)"
   markers=(-m "not device_lab and not debian13 and not guest")
 else
