@@ -15,7 +15,7 @@ from ptsbench.report.cases.tables import result_rows
 from ptsbench.store import RunStore
 from ptsbench.target import case_telemetry
 from ptsbench.target.target import resolve_target
-from ptsbench.target.waf import HOST_UNIT_BYTES, NOT_REPORTED, OCP_SOURCE
+from ptsbench.target.waf import FDP_HOST_COUNTER, FDP_SOURCE, HOST_UNIT_BYTES, NOT_REPORTED, OCP_SOURCE
 
 DATA = Path(__file__).parent / "data" / "telemetry"
 WRITE_JOB = "[w]\nioengine=psync\nrw=write\nbs=64k\nsize=1m\n"
@@ -112,6 +112,32 @@ def test_case_on_nvme_stores_and_shows_its_write_amplification(tmp_path: Path, f
     sweep_table, line = waf_table_blocks(load_records(store))  # a sweep's report: a table per case (cell)
     assert sweep_table.rows == (("write", pytest.approx(1.1), OCP_SOURCE),)  # type: ignore[union-attr]
     assert line.text.startswith(f"Write amplification: media bytes written ({OCP_SOURCE})")  # type: ignore[union-attr]
+
+
+def test_case_with_fdp_statistics_names_their_host_counter(tmp_path: Path, fakebin: Calls, loop_as_nvme: str,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            cli: Callable[..., object]) -> None:
+    """A case on a drive with FDP statistics and no OCP log, 8 MiB written as QEMU 10 counted it (17 SMART units,
+    8,388,608 bytes in the FDP log): the ratio is 1.00 from the FDP log's own host bytes, and `show` names that
+    counter, not the SMART units (issue 41: WAF names its counter)."""
+    smart, _ = _counter_files(tmp_path, (1_000, 1_017), (0, 0))
+    stats = json.loads((DATA / "nvme-cli-2.x-fdp-stats.json").read_text())
+    paths = []
+    for index, added in enumerate((0, 8 * 1024**2)):
+        path = tmp_path / f"fdp{index}.json"
+        path.write_text(json.dumps({**stats, "hbmw": str(int(stats["hbmw"]) + added),
+                                    "mbmw": str(int(stats["mbmw"]) + added)}))
+        paths.append(str(path))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
+    monkeypatch.setenv("FAKE_NVME_FDP_STATS", ":".join(paths))
+    monkeypatch.setenv("FAKEBIN_FAIL", "nvme:ocp")
+    store = _run_on(loop_as_nvme, tmp_path)
+    [result] = store.root.glob("cases/*/result.json")
+    waf = json.loads(result.read_text())["telemetry"][0]["change"]["waf"]
+    assert (waf["ratio"], waf["source"], waf["host_counter"]) == (1.0, FDP_SOURCE, FDP_HOST_COUNTER)
+    shown = " ".join(cli("show", str(store.root), env={"COLUMNS": "300"}).stdout.split())
+    assert f"1.00 ({FDP_SOURCE})" in shown
+    assert f"over host bytes written (the {FDP_HOST_COUNTER}, exact)." in shown and "512,000" not in shown
 
 
 def test_case_under_one_host_unit_or_without_media_log_has_no_number(tmp_path: Path, fakebin: Calls,

@@ -49,6 +49,12 @@ class Throttle:
         else:
             (self.folder / "blkio.throttle.read_iops_device").write_text(f"{self.device} {iops}\n")
 
+    def change(self, iops: int) -> tuple[int, int]:
+        """Set the limit; the reads done just before and just after."""
+        before = self.reads_done()
+        self.read_iops(iops)
+        return before, self.reads_done()
+
     def reads_done(self) -> int:
         """Read IOs the cgroup's processes completed on the device."""
         if self.v2:
@@ -95,43 +101,55 @@ def _wait(ready: Callable[[], bool], process: subprocess.Popen[str], what: str) 
         time.sleep(0.05)
 
 
+READER_JOB = "[reader]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=8\ntime_based\nruntime=15\n"
+
+
+def _throttled_run(throttle: Throttle, loop_device: str, job: Path, run_dir: Path,
+                   *args: str) -> tuple[int, str, tuple[int, int], tuple[int, int]]:
+    """`ptsbench run` of a job on the loop device, its reads held to 1,000 IOPS, lowered to 100 after 4,000 reads
+    and raised again 5 s later: its exit code and stderr, and the reads done just before and just after the limit
+    fell and rose (Throttle.change)."""
+    throttle.read_iops(BASE_IOPS)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ptsbench", "run", str(job), "--target", loop_device, "--out", str(run_dir), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=throttle.enter)
+    try:
+        _wait(lambda: throttle.reads_done() >= 4 * BASE_IOPS, process, "4 s of reads")
+        fell = throttle.change(LOW_IOPS)
+        time.sleep(5)
+        rose = throttle.change(BASE_IOPS)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.wait()
+    return process.returncode, stderr, fell, rose
+
+
+def _throughput_drop(case_dir: Path) -> Drop:
+    findings = [f for f in folder_findings(case_dir, DropRule()) if f.drop.metric != "lat"]
+    assert len(findings) == 1, [f.line() for f in findings]
+    assert findings[0].drop.direction == "read"
+    return findings[0].drop
+
+
 def test_throttled_loop_device(throttle: Throttle, loop_device: str, write_job: Callable[[str, str], Path],
                                tmp_path: Path) -> None:
     """Reads held to 1,000 IOPS by the kernel (at queue depth 8, so a busy host does not starve them), lowered to
     100 for 5 s mid-run: one drop, at the bytes read when the limit fell, about 5 s long, down to about a tenth of
     the level; --min-fraction 0.8 --strict-drops fails the run (exit 3) whether or not the host running the tests
     was busy (without --strict-drops a busy host excuses it: test_loaded_host_no_false_alarm)."""
-    job = write_job("reader.fio", "[reader]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=8\ntime_based\n"
-                                  "runtime=15\n")
     run_dir = tmp_path / "run"
-    throttle.read_iops(BASE_IOPS)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ptsbench", "run", str(job), "--target", loop_device, "--out", str(run_dir),
-         "--min-fraction", "0.8", "--strict-drops"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=throttle.enter)
-    try:
-        _wait(lambda: throttle.reads_done() >= 4 * BASE_IOPS, process, "4 s of reads")
-        reads_at_drop = throttle.reads_done()
-        throttle.read_iops(LOW_IOPS)
-        time.sleep(5)
-        throttle.read_iops(BASE_IOPS)
-        stdout, stderr = process.communicate(timeout=120)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        process.wait()
-    assert process.returncode == 3, stderr
+    returncode, stderr, fell, _ = _throttled_run(throttle, loop_device, write_job("reader.fio", READER_JOB), run_dir,
+                                                 "--min-fraction", "0.8", "--strict-drops")
+    assert returncode == 3, stderr
     assert json.loads((run_dir / "manifest.json").read_text())["drops"]["strict"] is True  # resume judges the same
     assert "drop in reader: reader read:" in stderr and "below the --min-fraction limit of 80%" in stderr
     case_dir = run_dir / "cases" / "001-reader"
-    findings = [f for f in folder_findings(case_dir, DropRule()) if f.drop.metric != "lat"]
-    assert len(findings) == 1, [f.line() for f in findings]
-    drop = findings[0].drop
-    assert drop.direction == "read"
-    # it began within a second's reads of the moment the limit fell and lasted at least the 5 s it was low (the
-    # kernel's throttle may take seconds to settle at the higher rate again: its end is not asserted); its worst
-    # second was at the low rate
-    assert abs(drop.done_bytes - reads_at_drop * BS_BYTES) <= 1.5 * BASE_IOPS * BS_BYTES
+    drop = _throughput_drop(case_dir)
+    # it began within a second's reads of the moment the limit fell and lasted about the 5 s it was low (its span
+    # against fio's clock: test_throttle_span_on_fios_clock); its worst second was at the low rate
+    assert abs(drop.done_bytes - fell[0] * BS_BYTES) <= BASE_IOPS * BS_BYTES
     assert drop.duration_s >= 4
     assert drop.fraction <= 0.5 and drop.worst / drop.reference <= 0.2
     assert 0.7 * BASE_IOPS * BS_BYTES <= drop.reference <= 1.1 * BASE_IOPS * BS_BYTES
@@ -139,6 +157,43 @@ def test_throttled_loop_device(throttle: Throttle, loop_device: str, write_job: 
     assert latency and latency[0].start_s < drop.end_s and drop.start_s < latency[0].end_s  # the same event
     assert below_min_fraction(case_dir, 0.8)[0].fraction < 0.5
     _check_report(run_dir, drop)
+
+
+def test_throttle_span_on_fios_clock(throttle: Throttle, loop_device: str, write_job: Callable[[str, str], Path],
+                                     tmp_path: Path) -> None:
+    """The same throttle on a host loaded by CPU hogs and an IO neighbour, the job logging every IO (fio's per-IO
+    latency log): the drop begins and ends within a second of the moments the limit fell and rose, on fio's own
+    clock (when those were, the per-IO log and the cgroup's read counts say: _moment_ms), and began at the bytes
+    read then. (A job logging per IO gets no bw/iops logs from ptsbench, so its report is checked above.)"""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    job = write_job("reader.fio", f"{READER_JOB}write_lat_log={logs}/reader\nlog_avg_msec=0\n")
+    run_dir = tmp_path / "run"
+    with loaded_host(tmp_path):
+        returncode, stderr, fell, rose = _throttled_run(throttle, loop_device, job, run_dir)
+    assert returncode == 0, stderr
+    drop = _throughput_drop(run_dir / "cases" / "001-reader")
+    (log,) = logs.glob("reader_lat.*.log")  # .N: fio's thread
+    completed_ms = [int(line.split(",")[0]) for line in log.read_text().splitlines()]
+    assert len(completed_ms) == throttle.reads_done()  # the cgroup's reads are fio's IOs, one for one
+    fell_ms, rose_ms = _moment_ms(completed_ms, *fell), _moment_ms(completed_ms, *rose)
+    assert _off_s(drop.start_s, fell_ms) <= 1.0 and _off_s(drop.end_s, rose_ms) <= 1.0, (drop, fell_ms, rose_ms)
+    assert _off_s(drop.duration_s, (rose_ms[0] - fell_ms[1], rose_ms[1] - fell_ms[0])) <= 1.0
+    assert abs(drop.done_bytes - fell[0] * BS_BYTES) <= BASE_IOPS * BS_BYTES
+    assert drop.worst / drop.reference <= 0.2
+
+
+def _moment_ms(completed_ms: Sequence[int], before: int, after: int) -> tuple[int, int]:
+    """When on fio's clock (ms) the limit changed, from the cgroup's reads counted just before (`before`) and just
+    after (`after`) it and the completion times of fio's per-IO log, in completion order: at most `iodepth` IOs
+    are in flight, so `before` - 8 IOs had completed by then, and the IO after `after` was not complete yet."""
+    depth = 8
+    return completed_ms[max(before - depth, 1) - 1], completed_ms[min(after + 1, len(completed_ms)) - 1]
+
+
+def _off_s(moment_s: float, bounds_ms: tuple[int, int]) -> float:
+    """How far a moment (s) lies outside the bounds (ms) of another, in seconds (0 inside them)."""
+    return max(bounds_ms[0] / 1000 - moment_s, moment_s - bounds_ms[1] / 1000, 0.0)
 
 
 def _check_report(run_dir: Path, drop: Drop) -> None:
@@ -250,6 +305,30 @@ def test_causes_from_what_was_recorded() -> None:
     # about 1, or above 1 by no more than the host counter's rounding (two units): nothing moved
     for flat in (waf(100, 51_200_000), waf(10, 5_632_000), waf(0, 0)):
         assert likely_causes(drop, calm, flat) == [], flat
+
+
+def test_drop_edges_inside_seconds() -> None:
+    """A throttle from 4.3 s to 9.3 s of a job at 1,000 IOPS, down to 100: its first second holds 370 IOs, the
+    one after it 730. The finding begins and ends where the throttle did, not on the seconds' boundaries (4 to 10 s,
+    or 4 to 9), and begins at the bytes done at 4.3 s; a latency finding keeps whole seconds. Without a level
+    before it (the series' first seconds), its start stays the series' first boundary."""
+    rates = [1000] * 4 + [370] + [100] * 4 + [730] + [1000] * 4
+    done = list(_cumulative(rates))
+    latency = [100] * 4 + [400] + [1000] * 4 + [200] + [100] * 4
+    columns: dict[str, Sequence[float | None]] = {
+        "runtime_ms": [1000 * (second + 1) for second in range(len(rates))], "read_ios": done,
+        "read_bytes": [4096 * n for n in done], "read_lat_ns_sum": list(_cumulative(
+            [1000 * rate * ns for rate, ns in zip(rates, latency, strict=True)]))}
+    drops = {d.metric: d for d in find_drops(per_second(columns)["read"], "read", DropRule())}
+    bw = drops["bw"]
+    assert (round(bw.start_s, 6), round(bw.end_s, 6), bw.done_bytes) == (4.3, 9.3, 4300 * 4096)
+    assert (drops["lat"].start_s, drops["lat"].end_s) == (4.0, 9.0)
+    first = [100] * 4 + [730] + [1000] * 8
+    done = list(_cumulative(first))
+    columns = {"runtime_ms": [1000 * (second + 1) for second in range(len(first))], "read_ios": done,
+               "read_bytes": [4096 * n for n in done], "read_lat_ns_sum": done}
+    (start,) = [d for d in find_drops(per_second(columns)["read"], "read", DropRule()) if d.metric == "bw"]
+    assert (start.start_s, round(start.end_s, 6), start.done_bytes) == (0.0, 4.3, 0)
 
 
 def _cumulative(rates: list[int]) -> Iterator[int]:

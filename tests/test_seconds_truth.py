@@ -107,6 +107,8 @@ def test_seconds_hold_against_a_per_io_log(write_job: Callable[[str, str], Path]
     assert _check_bytes_span(mixed, mixed_log, ("bw",), slack_ms) >= RUNTIME_S - 3
     _check_latency(case_dir, "fixed", fixed_log, fixed)
     _check_latency(case_dir, "mixed", mixed_log, mixed)
+    # the host was loaded in those seconds (CPU hogs on every CPU): the documents were read under load
+    assert np.nanmean(fixed.host["cpu_busy_pct"]) >= 90
     # the mixed job's IOPS are its IO counts (held above) over the span between their reads: known every second
     assert np.all(np.isfinite(mixed.host["status_lag_ms"])) and np.all(mixed.host["status_lag_ms"] >= 0)
     assert np.all(np.isfinite(mixed.values["iops"]))

@@ -15,6 +15,11 @@ The rule, as docs/drops.md states it:
    above reference / fraction) are findings; neighbouring ones are one finding. A finding that lasts to the end of
    the series is a step (the level never came back). A latency rise of less than `lat_floor_ns` over the
    reference is none (50 µs by default): smaller rises are as often the host's scheduling as the storage.
+4. A finding of IOPS or MB/s begins and ends inside a second, not on its boundary: each edge is placed within the
+   seconds beside it by the share of each second spent at the finding's level (a second at 70 % between a level of
+   100 % before and 10 % during spent a third of its time at 10 %: at its end, for the start edge). Without a level
+   beside it (the series' first or last second) the edge stays at the boundary; latency findings keep whole seconds
+   (a second's mean latency is weighted by its IOs, not its time).
 """
 
 import math
@@ -245,13 +250,64 @@ def _metric_drops(series: Seconds, direction: str, metric: str, rule: DropRule) 
         start, stop = parts[position][0], parts[last][1]
         first, after = int(index[start]), int(index[stop - 1]) + 1
         during = values[start:stop]
+        start_s, end_s = float(series.start_s[first]), float(series.end_s[after - 1])
+        # the levels beside it and during it, as their medians (a second half at each level does not move them)
+        high_before, high_after = (float(np.median(values[slice(*parts[at])])) if 0 <= at < len(parts) else None
+                                   for at in (position - 1, last + 1))
+        if metric != "lat":  # edges inside the seconds beside them (rule 4)
+            low = float(np.median(during))
+            if high_before is not None:  # the end of its first second less the time spent low
+                start_s = float(series.end_s[first]) - _low_time_s(series, metric, index[start - 1: start + 1], 1,
+                                                                   high_before, low)
+            if high_after is not None:  # the start of its last second plus the time spent low
+                end_s = float(series.start_s[after - 1]) + _low_time_s(series, metric, index[stop - 1: stop + 1], 0,
+                                                                       high_after, low)
+        before = int(index[start - 1]) if position > 0 else first
+        done_bytes, written_bytes = _done_at(series, metric, (before, first), start_s, high_before,
+                                             direction == "write")
         drops.append(Drop(
-            metric, direction, float(series.start_s[first]), float(series.end_s[after - 1]), reference,
-            float(during.mean()), float(during.min() if higher_is_better else during.max()),
-            int(series.done_before_bytes[first]), int(series.written_before_bytes[first]), stop == len(values),
-            first, after))
+            metric, direction, start_s, end_s, reference, float(during.mean()),
+            float(during.min() if higher_is_better else during.max()), done_bytes, written_bytes,
+            stop == len(values), first, after))
         position = last + 1
     return drops
+
+
+def _low_share(series: Seconds, metric: str, second: int, high: float, low: float) -> float:
+    """The share of one second spent at the level `low` rather than `high` (0 to 1), from its value; 0 where the
+    levels do not differ."""
+    if high <= low:
+        return 0.0
+    return min(1.0, max(0.0, (high - float(series.values[metric][second])) / (high - low)))
+
+
+def _length_s(series: Seconds, second: int) -> float:
+    return float(series.end_s[second] - series.start_s[second])
+
+
+def _low_time_s(series: Seconds, metric: str, pair: np.ndarray, inner: int, high: float, low: float) -> float:
+    """How long a drop's edge second (`pair[inner]`, its first or last) and its neighbour outside it (the other of
+    `pair`, in time order), when the two touch, spent at the drop's level `low` rather than `high`."""
+    seconds = [int(pair[inner])]
+    if abs(series.end_s[pair[0]] - series.start_s[pair[1]]) < 1e-3:
+        seconds.append(int(pair[1 - inner]))
+    return sum(_low_share(series, metric, second, high, low) * _length_s(series, second) for second in seconds)
+
+
+def _done_at(series: Seconds, metric: str, pair: tuple[int, int], start_s: float, high: float | None,
+             writes: bool) -> tuple[int, int]:
+    """The bytes of the direction done, and the bytes the job had written, when a drop began at `start_s` (`pair`:
+    the second before the drop's first, and its first): those before the second holding that moment, and the part
+    of that second's bytes done at the level `high` before the drop (for the written bytes: where the direction is
+    written; else those written before that second)."""
+    second = pair[0] if start_s < series.start_s[pair[1]] else pair[1]
+    done, written = int(series.done_before_bytes[second]), int(series.written_before_bytes[second])
+    high_s, value = start_s - float(series.start_s[second]), float(series.values[metric][second])
+    if high is None or high_s <= 0 or value <= 0:
+        return done, written
+    second_bytes = float(series.values["bw"][second]) * _length_s(series, second)
+    part = round(min(second_bytes, second_bytes * high * high_s / (value * _length_s(series, second))))
+    return done + part, written + part if writes else written
 
 
 def seconds_against_median(series: Seconds, metric: str = "iops") -> list[tuple[float, float]]:

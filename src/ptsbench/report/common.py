@@ -92,7 +92,8 @@ def waf_text(wafs: Sequence[Mapping[str, Any]], span: str = "round") -> str:
         notes = list(dict.fromkeys(str(w["note"]).removeprefix("not available: ") for w in wafs if w.get("note")))
         return "Write amplification: not available - " + ("; ".join(notes) or f"no {span} recorded it") + "."
     short = sum(1 for w in wafs if w.get("source") and w.get("ratio") is None)
-    counters = {str(w.get("host_counter") or SMART_HOST_COUNTER) for w in wafs if w.get("source")}
+    counters = {counter for w in wafs if w.get("source")
+                for counter in str(w.get("host_counter") or SMART_HOST_COUNTER).split("; ")}
     hosts = [f"the {FDP_HOST_COUNTER}, exact"] if FDP_HOST_COUNTER in counters else []
     if SMART_HOST_COUNTER in counters:
         hosts.append(f"the SMART log's data units of {HOST_UNIT_BYTES:,} bytes, rounded up by the drive: each "
@@ -105,6 +106,6 @@ def waf_text(wafs: Sequence[Mapping[str, Any]], span: str = "round") -> str:
 def case_waf_lines(rows: Sequence[Any]) -> list[str]:
     """One line on the cases' write amplification (its source and granularity, or why there is none), when a case
     read an NVMe drive (rows: report/cases/tables.py ResultRow); nothing for cases on files and other devices."""
-    cases = {row.case: {"ratio": row.waf, "source": row.waf_source, "note": row.waf_note} for row in rows
-             if row.waf_source or row.waf_note}
+    cases = {row.case: {"ratio": row.waf, "source": row.waf_source, "host_counter": row.waf_host_counter,
+                        "note": row.waf_note} for row in rows if row.waf_source or row.waf_note}
     return [waf_text(list(cases.values()), "case")] if cases else []

@@ -154,12 +154,15 @@ def combined_ratio(changes: list[Mapping[str, Any]]) -> tuple[float | None, str 
 
 def case_waf(telemetry: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """A stored case's write amplification (its namespaces' media bytes over their host bytes) as
-    {ratio, source, note}; None when the case read no device."""
+    {ratio, source, host_counter, note} (host_counter: the counters its host bytes came from, named as in
+    write_amplification, '; ' between two); None when the case read no device."""
     wafs = [(entry.get("change") or {}).get("waf") or {} for entry in telemetry]
     if not wafs:
         return None
     ratio, source = combined_ratio(wafs)
+    counters = "; ".join(dict.fromkeys(str(waf["host_counter"]) for waf in wafs
+                                       if waf.get("source") and waf.get("host_counter"))) or None
     if ratio is not None:
-        return {"ratio": ratio, "source": source, "note": None}
+        return {"ratio": ratio, "source": source, "host_counter": counters, "note": None}
     first = next((waf for waf in wafs if waf.get("source")), wafs[0])
-    return {"ratio": None, "source": first.get("source"), "note": first.get("note")}
+    return {"ratio": None, "source": first.get("source"), "host_counter": counters, "note": first.get("note")}

@@ -39,6 +39,7 @@ class ResultRow:
     repetition: int = 0  # with --repeat: the case's repetition (1..N, its name ends in -rN); 0: it ran once
     waf: float | None = None  # the case's write amplification (target/waf.py case_waf)
     waf_source: str | None = None  # the log its media bytes came from; None: none read
+    waf_host_counter: str | None = None  # the counter(s) its host bytes came from (target/waf.py case_waf)
     waf_note: str | None = None  # why it has no write amplification; None: it has one, or read no device
 
     @property
@@ -124,7 +125,8 @@ def result_rows(records: Sequence[Any]) -> list[ResultRow]:
         rows += _record_rows(record)
         waf = case_waf(getattr(record, "telemetry", None) or [])
         if waf is not None:
-            rows[start:] = [replace(row, waf=waf["ratio"], waf_source=waf["source"], waf_note=waf["note"])
+            rows[start:] = [replace(row, waf=waf["ratio"], waf_source=waf["source"],
+                                    waf_host_counter=waf["host_counter"], waf_note=waf["note"])
                             for row in rows[start:]]
     return rows
 
