@@ -19,6 +19,14 @@ from pathlib import Path
 SETTLE_S = 20  # a killed process leaves its cgroup a moment after it dies; a busy host makes that longer
 
 
+def run(*argv: str) -> int:
+    """A clean-up command's status; a program this machine lacks (mdadm in the Debian 13 root) is a failure too."""
+    try:
+        return subprocess.run(argv, capture_output=True).returncode
+    except OSError:
+        return 127
+
+
 def wait_for_end(pid: int) -> None:
     try:
         pidfd = os.pidfd_open(pid)
@@ -56,8 +64,8 @@ def unmount_under(folder: str) -> None:
         if inside(point, folder):
             points.append(point)
     for point in sorted(points, key=len, reverse=True):
-        if subprocess.run(["umount", point], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", point], capture_output=True)
+        if run("umount", point) != 0:
+            run("umount", "-l", point)
 
 
 def detach_loops_under(folder: str) -> None:
@@ -72,11 +80,11 @@ def detach_loops_under(folder: str) -> None:
         for holder in (loop / "holders").iterdir() if (loop / "holders").is_dir() else ():
             if holder.name.startswith("dm-"):
                 name = (holder / "dm" / "name").read_text().strip()
-                subprocess.run(["dmsetup", "remove", "--force", name], capture_output=True)
+                run("dmsetup", "remove", "--force", name)
             elif holder.name.startswith("md"):
-                subprocess.run(["mdadm", "--stop", f"/dev/{holder.name}"], capture_output=True)
-        subprocess.run(["partx", "-d", f"/dev/{loop.name}"], capture_output=True)
-        subprocess.run(["losetup", "-d", f"/dev/{loop.name}"], capture_output=True)
+                run("mdadm", "--stop", f"/dev/{holder.name}")
+        run("partx", "-d", f"/dev/{loop.name}")
+        run("losetup", "-d", f"/dev/{loop.name}")
 
 
 def remove_test_cgroups(pid: int) -> None:
