@@ -59,7 +59,9 @@ if [ -e "$partial" ]; then
   say "removing the unfinished root $partial of an interrupted run"
   rm -rf --one-file-system "$partial"
 fi
-say "making a Debian 13 root in $root (debootstrap trixie from $mirror: a few minutes)"
+say "making a Debian 13 root in $root (debootstrap trixie from $mirror: a few minutes; about 1.2 GB once the" \
+    "device lab and the venvs are in it, kept for the next run; PTSBENCH_DEBIAN13_ROOT=DIR puts it elsewhere, rm -rf" \
+    "$root frees the space)"
 include=$(IFS=,; echo "${packages[*]}")
 # debootstrap mounts /proc and /sys inside the new root: in a private mount namespace they end with it
 if ! unshare --mount --propagation private debootstrap --variant=minbase --include="$include" \

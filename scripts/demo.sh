@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: a SNIA PTS run (IOPS, throughput, latency, write saturation) with the demo
-# profile on a scratch file (no device needed, about two minutes), ending with its report.
+# profile on a scratch file (no device needed), ending with its report. About 3 minutes on an idle 2-vCPU machine
+# after the install (estimated from a timed run: bench/README.md, issue 42); longer on a loaded one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "demo: installs fio and a venv when missing, then a SNIA PTS run with the demo profile on a scratch file:" \
+     "about 3 min on an idle 2-vCPU machine (longer when the machine is busy), then the path of its report" >&2
 bash scripts/install.sh
 out="ptsbench-results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
 .venv/bin/ptsbench pts --profile demo --out "$out"

@@ -392,7 +392,8 @@ if [ "$variant" = ftl ]; then
   [ -z "${lab_fio:-}" ] || lab_timeout_s=3600  # and the sprandom check's two IOPS tests
   append="memmap=$ftl_memmap_size\$$ftl_memmap_start isolcpus=2 nvme_core.io_timeout=600 nvme_core.admin_timeout=600"
 fi
-timeout "${LAB_TIMEOUT_S:-$lab_timeout_s}" "${qemu[@]}" \
+# --foreground: QEMU stays in this script's process group, so stopping the group (tests/conftest.py) stops QEMU too
+timeout --foreground "${LAB_TIMEOUT_S:-$lab_timeout_s}" "${qemu[@]}" \
   -accel tcg -cpu max -smp "$cpus" -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
   -kernel "$kernel" -initrd "$work/initramfs.gz" \
   -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check lab.out=$work/out${append:+ $append}" \

@@ -10,6 +10,20 @@ cd "$(dirname "$0")/.."
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 say() { echo "install.sh: $*" >&2; }
+# Run a long step showing its progress: the lines of its output matching PATTERN (a package each), its whole output
+# only when it fails.
+with_progress() {
+  local pattern=$1 log status
+  shift
+  log=$(mktemp)
+  set +o pipefail
+  "$@" 2>&1 | tee "$log" | { grep --line-buffered -E "$pattern" || true; } | sed -u 's/^/install.sh:   /' >&2
+  status=${PIPESTATUS[0]}
+  set -o pipefail
+  [ "$status" = 0 ] || tail -20 "$log" >&2
+  rm -f "$log"
+  return "$status"
+}
 
 python=""
 for candidate in python3.13 python3.12 python3.11 python3; do
@@ -58,8 +72,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
     fi
   fi
   if [ "${#apt[@]}" -gt 0 ]; then
-    say "installing ${missing[*]} with apt-get"
-    { "${apt[@]}" update -qq && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "${missing[@]}" >/dev/null; } \
+    say "installing ${missing[*]} with apt-get (each package below as it is set up; a minute or a few)"
+    { "${apt[@]}" update -qq \
+        && with_progress '^Setting up ' env DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q "${missing[@]}"; } \
       || say "apt-get could not install all of ${missing[*]}"
   fi
 fi
@@ -80,7 +95,10 @@ if [ "$want_test" = 1 ]; then
   extra="[test]"
   constraints=(-c constraints.txt)
 fi
-.venv/bin/pip install -q --disable-pip-version-check -e ".${extra}" "${constraints[@]}"
+say "installing ptsbench and its Python packages into .venv with pip (each package below; about a minute the" \
+    "first time, seconds afterwards)"
+with_progress '^(Collecting|Building|Installing collected|Successfully installed)' \
+  .venv/bin/pip install --disable-pip-version-check --progress-bar off -e ".${extra}" "${constraints[@]}"
 lacking=$(wanted | xargs)
 if ! .venv/bin/python -c 'import ptsbench.fio._logparse' 2>/dev/null; then
   say "note: the fast fio log parser (C) was not built (${lacking:-its build failed: see pip install -v .}); fio logs" \

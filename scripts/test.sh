@@ -1,26 +1,57 @@
 #!/usr/bin/env bash
-# The whole test suite: installs fio, chromium and the Python test tools, then lint, types, installs from a wheel and
-# without a C compiler (scripts/check-install.sh), and the tests. As root, the second platform (Debian 13's fio and
-# Python, scripts/test-debian13.sh) runs beside them; PTSBENCH_DEBIAN13=0 leaves it out.
+# The test suite, at two levels:
+#
+#   bash scripts/test.sh         the host level (the README's test command): everything that runs on this machine
+#                                itself: real fio, loop devices, Chromium, PostgreSQL for the catalog. No VM, no
+#                                second platform. About 13 CPU-minutes: roughly 15 minutes on an idle 2-vCPU
+#                                machine (estimated from a run on a loaded one: bench/README.md).
+#   bash scripts/test.sh --all   adds the device labs (QEMU guests with NVMe, SCSI and SATA drives) and the second
+#                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh):
+#                                what CI (.ci/run) runs. About 25 minutes on an idle 2-vCPU machine.
+#
+# Both install what is missing first (scripts/install.sh --test), then lint, types, the install check
+# (scripts/check-install.sh) and the tests. As non-root the tests that need root (loop devices, mounts, labs) skip.
+# --all as root keeps the Debian 13 root in PTSBENCH_DEBIAN13_ROOT (default /var/cache/ptsbench/debian13) for the
+# next run; PTSBENCH_DEBIAN13=0 leaves the second platform out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+say() { echo "test.sh: $*" >&2; }
+all=0
+case "${1:-}" in
+  --all) all=1 ;;
+  "") ;;
+  *) say "unknown option $1 (the only one is --all: add the device labs and the Debian 13 platform)"; exit 2 ;;
+esac
+debian13_root=${PTSBENCH_DEBIAN13_ROOT:-/var/cache/ptsbench/debian13}
+if [ "$all" = 0 ]; then
+  say "the host level: installs what is missing (fio, chromium, postgresql, poppler-utils, lvm2, mdadm," \
+      "btrfs-progs, nbdkit, openssh-server, the Python test tools) with apt-get and pip, then ruff, mypy and the" \
+      "tests on this machine: roughly 15 min on an idle 2-vCPU machine (plus the first install). No VM, no Debian 13:" \
+      "bash scripts/test.sh --all adds them (about 25 min)"
+  markers=(-m "not device_lab and not debian13 and not guest")
+else
+  say "everything: the host level, the device labs (QEMU guests) and the Debian 13 platform: about 25 min on an" \
+      "idle 2-vCPU machine. As root the Debian 13 root (about 1.2 GB) is made once in $debian13_root and kept" \
+      "(PTSBENCH_DEBIAN13_ROOT=DIR puts it elsewhere; rm -rf it to free the space)"
+  markers=()
+fi
 bash scripts/install.sh --test
 debian13=""
 debian13_log=""
-if [ "$(id -u)" = 0 ] && [ "${PTSBENCH_DEBIAN13:-1}" != 0 ]; then
+if [ "$all" = 1 ] && [ "$(id -u)" = 0 ] && [ "${PTSBENCH_DEBIAN13:-1}" != 0 ]; then
   debian13_log=$(mktemp /tmp/ptsbench-debian13.XXXXXX)
-  setsid bash scripts/test-debian13.sh >"$debian13_log" 2>&1 &  # a process group of its own, ended with this script
+  setsid bash scripts/test-debian13.sh "$debian13_root" >"$debian13_log" 2>&1 &  # a process group of its own
   debian13=$!
   trap 'kill -- -"$debian13" 2>/dev/null || true; rm -f "$debian13_log"' EXIT
 fi
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy
 bash scripts/check-install.sh
-.venv/bin/pytest -q -rs tests
+.venv/bin/pytest -q -rs ${markers[@]+"${markers[@]}"} tests
 if [ -n "$debian13" ]; then
   if ! wait "$debian13"; then
     cat "$debian13_log" >&2
-    echo "test.sh: the second platform (Debian 13) failed" >&2
+    say "the second platform (Debian 13) failed"
     exit 1
   fi
   tail -3 "$debian13_log"

@@ -2,16 +2,19 @@
 
 import compileall
 import contextlib
+import ctypes
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +34,79 @@ os.environ["PTSBENCH_EXEC_LOG"] = str(EXEC_LOG)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT / "tests" / "exec_audit"),
                                                          os.environ.get("PYTHONPATH"))))
 exec_record.record_starts(str(EXEC_LOG))
+
+# Every process of this run carries its mark in the environment (a child pytest gets a mark of its own)
+RUN_MARK = f"{os.getpid()}-{secrets.token_hex(4)}"
+os.environ["PTSBENCH_TEST_RUN"] = RUN_MARK
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(user: str | None = None, sig: int = signal.SIGKILL) -> Callable[[], None]:
+    """A preexec_fn for a server a test starts: become `user` (when given, as root), then get `sig` when the parent
+    dies, however it dies (kill -9 included). Set after the user change, which clears it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def preexec() -> None:
+        if user is not None:
+            import pwd
+
+            entry = pwd.getpwnam(user)
+            os.setgroups([])
+            os.setgid(entry.pw_gid)
+            os.setuid(entry.pw_uid)
+        libc.prctl(PR_SET_PDEATHSIG, sig)
+
+    return preexec
+
+
+def map_in_threads(function: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list[Any]:
+    """`function` over `items` in `workers` threads, in order. Ctrl-C stops it at once: the items not started are
+    dropped (a `with ThreadPoolExecutor` block would run every queued one before letting the interrupt through)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(workers)
+    try:
+        return list(pool.map(function, items))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def cgroup2_mount() -> Path | None:
+    """Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1), if it is."""
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if fields[fields.index("-") + 1] == "cgroup2":
+            return Path(fields[4])
+    return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """As root: start tests/runwatch.py, then move this pytest into a cgroup of its own, so that whatever the run
+    starts (in any session, as any user, in a chroot) is in it. However pytest ends (Ctrl-C, SIGTERM to its group,
+    kill -9), the watcher then kills what is left in the cgroup and removes the run's mounts, loop devices and
+    cgroups. PTSBENCH_TEST_RUN_FACTS=FILE: write the run's mark, cgroup and temporary folder there (JSON)."""
+    mount = cgroup2_mount()
+    if os.geteuid() != 0 or mount is None or config.option.collectonly:
+        return
+    own = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::"))
+    cgroup = mount / own.strip("/") / f"ptsbench-tests-{os.getpid()}"
+    basetemp = str(config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]  # the run's own folder
+    try:
+        cgroup.mkdir()
+    except OSError as error:
+        print(f"conftest: no cgroup for this run ({error}): a killed run may leave processes", file=sys.stderr)
+        return
+    env = {key: value for key, value in os.environ.items() if key not in ("PTSBENCH_EXEC_LOG", "PYTHONPATH")}
+    with open(Path(basetemp) / "runwatch.log", "ab") as log:  # not pytest's stderr: a pipe of it would stay open
+        subprocess.Popen([sys.executable, str(Path(__file__).with_name("runwatch.py")), str(os.getpid()),
+                          str(cgroup), basetemp], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         start_new_session=True, env=env)
+    (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+    facts = os.environ.get("PTSBENCH_TEST_RUN_FACTS")
+    if facts:
+        Path(facts).write_text(json.dumps({"mark": RUN_MARK, "pid": os.getpid(), "cgroup": str(cgroup),
+                                           "basetemp": basetemp}))
 
 
 class DeviceLab:
@@ -90,7 +166,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The device lab's tests last: they wait for the lab, which runs meanwhile (below)."""
+    """The device lab's tests last: they wait for the lab, which runs meanwhile (below). A test of Debian 13's own fio
+    (the debian13_fio fixture, which makes the 1.2 GB root) is marked debian13: scripts/test.sh runs those only with
+    --all, as it does the device labs."""
+    for item in items:
+        if "debian13_fio" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.debian13)
     items.sort(key=lambda item: lab_variant(item) is not None)
 
 
@@ -111,7 +192,8 @@ def lab_opted_in(variant: str) -> str | None:
     return f"the {variant} device lab runs only with {name}=1 (docs/device-lab.md)"
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+@pytest.hookimpl(trylast=True)  # after pytest's own, which tears down the session's fixtures after a Ctrl-C: they
+def pytest_sessionfinish(session: pytest.Session) -> None:  # still start programs (umount), recorded in EXEC_LOG
     """Never leave a lab running after the tests (a -x stop, Ctrl-C, a test selection that skipped its tests)."""
     for lab in session.config.stash.get(DeviceLab.KEY, {}).values():
         lab.stop()

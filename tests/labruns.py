@@ -7,11 +7,12 @@ with a model and firmware, as a lab does for drives that report none (files and 
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,22 +60,17 @@ def run_lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
                      "--tag", "firmware=1.0"))
     commands.append(("run", str(job), "--out", str(capped), "--runtime", "1", "--tag", "model=LAB-A",
                      "--tag", "firmware=2.0", *CAPPED))
+    from conftest import map_in_threads
     from test_report_pts import tiny_pts_run  # here: conftest imports this module, and test_report_pts conftest
 
-    with ThreadPoolExecutor(5) as pool:  # the PTS run (the longest, mostly waiting for fio) beside four others
-        tiny = pool.submit(tiny_pts_run, tmp_path_factory.getbasetemp())
-        list(pool.map(lambda args: _ptsbench(*args), commands))
-        made = tiny.result()
+    # the PTS run (the longest, mostly waiting for fio) first, beside four others at a time
+    made = map_in_threads(lambda task: task(), [lambda: tiny_pts_run(tmp_path_factory.getbasetemp()),
+                                                *(lambda args=args: _ptsbench(*args) for args in commands)], 5)[0]
     pts = runs / "pts"
     shutil.copytree(made, pts, ignore=shutil.ignore_patterns("report"))
     for scratch in folder.glob("*.dat"):
         scratch.unlink()
     return Lab(runs, pts, fast, capped, len(commands) + 1)
-
-
-def _as_postgres(command: list[str]) -> list[str]:
-    """Root may not run a PostgreSQL server: it runs as the postgres user then."""
-    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
 
 
 def _pg_bin(name: str) -> str:
@@ -85,25 +81,40 @@ def _pg_bin(name: str) -> str:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A throwaway PostgreSQL cluster on a unix socket in a temporary folder (no TCP), stopped and removed after."""
+    """A throwaway PostgreSQL cluster on a unix socket in a temporary folder (no TCP), stopped and removed after.
+    The server runs in the foreground as this process's child (as the postgres user when root, which may not run
+    one) and gets SIGQUIT, PostgreSQL's immediate shutdown, when this process dies, however it dies."""
+    from conftest import die_with_parent
+
     folder = Path(tempfile.mkdtemp(prefix="ptsbench-catalog-pg-"))
     data, sockets = folder / "data", folder / "sockets"
     sockets.mkdir()
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres")
-        shutil.chown(sockets, "postgres")
+    user = "postgres" if os.geteuid() == 0 else None
+    if user is not None:
+        shutil.chown(folder, user)
+        shutil.chown(sockets, user)
         folder.chmod(0o755)
-    started = False
+    server = None
     try:
-        subprocess.run(_as_postgres([_pg_bin("initdb"), "-D", str(data), "-U", "catalog", "--auth", "trust"]),
-                       check=True, capture_output=True, timeout=120)
-        subprocess.run(_as_postgres([_pg_bin("pg_ctl"), "-D", str(data), "-w", "-t", "120", "-l",
-                                     str(folder / "server.log"), "-o", f"-k {sockets} -c listen_addresses=''",
-                                     "start"]), check=True, capture_output=True, timeout=180)
-        started = True
+        subprocess.run([_pg_bin("initdb"), "-D", str(data), "-U", "catalog", "--auth", "trust"], check=True,
+                       capture_output=True, timeout=120, preexec_fn=die_with_parent(user))
+        log_path = folder / "server.log"
+        with open(log_path, "wb") as log:
+            server = subprocess.Popen([_pg_bin("postgres"), "-D", str(data), "-k", str(sockets), "-c",
+                                       "listen_addresses="], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                      preexec_fn=die_with_parent(user, signal.SIGQUIT))
+        deadline = time.monotonic() + 180
+        while b"ready to accept connections" not in log_path.read_bytes():
+            assert server.poll() is None, f"PostgreSQL did not start: {log_path.read_text()[-2000:]}"
+            assert time.monotonic() < deadline, f"PostgreSQL never got ready: {log_path.read_text()[-2000:]}"
+            time.sleep(0.05)
         yield f"postgresql+psycopg://catalog@/postgres?host={sockets}"
     finally:
-        if started:
-            subprocess.run(_as_postgres([_pg_bin("pg_ctl"), "-D", str(data), "-w", "-m", "fast", "stop"]),
-                           capture_output=True, timeout=120)
+        if server is not None:
+            server.send_signal(signal.SIGINT)  # fast shutdown: ends its sessions, then exits
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
         shutil.rmtree(folder, ignore_errors=True)

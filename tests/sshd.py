@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import die_with_parent
+
 SSHD = "/usr/sbin/sshd"
 PRIVSEP_DIR = Path("/run/sshd")
 
@@ -85,7 +87,7 @@ Host *
         PRIVSEP_DIR.mkdir(mode=0o755)
     with open(folder / "sshd.log", "wb") as log:
         process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(folder / "sshd_config")], stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=log)
+                                   stdout=subprocess.DEVNULL, stderr=log, preexec_fn=die_with_parent())
     try:
         _wait_listening(addresses + unknown, port, process)
         saved = os.environ.get("PTSBENCH_SSH_CONFIG")

@@ -15,14 +15,13 @@ import sqlite3
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from bad_input_table import DEV_LOG_PREFIX, TABLE
-from conftest import run_cli
+from conftest import map_in_threads, run_cli
 
 NULL_JOB = "[null]\nioengine=null\nsize=16m\nbs=4k\nrw=randread\n"
 GARBAGE = b"\xff\xfe\x00\x9c binary \x80 garbage"
@@ -275,8 +274,7 @@ def outcomes(prepared: dict[str, str], tmp_path_factory: pytest.TempPathFactory)
         leftover = subprocess.run(["pgrep", "-f", f"fio.*{tmp}"], capture_output=True).stdout
         return name, Outcome(result, touched, leftover, sorted(path.name for path in tmp.iterdir()))
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        done = dict(pool.map(run_row, TABLE))
+    done = dict(map_in_threads(run_row, TABLE, 4))
     after = digests(root)
     changed = {name for name in before if before[name] != after.get(name)}
     for outcome in done.values():

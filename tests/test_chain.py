@@ -4,6 +4,7 @@ taken for hung, and nothing left waiting when a job fails or its fio is killed. 
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -37,10 +38,12 @@ def chain_file(folder: Path, runtimes_ms: list[int], threads: int = 2, bad: int 
 
 
 def test_jobs_run_back_to_back_and_a_gated_job_is_not_hung(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PTSBENCH_HANG_S", "1")  # job 1 waits 2 s at its gate: silent, but not hung
-    job = chain_file(tmp_path, [2000, 300, 300])
+    # job 1 waits 6 s at its gate: silent, but not hung (the watchdog would stop it after 4 s of silence). Once
+    # released, a job may be late 4 s past its end before it counts as hung: 1 s was too little on a loaded host
+    monkeypatch.setenv("PTSBENCH_HANG_S", "4")
+    job = chain_file(tmp_path, [6000, 300, 300])
     finished: list[int] = []
-    ran = run_chain(job, [ChainJob(f"c{k}", 2, s) for k, s in enumerate((2.0, 0.3, 0.3))], folder=tmp_path,
+    ran = run_chain(job, [ChainJob(f"c{k}", 2, s) for k, s in enumerate((6.0, 0.3, 0.3))], folder=tmp_path,
                     on_finished=lambda index, outcome: finished.append(index))
     assert finished == [0, 1, 2] and all(outcome.ok for outcome in ran.outcomes), [o.error_line() for o in ran.outcomes]
     docs = [outcome.doc for outcome in ran.outcomes if outcome.doc is not None]
@@ -168,6 +171,8 @@ def test_a_failing_cell_fails_its_round_keeps_the_finished_cells_and_resumes(tmp
     assert len(errors) == 1 and "IOPS round 1 failed: fio exited with code 1: fio: injected failure" in errors[0], \
         failed.stderr
     assert "c03-" in errors[0] and "and later did not run" in errors[0]
+    named = re.findall(rf"{re.escape(str(run_dir))}/[^\s;:,)`']+", failed.stderr)
+    assert named and all(Path(path).exists() for path in named), (named, failed.stderr)  # every path it names
     folder = run_dir / "pts" / "iops" / "rounds" / "001"
     kept = [json.loads((folder / f"fio-{index:02d}.json").read_text()) for index in (0, 1)]  # before the failure
     assert [{entry["jobname"][:3] for entry in doc["jobs"]} for doc in kept] == [{"c00"}, {"c01"}]

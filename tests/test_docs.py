@@ -42,3 +42,28 @@ def test_every_device_lab_check_is_described() -> None:
     missing = [name for name in (*CHECKS, *DEBIAN13_CHECKS, *FTL_CHECKS)
                if f"`{name}`" not in page and f"`{name.rsplit('-', 1)[0]}-*`" not in page]
     assert not missing, f"checks not described in docs/device-lab.md: {missing}"
+
+
+def test_no_not_yet_section_names_an_option_the_command_has() -> None:
+    """A "Not yet" section of the docs must not list as missing a `ptsbench COMMAND --OPTION` that the command's
+    --help shows (docs/multihost.md once listed `pts --hosts` there while it ran)."""
+    from click.testing import CliRunner
+
+    from ptsbench.cli import cli
+
+    named = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for section in re.findall(r"^#+ Not yet\n(.*?)(?=^#|\Z)", page.read_text(), re.M | re.S):
+            named += [(page.name, *found) for found in re.findall(r"`ptsbench (\w+)[^`]*?(--[\w-]+)", section)]
+    shown = [(page, command, option) for page, command, option in named
+             if option in CliRunner().invoke(cli, [command, "--help"]).output]
+    assert not shown, f"listed under 'Not yet' but in the command's --help: {shown}"
+
+
+def test_the_benchmarks_page_is_a_page_of_the_site() -> None:
+    """docs/benchmarks.md gives the figures and the command of each bench/ script itself, not a pointer elsewhere."""
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    scripts = sorted(path.name for path in (ROOT / "bench").glob("bench_*.py"))
+    missing = [name for name in scripts if name not in page]
+    assert scripts and not missing, f"docs/benchmarks.md does not describe {missing}"
+    assert page.count("\n|") >= 5, "docs/benchmarks.md holds no measured figures"

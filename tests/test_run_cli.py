@@ -292,6 +292,21 @@ def test_quick_preset_on_a_scratch_file(tmp_path: Path) -> None:
     assert not (out / "scratch.dat").exists()
 
 
+def test_quick_on_a_folder_removes_the_test_file_it_made_and_says_so(tmp_path: Path) -> None:
+    """`quick DIR` makes DIR/ptsbench-testfile.dat; like CrystalDiskMark it removes its file at the end, and says
+    so; a test file an earlier run left there is used, stays, and the run says where it is."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    testfile = folder / "ptsbench-testfile.dat"
+    done = run_cli("quick", str(folder), "--runtime", "0.2", "--size", "8M", "--out", str(tmp_path / "q1"))
+    assert done.returncode == 0, done.stderr
+    assert not testfile.exists() and f"{testfile}; removed" in done.stderr, done.stderr
+    testfile.write_bytes(b"\0" * (1 << 20))  # as an earlier ptsbench left it
+    again = run_cli("quick", str(folder), "--runtime", "0.2", "--size", "8M", "--out", str(tmp_path / "q2"))
+    assert again.returncode == 0, again.stderr
+    assert testfile.exists() and f"{testfile} was left by an earlier run" in again.stderr, again.stderr
+
+
 def test_a_refused_quick_leaves_its_out_folder_as_it_was(tmp_path: Path, loop_device: str) -> None:
     """quick writes its job file before the guard judges it: a refusal must take it back, or the same --out is
     refused next time as 'not empty' (the user's retry with --destructive)."""

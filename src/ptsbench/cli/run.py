@@ -344,7 +344,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     from ptsbench.report.core.progress import TerminalProgress
     from ptsbench.target.info import target_facts
 
-    made = [] if hosts else files_fio_makes(cases, run_dir)
+    made = [] if hosts else files_fio_makes(cases, run_dir) + folder_test_files(resolved)
     with claim_cases(cases, run_dir, permission[1], hosts), made_files(made, keep_files):  # to the last case's end
         store = RunStore.create(run_dir, {
             "kind": "run", "name": name, "job_files": [str(p) for p in paths],
@@ -389,6 +389,21 @@ def files_fio_makes(cases: "list[Case]", run_dir: Path) -> list[str]:
     paths = [os.path.abspath(path) for case in cases if case.target is None for job in case.opens
              if not job.options.get("filename") for path in job.paths]
     return [path for path in missing(paths) if not path.startswith(inside)]
+
+
+def folder_test_files(resolved: "Sequence[Target]") -> list[str]:
+    """The test files fio is about to make in folder targets (DIR/ptsbench-testfile.dat), removed at the end as
+    CrystalDiskMark removes its own; one an earlier run left there is used and stays, which the run says."""
+    from ptsbench.target.target import TESTFILE_NAME
+    from ptsbench.target.userfile import missing
+
+    named = [target.path for target in resolved if os.path.basename(target.path) == TESTFILE_NAME]
+    new = missing(named)
+    for path in named:
+        if path not in new:
+            click.echo(f"ptsbench: note: {path} was left by an earlier run; it is used and stays (remove it when "
+                       "done)", err=True)
+    return new
 
 
 @contextmanager

@@ -51,7 +51,8 @@ def summary_lines(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
         f"Tests: {titles}",
         f"Worst case: {spoken_duration(plan.worst_case_s + plan.overhead_s + prep_s(plan, timing))} in all "
         f"({spoken_duration(plan.worst_case_s)} of IO, about {spoken_duration(plan.overhead_s)} of fio start-up and "
-        f"hand-offs, about {spoken_duration(prep_s(plan, timing))} of purges and preconditioning)",
+        f"hand-offs, about {spoken_duration(prep_s(plan, timing))} of purges and preconditioning; start-ups "
+        "counted as on an idle machine, the reports not counted: a busy machine takes longer)",
         *prep_lines(plan, timing),
     ]
     short = [phase for phase in plan.phases if phase.phase.tracked and phase.phase.stop.kind == "steady"

@@ -59,6 +59,8 @@ def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: flo
     record = chained_record(phase, ran)
     failed = next((outcome for outcome in ran.outcomes if not outcome.ok), None)
     if failed is not None or len(ran.outcomes) < len(chain):
+        # the error names fio.stderr, as for any round: the jobs' own fio-NN.stderr stay beside it
+        atomic_write_text(folder / "fio.stderr", "".join(outcome.stderr_text for outcome in ran.outcomes))
         return failed or FioOutcome(1, None, "", "\n".join(ran.notes)), record
     merged = merged_document(docs)
     # one line: json's C encoder is skipped when indenting, which made this dump most of a round's CPU (0.8 s for 56

@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ptsbench.errors import PtsbenchError
+from ptsbench.errors import PtsbenchError, os_error_in, os_error_text
 from ptsbench.report.cases.report import case_run_report
 from ptsbench.report.compare import compare_reports, run_labels
 from ptsbench.report.core.draw_mpl import DEFAULT_DPI
@@ -267,12 +267,17 @@ def build_report(run_dir: Path, static: bool = True, in_progress: str | None = N
     from ptsbench.store import remove_stale_temporaries
 
     run_dir = Path(run_dir)
-    report = load_report(run_dir, in_progress)
-    remove_stale_temporaries(run_dir)  # a killed run's results.xlsx or manifest temporary
-    if workbook_only:
-        workbook.write_workbook(report, run_dir / RESULTS_XLSX)
-        return run_dir / RESULTS_XLSX
-    return render(report, run_dir / REPORT_DIR, static, dpi, run_dir / RESULTS_XLSX, images)
+    try:
+        report = load_report(run_dir, in_progress)
+        remove_stale_temporaries(run_dir)  # a killed run's results.xlsx or manifest temporary
+        if workbook_only:
+            workbook.write_workbook(report, run_dir / RESULTS_XLSX)
+            return run_dir / RESULTS_XLSX
+        return render(report, run_dir / REPORT_DIR, static, dpi, run_dir / RESULTS_XLSX, images)
+    except PtsbenchError:
+        raise
+    except Exception as error:
+        raise report_error(run_dir, error) from error
 
 
 def write_report(run_dir: Path, in_progress: str | None = None, static: bool | None = None,
@@ -286,17 +291,18 @@ def write_report(run_dir: Path, in_progress: str | None = None, static: bool | N
     Every file is replaced atomically, so a reader never sees half of one. Raises PtsbenchError when the report
     cannot be made; the run's results are untouched either way.
     """
-    try:
-        return build_report(Path(run_dir), static=in_progress is None if static is None else static,
-                            in_progress=in_progress, workbook_only=workbook_only, images=images)
-    except PtsbenchError:
-        raise
-    except OSError as error:
-        full = " (the disk is full)" if error.errno == errno.ENOSPC else ""
-        raise PtsbenchError(f"cannot write the report of {run_dir}{full}: {error.strerror or error}",
-                            f"the results are safe; free space or fix the folder, then `ptsbench report {run_dir}`"
-                            ) from error
-    except Exception as error:  # a report bug must not end a benchmark: report it as one line
-        raise PtsbenchError(f"cannot write the report of {run_dir}: {type(error).__name__}: {error}",
-                            f"the results are safe; retry with `ptsbench report {run_dir}`") from error
+    return build_report(Path(run_dir), static=in_progress is None if static is None else static,
+                        in_progress=in_progress, workbook_only=workbook_only, images=images)
+
+
+def report_error(run_dir: Path, error: Exception) -> PtsbenchError:
+    """Why a report could not be written, in one line: the OSError behind `error` (ENOSPC, EIO, EACCES) with its
+    file, however deep a library hid it; else the error itself (a report bug must not end a benchmark)."""
+    cause = os_error_in(error)
+    if cause is not None:
+        full = " (the disk is full)" if cause.errno == errno.ENOSPC else ""
+        return PtsbenchError(f"cannot write the report of {run_dir}{full}: {os_error_text(cause)}",
+                             f"the results are safe; free space or fix the folder, then `ptsbench report {run_dir}`")
+    return PtsbenchError(f"cannot write the report of {run_dir}: {type(error).__name__}: {error}",
+                         f"the results are safe; retry with `ptsbench report {run_dir}`")
 
