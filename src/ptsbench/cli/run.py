@@ -20,6 +20,7 @@ from ptsbench.units import fio_size_text
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case, Overrides
+    from ptsbench.confidence import AutoRepeat, RepeatRule
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.report.cases.tables import ResultRow
@@ -55,6 +56,48 @@ def check_images(make_report: bool, images: Sequence[str]) -> None:
                                "--images FORMAT)")
 
 
+class RepeatCount(click.ParamType):
+    """--repeat: a count 1 ... 1000, or `auto`."""
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            count = int(value)
+        except ValueError:
+            count = 0
+        if not 1 <= count <= 1000:
+            self.fail(f"{value!r} is neither a count from 1 to 1000 nor auto", param, ctx)
+        return count
+
+
+repeat_options = [
+    click.option("--repeat", type=RepeatCount(), default=1, show_default=True,
+                 help="Run each case N times in a row: every repetition is stored and shown; reports and `compare` "
+                      "give their mean, and their spread (max - min) as its noise. auto: repeat until the 95 % "
+                      "confidence interval of the case's IOPS is within --repeat-ci of its mean (at least 3 times, "
+                      "at most --repeat-max, and no new repeat after --repeat-max-time)."),
+    click.option("--repeat-ci", "repeat_ci_pct", type=click.FloatRange(0.1, 100), default=5.0, show_default=True,
+                 help="With --repeat auto: the target half-width of the 95 % confidence interval, in % of the mean."),
+    click.option("--repeat-max", type=click.IntRange(3, 100), default=10, show_default=True,
+                 help="With --repeat auto: the most repetitions of a case."),
+    click.option("--repeat-max-time", "repeat_max_s", type=Seconds(), default=3600.0, show_default=True,
+                 help="With --repeat auto: no new repetition of a case once its repetitions took this long "
+                      "(seconds, or 30m, 2h)."),
+]
+
+
+def repeat_rule(repeat: int | str, ci_pct: float, max_repeats: int, max_s: float) -> "tuple[int, RepeatRule | None]":
+    """--repeat and its auto options: the count to plan, and the rule that stops early (None: run them all)."""
+    from ptsbench.confidence import RepeatRule
+
+    if repeat != "auto":
+        return int(repeat), None
+    return max_repeats, RepeatRule(ci_pct, max_repeats, max_s)
+
+
 def _common_options(function: click.decorators.FC) -> click.decorators.FC:
     decorators = [
         click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
@@ -71,9 +114,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
                      default=1000, show_default=True, help=LOG_INTERVAL_HELP),
         click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
         click.option("--hosts", "hosts_spec", metavar="HOSTS", help=HOSTS_HELP),
-        click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
-                     help="Run each case N times in a row: every repetition is stored and shown; reports and "
-                          "`compare` give their mean, and their spread (max - min) as its noise."),
+        *repeat_options,
         REPORT_OPTION,
         images_option("With --report: "),
         click.option("--keep-files", is_flag=True,
@@ -103,8 +144,9 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
         allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-        repeat: int, make_report: bool, images: tuple[str, ...], keep_files: bool, drop_fraction: float,
-        drop_seconds: int, min_fraction: float | None) -> Path | None:
+        repeat: int | str, repeat_ci_pct: float, repeat_max: int, repeat_max_s: float, make_report: bool,
+        images: tuple[str, ...], keep_files: bool, drop_fraction: float, drop_seconds: int,
+        min_fraction: float | None) -> Path | None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -119,6 +161,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     from ptsbench.target.target import check_free_space
 
     check_images(make_report, images)
+    count, rule = repeat_rule(repeat, repeat_ci_pct, repeat_max, repeat_max_s)
     one_line(*jobs, what="JOBS")
     one_line(*targets, what="--target")
     one_line(size, ioengine, what="--size/--ioengine")
@@ -135,8 +178,8 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     return _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
                     log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
                     make_report=make_report, images=images,
-                    drops=drop_settings(drop_fraction, drop_seconds, min_fraction), repeat=repeat,
-                    keep_files=keep_files)
+                    drops=drop_settings(drop_fraction, drop_seconds, min_fraction), repeat=count,
+                    keep_files=keep_files, auto=rule)
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -164,8 +207,9 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
           destructive: bool, allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool,
-          hosts_spec: str | None, repeat: int, make_report: bool, images: tuple[str, ...], keep_files: bool,
-          drop_fraction: float, drop_seconds: int, min_fraction: float | None) -> Path | None:
+          hosts_spec: str | None, repeat: int | str, repeat_ci_pct: float, repeat_max: int, repeat_max_s: float,
+          make_report: bool, images: tuple[str, ...], keep_files: bool, drop_fraction: float, drop_seconds: int,
+          min_fraction: float | None) -> Path | None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -175,12 +219,14 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
       ptsbench quick
       ptsbench quick /mnt/data --runtime 10
       ptsbench quick /mnt/data --repeat 3
+      ptsbench quick /mnt/data --repeat auto --repeat-ci 2
       ptsbench quick /dev/sdb --destructive --format csv
       ptsbench quick /mnt/data --hosts hosts.txt
     """
     if hosts_spec and target is None:
         raise click.UsageError("quick --hosts needs TARGET: a folder, file or device path that exists on every host")
     check_images(make_report, images)
+    count, rule = repeat_rule(repeat, repeat_ci_pct, repeat_max, repeat_max_s)
     one_line(target, what="TARGET")
     one_line(size, what="--size")
     one_line(str(out) if out else None, what="--out")
@@ -196,7 +242,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     try:
         return _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir,
                       (destructive, allow_mounted), log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report,
-                      drop_settings(drop_fraction, drop_seconds, min_fraction), repeat, keep_files, images)
+                      drop_settings(drop_fraction, drop_seconds, min_fraction), count, keep_files, images, rule)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -211,7 +257,7 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
            fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool,
            drops: dict[str, float | None], repeat: int = 1, keep_files: bool = False,
-           images: Sequence[str] = ()) -> Path | None:
+           images: Sequence[str] = (), auto: "RepeatRule | None" = None) -> Path | None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, resolve_targets
@@ -244,7 +290,7 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
         return _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
                         log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
                         prepared=(job_path.name,), make_report=make_report, images=images, drops=drops,
-                        repeat=repeat, keep_files=keep_files)
+                        repeat=repeat, keep_files=keep_files, auto=auto)
     finally:
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
@@ -311,7 +357,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
              drops: dict[str, float | None] | None = None, repeat: int = 1, keep_files: bool = False,
-             images: Sequence[str] = ()) -> Path | None:
+             images: Sequence[str] = (), auto: "RepeatRule | None" = None) -> Path | None:
     """Run the planned cases into their run directory and return it (None for a dry run)."""
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
@@ -343,17 +389,21 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             "kind": "run", "name": name, "job_files": [str(p) for p in paths],
             "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
             **manifest_settings(overrides, log_interval_ms, parallel), "repeat": repeat, "expected_duration_s": total_s,
+            **(auto.as_manifest() if auto else {}),
             **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
             "cases": [case.dir_name for case in cases], "status": "running", "drops": drops,
         }, prepared)
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
         try:
             with TerminalProgress() as progress:
-                records = run_cases(store, cases, parallel, progress, hosts)
+                records = run_cases(store, cases, parallel, progress, hosts, _auto_repeat(store, auto))
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
             _finish_interrupted(store, output_format)
             raise
+        if auto:  # the repetitions the rule left out never ran: the run's cases are those that did
+            ran = {record.index for record in records}
+            store.update_manifest(cases=[case.dir_name for case in cases if case.index in ran])
         store.update_manifest(status="done")
     _finish(store, result_rows(records), output_format, grid=name == "quick", make_report=make_report, images=images)
     from ptsbench.drops.stored import stored_rule
@@ -439,12 +489,31 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
         raise JobFileError(rejected[0].rejected, "fix the job file")
 
 
+def _auto_repeat(store: "RunStore", rule: "RepeatRule | None") -> "AutoRepeat | None":
+    from ptsbench.confidence import AutoRepeat
+
+    return AutoRepeat(rule, store, lambda line: click.echo(line, err=True)) if rule else None
+
+
 def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False,
             make_report: bool = False, images: Sequence[str] = ()) -> None:
     from ptsbench.report.core.terminal import print_rows
 
     print_rows(rows, output_format, grid=grid)
+    if output_format == "table":
+        print_repeat_auto(store)
     end_report(store.root, make_report, images)
+
+
+def print_repeat_auto(store: "RunStore") -> None:
+    """With --repeat auto: each case's interval and why its repeats stopped, after the results."""
+    from ptsbench.case_records import load_records
+    from ptsbench.report.core.terminal import print_model_tables
+    from ptsbench.report.glance import repeat_auto_table
+
+    table = repeat_auto_table(load_records(store), store.manifest)
+    if table is not None:
+        print_model_tables([table])
 
 
 def _finish_interrupted(store: "RunStore", output_format: str) -> None:
