@@ -138,3 +138,42 @@ def test_quick_repeats_to_a_confidence_and_bad_counts_are_refused(tmp_path: Path
         refused = run_cli("run", str(tmp_path / "x.fio"), "--repeat", bad)
         assert refused.returncode == 2 and "neither a count from 1 to 1000 nor auto" in refused.stderr
         assert "Traceback" not in refused.stderr
+
+
+def test_sweep_repeats_each_cell_to_a_confidence_and_resumes_from_the_stored_loops(tmp_path: Path) -> None:
+    run = tmp_path / "sweep"
+    done = run_cli("sweep", str(tmp_path / "data.bin"), "--size", "8M", "--rw", "randread", "--bs", "4k",
+                   "--iodepth", "1,2", "--numjobs", "1", "--runtime", "0.5", "--ioengine", "null", "--set",
+                   "rate_iops=4000", "--out", str(run), "--repeat", "auto", "--repeat-ci", "2")
+    assert done.returncode == 0, done.stderr
+    cells = ("randread-4k-qd1-nj1", "randread-4k-qd2-nj1")
+
+    def check_loops() -> list[str]:
+        """Each cell's stored loops are the first ones planned (10 a cell: 001-010, 011-020), as many as the rule
+        replayed on their stored values asks; the manifest names the same reason."""
+        names = sorted(path.name for path in (run / "cases").iterdir())
+        repetitions, manifest = stored(run)
+        for start, cell in zip((1, 11), cells, strict=True):
+            mine = [name for name in names if name[4:].split("-loop")[0] == cell]
+            values = [{"read": one[next(iter(one))]} for one, name in zip(repetitions, names, strict=True)
+                      if name in mine]
+            count, reason = expected_count(values, 2.0, 10)
+            assert mine == [f"{start + n:03d}-{cell}{f'-loop{n + 1}' if n else ''}" for n in range(count)]
+            assert manifest["repeat_stops"][cell] == reason
+        return names
+
+    names = check_loops()
+    assert len(names) < 20  # the premise: fio's rate held the IOPS within 2 % before the cap
+    # a run killed before its last loop of the second cell was stored: resume decides again from the stored loops
+    import shutil
+
+    shutil.rmtree(run / "cases" / names[-1])
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["repeat_stops"].pop(cells[1])
+    (run / "manifest.json").write_text(json.dumps({**manifest, "status": "interrupted"}))
+    resumed = run_cli("resume", str(run))
+    assert resumed.returncode == 0, resumed.stderr
+    assert check_loops()[: len(names) - 1] == names[:-1]
+    refused = run_cli("sweep", str(tmp_path / "data.bin"), "--rw", "randread", "--bs", "4k", "--iodepth", "1",
+                      "--numjobs", "1", "--loops", "2", "--repeat", "auto", "--dry-run")
+    assert refused.returncode == 2 and "--repeat auto chooses how often each cell runs" in refused.stderr

@@ -3,6 +3,7 @@ stated percentage of the mean, or a cap on repeats or time stops it. The decisio
 only, so a report can recompute and show it from the run directory."""
 
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +25,13 @@ def base_case_name(name: str, repetition: int) -> str:
     """The case's name without its repetition suffix (-r1, -r2, ...)."""
     suffix = f"-r{repetition}"
     return name[: -len(suffix)] if repetition and name.endswith(suffix) else name
+
+
+def repeat_group(name: str, repetition: int, sweep: bool = False) -> str:
+    """The case a repetition belongs to: its name without -rN (run, quick) or, in a sweep, without its cell's
+    -loopN (the first loop has none) before any @tN; a sweep's per-cell precondition belongs to its cell's group."""
+    name = base_case_name(name, repetition)
+    return re.sub(r"-loop\d+(?=@t\d+$|$)", "", name) if sweep else name
 
 
 def t975(degrees: int) -> float:
@@ -89,7 +97,8 @@ def case_values(record: Any) -> Values | None:
     for position, job in enumerate(record.jobs, 1):
         for direction in job.get("directions", ()):
             if direction.get("iops"):
-                name = f"{job.get('name')} {direction.get('direction')}"
+                job_name = repeat_group(str(job.get("name")), 0, sweep=True)  # a sweep's job is named by its loop
+                name = f"{job_name} {direction.get('direction')}"
                 found[name if name not in found else f"{name} (job {position})"] = float(direction["iops"])
     return found or None
 

@@ -495,6 +495,17 @@ def _auto_repeat(store: "RunStore", rule: "RepeatRule | None") -> "AutoRepeat | 
     return AutoRepeat(rule, store, lambda line: click.echo(line, err=True)) if rule else None
 
 
+def stored_rule_of(store: "RunStore") -> "AutoRepeat | None":
+    """The --repeat auto rule a run's manifest holds (a sweep, also when resumed), ready to decide; None without."""
+    from ptsbench.confidence import RepeatRule
+
+    manifest = store.manifest
+    if manifest.get("repeat") != "auto":
+        return None
+    return _auto_repeat(store, RepeatRule(float(manifest["repeat_ci_pct"]), int(manifest["repeat_max"]),
+                                          float(manifest["repeat_max_s"])))
+
+
 def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False,
             make_report: bool = False, images: Sequence[str] = ()) -> None:
     from ptsbench.report.core.terminal import print_rows

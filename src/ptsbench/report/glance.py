@@ -170,14 +170,16 @@ def repetitions_table(rows: Sequence[Any]) -> Table | None:
 def repeat_auto_table(records: Sequence[Any], manifest: Mapping[str, Any]) -> Table | None:
     """With --repeat auto: per case the repetitions run, the 95 % confidence interval of its widest value (IOPS of a
     job and direction) computed from the stored cells, and why the repeats stopped; None otherwise."""
-    from ptsbench.confidence import Values, base_case_name, case_values, widest
+    from ptsbench.confidence import Values, case_values, repeat_group, widest
 
     if manifest.get("repeat") != "auto":
         return None
     stops = manifest.get("repeat_stops") or {}
     cases: dict[str, list[Values | None]] = {}
+    sweep = manifest.get("kind") == "sweep"
     for record in records:
-        cases.setdefault(base_case_name(record.name, record.repetition), []).append(case_values(record))
+        if not (sweep and record.name.startswith("precondition")):
+            cases.setdefault(repeat_group(record.name, record.repetition, sweep), []).append(case_values(record))
     table_rows = []
     for base, repetitions in cases.items():
         found = widest(repetitions)
