@@ -247,9 +247,28 @@ def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any], span: 
         change[key] = end - start if isinstance(start, int) and isinstance(end, int) else None
     thermal = [change[key] for key in THROTTLE_KEYS if change[key] is not None]
     change["throttled"] = any(value > 0 for value in thermal) if thermal else None
+    change["critical_warning_new"] = new_warnings(before.get("critical_warning"), after.get("critical_warning"))
     change["waf"] = write_amplification(before, after, span)
     change.update(monitor_change(before, after))  # the drive's OCP C3h latency monitor: its counters' increase
     return change
+
+
+# the NVMe SMART / Health log's critical warning bits (NVMe base specification, log page 02h, byte 0)
+CRITICAL_WARNING_BITS = ("spare below threshold", "temperature beyond a threshold", "reliability degraded",
+                         "read-only media", "volatile memory backup failed", "persistent memory region read-only")
+
+
+def warning_names(value: int) -> list[str]:
+    """The critical warning bits set in `value`, by name (an unnamed bit by its number)."""
+    return [CRITICAL_WARNING_BITS[bit] if bit < len(CRITICAL_WARNING_BITS) else f"bit {bit}"
+            for bit in range(8) if value >> bit & 1]
+
+
+def new_warnings(before: Any, after: Any) -> list[str] | None:
+    """The critical warnings set after a span that were not set before it, by name; None when either is unknown."""
+    if not isinstance(before, int) or not isinstance(after, int):
+        return None
+    return warning_names(after & ~before)
 
 
 HISTORY_KEYS = ("data_written_bytes", "data_units_read", "power_cycles")  # lifetime counters that never go back
