@@ -294,11 +294,13 @@ def test_telemetry_per_round_tells_throttling_apart(tmp_path: Path, fakebin: Cal
     assert marked and all(what.endswith("(THERMAL THROTTLING in window round(s) 2)") and not steady
                           for what, steady in marked)
     profile = tmp_path / "profile.toml"
-    profile.write_text("no_critical_warning = true\nsteady_state = true\n")
+    profile.write_text("no_critical_warning = true\nsteady_state = true\nno_new_errors = true\n")
     from ptsbench.catalog.qualify import judge_profile, load_profile
 
     verdicts = {(v.subject, v.gate): v for v in judge_profile(load_profile(profile), RunStore.open(root))}
     warned = verdicts[("Host idle recovery: steady state (baseline)", "no new critical warning")]
     assert warned.value == "set: temperature beyond a threshold" and not warned.passed and warned.measured
+    errors = verdicts[("Host idle recovery: steady state (baseline)", "no new error log entries")]
+    assert (errors.value, errors.passed) == ("0 new", True)  # the log counts no entries before or after
     assert any(key[0].endswith("(THERMAL THROTTLING in window round(s) 2)") and not verdict.passed
                for key, verdict in verdicts.items())

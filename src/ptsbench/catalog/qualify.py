@@ -13,6 +13,7 @@ A profile is TOML (docs/qualify.md):
     no_throttling = true              # optional: the drive's thermal-throttling counters did not rise
     no_media_errors = true            # optional: its media errors did not rise
     no_critical_warning = true        # optional: no NVMe critical warning bit newly set over a case or phase
+    no_new_errors = true              # optional: the NVMe error log's entry count did not rise
 
     [[workload]]
     values = "randread read"          # the words before the metric that name the run's values, as gates do
@@ -35,7 +36,8 @@ PER_TB = "per tb"
 TB_BYTES = 10**12
 HEALTH = {"no_throttling": ("throttled", "no thermal throttling"),  # key -> (telemetry change, what the line says)
           "no_media_errors": ("media_errors", "no new media errors"),
-          "no_critical_warning": ("critical_warning_new", "no new critical warning")}
+          "no_critical_warning": ("critical_warning_new", "no new critical warning"),
+          "no_new_errors": ("error_log_entries", "no new error log entries")}
 TOP_KEYS = {"name", "source", "min_tail_ios", "steady_state", "compliant", "waf_max", "latency_monitor_max",
             "workload", *HEALTH}
 HINT = "see docs/qualify.md: [[workload]] tables with values = \"randread read\" and targets like iops = \">= 150k\""
@@ -118,8 +120,8 @@ def load_profile(path: Path) -> Profile:
                            "write latency_monitor_max = {\"2\" = 10, \"3\" = 0}")
     flags = {key: document.get(key, False) for key in ("steady_state", "compliant", *HEALTH)}
     if not all(isinstance(flag, bool) for flag in flags.values()):
-        raise ProfileError(f"--profile {path}: steady_state, compliant, no_throttling, no_media_errors and "
-                           "no_critical_warning are true or false", HINT)
+        raise ProfileError(f"--profile {path}: steady_state, compliant, no_throttling, no_media_errors, "
+                           "no_critical_warning and no_new_errors are true or false", HINT)
     if not targets and not any(flags.values()) and waf_max is None and not monitor:  # HEALTH keys are flags
         raise ProfileError(f"--profile {path}: no targets", HINT)
     return Profile(str(document.get("name", path.stem)), str(document.get("source", "")), tuple(targets),

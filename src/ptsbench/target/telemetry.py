@@ -50,6 +50,7 @@ COUNTER_KEYS = (
     "thm_temp1_total_time_s",
     "thm_temp2_total_time_s",
     "media_errors",
+    "error_log_entries",  # the SMART log's count of error information log entries (its lifetime count)
     "data_units_written",
     "data_written_bytes",
     "data_units_read",
@@ -174,6 +175,7 @@ def parse_nvme_smart_log(doc: Mapping[str, Any]) -> dict[str, Any]:
         "thm_temp1_total_time_s": counter_value(doc.get("thm_temp1_total_time")),
         "thm_temp2_total_time_s": counter_value(doc.get("thm_temp2_total_time")),
         "media_errors": counter_value(doc.get("media_errors")),
+        "error_log_entries": counter_value(doc.get("num_err_log_entries")),
         "data_units_written": units,
         "data_written_bytes": units * NVME_DATA_UNIT_BYTES if units is not None else None,
         "data_units_read": counter_value(doc.get("data_units_read")),
@@ -195,6 +197,7 @@ def parse_smartctl(doc: Mapping[str, Any]) -> dict[str, Any]:
             warning_temp_time_min=counter_value(nvme.get("warning_temp_time")),
             critical_temp_time_min=counter_value(nvme.get("critical_comp_time")),
             media_errors=counter_value(nvme.get("media_errors")),
+            error_log_entries=counter_value(nvme.get("num_err_log_entries")),
             data_units_written=units,
             data_written_bytes=units * NVME_DATA_UNIT_BYTES if units is not None else None,
             data_units_read=counter_value(nvme.get("data_units_read")),
