@@ -341,3 +341,31 @@ def test_throttling_and_media_errors_over_a_case_are_judged(
     assert any("no new media errors" in line and " 0 new " in line and " pass " in line for line in lines)
     on_file = run_cli("check", str(request.getfixturevalue("qual_run")), "--profile", str(profile))
     assert on_file.returncode == 4 and "reported no such counter" in on_file.stdout, on_file.stdout
+
+
+@pytest.mark.parametrize(("events", "status"), [((0, 2), 0), ((0, 0), 1)])
+def test_the_ocp_logs_throttling_over_a_case_is_judged(
+        tmp_path: Path, fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest, events: tuple[int, int], status: int) -> None:
+    """The SMART log's thermal counters stay; the OCP C0h log (nvme stand-in) counts two new throttling events, or
+    says the drive is throttling at the case's end: the case throttled, and no_throttling fails."""
+    device = request.getfixturevalue("nvme_loop")
+    smart, ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9 + 10**6))
+    for path, count, now in zip(ocp.split(":"), events, (0, status), strict=True):
+        Path(path).write_text(json.dumps({**json.loads(Path(path).read_text()),
+                                          "Number of Thermal throttling events": count,
+                                          "Current throttling status": now}))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
+    monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
+    store = _run_on(device, tmp_path / "hot")
+    from ptsbench.case_records import load_records
+
+    (record,) = load_records(store)
+    (change,) = [entry["change"] for entry in record.telemetry]
+    assert change["thm_temp1_trans_count"] == 0 and change["warning_temp_time_min"] == 0  # SMART: nothing
+    assert (change["ocp_throttle_events"], change["ocp_throttle_status_end"]) == (events[1], status)
+    assert change["throttled"] is True
+    profile = _profile(tmp_path, "no_throttling = true\n")
+    done = run_cli("check", str(store.root), "--profile", str(profile))
+    assert done.returncode == 1 and any("no thermal throttling" in line and "throttled in 1 of 1" in line
+                                        for line in done.stdout.splitlines()), done.stdout

@@ -56,10 +56,12 @@ COUNTER_KEYS = (
     "data_units_read",
     "power_cycles",
     *MEDIA_COUNTER_KEYS,
+    "ocp_throttle_events",
 )
 TELEMETRY_KEYS = ("source", "device", "command", "note", "temperature_c", "temperature_k", "critical_warning",
-                  *COUNTER_KEYS, "media_source", "media_note", *MONITOR_KEYS)
-THROTTLE_KEYS = ("warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count", "thm_temp2_trans_count")
+                  *COUNTER_KEYS, "ocp_throttle_status", "media_source", "media_note", *MONITOR_KEYS)
+THROTTLE_KEYS = ("warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count", "thm_temp2_trans_count",
+                 "ocp_throttle_events")
 
 # ATA attribute 241 names in smartctl's drive database -> bytes per raw unit (None: the logical sector size)
 _ATA_WRITTEN_UNITS: dict[str, int | None] = {
@@ -249,7 +251,10 @@ def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any], span: 
         start, end = before.get(key), after.get(key)
         change[key] = end - start if isinstance(start, int) and isinstance(end, int) else None
     thermal = [change[key] for key in THROTTLE_KEYS if change[key] is not None]
-    change["throttled"] = any(value > 0 for value in thermal) if thermal else None
+    status = after.get("ocp_throttle_status")  # the OCP log: throttling at the span's end
+    change["ocp_throttle_status_end"] = status
+    known = thermal + ([status] if status is not None else [])
+    change["throttled"] = any(value > 0 for value in known) if known else None
     change["critical_warning_new"] = new_warnings(before.get("critical_warning"), after.get("critical_warning"))
     change["waf"] = write_amplification(before, after, span)
     change.update(monitor_change(before, after))  # the drive's OCP C3h latency monitor: its counters' increase
