@@ -254,6 +254,16 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     assert "bucket 2 <= 0" in lines[0] and " 0 commands " in lines[0] and " pass " in lines[0]
     assert "bucket 3 <= 0" in lines[1] and " 3 commands " in lines[1] and " FAIL " in lines[1]
     assert "read 2, write 1, trim 0" in lines[1]
+    # the host's own latencies of the case (fio's bins): the drive counted IOs at or above 50 ms the host did not
+    from ptsbench.fio.output import parse_jobs
+
+    fio_json = json.loads(next(store.root.glob("cases/*/fio.json")).read_text())
+    slow = {one.direction: sum(n for value, n in one.lat.bins.items() if value >= 50e6)
+            for job in parse_jobs(fio_json) for one in job.directions}
+    assert slow.get("read", 0) < 2 and slow.get("write", 0) < 1, "the premise: no loop-device IO took 50 ms"
+    said = " ".join(" ".join(lines[1:]).split())
+    assert (f"the drive counted 2 read(s) at or above 50 ms (bucket 3 and up), the host {slow.get('read', 0)}: "
+            "the drive saw latencies the host did not") in said, done.stdout
     allowed = run_cli("check", str(store.root), "--profile",
                       str(_profile(tmp_path, 'latency_monitor_max = {"3" = 3}\n')))
     assert allowed.returncode == 0, allowed.stdout

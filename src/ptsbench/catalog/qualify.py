@@ -187,6 +187,7 @@ def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
     """Each case's (PTS: phase's) increase of the drive's C3h bucket counters against the profile's most; NOT
     MEASURED where the drive gave no latency monitor log (its note says why)."""
     verdicts = []
+    beside = _beside_host(store)
     for subject, changes in _telemetry_spans(store):
         increases = [change.get("latency_monitor") for change in changes]
         notes = [str(change.get("latency_monitor_note")) for change in changes if change.get("latency_monitor_note")]
@@ -198,9 +199,21 @@ def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
                 continue
             counts = {op: sum(int(found[bucket][op]) for found in increases if found) for op in OPERATIONS}
             total = sum(counts.values())
+            split = ", ".join(f"{op} {count:,}" for op, count in counts.items())
             verdicts.append(Verdict(text, subject, f"{total:,} commands", f"<= {most:,}", total <= most,
-                                    ", ".join(f"{op} {count:,}" for op, count in counts.items())))
+                                    "; ".join([split, *beside.get(subject, {}).get(bucket, [])])))
     return verdicts
+
+
+def _beside_host(store: Any) -> dict[str, dict[str, list[str]]]:
+    """Case -> bucket -> where the drive's monitor and the host's latencies disagree (catalog/monitor_host.py)."""
+    if store.kind == "pts":
+        return {}
+    from ptsbench.case_records import load_records
+    from ptsbench.catalog.monitor_host import disagreements
+
+    return {record.name: disagreements(store.root / "cases" / f"{record.index:03d}-{record.name}", record.telemetry)
+            for record in load_records(store)}
 
 
 def _health_verdicts(profile: Profile, store: Any) -> list[Verdict]:
