@@ -375,6 +375,10 @@ def test_the_ocp_logs_throttling_over_a_case_is_judged(
     assert change["thm_temp1_trans_count"] == 0 and change["warning_temp_time_min"] == 0  # SMART: nothing
     assert (change["ocp_throttle_events"], change["ocp_throttle_status_end"]) == (events[1], status)
     assert change["throttled"] is True
+    from ptsbench.cli.health import health_lines
+
+    assert health_lines([record]) == [f"ptsbench: {record.name}: {record.telemetry[0]['device']}: THERMAL THROTTLING "
+                                      "during the case"]
     profile = _profile(tmp_path, "no_throttling = true\n")
     done = run_cli("check", str(store.root), "--profile", str(profile))
     assert done.returncode == 1 and any("no thermal throttling" in line and "throttled in 1 of 1" in line

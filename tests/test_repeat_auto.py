@@ -98,6 +98,7 @@ def test_stops_once_the_interval_is_within_the_target(tmp_path: Path) -> None:
     assert (case, count_shown, name, stopped) == ("rated", 3, "randread read", reason)
     assert [mean_shown, half_shown, pct_shown] == pytest.approx([mean, half, 100 * half / mean], rel=1e-3)
     assert "within ±2 %" in done.stdout  # the terminal's table, and show's
+    assert done.stderr.count("no drive log was read for any case") == 1  # three cases, no drive: said once
     shown = run_cli("show", str(tmp_path / "run")).stdout
     assert next(line for line in shown.splitlines() if line.endswith("within ±2 %")).split() == [
         "rated", "3", "randread", "read", f"{mean:,.1f}", f"{half:,.1f}", f"{100 * half / mean:.1f}", "within", "±2",

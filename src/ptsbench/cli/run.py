@@ -14,13 +14,14 @@ import click
 from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
+from ptsbench.cli.repeat import auto_repeat, print_repeat_auto, repeat_options, repeat_rule
 from ptsbench.fio.opens import MAX_LOG_MSEC
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
 
 if TYPE_CHECKING:
     from ptsbench.cases import Case, Overrides
-    from ptsbench.confidence import AutoRepeat, RepeatRule
+    from ptsbench.confidence import RepeatRule
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.report.cases.tables import ResultRow
@@ -54,48 +55,6 @@ def check_images(make_report: bool, images: Sequence[str]) -> None:
     if images and not make_report:
         raise click.UsageError("--images is part of the report: add --report (or later: ptsbench report RUN_DIR "
                                "--images FORMAT)")
-
-
-class RepeatCount(click.ParamType):
-    """--repeat: a count 1 ... 1000, or `auto`."""
-
-    name = "N|auto"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
-        if isinstance(value, int) or value == "auto":
-            return value
-        try:
-            count = int(value)
-        except ValueError:
-            count = 0
-        if not 1 <= count <= 1000:
-            self.fail(f"{value!r} is neither a count from 1 to 1000 nor auto", param, ctx)
-        return count
-
-
-repeat_options = [
-    click.option("--repeat", type=RepeatCount(), default=1, show_default=True,
-                 help="Run each case N times in a row: every repetition is stored and shown; reports and `compare` "
-                      "give their mean, and their spread (max - min) as its noise. auto: repeat until the 95 % "
-                      "confidence interval of the case's IOPS is within --repeat-ci of its mean (at least 3 times, "
-                      "at most --repeat-max, and no new repeat after --repeat-max-time)."),
-    click.option("--repeat-ci", "repeat_ci_pct", type=click.FloatRange(0.1, 100), default=5.0, show_default=True,
-                 help="With --repeat auto: the target half-width of the 95 % confidence interval, in % of the mean."),
-    click.option("--repeat-max", type=click.IntRange(3, 100), default=10, show_default=True,
-                 help="With --repeat auto: the most repetitions of a case."),
-    click.option("--repeat-max-time", "repeat_max_s", type=Seconds(), default=3600.0, show_default=True,
-                 help="With --repeat auto: no new repetition of a case once its repetitions took this long "
-                      "(seconds, or 30m, 2h)."),
-]
-
-
-def repeat_rule(repeat: int | str, ci_pct: float, max_repeats: int, max_s: float) -> "tuple[int, RepeatRule | None]":
-    """--repeat and its auto options: the count to plan, and the rule that stops early (None: run them all)."""
-    from ptsbench.confidence import RepeatRule
-
-    if repeat != "auto":
-        return int(repeat), None
-    return max_repeats, RepeatRule(ci_pct, max_repeats, max_s)
 
 
 def _common_options(function: click.decorators.FC) -> click.decorators.FC:
@@ -396,7 +355,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
         try:
             with TerminalProgress() as progress:
-                records = run_cases(store, cases, parallel, progress, hosts, _auto_repeat(store, auto))
+                records = run_cases(store, cases, parallel, progress, hosts, auto_repeat(store, auto))
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
             _finish_interrupted(store, output_format)
@@ -409,6 +368,9 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     from ptsbench.drops.stored import stored_rule
 
     broken = say_case_drops(store.root, records, *stored_rule(store.manifest))
+    from ptsbench.cli.health import say_health
+
+    say_health(records)
     if any(record.status != "ok" for record in records):
         failed = [record for record in records if record.status != "ok"]
         for record in failed:  # why, in ptsbench's words or fio's (its whole output: fio.stderr)
@@ -489,23 +451,6 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
         raise JobFileError(rejected[0].rejected, "fix the job file")
 
 
-def _auto_repeat(store: "RunStore", rule: "RepeatRule | None") -> "AutoRepeat | None":
-    from ptsbench.confidence import AutoRepeat
-
-    return AutoRepeat(rule, store, lambda line: click.echo(line, err=True)) if rule else None
-
-
-def stored_rule_of(store: "RunStore") -> "AutoRepeat | None":
-    """The --repeat auto rule a run's manifest holds (a sweep, also when resumed), ready to decide; None without."""
-    from ptsbench.confidence import RepeatRule
-
-    manifest = store.manifest
-    if manifest.get("repeat") != "auto":
-        return None
-    return _auto_repeat(store, RepeatRule(float(manifest["repeat_ci_pct"]), int(manifest["repeat_max"]),
-                                          float(manifest["repeat_max_s"])))
-
-
 def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False,
             make_report: bool = False, images: Sequence[str] = ()) -> None:
     from ptsbench.report.core.terminal import print_rows
@@ -514,17 +459,6 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid
     if output_format == "table":
         print_repeat_auto(store)
     end_report(store.root, make_report, images)
-
-
-def print_repeat_auto(store: "RunStore") -> None:
-    """With --repeat auto: each case's interval and why its repeats stopped, after the results."""
-    from ptsbench.case_records import load_records
-    from ptsbench.report.core.terminal import print_model_tables
-    from ptsbench.report.glance import repeat_auto_table
-
-    table = repeat_auto_table(load_records(store), store.manifest)
-    if table is not None:
-        print_model_tables([table])
 
 
 def _finish_interrupted(store: "RunStore", output_format: str) -> None:

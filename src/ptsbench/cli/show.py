@@ -53,6 +53,6 @@ def show(run_dir: Path, output_format: str) -> None:
                title=f"{manifest.get('name', run_dir.name)} ({manifest.get('created_utc')})",
                grid=manifest.get("name") == "quick")
     if output_format == "table":
-        from ptsbench.cli.run import print_repeat_auto
+        from ptsbench.cli.repeat import print_repeat_auto
 
         print_repeat_auto(store)

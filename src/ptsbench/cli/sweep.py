@@ -11,6 +11,7 @@ import click
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
+from ptsbench.cli.repeat import repeat_options, repeat_rule
 from ptsbench.cli.run import (
     HOSTS_HELP,
     LOG_INTERVAL_HELP,
@@ -21,8 +22,6 @@ from ptsbench.cli.run import (
     images_option,
     job_value,
     one_line,
-    repeat_options,
-    repeat_rule,
 )
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
@@ -294,7 +293,8 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
     results, and write the report (`make_report`, with the figures' image files in the `images` formats) or say how
     to."""
     from ptsbench.cases import claim_cases
-    from ptsbench.cli.run import end_report, print_repeat_auto, stored_rule_of
+    from ptsbench.cli.repeat import print_repeat_auto, stored_rule_of
+    from ptsbench.cli.run import end_report
     from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.core.progress import SweepProgress
@@ -326,6 +326,9 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
     from ptsbench.drops.stored import stored_rule
 
     broken = say_case_drops(store.root, stored, *stored_rule(store.manifest))
+    from ptsbench.cli.health import say_health
+
+    say_health(stored)
     if failed:
         click.echo(f"ptsbench: error: failed cells: {', '.join(failed)} (see fio.stderr in {store.root}/cases; "
                    f"`ptsbench resume {store.root}` runs them again)", err=True)
