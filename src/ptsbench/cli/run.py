@@ -368,9 +368,6 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     from ptsbench.drops.stored import stored_rule
 
     broken = say_case_drops(store.root, records, *stored_rule(store.manifest))
-    from ptsbench.cli.health import say_health
-
-    say_health(records)
     if any(record.status != "ok" for record in records):
         failed = [record for record in records if record.status != "ok"]
         for record in failed:  # why, in ptsbench's words or fio's (its whole output: fio.stderr)
@@ -458,6 +455,10 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid
     print_rows(rows, output_format, grid=grid)
     if output_format == "table":
         print_repeat_auto(store)
+    from ptsbench.case_records import load_records
+    from ptsbench.cli.health import say_health
+
+    say_health(load_records(store))  # before the report's line, the run's last
     end_report(store.root, make_report, images)
 
 

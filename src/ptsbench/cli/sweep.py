@@ -322,13 +322,13 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
     print_rows(result_rows(stored), output_format)
     if output_format == "table":
         print_repeat_auto(store)
+    from ptsbench.cli.health import say_health
+
+    say_health(stored)  # before the report's line, the run's last
     end_report(store.root, make_report, images)
     from ptsbench.drops.stored import stored_rule
 
     broken = say_case_drops(store.root, stored, *stored_rule(store.manifest))
-    from ptsbench.cli.health import say_health
-
-    say_health(stored)
     if failed:
         click.echo(f"ptsbench: error: failed cells: {', '.join(failed)} (see fio.stderr in {store.root}/cases; "
                    f"`ptsbench resume {store.root}` runs them again)", err=True)
