@@ -3,6 +3,7 @@ overlaid figures; for case-runner runs (two real null-engine runs, one capped wi
 
 import json
 import shutil
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +221,6 @@ def test_spread_names_the_run_far_from_the_median() -> None:
 
 
 def test_compare_of_five_runs_names_the_outlier(five_runs: list[Path], tmp_path: Path) -> None:
-    import statistics
 
     labels = [path.name for path in five_runs]
     done = run_cli("compare", *map(str, five_runs), "--out", str(tmp_path / "cmp"), "--no-static")
@@ -325,12 +325,14 @@ def test_repeat_stores_every_repetition_and_the_spread(tmp_path: Path) -> None:
     assert all(f"job-r{n}" in done.stdout for n in (1, 2, 3))
     shown = run_cli("show", str(fast)).stdout
     line = next(line for line in shown.splitlines() if line.startswith("randread-4k read "))
-    assert line.split()[2:] == [*(f"{value:,.2f}" for value in (mean, spread, *iops)), "IOPS"]  # values, then unit
+    half = {2: 4.303}[len(iops) - 1] * statistics.stdev(iops) / len(iops) ** 0.5  # Student's t, 95 %
+    assert line.split()[2:] == [*(f"{value:,.2f}" for value in (mean, spread, half)), f"{100 * half / mean:,.1f}",
+                                *(f"{value:,.2f}" for value in iops), "IOPS"]  # values, then unit
     report = load_report(fast)
     table = next(t for t in report.tables() if t.key == "repetitions")
     ((test, unit, *numbers),) = table.rows
     assert (test, unit) == ("randread-4k read", "IOPS")
-    assert numbers == pytest.approx([mean, spread, *iops], rel=1e-12)
+    assert numbers == pytest.approx([mean, spread, half, 100 * half / mean, *iops], rel=1e-3)
     grid = next(t for t in report.tables() if t.key == "grid")
     assert grid.rows[0][3] == pytest.approx(mean, rel=1e-12) and grid.noise[0][3] == pytest.approx(spread, rel=1e-12)
     # compared, the noise is the spread of the repetitions: 100 against 1000 IOPS is far beyond it, a ratio

@@ -268,6 +268,9 @@ def test_telemetry_per_round_tells_throttling_apart(tmp_path: Path, fakebin: Cal
     assert second["telemetry"]["before"] == first["telemetry"]["after"]  # read once between two rounds
     change = second["telemetry"]["change"]
     assert change["throttled"] is True and change["thm_temp1_trans_count"] == 14
+    # the log's critical warning went from 0 to 2 (bit 1) during round 2: named; none new in round 1
+    assert change["critical_warning_new"] == ["temperature beyond a threshold"]
+    assert first["telemetry"]["change"]["critical_warning_new"] == []
     assert (change["temperature_start_c"], change["temperature_end_c"]) == (37, 83)
     assert second["telemetry"]["after"]["command"] == "nvme smart-log /dev/nvme0 -o json"
     reads = [argv for argv in fakebin() if argv[:2] == ["nvme", "smart-log"]]
@@ -277,3 +280,27 @@ def test_telemetry_per_round_tells_throttling_apart(tmp_path: Path, fakebin: Cal
     tables = [block for section in pts_sections(RunStore.open(root)) for block in terminal_blocks(section)
               if isinstance(block, Table) and block.title.startswith("Telemetry")]
     assert tables[0].rows[0][:5] == ("Host idle recovery: steady state (baseline)", 2, 37, 83, "rounds 2")
+    # the throttled round is marked where the phase's window is judged: its source, and no steady state claimed
+    from ptsbench.catalog.gates import run_facts
+    from ptsbench.report.pts.views import load_context
+
+    view = next(view for view in load_context(RunStore.open(root))[1] if view.key == "hir-ss")
+    window = view.result["window_rounds"]
+    assert 2 in window, "the premise: the phase's window holds the throttled round"
+    assert view.throttled_window_rounds() == [2]
+    assert view.source().endswith("; THERMAL THROTTLING in window round(s) 2")
+    marked = [(what, steady) for what, steady in run_facts(RunStore.open(root)).steady if what.startswith(
+        "Host idle recovery: steady state")]
+    assert marked and all(what.endswith("(THERMAL THROTTLING in window round(s) 2)") and not steady
+                          for what, steady in marked)
+    profile = tmp_path / "profile.toml"
+    profile.write_text("no_critical_warning = true\nsteady_state = true\nno_new_errors = true\n")
+    from ptsbench.catalog.qualify import judge_profile, load_profile
+
+    verdicts = {(v.subject, v.gate): v for v in judge_profile(load_profile(profile), RunStore.open(root))}
+    warned = verdicts[("Host idle recovery: steady state (baseline)", "no new critical warning")]
+    assert warned.value == "set: temperature beyond a threshold" and not warned.passed and warned.measured
+    errors = verdicts[("Host idle recovery: steady state (baseline)", "no new error log entries")]
+    assert (errors.value, errors.passed) == ("0 new", True)  # the log counts no entries before or after
+    assert any(key[0].endswith("(THERMAL THROTTLING in window round(s) 2)") and not verdict.passed
+               for key, verdict in verdicts.items())

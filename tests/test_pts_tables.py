@@ -53,6 +53,9 @@ def test_live_lines_of_hir_and_telemetry() -> None:
     assert hir_line(record) == "2 bursts 4,000 IOPS, recovery 2,000 IOPS"  # 4000 IOs in 1 s
     assert telemetry_line(record) == "device 71 C, THERMAL THROTTLING during the round"
     assert telemetry_line({"telemetry": {"change": {"temperature_end_c": None, "throttled": None}}}) == ""
+    warned = {"telemetry": {"change": {"temperature_end_c": 71, "throttled": False, "critical_warning_new": [
+        "spare below threshold", "read-only media"]}}}
+    assert telemetry_line(warned) == "device 71 C, NEW CRITICAL WARNING: spare below threshold, read-only media"
 
 
 def test_a_narrow_terminal_splits_a_wide_table_into_parts_that_name_their_rows() -> None:

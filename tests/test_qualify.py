@@ -254,6 +254,16 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     assert "bucket 2 <= 0" in lines[0] and " 0 commands " in lines[0] and " pass " in lines[0]
     assert "bucket 3 <= 0" in lines[1] and " 3 commands " in lines[1] and " FAIL " in lines[1]
     assert "read 2, write 1, trim 0" in lines[1]
+    # the host's own latencies of the case (fio's bins): the drive counted IOs at or above 50 ms the host did not
+    from ptsbench.fio.output import parse_jobs
+
+    fio_json = json.loads(next(store.root.glob("cases/*/fio.json")).read_text())
+    slow = {one.direction: sum(n for value, n in one.lat.bins.items() if value >= 50e6)
+            for job in parse_jobs(fio_json) for one in job.directions}
+    assert slow.get("read", 0) < 2 and slow.get("write", 0) < 1, "the premise: no loop-device IO took 50 ms"
+    said = " ".join(" ".join(lines[1:]).split())
+    assert (f"the drive counted 2 read(s) at or above 50 ms (bucket 3 and up), the host {slow.get('read', 0)}: "
+            "the drive saw latencies the host did not") in said, done.stdout
     allowed = run_cli("check", str(store.root), "--profile",
                       str(_profile(tmp_path, 'latency_monitor_max = {"3" = 3}\n')))
     assert allowed.returncode == 0, allowed.stdout
@@ -341,3 +351,35 @@ def test_throttling_and_media_errors_over_a_case_are_judged(
     assert any("no new media errors" in line and " 0 new " in line and " pass " in line for line in lines)
     on_file = run_cli("check", str(request.getfixturevalue("qual_run")), "--profile", str(profile))
     assert on_file.returncode == 4 and "reported no such counter" in on_file.stdout, on_file.stdout
+
+
+@pytest.mark.parametrize(("events", "status"), [((0, 2), 0), ((0, 0), 1)])
+def test_the_ocp_logs_throttling_over_a_case_is_judged(
+        tmp_path: Path, fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest, events: tuple[int, int], status: int) -> None:
+    """The SMART log's thermal counters stay; the OCP C0h log (nvme stand-in) counts two new throttling events, or
+    says the drive is throttling at the case's end: the case throttled, and no_throttling fails."""
+    device = request.getfixturevalue("nvme_loop")
+    smart, ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9 + 10**6))
+    for path, count, now in zip(ocp.split(":"), events, (0, status), strict=True):
+        Path(path).write_text(json.dumps({**json.loads(Path(path).read_text()),
+                                          "Number of Thermal throttling events": count,
+                                          "Current throttling status": now}))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
+    monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
+    store = _run_on(device, tmp_path / "hot")
+    from ptsbench.case_records import load_records
+
+    (record,) = load_records(store)
+    (change,) = [entry["change"] for entry in record.telemetry]
+    assert change["thm_temp1_trans_count"] == 0 and change["warning_temp_time_min"] == 0  # SMART: nothing
+    assert (change["ocp_throttle_events"], change["ocp_throttle_status_end"]) == (events[1], status)
+    assert change["throttled"] is True
+    from ptsbench.cli.health import health_lines
+
+    assert health_lines([record]) == [f"ptsbench: {record.name}: {record.telemetry[0]['device']}: THERMAL THROTTLING "
+                                      "during the case"]
+    profile = _profile(tmp_path, "no_throttling = true\n")
+    done = run_cli("check", str(store.root), "--profile", str(profile))
+    assert done.returncode == 1 and any("no thermal throttling" in line and "throttled in 1 of 1" in line
+                                        for line in done.stdout.splitlines()), done.stdout

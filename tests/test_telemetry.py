@@ -116,6 +116,23 @@ def test_real_nvme_cli_counters_are_strings() -> None:
     assert (values["temperature_k"], values["temperature_c"]) == (323, 50)
     assert values["data_units_written"] == 66 and values["data_written_bytes"] == 66 * 512_000
     assert values["media_errors"] == 0 and values["thm_temp1_trans_count"] == 0
+    assert values["error_log_entries"] == 0  # QEMU's log counts no error entries
+
+
+def test_new_error_entries_and_critical_warnings_are_named() -> None:
+    """QEMU 10's SMART log as nvme-cli 2.13 printed it, then the same with three new error log entries and the
+    spare and read-only bits set (bit 1 set before stays unnamed: not new)."""
+    before = parse_nvme_smart_log({**recorded("nvme-cli-2.13-smart-log-qemu-10.json"), "critical_warning": 2})
+    assert before["error_log_entries"] == 0
+    after = parse_nvme_smart_log({**recorded("nvme-cli-2.13-smart-log-qemu-10.json"), "num_err_log_entries": 3,
+                                  "critical_warning": 2 | 1 | 8})
+    change = telemetry_change(before, after)
+    assert change["error_log_entries"] == 3
+    assert change["critical_warning_new"] == ["spare below threshold", "read-only media"]
+    unknown = telemetry_change({**before, "critical_warning": None}, after)
+    assert unknown["critical_warning_new"] is None
+    smartctl = parse_smartctl(recorded("smartctl-7.3-nvme.json"))
+    assert smartctl["error_log_entries"] == 0
 
 
 def test_history_counters_are_read() -> None:

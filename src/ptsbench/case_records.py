@@ -55,10 +55,10 @@ def load_records(store: RunStore) -> list[CaseRecord]:
                              "restore the run directory from a copy, or run it again")
     if not cases_dir.is_dir():
         return []
-    return [_case_record(path) for path in sorted(cases_dir.glob(f"*/{RESULT}"))]
+    return [read_record(path) for path in sorted(cases_dir.glob(f"*/{RESULT}"))]
 
 
-def _case_record(path: Path) -> CaseRecord:
+def read_record(path: Path) -> CaseRecord:
     data = read_json(path)
     try:
         return CaseRecord(**data)

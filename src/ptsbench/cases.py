@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.case_records import RESULT, CaseRecord, job_result_dict
+from ptsbench.confidence import AutoRepeat, base_case_name
 from ptsbench.errors import JobFileError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals, SecondSamples
@@ -431,6 +432,21 @@ def _run_and_report(store: RunStore, case: Case, progress: CaseProgress | None, 
     return record
 
 
+def _repeat(store: RunStore, case: Case, progress: CaseProgress | None, hosts: Sequence[Host],
+            readings: CaseReadings, auto: AutoRepeat | None, cases: Sequence[Case]) -> CaseRecord | None:
+    """Run and store the case, unless --repeat auto has stopped its repetitions (None)."""
+    if auto is None or not case.repetition:
+        return _run_and_report(store, case, progress, hosts, readings)
+    base = base_case_name(case.name, case.repetition)
+    if not auto.wants(base):
+        return None
+    record = _run_and_report(store, case, progress, hosts, readings)
+    last = not any(other.repetition > case.repetition and base_case_name(other.name, other.repetition) == base
+                   for other in cases)
+    auto.finished(base, record, last)
+    return record
+
+
 def _target_key(target: Target | None, hosts: Sequence[Host]) -> tuple[object, ...]:
     """What a target is, whatever its spelling: a device by its number, a file by its inode, a file not yet made by
     its folder's inode and its name (on hosts: the path, which is theirs)."""
@@ -462,10 +478,13 @@ def target_groups(cases: Sequence[Case], hosts: Sequence[Host] = ()) -> list[lis
 def run_cases(
     store: RunStore, cases: Sequence[Case], parallel: bool, progress: CaseProgress | None = None,
     hosts: Sequence[Host] = (), stop_when: Callable[[list[CaseRecord]], bool] | None = None,
+    auto: AutoRepeat | None = None,
 ) -> list[CaseRecord]:
     """Run cases one after another, or (parallel) the targets at once and each target's cases one after another:
     two cases never share a target at once. Every case is stored when it ends. `stop_when` (cases one after
-    another only): asked after each case with the records so far; True leaves the remaining cases unrun.
+    another only): asked after each case with the records so far; True leaves the remaining cases unrun. With
+    `auto` (--repeat auto), a case's remaining planned repetitions are left out once its rule decided
+    (confidence.py).
 
     With hosts, every case runs on all of them at once through fio's client (one fio server per host).
     """
@@ -476,7 +495,9 @@ def run_cases(
         readings = CaseReadings()  # one after another: a case's last reading is the next one's first
         done: list[CaseRecord] = []
         for case in cases:
-            done.append(_run_and_report(store, case, progress, hosts, readings))
+            if (record := _repeat(store, case, progress, hosts, readings, auto, cases)) is None:
+                continue
+            done.append(record)
             if stop_when is not None and stop_when(done):
                 break
         return done
@@ -489,7 +510,9 @@ def run_cases(
             for case in group:
                 if stopping.is_set():
                     return
-                records[case.index] = _run_and_report(store, case, progress, hosts, CaseReadings())  # read afresh
+                record = _repeat(store, case, progress, hosts, CaseReadings(), auto, group)  # read afresh
+                if record is not None:
+                    records[case.index] = record
         except BaseException as error:  # re-raised in the main thread below
             errors.append(error)
 

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
-from ptsbench.case_records import RESULT, CaseRecord
+from ptsbench.case_records import RESULT, CaseRecord, read_record
 from ptsbench.cases import Case, CaseProgress, Overrides, case_job, plan_case, run_case
+from ptsbench.confidence import AutoRepeat, repeat_group
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import jobs
 from ptsbench.fio.opens import JobOpens, parse_job_text, parse_job_texts
@@ -270,9 +271,10 @@ def finished(store: RunStore, case: Case) -> bool:
 
 
 def run_sweep(store: RunStore, cases: Sequence[Case], progress: CaseProgress | None,
-              hosts: Sequence[Host] = ()) -> list[CaseRecord]:
+              hosts: Sequence[Host] = (), auto: AutoRepeat | None = None) -> list[CaseRecord]:
     """Run every unfinished case in order, each stored before the next starts. A case left half-done by a killed
-    run is cleared first, so its folder holds one attempt only."""
+    run is cleared first, so its folder holds one attempt only. With `auto` (--repeat auto) a cell's loops stop
+    once its rule decided; a resume decides again from the finished loops (the time cap counts from the resume)."""
     from ptsbench.hosts.hostlist import write_host_list
     from ptsbench.metrics.board import add_run
 
@@ -281,12 +283,26 @@ def run_sweep(store: RunStore, cases: Sequence[Case], progress: CaseProgress | N
         write_host_list(store.root, hosts)
     records = []
     readings = CaseReadings()  # a cell's last device reading is the next cell's first
-    for case in cases:
+    groups = [_group(case) for case in cases]
+    for position, case in enumerate(cases):
+        group = groups[position]
+        if auto is not None and not auto.wants(group):
+            continue
+        last = auto is not None and group not in groups[position + 1:]
         if finished(store, case):
+            if auto is not None and not case.name.startswith("precondition"):
+                auto.finished(group, read_record(store.root / "cases" / case.dir_name / RESULT), last)
             continue
         shutil.rmtree(store.root / "cases" / case.dir_name, ignore_errors=True)
         record = run_case(store, case, progress.start(case) if progress else None, readings, hosts)
         if progress:
             progress.finish(case, record)
         records.append(record)
+        if auto is not None and not case.name.startswith("precondition"):
+            auto.finished(group, record, last)
     return records
+
+
+def _group(case: Case) -> str:
+    """The --repeat auto group of a sweep's case: its cell without the loop (a cell's precondition with it)."""
+    return repeat_group(case.name.removeprefix("precondition-"), 0, sweep=True)

@@ -273,8 +273,11 @@ def run_facts(store: Any) -> RunFacts:
 
         steady = []
         for view in load_context(store)[1]:
+            throttled = view.throttled_window_rounds()  # a window the drive throttled in claims no steady state
+            marked = f" (THERMAL THROTTLING in window round(s) {', '.join(map(str, throttled))})" if throttled else ""
             for label, determined in determination_of(view).items():
-                steady.append((f"{view.plan['title']}: {label}", bool(determined.get("steady"))))
+                steady.append((f"{view.plan['title']}: {label}{marked}",
+                               bool((determined or {}).get("steady")) and not throttled))
         compliance = store.manifest.get("compliance") or {}
         return RunFacts(tuple(steady), bool(compliance.get("compliant")), tuple(compliance.get("reasons") or ()))
     from ptsbench.case_records import load_records

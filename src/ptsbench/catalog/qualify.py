@@ -12,6 +12,8 @@ A profile is TOML (docs/qualify.md):
                                       # may count over each case or phase (read + write + trim)
     no_throttling = true              # optional: the drive's thermal-throttling counters did not rise
     no_media_errors = true            # optional: its media errors did not rise
+    no_critical_warning = true        # optional: no NVMe critical warning bit newly set over a case or phase
+    no_new_errors = true              # optional: the NVMe error log's entry count did not rise
 
     [[workload]]
     values = "randread read"          # the words before the metric that name the run's values, as gates do
@@ -33,7 +35,9 @@ from ptsbench.target.latency_monitor import BUCKETS, OPERATIONS
 PER_TB = "per tb"
 TB_BYTES = 10**12
 HEALTH = {"no_throttling": ("throttled", "no thermal throttling"),  # key -> (telemetry change, what the line says)
-          "no_media_errors": ("media_errors", "no new media errors")}
+          "no_media_errors": ("media_errors", "no new media errors"),
+          "no_critical_warning": ("critical_warning_new", "no new critical warning"),
+          "no_new_errors": ("error_log_entries", "no new error log entries")}
 TOP_KEYS = {"name", "source", "min_tail_ios", "steady_state", "compliant", "waf_max", "latency_monitor_max",
             "workload", *HEALTH}
 HINT = "see docs/qualify.md: [[workload]] tables with values = \"randread read\" and targets like iops = \">= 150k\""
@@ -116,8 +120,8 @@ def load_profile(path: Path) -> Profile:
                            "write latency_monitor_max = {\"2\" = 10, \"3\" = 0}")
     flags = {key: document.get(key, False) for key in ("steady_state", "compliant", *HEALTH)}
     if not all(isinstance(flag, bool) for flag in flags.values()):
-        raise ProfileError(f"--profile {path}: steady_state, compliant, no_throttling and no_media_errors are true "
-                           "or false", HINT)
+        raise ProfileError(f"--profile {path}: steady_state, compliant, no_throttling, no_media_errors, "
+                           "no_critical_warning and no_new_errors are true or false", HINT)
     if not targets and not any(flags.values()) and waf_max is None and not monitor:  # HEALTH keys are flags
         raise ProfileError(f"--profile {path}: no targets", HINT)
     return Profile(str(document.get("name", path.stem)), str(document.get("source", "")), tuple(targets),
@@ -183,6 +187,7 @@ def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
     """Each case's (PTS: phase's) increase of the drive's C3h bucket counters against the profile's most; NOT
     MEASURED where the drive gave no latency monitor log (its note says why)."""
     verdicts = []
+    beside = _beside_host(store)
     for subject, changes in _telemetry_spans(store):
         increases = [change.get("latency_monitor") for change in changes]
         notes = [str(change.get("latency_monitor_note")) for change in changes if change.get("latency_monitor_note")]
@@ -194,9 +199,21 @@ def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
                 continue
             counts = {op: sum(int(found[bucket][op]) for found in increases if found) for op in OPERATIONS}
             total = sum(counts.values())
+            split = ", ".join(f"{op} {count:,}" for op, count in counts.items())
             verdicts.append(Verdict(text, subject, f"{total:,} commands", f"<= {most:,}", total <= most,
-                                    ", ".join(f"{op} {count:,}" for op, count in counts.items())))
+                                    "; ".join([split, *beside.get(subject, {}).get(bucket, [])])))
     return verdicts
+
+
+def _beside_host(store: Any) -> dict[str, dict[str, list[str]]]:
+    """Case -> bucket -> where the drive's monitor and the host's latencies disagree (catalog/monitor_host.py)."""
+    if store.kind == "pts":
+        return {}
+    from ptsbench.case_records import load_records
+    from ptsbench.catalog.monitor_host import disagreements
+
+    return {record.name: disagreements(store.root / "cases" / f"{record.index:03d}-{record.name}", record.telemetry)
+            for record in load_records(store)}
 
 
 def _health_verdicts(profile: Profile, store: Any) -> list[Verdict]:
@@ -214,6 +231,10 @@ def _health_verdicts(profile: Profile, store: Any) -> list[Verdict]:
                 count = sum(bool(found) for found in known)
                 verdicts.append(Verdict(text, subject, f"throttled in {count} of {len(known)}" if count else
                                         "not throttled", text, not count, f"{len(known)} reading span(s)"))
+            elif field == "critical_warning_new":
+                names = list(dict.fromkeys(name for found in known for name in found))
+                verdicts.append(Verdict(text, subject, "set: " + ", ".join(names) if names else "none new", text,
+                                        not names, f"{len(known)} reading span(s)"))
             else:
                 rise: int = sum(int(found) for found in known)
                 verdicts.append(Verdict(text, subject, f"{rise:,} new", text, rise == 0))

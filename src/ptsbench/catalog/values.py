@@ -169,7 +169,7 @@ def pts_values(views: Iterable[Any]) -> list[Value]:
 def case_values(rows: Iterable[Any]) -> list[Value]:
     """Every job and direction of a case run or sweep (ResultRow-like rows); failed rows have no values. A case run
     with --repeat gives each value once: the mean of its repetitions, their spread (max - min) as its noise."""
-    from ptsbench.report.fleet_members import base_case_name
+    from ptsbench.confidence import base_case_name
 
     samples: dict[tuple[str, str], tuple[str, list[float]]] = {}
     evidence: dict[str, list[tuple[int | None, int | None]]] = {}

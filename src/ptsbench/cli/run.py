@@ -15,6 +15,7 @@ from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
 from ptsbench.cli.metrics import metrics_options
+from ptsbench.cli.repeat import auto_repeat, print_repeat_auto, repeat_options, repeat_rule
 from ptsbench.fio.opens import MAX_LOG_MSEC
 from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import fio_size_text
@@ -22,6 +23,7 @@ from ptsbench.units import fio_size_text
 if TYPE_CHECKING:
     from ptsbench.case_records import CaseRecord
     from ptsbench.cases import Case, Overrides
+    from ptsbench.confidence import RepeatRule
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.report.cases.tables import ResultRow
@@ -73,9 +75,7 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
                      default=1000, show_default=True, help=LOG_INTERVAL_HELP),
         click.option("--dry-run", is_flag=True, help="Print each case's job file and fio command; run nothing."),
         click.option("--hosts", "hosts_spec", metavar="HOSTS", help=HOSTS_HELP),
-        click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
-                     help="Run each case N times in a row: every repetition is stored and shown; reports and "
-                          "`compare` give their mean, and their spread (max - min) as its noise."),
+        *repeat_options,
         REPORT_OPTION,
         images_option("With --report: "),
         click.option("--keep-files", is_flag=True,
@@ -106,8 +106,9 @@ def _common_options(function: click.decorators.FC) -> click.decorators.FC:
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
         ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
         allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-        repeat: int, make_report: bool, images: tuple[str, ...], keep_files: bool, drop_fraction: float,
-        drop_seconds: int, min_fraction: float | None) -> Path | None:
+        repeat: int | str, repeat_ci_pct: float, repeat_max: int, repeat_max_s: float, make_report: bool,
+        images: tuple[str, ...], keep_files: bool, drop_fraction: float, drop_seconds: int,
+        min_fraction: float | None) -> Path | None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -122,6 +123,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     from ptsbench.target.target import check_free_space
 
     check_images(make_report, images)
+    count, rule = repeat_rule(repeat, repeat_ci_pct, repeat_max, repeat_max_s)
     one_line(*jobs, what="JOBS")
     one_line(*targets, what="--target")
     one_line(size, ioengine, what="--size/--ioengine")
@@ -138,8 +140,8 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     return _execute(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
                     log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
                     make_report=make_report, images=images,
-                    drops=drop_settings(drop_fraction, drop_seconds, min_fraction), repeat=repeat,
-                    keep_files=keep_files)
+                    drops=drop_settings(drop_fraction, drop_seconds, min_fraction), repeat=count,
+                    keep_files=keep_files, auto=rule)
 
 
 def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
@@ -168,8 +170,9 @@ def _hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool
 @_common_options
 def quick(target: str | None, runtime_s: float, size: str | None, output_format: str, out: Path | None,
           destructive: bool, allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool,
-          hosts_spec: str | None, repeat: int, make_report: bool, images: tuple[str, ...], keep_files: bool,
-          drop_fraction: float, drop_seconds: int, min_fraction: float | None) -> Path | None:
+          hosts_spec: str | None, repeat: int | str, repeat_ci_pct: float, repeat_max: int, repeat_max_s: float,
+          make_report: bool, images: tuple[str, ...], keep_files: bool, drop_fraction: float, drop_seconds: int,
+          min_fraction: float | None) -> Path | None:
     """CrystalDiskMark-style preset: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write.
 
     Without TARGET, a scratch file in the run directory is used and removed afterwards.
@@ -179,12 +182,14 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
       ptsbench quick
       ptsbench quick /mnt/data --runtime 10
       ptsbench quick /mnt/data --repeat 3
+      ptsbench quick /mnt/data --repeat auto --repeat-ci 2
       ptsbench quick /dev/sdb --destructive --format csv
       ptsbench quick /mnt/data --hosts hosts.txt
     """
     if hosts_spec and target is None:
         raise click.UsageError("quick --hosts needs TARGET: a folder, file or device path that exists on every host")
     check_images(make_report, images)
+    count, rule = repeat_rule(repeat, repeat_ci_pct, repeat_max, repeat_max_s)
     one_line(target, what="TARGET")
     one_line(size, what="--size")
     one_line(str(out) if out else None, what="--out")
@@ -200,7 +205,7 @@ def quick(target: str | None, runtime_s: float, size: str | None, output_format:
     try:
         return _quick(target, target_path, scratch, runtime_s, size, output_format, run_dir,
                       (destructive, allow_mounted), log_interval_ms, fio_lat_log, dry_run, hosts_spec, make_report,
-                      drop_settings(drop_fraction, drop_seconds, min_fraction), repeat, keep_files, images)
+                      drop_settings(drop_fraction, drop_seconds, min_fraction), count, keep_files, images, rule)
     finally:
         if scratch:
             Path(target_path).unlink(missing_ok=True)
@@ -215,7 +220,7 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
            output_format: str, run_dir: Path, permission: tuple[bool, bool], log_interval_ms: int,
            fio_lat_log: bool, dry_run: bool, hosts_spec: str | None, make_report: bool,
            drops: dict[str, float | None], repeat: int = 1, keep_files: bool = False,
-           images: Sequence[str] = ()) -> Path | None:
+           images: Sequence[str] = (), auto: "RepeatRule | None" = None) -> Path | None:
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, resolve_targets
@@ -248,7 +253,7 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
         return _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
                         log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
                         prepared=(job_path.name,), make_report=make_report, images=images, drops=drops,
-                        repeat=repeat, keep_files=keep_files)
+                        repeat=repeat, keep_files=keep_files, auto=auto)
     finally:
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
@@ -316,10 +321,10 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
              fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
              drops: dict[str, float | None] | None = None, repeat: int = 1, keep_files: bool = False,
              images: Sequence[str] = (), stop_when: "Callable[[list[CaseRecord]], bool] | None" = None,
-             manifest: "dict[str, Any] | None" = None) -> Path | None:
+             manifest: "dict[str, Any] | None" = None, auto: "RepeatRule | None" = None) -> Path | None:
     """Run the planned cases into their run directory and return it (None for a dry run). `stop_when`: asked after
     each case (cases in turn), True ends the run there (the manifest then names the cases that ran); `manifest`:
-    more fields for it."""
+    more fields for it; `auto`: --repeat auto's rule."""
     from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
@@ -350,15 +355,17 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             "kind": "run", "name": name, "job_files": [str(p) for p in paths],
             "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
             **manifest_settings(overrides, log_interval_ms, parallel), "repeat": repeat, "expected_duration_s": total_s,
+            **(auto.as_manifest() if auto else {}),
             **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
             "cases": [case.dir_name for case in cases], "status": "running", "drops": drops, **(manifest or {}),
         }, prepared)
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
         try:
             with TerminalProgress() as progress:
-                records = run_cases(store, cases, parallel, progress, hosts, stop_when)
-            if len(records) < len(cases):  # stopped early: the cases left are not part of the run
-                store.update_manifest(cases=[case.dir_name for case in cases[:len(records)]])
+                records = run_cases(store, cases, parallel, progress, hosts, stop_when, auto_repeat(store, auto))
+            if len(records) < len(cases):  # stopped early, or repetitions the rule left out: the run's cases ran
+                ran = {record.index for record in records}
+                store.update_manifest(cases=[case.dir_name for case in cases if case.index in ran])
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
             _finish_interrupted(store, output_format)
@@ -468,6 +475,12 @@ def _finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid
     from ptsbench.report.core.terminal import print_rows
 
     print_rows(rows, output_format, grid=grid)
+    if output_format == "table":
+        print_repeat_auto(store)
+    from ptsbench.case_records import load_records
+    from ptsbench.cli.health import say_health
+
+    say_health(load_records(store))  # before the report's line, the run's last
     end_report(store.root, make_report, images)
 
 

@@ -57,3 +57,7 @@ def show(run_dir: Path, output_format: str) -> None:
     print_rows(result_rows(load_records(store)), output_format,
                title=f"{manifest.get('name', run_dir.name)} ({manifest.get('created_utc')})",
                grid=manifest.get("name") == "quick")
+    if output_format == "table":
+        from ptsbench.cli.repeat import print_repeat_auto
+
+        print_repeat_auto(store)

@@ -12,6 +12,7 @@ from ptsbench.cli import Finite, Seconds, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
 from ptsbench.cli.metrics import metrics_options
+from ptsbench.cli.repeat import repeat_options, repeat_rule
 from ptsbench.cli.run import (
     HOSTS_HELP,
     LOG_INTERVAL_HELP,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ptsbench.cases import Case
+    from ptsbench.confidence import RepeatRule
     from ptsbench.hosts.hostlist import Host
     from ptsbench.store import RunStore
     from ptsbench.sweep import SweepSpec
@@ -135,6 +137,10 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
 @REPORT_OPTION
 @images_option("With --report: ")
 @drop_options
+@repeat_options[0]
+@repeat_options[1]
+@repeat_options[2]
+@repeat_options[3]
 def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str, rwmixread: str | None,
           runtime_s: float, ramp_time_s: float | None, loops: int, size: str | None, ioengine: str | None,
           direct: int, ss: str | None, ss_dur_s: float | None, ss_ramp_s: float | None, precondition: Path | None,
@@ -142,7 +148,8 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
           destructive: bool,
           allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
           lat_bound: str, lat_percentile: str, make_report: bool, images: tuple[str, ...], drop_fraction: float,
-          drop_seconds: int, min_fraction: float | None) -> Path | None:
+          drop_seconds: int, min_fraction: float | None, repeat: int | str, repeat_ci_pct: float, repeat_max: int,
+          repeat_max_s: float) -> Path | None:
     """Sweep targets over a matrix of rw x block size x read mix x numjobs x iodepth; every cell is a fio run
     stored with its job file, command line, json+ and logs. `ptsbench resume RUN_DIR` continues a killed sweep.
 
@@ -156,6 +163,14 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     from ptsbench.sweep import RW_CHOICES, SweepSpec, check_spec
 
     check_images(make_report, images)
+    if repeat != "auto" and repeat != 1:
+        raise PtsbenchError(f"sweep --repeat {repeat}: a sweep repeats its cells with --loops N",
+                            "use --loops N, or --repeat auto")
+    if repeat == "auto" and loops > 1:
+        raise PtsbenchError("--repeat auto chooses how often each cell runs: it cannot go with --loops",
+                            "give one of them (--repeat-max caps the loops of --repeat auto)")
+    count, rule = repeat_rule(repeat, repeat_ci_pct, repeat_max, repeat_max_s)
+    loops = count if rule else loops
     rw_values = _texts(rw, "--rw")
     unknown = [value for value in rw_values if value not in RW_CHOICES]
     if unknown:
@@ -184,7 +199,7 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
     job_value(ioengine, "--ioengine")
     return _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
                   dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format, make_report,
-                  drop_settings(drop_fraction, drop_seconds, min_fraction), images)
+                  drop_settings(drop_fraction, drop_seconds, min_fraction), images, rule)
 
 
 def lat_bound_us(bound: str) -> float:
@@ -216,7 +231,8 @@ def _report_settings(bound: str, percentile: str) -> dict[str, object]:
 def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out: Path | None,
            permission: tuple[bool, bool], log_interval_ms: int, fio_lat_log: bool, dry_run: bool,
            hosts_spec: str | None, report: dict[str, object], output_format: str, make_report: bool,
-           drops: dict[str, float | None], images: tuple[str, ...] = ()) -> Path | None:
+           drops: dict[str, float | None], images: tuple[str, ...] = (), rule: "RepeatRule | None" = None,
+           ) -> Path | None:
     from dataclasses import replace
 
     from ptsbench.cases import resolve_targets
@@ -265,6 +281,7 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
                   "report": report, "report_at_end": make_report, "report_images": list(images)},
         **({"hosts": [asdict(info) for info in infos]} if hosts else
            {"device_identities": {t.path: start_record(t.path) for t in resolved if t.kind == "block"}}),
+        **(rule.as_manifest() if rule else {}),
     })
     write_job_files(store.root, texts)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
@@ -278,6 +295,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
     results, and write the report (`make_report`, with the figures' image files in the `images` formats) or say how
     to."""
     from ptsbench.cases import claim_cases
+    from ptsbench.cli.repeat import print_repeat_auto, stored_rule_of
     from ptsbench.cli.run import end_report
     from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
@@ -288,9 +306,10 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
         stop_orphan_fio(store.root.absolute())
         pending = [case for case in cases if not finished(store, case)]
         store.update_manifest(status="running")
+        auto = stored_rule_of(store)
         try:
-            with SweepProgress(pending, len(cases) - len(pending)) as progress:
-                records = run_sweep(store, pending, progress, hosts)
+            with SweepProgress(pending, len(cases) - len(pending)) as progress:  # auto: all, to decide from the done
+                records = run_sweep(store, cases if auto else pending, progress, hosts, auto)
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
             click.echo(f"ptsbench: finished cells are kept; `ptsbench resume {store.root}` runs the others", err=True)
@@ -303,6 +322,11 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
 
     stored = load_records(store)
     print_rows(result_rows(stored), output_format)
+    if output_format == "table":
+        print_repeat_auto(store)
+    from ptsbench.cli.health import say_health
+
+    say_health(stored)  # before the report's line, the run's last
     end_report(store.root, make_report, images)
     from ptsbench.drops.stored import stored_rule
 

@@ -42,6 +42,8 @@ def telemetry_line(record: Mapping[str, Any]) -> str:
         parts.append(f"device {change['temperature_end_c']} C")
     if change.get("throttled"):
         parts.append("THERMAL THROTTLING during the round")
+    if change.get("critical_warning_new"):
+        parts.append("NEW CRITICAL WARNING: " + ", ".join(change["critical_warning_new"]))
     waf = change.get("waf") or {}
     if waf.get("ratio") is not None:
         parts.append(f"write amplification {waf['ratio']:.2f} ({waf['source']})")

@@ -43,7 +43,9 @@ class PhaseView:
             window = self.result["window_rounds"]
             span = "no window" if not window else f"round {window[0]}" if len(window) == 1 else \
                 f"rounds {window[0]}-{window[-1]}"
-            return f"{how} {span}; {self.result['stop_reason']}"
+            throttled = self.throttled_window_rounds()
+            marked = f"; THERMAL THROTTLING in window round(s) {', '.join(map(str, throttled))}" if throttled else ""
+            return f"{how} {span}; {self.result['stop_reason']}{marked}"
         if self.rounds:
             return f"NOT FINISHED: latest round {len(self.rounds)} shown, not a measurement window"
         return "not started"
@@ -59,6 +61,15 @@ class PhaseView:
             numbers = set(self.result["window_rounds"])
             return [r for r in self.rounds if int(r["round"]) in numbers]
         return self.rounds[-1:]
+
+    def throttled_window_rounds(self) -> list[int]:
+        """The measurement window's rounds during which the drive throttled (its thermal counters rose): marked
+        wherever the window's values or its steady state are shown, never silently part of it."""
+        if self.result is None:
+            return []
+        numbers = set(self.result["window_rounds"])
+        return [int(r["round"]) for r in self.rounds if int(r["round"]) in numbers
+                and ((r.get("telemetry") or {}).get("change") or {}).get("throttled")]
 
     def cpu_pct(self, cell: str) -> float | None:
         """fio's CPU use (usr + sys %) of a cell, averaged over the window rounds that ran it."""

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ptsbench.confidence import base_case_name
 from ptsbench.report.fleet import FACTS, Member, Tracked
 
 TARGET_FACTS = ("model", "serial", "firmware")
@@ -97,12 +98,6 @@ def pts_member(run_dir: Path, label: str) -> Member:
 def repetition_of(record: Any) -> int:
     """A case record's repetition (1, 2, ... with --repeat; 0 when the case ran once)."""
     return int(getattr(record, "repetition", 0) or 0)
-
-
-def base_case_name(name: str, repetition: int) -> str:
-    """The case's name without its repetition suffix (-r1, -r2, ...)."""
-    suffix = f"-r{repetition}"
-    return name[: -len(suffix)] if repetition and name.endswith(suffix) else name
 
 
 def case_tracked(rows: Sequence[Any]) -> list[Tracked]:

@@ -110,7 +110,8 @@ def grid_rows(rows: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
 
 def _grid(rows: Sequence[Any]) -> tuple[tuple[tuple[Any, ...], ...], tuple[tuple[Any, ...], ...]]:
     """The grid (grid_rows), and the noise of each of its cells: max - min over the repetitions."""
-    from ptsbench.report.fleet_members import base_case_name, spread_of
+    from ptsbench.confidence import base_case_name
+    from ptsbench.report.fleet_members import spread_of
 
     found: dict[tuple[str, Any, str | None], tuple[str, dict[str, list[Any]]]] = {}
     cases = {base_case_name(row.case, row.repetition) for row in rows}
@@ -149,13 +150,49 @@ def repetitions_table(rows: Sequence[Any]) -> Table | None:
 
     if not any(row.repetition for row in rows):
         return None
+    from ptsbench.confidence import interval
+
     tracked = case_tracked(rows)
     count = max(len(one.per_round) for one in tracked) if tracked else 0
     columns = (Column("test"), Column("unit"), Column("mean", "mbs"), Column("spread (max - min)", "mbs"),
+               Column("95 % CI ± (Student's t)", "mbs"), Column("CI ± % of mean", "pct"),
                *(Column(f"r{number}", "mbs") for number in range(1, count + 1)))
-    return Table("repetitions", "Repetitions: each test's mean, its spread and every repetition", columns,
-                 tuple((one.name, one.unit, one.value, one.noise, *one.per_round,
-                        *([None] * (count - len(one.per_round)))) for one in tracked))
+    table_rows = []
+    for one in tracked:
+        found = interval([value for value in one.per_round if value is not None])
+        table_rows.append((one.name, one.unit, one.value, one.noise, found.half_width if found else None,
+                           found.relative_pct if found else None, *one.per_round,
+                           *([None] * (count - len(one.per_round)))))
+    return Table("repetitions", "Repetitions: each test's mean, its spread, the 95 % confidence interval of the mean "
+                 "and every repetition", columns, tuple(table_rows))
+
+
+def repeat_auto_table(records: Sequence[Any], manifest: Mapping[str, Any]) -> Table | None:
+    """With --repeat auto: per case the repetitions run, the 95 % confidence interval of its widest value (IOPS of a
+    job and direction) computed from the stored cells, and why the repeats stopped; None otherwise."""
+    from ptsbench.confidence import Values, case_values, repeat_group, widest
+
+    if manifest.get("repeat") != "auto":
+        return None
+    stops = manifest.get("repeat_stops") or {}
+    cases: dict[str, list[Values | None]] = {}
+    sweep = manifest.get("kind") == "sweep"
+    for record in records:
+        if not (sweep and record.name.startswith("precondition")):
+            cases.setdefault(repeat_group(record.name, record.repetition, sweep), []).append(case_values(record))
+    table_rows = []
+    for base, repetitions in cases.items():
+        found = widest(repetitions)
+        name, shown = found if found else ("-", None)
+        table_rows.append((base, len(repetitions), name, shown.mean if shown else None,
+                           shown.half_width if shown else None, shown.relative_pct if shown else None,
+                           str(stops.get(base, "not decided (interrupted)"))))
+    return Table("repeat-auto", f"--repeat auto: each case repeated until the 95 % confidence interval of each of its "
+                 f"IOPS is within ±{manifest.get('repeat_ci_pct'):g} % of the mean (at most "
+                 f"{manifest.get('repeat_max')} repetitions or {manifest.get('repeat_max_s'):g} s); the widest shown",
+                 (Column("case"), Column("repetitions", "int"), Column("widest value"), Column("mean IOPS", "iops"),
+                  Column("95 % CI ± IOPS", "iops"), Column("CI ± % of mean", "pct"), Column("stopped")),
+                 tuple(table_rows))
 
 
 def grid_figure(grid: Sequence[Sequence[Any]]) -> Figure:
@@ -172,8 +209,8 @@ def grid_figure(grid: Sequence[Sequence[Any]]) -> Figure:
                           "stay visible beside them.")
 
 
-def case_glance_section(rows: Sequence[Any]) -> Section:
-    """The case runner's grid of tests, and its chart."""
+def case_glance_section(rows: Sequence[Any], extra: Sequence[Block] = ()) -> Section:
+    """The case runner's grid of tests, and its chart (with --repeat, the repetitions and `extra` after them)."""
     grid, noise = _grid(rows)
     repeated = any(row.repetition for row in rows)
     blocks: list[Block] = [Table("grid", "Read and write per test" + (" (mean of the repetitions)" if repeated else ""),
@@ -183,4 +220,5 @@ def case_glance_section(rows: Sequence[Any]) -> Section:
     repetitions = repetitions_table(rows)
     if repetitions is not None:
         blocks.append(repetitions)
+    blocks.extend(extra)
     return Section(GLANCE_KEY, GLANCE_TITLE, blocks=tuple(blocks))

@@ -50,15 +50,18 @@ COUNTER_KEYS = (
     "thm_temp1_total_time_s",
     "thm_temp2_total_time_s",
     "media_errors",
+    "error_log_entries",  # the SMART log's count of error information log entries (its lifetime count)
     "data_units_written",
     "data_written_bytes",
     "data_units_read",
     "power_cycles",
     *MEDIA_COUNTER_KEYS,
+    "ocp_throttle_events",
 )
 TELEMETRY_KEYS = ("source", "device", "command", "note", "temperature_c", "temperature_k", "critical_warning",
-                  *COUNTER_KEYS, "media_source", "media_note", *MONITOR_KEYS)
-THROTTLE_KEYS = ("warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count", "thm_temp2_trans_count")
+                  *COUNTER_KEYS, "ocp_throttle_status", "media_source", "media_note", *MONITOR_KEYS)
+THROTTLE_KEYS = ("warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count", "thm_temp2_trans_count",
+                 "ocp_throttle_events")
 
 # ATA attribute 241 names in smartctl's drive database -> bytes per raw unit (None: the logical sector size)
 _ATA_WRITTEN_UNITS: dict[str, int | None] = {
@@ -174,6 +177,7 @@ def parse_nvme_smart_log(doc: Mapping[str, Any]) -> dict[str, Any]:
         "thm_temp1_total_time_s": counter_value(doc.get("thm_temp1_total_time")),
         "thm_temp2_total_time_s": counter_value(doc.get("thm_temp2_total_time")),
         "media_errors": counter_value(doc.get("media_errors")),
+        "error_log_entries": counter_value(doc.get("num_err_log_entries")),
         "data_units_written": units,
         "data_written_bytes": units * NVME_DATA_UNIT_BYTES if units is not None else None,
         "data_units_read": counter_value(doc.get("data_units_read")),
@@ -195,6 +199,7 @@ def parse_smartctl(doc: Mapping[str, Any]) -> dict[str, Any]:
             warning_temp_time_min=counter_value(nvme.get("warning_temp_time")),
             critical_temp_time_min=counter_value(nvme.get("critical_comp_time")),
             media_errors=counter_value(nvme.get("media_errors")),
+            error_log_entries=counter_value(nvme.get("num_err_log_entries")),
             data_units_written=units,
             data_written_bytes=units * NVME_DATA_UNIT_BYTES if units is not None else None,
             data_units_read=counter_value(nvme.get("data_units_read")),
@@ -246,10 +251,32 @@ def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any], span: 
         start, end = before.get(key), after.get(key)
         change[key] = end - start if isinstance(start, int) and isinstance(end, int) else None
     thermal = [change[key] for key in THROTTLE_KEYS if change[key] is not None]
-    change["throttled"] = any(value > 0 for value in thermal) if thermal else None
+    status = after.get("ocp_throttle_status")  # the OCP log: throttling at the span's end
+    change["ocp_throttle_status_end"] = status
+    known = thermal + ([status] if status is not None else [])
+    change["throttled"] = any(value > 0 for value in known) if known else None
+    change["critical_warning_new"] = new_warnings(before.get("critical_warning"), after.get("critical_warning"))
     change["waf"] = write_amplification(before, after, span)
     change.update(monitor_change(before, after))  # the drive's OCP C3h latency monitor: its counters' increase
     return change
+
+
+# the NVMe SMART / Health log's critical warning bits (NVMe base specification, log page 02h, byte 0)
+CRITICAL_WARNING_BITS = ("spare below threshold", "temperature beyond a threshold", "reliability degraded",
+                         "read-only media", "volatile memory backup failed", "persistent memory region read-only")
+
+
+def warning_names(value: int) -> list[str]:
+    """The critical warning bits set in `value`, by name (an unnamed bit by its number)."""
+    return [CRITICAL_WARNING_BITS[bit] if bit < len(CRITICAL_WARNING_BITS) else f"bit {bit}"
+            for bit in range(8) if value >> bit & 1]
+
+
+def new_warnings(before: Any, after: Any) -> list[str] | None:
+    """The critical warnings set after a span that were not set before it, by name; None when either is unknown."""
+    if not isinstance(before, int) or not isinstance(after, int):
+        return None
+    return warning_names(after & ~before)
 
 
 HISTORY_KEYS = ("data_written_bytes", "data_units_read", "power_cycles")  # lifetime counters that never go back

@@ -31,7 +31,8 @@ FDP_ENDURANCE_GROUP = 1  # the endurance group of a drive with one (QEMU's, most
 _OCP_WRITTEN_KEYS = ("physical media units written", "physical_media_units_written")
 _OCP_GUID_KEYS = ("log page guid", "log_page_guid")
 OCP_C0_GUID = "afd514c97c6f4f9ca4f2bfea2810afc5"  # the SMART / Health Information Extended log's GUID
-MEDIA_KEYS = ("media_written_bytes", "media_source", "fdp_host_written_bytes", "media_erased_bytes", "media_note")
+MEDIA_KEYS = ("media_written_bytes", "media_source", "fdp_host_written_bytes", "media_erased_bytes", "media_note",
+              "ocp_throttle_events", "ocp_throttle_status")  # the OCP log's thermal throttling, read with it
 MEDIA_COUNTER_KEYS = ("media_written_bytes", "fdp_host_written_bytes", "media_erased_bytes")
 NOT_REPORTED = "the drive reports no media bytes written (neither the OCP C0h log nor FDP statistics)"
 
@@ -74,6 +75,19 @@ def parse_fdp_stats(doc: Mapping[str, Any]) -> dict[str, int | None]:
             "media_written_bytes": counter_value(doc.get("mbmw")), "media_erased_bytes": counter_value(doc.get("mbe"))}
 
 
+def ocp_throttling(doc: Mapping[str, Any]) -> dict[str, int | None]:
+    """The OCP C0h log's thermal throttling: its lifetime count of throttling events and the current status (0: not
+    throttling, else the throttling level), as nvme-cli names them."""
+    found: dict[str, int | None] = {"ocp_throttle_events": None, "ocp_throttle_status": None}
+    for key, value in doc.items():
+        name = str(key).strip().lower()
+        if name == "number of thermal throttling events":
+            found["ocp_throttle_events"] = counter_value(value)
+        elif name == "current throttling status":
+            found["ocp_throttle_status"] = counter_value(value)
+    return found
+
+
 def read_media_written(controller: str, namespace_device: str, run_json: JsonRunner) -> dict[str, Any]:
     """The media counters of an NVMe drive (MEDIA_KEYS): the OCP log of the controller, else the FDP statistics of
     the namespace's endurance group; `media_note` says why neither was read."""
@@ -82,7 +96,7 @@ def read_media_written(controller: str, namespace_device: str, run_json: JsonRun
     doc, ocp_problem, ocp_status = run_json(ocp_argv)
     written = parse_ocp_smart_add_log(doc) if isinstance(doc, dict) and not ocp_status else None
     if written is not None:
-        return {**reading, "media_written_bytes": written, "media_source": OCP_SOURCE}
+        return {**reading, "media_written_bytes": written, "media_source": OCP_SOURCE, **ocp_throttling(doc)}
     fdp_argv = ["nvme", "fdp", "stats", namespace_device, f"--endgrp-id={FDP_ENDURANCE_GROUP}", "-o", "json"]
     doc, fdp_problem, fdp_status = run_json(fdp_argv)
     values = parse_fdp_stats(doc) if isinstance(doc, dict) and not fdp_status else {}

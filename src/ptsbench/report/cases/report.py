@@ -17,7 +17,7 @@ from ptsbench.report.common import (
 from ptsbench.report.core.figure import Figure, Series, percentile_figure
 from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Table, Text
 from ptsbench.report.drops import drop_blocks, drop_regions
-from ptsbench.report.glance import case_glance_section
+from ptsbench.report.glance import case_glance_section, repeat_auto_table
 from ptsbench.store import read_text
 from ptsbench.target.waf import case_waf
 
@@ -235,7 +235,8 @@ def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     records = load_records(store)
     warnings = tuple(f"case {record.name} failed: {record.message}" for record in records if record.status != "ok")
     rows = result_rows(records)  # the glance, the results table and the line on write amplification
-    sections = [case_glance_section(rows),
+    repeat_auto = repeat_auto_table(records, manifest)
+    sections = [case_glance_section(rows, () if repeat_auto is None else (repeat_auto,)),
                 Section("results", "Results", blocks=(results_table(rows), *waf_blocks(rows)))]
     interval_ms = float(manifest.get("log_interval_ms") or 1000)
     from ptsbench.drops.stored import stored_rule
