@@ -130,7 +130,7 @@ def test_a_run_whose_report_cannot_be_written_on_a_full_disk_fails(tmp_path: Pat
     with tmpfs(tmp_path / "full", "400k") as full:
         done = run_cli("run", str(job), "--runtime", "0.2", "--out", str(full / "run"), "--report")
         assert_one_line_error(done, "disk is full")
-        assert f"ptsbench report {full / 'run'}" in done.stderr and "warning" not in done.stderr
+        assert f"ptsbench report {full / 'run'}" in done.stderr and "ptsbench: warning" not in done.stderr
         assert result_of(full / "run")["status"] == "ok"
         shown = run_cli("show", str(full / "run"))
         assert shown.returncode == 0 and "null" in shown.stdout
