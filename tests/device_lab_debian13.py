@@ -187,7 +187,7 @@ def pts_waf(lab: Lab) -> str:
     lab.keep("pts-waf-show.txt", shown)
     # the telemetry table's phase value: all rounds' media bytes over their host bytes
     phase = f"{media_bytes / host_bytes:.3f}×"
-    table = [line for line in shown.splitlines() if line.startswith("IOPS ") and line.rstrip().endswith(phase)]
+    table = [line for line in shown.splitlines() if line.startswith("IOPS ") and phase in line.split()]
     assert table and "media bytes written (OCP C0h)" in shown, (phase, shown[-3000:])
     from ptsbench.report.build import load_report
 
