@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, stand_in_fio
-from ptsbench.fio.chain import ChainJob, gate_options, merged_document, run_chain
+from ptsbench.fio.chain import (
+    START_AHEAD_S,
+    ChainJob,
+    StartAhead,
+    gate_options,
+    jobs_to_start,
+    merged_document,
+    run_chain,
+)
 from ptsbench.fio.jobs import render_job_file
 from ptsbench.fio.lifetime import fio_pids, kill_fio_processes
 from ptsbench.pts.describe import describe
@@ -54,7 +62,34 @@ def test_jobs_run_back_to_back_and_a_gated_job_is_not_hung(tmp_path: Path, monke
     # measured and never negative; how short they are is bench/bench_pts.py's job (a bound here fails under load)
     assert len(gaps) == 2 and all(gap is not None and gap >= 0 for gap in gaps), gaps
     assert min(ran.starts[1]) >= max(ran.ends[0])  # never two cells at once
+    # each gated job's start-up measured: from its fio's start to both threads waiting at the gate, before release
+    assert sorted(ran.startups_s) == [1, 2] and all(value > 0 for value in ran.startups_s.values())
+    assert all(ran.launched[k] + ran.startups_s[k] <= min(ran.starts[k]) for k in (1, 2))
     assert not (tmp_path / "handoff").exists() and fio_pids(tmp_path) == []
+
+
+def test_the_lead_follows_fios_measured_start_ups() -> None:
+    lead = StartAhead()
+    assert lead.lead_s() == START_AHEAD_S  # nothing measured yet
+    for startup_s in (0.12, 0.2, 0.15):  # a quiet machine: the floor holds
+        lead.observe(startup_s)
+    assert lead.lead_s() == START_AHEAD_S
+    lead.observe(2.2)  # fio at load 30: the next fio starts twice that ahead
+    assert lead.lead_s() == pytest.approx(4.4)
+    for _ in range(7):
+        lead.observe(0.15)
+    assert lead.lead_s() == pytest.approx(4.4)  # still among the last eight
+    lead.observe(0.15)
+    assert lead.lead_s() == START_AHEAD_S  # the load passed: forgotten
+
+
+def test_jobs_started_ahead_cover_the_lead() -> None:
+    one_s = [1.0] * 10
+    assert jobs_to_start(one_s, 0, START_AHEAD_S) == 1  # the next one, as before
+    assert jobs_to_start(one_s, 0, 4.4) == 5  # released within 4.4 s: jobs 1-5 (job 5 after 4 s of cells)
+    assert jobs_to_start(one_s, 7, 4.4) == 9  # never past the last job
+    assert jobs_to_start([60.0, 60.0, 60.0], 0, 4.4) == 1  # PTS's 60 s cells: one ahead whatever the load
+    assert jobs_to_start([0.3, 0.3, 0.3, 0.3], 1, START_AHEAD_S) == 3
 
 
 def test_a_failing_job_stops_the_chain_without_waiting(tmp_path: Path) -> None:

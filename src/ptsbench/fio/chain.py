@@ -21,6 +21,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,8 +34,11 @@ from ptsbench.fio.runner import FioOutcome, FioStatus, run_fio, stop_all
 HANDOFF_DIR = "handoff"  # fio's working folder in a chained run: the FIFOs and fio's JOB.prerun.txt files
 HANDOFF_PREFIX = "ptsbench-chain-"  # the local folder (handoff_folder) that holds HANDOFF_DIR
 DONE_FIFO = "done"
-# fio takes 0.1-0.5 s to start (more on a loaded machine): a job is started at least this long before its release
+# fio takes 0.1-0.5 s to start on a quiet machine, seconds on a loaded one: a job is started at least this long
+# before its release, and longer when fio's start-ups measured lately took more (StartAhead)
 START_AHEAD_S = 1.0
+STARTUP_MARGIN = 2.0  # the lead is this many times the slowest recent start-up
+RECENT_STARTUPS = 8  # start-ups remembered: the load of the last few cells, not of an hour ago
 GATE_MARGIN_S = 120.0
 WAKE_S = 1.0  # the longest the relay and run_chain sleep unwoken (events wake them; this only bounds a lost one)
 
@@ -50,7 +54,8 @@ def gate_options(index: int, round_s: float) -> dict[str, str | None]:
     options: dict[str, str | None] = {"exec_postrun": done}
     if index:
         wait = f"timeout {math.ceil(round_s + GATE_MARGIN_S)} head -c1 gate{index}"
-        options["exec_prerun"] = f'x=$({wait}) && [ "$x" = x ] && echo s {index} 1<>{DONE_FIFO} && :'
+        ready = f"echo r {index} 1<>{DONE_FIFO}"  # fio has started up: how long that took sets the lead
+        options["exec_prerun"] = f'{ready} && x=$({wait}) && [ "$x" = x ] && echo s {index} 1<>{DONE_FIFO} && :'
     return options
 
 
@@ -66,6 +71,41 @@ def handoff_folder() -> Path:
 def job_document_path(folder: Path, index: int) -> Path:
     """Where job `index` of a round's job file keeps its own fio document once it finished (fio-NN.json)."""
     return folder / f"fio-{index:02d}.json"
+
+
+class StartAhead:
+    """How long before its release a chained job's fio is started: START_AHEAD_S, or STARTUP_MARGIN times the
+    slowest of the last RECENT_STARTUPS start-ups measured (from its process's start to every thread waiting at its
+    gate), whichever is longer. One per process (LEAD): a round starts with what the previous rounds measured, and
+    a loaded machine's slower start-ups lengthen the lead from the next release on."""
+
+    def __init__(self) -> None:
+        self._startups_s: deque[float] = deque(maxlen=RECENT_STARTUPS)
+        self._lock = threading.Lock()  # a fleet's chains share it
+
+    def observe(self, startup_s: float) -> None:
+        """One fio's measured start-up."""
+        with self._lock:
+            self._startups_s.append(max(0.0, startup_s))
+
+    def lead_s(self) -> float:
+        """How far ahead of its release to start the next fio."""
+        with self._lock:
+            slowest_s = max(self._startups_s, default=0.0)
+        return max(START_AHEAD_S, STARTUP_MARGIN * slowest_s)
+
+
+LEAD = StartAhead()
+
+
+def jobs_to_start(expected_s: Sequence[float], running: int, lead_s: float) -> int:
+    """The last job to have started while job `running` runs: every job that would be released within `lead_s`
+    (their predecessors' planned seconds from `running` on), and the next one at least."""
+    lead, index = 0.0, running
+    while index + 1 < len(expected_s) and (index == running or lead < lead_s):
+        lead += expected_s[index]
+        index += 1
+    return index
 
 
 @dataclass(frozen=True)
@@ -86,6 +126,9 @@ class ChainOutcome:
     ends: dict[int, list[float]] = field(default_factory=dict)
     starts: dict[int, list[float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    launched: dict[int, float] = field(default_factory=dict)  # when each job's fio was started (unix seconds)
+    readies: dict[int, list[float]] = field(default_factory=dict)  # each thread at its gate (unix seconds)
+    startups_s: dict[int, float] = field(default_factory=dict)  # a gated job's start-up: launched to its last ready
 
     def gaps_ms(self) -> list[float | None]:
         """Per hand-off: from the last thread's end of job N-1 to the first thread's start of job N, as the relay
@@ -99,8 +142,8 @@ class _Relay:
     """Holds both ends of every FIFO (so no open blocks and no byte is lost) and opens gate N when every thread of
     job N-1 has reported its end."""
 
-    def __init__(self, folder: Path, jobs: Sequence[ChainJob], outcome: ChainOutcome) -> None:
-        self.folder, self.jobs, self.outcome = folder, list(jobs), outcome
+    def __init__(self, folder: Path, jobs: Sequence[ChainJob], outcome: ChainOutcome, lead: StartAhead) -> None:
+        self.folder, self.jobs, self.outcome, self.lead = folder, list(jobs), outcome, lead
         folder.mkdir(parents=True, exist_ok=True)
         opened: list[int] = []
         try:
@@ -141,9 +184,19 @@ class _Relay:
                 if not number.isdigit():
                     continue
                 index = int(number)
-                (self.outcome.ends if kind == "e" else self.outcome.starts).setdefault(index, []).append(now)
+                if index >= len(self.jobs):
+                    continue
+                times = {"e": self.outcome.ends, "s": self.outcome.starts, "r": self.outcome.readies}.get(kind)
+                if times is None:
+                    continue
+                times.setdefault(index, []).append(now)
                 if kind == "e" and len(self.outcome.ends[index]) >= self.jobs[index].threads:
                     self.open(index + 1, True)
+                if (kind == "r" and len(self.outcome.readies[index]) == self.jobs[index].threads
+                        and index in self.outcome.launched):
+                    startup_s = now - self.outcome.launched[index]
+                    self.outcome.startups_s[index] = startup_s
+                    self.lead.observe(startup_s)
 
     def open(self, index: int, go: bool) -> None:
         """Release job `index` (go) or fail its prerun; once only."""
@@ -179,16 +232,17 @@ def run_chain(
     on_status: Callable[[int, FioStatus], None] | None = None,
     on_finished: Callable[[int, FioOutcome], None] | None = None,
     on_document: Callable[[dict[str, Any]], None] | None = None,
+    lead: StartAhead = LEAD,
 ) -> ChainOutcome:
     """Run every job of `job_path` (written with gate_options) back to back, one fio process each, its documents in
     `folder` (fio-NN.json and fio-NN.stderr per job), its FIFOs in a local folder of their own (handoff_folder).
     `on_finished` gets each job's outcome the moment its process exits, `on_document` every status document of
     every process (from their threads; without latency bins, which only
-    the outcomes' final documents keep). The
-    run stops at the first job that fails: the one started ahead is stopped, later ones never start."""
+    the outcomes' final documents keep). The next jobs' fio processes are started `lead`'s lead_s ahead of their
+    release. The run stops at the first job that fails: the one started ahead is stopped, later ones never start."""
     job_path = Path(job_path).absolute()
     outcome = ChainOutcome()
-    relay = _Relay(handoff_folder(), jobs, outcome)
+    relay = _Relay(handoff_folder(), jobs, outcome, lead)
     results: dict[int, FioOutcome | BaseException] = {}
     threads: dict[int, threading.Thread] = {}
 
@@ -198,6 +252,7 @@ def run_chain(
                 on_status(index, found)
 
         json_path = job_document_path(folder, index)
+        outcome.launched[index] = time.time()  # before fio can report ready
         try:
             results[index] = run_fio(
                 job_path, json_path=json_path, stderr_path=json_path.with_suffix(".stderr"), on_status=status,
@@ -216,11 +271,10 @@ def run_chain(
 
     def start_ahead(running: int) -> None:
         """The jobs after `running` that would be released before a process started now is ready (one at least)."""
-        lead_s, index = 0.0, running
-        while index + 1 < len(jobs) and (index == running or lead_s < START_AHEAD_S):
-            lead_s += jobs[index].expected_s
-            index += 1
+        for index in range(running + 1, jobs_to_start(expected_s, running, lead.lead_s()) + 1):
             start(index)
+
+    expected_s = [job.expected_s for job in jobs]
 
     finished = False
     try:

@@ -82,11 +82,13 @@ def discard_gates(folder: Path) -> None:
 
 def chained_record(phase: PhasePlan, ran: ChainOutcome) -> dict[str, Any]:
     """How a chained round handed off: the gap before each job after the first, as the relay saw each thread's
-    end and start (ms), and what went wrong, if anything."""
+    end and start (ms), each such job's fio start-up (s, from its start to every thread at its gate), and what went
+    wrong, if anything."""
     gaps = ran.gaps_ms()
     measured = [gap for gap in gaps if gap is not None]
+    startups_s = [round(ran.startups_s[k], 3) if k in ran.startups_s else None for k in range(1, len(ran.outcomes))]
     return {"way": "chained", "text": handoff_text(phase), "gaps_ms": gaps,
-            "max_gap_ms": max(measured) if measured else None, "notes": list(ran.notes)}
+            "max_gap_ms": max(measured) if measured else None, "startups_s": startups_s, "notes": list(ran.notes)}
 
 
 def stonewall_record(phase: PhasePlan, reason: str | None = None) -> dict[str, Any]:

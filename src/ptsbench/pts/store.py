@@ -43,7 +43,9 @@ Layout (inside a RunStore whose manifest has kind "pts"):
                        cell_record in records.py), the sequential start/end offsets, WSAT running totals, the
                        steady-state determination after this round, and handoff: way ("chained" | "stonewall"),
                        text (as the plan says it), gaps_ms (chained: per hand-off, the relay's time from the last
-                       thread's end to the next job's first start; null when not measured), max_gap_ms, notes.
+                       thread's end to the next job's first start; null when not measured), max_gap_ms,
+                       startups_s (chained: per hand-off, the next job's fio start-up, from its start to all its
+                       threads at the gate; it sets how far ahead fio is started, fio/chain.py), notes.
                        Present = round finished
     rounds/NNN.interrupted-K/   a round that was killed part-way (kept for the record, never used)
     phase.json         written when the phase ends: stop reason, rounds run, steady state reached, window
