@@ -1,8 +1,9 @@
-"""`ptsbench show RUN_DIR` start to end against Python's own start-up, interleaved: median wall and CPU time (the
-process and its children) of N runs each. Goal: show under 0.25 s of wall time on an idle machine. ptsbench's
-modules are compiled to bytecode first, as an install leaves them (PYTHONDONTWRITEBYTECODE, set on some machines,
-would otherwise have every run compile them again). On a loaded machine the CPU time is what show's wall time would
-be on an idle one (it runs on one thread and waits for nothing but its reads).
+"""`ptsbench show RUN_DIR` start to end against Python's own start-up and `fio --version`, interleaved: median wall
+and CPU time (the process and its children) of N runs each, and show's CPU over fio --version's. Goal (issue 46):
+show at most 0.25 CPU-s (0.45 CPU-s, 22 x fio --version, when the issue was filed). ptsbench's modules are compiled
+to bytecode first, as an install leaves them (PYTHONDONTWRITEBYTECODE, set on some machines, would otherwise have
+every run compile them again). On a loaded machine the CPU time is what show's wall time would be on an idle one (it
+runs on one thread and waits for nothing but its reads).
 
     .venv/bin/python bench/bench_show.py RUN_DIR            # e.g. the run scripts/demo.sh made
     .venv/bin/python bench/bench_show.py RUN_DIR --runs 21
@@ -40,7 +41,8 @@ def main() -> None:
 
     compileall.compile_dir(Path(package.__file__).parent, quiet=1)
     ptsbench = str(Path(sys.executable).parent / "ptsbench")
-    ways = {"python -c pass": [sys.executable, "-c", "pass"], "ptsbench --help": [ptsbench, "--help"],
+    ways = {"python -c pass": [sys.executable, "-c", "pass"], "fio --version": ["fio", "--version"],
+            "ptsbench --help": [ptsbench, "--help"],
             "ptsbench show": [ptsbench, "show", str(args.run_dir)]}
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
     for _ in range(args.runs):
@@ -52,9 +54,10 @@ def main() -> None:
               f"CPU {statistics.median(v[1] for v in values):.3f} s")
     show_s = statistics.median(v[0] for v in times["ptsbench show"])
     show_cpu_s = statistics.median(v[1] for v in times["ptsbench show"])
-    print(f"goal: show under {GOAL_S} s of wall time: {'met' if show_s < GOAL_S else 'NOT met'} ({show_s:.3f} s); "
-          f"its CPU time (the wall time on an idle machine) {show_cpu_s:.3f} s: "
-          f"{'met' if show_cpu_s < GOAL_S else 'NOT met'}")
+    fio_cpu_s = statistics.median(v[1] for v in times["fio --version"])
+    print(f"goal: show at most {GOAL_S} CPU-s (the wall time on an idle machine): "
+          f"{'met' if show_cpu_s <= GOAL_S else 'NOT met'} ({show_cpu_s:.3f} CPU-s, "
+          f"{show_cpu_s / max(fio_cpu_s, 0.001):.0f} x fio --version; wall {show_s:.3f} s at this load)")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ptsbench.drops.rule import DropRule
 from ptsbench.fio.iosize import io_size
 from ptsbench.fio.versions import version_tuple
 
@@ -35,17 +36,6 @@ METRICS = ("iops", "bw", "lat")  # per second: IOs/s, bytes/s, mean total latenc
 DIRECTIONS = ("read", "write", "trim")
 PENALTY = 2.0
 SHORT_INTERVAL = 0.5  # of the median interval: shorter intervals (the job's last, cut short) are left out
-
-
-@dataclass(frozen=True)
-class DropRule:
-    """What counts as a drop: worse than `fraction` of the reference level for at least `min_seconds` (a latency
-    rise: also by `lat_floor_ns` at least)."""
-
-    fraction: float = 0.8
-    min_seconds: int = 3
-    lat_floor_ns: float = 50_000.0
-    strict: bool = False  # host-limited findings and seconds fail --min-fraction too (causes.py)
 
 
 # the host's state per second: CPU busy and stolen (% of all CPUs), the largest share of the second one of fio's

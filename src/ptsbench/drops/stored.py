@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptsbench.drops.causes import HOST_LIMITED, NO_CAUSE, host_busy, host_limited, likely_causes, likely_causes_of_round
-from ptsbench.drops.find import Drop, DropRule, Seconds, find_drops, lowest_second, per_second, seconds_against_median
+from ptsbench.drops.rule import DropRule
 from ptsbench.errors import StoreError
 from ptsbench.pts.store import PTS_DIR
 from ptsbench.store import read_json
 from ptsbench.units import spoken_duration
 
 if TYPE_CHECKING:
+    from ptsbench.drops.find import Drop, Seconds
     from ptsbench.pts.store import PtsStore
 
 SAMPLES_FILE = "seconds.json"  # as fio/intervals.py writes it
@@ -26,7 +26,7 @@ class JobSeconds:
 
     job: str
     label: str
-    directions: Mapping[str, Seconds]
+    directions: Mapping[str, "Seconds"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Finding:
 
     label: str
     job: str
-    drop: Drop
+    drop: "Drop"
     causes: tuple[str, ...]
     host: str = ""  # how the host was busy in its seconds, when nothing on the device explains it
 
@@ -45,6 +45,8 @@ class Finding:
 
     @property
     def cause_text(self) -> str:
+        from ptsbench.drops.causes import HOST_LIMITED, NO_CAUSE
+
         if self.host:
             return f"{HOST_LIMITED} ({self.host})"
         return "; ".join(self.causes) or NO_CAUSE
@@ -88,8 +90,9 @@ def stored_rule(manifest: Mapping[str, Any]) -> tuple[DropRule, float | None]:
             float(minimum) if isinstance(minimum, int | float) else None)
 
 
-def stored_seconds(folder: Path) -> list[JobSeconds]:
-    """The per-second series a case or round folder holds ([] when it has none: runs made before, or on hosts)."""
+def stored_seconds(folder: Path, min_samples: int = 0) -> list[JobSeconds]:
+    """The per-second series a case or round folder holds ([] when it has none: runs made before, or on hosts);
+    jobs with fewer than `min_samples` samples are left out (numpy is imported only when one is left)."""
     path = folder / SAMPLES_FILE
     if not path.is_file():
         return []
@@ -97,9 +100,15 @@ def stored_seconds(folder: Path) -> list[JobSeconds]:
     try:
         labels = data.get("labels") or {}
         version = data.get("fio_version")
+        jobs = {job: columns for job, columns in data["jobs"].items()
+                if len(columns.get("runtime_ms") or ()) >= min_samples}
+        if not jobs:
+            return []
+        from ptsbench.drops.find import per_second
+
         return [JobSeconds(job, str(labels.get(job, job)), per_second(columns, version if isinstance(version, str)
                                                                       else None))
-                for job, columns in data["jobs"].items()]
+                for job, columns in jobs.items()]
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         raise StoreError(f"{path} is damaged: not per-second samples as ptsbench wrote them ({error})",
                          "restore it from a copy, or run it again") from error
@@ -107,8 +116,15 @@ def stored_seconds(folder: Path) -> list[JobSeconds]:
 
 def folder_findings(folder: Path, rule: DropRule, telemetry: Mapping[str, Any] | None = None) -> list[Finding]:
     """Every drop in a case or round folder, in job order then time; `telemetry`: the round's record (PTS)."""
+    # a drop needs 2 x min_seconds known seconds, and a job's last sample is no whole second (find.py per_second)
+    jobs = stored_seconds(folder, 2 * max(rule.min_seconds, 1) + 1)
+    if not jobs:
+        return []
+    from ptsbench.drops.causes import host_limited, likely_causes
+    from ptsbench.drops.find import find_drops
+
     found = []
-    for job in stored_seconds(folder):
+    for job in jobs:
         for direction, series in job.directions.items():
             for drop in find_drops(series, direction, rule):
                 causes = likely_causes(drop, series, telemetry)
@@ -128,6 +144,8 @@ class LowSecond:
     host: str = ""
 
     def line(self, limit: float) -> str:
+        from ptsbench.drops.causes import HOST_LIMITED
+
         host = f"; {HOST_LIMITED} ({self.host})" if self.host else ""
         return (f"{self.label} {self.direction}: a second at {self.fraction:.0%} of the median IOPS "
                 f"(at {spoken_duration(self.at_s)}), below the --min-fraction limit of {limit:.0%}{host}")
@@ -136,6 +154,9 @@ class LowSecond:
 def below_min_fraction(folder: Path, limit: float, telemetry: Mapping[str, Any] | None = None) -> list[LowSecond]:
     """The jobs and directions of a folder with a second below `limit` x the median IOPS of their seconds: its
     worst second the host does not explain, else its worst second (host-limited)."""
+    from ptsbench.drops.causes import host_busy, likely_causes_of_round
+    from ptsbench.drops.find import lowest_second, seconds_against_median
+
     device = bool(likely_causes_of_round(telemetry))
     found = []
     for job in stored_seconds(folder):
