@@ -37,7 +37,8 @@ DONE_FIFO = "done"
 # fio takes 0.1-0.5 s to start on a quiet machine, seconds on a loaded one: a job is started at least this long
 # before its release, and longer when fio's start-ups measured lately took more (StartAhead)
 START_AHEAD_S = 1.0
-STARTUP_MARGIN = 2.0  # the lead is this many times the slowest recent start-up
+STARTUP_MARGIN = 2.0  # the lead is this many times the second slowest recent start-up (one outlier is ignored: a
+# lead that chases it starts many fio processes at once, which slows every start-up and lengthens the lead again)
 RECENT_STARTUPS = 8  # start-ups remembered: the load of the last few cells, not of an hour ago
 GATE_MARGIN_S = 120.0
 WAKE_S = 1.0  # the longest the relay and run_chain sleep unwoken (events wake them; this only bounds a lost one)
@@ -75,9 +76,9 @@ def job_document_path(folder: Path, index: int) -> Path:
 
 class StartAhead:
     """How long before its release a chained job's fio is started: START_AHEAD_S, or STARTUP_MARGIN times the
-    slowest of the last RECENT_STARTUPS start-ups measured (from its process's start to every thread waiting at its
-    gate), whichever is longer. One per process (LEAD): a round starts with what the previous rounds measured, and
-    a loaded machine's slower start-ups lengthen the lead from the next release on."""
+    second slowest of the last RECENT_STARTUPS start-ups measured (from its process's start to every thread waiting
+    at its gate), whichever is longer. One per process (LEAD): a round starts with what the previous rounds
+    measured, and a loaded machine's slower start-ups lengthen the lead from the next release on."""
 
     def __init__(self) -> None:
         self._startups_s: deque[float] = deque(maxlen=RECENT_STARTUPS)
@@ -91,8 +92,8 @@ class StartAhead:
     def lead_s(self) -> float:
         """How far ahead of its release to start the next fio."""
         with self._lock:
-            slowest_s = max(self._startups_s, default=0.0)
-        return max(START_AHEAD_S, STARTUP_MARGIN * slowest_s)
+            slowest_s = sorted(self._startups_s)[-2:]
+        return max(START_AHEAD_S, STARTUP_MARGIN * slowest_s[0]) if slowest_s else START_AHEAD_S
 
 
 LEAD = StartAhead()
