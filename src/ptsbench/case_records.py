@@ -1,6 +1,6 @@
 """Finished cases as stored: each case's result.json (what ran, how it ended, what fio measured), read back."""
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,9 @@ RESULT = "result.json"
 def job_result_dict(result: JobResult) -> dict[str, Any]:
     """A JobResult for result.json: everything but the bins (those stay in fio.json; each percentile's IOs beyond
     it, counted in them, are kept as lat.beyond)."""
-    data = asdict(result)
+    # the bins set aside before asdict, which would deep-copy each of their thousands of entries only to drop them
+    without = tuple(replace(direction, lat=replace(direction.lat, bins={})) for direction in result.directions)
+    data = asdict(replace(result, directions=without))
     data["note"] = result.merge_note
     for direction in data["directions"]:
         direction["lat"].pop("bins")

@@ -64,3 +64,17 @@ def spoken_duration(seconds: float) -> str:
     if hours:
         return f"{hours} h {minutes} min" if minutes else f"{hours} h"
     return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+
+
+def parse_seconds(text: str) -> float:
+    """'60', '500ms', '2m', '1h' -> seconds (positive)."""
+    from ptsbench.fio.jobs import parse_duration_s
+
+    seconds = parse_duration_s(text)
+    if seconds is None or seconds <= 0:
+        raise PtsbenchError(f"not a duration: {text!r}", "use seconds, or a suffix: 500ms, 60s, 2m, 1h")
+    if seconds < 0.001:  # fio counts whole milliseconds, and its runtime=0 means "no limit"
+        raise PtsbenchError(f"duration {text!r} is under fio's 1 ms resolution", "use at least 1ms")
+    if seconds > MAX_SECONDS:
+        raise PtsbenchError(f"duration {text!r} is over a year", "use a duration of at most 366 days")
+    return seconds

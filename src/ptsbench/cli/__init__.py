@@ -101,7 +101,7 @@ class Seconds(click.ParamType):
         if isinstance(value, float):
             return value
         from ptsbench.errors import PtsbenchError
-        from ptsbench.pts.settings import parse_seconds
+        from ptsbench.units import parse_seconds
 
         try:
             return parse_seconds(str(value))

@@ -29,6 +29,8 @@ def metrics_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def wrapper(*args: Any, metrics_address: str | None, metrics_push: str | None, **kwargs: Any) -> Any:
+        if metrics_address is None and metrics_push is None:  # the HTTP modules are not even imported
+            return function(*args, **kwargs)
         from ptsbench.metrics.push import pushing
         from ptsbench.metrics.serve import RunsCollector, Server, parse_address
 

@@ -297,7 +297,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
     from ptsbench.cases import claim_cases
     from ptsbench.cli.repeat import print_repeat_auto, stored_rule_of
     from ptsbench.cli.run import end_report
-    from ptsbench.pts.start import stop_orphan_fio
+    from ptsbench.fio.lifetime import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.core.progress import SweepProgress
     from ptsbench.sweep import finished, run_sweep

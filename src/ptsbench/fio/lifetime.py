@@ -181,12 +181,14 @@ def _fio_pids(names: Callable[[list[str], list[str]], bool]) -> list[int]:
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if not argv[0] or os.path.basename(argv[0].decode(errors="replace")) not in programs:
+                continue  # no fio: its working folder is not read (most processes; each read costs)
             cwd = os.readlink(entry / "cwd")
         except OSError:
             continue
         given = [word.decode(errors="replace") for word in argv if word]
         words = [os.path.join(cwd, word) for word in given]  # relative to its cwd
-        if words and Path(words[0]).name in programs and names(words[1:], given[1:]):
+        if words and names(words[1:], given[1:]):
             pids.append(int(entry.name))
     return pids
 
@@ -196,6 +198,26 @@ def kill_fio_processes(path: Path, signal_number: int = signal.SIGKILL) -> None:
     for pid in fio_pids(path):
         with contextlib.suppress(OSError):  # gone meanwhile, or not ours to signal
             os.kill(pid, signal_number)
+
+
+def stop_orphan_fio(root: Path, term_timeout_s: float = 5.0, kill_timeout_s: float = 10.0) -> None:
+    """Stop the fio processes a killed ptsbench left running on this run's job files, and wait until they are gone;
+    refuse to start a second fio on the same target while one runs. Called with the run directory locked, so they
+    belong to no live ptsbench. (fio's main process ends at its next status write, but its job processes go on
+    for seconds, to the end of the cell, or hang on a lock the dead main process held.) SIGTERM first, so fio ends
+    cleanly; SIGKILL for any still there after `term_timeout_s`: their round is run again anyway."""
+    from ptsbench.errors import PtsbenchError
+
+    if not fio_pids(root):  # the usual case: one look at /proc, not five
+        return
+    for signal_number, timeout_s in ((signal.SIGTERM, term_timeout_s), (signal.SIGKILL, kill_timeout_s)):
+        kill_fio_processes(root, signal_number)
+        deadline = time.monotonic() + timeout_s
+        while fio_pids(root) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    if pids := fio_pids(root):
+        raise PtsbenchError(f"fio from an earlier attempt of this run is still running (pid {pids[0]})",
+                            f"wait for it to end or stop it (kill -9 {pids[0]}), then resume")
 
 
 def _started_ticks(pid: int) -> int | None:

@@ -134,10 +134,14 @@ def fio_binary() -> str:
     return found
 
 
-@cache
 def fio_version(binary: str | None = None) -> str:
     """fio's version string (e.g. 'fio-3.33'); FioNotFoundError when it is too old to stream JSON status."""
-    binary = binary or fio_binary()
+    return _version_of(binary or fio_binary())
+
+
+@cache
+def _version_of(binary: str) -> str:
+    """fio_version of one program, asked once per process (whether its caller named it or found it on PATH)."""
     try:
         said = run_bound([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
         lines = said.strip().splitlines()  # another program's --version may run to many lines: its first one

@@ -21,7 +21,7 @@ from ptsbench.pts.params import (
     profile_params,
 )
 from ptsbench.pts.specs import DEFAULT_TESTS, TEST_DEFS, TEST_ORDER, check_spec, spec_params
-from ptsbench.units import MAX_SECONDS, parse_size_bytes
+from ptsbench.units import parse_seconds, parse_size_bytes
 
 MAX_ROUNDS = 10_000  # rounds of one phase (PTS: 25); a round count beyond this is a typo
 MAX_ZONES = 4096  # HDD zones (TKperf: 128); each adds 9 IOPS or 4 throughput cells to the round
@@ -146,20 +146,6 @@ def _counts(maximum: int, why: str) -> Callable[[str], int]:
     """A parser of whole numbers from 1 to `maximum`."""
     return lambda text: parse_whole(text, maximum, why)
 
-
-
-def parse_seconds(text: str) -> float:
-    """'60', '500ms', '2m', '1h' -> seconds (positive)."""
-    from ptsbench.fio.jobs import parse_duration_s
-
-    seconds = parse_duration_s(text)
-    if seconds is None or seconds <= 0:
-        raise PtsbenchError(f"not a duration: {text!r}", "use seconds, or a suffix: 500ms, 60s, 2m, 1h")
-    if seconds < 0.001:  # fio counts whole milliseconds, and its runtime=0 means "no limit"
-        raise PtsbenchError(f"duration {text!r} is under fio's 1 ms resolution", "use at least 1ms")
-    if seconds > MAX_SECONDS:
-        raise PtsbenchError(f"duration {text!r} is over a year", "use a duration of at most 366 days")
-    return seconds
 
 
 def parse_depths(text: str, tcs: bool = False) -> tuple[int, ...]:

@@ -6,13 +6,13 @@ kept), stopping the fio a killed run left behind, and removing a finished run's 
 import json
 import os
 import random
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
-from ptsbench.errors import PtsbenchError, StoreError
+from ptsbench.errors import StoreError
+from ptsbench.fio.lifetime import stop_orphan_fio
 from ptsbench.hosts.hostlist import Host
 from ptsbench.pts.describe import describe
 from ptsbench.pts.params import Settings
@@ -303,26 +303,6 @@ def _remote_target(info: TargetInfo, hosts: Sequence[Host]) -> Target:
         raise TargetError(f"{info.path} is now a {checked.kind} at {checked.path} on the hosts, the run started on "
                           f"a {info.kind}", "resume on the same device or file")
     return Target(path=info.path, kind=info.kind, size_bytes=info.size_bytes, requested=info.path)
-
-
-def stop_orphan_fio(root: Path, term_timeout_s: float = 5.0, kill_timeout_s: float = 10.0) -> None:
-    """Stop the fio processes a killed ptsbench left running on this run's job files, and wait until they are gone;
-    refuse to start a second fio on the same target while one runs. Called with the run directory locked, so they
-    belong to no live ptsbench. (fio's main process ends at its next status write, but its job processes go on
-    for seconds, to the end of the cell, or hang on a lock the dead main process held.) SIGTERM first, so fio ends
-    cleanly; SIGKILL for any still there after `term_timeout_s`: their round is run again anyway."""
-    import signal
-
-    from ptsbench.fio.lifetime import fio_pids, kill_fio_processes
-
-    for signal_number, timeout_s in ((signal.SIGTERM, term_timeout_s), (signal.SIGKILL, kill_timeout_s)):
-        kill_fio_processes(root, signal_number)
-        deadline = time.monotonic() + timeout_s
-        while fio_pids(root) and time.monotonic() < deadline:
-            time.sleep(0.05)
-    if pids := fio_pids(root):
-        raise PtsbenchError(f"fio from an earlier attempt of this run is still running (pid {pids[0]})",
-                            f"wait for it to end or stop it (kill -9 {pids[0]}), then resume")
 
 
 def finish_scratch(pts: PtsStore) -> None:
