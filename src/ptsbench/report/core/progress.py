@@ -26,6 +26,11 @@ class TerminalProgress:
             TextColumn("{task.fields[rate]}"),
             console=self.console,
             transient=False,
+            # each refresh lays out every bar again: 10 a second (rich's default) cost a sweep about 10 ms of CPU per
+            # second of a cell. fio's status comes once a second and the clocks show whole seconds, so twice a second
+            # on a terminal; elsewhere rich shows only the final state anyway, so not at all until then
+            auto_refresh=self.console.is_terminal,
+            refresh_per_second=2,
         )
         self.tasks: dict[int, Any] = {}
 
