@@ -270,6 +270,25 @@ def test_progress_eta_counts_the_plan_and_the_start_up_seen(tmp_path: Path, monk
         assert overall.fields["eta"] == "0:24" and overall.description == "sweep: 1 of 3 cells done"
 
 
+def test_progress_off_a_terminal_lays_out_nothing_until_its_end(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from ptsbench.case_records import CaseRecord
+    from ptsbench.fio.runner import FioStatus
+    from ptsbench.report.core.progress import SweepProgress
+    from ptsbench.sweep import job_texts
+    from ptsbench.sweep import plan_cases as plan_sweep_cases
+
+    spec = SweepSpec(rw=("randread",), bs=("4k",), iodepth=(1,), numjobs=(1,), runtime_s=1)
+    planned = plan_sweep_cases(plan_entries(spec, 1), job_texts(spec), [], tmp_path, 1000, False)
+    with SweepProgress(planned, 0) as progress:
+        # no thread laying the bars out ten times a second for a log that shows only the last state
+        assert progress.progress.live._refresh_thread is None
+        progress.start(planned[0])(FioStatus(elapsed_s=1.0, eta_s=0.0, iops=5.0, bw_bytes=2e4, running_job=None))
+        progress.finish(planned[0], CaseRecord(1, planned[0].name, "", None, "ok", "", "", "", []))
+    said = capsys.readouterr().err
+    assert f"cell 1 {planned[0].name}: 0 IOPS" in said and "sweep: 1 of 1 cells done" in said
+
+
 def test_fractions_of_seconds_reach_fio_in_milliseconds() -> None:
     from ptsbench.cases import Overrides
 
