@@ -269,9 +269,12 @@ def print_gaps(gaps_ms: dict[str, list[float]], relay_ms: dict[str, list[float]]
               f"{startups}")
     print(f"lead at the end {LEAD.lead_s():.2f} s; load average {min(load):.1f}-{max(load):.1f}")
     chain, stonewall = statistics.median(gaps_ms["chain"]), statistics.median(gaps_ms["stonewall"])
+    quiet = max(load) < (os.cpu_count() or 1)
+    quiet_text = (f"{'met' if chain <= QUIET_GAP_GOAL_MS else 'NOT met'}" if quiet else
+                  f"not measured (load average {max(load):.1f} on {os.cpu_count()} CPUs; {chain:.0f} ms at this load)")
     print(f"goal: chain no worse than stonewall: {'met' if chain <= stonewall else 'NOT met'} ({chain:.0f} ms "
           f"against {stonewall:.0f} ms; the 1 s lead of before: {statistics.median(gaps_ms['chain-1s']):.0f} ms); "
-          f"<= {QUIET_GAP_GOAL_MS:.0f} ms on a quiet machine: {'met' if chain <= QUIET_GAP_GOAL_MS else 'NOT met'}")
+          f"<= {QUIET_GAP_GOAL_MS:.0f} ms on a quiet machine: {quiet_text}")
 
 
 def main() -> None:
