@@ -66,6 +66,8 @@ def test_demo_profile_runs_all_four_tests_on_a_scratch_file(tmp_path: Path) -> N
         assert job_text.count("exec_prerun=") == job_count - 1 and record["handoff"]["way"] == "chained"
         gaps = record["handoff"]["gaps_ms"]
         assert len(gaps) == job_count - 1 and all(gap >= 0 for gap in gaps), gaps  # how short: bench/bench_pts.py
+        startups = record["handoff"]["startups_s"]  # each released job's fio start-up, which sets the lead
+        assert len(startups) == job_count - 1 and all(startup > 0 for startup in startups), startups
         if phase["precondition"]:
             pre = json.loads((run_dir / "pts" / phase["key"] / "precondition" / "result.json").read_text())
             assert pre["written_bytes"] == pre["planned_bytes"] == 2 * plan["active_range_bytes"]
