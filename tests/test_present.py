@@ -253,6 +253,16 @@ def test_pts_show_fits_the_terminal(tmp_path_factory: pytest.TempPathFactory, co
     assert answer < next(i for i, line in enumerate(lines) if line.startswith("IOPS: block size"))  # answer first
 
 
+def test_show_of_short_cells_imports_no_numpy(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # no stored series is long enough to hold a drop (2 x 3 s): none is searched, and numpy is not imported for it
+    run_dir = tiny_pts_run(tmp_path_factory.getbasetemp())
+    code = ("import sys\nfrom ptsbench.cli import main\nsys.argv = ['ptsbench', 'show', sys.argv[1]]\ntry:\n"
+            "    main()\nexcept SystemExit:\n    pass\nprint('numpy' in sys.modules, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(run_dir)], capture_output=True, text=True, timeout=120)
+    assert done.stderr.splitlines()[-1] == "False", done.stderr
+    assert "Drops: none found in the per-second data of" in done.stdout
+
+
 def test_show_json_and_csv_of_a_pts_run(tmp_path_factory: pytest.TempPathFactory) -> None:
     run_dir = tiny_pts_run(tmp_path_factory.getbasetemp())
     iops = json.loads((run_dir / "pts" / "iops" / "phase.json").read_text())
