@@ -331,6 +331,24 @@ def test_drop_edges_inside_seconds() -> None:
     assert (start.start_s, round(start.end_s, 6), start.done_bytes) == (0.0, 4.3, 0)
 
 
+def test_series_too_short_for_a_drop_are_not_searched(tmp_path: Path) -> None:
+    """A drop needs 2 x min_seconds known seconds, and a job's last sample is no whole second: 7 samples can hold
+    one, 6 cannot, so a folder whose jobs have 6 is not searched (show then needs no numpy) and loses nothing."""
+    def columns(rates: list[int]) -> dict[str, list[int]]:
+        done = list(_cumulative(rates))
+        return {"runtime_ms": [1000 * (second + 1) for second in range(len(rates))], "read_ios": done,
+                "read_bytes": [4096 * n for n in done], "read_lat_ns_sum": done}
+
+    shortest = columns([1000] * 3 + [100] * 3 + [1000])
+    assert find_drops(per_second(shortest)["read"], "read", DropRule())  # held to the end: a step
+    (tmp_path / "seconds.json").write_text(json.dumps({"jobs": {"job": shortest}}))
+    assert [finding.drop.metric for finding in folder_findings(tmp_path, DropRule())] == ["bw"]
+    shorter = columns([1000] * 3 + [100] * 2 + [1000])
+    assert not find_drops(per_second(shorter)["read"], "read", DropRule())
+    (tmp_path / "seconds.json").write_text(json.dumps({"jobs": {"job": shorter}}))
+    assert folder_findings(tmp_path, DropRule()) == [] and stored_seconds(tmp_path, 7) == []
+
+
 def _cumulative(rates: list[int]) -> Iterator[int]:
     total = 0
     for rate in rates:
