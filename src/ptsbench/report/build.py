@@ -17,12 +17,10 @@ from pathlib import Path
 
 from ptsbench.errors import PtsbenchError, os_error_in, os_error_text
 from ptsbench.report.cases.report import case_run_report
-from ptsbench.report.compare import compare_reports, run_labels
 from ptsbench.report.core.draw_mpl import DEFAULT_DPI
 from ptsbench.report.core.layout import FIGURES_DIR, HTML_NAME, IMAGE_FORMATS, PDF_NAME, RESULTS_XLSX, XLSX_NAME
 from ptsbench.report.core.model import Report
 from ptsbench.report.fleet import DEFAULT_K
-from ptsbench.report.pts.report import pts_report
 
 REPORT_DIR = "report"
 IMAGES_LEDGER = ".ptsbench-images.json"  # in a report's folder: the images in its figures/ that ptsbench wrote
@@ -37,6 +35,7 @@ def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str]
     returns out_dir."""
     from ptsbench.atomic import atomic_write_json
     from ptsbench.outfolder import own_folder
+    from ptsbench.report.compare import run_labels
     from ptsbench.store import utc_now
 
     out_dir = Path(out_dir)
@@ -53,6 +52,7 @@ def build_compare(run_dirs: Sequence[Path], out_dir: Path, labels: Sequence[str]
 def load_compare(run_dirs: Sequence[Path], labels: Sequence[str] | None = None,
                  outlier_k: float = DEFAULT_K) -> Report:
     """Several runs' reports side by side, as data, opening with the fleet table (outliers at `outlier_k` x MAD)."""
+    from ptsbench.report.compare import compare_reports, run_labels
     from ptsbench.report.fleet_members import run_member
     from ptsbench.store import RunStore
 
@@ -91,11 +91,13 @@ def check_compare_out(out_dir: Path) -> None:
 
 
 def load_report(run_dir: Path, in_progress: str | None = None) -> Report:
-    """The report of one run directory, as data."""
+    """The report of one run directory, as data (the PTS report's modules imported only for a PTS run)."""
     from ptsbench.store import RunStore
 
     store = RunStore.open(run_dir)
     if store.kind == "pts":
+        from ptsbench.report.pts.report import pts_report
+
         return pts_report(store, in_progress)
     if store.kind == "pts-fleet":
         from ptsbench.report.pts.fleet_run import fleet_report
