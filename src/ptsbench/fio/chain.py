@@ -198,6 +198,7 @@ class _Relay:
                     startup_s = now - self.outcome.launched[index]
                     self.outcome.startups_s[index] = startup_s
                     self.lead.observe(startup_s)
+                    self.progress.set()  # a longer lead starts more of the next jobs at once
 
     def open(self, index: int, go: bool) -> None:
         """Release job `index` (go) or fail its prerun; once only."""
@@ -288,6 +289,7 @@ def run_chain(
                 if following is None or following.is_set() or index in results:  # set before one() signals
                     break
                 relay.progress.wait(WAKE_S)
+                start_ahead(index)  # the lead may have grown meanwhile
             if following is not None and following.is_set():
                 start_ahead(index + 1)  # they wait at their gates while job index + 1 runs
             threads[index].join()
