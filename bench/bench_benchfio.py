@@ -8,7 +8,10 @@ bw/iops/lat logs; ptsbench: json+ output, job file, command line and bw/iops/lat
 runs the two one after the other, the order alternating; the wall time is the whole command's, start to exit, and
 the CPU time is the whole command's too (user + system of it and every process it waited for, fio's included: from
 wait4), which the machine's load distorts far less. Printed: the medians and minimums of both, sweep / bench-fio, and
-the sweep's CPU per cell over bench-fio's. Goal (issue 46): the sweep at most 1.05 x bench-fio's CPU.
+the sweep's CPU per cell over bench-fio's. Goal (issue 46): the sweep at most 1.05 x bench-fio's CPU. Most of either
+is fio's null-engine job threads, which take what CPU they get in their second; so each command's CPU is also split
+into those threads' (fio's own usr_cpu and sys_cpu of each job, times its job_runtime, from the JSON each wrote) and
+the rest, the harness: start-ups, fio's main processes, Python.
 
 Run from the repository root (about 1 minute a round with the defaults):
   .venv/bin/python bench/bench_benchfio.py
@@ -16,6 +19,7 @@ Run from the repository root (about 1 minute a round with the defaults):
 """
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -53,6 +57,16 @@ def timed(argv: list[str], errors: Path) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def job_threads_cpu_s(folder: Path, pattern: str) -> float:
+    """CPU seconds of fio's job threads, as fio reports them in the JSON files under `folder` (usr_cpu and sys_cpu
+    are per cent of job_runtime, which a group of threads sums)."""
+    total = 0.0
+    for path in folder.glob(pattern):
+        for job in json.loads(path.read_text()).get("jobs", []):
+            total += (job.get("usr_cpu", 0) + job.get("sys_cpu", 0)) / 100 * job.get("job_runtime", 0) / 1000
+    return total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the two (default 3)")
@@ -66,6 +80,7 @@ def main() -> None:
     program = bench_fio(args.venv.resolve())
     walls: dict[str, list[float]] = {"bench-fio": [], "sweep": []}
     cpus: dict[str, list[float]] = {"bench-fio": [], "sweep": []}
+    harness: dict[str, list[float]] = {"bench-fio": [], "sweep": []}
     with tempfile.TemporaryDirectory(prefix="bench-benchfio-") as folder:
         work = Path(folder)
         target = work / f"bench-benchfio-{os.getpid()}.dat"
@@ -87,6 +102,9 @@ def main() -> None:
                 cpus[name].append(cpu)
             stored = len(list((work / f"sweep-{number}" / "cases").glob("*/fio.json")))
             measured = len(list((work / f"bench-fio-{number}").rglob("*.json")))
+            for name, folder, pattern in (("sweep", work / f"sweep-{number}" / "cases", "*/fio.json"),
+                                          ("bench-fio", work / f"bench-fio-{number}", "**/*.json")):
+                harness[name].append(cpus[name][-1] - job_threads_cpu_s(folder, pattern))
             if stored != CELLS or measured != CELLS:
                 raise SystemExit(f"expected {CELLS} cells each, got {stored} (sweep) and {measured} (bench-fio)")
             shutil.rmtree(work / f"bench-fio-{number}")
@@ -101,6 +119,9 @@ def main() -> None:
               f"{ratio:.3f} (goal <= {GOAL}: {'met' if ratio <= GOAL else 'NOT met'}; "
               f"{(cpu['sweep'] - cpu['bench-fio']) / CELLS * 1000:+.0f} ms per cell)   "
               f"wall {wall['bench-fio']:6.2f} s and {wall['sweep']:6.2f} s: {wall['sweep'] / wall['bench-fio']:.3f}")
+    ours, theirs = statistics.median(harness["sweep"]), statistics.median(harness["bench-fio"])
+    print(f"harness CPU (all but fio's job threads), median: bench-fio {theirs:.2f} s, sweep {ours:.2f} s: "
+          f"{(ours - theirs) / CELLS * 1000:+.0f} ms per cell")
     for name in walls:
         print(f"rounds, {name}: CPU {', '.join(f'{value:.2f}' for value in cpus[name])} s; "
               f"wall {', '.join(f'{value:.2f}' for value in walls[name])} s")
