@@ -16,6 +16,7 @@ import pytest
 
 from conftest import run_cli, stand_in_fio
 from ptsbench.fio.chain import (
+    MAX_AHEAD,
     START_AHEAD_S,
     ChainJob,
     StartAhead,
@@ -89,8 +90,9 @@ def test_the_lead_follows_fios_measured_start_ups() -> None:
 def test_jobs_started_ahead_cover_the_lead() -> None:
     one_s = [1.0] * 10
     assert jobs_to_start(one_s, 0, START_AHEAD_S) == 1  # the next one, as before
-    assert jobs_to_start(one_s, 0, 4.4) == 5  # released within 4.4 s: jobs 1-5 (job 5 after 4 s of cells)
-    assert jobs_to_start(one_s, 7, 4.4) == 9  # never past the last job
+    assert jobs_to_start(one_s, 0, 3.4) == 4  # released within 3.4 s: jobs 1-4 (job 4 after 3 s of cells)
+    assert jobs_to_start(one_s, 0, 30.0) == MAX_AHEAD  # each holds its buffers: a few at most
+    assert jobs_to_start(one_s, 7, 3.4) == 9  # never past the last job
     assert jobs_to_start([60.0, 60.0, 60.0], 0, 4.4) == 1  # PTS's 60 s cells: one ahead whatever the load
     assert jobs_to_start([0.3, 0.3, 0.3, 0.3], 1, START_AHEAD_S) == 3
 

@@ -40,6 +40,7 @@ START_AHEAD_S = 1.0
 STARTUP_MARGIN = 2.0  # the lead is this many times the second slowest recent start-up (one outlier is ignored: a
 # lead that chases it starts many fio processes at once, which slows every start-up and lengthens the lead again)
 RECENT_STARTUPS = 8  # start-ups remembered: the load of the last few cells, not of an hour ago
+MAX_AHEAD = 4  # jobs started ahead at most, whatever the lead: each holds its IO buffers while it waits
 GATE_MARGIN_S = 120.0
 WAKE_S = 1.0  # the longest the relay and run_chain sleep unwoken (events wake them; this only bounds a lost one)
 
@@ -101,9 +102,9 @@ LEAD = StartAhead()
 
 def jobs_to_start(expected_s: Sequence[float], running: int, lead_s: float) -> int:
     """The last job to have started while job `running` runs: every job that would be released within `lead_s`
-    (their predecessors' planned seconds from `running` on), and the next one at least."""
+    (their predecessors' planned seconds from `running` on), the next one at least, MAX_AHEAD at most."""
     lead, index = 0.0, running
-    while index + 1 < len(expected_s) and (index == running or lead < lead_s):
+    while index + 1 < len(expected_s) and index - running < MAX_AHEAD and (index == running or lead < lead_s):
         lead += expected_s[index]
         index += 1
     return index
