@@ -88,6 +88,8 @@ class LiveReporter:
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
             TextColumn("{task.fields[detail]}"), console=self.console, transient=True,
+            # as report/core/progress.py: no layout ten times a second for a log that shows none of it
+            auto_refresh=self.console.is_terminal, refresh_per_second=2,
         )
         self.task: Any = None
         self.cells_seen: list[str] = []
