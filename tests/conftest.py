@@ -341,6 +341,18 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 @pytest.fixture(scope="session")
+def sprandom_fio() -> str:
+    """fio 3.42, which has sprandom (fio 3.41's preconditioning): built once by scripts/build-fio.sh and kept in
+    /var/cache/ptsbench/fio (the device lab's FTL variant uses the same)."""
+    done = subprocess.run(["bash", str(SCRIPTS / "build-fio.sh"), "fio-3.42"], capture_output=True, text=True,
+                          timeout=1800)
+    if done.returncode == 77:
+        pytest.skip(done.stderr.strip())
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="session")
 def debian13_fio(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A command that runs Debian 13's own fio in its root (made by scripts/debian13-root.sh when missing, as CI's
     second platform does; reused when there)."""

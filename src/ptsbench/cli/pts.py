@@ -10,8 +10,16 @@ from ptsbench.cli import Finite, safety_flag, text_path
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.cli.metrics import metrics_options
-from ptsbench.cli.pts_steps import guard_verdict, prepare_target, print_dry_run, print_plan, print_target_dry_run
+from ptsbench.cli.pts_steps import (
+    check_precondition_fio,
+    guard_verdict,
+    prepare_target,
+    print_dry_run,
+    print_plan,
+    print_target_dry_run,
+)
 from ptsbench.cli.run import images_option, one_line, report_images
+from ptsbench.pts.params import PRECONDITIONS
 from ptsbench.target.placement import PLACEMENTS
 from ptsbench.units import MAX_SECONDS
 
@@ -83,6 +91,13 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option("--active-range", type=Finite(0, 100, min_open=True), help="Active range in percent.")
 @click.option("--precondition-multiple", type=Finite(0, 1000, min_open=True),
               help="Preconditioning writes this many times the active range (PTS: 2).")
+@click.option("--precondition", "precondition", type=click.Choice(PRECONDITIONS), default="wipc",
+              help="How the IOPS and latency tests are preconditioned: wipc (PTS: 2 x the active range of sequential "
+              "128 KiB writes) or sprandom (fio's, fio 3.41+: random 4 KiB writes of the range and its "
+              "over-provisioning once, laid out as a random-write steady state; a deviation). Throughput keeps WIPC.")
+@click.option("--sprandom-op", type=Finite(0, 1, min_open=True, max_open=True),
+              help="With --precondition sprandom: the drive's over-provisioning as a fraction (fio's spr_op; "
+              "default 0.15).")
 @click.option("--wsat-capacity", type=Finite(0, 1000, min_open=True),
               help="Write saturation stops after this many times the capacity written (PTS: 4).")
 @click.option("--wsat-time", help="Write saturation time limit, e.g. 24h (PTS: 24h).")
@@ -111,7 +126,8 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
 @drop_options
 def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path | None, size: str | None,
         destructive: bool, purge_method: str, purge_scope: str, active_range: float | None,
-        precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
+        precondition_multiple: float | None, precondition: str, sprandom_op: float | None,
+        wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
         dry_run: bool, verbose: bool, measure_rate: bool, hosts_spec: str | None, lat_histogram_time: str | None,
         device_info: tuple[str, ...], fdp_placement: str | None, images: tuple[str, ...], drop_fraction: float,
         drop_seconds: int, min_fraction: float | None, **overrides: tuple[str, ...]) -> Path | None:
@@ -153,12 +169,16 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
     fields = {flag.lstrip("-").replace("-", "_"): name for name, flag in OPTION_NAMES.items()}
     parsed = parse_overrides({fields[param]: values for param, values in overrides.items() if values}, chosen)
     settings = make_settings(profile, spec, chosen, parsed, active_range, precondition_multiple, wsat_capacity,
-                             _seconds(wsat_time), ramp_time, _histogram_seconds(lat_histogram_time))
+                             _seconds(wsat_time), ramp_time, _histogram_seconds(lat_histogram_time), precondition,
+                             sprandom_op)
     description = parse_device_info(device_info)
     run_dir = out or default_run_dir(f"pts-{profile}")
     drops = drop_settings(drop_fraction, drop_seconds, min_fraction)
     if fdp_placement not in (None, "off") and (hosts_spec is not None or len(targets) > 1):
         raise click.UsageError("--fdp-placement takes one local TARGET (not --hosts, not a fleet)")
+    if precondition == "sprandom" and hosts_spec is not None:
+        raise click.UsageError("--precondition sprandom runs on this machine's fio only (not --hosts)")
+    check_precondition_fio(settings)
     if hosts_spec is not None:
         if len(targets) > 1:
             raise click.UsageError("pts --hosts takes one TARGET (the same path on every host)")
