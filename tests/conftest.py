@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 import programs
+from device_lab_ftl import CI_CHECKS as FTL_CI_CHECKS
+from device_lab_ftl import FULL_CHECKS as FTL_FULL_CHECKS
 from exec_audit import exec_record
 from labruns import postgres_url, run_lab  # noqa: F401 (fixtures: a lab of real runs, a throwaway PostgreSQL)
 
@@ -114,11 +116,15 @@ class DeviceLab:
     console."""
 
     KEY = pytest.StashKey[dict[str, "DeviceLab"]]()  # variant -> its lab
-    OPTIONS = {"debian12": (), "debian13": ("--debian13",), "ftl": ("--ftl",)}  # variant -> the script's options
+    # variant -> the script's options; the FTL variant's two sizes run the same guest with their own checks
+    OPTIONS = {"debian12": (), "debian13": ("--debian13",), "ftl": ("--ftl", "--checks", ",".join(FTL_FULL_CHECKS)),
+               "ftl-ci": ("--ftl", "--checks", ",".join(FTL_CI_CHECKS))}
     # variant -> the environment variable that must be 1 for its tests to run (its lab to start); unset: skipped.
-    # The FTL variant (12-18 minutes of its own at load averages of 7-26, docs/device-lab.md): to run it by default,
-    # in CI too, remove its entry here
-    OPT_IN = {"ftl": "PTSBENCH_LAB_FTL"}
+    # The full FTL variant (12-18 minutes of its own at load averages of 7-26, docs/device-lab.md) stays opt-in. The
+    # CI-sized one (ftl-ci: the same shapes on a smaller drive in shorter rounds): to run it by default, in CI too,
+    # delete its line here
+    OPT_IN = {"ftl": "PTSBENCH_LAB_FTL",
+              "ftl-ci": "PTSBENCH_LAB_FTL_CI"}
 
     def __init__(self, folder: Path, variant: str) -> None:
         self.folder = folder
@@ -152,7 +158,7 @@ def device_lab(config: pytest.Config, variant: str) -> DeviceLab:
 
 def lab_variant(item: pytest.Item) -> str | None:
     """The device lab variant a test waits for: @pytest.mark.device_lab (debian12) or
-    @pytest.mark.device_lab(variant="debian13" or "ftl"); None for other tests."""
+    @pytest.mark.device_lab(variant="debian13", "ftl" or "ftl-ci"); None for other tests."""
     marker = item.get_closest_marker("device_lab")
     return None if marker is None else str(marker.kwargs.get("variant", "debian12"))
 
