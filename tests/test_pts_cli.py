@@ -284,3 +284,19 @@ def test_sprandom_is_refused_in_one_line_where_fio_lacks_it(debian13_fio: str, t
     assert "--precondition sprandom: fio-3.39 has no sprandom option (fio 3.41 added it): install fio 3.41" in \
         done.stderr
     assert not (tmp_path / "run").exists() and not (tmp_path / "t.dat").exists()
+
+
+def test_resume_of_a_sprandom_run_is_refused_where_fio_lacks_it(sprandom_fio: str, debian13_fio: str,
+                                                               tmp_path: Path) -> None:
+    """A run preconditioned by sprandom resumed with a fio without it (the fio changed since): one line, before
+    anything runs, the stored run untouched."""
+    out = tmp_path / "run"
+    ran = run_cli("pts", str(tmp_path / "t.dat"), "--size", "16M", "--profile", "demo", "--spec", "1.1", "--tests",
+                  "iops", "--block-sizes", "iops=4k", "--mixes", "iops=0", "--max-rounds", "1", "--precondition",
+                  "sprandom", "--out", str(out), env={"PTSBENCH_FIO": sprandom_fio})
+    assert ran.returncode == 0, ran.stderr
+    before = sorted((path.name, path.stat().st_mtime_ns) for path in out.rglob("*"))
+    done = run_cli("resume", str(out), env={"PTSBENCH_FIO": debian13_fio})
+    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
+    assert "--precondition sprandom: fio-3.39 has no sprandom option" in done.stderr
+    assert sorted((path.name, path.stat().st_mtime_ns) for path in out.rglob("*")) == before

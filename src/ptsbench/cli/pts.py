@@ -283,6 +283,7 @@ def resume(run_dir: Path, destructive: bool) -> None:
       ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise --destructive
       ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise/devices/nvme1n1 --destructive
     """
+    from ptsbench.pts.params import Settings
     from ptsbench.pts.start import resume_target
     from ptsbench.pts.store import PtsStore
     from ptsbench.store import RunStore
@@ -300,6 +301,7 @@ def resume(run_dir: Path, destructive: bool) -> None:
     store = PtsStore(RunStore.open(run_dir))
     target, notes = resume_target(store)
     store.check_readable()  # a damaged store is refused before the resume changes anything
+    check_precondition_fio(Settings.from_dict(store.store.manifest["settings"]))  # fio may have changed since
     for note in notes:
         click.echo(f"ptsbench: note: {note}", err=True)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
