@@ -107,7 +107,7 @@ def counters_ocp(lab: Lab) -> str:
     """ptsbench's reading of the OCP controller equals nvme-cli's `ocp smart-add-log` and `smart-log` read right
     after; 8 MiB written by dd move the host counter by that many 512,000-byte units and the media counter by the
     bytes written as QEMU 10 counts them."""
-    from ptsbench.target.telemetry import read_telemetry
+    from ptsbench.device.telemetry import read_telemetry
 
     dev = lab.devs["ocp"]
     target, facts = facts_of(dev)
@@ -141,7 +141,7 @@ def fdp_stats(lab: Lab, dev: str, sample: str | None = None) -> dict[str, int]:
 def counters_fdp(lab: Lab) -> str:
     """ptsbench's reading of the FDP namespace (no OCP log on its controller) equals nvme-cli's `fdp stats` read
     right after; 8 MiB written by dd (no placement: the default handle) move host and media bytes by exactly that."""
-    from ptsbench.target.telemetry import read_telemetry
+    from ptsbench.device.telemetry import read_telemetry
 
     dev = lab.devs["fdp"]
     target, facts = facts_of(dev)

@@ -116,7 +116,7 @@ def ftl_counters(lab: Lab) -> str:
     reading equals nvme-cli's; a log read into a buffer crossing a page boundary (PRP2) equals one read into a
     page-aligned buffer, the OCP GUID landing in the second page."""
     from device_lab_guest import facts_of
-    from ptsbench.target.telemetry import read_telemetry
+    from ptsbench.device.telemetry import read_telemetry
 
     dev = load_fresh()
     ctrl = controller_of(dev)
@@ -136,7 +136,7 @@ def ftl_counters(lab: Lab) -> str:
     units = -(-written // 512_000)
     assert int(smart["data_units_written"]) == units == reading["data_units_written"], (smart, reading)
     media = (counted["host_pages_written"] + counted["gc_pages_written"]) * FTL_PAGE_BYTES
-    from ptsbench.target.waf import parse_ocp_smart_add_log
+    from ptsbench.device.waf import parse_ocp_smart_add_log
 
     assert parse_ocp_smart_add_log(ocp) == media == reading["media_written_bytes"], (ocp, counted, reading)
     assert reading["media_source"] == "OCP C0h", reading

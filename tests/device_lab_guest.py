@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ptsbench.target.target import Target
+    from ptsbench.device.target import Target
 
 WORK = Path("/tmp/ptsbench-device-lab")  # in the guest's overlay: writes stay in the guest's memory
 JOB = "[lab]\nrw=randwrite\nbs=4k\niodepth=4\nsize=64M\n"
@@ -230,8 +230,8 @@ def run_watching_cache(disk: Disk, dev: str, args: list[str]) -> list[tuple[floa
 
 
 def facts_of(dev: str) -> "tuple[Target, dict[str, object]]":
-    from ptsbench.target.info import target_facts
-    from ptsbench.target.target import resolve_target
+    from ptsbench.device.info import target_facts
+    from ptsbench.device.target import resolve_target
 
     target = resolve_target(dev)
     return target, target_facts(target)
@@ -486,7 +486,7 @@ def lost_writes(lab: Lab) -> str:
 
 def write_cache_off_and_on(disk: Disk, dev: str) -> str:
     """ptsbench turns the write cache off and on again, each read back from the device by its own tool."""
-    from ptsbench.target.cache import read_write_cache, set_write_cache
+    from ptsbench.device.cache import read_write_cache, set_write_cache
 
     target, facts = facts_of(dev)
     assert device_write_cache(disk, dev) == 1, "the lab's disks start with the write cache on"
@@ -514,7 +514,7 @@ for _name in ("nvme512", "ssd", "sata"):
 
 @check("telemetry-nvme")
 def telemetry_nvme(lab: Lab) -> str:
-    from ptsbench.target.telemetry import read_telemetry
+    from ptsbench.device.telemetry import read_telemetry
 
     _, dev = lab.disk("nvme512")
     target, facts = facts_of(dev)
@@ -534,7 +534,7 @@ def telemetry_nvme(lab: Lab) -> str:
 
 def _smartctl_reading(lab: Lab, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """ptsbench's telemetry reading of a lab disk and smartctl's own JSON document of it (kept as a sample)."""
-    from ptsbench.target.telemetry import read_telemetry
+    from ptsbench.device.telemetry import read_telemetry
 
     _, dev = lab.disk(name)
     reading = read_telemetry(*facts_of(dev))
@@ -562,7 +562,7 @@ def telemetry_scsi(lab: Lab) -> str:
 
 @check("purge-nvme4k")
 def purge_nvme(lab: Lab) -> str:
-    from ptsbench.target.purge import NvmeSanitize, choose_purge, purge
+    from ptsbench.device.purge import NvmeSanitize, choose_purge, purge
 
     _, dev = lab.disk("nvme4k")
     target, facts = facts_of(dev)
@@ -584,7 +584,7 @@ def purge_nvme(lab: Lab) -> str:
 def purge_nvme_pi(lab: Lab) -> str:
     """A namespace with 8 bytes of metadata and PI type 1: `info` says so, and the purge (NVMe format) keeps its LBA
     format, metadata and protection information (nvme-cli's defaults would drop the PI), read back from the drive."""
-    from ptsbench.target.purge import purge
+    from ptsbench.device.purge import purge
 
     _, dev = lab.disk("nvmepi")
     facts = json.loads(ptsbench("info", dev, "--json").stdout)["target"]
@@ -647,7 +647,7 @@ def purge_scope(lab: Lab) -> str:
     format of the first namespace are refused naming the second; auto chooses a method that erases only the first;
     with the second unmounted, --purge-scope subsystem allows the sanitize and the dry run states its reach. The
     second namespace's files stay byte-identical."""
-    from ptsbench.target.purge import purge
+    from ptsbench.device.purge import purge
 
     first, second = _namespaces_of(NAMESPACES_SERIAL)
     ctrl = os.path.basename(controller(first))
@@ -704,7 +704,7 @@ def purge_scope(lab: Lab) -> str:
     finally:
         run(["umount", str(mnt)])
     assert after == before and len(after) == 3, f"the second namespace's files changed: {before} -> {after}"
-    from ptsbench.target.cache import set_write_cache
+    from ptsbench.device.cache import set_write_cache
 
     target, facts = facts_of(first)
     for wanted in (False, True):  # the volatile write cache is the controller's: the message names what it covers
@@ -768,7 +768,7 @@ def capacity_zero(lab: Lab) -> str:
 
 @check("purge-sata")
 def purge_sata(lab: Lab) -> str:
-    from ptsbench.target.purge import AtaSecureErase, choose_purge, purge
+    from ptsbench.device.purge import AtaSecureErase, choose_purge, purge
 
     _, dev = lab.disk("sata")
     target, facts = facts_of(dev)
@@ -792,7 +792,7 @@ def assert_no_ata_password(dev: str) -> None:
 def ata_password(lab: Lab) -> str:
     """QEMU has no ATA security feature set: force the erase past its probe, so the device aborts the very first
     security command, and check ptsbench stops there and no password is left."""
-    from ptsbench.target import purge as purge_module
+    from ptsbench.device import purge as purge_module
 
     _, dev = lab.disk("sata")
     target, facts = facts_of(dev)
@@ -810,7 +810,7 @@ def ata_password(lab: Lab) -> str:
 
 @check("purge-scsi", background=True)
 def purge_scsi(lab: Lab) -> str:
-    from ptsbench.target.purge import purge
+    from ptsbench.device.purge import purge
 
     _, dev = lab.disk("ssd")
     target, facts = facts_of(dev)

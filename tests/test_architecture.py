@@ -167,3 +167,14 @@ def test_architecture_tree_is_read_by_indentation() -> None:
     page = "# Architecture\n\ntext\n```\nsrc/ptsbench/\n  a.py   one\n  sub/   two\n    b.py three\n" \
            "  c.py   four\n```\n## Next\n"
     assert architecture_tree(page) == {"a.py": "one", "sub": "two", "sub/b.py": "three", "c.py": "four"}
+
+
+# Folder names that build tools, editors and code-structure views skip by habit (Maven's, Cargo's and sbt's output
+# is target/; Python's build/ and dist/): a package under such a name disappears from those views.
+SKIPPED_FOLDER_NAMES = {"target", "build", "dist", "out", "bin", "node_modules", "venv"}
+
+
+def test_no_package_hides_under_a_build_output_name() -> None:
+    packages = {path.parent.relative_to(PACKAGE) for path in PACKAGE.rglob("__init__.py")}
+    hidden = sorted(str(package) for package in packages if set(package.parts) & SKIPPED_FOLDER_NAMES)
+    assert not hidden, f"packages named like build output (rename them to say what they hold): {hidden}"

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from ptsbench.cases import Overrides, plan_cases, run_cases
+from ptsbench.device import case_telemetry
+from ptsbench.device.target import resolve_target
+from ptsbench.device.waf import FDP_HOST_COUNTER, FDP_SOURCE, HOST_UNIT_BYTES, NOT_REPORTED, OCP_SOURCE
 from ptsbench.report.cases.report import results_table, waf_blocks, waf_table_blocks
 from ptsbench.report.cases.tables import result_rows
 from ptsbench.store import RunStore
-from ptsbench.target import case_telemetry
-from ptsbench.target.target import resolve_target
-from ptsbench.target.waf import FDP_HOST_COUNTER, FDP_SOURCE, HOST_UNIT_BYTES, NOT_REPORTED, OCP_SOURCE
 
 DATA = Path(__file__).parent / "data" / "telemetry"
 WRITE_JOB = "[w]\nioengine=psync\nrw=write\nbs=64k\nsize=1m\n"

@@ -19,11 +19,7 @@ from typing import Any
 import pytest
 
 from conftest import attached_loop
-from ptsbench.errors import UnsafeTargetError
-from ptsbench.pts.engine import QuietReporter, run
-from ptsbench.pts.settings import make_settings
-from ptsbench.pts.start import create_run, target_info
-from ptsbench.target.controller import (
+from ptsbench.device.controller import (
     CacheHold,
     check_write_cache_free,
     controller_dir,
@@ -31,13 +27,17 @@ from ptsbench.target.controller import (
     hold_write_cache,
     release_write_cache,
 )
-from ptsbench.target.target import Target
+from ptsbench.device.target import Target
+from ptsbench.errors import UnsafeTargetError
+from ptsbench.pts.engine import QuietReporter, run
+from ptsbench.pts.settings import make_settings
+from ptsbench.pts.start import create_run, target_info
 
 HOLDER = """
 import sys
 from pathlib import Path
-from ptsbench.target.controller import controller_of, hold_write_cache, release_write_cache
-from ptsbench.target.target import Target
+from ptsbench.device.controller import controller_of, hold_write_cache, release_write_cache
+from ptsbench.device.target import Target
 controller, wanted, run_dir = sys.argv[1], sys.argv[2] == "on", sys.argv[3]
 target = Target(controller + "n1", "block", 1 << 20, controller + "n1")
 facts = {"transport": "nvme", "nvme_controller": controller}
@@ -172,8 +172,8 @@ def test_each_round_reads_the_cache_again_and_a_change_is_a_deviation(tmp_path: 
     """The PTS engine reads the cache at the end of every round into the round and the manifest: a round during
     which something turned it back on (here the stand-in controller's state, flipped as round 2 starts) reads on,
     and that is a deviation naming the round."""
+    from ptsbench.device.target import resolve_target
     from ptsbench.fio.runner import probe_engine
-    from ptsbench.target.target import resolve_target
 
     class FlipInRound2(QuietReporter):
         def round_started(self, progress: Any) -> None:
@@ -204,8 +204,8 @@ def test_a_run_killed_mid_round_is_resumed_and_puts_back_the_cache_it_found(tmp_
     """A PTS run (its own process) turns the cache off and is killed with SIGKILL once round 1 is stored: the cache
     stays off. Its resume finds it off, yet knows from the controller's record that it was on before the run, and
     puts that back at the end."""
+    from ptsbench.device.target import resolve_target
     from ptsbench.fio.runner import probe_engine
-    from ptsbench.target.target import resolve_target
 
     settings = make_settings("demo", "1.1", ("iops",), {"iops": {"round_time_s": 1.0, "max_rounds": 4,
                                                                   "block_sizes": (4096,), "mixes": (0,)}})
@@ -216,7 +216,7 @@ def test_a_run_killed_mid_round_is_resumed_and_puts_back_the_cache_it_found(tmp_
         store, _ = create_run(tmp_path / "run", settings, info, facts, ioengine_note="", purge_method="none")
         child = subprocess.Popen([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
                                   "from ptsbench.pts.engine import run\nfrom ptsbench.pts.store import PtsStore\n"
-                                  "from ptsbench.store import RunStore\nfrom ptsbench.target.target import "
+                                  "from ptsbench.store import RunStore\nfrom ptsbench.device.target import "
                                   "resolve_target\nrun(PtsStore(RunStore.open(Path(sys.argv[1]))), "
                                   "resolve_target(sys.argv[2]), destructive=True)\n", str(store.root), device])
         round_one = store.root / "pts" / "iops" / "rounds" / "001" / "round.json"

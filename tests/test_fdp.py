@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_cli
 from ptsbench.cli.info import _fdp_section, _print_tables
-from ptsbench.target.fdp import parse_fdp_config, parse_fdp_feature, parse_fdp_status, read_fdp
+from ptsbench.device.fdp import parse_fdp_config, parse_fdp_feature, parse_fdp_status, read_fdp
 
 DATA = Path(__file__).parent / "data" / "telemetry"
 NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}

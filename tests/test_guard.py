@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from conftest import LOOP_SIZE_BYTES, run_cli
+from ptsbench.device import target as target_module
+from ptsbench.device.claim import claim_keys, claim_targets
+from ptsbench.device.guard import block_device_signatures, check_device_write_allowed, check_write_allowed
+from ptsbench.device.inuse import in_use_reasons, mounted_reasons
+from ptsbench.device.target import Target, block_device_of_char, resolve_target
 from ptsbench.errors import TargetError, UnsafeTargetError
-from ptsbench.target import target as target_module
-from ptsbench.target.claim import claim_keys, claim_targets
-from ptsbench.target.guard import block_device_signatures, check_device_write_allowed, check_write_allowed
-from ptsbench.target.inuse import in_use_reasons, mounted_reasons
-from ptsbench.target.target import Target, block_device_of_char, resolve_target
 
 
 def _mkfs_ext4(device: str) -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from ptsbench.device.userfile import MARK
 from ptsbench.errors import JobFileError
 from ptsbench.fio.opens import parse_job_file
-from ptsbench.target.userfile import MARK
 
 MIB = 1024 * 1024
 
@@ -243,8 +243,8 @@ def test_a_pts_start_judges_its_target_once_before_probing_it(tmp_path: Path, mo
     """`pts` judges its target before planning probes it (fio writes a probe file in the target's folder), and not
     again before the run exists; a user's file is refused before any probe; a dry run judges only when its verdict
     is asked for. The guard and the probe are the real ones, watched."""
+    import ptsbench.device.guard as guard
     import ptsbench.fio.runner as runner
-    import ptsbench.target.guard as guard
     from ptsbench.cli.pts_steps import Prepared, prepare_target
     from ptsbench.errors import UnsafeTargetError
     from ptsbench.pts.settings import make_settings

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import attached_loop
-from ptsbench.target.claim import claim_dir, other_run_reason
+from ptsbench.device.claim import claim_dir, other_run_reason
 from test_guard_battery import JOB_HEAD, Device, _attach, _need, _run, ptsbench
 
 pytestmark = [pytest.mark.root]

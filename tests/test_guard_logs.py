@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from ptsbench.device.userfile import MARK
 from ptsbench.fio.opens import parse_job_file
-from ptsbench.target.userfile import MARK
 from test_hosts import Servers, hosts_arg
 from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import attached_loop, run_cli
-from ptsbench.target.identity import device_identity, devices_with_ids, missing_device, vanished
+from ptsbench.device.identity import device_identity, devices_with_ids, missing_device, vanished
 
 SMALL = ["--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", "1", "--max-rounds", "3",
          "--block-sizes", "iops=4k", "--mixes", "iops=0,65,100", "--purge", "none", "--destructive"]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import LOOP_SIZE_BYTES, attached_loop
-from ptsbench.target.info import HOST_FACT_KEYS, TARGET_FACT_KEYS, device_facts, host_facts, target_facts
-from ptsbench.target.target import TESTFILE_NAME, Target, resolve_target
+from ptsbench.device.info import HOST_FACT_KEYS, TARGET_FACT_KEYS, device_facts, host_facts, target_facts
+from ptsbench.device.target import TESTFILE_NAME, Target, resolve_target
 from test_guard import _write_mbr
 
 

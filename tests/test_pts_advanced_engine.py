@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 
 from conftest import kill_when, run_cli, start_pts
+from ptsbench.device.target import Target
+from ptsbench.device.telemetry import TELEMETRY_KEYS
+from ptsbench.device.userfile import mark_made
 from ptsbench.pts.advanced import LATENCY_LIMIT_NS
 from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.settings import make_settings
 from ptsbench.pts.start import create_run, target_info
 from ptsbench.report.core.model import Table
 from ptsbench.report.pts.terminal import pts_sections, terminal_blocks
-from ptsbench.target.target import Target
-from ptsbench.target.telemetry import TELEMETRY_KEYS
-from ptsbench.target.userfile import mark_made
 from test_pts_engine import Recorder, rounds_of
 from test_pts_resume import resume_and_check, stored
 from test_report_advanced import TINY, tiny_advanced_run

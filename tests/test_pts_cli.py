@@ -201,9 +201,9 @@ def test_dry_run_estimates_purge_and_preconditioning_at_a_measured_rate(loop_dev
 def test_resume_of_a_run_in_use_leaves_its_report_alone(tmp_path: Path) -> None:
     """A second `resume` while the run is held by another process is refused in one line and does not write the
     run's report (the running process owns it)."""
+    from ptsbench.device.target import Target
     from ptsbench.pts.settings import make_settings
     from ptsbench.pts.start import create_run, target_info
-    from ptsbench.target.target import Target
 
     path = tmp_path / "target.dat"
     path.write_bytes(b"\0" * 4096)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import attached_loop, run_cli
+from ptsbench.device.target import Target
 from ptsbench.errors import StoreError
 from ptsbench.fio.output import parse_jobs
 from ptsbench.pts.engine import QuietReporter, run
@@ -21,7 +22,6 @@ from ptsbench.pts.start import create_run, target_info
 from ptsbench.pts.steady import steady_state
 from ptsbench.report.core.model import Table
 from ptsbench.report.pts.terminal import pts_sections, terminal_blocks
-from ptsbench.target.target import Target
 
 MIB = 1024**2
 
@@ -320,8 +320,8 @@ def test_resume_refuses_a_plan_that_differs_from_the_stored_one(tmp_path: Path) 
 def test_write_cache_is_put_back_after_the_run(tmp_path: Path, fakebin: Any) -> None:
     """The device's write cache (a stand-in hdparm keeps it) is off while the rounds run and on again at the end,
     as it was; the manifest says so (the device lab checks the same on real NVMe and SCSI disks)."""
+    from ptsbench.device.target import resolve_target
     from ptsbench.fio.runner import probe_engine
-    from ptsbench.target.target import resolve_target
 
     settings = make_settings("demo", "1.1", ("iops",), {"iops": {"round_time_s": 0.2, "max_rounds": 1,
                                                                   "block_sizes": (4096,), "mixes": (0,)}})
@@ -341,9 +341,9 @@ def test_write_cache_is_put_back_after_the_run(tmp_path: Path, fakebin: Any) -> 
 
 def test_write_cache_is_put_back_when_the_run_fails(tmp_path: Path, fakebin: Any,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from ptsbench.device.target import resolve_target
     from ptsbench.errors import PtsbenchError
     from ptsbench.fio.runner import probe_engine
-    from ptsbench.target.target import resolve_target
 
     monkeypatch.setenv("FAKEBIN_FAIL", "blkdiscard")
     settings = make_settings("demo", "1.1", ("iops",), {"iops": {"round_time_s": 0.2, "max_rounds": 1}})

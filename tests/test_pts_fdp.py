@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from ptsbench.cli.pts_steps import placed
+from ptsbench.device.placement import check_placement_device, choose_placement, generic_device_of
+from ptsbench.device.target import Target
 from ptsbench.errors import JobFileError, TargetError
 from ptsbench.fio.runner import fio_version
 from ptsbench.fio.versions import data_placement_problem, option_hint, version_tuple
@@ -21,8 +23,6 @@ from ptsbench.pts.settings import make_settings
 from ptsbench.report.compare import differences
 from ptsbench.report.core.model import Report
 from ptsbench.report.pts.report import placement_facts
-from ptsbench.target.placement import check_placement_device, choose_placement, generic_device_of
-from ptsbench.target.target import Target
 
 DATA = Path(__file__).parent / "data" / "telemetry"
 NAMESPACE = TargetInfo("/dev/nvme0n1", "block", 1 << 30, 4096, 4096, "io_uring")

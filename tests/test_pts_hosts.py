@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
+from ptsbench.device.target import TESTFILE_NAME
 from ptsbench.hosts.server import kill_tree, process_tree
-from ptsbench.target.target import TESTFILE_NAME
 from test_hosts import Servers, fio_percentile, hosts_arg
 from test_hosts import servers as servers  # noqa: PLC0414 - the fixture
 

@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 
 from conftest import attached_loop
-from ptsbench.errors import PtsbenchError, TargetError, UnsafeTargetError
-from ptsbench.target import purge as purge_module
-from ptsbench.target.cache import read_write_cache, set_write_cache
-from ptsbench.target.claim import claim_targets
-from ptsbench.target.inuse import in_use_reasons
-from ptsbench.target.purge import (
+from ptsbench.device import purge as purge_module
+from ptsbench.device.cache import read_write_cache, set_write_cache
+from ptsbench.device.claim import claim_targets
+from ptsbench.device.inuse import in_use_reasons
+from ptsbench.device.purge import (
     ATA_TEMP_PASSWORD,
     AtaSecureErase,
     Blkdiscard,
@@ -27,8 +26,9 @@ from ptsbench.target.purge import (
     id_ctrl_value,
     purge,
 )
-from ptsbench.target.purge_time import ASSUMED_ERASE_S, ERASE_ASSUMPTION, purge_time_s
-from ptsbench.target.target import Target, resolve_target
+from ptsbench.device.purge_time import ASSUMED_ERASE_S, ERASE_ASSUMPTION, purge_time_s
+from ptsbench.device.target import Target, resolve_target
+from ptsbench.errors import PtsbenchError, TargetError, UnsafeTargetError
 
 NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/dev/nvme0n1")
 NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}

@@ -184,7 +184,7 @@ def stored_pts_run(root: Path, rounds: int = 25, shape: Callable[[int], float] =
 def _drive_counters(start_bytes: int, end_bytes: int, number: int) -> dict[str, Any]:
     """Telemetry of a write round on an OCP drive whose write amplification grows by 0.1 a round (media bytes
     written = host bytes x (1 + number / 10)); host counters in 512,000-byte units, rounded up as a drive does."""
-    from ptsbench.target.telemetry import empty_telemetry, telemetry_change
+    from ptsbench.device.telemetry import empty_telemetry, telemetry_change
 
     def reading(host_bytes: int, media_bytes: int) -> dict[str, Any]:
         return {**empty_telemetry(None, "nvme-cli", "/dev/nvme0n1"), "data_units_written": -(-host_bytes // 512_000),

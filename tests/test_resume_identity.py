@@ -105,7 +105,7 @@ def test_a_sweep_resumes_only_on_its_own_device(tmp_path: Path) -> None:
 def test_a_partition_is_named_by_its_disk_and_where_it_lies(tmp_path: Path) -> None:
     """A run on a partition: its disk's ids (here the loop device's backing file) and its number and start; another
     image with the same partition table is another device."""
-    from ptsbench.target.identity import identity_changes, identity_record
+    from ptsbench.device.identity import identity_changes, identity_record
 
     layout = "label: dos\nstart=2048, size=8192, type=83\n"
     other = tmp_path / "other.img"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import attached_loop
-from ptsbench.target.scope import controller_namespaces, describe_reach, scope_problem, subsystem_namespaces
+from ptsbench.device.scope import controller_namespaces, describe_reach, scope_problem, subsystem_namespaces
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
@@ -80,7 +80,7 @@ def test_a_namespace_another_run_measures_is_never_erased(tmp_path: Path) -> Non
     or held by another ptsbench run (named with its pid and run directory)."""
     import sys
 
-    from ptsbench.target.claim import claim_targets
+    from ptsbench.device.claim import claim_targets
 
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()
@@ -97,7 +97,7 @@ def test_a_namespace_another_run_measures_is_never_erased(tmp_path: Path) -> Non
             assert said is not None and said.endswith(expected), said
         assert scope_problem(named, reach, "sanitize", "/dev/nvme1", "subsystem") is None  # let go
         holder = subprocess.Popen(
-            [sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom ptsbench.target.claim import "
+            [sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom ptsbench.device.claim import "
              "claim_targets\nwith claim_targets([sys.argv[1]], Path(sys.argv[2])):\n print('held', flush=True)\n "
              "sys.stdin.readline()\n", other, str(tmp_path / "other-run")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -117,8 +117,8 @@ def test_namespaces_a_purge_reaches_are_claimed_for_the_run(tmp_path: Path) -> N
     started on one meanwhile is refused, told why; the namespace is not opened exclusively (nothing tests it)."""
     import sys
 
-    from ptsbench.target.claim import claim_targets, other_run_reason
-    from ptsbench.target.inuse import held_here
+    from ptsbench.device.claim import claim_targets, other_run_reason
+    from ptsbench.device.inuse import held_here
 
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()
@@ -128,7 +128,7 @@ def test_namespaces_a_purge_reaches_are_claimed_for_the_run(tmp_path: Path) -> N
         with claim_targets([named], tmp_path / "run", reached=[other], reached_note=note):
             assert held_here(named) and not held_here(other)
             asked = subprocess.run(
-                [sys.executable, "-c", "import sys\nfrom ptsbench.target.claim import check_not_claimed\n"
+                [sys.executable, "-c", "import sys\nfrom ptsbench.device.claim import check_not_claimed\n"
                  "check_not_claimed(sys.argv[1])\n", other], capture_output=True, text=True)
             assert asked.returncode != 0
             assert (f"refusing to use {other}: another ptsbench run holds {other} (pid {os.getpid()}, run "

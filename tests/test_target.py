@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import LOOP_SIZE_BYTES, attached_loop
+from ptsbench.device.target import TESTFILE_NAME, block_sysfs_dir, resolve_target
 from ptsbench.errors import TargetError
-from ptsbench.target.target import TESTFILE_NAME, block_sysfs_dir, resolve_target
 
 
 def test_missing_file_in_existing_directory(tmp_path: Path) -> None:
@@ -87,7 +87,7 @@ def test_unwritable_directory_for_unprivileged_user() -> None:
         locked = os.path.join(top, "locked")
         os.mkdir(locked, 0o555)
         code = (
-            "from ptsbench.target import resolve_target\n"
+            "from ptsbench.device import resolve_target\n"
             "from ptsbench.errors import TargetError\n"
             "try:\n"
             f"    resolve_target({os.path.join(locked, 'f.dat')!r})\n"

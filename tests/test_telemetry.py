@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FAKEBIN, attached_loop
-from ptsbench.target.info import target_facts
-from ptsbench.target.target import Target, resolve_target
-from ptsbench.target.telemetry import (
+from ptsbench.device.info import target_facts
+from ptsbench.device.target import Target, resolve_target
+from ptsbench.device.telemetry import (
     NVME_DATA_UNIT_BYTES,
     TELEMETRY_KEYS,
     CpuSnapshot,

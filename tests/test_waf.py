@@ -8,11 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ptsbench.pts.live import telemetry_line
-from ptsbench.report.common import waf_text
-from ptsbench.target.target import Target
-from ptsbench.target.telemetry import TELEMETRY_KEYS, read_telemetry, telemetry_change
-from ptsbench.target.waf import (
+from ptsbench.device.target import Target
+from ptsbench.device.telemetry import TELEMETRY_KEYS, read_telemetry, telemetry_change
+from ptsbench.device.waf import (
     FDP_HOST_COUNTER,
     FDP_SOURCE,
     HOST_UNIT_BYTES,
@@ -24,6 +22,8 @@ from ptsbench.target.waf import (
     parse_ocp_smart_add_log,
     write_amplification,
 )
+from ptsbench.pts.live import telemetry_line
+from ptsbench.report.common import waf_text
 
 DATA = Path(__file__).parent / "data" / "telemetry"
 NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/dev/nvme0n1")

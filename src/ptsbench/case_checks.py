@@ -6,11 +6,11 @@ import os
 from collections.abc import Sequence
 
 from ptsbench.cases import Case
+from ptsbench.device.guard import check_opened
+from ptsbench.device.identity import device_identity
+from ptsbench.device.target import Mount, block_device_of_char, kernel_filesystem, read_mounts, zoned_model
 from ptsbench.errors import JobFileError, TargetError, UnsafeTargetError
 from ptsbench.fio.opens import JobOpens
-from ptsbench.target.guard import check_opened
-from ptsbench.target.identity import device_identity
-from ptsbench.target.target import Mount, block_device_of_char, kernel_filesystem, read_mounts, zoned_model
 
 
 def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = False) -> None:

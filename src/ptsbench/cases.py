@@ -16,6 +16,17 @@ from typing import Any, Protocol
 from ptsbench.atomic import atomic_write_json, atomic_write_text
 from ptsbench.case_records import RESULT, CaseRecord, job_result_dict
 from ptsbench.confidence import AutoRepeat, base_case_name
+from ptsbench.device.case_telemetry import CaseReadings
+from ptsbench.device.claim import claim_targets
+from ptsbench.device.identity import device_identity, vanished
+from ptsbench.device.target import (
+    Target,
+    check_has_capacity,
+    resolve_target,
+)
+from ptsbench.device.telemetry import CpuMeter
+from ptsbench.device.userfile import mark_made, missing
+from ptsbench.device.writeback import WritebackWatch
 from ptsbench.errors import JobFileError
 from ptsbench.fio import jobs
 from ptsbench.fio.intervals import LatencyIntervals, SecondSamples
@@ -37,17 +48,6 @@ from ptsbench.hosts.results import host_outcome
 from ptsbench.hosts.ssh import client_folder
 from ptsbench.metrics.board import Stream, add_run, publish
 from ptsbench.store import RunStore, utc_now_ms
-from ptsbench.target.case_telemetry import CaseReadings
-from ptsbench.target.claim import claim_targets
-from ptsbench.target.identity import device_identity, vanished
-from ptsbench.target.target import (
-    Target,
-    check_has_capacity,
-    resolve_target,
-)
-from ptsbench.target.telemetry import CpuMeter
-from ptsbench.target.userfile import mark_made, missing
-from ptsbench.target.writeback import WritebackWatch
 
 # a device that vanishes mid-run must not become a regular file that fio makes at its path (in /dev: RAM)
 NO_FILE_CREATE: dict[str, str | None] = {"allow_file_create": "0"}

@@ -21,14 +21,14 @@ from ptsbench.atomic import atomic_write_text
 from ptsbench.case_records import RESULT, CaseRecord, read_record
 from ptsbench.cases import Case, CaseProgress, Overrides, case_job, plan_case, run_case
 from ptsbench.confidence import AutoRepeat, repeat_group
+from ptsbench.device.case_telemetry import CaseReadings
+from ptsbench.device.target import Target
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import jobs
 from ptsbench.fio.opens import JobOpens, parse_job_text, parse_job_texts
 from ptsbench.fio.versions import SS_INTERVAL_DEFAULT_US, ss_window_problem
 from ptsbench.hosts.hostlist import Host
 from ptsbench.store import RunStore, read_json
-from ptsbench.target.case_telemetry import CaseReadings
-from ptsbench.target.target import Target
 from ptsbench.units import format_bs, parse_size_bytes
 
 SWEEP_DIR = "sweep"

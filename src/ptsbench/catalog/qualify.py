@@ -30,7 +30,7 @@ from typing import Any
 
 from ptsbench.catalog.gates import Gate, GateError, Verdict, judge, parse_gate, run_facts, show_number
 from ptsbench.catalog.values import MIN_TAIL_IOS, metric_quantity, run_capacity_bytes, run_values
-from ptsbench.target.latency_monitor import BUCKETS, OPERATIONS
+from ptsbench.device.latency_monitor import BUCKETS, OPERATIONS
 
 PER_TB = "per tb"
 TB_BYTES = 10**12
@@ -157,7 +157,7 @@ def _waf_verdicts(profile: Profile, store: Any) -> list[Verdict]:
                           (summary.waf_source if summary else None) or "the drive reported no media writes"))
     else:
         from ptsbench.case_records import load_records
-        from ptsbench.target.waf import case_waf
+        from ptsbench.device.waf import case_waf
 
         for record in load_records(store):
             waf = case_waf(getattr(record, "telemetry", None) or [])

@@ -45,8 +45,8 @@ def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size:
               description: Mapping[str, str], drops: Mapping[str, float | None], images: Sequence[str] = ()) -> None:
     """Resolve and plan every target, refuse one named twice, judge every one by the guard, then (not a dry run)
     make the fleet's run directory with a part per target and run them all at once."""
+    from ptsbench.device.claim import check_distinct
     from ptsbench.pts.fleet import part_dir, part_names
-    from ptsbench.target.claim import check_distinct
     from ptsbench.units import parse_size_bytes
 
     names = part_names(targets)
@@ -63,8 +63,8 @@ def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size:
         return
     for one in prepared:  # every target judged before any is touched
         one.check()
+    from ptsbench.device.target import check_free_space
     from ptsbench.pts.fleet import Member, create_fleet
-    from ptsbench.target.target import check_free_space
 
     check_free_space([one.target for one in prepared])
     store = create_fleet(run_dir, name, [(part, one.target.path) for part, one in zip(names, prepared, strict=True)])
@@ -107,13 +107,13 @@ def _print_fleet_dry_run(names: Sequence[str], prepared: Sequence[Prepared], ver
 def resume_fleet(store: "RunStore", destructive: bool) -> None:
     """Continue every part not done. A part whose target did not come back as it was, or that the guard refuses
     now, is recorded as failed with its reason and the others go on."""
+    from ptsbench.device.claim import check_distinct
+    from ptsbench.device.guard import check_write_allowed
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.fleet import Member, fleet_parts, part_state, record_failure
     from ptsbench.pts.start import resume_target
     from ptsbench.pts.store import PtsStore
     from ptsbench.store import RunStore
-    from ptsbench.target.claim import check_distinct
-    from ptsbench.target.guard import check_write_allowed
 
     members: list[Member] = []
     failures: dict[str, str] = {}
@@ -145,11 +145,11 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
     failed (the others' results are stored)."""
     from ptsbench.cli.drops import fail_on_limit, say_pts_drops
     from ptsbench.cli.run import report_images, write_final_report
+    from ptsbench.device.userfile import missing
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.fleet import fleet_parts, run_fleet
     from ptsbench.pts.live import MarkOnLayout
     from ptsbench.store import RunStore
-    from ptsbench.target.userfile import missing
 
     made = {member.name: (missing([member.target.path]) if member.target.kind == "file" else [],
                           (member.pts.store.manifest.get("file_identity") or {}).get("token")) for member in members}

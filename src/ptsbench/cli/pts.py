@@ -12,15 +12,15 @@ from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.cli.metrics import metrics_options
 from ptsbench.cli.pts_steps import guard_verdict, prepare_target, print_dry_run, print_plan, print_target_dry_run
 from ptsbench.cli.run import images_option, one_line, report_images
-from ptsbench.target.placement import PLACEMENTS
+from ptsbench.device.placement import PLACEMENTS
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
+    from ptsbench.device.target import Target
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.pts.params import Settings
     from ptsbench.pts.store import PtsStore
-    from ptsbench.target.target import Target
 
 DEVICE_INFO_MAX_BYTES = 1024 * 1024  # a description of one device, for a report's first page
 OVERRIDE_HELP = "A plain value applies to every selected test; TEST=VALUE (e.g. iops=4k,64k) to one. Repeatable."
@@ -176,7 +176,7 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
     if dry_run:
         print_target_dry_run(prepared, verbose, description)
         return None
-    from ptsbench.target.target import check_free_space
+    from ptsbench.device.target import check_free_space
 
     check_free_space([prepared.target])
     store, plan = prepared.create_run(run_dir, settings, f"pts-{profile}", description)
@@ -335,13 +335,13 @@ def parse_device_info(items: tuple[str, ...]) -> dict[str, str]:
 def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from ptsbench.cli.drops import fail_on_limit, say_pts_drops
     from ptsbench.cli.run import write_final_report
+    from ptsbench.device.userfile import mark_made, missing
     from ptsbench.pts.engine import run
     from ptsbench.pts.live import LiveReporter, MarkOnLayout
     from ptsbench.pts.start import finish_scratch
     from ptsbench.report.core.terminal import terminal_console
     from ptsbench.report.pts.live import BackgroundReport
     from ptsbench.report.pts.terminal import render_pts
-    from ptsbench.target.userfile import mark_made, missing
 
     made = missing([target.path]) if target.kind == "file" else []  # fio makes it: ptsbench's on later runs
     token = (store.store.manifest.get("file_identity") or {}).get("token")  # and this run's (resume checks it)

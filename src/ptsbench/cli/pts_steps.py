@@ -12,12 +12,12 @@ import click
 from ptsbench.errors import PtsbenchError
 
 if TYPE_CHECKING:
+    from ptsbench.device.purge import PurgeMethod
+    from ptsbench.device.target import Target
     from ptsbench.pts.params import Settings
     from ptsbench.pts.plan import Plan, TargetInfo
     from ptsbench.pts.prep_time import PrepTiming
     from ptsbench.pts.store import PtsStore
-    from ptsbench.target.purge import PurgeMethod
-    from ptsbench.target.target import Target
 
 MEASURE_READ_S = 3.0  # --measure-rate: long enough to pass a drive's caches, short enough to wait for
 
@@ -40,8 +40,8 @@ class Prepared:
 
     def create_run(self, run_dir: Path, settings: "Settings", name: str,
                    description: Mapping[str, str]) -> "tuple[PtsStore, Plan]":
+        from ptsbench.device.same_device import start_record
         from ptsbench.pts.start import create_run
-        from ptsbench.target.same_device import start_record
 
         identity = start_record(self.target.path) if self.target.kind == "block" else None
         return create_run(run_dir, settings, self.info, self.facts, ioengine_note=self.ioengine_note,
@@ -57,12 +57,12 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
     `fdp_placement`: through its generic character device, also guarded), choose its purge (refusing a method it
     cannot take, or one that would erase another target of the `fleet`) and time it, all before a run directory
     exists."""
+    from ptsbench.device.controller import check_write_cache_free
+    from ptsbench.device.guard import check_path_allowed
+    from ptsbench.device.placement import check_placement_device
+    from ptsbench.device.purge import choose_purge
+    from ptsbench.device.userfile import check_whole_file
     from ptsbench.errors import TargetError
-    from ptsbench.target.controller import check_write_cache_free
-    from ptsbench.target.guard import check_path_allowed
-    from ptsbench.target.placement import check_placement_device
-    from ptsbench.target.purge import choose_purge
-    from ptsbench.target.userfile import check_whole_file
 
     resolved, scratch = resolve_pts_target(target, run_dir, size_bytes, size is not None)
     if size and resolved.kind == "block":
@@ -103,7 +103,7 @@ def print_target_dry_run(prepared: Prepared, verbose: bool, description: Mapping
                          raise_refusal: bool = True) -> PtsbenchError | None:
     """A dry run on one target: its plan, purge, and the guard's verdict (the refusal raised, or with
     `raise_refusal` False returned, for a fleet that lists every target first)."""
-    from ptsbench.target.purge import purge_reach_text
+    from ptsbench.device.purge import purge_reach_text
 
     method = prepared.method
     deviation = "" if method.pts_purge else " (not a PTS purge: the run will not be PTS-compliant)"
@@ -131,8 +131,8 @@ def guard_verdict(check: Callable[[], None]) -> None:
 
 def resolve_pts_target(target: str | None, run_dir: Path, size_bytes: int | None, size_given: bool,
                        ) -> "tuple[Target, bool]":
+    from ptsbench.device.target import Target, resolve_target
     from ptsbench.errors import TargetError
-    from ptsbench.target.target import Target, resolve_target
 
     if target is None:
         if size_bytes is None:
@@ -150,12 +150,12 @@ def resolve_pts_target(target: str | None, run_dir: Path, size_bytes: int | None
 
 def plan_target(settings: "Settings", resolved: "Target", fdp_placement: str | None = None,
                 ) -> "tuple[Plan, TargetInfo, dict[str, object], str]":
+    from ptsbench.device.info import target_facts
+    from ptsbench.device.target import check_has_capacity, zoned_model
     from ptsbench.errors import TargetError
     from ptsbench.fio.runner import probe_engine
     from ptsbench.pts.plan import make_plan
     from ptsbench.pts.start import target_info
-    from ptsbench.target.info import target_facts
-    from ptsbench.target.target import check_has_capacity, zoned_model
 
     check_has_capacity(resolved)
     zoned = zoned_model(resolved.path) if resolved.kind == "block" else None
@@ -182,10 +182,10 @@ def placed(info: "TargetInfo", resolved: "Target", facts: Mapping[str, object], 
     side of a `compare`."""
     from dataclasses import replace
 
+    from ptsbench.device.placement import choose_placement, fdp_enabled
     from ptsbench.errors import FioNotFoundError, TargetError
     from ptsbench.fio.runner import fio_version, probe_passthrough
     from ptsbench.fio.versions import data_placement_problem
-    from ptsbench.target.placement import choose_placement, fdp_enabled
 
     placement = choose_placement(mode, resolved, facts)
     if placement is None:
@@ -207,9 +207,9 @@ def prep_timing(plan: "Plan", resolved: "Target", facts: dict[str, object], meth
                 measure: bool) -> "PrepTiming":
     """How long the purges and preconditioning take: at a rate measured with a short read of the target when asked
     (and possible), else at the assumed rate, as the output says."""
+    from ptsbench.device.purge_time import purge_time_s
     from ptsbench.fio.runner import measure_read_rate
     from ptsbench.pts.prep_time import ASSUMED_RATE_BYTES_PER_S, ASSUMED_RATE_SOURCE, PrepTiming
-    from ptsbench.target.purge_time import purge_time_s
 
     rate, source = float(ASSUMED_RATE_BYTES_PER_S), ASSUMED_RATE_SOURCE
     if measure:

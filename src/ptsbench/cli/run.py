@@ -24,11 +24,11 @@ if TYPE_CHECKING:
     from ptsbench.case_records import CaseRecord
     from ptsbench.cases import Case, Overrides
     from ptsbench.confidence import RepeatRule
+    from ptsbench.device.target import Target
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.report.cases.tables import ResultRow
     from ptsbench.store import RunStore
-    from ptsbench.target.target import Target
 
 QUICK_SIZE = "1G"
 LOG_INTERVAL_HELP = "Interval of fio's bw/iops/lat logs in milliseconds."
@@ -120,7 +120,7 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
       ptsbench run randread.fio --target /dev/nvme0n1 --hosts ssh://root@node1,ssh://root@node2 --destructive
     """
     from ptsbench.cases import Overrides, job_files, resolve_targets
-    from ptsbench.target.target import check_free_space
+    from ptsbench.device.target import check_free_space
 
     check_images(make_report, images)
     count, rule = repeat_rule(repeat, repeat_ci_pct, repeat_max, repeat_max_s)
@@ -224,9 +224,9 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
     """quick's run after its run directory is chosen: the job file, then the case runner."""
     from ptsbench.atomic import atomic_write_text
     from ptsbench.cases import Overrides, resolve_targets
+    from ptsbench.device.target import check_free_space
     from ptsbench.fio.runner import probe_engine
     from ptsbench.quick import quick_job_text
-    from ptsbench.target.target import check_free_space
 
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, [target_path], dry_run)
     if not hosts:
@@ -335,7 +335,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
                        repeat=repeat)
     total_s = expected_total_s(cases, parallel, hosts)
     if parallel and not hosts:  # the groups run at once: none may reach another's bytes under another name
-        from ptsbench.target.claim import check_distinct
+        from ptsbench.device.claim import check_distinct
 
         check_distinct([group[0].target.path for group in target_groups(cases) if group[0].target is not None])
     if parallel and len(target_groups(cases, hosts)) < 2:  # the user may expect the cases to run at once
@@ -346,8 +346,8 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
         dry_run_verdict(cases, permission, hosts)
         return None
     check_writes(cases, permission, hosts)
+    from ptsbench.device.info import target_facts
     from ptsbench.report.core.progress import TerminalProgress
-    from ptsbench.target.info import target_facts
 
     made = [] if hosts else files_fio_makes(cases, run_dir) + folder_test_files(resolved)
     with claim_cases(cases, run_dir, permission[1], hosts), made_files(made, keep_files):  # to the last case's end
@@ -390,7 +390,7 @@ def files_fio_makes(cases: "list[Case]", run_dir: Path) -> list[str]:
     """The data files fio names itself (JOB.N.0, in the current folder or the job's `directory`) for jobs that name
     no file and have no --target, which do not exist yet and lie outside the run directory. A file the user named
     (a --target, a job's `filename`) stays, to be used again."""
-    from ptsbench.target.userfile import missing
+    from ptsbench.device.userfile import missing
 
     inside = str(run_dir.absolute()) + os.sep
     paths = [os.path.abspath(path) for case in cases if case.target is None for job in case.opens
@@ -401,8 +401,8 @@ def files_fio_makes(cases: "list[Case]", run_dir: Path) -> list[str]:
 def folder_test_files(resolved: "Sequence[Target]") -> list[str]:
     """The test files fio is about to make in folder targets (DIR/ptsbench-testfile.dat), removed at the end as
     CrystalDiskMark removes its own; one an earlier run left there is used and stays, which the run says."""
-    from ptsbench.target.target import TESTFILE_NAME
-    from ptsbench.target.userfile import missing
+    from ptsbench.device.target import TESTFILE_NAME
+    from ptsbench.device.userfile import missing
 
     named = [target.path for target in resolved if os.path.basename(target.path) == TESTFILE_NAME]
     new = missing(named)
@@ -419,7 +419,7 @@ def made_files(paths: list[str], keep: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        from ptsbench.target.userfile import made_by_ptsbench, remove_made
+        from ptsbench.device.userfile import made_by_ptsbench, remove_made
         from ptsbench.units import format_bytes
 
         ours = [path for path in paths if os.path.isfile(path) and made_by_ptsbench(path)]

@@ -236,10 +236,10 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     from dataclasses import replace
 
     from ptsbench.cases import resolve_targets
+    from ptsbench.device.target import check_free_space
     from ptsbench.fio.runner import probe_engine
     from ptsbench.store import RunStore, default_run_dir
     from ptsbench.sweep import job_texts, plan_cases, plan_entries, write_job_files
-    from ptsbench.target.target import check_free_space
 
     hosts, infos, resolved = _hosts_and_targets(hosts_spec, target_paths, dry_run)
     if not hosts:
@@ -270,8 +270,8 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
         return None
     check_writes(cases, permission, hosts)
     from ptsbench.cases import expected_total_s
-    from ptsbench.target.info import target_facts
-    from ptsbench.target.same_device import start_record
+    from ptsbench.device.info import target_facts
+    from ptsbench.device.same_device import start_record
 
     store = RunStore.create(run_dir.absolute(), {  # absolute job paths: orphan fio processes are found by them
         "kind": "sweep", "name": "sweep", "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
@@ -341,10 +341,10 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
 def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) -> None:
     """`ptsbench resume` of a sweep: the stored plan again, only the cells without a finished result."""
     from ptsbench.cli.run import check_writes
+    from ptsbench.device.claim import check_not_claimed
+    from ptsbench.device.same_device import check_same_device
     from ptsbench.store import RunStore
     from ptsbench.sweep import stored_plan
-    from ptsbench.target.claim import check_not_claimed
-    from ptsbench.target.same_device import check_same_device
 
     store = RunStore.open(run_dir.absolute())
     stored, targets, hosts, cases = stored_plan(store)

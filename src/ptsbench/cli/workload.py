@@ -230,7 +230,7 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
 def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets: list[str]) -> None:
     """Remove what a refused replay made: its files in the run directory (the folder too, when it made it), and
     the new target file it made (still empty and marked as ptsbench's)."""
-    from ptsbench.target.userfile import made_by_ptsbench
+    from ptsbench.device.userfile import made_by_ptsbench
 
     for name in prepared:
         (run_dir / name).unlink(missing_ok=True)
@@ -274,8 +274,8 @@ def _new_file(target: str, size_bytes: int, destructive: bool) -> None:
     the replay reads where the trace read, which a file grown by the replay's own writes would not hold yet (fio
     lays out no file for a replay: its reads there would come back short). The guard judges the path first (a
     missing /dev name is a typo, never a file)."""
-    from ptsbench.target.guard import check_path_allowed
-    from ptsbench.target.userfile import mark_made
+    from ptsbench.device.guard import check_path_allowed
+    from ptsbench.device.userfile import mark_made
 
     check_path_allowed(target, True, destructive)
     with open(target, "xb") as handle:
@@ -286,8 +286,8 @@ def _new_file(target: str, size_bytes: int, destructive: bool) -> None:
 def _check_target_size(target: str, extent_bytes: int) -> int | None:
     """The size to lay a new file out to (the trace's extent, whole MiB), or None for an existing target large
     enough; a smaller one is refused (fio would stop at its end)."""
+    from ptsbench.device.target import resolve_target
     from ptsbench.errors import TargetError
-    from ptsbench.target.target import resolve_target
 
     if os.path.isdir(target):
         raise TargetError(f"{target} is a folder", "replay onto a block device or a file (new or existing)")

@@ -154,7 +154,7 @@ class MarkOnLayout:
 
     def fio_status(self, progress: Progress, cell: str | None, status: FioStatus) -> None:
         if self.paths:
-            from ptsbench.target.userfile import mark_made
+            from ptsbench.device.userfile import mark_made
 
             mark_made(self.paths, self.run_token)
             self.paths = []

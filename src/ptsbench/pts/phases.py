@@ -5,9 +5,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ptsbench.device.waf import combined_ratio
 from ptsbench.pts.store import PtsStore, host_phase_result, host_round
 from ptsbench.store import read_json
-from ptsbench.target.waf import combined_ratio
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptsbench.device.waf import case_waf
 from ptsbench.report.cases.tables import RESULT_PERCENTILES, ResultRow, result_rows, steady_state_text
 from ptsbench.report.common import (
     case_waf_lines,
@@ -19,7 +20,6 @@ from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Ta
 from ptsbench.report.drops import drop_blocks, drop_regions
 from ptsbench.report.glance import case_glance_section, repeat_auto_table
 from ptsbench.store import read_text
-from ptsbench.target.waf import case_waf
 
 if TYPE_CHECKING:
     from ptsbench.drops.find import DropRule

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ptsbench.target.waf import case_waf
+from ptsbench.device.waf import case_waf
 
 TABLE_PERCENTILES = ("90", "95", "99", "99.9")  # the terminal table's columns
 RESULT_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")  # every one ptsbench asks fio for

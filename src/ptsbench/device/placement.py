@@ -9,10 +9,10 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ptsbench.device.fdp import read_fdp
+from ptsbench.device.guard import check_path_allowed
+from ptsbench.device.target import Target, block_device_of_char
 from ptsbench.errors import TargetError
-from ptsbench.target.fdp import read_fdp
-from ptsbench.target.guard import check_path_allowed
-from ptsbench.target.target import Target, block_device_of_char
 
 PLACEMENTS = ("off", "spread", "one")  # off: the block device as always
 GENERIC_DEVICES = "/dev/ng*"

@@ -17,7 +17,7 @@ import struct
 import subprocess
 from dataclasses import dataclass
 
-from ptsbench.target.target import block_sysfs_dir, read_mounts, read_sysfs, unescape_proc
+from ptsbench.device.target import block_sysfs_dir, read_mounts, read_sysfs, unescape_proc
 
 SWAPS = "/proc/swaps"
 SYSFS_BLOCK = "/sys/block"

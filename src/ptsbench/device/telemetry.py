@@ -32,10 +32,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ptsbench.target.latency_monitor import MONITOR_KEYS, monitor_change, read_latency_monitor
-from ptsbench.target.purge import CommandLog, tool_message
-from ptsbench.target.target import Target
-from ptsbench.target.waf import MEDIA_COUNTER_KEYS, counter_value, read_media_written, write_amplification
+from ptsbench.device.latency_monitor import MONITOR_KEYS, monitor_change, read_latency_monitor
+from ptsbench.device.purge import CommandLog, tool_message
+from ptsbench.device.target import Target
+from ptsbench.device.waf import MEDIA_COUNTER_KEYS, counter_value, read_media_written, write_amplification
 
 NVME_DATA_UNIT_BYTES = 512_000  # NVMe data units: thousands of 512-byte units
 KELVIN_OFFSET = 273  # NVMe convention (nvme-cli, smartctl): Celsius = Kelvin - 273

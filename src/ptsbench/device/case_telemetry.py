@@ -11,9 +11,9 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ptsbench.target.info import target_facts
-from ptsbench.target.target import Target, block_device_of_char
-from ptsbench.target.telemetry import read_telemetry, telemetry_change
+from ptsbench.device.info import target_facts
+from ptsbench.device.target import Target, block_device_of_char
+from ptsbench.device.telemetry import read_telemetry, telemetry_change
 
 
 def written_nvme_namespaces(opened: Sequence[tuple[str, bool]]) -> list[tuple[Target, dict[str, object]]]:

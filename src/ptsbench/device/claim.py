@@ -19,9 +19,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ptsbench.device.inuse import held_here, in_use_reasons, loop_statuses, note_held_here
+from ptsbench.device.target import block_device_of_char
 from ptsbench.errors import TargetError, UnsafeTargetError
-from ptsbench.target.inuse import held_here, in_use_reasons, loop_statuses, note_held_here
-from ptsbench.target.target import block_device_of_char
 
 ROOT_CLAIM_DIR = "/run/ptsbench/claims"
 LOCK_TRIES = 5  # a guard probing the record takes a shared lock for an instant: try again before calling it held

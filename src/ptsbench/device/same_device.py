@@ -5,10 +5,10 @@ writes over another device that now stands at the same path, nor merges results 
 from pathlib import Path
 from typing import Any
 
+from ptsbench.device.guard import signature_types
+from ptsbench.device.identity import DRIVE_IDS, identity_changes, identity_record
+from ptsbench.device.target import block_size_bytes
 from ptsbench.errors import TargetError
-from ptsbench.target.guard import signature_types
-from ptsbench.target.identity import DRIVE_IDS, identity_changes, identity_record
-from ptsbench.target.target import block_size_bytes
 
 
 def start_record(path: str) -> dict[str, Any]:

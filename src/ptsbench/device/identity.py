@@ -9,7 +9,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from ptsbench.target.target import SYSFS_DEV_BLOCK, read_sysfs
+from ptsbench.device.target import SYSFS_DEV_BLOCK, read_sysfs
 
 SYSFS_DEV_CHAR = "/sys/dev/char"
 LOOP_GET_STATUS64 = 0x4C05

@@ -10,8 +10,8 @@ import os
 import stat
 from typing import Any
 
+from ptsbench.device.target import TESTFILE_NAME
 from ptsbench.errors import TargetError, UnsafeTargetError
-from ptsbench.target.target import TESTFILE_NAME
 
 MARK = "user.ptsbench"  # the extended attribute on files fio made for ptsbench
 MARK_VALUE = b"made by ptsbench"

@@ -12,9 +12,9 @@ import re
 import shlex
 import shutil
 
-from ptsbench.target.purge import CommandLog, id_ctrl_value, tool_message
-from ptsbench.target.scope import controller_namespaces
-from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
+from ptsbench.device.purge import CommandLog, id_ctrl_value, tool_message
+from ptsbench.device.scope import controller_namespaces
+from ptsbench.device.target import Target, block_sysfs_dir, read_sysfs
 
 NVME_FEATURE_VWC = "6"  # Volatile Write Cache feature id
 SCSI_TRANSPORTS = ("scsi", "sas")

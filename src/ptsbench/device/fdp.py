@@ -14,9 +14,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from ptsbench.target.purge import CommandLog
-from ptsbench.target.telemetry import run_json
-from ptsbench.target.waf import FDP_ENDURANCE_GROUP
+from ptsbench.device.purge import CommandLog
+from ptsbench.device.telemetry import run_json
+from ptsbench.device.waf import FDP_ENDURANCE_GROUP
 
 FDP_FEATURE = "0x1d"
 FDP_KEYS = ("fdp", "fdp_config_index", "fdp_reclaim_groups", "fdp_reclaim_unit_handles", "fdp_reclaim_unit_bytes",

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_json
+from ptsbench.device.cache import SCSI_TRANSPORTS, read_write_cache, set_write_cache
+from ptsbench.device.target import Target
 from ptsbench.errors import TargetError, UnsafeTargetError
-from ptsbench.target.cache import SCSI_TRANSPORTS, read_write_cache, set_write_cache
-from ptsbench.target.target import Target
 
 ROOT_CONTROLLER_DIR = "/run/ptsbench/controllers"
 SYSFS = "/sys"

@@ -6,7 +6,7 @@ import platform
 import re
 import socket
 
-from ptsbench.target.target import (
+from ptsbench.device.target import (
     Mount,
     Target,
     block_sysfs_dir,

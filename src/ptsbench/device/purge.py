@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from ptsbench.device.guard import check_write_allowed
+from ptsbench.device.inuse import held_here
+from ptsbench.device.scope import describe_reach, scope_problem, subsystem_namespaces
+from ptsbench.device.target import Target, block_sysfs_dir, read_sysfs
 from ptsbench.errors import PtsbenchError, TargetError, UnsafeTargetError
-from ptsbench.target.guard import check_write_allowed
-from ptsbench.target.inuse import held_here
-from ptsbench.target.scope import describe_reach, scope_problem, subsystem_namespaces
-from ptsbench.target.target import Target, block_sysfs_dir, read_sysfs
 
 ATA_TEMP_PASSWORD = "ptsbench"  # set only for the erase; the drive clears it when the erase succeeds
 LONG_TIMEOUT_S = 12 * 3600.0  # an erase of a large hard disk can take hours

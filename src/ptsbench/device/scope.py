@@ -10,10 +10,10 @@ import re
 import stat
 from collections.abc import Sequence
 
-from ptsbench.target.claim import other_run_reason
-from ptsbench.target.guard import block_device_signatures, in_use_reasons
-from ptsbench.target.inuse import held_here
-from ptsbench.target.target import read_sysfs
+from ptsbench.device.claim import other_run_reason
+from ptsbench.device.guard import block_device_signatures, in_use_reasons
+from ptsbench.device.inuse import held_here
+from ptsbench.device.target import read_sysfs
 
 SYSFS = "/sys"
 PURGE_SCOPES = ("namespace", "subsystem")  # --purge-scope: only the named namespace may be erased, or them all

@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ptsbench.target.target import block_sysfs_dir
+from ptsbench.device.target import block_sysfs_dir
 
 KMSG = "/dev/kmsg"
 MAX_KERNEL_LINES = 2

@@ -6,10 +6,9 @@ import os
 import stat
 from collections.abc import Sequence
 
-from ptsbench.errors import UnsafeTargetError
-from ptsbench.target.claim import check_not_claimed
-from ptsbench.target.inuse import active_swaps, blkid_values, in_use_reasons, partition_dirs, run_tool
-from ptsbench.target.target import (
+from ptsbench.device.claim import check_not_claimed
+from ptsbench.device.inuse import active_swaps, blkid_values, in_use_reasons, partition_dirs, run_tool
+from ptsbench.device.target import (
     Target,
     block_device_of_char,
     char_device_class,
@@ -19,7 +18,8 @@ from ptsbench.target.target import (
     read_sysfs,
     resolve_target,
 )
-from ptsbench.target.userfile import check_user_file
+from ptsbench.device.userfile import check_user_file
+from ptsbench.errors import UnsafeTargetError
 
 SYSFS_BLOCK = "/sys/block"
 MEMORY_DEVICES_MAJOR = 1

@@ -2,8 +2,8 @@
 one (an NVMe sanitize log's estimated times), the capacity at the plan's rate for a method that rewrites every
 block (an overwrite, a SCSI FORMAT UNIT or an ATA secure erase of a hard disk), else a stated assumption."""
 
-from ptsbench.target.purge import AtaSecureErase, Blkdiscard, NvmeFormat, NvmeSanitize, PurgeMethod, ScsiFormat
-from ptsbench.target.target import Target
+from ptsbench.device.purge import AtaSecureErase, Blkdiscard, NvmeFormat, NvmeSanitize, PurgeMethod, ScsiFormat
+from ptsbench.device.target import Target
 
 # an NVMe format with user-data erase, a block or crypto erase, or a discard of an SSD takes seconds to minutes
 ASSUMED_ERASE_S = 60.0
