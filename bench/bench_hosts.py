@@ -31,6 +31,7 @@ import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "hosts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from ptsbench.cases import Overrides, plan_cases  # noqa: E402

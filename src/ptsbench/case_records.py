@@ -37,7 +37,7 @@ class CaseRecord:
     hosts: list[dict[str, Any]] = field(default_factory=list)  # with --hosts: each host's status and fio's words
     fio_io_span_ms: list[int] | None = None  # [start, end] in Unix ms within fio's run (fio/output.py io_span_ms)
     repetition: int = 0  # with --repeat: which repetition of its job file and target (1..N); 0: ran once
-    telemetry: list[dict[str, Any]] = field(default_factory=list)  # NVMe namespaces written: target/case_telemetry.py
+    telemetry: list[dict[str, Any]] = field(default_factory=list)  # NVMe namespaces written: device/case_telemetry.py
 
 
 def load_records(store: RunStore) -> list[CaseRecord]:

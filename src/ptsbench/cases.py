@@ -283,7 +283,7 @@ def written_targets(cases: Sequence[Case]) -> list[str]:
 
 def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
                 hosts: Sequence[Host] = ()) -> AbstractContextManager[None]:
-    """The claim (target/claim.py) on everything the cases write, to hold while they run; none for a run on hosts
+    """The claim (device/claim.py) on everything the cases write, to hold while they run; none for a run on hosts
     (their devices are theirs)."""
     return nullcontext() if hosts else claim_targets(written_targets(cases), run_dir, allow_mounted)
 
@@ -341,7 +341,7 @@ def _add_hosts(record: CaseRecord, hosts: Sequence[Host], results: list[JobResul
 def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None] | None,
              readings: CaseReadings, hosts: Sequence[Host] = ()) -> CaseRecord:
     """Write the case's job file and command, run fio (on every host), persist the result before returning; its
-    device readings go through `readings` (shared by cases run one after another: target/case_telemetry.py)."""
+    device readings go through `readings` (shared by cases run one after another: device/case_telemetry.py)."""
     case_dir = store.root / "cases" / case.dir_name
     (case_dir / "logs").mkdir(parents=True, exist_ok=True)
     if case.rejected:  # fio's parser rejects the job file: nothing to start

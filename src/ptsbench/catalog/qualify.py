@@ -218,7 +218,7 @@ def _beside_host(store: Any) -> dict[str, dict[str, list[str]]]:
 
 def _health_verdicts(profile: Profile, store: Any) -> list[Verdict]:
     """Each case's (PTS: phase's) thermal throttling and media errors, from the drive's counters read before and
-    after it (target/telemetry.py); NOT MEASURED where the drive gave no such counter."""
+    after it (device/telemetry.py); NOT MEASURED where the drive gave no such counter."""
     verdicts = []
     for subject, changes in _telemetry_spans(store):
         for key in profile.health:

@@ -38,7 +38,7 @@ def info(target: str, as_json: bool) -> None:
 
 
 def _fdp_section(found: dict[str, object]) -> dict[str, dict[str, object]]:
-    """An NVMe namespace's Flexible Data Placement (target/fdp.py), read with nvme-cli; nothing for other targets."""
+    """An NVMe namespace's Flexible Data Placement (device/fdp.py), read with nvme-cli; nothing for other targets."""
     import shutil
 
     from ptsbench.device.fdp import read_fdp

@@ -176,7 +176,7 @@ def plan_target(settings: "Settings", resolved: "Target", fdp_placement: str | N
 
 
 def placed(info: "TargetInfo", resolved: "Target", facts: Mapping[str, object], mode: str | None) -> "TargetInfo":
-    """The planning view with FDP placement `mode` (target/placement.py): refused unless the target is an NVMe
+    """The planning view with FDP placement `mode` (device/placement.py): refused unless the target is an NVMe
     namespace with FDP enabled and fio (3.34 or newer) can write its generic character device through io_uring_cmd.
     Off is recorded when asked for, or (`mode` None) when the namespace has FDP enabled: the run is then the FDP-off
     side of a `compare`."""

@@ -348,7 +348,7 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
 
     store = RunStore.open(run_dir.absolute())
     stored, targets, hosts, cases = stored_plan(store)
-    if not hosts:  # the same devices as at the start, nothing new on them (target/same_device.py)
+    if not hosts:  # the same devices as at the start, nothing new on them (device/same_device.py)
         for target in targets:  # first: another run on a target also explains a changed device or signature
             check_not_claimed(target.path)
         recorded = store.manifest.get("device_identities") or {}

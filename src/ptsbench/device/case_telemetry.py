@@ -1,7 +1,7 @@
 """Device telemetry around one case of the case runner (`run`, `sweep`, `quick`), for its write amplification.
 
 The NVMe namespaces a case writes (a generic /dev/ngXnY counts as its namespace) are read before and after the case
-with the same reading as a PTS round's (target/telemetry.py: the SMART log, then OCP C0h or the FDP statistics), one
+with the same reading as a PTS round's (device/telemetry.py: the SMART log, then OCP C0h or the FDP statistics), one
 reading per controller, whose SMART log counts the writes of all its namespaces. Files, loop devices and every other
 device read nothing: no tool is run for them.
 """

@@ -35,7 +35,7 @@ ANYWAY = "run and sweep write to it anyway, knowingly, with --destructive --allo
 def check_write_allowed(target: Target, destructive: bool, allow_mounted: bool = False) -> None:
     """Raise UnsafeTargetError unless writing to `target` was explicitly allowed; files are always allowed.
 
-    A device another ptsbench run holds is refused whatever the flags; a device in use (target/inuse.py: mounted,
+    A device another ptsbench run holds is refused whatever the flags; a device in use (device/inuse.py: mounted,
     stacked on, a member of a mounted filesystem, held open exclusively, ...) even with --destructive."""
     if target.kind != "block":
         return

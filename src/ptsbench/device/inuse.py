@@ -4,7 +4,7 @@ A device is in use when it or one of its partitions is mounted or active swap; w
 holders: dm, md, LVM, bcache; a loop device backed by it or by a file on it); when it is a loop device that shares its
 backing file with another loop device, or writes through to a device in use; when it is a member of a multi-device
 filesystem or pool that is mounted or imported (btrfs, an ext3/ext4 external journal, ZFS); and when anything else
-holds it open exclusively (an O_EXCL open fails with EBUSY). This process's own claims (target/claim.py) do not count.
+holds it open exclusively (an O_EXCL open fails with EBUSY). This process's own claims (device/claim.py) do not count.
 """
 
 import errno

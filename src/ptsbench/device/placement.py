@@ -1,7 +1,7 @@
 """FDP placement for a PTS run (`ptsbench pts --fdp-placement`): on an NVMe namespace whose Flexible Data Placement
-is enabled (target/fdp.py), fio writes through the namespace's generic character device /dev/ngXnY with the
+is enabled (device/fdp.py), fio writes through the namespace's generic character device /dev/ngXnY with the
 placement handles chosen here: all of them in turn (spread) or the first (one). Every other target is refused, and
-the character device is judged as the namespace it reaches (target/guard.py), by device number, never by name."""
+the character device is judged as the namespace it reaches (device/guard.py), by device number, never by name."""
 
 import glob
 import os

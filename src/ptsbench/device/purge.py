@@ -1,7 +1,7 @@
 """Purge methods behind one interface (one class per method, like fio's engines): each says whether it applies
 and records every command it ran. A fallback that is not a true PTS purge is marked as a deviation.
 
-A run holds its block device open with O_EXCL (target/claim.py) while it purges. Of the tools, `blkdiscard`
+A run holds its block device open with O_EXCL (device/claim.py) while it purges. Of the tools, `blkdiscard`
 (util-linux 2.36 and later) and `nvme format` open the device with O_EXCL too and fail with EBUSY against our own claim:
 they get their --force (which skips only that check) exactly when this process holds the claim, since the claim is
 the same guarantee. `nvme sanitize` goes to the controller's character device, and hdparm, sg_format and sg_sanitize

@@ -12,7 +12,7 @@ from ptsbench.errors import TargetError
 
 
 def start_record(path: str) -> dict[str, Any]:
-    """The block device at `path` as a run starts on it (JSON-ready): its ids (target/identity.py), size and the
+    """The block device at `path` as a run starts on it (JSON-ready): its ids (device/identity.py), size and the
     signatures it carries (what --destructive allowed the run to overwrite)."""
     return {**identity_record(path), "size_bytes": block_size_bytes(path), "signatures": signature_types(path)}
 

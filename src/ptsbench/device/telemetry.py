@@ -17,8 +17,8 @@ Celsius is Kelvin - 273, the NVMe convention nvme-cli and smartctl both print.
 
 `read_telemetry` gives every key of TELEMETRY_KEYS (None when unknown), the `source`, the command run and a `note`
 ("not available: ..." when nothing can be read); on NVMe also the OCP C3h latency monitor's bucket counters
-(target/latency_monitor.py). `telemetry_change` compares two readings (before and after a
-round), with the round's write amplification (target/waf.py); `counters_since` compares the last stored round's
+(device/latency_monitor.py). `telemetry_change` compares two readings (before and after a
+round), with the round's write amplification (device/waf.py); `counters_since` compares the last stored round's
 reading with one at resume. Host CPU: `cpu_snapshot`
 reads /proc/stat; `cpu_utilisation(before, after)` gives shares of all CPUs' time.
 """

@@ -127,7 +127,7 @@ class _Context:
     reporter: Reporter
     base_seed: int
     purge_method: str
-    purge_scope: str  # what an NVMe purge may erase besides the target (target/scope.py)
+    purge_scope: str  # what an NVMe purge may erase besides the target (device/scope.py)
     telemetry: dict[str, Any] | None = None  # the last reading, still valid as the next round's "before"
     hosts: tuple[Host, ...] = ()  # fio servers that run every round together; () = this machine
     device: DeviceIdentity | None = None  # the target device as the run found it (None: a file, or on hosts)

@@ -140,7 +140,7 @@ class LiveReporter:
 
 
 class MarkOnLayout:
-    """A run's reporter that also marks the target file fio makes as this run's (target/userfile.py) at fio's first
+    """A run's reporter that also marks the target file fio makes as this run's (device/userfile.py) at fio's first
     status, when fio has laid it out: a run killed after that resumes on it, and on no file put there instead."""
 
     def __init__(self, shown: Reporter, paths: list[str], run_token: str | None) -> None:

@@ -60,7 +60,7 @@ def create_run(
     """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet. `hosts`: the
     pre-flight facts of every host (hosts.HostInfo as a dict) for a run on fio servers; `device_info`: the user's
     description of the device (form factor, media, interface...), for the report's first page; `device_identity`:
-    the block device as the run starts on it (target/same_device.py start_record), which resume checks; `timing`:
+    the block device as the run starts on it (device/same_device.py start_record), which resume checks; `timing`:
     how long its purges and preconditioning are estimated to take (plan.txt states it)."""
     plan = make_plan(settings, info)
     manifest = {
@@ -214,7 +214,7 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
 
 
 def _check_write_history(pts: PtsStore, target: Target, facts: dict[str, object]) -> list[str]:
-    """The drive's own counters now against the last stored round's (target/telemetry.py counters_since): a counter
+    """The drive's own counters now against the last stored round's (device/telemetry.py counters_since): a counter
     that went back is a TargetError; writes the run did not make and power cycles are recorded as deviations and
     returned as notes. The run's own writes since then are at most its largest stored round (the round that was
     killed) and any preconditioning begun since. Nothing to compare (no round stored, a device without counters):

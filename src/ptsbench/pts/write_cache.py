@@ -1,6 +1,6 @@
 """run: the write cache of a PTS run: set as the profile requires at every start, read again at the end of every
 round (a change is a deviation), and put back at the end. On a drive whose cache ptsbench sets, the run holds the
-controller's cache (target/controller.py): shared with runs on sibling namespaces that want the same, refused when
+controller's cache (device/controller.py): shared with runs on sibling namespaces that want the same, refused when
 another run holds it the other way, put back by the last one out."""
 
 from collections.abc import Callable

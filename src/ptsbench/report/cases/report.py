@@ -34,7 +34,7 @@ RESULT_COLUMNS = (
 )
 
 
-WAF_COLUMNS = (Column("write amplification", "number"), Column("WAF source"))  # target/case_telemetry.py
+WAF_COLUMNS = (Column("write amplification", "number"), Column("WAF source"))  # device/case_telemetry.py
 
 
 def _us(value_ns: float | None) -> float | None:

@@ -236,7 +236,7 @@ def test_unwritable_output_is_one_line(tmp_path: Path) -> None:
 
 def test_failed_purge_stops_the_run_and_resume_purges_again(tmp_path: Path) -> None:
     """A stand-in blkdiscard (first on PATH) fails on demand: the attempt is stored, the run stops with one line."""
-    fakebin = Path(__file__).parent / "fakebin"
+    fakebin = Path(__file__).parents[1] / "fakebin"
     env = {"PATH": f"{fakebin}{os.pathsep}{os.environ['PATH']}", "FAKEBIN_LOG": str(tmp_path / "fake.log"),
            "FAKEBIN_PYTHON": sys.executable}
     run_dir = tmp_path / "run"

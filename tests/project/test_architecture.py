@@ -3,10 +3,11 @@ lines, and the tree in docs/architecture.md names every module. Imports are read
 every import counts: module level, inside functions, under TYPE_CHECKING, absolute and relative."""
 
 import ast
+import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "ptsbench"
 MAX_LINES = 600
 
@@ -178,3 +179,25 @@ def test_no_package_hides_under_a_build_output_name() -> None:
     packages = {path.parent.relative_to(PACKAGE) for path in PACKAGE.rglob("__init__.py")}
     hidden = sorted(str(package) for package in packages if set(package.parts) & SKIPPED_FOLDER_NAMES)
     assert not hidden, f"packages named like build output (rename them to say what they hold): {hidden}"
+
+
+TESTS = ROOT / "tests"
+# Test folders that are no package of ptsbench: the case runner and the other modules at src/ptsbench's top, the
+# repository as a whole (this file, the docs, the suite's own clean-up), the device lab's guest checks.
+FOLDERS_BESIDE_PACKAGES = {"cases", "core", "project", "device_lab"}
+
+
+def test_tests_are_laid_out_by_the_package_they_test() -> None:
+    """tests/ maps the code: a test module lives in the folder of the package it tests (one level down); the shared
+    helpers stay in tests/ itself; pytest's pythonpath names every test folder, so helpers and fixtures import by
+    module name whatever the order of collection."""
+    loose = sorted(path.name for path in TESTS.glob("test_*.py"))
+    assert not loose, f"test modules outside a package folder of tests/: {loose}"
+    deep = sorted(str(path.relative_to(TESTS)) for path in TESTS.glob("*/*/**/test_*.py"))
+    assert not deep, f"test modules more than one folder down: {deep}"
+    folders = {path.parent.name for path in TESTS.glob("*/test_*.py")}
+    packages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    unknown = sorted(folders - packages - FOLDERS_BESIDE_PACKAGES)
+    assert not unknown, f"test folders named after no package of src/ptsbench: {unknown}"
+    pytest_options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert sorted(pytest_options["pythonpath"]) == sorted({"tests"} | {f"tests/{folder}" for folder in folders})

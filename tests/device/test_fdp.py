@@ -1,4 +1,4 @@
-"""Flexible Data Placement facts (target/fdp.py) and `info`'s FDP section: feature 1Dh, the configurations log and
+"""Flexible Data Placement facts (device/fdp.py) and `info`'s FDP section: feature 1Dh, the configurations log and
 the namespace's placement handles parsed from nvme-cli's output shapes, read through the nvme stand-in on PATH in
 the order `info` reads them; a drive without FDP and a target that is no NVMe namespace."""
 
@@ -12,7 +12,7 @@ from conftest import run_cli
 from ptsbench.cli.info import _fdp_section, _print_tables
 from ptsbench.device.fdp import parse_fdp_config, parse_fdp_feature, parse_fdp_status, read_fdp
 
-DATA = Path(__file__).parent / "data" / "telemetry"
+DATA = Path(__file__).parents[1] / "data" / "telemetry"
 NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
 
 

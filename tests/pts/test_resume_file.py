@@ -1,4 +1,4 @@
-"""`resume` of a PTS run on a file judges the file again by identity (target/userfile.py check_same_file): a run
+"""`resume` of a PTS run on a file judges the file again by identity (device/userfile.py check_same_file): a run
 killed after its first round, whose file was then replaced by a link to the user's file, a copy of the user's file
 or another run's file, refuses every one of them (each proven by its sha256) and resumes on its own file."""
 

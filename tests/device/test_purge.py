@@ -1,4 +1,4 @@
-"""Purge methods (target/purge.py) and the write-cache switch (target/cache.py), driven through stand-in tools
+"""Purge methods (device/purge.py) and the write-cache switch (device/cache.py), driven through stand-in tools
 (tests/fakebin) that record their argv and fail on demand; blkdiscard and sysfs also run for real on a loop device."""
 
 import os
@@ -319,7 +319,7 @@ def test_real_blkdiscard_on_loop(tmp_path: Path) -> None:
 
 @pytest.mark.root
 def test_real_blkdiscard_under_the_runs_own_claim(tmp_path: Path) -> None:
-    """A run holds its device with O_EXCL while it purges (target/claim.py): the guard inside purge() does not take
+    """A run holds its device with O_EXCL while it purges (device/claim.py): the guard inside purge() does not take
     that claim for another user, and blkdiscard, which opens the device with O_EXCL too, gets --force then only."""
     with attached_loop(str(tmp_path)) as device:
         with open(device, "r+b") as handle:
@@ -342,7 +342,7 @@ def test_module_lists_methods_in_auto_order() -> None:
     assert names == ["nvme-sanitize", "nvme-format", "ata-secure-erase", "scsi", "blkdiscard", "none"]
 
 
-# Write cache (target/cache.py): same stand-ins, kept here with the other tool-driven tests.
+# Write cache (device/cache.py): same stand-ins, kept here with the other tool-driven tests.
 
 
 @pytest.mark.parametrize(("target", "facts", "read_argv", "set_argv"), [

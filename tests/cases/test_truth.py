@@ -28,7 +28,7 @@ import pytest
 
 from conftest import run_cli
 
-DATA = Path(__file__).parent / "data" / "truth"
+DATA = Path(__file__).parents[1] / "data" / "truth"
 ENV = {"TRUTH_SIZE": "32m", "TRUTH_BS": "8k", "TRUTH_JOBS": "2"}
 DIRECTIONS = ("read", "write", "trim", "mixed")
 PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")

@@ -28,7 +28,7 @@ from test_pts_resume import resume_and_check, stored
 from test_report_advanced import TINY, tiny_advanced_run
 
 MIB = 1024**2
-DATA = Path(__file__).parent / "data" / "telemetry"
+DATA = Path(__file__).parents[1] / "data" / "telemetry"
 DEMAND = TINY[:TINY.index("--hir-wait-states")]  # the shared run's arguments for the demand tests (CBW, DIRTH)
 
 

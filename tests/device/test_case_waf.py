@@ -1,4 +1,4 @@
-"""Write amplification per case (target/case_telemetry.py): a case that writes an NVMe namespace reads its counters
+"""Write amplification per case (device/case_telemetry.py): a case that writes an NVMe namespace reads its counters
 before and after it (the nvme stand-in on PATH, as in test_waf.py), stores them with its result, and `show` and the
 report give the ratio with its source; cases on files and loop devices run no tool and show no such column."""
 
@@ -17,7 +17,7 @@ from ptsbench.report.cases.report import results_table, waf_blocks, waf_table_bl
 from ptsbench.report.cases.tables import result_rows
 from ptsbench.store import RunStore
 
-DATA = Path(__file__).parent / "data" / "telemetry"
+DATA = Path(__file__).parents[1] / "data" / "telemetry"
 WRITE_JOB = "[w]\nioengine=psync\nrw=write\nbs=64k\nsize=1m\n"
 Calls = Callable[[], list[list[str]]]
 

@@ -1,4 +1,4 @@
-"""What an NVMe purge reaches (target/scope.py): the namespaces of an NVM subsystem from a copy of the kernel's sysfs
+"""What an NVMe purge reaches (device/scope.py): the namespaces of an NVM subsystem from a copy of the kernel's sysfs
 layout (no NVMe drive here; the device lab runs it on the real driver), and the judgement of each other namespace
 on real loop devices: in use never erased, holding data only with --purge-scope subsystem, blank allowed."""
 

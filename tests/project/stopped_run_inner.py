@@ -1,5 +1,5 @@
-"""What tests/test_stopped_run.py starts in a pytest of its own and then stops (no test_ prefix: a run of the suite
-does not collect it): a test that brings up what a test run may leave behind, says so, and waits to be stopped."""
+"""What tests/project/test_stopped_run.py starts in a pytest of its own and then stops (no test_ prefix: a run of the
+suite does not collect it): a test that brings up what a test run may leave behind, says so, and waits to be stopped."""
 
 import os
 import subprocess

@@ -18,7 +18,7 @@ from ptsbench.catalog.gates import judge, parse_gate, run_facts
 from ptsbench.catalog.values import run_values
 from ptsbench.store import RunStore
 
-SCHEMA = Path(__file__).parent / "data" / "junit" / "junit-10.xsd"
+SCHEMA = Path(__file__).parents[1] / "data" / "junit" / "junit-10.xsd"
 
 
 def junit_cases(path: Path) -> dict[str, bool]:

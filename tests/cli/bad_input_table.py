@@ -1,4 +1,4 @@
-"""The table of tests/test_bad_input.py: each row a command line a user might type by mistake, with {placeholders}
+"""The table of tests/cli/test_bad_input.py: each row a command line a user might type by mistake, with {placeholders}
 for the prepared runs, files and folders, and a fragment its one error line must hold."""
 
 import os

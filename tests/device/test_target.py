@@ -94,7 +94,7 @@ def test_unwritable_directory_for_unprivileged_user() -> None:
             "except TargetError as error:\n"
             "    print('TargetError', error.message)\n"
         )
-        src = str(Path(__file__).resolve().parents[1] / "src")
+        src = str(Path(__file__).resolve().parents[2] / "src")
         python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable  # the venv may be root-only
         try:
             done = subprocess.run([python, "-c", code], user=65534, capture_output=True, text=True,

@@ -11,7 +11,7 @@ import pytest
 
 from ptsbench.metrics.series import METRICS, VALUE
 
-DASHBOARD = Path(__file__).resolve().parent.parent / "contrib" / "grafana" / "ptsbench.json"
+DASHBOARD = Path(__file__).resolve().parents[2] / "contrib" / "grafana" / "ptsbench.json"
 NAME = re.compile(r"\bptsbench_[a-z_]+")
 
 

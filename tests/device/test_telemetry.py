@@ -1,4 +1,4 @@
-"""Device telemetry (target/telemetry.py): parsing of recorded nvme-cli and smartctl JSON, the commands run through
+"""Device telemetry (device/telemetry.py): parsing of recorded nvme-cli and smartctl JSON, the commands run through
 stand-in tools on PATH (tests/fakebin), a clean "not available" when tools or devices do not provide it, and host CPU
 utilisation from real /proc/stat snapshots."""
 
@@ -29,7 +29,7 @@ from ptsbench.device.telemetry import (
     telemetry_change,
 )
 
-DATA = Path(__file__).parent / "data" / "telemetry"
+DATA = Path(__file__).parents[1] / "data" / "telemetry"
 NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/dev/nvme0n1")
 NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
 SATA = Target(path="/dev/sda", kind="block", size_bytes=500107862016, requested="/dev/sda")

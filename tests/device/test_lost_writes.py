@@ -1,8 +1,9 @@
-"""Writes that never reached the device fail their case (target/writeback.py): a job without direct=1 writes into
+"""Writes that never reached the device fail their case (device/writeback.py): a job without direct=1 writes into
 the page cache, fio counts every write done, and the kernel's write-back to a failing device is lost. A device that
-fails writes on demand is the device lab's (QEMU's blkdebug under an NVMe namespace: tests/device_lab_guest.py,
-check lost-writes-nvme). Here: a loop device over a sparse file on a tmpfs too small for what is written (the loop
-driver's writes to it fail, so the kernel's write-back to the loop device fails), and a healthy loop device."""
+fails writes on demand is the device lab's (QEMU's blkdebug under an NVMe namespace:
+tests/device_lab/device_lab_guest.py, check lost-writes-nvme). Here: a loop device over a sparse file on a tmpfs too
+small for what is written (the loop driver's writes to it fail, so the kernel's write-back to the loop device fails),
+and a healthy loop device."""
 
 import contextlib
 import json

@@ -20,7 +20,7 @@ from test_case_waf import _counter_files, _run_on
 from test_case_waf import loop_as_nvme as nvme_loop  # noqa: F401 (the fixture, under this module's name)
 from test_gates import junit_cases
 
-OCPTV_SCHEMA = Path(__file__).parent / "data" / "ocptv"
+OCPTV_SCHEMA = Path(__file__).parents[1] / "data" / "ocptv"
 SMALL_JOB = "[small]\nioengine=null\nsize=64m\nrw=randread\nbs=4k\nnumber_ios=2000\npercentile_list=99.9999\n"
 # two jobs of a qualification run on a new file (the capacity comes from --size); psync: latencies spread over
 # many of fio's bins, unlike the null engine's few nanoseconds
@@ -209,7 +209,7 @@ def test_a_bad_profile_is_one_error_line(qual_run: Path, tmp_path: Path, text: s
 
 
 def test_the_example_profile_reads(qual_run: Path) -> None:
-    example = Path(__file__).resolve().parent.parent / "examples" / "qualify-datacenter-nvme.toml"
+    example = Path(__file__).resolve().parents[2] / "examples" / "qualify-datacenter-nvme.toml"
     done = run_cli("check", str(qual_run), "--profile", str(example))
     assert done.returncode in (1, 4) and "Profile example datacenter NVMe (illustrative numbers)" in done.stdout
     assert "qual/randread read p99.99" in done.stdout and "per TB x" in done.stdout

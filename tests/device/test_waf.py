@@ -1,4 +1,4 @@
-"""Write amplification (target/waf.py): the OCP C0h and FDP statistics logs parsed from nvme-cli's JSON shapes, the
+"""Write amplification (device/waf.py): the OCP C0h and FDP statistics logs parsed from nvme-cli's JSON shapes, the
 exact arithmetic of a round's ratio (512,000-byte host units, 128-bit media counts), the cases without a ratio, and
 the logs read through the nvme stand-in on PATH in the order telemetry reads them."""
 
@@ -25,7 +25,7 @@ from ptsbench.device.waf import (
 from ptsbench.pts.live import telemetry_line
 from ptsbench.report.common import waf_text
 
-DATA = Path(__file__).parent / "data" / "telemetry"
+DATA = Path(__file__).parents[1] / "data" / "telemetry"
 NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/dev/nvme0n1")
 NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
 OCP_ARGV = ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"]

@@ -1,5 +1,5 @@
-"""A stopped test run leaves nothing: a pytest of the suite (tests/stopped_run_inner.py: PostgreSQL, a tmpfs, a loop
-device, ptsbench with its fio) stopped with Ctrl-C (SIGINT to its process group), SIGTERM to its group, or kill -9
+"""A stopped test run leaves nothing: a pytest of the suite (tests/project/stopped_run_inner.py: PostgreSQL, a tmpfs, a
+loop device, ptsbench with its fio) stopped with Ctrl-C (SIGINT to its process group), SIGTERM to its group, or kill -9
 of pytest alone; within 30 s no process of that run (by the mark in its environment, or its temporary folder on its
 command line), mount, loop device or cgroup of it remains (conftest.py's cgroup and tests/runwatch.py)."""
 
@@ -16,7 +16,7 @@ import pytest
 
 from conftest import cgroup2_mount
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INNER = Path(__file__).with_name("stopped_run_inner.py")
 GONE_WITHIN_S = 30  # the issue's bound; cleaning up takes a second or two on an idle machine
 
@@ -69,7 +69,7 @@ def test_a_test_run_stopped_while_a_device_lab_runs_leaves_no_guest(tmp_path: Pa
 
 
 def stop_inner_run(tmp_path: Path, test: str, how: str, ready_within_s: float = 300) -> list[str]:
-    """Run tests/stopped_run_inner.py::TEST in a pytest of its own, stop it `how` once TEST says all is up, and
+    """Run tests/project/stopped_run_inner.py::TEST in a pytest of its own, stop it `how` once TEST says all is up, and
     assert that nothing of it is left GONE_WITHIN_S later; returns what was up before the stop."""
     if os.geteuid() != 0 or cgroup2_mount() is None:
         pytest.skip("needs root and cgroup v2 (the run's cgroup)")

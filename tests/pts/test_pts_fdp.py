@@ -1,4 +1,4 @@
-"""`ptsbench pts --fdp-placement` (target/placement.py): the PTS jobs on an FDP namespace's generic character device
+"""`ptsbench pts --fdp-placement` (device/placement.py): the PTS jobs on an FDP namespace's generic character device
 through io_uring_cmd with the chosen placement handles, as fio 3.34+ parses them (Debian 13's fio 3.39; this machine's
 older fio says which fio is needed), and the refusals: files, devices that are no NVMe namespace, FDP disabled, no
 generic device, a fio before 3.34, a character device that reaches another namespace. The run on a real (QEMU) FDP
@@ -24,7 +24,7 @@ from ptsbench.report.compare import differences
 from ptsbench.report.core.model import Report
 from ptsbench.report.pts.report import placement_facts
 
-DATA = Path(__file__).parent / "data" / "telemetry"
+DATA = Path(__file__).parents[1] / "data" / "telemetry"
 NAMESPACE = TargetInfo("/dev/nvme0n1", "block", 1 << 30, 4096, 4096, "io_uring")
 PLACED = replace(NAMESPACE, fdp_placement="spread", fdp_device="/dev/ng0n1", fdp_plids="0,1,2,3")
 PASSTHROUGH = ("filename=/dev/ng0n1", "ioengine=io_uring_cmd", "cmd_type=nvme", "fdp=1", "fdp_pli=0,1,2,3")

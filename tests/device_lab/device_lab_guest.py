@@ -8,8 +8,8 @@ compare what ptsbench says and does with what the device itself answers.
   device_lab_guest.py --list                          the check names, in run order
 
 Checks run in order and some use what an earlier one left (the 4 KiB namespace is purged before the guard check
-partitions it). Not collected by pytest itself: tests/test_device_lab.py runs the lab once and turns each check into a
-test. What QEMU does not emulate is written down in docs/device-lab.md.
+partitions it). Not collected by pytest itself: tests/device_lab/test_device_lab.py runs the lab once and turns each
+check into a test. What QEMU does not emulate is written down in docs/device-lab.md.
 """
 
 import argparse
@@ -462,8 +462,8 @@ def lost_writes(lab: Lab) -> str:
     """A job without direct=1 writes into the page cache, and fio counts every write done; with blkdebug armed the
     kernel's write-back to the namespace fails ("lost async page write"). The case fails, naming the device, the
     error ptsbench's sync after fio got, and the kernel's words; once disarmed, the same job is ok. (A file on a
-    filesystem whose device fails: tests/test_lost_writes.py, on the host; here mkfs's own Write Zeroes would flip
-    blkdebug's state.)"""
+    filesystem whose device fails: tests/device/test_lost_writes.py, on the host; here mkfs's own Write Zeroes would
+    flip blkdebug's state.)"""
     dev = _namespaces_of(IO_ERROR_SERIAL)[0]
     job = WORK / "lost-writes.fio"
     job.write_text("[buffered]\nrw=randwrite\nbs=4k\niodepth=4\nsize=8m\n")
