@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from ptsbench.case_checks import check_cases
-from ptsbench.cases import Overrides, case_job, plan_case
+from ptsbench.cases.checks import check_cases
+from ptsbench.cases.plan import Overrides, case_job, plan_case
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.opens import parse_job_text, parse_job_texts
 from ptsbench.sweep import SWEEP_DIR, plan_cases

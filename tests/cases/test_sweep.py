@@ -245,7 +245,7 @@ def test_the_job_files_written_are_the_ones_planned(tmp_path: Path) -> None:
 
 
 def test_progress_eta_counts_the_plan_and_the_start_up_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ptsbench.case_records import CaseRecord
+    from ptsbench.cases.records import CaseRecord
     from ptsbench.fio.runner import FioStatus
     from ptsbench.report.core.progress import SweepProgress
     from ptsbench.sweep import job_texts
@@ -271,7 +271,7 @@ def test_progress_eta_counts_the_plan_and_the_start_up_seen(tmp_path: Path, monk
 
 
 def test_fractions_of_seconds_reach_fio_in_milliseconds() -> None:
-    from ptsbench.cases import Overrides
+    from ptsbench.cases.plan import Overrides
 
     assert Overrides(runtime_s=0.5).as_options()["runtime"] == "500ms"  # `run --runtime 0.5` was runtime=0.5 (0)
     assert Overrides(runtime_s=30).as_options()["runtime"] == "30"

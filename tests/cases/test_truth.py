@@ -309,7 +309,7 @@ def test_every_number_ptsbench_shows_equals_fios_json(tmp_path: Path) -> None:
 def check_glance(out: Path) -> None:
     """The report's "At a glance" grid keeps two job sections of one name apart (never a read of one beside the
     write of the other, a mix that never ran)."""
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.glance import grid_rows
     from ptsbench.store import RunStore

@@ -368,7 +368,7 @@ def test_the_ocp_logs_throttling_over_a_case_is_judged(
     monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
     monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
     store = _run_on(device, tmp_path / "hot")
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     (record,) = load_records(store)
     (change,) = [entry["change"] for entry in record.telemetry]

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from ptsbench.cases import Overrides, plan_cases, run_cases
+from ptsbench.cases.plan import Overrides, plan_cases
+from ptsbench.cases.schedule import run_cases
 from ptsbench.device import case_telemetry
 from ptsbench.device.target import resolve_target
 from ptsbench.device.waf import FDP_HOST_COUNTER, FDP_SOURCE, HOST_UNIT_BYTES, NOT_REPORTED, OCP_SOURCE
@@ -60,7 +61,7 @@ def test_cases_on_files_and_loop_devices_read_nothing(kind: str, tmp_path: Path,
     shown = cli("show", str(store.root), env={"COLUMNS": "300"})
     assert shown.returncode == 0, shown.stderr
     assert "WAF" not in shown.stdout and "amplification" not in shown.stdout
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     records = load_records(store)
     assert "write amplification" not in [column.name for column in results_table(result_rows(records)).columns]
@@ -104,7 +105,7 @@ def test_case_on_nvme_stores_and_shows_its_write_amplification(tmp_path: Path, f
     as_json = json.loads(cli("show", str(store.root), "--format", "json").stdout)
     assert [row["waf"] for row in as_json] == pytest.approx([1.1] * len(as_json))
     assert {row["waf_source"] for row in as_json} == {OCP_SOURCE}
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     table = results_table(result_rows(load_records(store)))
     names = [column.name for column in table.columns]
@@ -161,7 +162,7 @@ def test_case_under_one_host_unit_or_without_media_log_has_no_number(tmp_path: P
     store = _run_on(loop_as_nvme, tmp_path / "neither")
     shown = " ".join(cli("show", str(store.root), env={"COLUMNS": "300"}).stdout.split())  # the note wraps
     assert "WAF" not in shown and shown.count(f"Write amplification: not available - {NOT_REPORTED}") == 1
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     rows = result_rows(load_records(store))
     assert [block.text for block in waf_blocks(rows)][0].startswith("Write amplification: not available")

@@ -126,8 +126,8 @@ def test_unknown_block_kind_target_is_checked_by_path() -> None:
 
 @pytest.mark.root
 def test_job_files_cannot_slip_a_device_past_the_guard(tmp_path: Path, loop_device: str) -> None:
-    from ptsbench.case_checks import check_cases
-    from ptsbench.cases import Overrides, plan_cases
+    from ptsbench.cases.checks import check_cases
+    from ptsbench.cases.plan import Overrides, plan_cases
 
     folder, name = os.path.split(loop_device)
     texts = [

@@ -80,7 +80,7 @@ def run(argv: list[str], ok: bool | None = True, timeout_s: float = 600, stdin: 
 # Python starts slowly in the emulated guest (imports over 9p, about 10x slower than the host), so ptsbench runs in
 # a child forked from this process, which has imported it (and what its reports draw with) once: the same entry
 # point as the console script, the same exit status, stdout and stderr.
-WARM_MODULES = ("ptsbench.cli", "ptsbench.cases", "ptsbench.pts.engine", "ptsbench.report.build",
+WARM_MODULES = ("ptsbench.cli", "ptsbench.cases.schedule", "ptsbench.pts.engine", "ptsbench.report.build",
                 "ptsbench.report.core.draw_mpl", "ptsbench.report.core.pdf", "ptsbench.report.core.html",
                 "ptsbench.report.core.workbook", "matplotlib.pyplot", "plotly.graph_objects", "numpy")
 

@@ -156,7 +156,7 @@ def _waf_verdicts(profile: Profile, store: Any) -> list[Verdict]:
             found.append((str(view.plan["title"]), summary.waf if summary else None,
                           (summary.waf_source if summary else None) or "the drive reported no media writes"))
     else:
-        from ptsbench.case_records import load_records
+        from ptsbench.cases.records import load_records
         from ptsbench.device.waf import case_waf
 
         for record in load_records(store):
@@ -177,7 +177,7 @@ def _telemetry_spans(store: Any) -> list[tuple[str, list[dict[str, Any]]]]:
 
         return [(str(view.plan["title"]), [r["telemetry"]["change"] for r in view.rounds if r.get("telemetry")])
                 for view in load_context(store)[1]]
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     return [(record.name, [entry.get("change") or {} for entry in getattr(record, "telemetry", None) or []])
             for record in load_records(store)]
@@ -209,7 +209,7 @@ def _beside_host(store: Any) -> dict[str, dict[str, list[str]]]:
     """Case -> bucket -> where the drive's monitor and the host's latencies disagree (catalog/monitor_host.py)."""
     if store.kind == "pts":
         return {}
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.catalog.monitor_host import disagreements
 
     return {record.name: disagreements(store.root / "cases" / f"{record.index:03d}-{record.name}", record.telemetry)

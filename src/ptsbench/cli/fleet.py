@@ -144,7 +144,7 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
     """Run the parts at once, then each part's report and the fleet's summary; an error naming every part that
     failed (the others' results are stored)."""
     from ptsbench.cli.drops import fail_on_limit, say_pts_drops
-    from ptsbench.cli.run import report_images, write_final_report
+    from ptsbench.cli.run_end import report_images, write_final_report
     from ptsbench.device.userfile import missing
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.fleet import fleet_parts, run_fleet

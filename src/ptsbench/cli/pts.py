@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ptsbench.cli import Finite, safety_flag, text_path
+from ptsbench.cli.case_options import images_option, one_line
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.cli.metrics import metrics_options
 from ptsbench.cli.pts_steps import guard_verdict, prepare_target, print_dry_run, print_plan, print_target_dry_run
-from ptsbench.cli.run import images_option, one_line, report_images
+from ptsbench.cli.run_end import report_images
 from ptsbench.device.placement import PLACEMENTS
 from ptsbench.units import MAX_SECONDS
 
@@ -334,7 +335,7 @@ def parse_device_info(items: tuple[str, ...]) -> dict[str, str]:
 
 def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from ptsbench.cli.drops import fail_on_limit, say_pts_drops
-    from ptsbench.cli.run import write_final_report
+    from ptsbench.cli.run_end import write_final_report
     from ptsbench.device.userfile import mark_made, missing
     from ptsbench.pts.engine import run
     from ptsbench.pts.live import LiveReporter, MarkOnLayout

@@ -9,21 +9,21 @@ from typing import TYPE_CHECKING
 import click
 
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
+from ptsbench.cli.case_options import (
+    HOSTS_HELP,
+    LOG_INTERVAL_HELP,
+    REPORT_OPTION,
+    check_images,
+    images_option,
+    job_value,
+    key_value,
+    one_line,
+)
+from ptsbench.cli.case_run import hosts_and_targets
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
 from ptsbench.cli.metrics import metrics_options
 from ptsbench.cli.repeat import repeat_options, repeat_rule
-from ptsbench.cli.run import (
-    HOSTS_HELP,
-    LOG_INTERVAL_HELP,
-    REPORT_OPTION,
-    _hosts_and_targets,
-    _key_value,
-    check_images,
-    images_option,
-    job_value,
-    one_line,
-)
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.jobs import FIO_MAX_JOBS, IODEPTH_LIMIT, JOBS_LIMIT, MAX_IODEPTH
@@ -34,7 +34,7 @@ from ptsbench.units import MAX_SECONDS
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ptsbench.cases import Case
+    from ptsbench.cases.plan import Case
     from ptsbench.confidence import RepeatRule
     from ptsbench.hosts.hostlist import Host
     from ptsbench.store import RunStore
@@ -190,7 +190,7 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
         numjobs=_numbers(numjobs, "--numjobs", FIO_MAX_JOBS, JOBS_LIMIT),
         rwmixread=tuple(int(v) for v in _texts(rwmixread, "--rwmixread")) if rwmixread else (),
         runtime_s=runtime_s, ramp_time_s=ramp_time_s, loops=loops, size=size, direct=bool(direct), ss=ss,
-        ss_dur_s=ss_dur_s, ss_ramp_s=ss_ramp_s, options=tuple(_key_value(item) for item in settings),
+        ss_dur_s=ss_dur_s, ss_ramp_s=ss_ramp_s, options=tuple(key_value(item) for item in settings),
         precondition=str(precondition) if precondition else None, precondition_repeat=precondition_repeat,
     )
     check_spec(spec)
@@ -235,13 +235,13 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
            ) -> Path | None:
     from dataclasses import replace
 
-    from ptsbench.cases import resolve_targets
+    from ptsbench.cases.plan import resolve_targets
     from ptsbench.device.target import check_free_space
     from ptsbench.fio.runner import probe_engine
     from ptsbench.store import RunStore, default_run_dir
     from ptsbench.sweep import job_texts, plan_cases, plan_entries, write_job_files
 
-    hosts, infos, resolved = _hosts_and_targets(hosts_spec, target_paths, dry_run)
+    hosts, infos, resolved = hosts_and_targets(hosts_spec, target_paths, dry_run)
     if not hosts:
         resolved = resolve_targets(target_paths, spec.size)
         empty = next((t for t in resolved if t.kind == "file" and not t.size_bytes and not spec.size), None)
@@ -262,14 +262,14 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
     entries = plan_entries(spec, len(resolved))
     texts = job_texts(spec)
     cases = plan_cases(entries, texts, resolved, run_dir, log_interval_ms, fio_lat_log)
-    from ptsbench.cli.run import check_writes, dry_run_verdict
+    from ptsbench.cli.case_run import check_writes, dry_run_verdict
 
     if dry_run:
         _print_dry_run(cases, run_dir, hosts)
         dry_run_verdict(cases, permission, hosts)
         return None
     check_writes(cases, permission, hosts)
-    from ptsbench.cases import expected_total_s
+    from ptsbench.cases.schedule import expected_total_s
     from ptsbench.device.info import target_facts
     from ptsbench.device.same_device import start_record
 
@@ -294,9 +294,9 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
     """Run the sweep's unfinished cells with the run directory locked and the targets claimed, print every cell's
     results, and write the report (`make_report`, with the figures' image files in the `images` formats) or say how
     to."""
-    from ptsbench.cases import claim_cases
+    from ptsbench.cases.schedule import claim_cases
     from ptsbench.cli.repeat import print_repeat_auto, stored_rule_of
-    from ptsbench.cli.run import end_report
+    from ptsbench.cli.run_end import end_report
     from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.core.progress import SweepProgress
@@ -316,7 +316,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
             raise
         failed = [record.name for record in records if record.status != "ok"]
         store.update_manifest(status="failed" if failed else "done")
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.terminal import print_rows
 
@@ -340,7 +340,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
 
 def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) -> None:
     """`ptsbench resume` of a sweep: the stored plan again, only the cells without a finished result."""
-    from ptsbench.cli.run import check_writes
+    from ptsbench.cli.case_run import check_writes
     from ptsbench.device.claim import check_not_claimed
     from ptsbench.device.same_device import check_same_device
     from ptsbench.store import RunStore
@@ -365,8 +365,8 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
 
 
 def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> None:
-    from ptsbench.cases import expected_total_s
-    from ptsbench.cli.run import _print_dry_run as print_cases
+    from ptsbench.cases.schedule import expected_total_s
+    from ptsbench.cli.case_run import print_dry_run as print_cases
     from ptsbench.units import format_duration
 
     total_s = expected_total_s(cases, False)

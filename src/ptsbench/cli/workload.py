@@ -12,7 +12,7 @@ from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.report.core.terminal import FORMATS
 
 if TYPE_CHECKING:
-    from ptsbench.case_records import CaseRecord
+    from ptsbench.cases.records import CaseRecord
     from ptsbench.store import RunStore
 
 OUT_HELP = "Run directory (default ./ptsbench-results/...)."
@@ -174,7 +174,8 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
       ptsbench replay ptsbench-results/20261206T050000Z-capture-nvme0n1 /mnt/scratch/replay.dat
       ptsbench replay app.blktrace /dev/nvme1n1 --destructive --no-stall
     """
-    from ptsbench.cli.run import _execute, job_value, one_line
+    from ptsbench.cli.case_options import job_value, one_line
+    from ptsbench.cli.case_run import run_job_files
     from ptsbench.fio.iolog import replay_job_text
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
     from ptsbench.workload.blktrace import write_process_only
@@ -215,7 +216,7 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
             _new_file(target_path, new_file_bytes, destructive)
             made.append(target_path)
         job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
-        _execute([job], [], _no_overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted),
+        run_job_files([job], [], _no_overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted),
                  1000, False, prepared=prepared, keep_files=True, repeat=max_rounds if steady else 1,
                  stop_when=_steady_now if steady else None,
                  manifest={"workload": {"trace": str(source), "steady": steady}})
@@ -250,7 +251,7 @@ def _steady_now(records: "list[CaseRecord]") -> bool:
 def _say_steady(run_dir: Path) -> None:
     """Store the steady-state determination of the replay's rounds (steady.json) and say it."""
     from ptsbench.atomic import atomic_write_json
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.store import RunStore
     from ptsbench.workload.runs import STEADY
     from ptsbench.workload.steady import judge
@@ -264,7 +265,7 @@ def _say_steady(run_dir: Path) -> None:
 
 
 def _no_overrides() -> Any:
-    from ptsbench.cases import Overrides
+    from ptsbench.cases.plan import Overrides
 
     return Overrides()
 
@@ -303,7 +304,7 @@ def _check_target_size(target: str, extent_bytes: int) -> int | None:
 def _compare(run_dir: Path, found: dict[str, Any]) -> None:
     """Store and print the trace's IOs and bytes per direction beside what fio did in the replay job."""
     from ptsbench.atomic import atomic_write_json
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.store import RunStore
     from ptsbench.workload.runs import REPLAY
 

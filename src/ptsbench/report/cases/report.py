@@ -229,7 +229,7 @@ def case_section(store_root: Path, record: Any, interval_ms: float, rule: "DropR
 
 def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     """Report of a `ptsbench run` / `quick` directory."""
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     manifest = store.manifest
     records = load_records(store)

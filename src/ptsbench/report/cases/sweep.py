@@ -165,7 +165,7 @@ def sweep_report(store: Any, in_progress: str | None = None) -> Report:
     """Report of a `ptsbench sweep` directory."""
     manifest = store.manifest
     settings: Mapping[str, Any] = manifest["sweep"].get("report") or {}
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     records = load_records(store)  # the points and the cells' write amplification
     points, failed = sweep_points(store, records)

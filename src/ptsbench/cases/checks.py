@@ -5,7 +5,7 @@ writes here for cases run on hosts."""
 import os
 from collections.abc import Sequence
 
-from ptsbench.cases import Case
+from ptsbench.cases.plan import Case
 from ptsbench.device.guard import check_opened
 from ptsbench.device.identity import device_identity
 from ptsbench.device.target import Mount, block_device_of_char, kernel_filesystem, read_mounts, zoned_model
