@@ -1,67 +1,83 @@
 """Planned cases run for run, quick and replay (and the parts sweep shares): hosts and targets resolved, the
 guard before any IO, the dry run, the run directory, the data files fio made, the results printed at the end."""
 
-
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from ptsbench.cli.case_options import CaseRequest
 from ptsbench.cli.drops import fail_on_limit, say_case_drops
 from ptsbench.cli.repeat import auto_repeat, print_repeat_auto
+from ptsbench.cli.run_end import end_report
 
 if TYPE_CHECKING:
     from ptsbench.cases.plan import Case, Overrides
     from ptsbench.cases.records import CaseRecord
-    from ptsbench.confidence import RepeatRule
     from ptsbench.device.target import Target
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
     from ptsbench.report.cases.tables import ResultRow
     from ptsbench.store import RunStore
-from ptsbench.cli.run_end import end_report
 
 
-def hosts_and_targets(hosts_spec: str | None, targets: list[str], dry_run: bool,
-                       ) -> "tuple[list[Host], list[HostInfo], list[Target]]":
-    """With --hosts: the hosts, and (unless a dry run) the pre-flight facts and targets as every host resolves them."""
-    if hosts_spec is None:
-        return [], [], []
+@dataclass(frozen=True)
+class Reach:
+    """Where cases run: their targets (as this machine resolves them, or every host) and the hosts (none: here)."""
+
+    targets: "tuple[Target, ...]"
+    hosts: "tuple[Host, ...]" = ()
+    host_infos: "tuple[HostInfo, ...]" = ()  # each host's pre-flight facts (none in a dry run)
+
+
+@dataclass(frozen=True)
+class JobsRequest:
+    """Job files to run as cases: run's files with its options; quick's and replay's one job file."""
+
+    paths: tuple[Path, ...]
+    name: str  # the run's name: its folder's and its report's
+    overrides: "Overrides"  # what every job is changed in
+    parallel: bool = False  # the targets at once
+    prepared: tuple[str, ...] = ()  # files the command wrote into the run directory before it (quick.fio, a trace)
+
+
+def hosts_and_targets(request: CaseRequest, targets: Sequence[str]) -> Reach:
+    """With --hosts: the hosts, and (unless a dry run) the pre-flight facts and targets as every host resolves them;
+    without, nothing yet (the command resolves its targets here)."""
+    if request.hosts_spec is None:
+        return Reach(())
     from ptsbench.hosts.hostlist import parse_hosts
     from ptsbench.hosts.preflight import preflight, unchecked_targets
 
-    hosts = parse_hosts(hosts_spec)
-    if dry_run:
-        return hosts, [], unchecked_targets(targets)
+    hosts = tuple(parse_hosts(request.hosts_spec))
+    if request.dry_run:
+        return Reach(tuple(unchecked_targets(list(targets))), hosts)
     click.echo(f"ptsbench: pre-flight on {len(hosts)} host(s)", err=True)
-    checked = preflight(hosts, targets)
-    return hosts, list(checked.hosts), list(checked.targets)
+    checked = preflight(list(hosts), list(targets))
+    return Reach(tuple(checked.targets), hosts, tuple(checked.hosts))
 
 
-def run_job_files(paths: list[Path], resolved: "list[Target]", overrides: "Overrides", parallel: bool, name: str,
-             output_format: str, out: Path | None, permission: tuple[bool, bool], log_interval_ms: int,
-             dry_run: bool, hosts: "Sequence[Host]" = (), host_infos: "Sequence[HostInfo]" = (),
-             fio_lat_log: bool = False, prepared: Sequence[str] = (), make_report: bool = False,
-             drops: dict[str, float | None] | None = None, repeat: int = 1, keep_files: bool = False,
-             images: Sequence[str] = (), stop_when: "Callable[[list[CaseRecord]], bool] | None" = None,
-             manifest: "dict[str, Any] | None" = None, auto: "RepeatRule | None" = None) -> Path | None:
+def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
+                  stop_when: "Callable[[list[CaseRecord]], bool] | None" = None,
+                  manifest: "dict[str, Any] | None" = None) -> Path | None:
     """Run the planned cases into their run directory and return it (None for a dry run). `stop_when`: asked after
     each case (cases in turn), True ends the run there (the manifest then names the cases that ran); `manifest`:
-    more fields for it; `auto`: --repeat auto's rule."""
+    more fields for it."""
     from ptsbench.cases.plan import manifest_settings, plan_cases
     from ptsbench.cases.schedule import claim_cases, expected_total_s, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore, default_run_dir
 
-    run_dir = out or default_run_dir(name)
+    hosts, parallel = list(reach.hosts), jobs.parallel
+    run_dir = request.out or default_run_dir(jobs.name)
     # fio's client prints no status documents to derive latency from: there fio writes its own latency log
-    cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms, fio_lat_log=fio_lat_log or bool(hosts),
-                       repeat=repeat)
+    cases = plan_cases(jobs.paths, reach.targets, jobs.overrides, run_dir, request.log_interval_ms,
+                       fio_lat_log=request.fio_lat_log or bool(hosts), repeat=request.repeat)
     total_s = expected_total_s(cases, parallel, hosts)
     if parallel and not hosts:  # the groups run at once: none may reach another's bytes under another name
         from ptsbench.device.claim import check_distinct
@@ -70,37 +86,39 @@ def run_job_files(paths: list[Path], resolved: "list[Target]", overrides: "Overr
     if parallel and len(target_groups(cases, hosts)) < 2:  # the user may expect the cases to run at once
         click.echo("ptsbench: note: --parallel runs targets at once; these cases share one target and run one "
                    "after another", err=True)
-    if dry_run:
+    if request.dry_run:
         print_dry_run(cases, run_dir, total_s, hosts)
-        dry_run_verdict(cases, permission, hosts)
+        dry_run_verdict(cases, request.permission, hosts)
         return None
-    check_writes(cases, permission, hosts)
+    check_writes(cases, request.permission, hosts)
     from ptsbench.device.info import target_facts
     from ptsbench.report.core.progress import TerminalProgress
 
-    made = [] if hosts else files_fio_makes(cases, run_dir) + folder_test_files(resolved)
-    with claim_cases(cases, run_dir, permission[1], hosts), made_files(made, keep_files):  # to the last case's end
-        store = RunStore.create(run_dir, {
-            "kind": "run", "name": name, "job_files": [str(p) for p in paths],
-            "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
-            **manifest_settings(overrides, log_interval_ms, parallel), "repeat": repeat, "expected_duration_s": total_s,
-            **(auto.as_manifest() if auto else {}),
-            **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
-            "cases": [case.dir_name for case in cases], "status": "running", "drops": drops, **(manifest or {}),
-        }, prepared)
+    made = [] if hosts else files_fio_makes(cases, run_dir) + folder_test_files(reach.targets)
+    with claim_cases(cases, run_dir, request.allow_mounted, hosts), made_files(made, request.keep_files):
+        store = RunStore.create(run_dir, {  # the claim and the made files: to the last case's end
+            "kind": "run", "name": jobs.name, "job_files": [str(p) for p in jobs.paths],
+            "targets": [asdict(t) if hosts else target_facts(t) for t in reach.targets],
+            **manifest_settings(jobs.overrides, request.log_interval_ms, parallel), "repeat": request.repeat,
+            "expected_duration_s": total_s, **(request.auto.as_manifest() if request.auto else {}),
+            **({"hosts": [asdict(info) for info in reach.host_infos]} if hosts else {}),
+            "cases": [case.dir_name for case in cases], "status": "running", "drops": request.drops,
+            **(manifest or {}),
+        }, jobs.prepared)
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
         try:
             with TerminalProgress() as progress:
-                records = run_cases(store, cases, parallel, progress, hosts, stop_when, auto_repeat(store, auto))
+                records = run_cases(store, cases, parallel, progress, hosts, stop_when,
+                                    auto_repeat(store, request.auto))
             if len(records) < len(cases):  # stopped early, or repetitions the rule left out: the run's cases ran
                 ran = {record.index for record in records}
                 store.update_manifest(cases=[case.dir_name for case in cases if case.index in ran])
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
-            finish_interrupted(store, output_format)
+            finish_interrupted(store, request.output_format)
             raise
         store.update_manifest(status="done")
-    finish(store, result_rows(records), output_format, grid=name == "quick", make_report=make_report, images=images)
+    finish(store, result_rows(records), request, grid=jobs.name == "quick")
     from ptsbench.drops.stored import stored_rule
 
     broken = say_case_drops(store.root, records, *stored_rule(store.manifest))
@@ -199,18 +217,18 @@ def dry_run_verdict(cases: "list[Case]", permission: tuple[bool, bool], hosts: "
         raise JobFileError(rejected[0].rejected, "fix the job file")
 
 
-def finish(store: "RunStore", rows: "list[ResultRow]", output_format: str, grid: bool = False,
-            make_report: bool = False, images: Sequence[str] = ()) -> None:
+def finish(store: "RunStore", rows: "list[ResultRow]", request: CaseRequest, grid: bool = False) -> None:
+    """The results on stdout, the drive-health lines, then the report (or the command that writes it)."""
     from ptsbench.report.core.terminal import print_rows
 
-    print_rows(rows, output_format, grid=grid)
-    if output_format == "table":
+    print_rows(rows, request.output_format, grid=grid)
+    if request.output_format == "table":
         print_repeat_auto(store)
     from ptsbench.cases.records import load_records
     from ptsbench.cli.health import say_health
 
     say_health(load_records(store))  # before the report's line, the run's last
-    end_report(store.root, make_report, images)
+    end_report(store.root, request.make_report, request.images)
 
 
 def finish_interrupted(store: "RunStore", output_format: str) -> None:

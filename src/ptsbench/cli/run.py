@@ -1,23 +1,16 @@
 """`ptsbench run`: fio job files (or folders of them) against targets, through the case runner."""
 
-
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from ptsbench.cli import Seconds
+from ptsbench.cli.case_options import CaseRequest, case_options, job_value, key_value, one_line
+from ptsbench.cli.case_run import JobsRequest, Reach, hosts_and_targets, run_job_files
 from ptsbench.cli.check import gate_options
-from ptsbench.cli.drops import drop_settings
 from ptsbench.cli.metrics import metrics_options
-from ptsbench.cli.repeat import repeat_rule
 from ptsbench.units import fio_size_text
-
-if TYPE_CHECKING:
-    pass
-from ptsbench.cli.case_options import case_options, check_images, job_value, key_value, one_line
-from ptsbench.cli.case_run import hosts_and_targets, run_job_files
 
 
 @click.command()
@@ -36,11 +29,7 @@ from ptsbench.cli.case_run import hosts_and_targets, run_job_files
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any fio option (repeatable).")
 @case_options
 def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime_s: float | None, size: str | None,
-        ioengine: str | None, settings: tuple[str, ...], output_format: str, out: Path | None, destructive: bool,
-        allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-        repeat: int | str, repeat_ci_pct: float, repeat_max: int, repeat_max_s: float, make_report: bool,
-        images: tuple[str, ...], keep_files: bool, drop_fraction: float, drop_seconds: int,
-        min_fraction: float | None) -> Path | None:
+        ioengine: str | None, settings: tuple[str, ...], request: CaseRequest) -> Path | None:
     """Run fio job files, or folders of them (every *.fio / *.ini, in name order).
 
     \b
@@ -54,26 +43,18 @@ def run(jobs: tuple[str, ...], targets: tuple[str, ...], parallel: bool, runtime
     from ptsbench.cases.plan import Overrides, job_files, resolve_targets
     from ptsbench.device.target import check_free_space
 
-    check_images(make_report, images)
-    count, rule = repeat_rule(repeat, repeat_ci_pct, repeat_max, repeat_max_s)
     one_line(*jobs, what="JOBS")
     one_line(*targets, what="--target")
     one_line(size, ioengine, what="--size/--ioengine")
     job_value(ioengine, "--ioengine")
-    one_line(str(out) if out else None, what="--out")
     size = fio_size_text(size) if size is not None else None
     overrides = Overrides(runtime_s, size, ioengine, tuple(key_value(item) for item in settings))
     paths = job_files(jobs)
-    hosts, infos, resolved = hosts_and_targets(hosts_spec, list(targets), dry_run)
-    if not hosts:
-        resolved = resolve_targets(targets, size)
-        check_free_space(resolved)
-    name = _run_name(jobs, paths)
-    return run_job_files(paths, resolved, overrides, parallel, name, output_format, out, (destructive, allow_mounted),
-                    log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
-                    make_report=make_report, images=images,
-                    drops=drop_settings(drop_fraction, drop_seconds, min_fraction), repeat=count,
-                    keep_files=keep_files, auto=rule)
+    reach = hosts_and_targets(request, targets)
+    if not reach.hosts:
+        reach = Reach(tuple(resolve_targets(targets, size)))
+        check_free_space(reach.targets)
+    return run_job_files(JobsRequest(tuple(paths), _run_name(jobs, paths), overrides, parallel), request, reach)
 
 
 def _run_name(jobs: Sequence[str], paths: Sequence[Path]) -> str:

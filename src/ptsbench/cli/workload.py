@@ -174,8 +174,8 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
       ptsbench replay ptsbench-results/20261206T050000Z-capture-nvme0n1 /mnt/scratch/replay.dat
       ptsbench replay app.blktrace /dev/nvme1n1 --destructive --no-stall
     """
-    from ptsbench.cli.case_options import job_value, one_line
-    from ptsbench.cli.case_run import run_job_files
+    from ptsbench.cli.case_options import CaseRequest, job_value, one_line
+    from ptsbench.cli.case_run import JobsRequest, Reach, run_job_files
     from ptsbench.fio.iolog import replay_job_text
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
     from ptsbench.workload.blktrace import write_process_only
@@ -216,10 +216,11 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
             _new_file(target_path, new_file_bytes, destructive)
             made.append(target_path)
         job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
-        run_job_files([job], [], _no_overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted),
-                 1000, False, prepared=prepared, keep_files=True, repeat=max_rounds if steady else 1,
-                 stop_when=_steady_now if steady else None,
-                 manifest={"workload": {"trace": str(source), "steady": steady}})
+        request = CaseRequest(output_format=output_format, out=run_dir, destructive=destructive,
+                              allow_mounted=allow_mounted, keep_files=True, repeat=max_rounds if steady else 1)
+        run_job_files(JobsRequest((job,), "replay", _no_overrides(), prepared=prepared), request, Reach(()),
+                      stop_when=_steady_now if steady else None,
+                      manifest={"workload": {"trace": str(source), "steady": steady}})
     finally:
         if not (run_dir / MANIFEST).exists():  # refused before the run began: leave nothing behind
             _undo(run_dir, prepared, made_dir, made)
