@@ -245,7 +245,7 @@ def test_a_pts_start_judges_its_target_once_before_probing_it(tmp_path: Path, mo
     is asked for. The guard and the probe are the real ones, watched."""
     import ptsbench.device.guard as guard
     import ptsbench.fio.runner as runner
-    from ptsbench.cli.pts_steps import Prepared, prepare_target
+    from ptsbench.cli.pts_steps import Prepared, PtsRequest, prepare_target
     from ptsbench.errors import UnsafeTargetError
     from ptsbench.pts.settings import make_settings
 
@@ -257,8 +257,8 @@ def test_a_pts_start_judges_its_target_once_before_probing_it(tmp_path: Path, mo
 
     def start(target: Path, dry_run: bool) -> Prepared:
         events.clear()
-        return prepare_target(settings, str(target), tmp_path / "run", "8M", 8 * MIB, False, "auto", "namespace",
-                              dry_run, False)
+        request = PtsRequest(settings, (str(target),), "pts-demo", tmp_path / "run", size="8M")
+        return prepare_target(request, str(target), request.run_dir, 8 * MIB, dry_run)
 
     for dry_run, expected in ((True, ["probe"]), (False, ["guard", "probe"])):
         prepared = start(tmp_path / "pts.dat", dry_run)

@@ -3,7 +3,7 @@ resolving the target, planning on it, timing its purges and preconditioning, pri
 guard's verdict."""
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,35 @@ if TYPE_CHECKING:
     from ptsbench.pts.store import PtsStore
 
 MEASURE_READ_S = 3.0  # --measure-rate: long enough to pass a drive's caches, short enough to wait for
+
+
+@dataclass(frozen=True)
+class PtsRequest:
+    """What `pts` is asked, built and checked once from its options (cli/pts.py pts_request) and passed down whole:
+    to a run on one target, on hosts, or a fleet."""
+
+    settings: "Settings"  # the profile, spec, tests and their parameters
+    targets: tuple[str, ...]  # as typed; none: the demo's scratch file
+    name: str  # the run's name (pts-PROFILE)
+    run_dir: Path
+    size: str | None = None  # of a new target file or the scratch file, as typed
+    destructive: bool = False
+    purge_method: str = "auto"  # auto or a method's name
+    purge_scope: str = "namespace"  # what an NVMe purge may erase besides the target: namespace or subsystem
+    dry_run: bool = False
+    verbose: bool = False  # with dry_run: every phase's job files too
+    measure_rate: bool = False  # purge and preconditioning timed from a short read of the target
+    hosts_spec: str | None = None  # --hosts as typed; None: this machine
+    fdp_placement: str | None = None  # off, spread or one; None: not given
+    description: Mapping[str, str] = field(default_factory=dict)  # --device-info
+    drops: Mapping[str, float | bool | None] = field(default_factory=dict)  # the drop rule, as the manifest keeps it
+    images: tuple[str, ...] = ()  # the report's figures also as these image formats
+
+    @property
+    def size_bytes(self) -> int | None:
+        from ptsbench.units import parse_size_bytes
+
+        return parse_size_bytes(self.size) if self.size else None
 
 
 @dataclass
@@ -49,14 +78,12 @@ class Prepared:
                           name=name, device_info=dict(description), device_identity=identity, timing=self.timing)
 
 
-def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size: str | None,
-                   size_bytes: int | None, destructive: bool, purge_method: str, purge_scope: str,
-                   dry_run: bool, measure_rate: bool, fdp_placement: str | None = None,
-                   fleet: Sequence[str] = ()) -> Prepared:
+def prepare_target(request: PtsRequest, target: str | None, run_dir: Path, size_bytes: int | None,
+                   dry_run: bool, fleet: Sequence[str] = ()) -> Prepared:
     """Resolve TARGET, refuse it when the guard does (not in a dry run: it says so after its plan), plan on it (with
-    `fdp_placement`: through its generic character device, also guarded), choose its purge (refusing a method it
-    cannot take, or one that would erase another target of the `fleet`) and time it, all before a run directory
-    exists."""
+    --fdp-placement: through its generic character device, also guarded; not in a `fleet`), choose its purge
+    (refusing a method it cannot take, or one that would erase another target of the `fleet`) and time it, all
+    before a run directory exists."""
     from ptsbench.device.controller import check_write_cache_free
     from ptsbench.device.guard import check_path_allowed
     from ptsbench.device.placement import check_placement_device
@@ -64,6 +91,7 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
     from ptsbench.device.userfile import check_whole_file
     from ptsbench.errors import TargetError
 
+    size, destructive, settings = request.size, request.destructive, request.settings
     resolved, scratch = resolve_pts_target(target, run_dir, size_bytes, size is not None)
     if size and resolved.kind == "block":
         raise TargetError(f"--size {size} does not apply to the block device {resolved.path}: it is tested whole "
@@ -75,7 +103,7 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
 
     if not dry_run:  # before planning probes the target (fio makes its probe file in the target's folder)
         check_resolved()
-    plan, info, facts, note = plan_target(settings, resolved, fdp_placement)
+    plan, info, facts, note = plan_target(settings, resolved, None if fleet else request.fdp_placement)
 
     def check_placement() -> None:
         if info.fdp_device:  # what fio opens: judged as the namespace it reaches
@@ -93,10 +121,10 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
         check_placement()
         check_cache()
     # resume keeps the method: refuse one the target cannot take before the run exists
-    method = choose_purge(resolved, facts, purge_method, purge_scope, fleet)
-    timing = prep_timing(plan, resolved, facts, method, measure_rate)
-    return Prepared(resolved, scratch, plan, info, facts, note, purge_method, purge_scope, method, timing,
-                    check_target)
+    method = choose_purge(resolved, facts, request.purge_method, request.purge_scope, fleet)
+    timing = prep_timing(plan, resolved, facts, method, request.measure_rate)
+    return Prepared(resolved, scratch, plan, info, facts, note, request.purge_method, request.purge_scope, method,
+                    timing, check_target)
 
 
 def print_target_dry_run(prepared: Prepared, verbose: bool, description: Mapping[str, str],
