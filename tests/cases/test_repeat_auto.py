@@ -12,7 +12,8 @@ from ptsbench.confidence import t975
 from ptsbench.report.build import load_report
 
 # Student's t 0.975 quantiles from the printed tables (degrees of freedom -> t), independent of ptsbench's table
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 9: 2.262, 29: 2.045, 40: 2.021, 60: 2.000, 120: 1.980}
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 29: 2.045, 40: 2.021,
+        60: 2.000, 120: 1.980}  # every count the rule may stop at up to its cap of 10 (a loaded host needs more)
 
 RATED = """[global]
 ioengine=null
