@@ -1,8 +1,11 @@
 """`ptsbench capture`, `characterise` and `replay`: a real workload recorded, reduced to its statistics, replayed."""
 
+import functools
 import json
 import os
 import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +16,7 @@ from ptsbench.report.core.terminal import FORMATS
 
 if TYPE_CHECKING:
     from ptsbench.cases.records import CaseRecord
+    from ptsbench.cli.case_options import CaseRequest
     from ptsbench.store import RunStore
 
 OUT_HELP = "Run directory (default ./ptsbench-results/...)."
@@ -137,6 +141,47 @@ def characterise(trace: Path, output_format: str, pid: int | None) -> None:
     _print(found, output_format)
 
 
+@dataclass(frozen=True)
+class ReplayRequest:
+    """What `replay` is asked, built and checked once from its options."""
+
+    trace: Path  # a blktrace binary, a fio IO log or a capture's run directory
+    target: str  # as typed
+    ioengine: str
+    rate_percent: int | None  # the captured pace scaled; None: as captured
+    no_stall: bool  # as fast as the target goes
+    steady: bool  # rounds until the RWSW steady state, at most the cases' repeat
+    pid: int | None  # only this process's IOs
+    cases: "CaseRequest"  # the results' format, the run directory, the safety flags, the rounds
+
+
+def replay_request(options: Mapping[str, Any]) -> ReplayRequest:
+    """The request of replay's options as click parsed them: the pace given once, TARGET and --ioengine as fio
+    reads them in a job file."""
+    from ptsbench.cli.case_options import CaseRequest, job_value, one_line
+
+    if options["no_stall"] and options["rate_percent"] is not None:
+        raise click.UsageError("--no-stall and --rate-percent exclude each other: as fast as possible, or scaled")
+    one_line(options["target"], what="TARGET")
+    job_value(options["ioengine"], "--ioengine")
+    job_value(options["target"], "TARGET")
+    cases = CaseRequest(output_format=options["output_format"], out=options["out"],
+                        destructive=options["destructive"], allow_mounted=options["allow_mounted"], keep_files=True,
+                        repeat=options["max_rounds"] if options["steady"] else 1)
+    return ReplayRequest(options["trace"], options["target"], options["ioengine"], options["rate_percent"],
+                         options["no_stall"], options["steady"], options["pid"], cases)
+
+
+def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
+    """replay gets its ReplayRequest, built and checked from every option, in their place."""
+
+    @functools.wraps(function)
+    def wrapper(**options: Any) -> Any:
+        return function(replay_request(options))
+
+    return wrapper
+
+
 @click.command()
 @click.argument("trace", type=click.Path(path_type=Path))
 @click.argument("target")
@@ -159,9 +204,8 @@ def characterise(trace: Path, output_format: str, pid: int | None) -> None:
                    "application's IOs without, say, udev's probes of the device.")
 @safety_flag("--destructive", help_text="Allow writes to a block device or an existing file (refused by default).")
 @safety_flag("--allow-mounted", help_text="With --destructive: allow writes to a device in use (docs/safety.md).")
-def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, ioengine: str, output_format: str,
-           out: Path | None, steady: bool, max_rounds: int, pid: int | None, destructive: bool,
-           allow_mounted: bool) -> None:
+@_takes_request
+def replay(request: ReplayRequest) -> None:
     """Replay TRACE (blktrace binary, fio iolog v2/v3, or a capture's run directory) onto TARGET with fio.
 
     Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
@@ -174,7 +218,8 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
       ptsbench replay ptsbench-results/20261206T050000Z-capture-nvme0n1 /mnt/scratch/replay.dat
       ptsbench replay app.blktrace /dev/nvme1n1 --destructive --no-stall
     """
-    from ptsbench.cli.case_options import CaseRequest, job_value, one_line
+    from dataclasses import replace
+
     from ptsbench.cli.case_run import JobsRequest, Reach, run_job_files
     from ptsbench.fio.iolog import replay_job_text
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
@@ -183,19 +228,15 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     from ptsbench.workload.runs import CHARACTERISATION, trace_in, trace_name, write_characterisation
     from ptsbench.workload.stream import load_stream, of_process, trace_format
 
-    if no_stall and rate_percent is not None:
-        raise click.UsageError("--no-stall and --rate-percent exclude each other: as fast as possible, or scaled")
-    one_line(target, what="TARGET")
-    job_value(ioengine, "--ioengine")
-    job_value(target, "TARGET")
-    source = trace_in(trace)
+    target, pid, steady = request.target, request.pid, request.steady
+    source = trace_in(request.trace)
     stream = load_stream(source)  # the trace is hostile input: read whole and judged before fio sees it
     found = reduce(of_process(stream, pid) if pid is not None else stream)
     if not found["io_count"]:
         from ptsbench.errors import PtsbenchError
 
         raise PtsbenchError(f"{source} holds no IO to replay", "capture while the workload runs, then replay that")
-    run_dir = out or default_run_dir(f"replay-{Path(target).name}")
+    run_dir = request.cases.out or default_run_dir(f"replay-{Path(target).name}")
     check_new_run_dir(run_dir)
     target_path = os.path.abspath(target)
     new_file_bytes = _check_target_size(target_path, found["locality"]["high_bytes"])
@@ -213,12 +254,12 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
             found = reduce(load_stream(copy))
         write_characterisation(run_dir, found)
         if new_file_bytes:
-            _new_file(target_path, new_file_bytes, destructive)
+            _new_file(target_path, new_file_bytes, request.cases.destructive)
             made.append(target_path)
-        job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
-        request = CaseRequest(output_format=output_format, out=run_dir, destructive=destructive,
-                              allow_mounted=allow_mounted, keep_files=True, repeat=max_rounds if steady else 1)
-        run_job_files(JobsRequest((job,), "replay", _no_overrides(), prepared=prepared), request, Reach(()),
+        job.write_text(replay_job_text(copy.absolute(), target_path, request.ioengine, request.rate_percent,
+                                       request.no_stall))
+        run_job_files(JobsRequest((job,), "replay", _no_overrides(), prepared=prepared),
+                      replace(request.cases, out=run_dir), Reach(()),
                       stop_when=_steady_now if steady else None,
                       manifest={"workload": {"trace": str(source), "steady": steady}})
     finally:
