@@ -57,8 +57,9 @@ if [ "$all" = 1 ]; then
   trap 'for group in $debian13 $labs; do kill -- -"$group" 2>/dev/null || true; done; rm -f "$debian13_log" "$labs_log"' EXIT
   markers=(-m "not device_lab")
 fi
-# pytest-xdist: one worker per CPU, and one more, as many tests wait on fio's runtime rather than use a CPU
-.venv/bin/pytest -q -rs -n "$(( $(nproc) + 1 ))" ${markers[@]+"${markers[@]}"} tests
+# pytest-xdist: one worker per CPU, and one more, as many tests wait on fio's runtime rather than use a CPU;
+# loadgroup: the tests of one xdist_group (one host-wide resource, as the kernel's block tracer) share a worker
+.venv/bin/pytest -q -rs -n "$(( $(nproc) + 1 ))" --dist loadgroup ${markers[@]+"${markers[@]}"} tests
 if [ -n "$labs" ]; then
   if ! wait "$labs"; then
     cat "$labs_log" >&2

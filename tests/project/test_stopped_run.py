@@ -74,7 +74,9 @@ def stop_inner_run(tmp_path: Path, test: str, how: str, ready_within_s: float = 
     if os.geteuid() != 0 or cgroup2_mount() is None:
         pytest.skip("needs root and cgroup v2 (the run's cgroup)")
     facts_path, ready = tmp_path / "facts.json", tmp_path / "ready"
-    env = {**os.environ, "PTSBENCH_TEST_RUN_FACTS": str(facts_path), "PTSBENCH_STOP_READY": str(ready)}
+    env = {key: value for key, value in os.environ.items()  # a run of its own, not an xdist worker of this one
+           if not key.startswith("PYTEST_XDIST_")}
+    env.update(PTSBENCH_TEST_RUN_FACTS=str(facts_path), PTSBENCH_STOP_READY=str(ready))
     with open(tmp_path / "inner.log", "wb") as log:
         inner = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp",
                                   str(tmp_path / "inner"), f"{INNER}::{test}"], cwd=ROOT, env=env, stdout=log,

@@ -13,6 +13,9 @@ import pytest
 from conftest import attached_loop, run_cli
 from test_report_browser import Browser, assert_clean_report_page, shared_browser
 
+# The kernel's block tracer is one per host: under pytest-xdist these tests run on one worker, one at a time
+pytestmark = pytest.mark.xdist_group("tracefs")
+
 READ_BS = 4096
 WRITE_BS = 16384
 

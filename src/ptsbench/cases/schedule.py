@@ -28,9 +28,9 @@ from ptsbench.store import RunStore
 
 
 def written_targets(cases: Sequence[Case]) -> list[str]:
-    """Every file and device the cases' jobs write (not their logs), once each, in order."""
-    return list(dict.fromkeys(path for case in cases if not case.rejected for job in case.opens if job.writes
-                              for path in job.paths))
+    """Every file and device the cases' jobs change (not their logs), once each, in order."""
+    return list(dict.fromkeys(path for case in cases if not case.rejected for job in case.opens
+                              if job.changes_paths for path in job.paths))
 
 
 def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
