@@ -33,6 +33,17 @@ _lock = threading.Lock()
 _streams: dict[int, Stream] = {}
 _changes = [0]  # bumped when a stream ends: the run stored something new
 _runs: dict[Path, None] = {}  # run directories this process runs or ran, in order
+_watched = threading.Event()
+
+
+def watch() -> None:
+    """Say that this process's runs are watched (--metrics, --metrics-push): from now on they read fio's latency bins
+    in every status document, for the per-second p99 (which costs CPU every second a job runs)."""
+    _watched.set()
+
+
+def watched() -> bool:
+    return _watched.is_set()
 
 
 def add_run(run_dir: Path) -> None:
