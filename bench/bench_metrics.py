@@ -2,16 +2,16 @@
 
 A real run (`ptsbench run`: fio's null engine held to 5,000 IOPS of 4k random reads, N jobs, --metrics on port 0)
 runs for --runtime seconds. This script alternates windows of --window seconds: in one nothing scrapes, in the next
-it scrapes /metrics as fast as it can (one request after another, from this process, on one connection kept alive as
-Prometheus keeps it). ptsbench's CPU time
-(/proc/PID/stat utime + stime) is read at each window's edges. The cost of one scrape is the CPU of the scraping
-windows less that of the quiet windows (the baseline: the run's own CPU, measured in the same run), over the
-scrapes made. Scrapes that fast mostly find no new second, so this is the cost of the HTTP request and the answer's
-text. What a scrape once a second pays more, every job's new second, is measured after the run, in this process:
-the run's stored seconds (its real fio numbers) added to a live stream a second at a time, the collector's answer
-made after each (CPU time of this thread), against drops/find.py's per_second over every job's whole series in the
-same loop (how it was worked out before). Last, what reading a status document's latency bins (the per-second p99
-of a watched run) costs per second, from the run's own json+ document.
+it scrapes /metrics as fast as it can (one request after another, from this process, on one connection kept alive
+as Prometheus keeps it). ptsbench's CPU time (/proc/PID/stat utime + stime) is read at each window's edges. The cost
+of one scrape is the CPU of the scraping windows less that of the quiet windows (the baseline: the run's own CPU,
+measured in the same run), over the scrapes made. Scrapes that fast mostly find no new second, so this is the cost
+of the HTTP request and the answer's text. What a scrape once a second pays more, every job's new second, is
+measured after the run, in this process: the run's stored seconds (its real fio numbers) added to a live stream a
+second at a time, the collector's answer made after each (CPU time of this thread), against drops/find.py's
+per_second over every job's whole series in the same loop (how it was worked out before). Last, what reading a
+status document's latency bins (the per-second p99 of a watched run) costs per second, from the run's own json+
+document.
 
   .venv/bin/python bench/bench_metrics.py
   .venv/bin/python bench/bench_metrics.py --jobs 8 --runtime 120 --window 5

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
 from ptsbench.errors import PtsbenchError
+from ptsbench.metrics import board
 from ptsbench.metrics.series import Sample
 from ptsbench.metrics.serve import RunsCollector
 
@@ -72,16 +73,19 @@ def push_once(url: str, collector: RunsCollector) -> int:
     """Push every sample now, in the format the URL asks for; the number of samples pushed."""
     from ptsbench.metrics.remote_write import HEADERS, is_remote_write, write_request
 
-    samples, now_ms = collector.samples(), time.time_ns() // 1_000_000
+    samples, now_ms = collector.push_samples(), time.time_ns() // 1_000_000
     if is_remote_write(url):
         body = write_request(samples, now_ms)
         if body:
             post(url, body, HEADERS)
-        return len(samples) if body else 0
-    text = line_protocol(samples, now_ms)
-    if text:
-        post(url, text.encode(), {"Content-Type": "text/plain; charset=utf-8"})
-    return text.count("\n")
+        count = len(samples) if body else 0
+    else:
+        text = line_protocol(samples, now_ms)
+        if text:
+            post(url, text.encode(), {"Content-Type": "text/plain; charset=utf-8"})
+        count = text.count("\n")
+    collector.pushed_ok()
+    return count
 
 
 @contextmanager
@@ -91,6 +95,7 @@ def pushing(url: str | None, collector: RunsCollector, say: Callable[[str], None
         yield
         return
     check_url(url, "--metrics-push")
+    board.keep_ended()
     stop = threading.Event()
     failed = [False]
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ptsbench.fio.intervals import P99_COLUMN, STATUS_TIME
 from ptsbench.metrics.board import Stream
 from ptsbench.metrics.seconds import LastSecond
 
@@ -237,12 +238,17 @@ class JobLines:
 SecondsCache = dict[tuple[int, str], JobLines]  # (id of the stream, job) -> what is kept of it
 
 
+def _stream_labels(stream: Stream, device: Mapping[str, str]) -> dict[str, str]:
+    labels = {**device, **{key: value for key, value in stream.labels.items() if value}}
+    labels.setdefault("round", "")
+    return labels
+
+
 def stream_lines(stream: Stream, device: Mapping[str, str], cache: SecondsCache) -> list[Line]:
     """A live stream's last second per job and direction, and the plan's time left. Only a job's samples added since
     the previous scrape are read, and its lines made again only when it has new ones (`cache`; a PTS round's
     finished cells stay as they were)."""
-    labels = {**device, **{key: value for key, value in stream.labels.items() if value}}
-    labels.setdefault("round", "")
+    labels = _stream_labels(stream, device)
     found = []
     for job in stream.samples.counts():
         kept = cache.get((id(stream), job))
@@ -251,10 +257,22 @@ def stream_lines(stream: Stream, device: Mapping[str, str], cache: SecondsCache)
         if kept.last.read(stream.samples, job):
             kept.lines[:] = _job_lines(kept, job, labels)
         found.extend(kept.lines)
+    return found + [line_of(sample) for sample in stream_eta(stream, device)]
+
+
+def stream_eta(stream: Stream, device: Mapping[str, str]) -> list[Sample]:
+    """The plan's time left, where it is known."""
     eta = stream.eta_left_s()
-    if eta is not None:
-        found.append(line_of(Sample(ETA, {key: value for key, value in labels.items() if key != "round"}, eta)))
-    return found
+    labels = {key: value for key, value in _stream_labels(stream, device).items() if key != "round"}
+    return [] if eta is None else [Sample(ETA, labels, eta)]
+
+
+def _second_samples(labels: Mapping[str, str], iops: float, bw: float, lat_ns: float | None, p99_ns: float | None,
+                    time_ms: int | None) -> list[Sample]:
+    """One second's samples of a job direction (none of a latency where no IO completed in it)."""
+    return [Sample(metric, labels, value, time_ms) for metric, value in (
+        (SECOND_IOPS, iops), (SECOND_BW, bw), (SECOND_LAT, None if lat_ns is None else lat_ns / 1e9),
+        (SECOND_P99, None if p99_ns is None else p99_ns / 1e9)) if value is not None and value == value]
 
 
 def _job_lines(kept: JobLines, job: str, labels: Mapping[str, str]) -> list[Line]:
@@ -264,11 +282,43 @@ def _job_lines(kept: JobLines, job: str, labels: Mapping[str, str]) -> list[Line
         if where is None:
             where = kept.labels[direction] = label_set(
                 {**labels, "workload": kept.stream.job_labels.get(job, job), "direction": direction})
-        for metric, value in ((SECOND_IOPS, second.iops), (SECOND_BW, second.bw),
-                              (SECOND_LAT, None if second.lat_ns is None else second.lat_ns / 1e9),
-                              (SECOND_P99, None if second.p99_ns is None else second.p99_ns / 1e9)):
-            if value is not None and value == value:  # None, NaN: no IO completed in that second
-                found.append(line_of(Sample(metric, where.labels, value, second.time_ms), where))
+        found += [line_of(sample, where) for sample in _second_samples(
+            where.labels, second.iops, second.bw, second.lat_ns, second.p99_ns, second.time_ms)]
+    return found
+
+
+# (id of the stream, job) -> the stream (held, so that its id is not another's while kept), the index of the job's
+# last pushed document
+PushedSeconds = dict[tuple[int, str], tuple[Stream, int]]
+
+
+def stream_seconds(stream: Stream, device: Mapping[str, str], pushed: PushedSeconds) -> list[Sample]:
+    """Every second of a stream's jobs not pushed yet (`pushed`), from per_second over each job's whole series (a
+    push comes every few seconds: this is not the scrape's hot path)."""
+    from ptsbench.drops.find import per_second
+
+    labels = _stream_labels(stream, device)
+    found = []
+    for job in stream.samples.counts():
+        kept = pushed.get((id(stream), job))
+        after = kept[1] if kept is not None and kept[0] is stream else -1
+        columns = stream.samples.job_columns(job)
+        stamps = columns.get(STATUS_TIME) or []
+        newest = after
+        for direction, seconds in per_second(columns, stream.samples.fio_version, running=True).items():
+            p99 = columns.get(P99_COLUMN.format(direction=direction)) or []
+            where = {**labels, "workload": stream.job_labels.get(job, job), "direction": direction}
+            for position, index in enumerate(int(index) for index in (seconds.sample if seconds.sample is not None
+                                                                       else ())):
+                if index > after:
+                    stamp = stamps[index] if index < len(stamps) else None
+                    lat = float(seconds.values["lat"][position])
+                    found += _second_samples(where, float(seconds.values["iops"][position]),
+                                             float(seconds.values["bw"][position]), None if lat != lat else lat,
+                                             p99[index] if index < len(p99) else None,
+                                             stamp if isinstance(stamp, int) else None)
+                    newest = max(newest, index)
+        pushed[(id(stream), job)] = (stream, newest)
     return found
 
 

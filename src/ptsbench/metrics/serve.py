@@ -17,6 +17,7 @@ from ptsbench.errors import PtsbenchError
 from ptsbench.metrics import board
 from ptsbench.metrics.series import (
     Line,
+    PushedSeconds,
     Sample,
     SecondsCache,
     StoredRun,
@@ -26,7 +27,9 @@ from ptsbench.metrics.series import (
     live_rounds,
     read_stored,
     run_dirs,
+    stream_eta,
     stream_lines,
+    stream_seconds,
 )
 
 LOOPBACK = "127.0.0.1"
@@ -86,6 +89,9 @@ class RunsCollector:
         self.stored: dict[Path, tuple[tuple[int, int], Rendered]] = {}
         self.drops_seen: dict[Path, int] = {}
         self.seconds: SecondsCache = {}
+        self.pushed: PushedSeconds = {}  # what the receiver took
+        self.pending: PushedSeconds = {}  # what the last push_samples gave
+        self.ended: list[board.Stream] = []  # streams ended whose last seconds the receiver did not take yet
         self.lock = threading.Lock()  # scrapes may come at once
 
     def samples(self) -> list[Sample]:
@@ -93,26 +99,48 @@ class RunsCollector:
         of the same series)."""
         return [line.sample for line in self._lines()]
 
+    def push_samples(self) -> list[Sample]:
+        """What a push sends: as samples(), but every second of the live streams (and of those ended since the
+        previous push) not pushed yet, not only the last."""
+        return [line.sample for line in self._lines(every_second=True)]
+
+    def pushed_ok(self) -> None:
+        """The receiver took what push_samples gave: the next push sends only newer seconds (else it sends them
+        again)."""
+        with self.lock:
+            self.pushed, self.ended = self.pending, []
+
     def text(self) -> str:
         """The OpenMetrics answer of a scrape."""
         return exposition(self._lines())
 
-    def _lines(self) -> list[Line]:
-        stored, live = self._read()
+    def _lines(self, every_second: bool = False) -> list[Line]:
+        stored, live = self._read(every_second)
         keys = {line.key for line in live}
         return [line for rendered in stored for line in rendered.lines if line.key not in keys] + live
 
-    def _read(self) -> tuple[list[Rendered], list[Line]]:
+    def _read(self, every_second: bool) -> tuple[list[Rendered], list[Line]]:
         with self.lock:
             roots = [*self.roots, *board.runs()] if self.live else self.roots
             stored = [rendered for root in dict.fromkeys(roots) for rendered in self._runs(root)]
             runs = {rendered.run.root: rendered.run for rendered in stored}
             streams = board.streams() if self.live else []
+
+            def device(stream: board.Stream) -> dict[str, str]:
+                return runs[stream.run_dir].device_of(stream) if stream.run_dir in runs else _device(stream)
+
             alive = {id(stream) for stream in streams}
             self.seconds = {key: kept for key, kept in self.seconds.items() if key[0] in alive}  # ended streams
-            live = [line for stream in streams for line in stream_lines(
-                stream, runs[stream.run_dir].device_of(stream) if stream.run_dir in runs else _device(stream),
-                self.seconds)]
+            if every_second:  # what is pushed counts as such once the receiver took it (pushed_ok)
+                self.ended += board.take_ended() if self.live else []
+                pushed = {key: kept for key, kept in self.pushed.items()
+                          if key[0] in alive | {id(stream) for stream in self.ended}}
+                live = [line_of(sample) for stream in [*streams, *self.ended]
+                        for sample in stream_seconds(stream, device(stream), pushed)]
+                live += [line_of(sample) for stream in streams for sample in stream_eta(stream, device(stream))]
+                self.pending = pushed
+            else:
+                live = [line for stream in streams for line in stream_lines(stream, device(stream), self.seconds)]
             rounds = live_rounds(streams, {root: run.device for root, run in runs.items()})
             return stored, live + [line_of(sample) for sample in rounds]
 
