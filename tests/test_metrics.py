@@ -199,6 +199,7 @@ def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
     run = Started("pts", "--profile", "demo", "--size", "16M", "--tests", "iops", "--out", str(run_dir),
                   "--metrics", "0")
     seen: dict[tuple[str, str, str, int], float] = {}  # (round, cell, direction, document ms) -> IOPS
+    p99s: dict[tuple[str, str, str, int], float] = {}  # the same -> p99 latency (s)
     try:
         url = run.url()
         while run.process.poll() is None:
@@ -209,11 +210,12 @@ def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
                 break
             for family in text_string_to_metric_families(text):
                 for sample in family.samples:
-                    if sample.name == "ptsbench_second_iops":
+                    if sample.name in ("ptsbench_second_iops", "ptsbench_second_latency_p99_seconds"):
                         labels = sample.labels
                         assert labels["test"] == "iops"
-                        seen[(labels["round"], labels["workload"], labels["direction"],
-                              sample.timestamp.sec * 1000 + sample.timestamp.nsec // 1_000_000)] = sample.value
+                        (seen if sample.name == "ptsbench_second_iops" else p99s)[
+                            (labels["round"], labels["workload"], labels["direction"],
+                             sample.timestamp.sec * 1000 + sample.timestamp.nsec // 1_000_000)] = sample.value
             time.sleep(0.2)
         run.process.wait(WAIT_S)  # (its endpoint ends a moment before it does)
     finally:
@@ -229,6 +231,13 @@ def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
         assert seconds.sample is not None
         stamps = [columns[job.job]["status_unix_ms"][int(index)] for index in seconds.sample]
         assert value == float(seconds.values["iops"][stamps.index(stamp)]), (number, cell, direction, stamp)
+    assert p99s  # watched: the round's cells read fio's latency bins, and the run stores each second's p99
+    for (number, cell, direction, stamp), value in p99s.items():
+        folder = rounds / f"{int(number):03d}"
+        columns = json.loads((folder / "seconds.json").read_text())["jobs"]
+        job = next(job for job in stored_seconds(folder) if job.label == cell)
+        stored = columns[job.job]
+        assert value == stored[f"{direction}_lat_p99_ns"][stored["status_unix_ms"].index(stamp)] / 1e9
     last = json.loads(sorted(rounds.glob("*/round.json"))[-1].read_text())
     served = {(s.metric.name, s.labels.get("test")): s.value for s in RunsCollector([run_dir]).samples()}
     assert served[("ptsbench_round", "iops")] == last["round"]

@@ -116,3 +116,25 @@ def test_a_resumed_sweep_keeps_serving_and_pushing(tmp_path: Path) -> None:
     assert {labels["test"] for labels, _ in pushed_drops} == {path.name.split("-", 1)[1] for path in
                                                               (run_dir / "cases").iterdir()}
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"
+
+
+def test_the_push_url_says_the_format_and_a_missing_package_is_one_line(tmp_path: Path) -> None:
+    from ptsbench.metrics.remote_write import is_remote_write
+
+    for url in ("http://p:9090/api/v1/write", "http://mimir/api/v1/push", "https://t:19291/api/v1/receive/"):
+        assert is_remote_write(url), url
+    for url in ("http://influx:8086/write?db=x", "http://influx:8086/api/v2/write?org=o&bucket=b",
+                "http://vm:8428/write", "http://host/api/v1/write/other"):
+        assert not is_remote_write(url), url
+    # without cramjam (hidden from this one command: a folder that shadows it with a module that fails to import)
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "cramjam.py").write_text("raise ImportError('hidden by the test', name='cramjam')\n")
+    job = tmp_path / "null.fio"
+    job.write_text("[null]\nioengine=null\nsize=1m\nrw=read\nbs=4k\nruntime=1\n")
+    said = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(tmp_path / "run"),
+                           "--metrics-push", "http://127.0.0.1:9/api/v1/write"], capture_output=True, text=True,
+                          timeout=WAIT_S, env={**os.environ, "PYTHONPATH": str(shadow)})
+    assert said.returncode != 0 and said.stderr.count("\n") == 1, said.stderr
+    assert "needs cramjam" in said.stderr and "pip install 'ptsbench[remote-write]'" in said.stderr
+    assert not (tmp_path / "run").exists()
