@@ -57,6 +57,16 @@ def test_several_targets_give_distinct_labelled_series(tmp_path: Path) -> None:
     drops = {(s.labels["device"], s.labels["test"]) for s in RunsCollector([run_dir]).samples()
              if s.metric.name == "ptsbench_drops_found"}
     assert drops == {(device, labels["test"]) for device, labels in live.items()}
+    # a finished run's headline values too: each labelled with the target of the case it names
+    job.write_text(job.read_text().replace("runtime=3600", "runtime=1"))
+    done = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--target", targets[0], "--target",
+                           targets[1], "--parallel", "--out", str(tmp_path / "done")], capture_output=True, text=True,
+                          timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr
+    values = [s for s in RunsCollector([tmp_path / "done"]).samples() if s.metric.name == "ptsbench_value"]
+    assert {s.labels["device"] for s in values} == set(targets)
+    for sample in values:
+        assert sample.labels["name"].split("/")[0] == live[sample.labels["device"]]["test"], sample.labels
 
 
 @pytest.mark.slow

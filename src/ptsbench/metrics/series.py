@@ -71,6 +71,7 @@ class StoredRun:
     device: dict[str, str] = field(default_factory=dict)  # device, model, serial, host (device_labels)
     samples: list[Sample] = field(default_factory=list)
     targets: list[dict[str, str]] = field(default_factory=list)  # each target's labels (target_labels)
+    cases: dict[str, dict[str, str]] = field(default_factory=dict)  # a case run: each case's target's labels
 
     def device_of(self, stream: Stream) -> dict[str, str]:
         """The labels of the target a stream of this run measures."""
@@ -123,12 +124,13 @@ def read_stored(root: Path, drops_seen: dict[Path, int]) -> StoredRun:
     else:
         _case_samples(store, run, drops_seen)
     if status == "done":
-        run.samples.extend(_values(store, run.device))
+        run.samples.extend(_values(store, run))
     return run
 
 
-def _values(store: Any, device: Mapping[str, str]) -> list[Sample]:
-    """The catalog's values of a finished run (none when they cannot be made: the rest of the run is still served)."""
+def _values(store: Any, run: StoredRun) -> list[Sample]:
+    """The catalog's values of a finished run, each labelled with the target of the case it names (none when they
+    cannot be made: the rest of the run is still served)."""
     from ptsbench.catalog.values import run_values
     from ptsbench.errors import PtsbenchError
 
@@ -136,8 +138,8 @@ def _values(store: Any, device: Mapping[str, str]) -> list[Sample]:
         values = run_values(store)
     except (PtsbenchError, KeyError, TypeError, ValueError):
         return []
-    return [Sample(VALUE, {**device, "name": value.name, "quantity": value.quantity}, float(value.value))
-            for value in values]
+    return [Sample(VALUE, {**run.cases.get(value.name.split("/", 1)[0], run.device), "name": value.name,
+                           "quantity": value.quantity}, float(value.value)) for value in values]
 
 
 def _folder_drops(folder: Path, record: Mapping[str, Any] | None, rule: Any, seen: dict[Path, int]) -> int:
@@ -186,8 +188,10 @@ def _case_samples(store: Any, run: StoredRun, seen: dict[Path, int]) -> None:
     rule, _minimum = stored_rule(store.manifest)
     # the case folders, not the manifest's list of cases: a sweep's manifest has none
     for folder in sorted(path.parent for path in (store.root / "cases").glob("*/result.json")):
-        labels = {**run.target(read_json(folder / "result.json").get("target")), "test": folder.name.split("-", 1)[-1]}
-        run.samples.append(Sample(DROPS, labels, float(_folder_drops(folder, None, rule, seen))))
+        case = folder.name.split("-", 1)[-1]
+        run.cases[case] = run.target(read_json(folder / "result.json").get("target"))
+        run.samples.append(Sample(DROPS, {**run.cases[case], "test": case}, float(_folder_drops(folder, None, rule,
+                                                                                             seen))))
 
 
 SeriesKey = tuple[str, tuple[tuple[str, str], ...]]
