@@ -76,7 +76,7 @@ def test_a_resumed_sweep_keeps_serving_and_pushing(tmp_path: Path) -> None:
     the next, and Prometheus keeps the pushed seconds equal to the stored ones, and the run's end."""
     run_dir = tmp_path / "sweep"
     argv = [sys.executable, "-m", "ptsbench", "sweep", str(tmp_path / "null.dat"), "--ioengine", "null", "--size",
-            "16M", "--runtime", "6", "--rw", "randread,randwrite,read", "--iodepth", "1", "--numjobs", "1", "--set",
+            "16M", "--runtime", "4", "--rw", "randread,randwrite,read", "--iodepth", "1", "--numjobs", "1", "--set",
             "rate_iops=2000", "--out", str(run_dir)]
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + WAIT_S
