@@ -102,6 +102,7 @@ def test_a_resumed_sweep_keeps_serving_and_pushing(tmp_path: Path) -> None:
             said = resumed.stop()
         assert resumed.process.returncode == 0 and "warning:" not in said, said
         pushed = prometheus_samples(receiver, "ptsbench_second_iops")
+        pushed_p99 = prometheus_samples(receiver, "ptsbench_second_latency_p99_seconds")
         status = prometheus_samples(receiver, "ptsbench_run_status")
         pushed_drops = prometheus_samples(receiver, "ptsbench_drops_found")
     assert any((name, labels.get("status"), value) == ("ptsbench_run_status", "running", 1.0)
@@ -121,6 +122,13 @@ def test_a_resumed_sweep_keeps_serving_and_pushing(tmp_path: Path) -> None:
         stored = stored_values(case_dir, "ptsbench_second_iops")[(labels["workload"], labels["direction"])]
         for time_s, value in values:
             assert float(value) == stored[round(time_s * 1000)], (labels, time_s, value)
+    assert pushed_p99  # watched: the cells read fio's bins; each second's p99 is the one stored beside it
+    for labels, values in pushed_p99:
+        case_dir = next((run_dir / "cases").glob(f"*-{labels['test']}"))
+        columns = json.loads((case_dir / "seconds.json").read_text())["jobs"][labels["workload"]]
+        for time_s, value in values:
+            index = columns["status_unix_ms"].index(round(time_s * 1000))
+            assert float(value) == columns[f"{labels['direction']}_lat_p99_ns"][index] / 1e9, (labels, time_s)
     last_status = {labels["status"]: values[-1][1] for labels, values in status}
     assert last_status["done"] == "1" and last_status["running"] == "0"
     assert {labels["test"] for labels, _ in pushed_drops} == {path.name.split("-", 1)[1] for path in
