@@ -5,6 +5,7 @@ difference of fio's cumulative latency bins, and there is none for a second in w
 import json
 import math
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -114,3 +115,38 @@ def test_p99_of_each_second_from_fios_bins(fio_documents: list[dict[str, Any]]) 
     for doc in docs:
         plain.add(json.loads(json.dumps(doc).replace('"bins"', '"no_bins"')))
     assert all(not any(key.endswith("_p99_ns") for key in plain.job_columns(job)) for job in plain.counts())
+
+
+def test_a_refused_push_is_sent_again_with_the_newer_seconds(fio_documents: list[dict[str, Any]],
+                                                             tmp_path: Path) -> None:
+    """Every second goes out once the receiver takes it: a push that failed is sent again, with the seconds that came
+    since, into a real InfluxDB; after that push no second is sent again."""
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.metrics import board
+    from ptsbench.metrics.push import push_once
+    from ptsbench.metrics.serve import RunsCollector
+    from receivers import get_json, influxdb
+
+    samples = SecondSamples()
+    collector = RunsCollector(live=True)
+    with board.publish(board.Stream(tmp_path / "not-stored", {"test": "t"}, samples, {})):
+        for doc in fio_documents[:2]:
+            samples.add(doc)
+        assert [s for s in collector.push_samples() if s.metric.name == "ptsbench_second_iops"]
+        with pytest.raises(PtsbenchError):
+            push_once("http://127.0.0.1:1/write?db=ptsbench", collector)
+        for doc in fio_documents[2:]:
+            samples.add(doc)
+        with influxdb(tmp_path / "influxdb") as url:
+            push_once(f"{url}/write?db=ptsbench", collector)
+            answer = get_json(f"{url}/query", db="ptsbench", epoch="ms",
+                              q='SELECT "value" FROM "ptsbench_second_iops" GROUP BY "workload", "direction"')
+        assert not [s for s in collector.push_samples() if s.metric.name == "ptsbench_second_iops"]
+    kept = {(series["tags"]["workload"], series["tags"]["direction"]): dict(map(tuple, series["values"]))
+            for series in answer["results"][0]["series"]}
+    for job in samples.counts():
+        columns = samples.job_columns(job)
+        for direction, seconds in per_second(columns, samples.fio_version, running=True).items():
+            assert seconds.sample is not None
+            stamps = [columns["status_unix_ms"][int(index)] for index in seconds.sample]
+            assert kept[(job, direction)] == dict(zip(stamps, map(float, seconds.values["iops"]), strict=True))
