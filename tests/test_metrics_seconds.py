@@ -14,6 +14,7 @@ from ptsbench.drops.find import per_second
 from ptsbench.fio.documents import read_documents
 from ptsbench.fio.intervals import P99_COLUMN, SecondSamples, interval_p99_ns
 from ptsbench.fio.runner import fio_command
+from ptsbench.metrics import seconds as last_second
 from ptsbench.metrics.seconds import LastSecond
 
 # three jobs at once: one IO size, several sizes (IOPS from the IO counts), and one IO every 3 s (seconds with none)
@@ -67,7 +68,10 @@ def _same(a: float | None, b: float) -> bool:
     return (a is None and math.isnan(b)) or a == b
 
 
-def test_last_second_is_per_seconds_last_after_every_document(fio_documents: list[dict[str, Any]]) -> None:
+@pytest.mark.parametrize("window", [last_second.WINDOW, 3])  # 3: fewer samples kept than the series has
+def test_last_second_is_per_seconds_last_after_every_document(fio_documents: list[dict[str, Any]], window: int,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(last_second, "WINDOW", window)
     docs = after_a_reset(fio_documents)
     for version in (None, "fio-3.42"):  # the bytes read with the runtime, or with the IO counts (fio 3.42 on)
         samples, last = SecondSamples(), {}
@@ -88,8 +92,12 @@ def test_last_second_is_per_seconds_last_after_every_document(fio_documents: lis
                     values = whole[direction].values
                     assert second.iops == values["iops"][-1] and second.bw == values["bw"][-1], (job, direction)
                     assert _same(second.lat_ns, float(values["lat"][-1])), (job, direction)
+                    p99 = samples.job_columns(job).get(P99_COLUMN.format(direction=direction)) or []
+                    index = int(whole[direction].sample[-1]) if whole[direction].sample is not None else -1
+                    assert second.p99_ns == (p99[index] if 0 <= index < len(p99) else None), (job, direction)
                     compared += 1
         assert compared >= 4
+        assert window == last_second.WINDOW or max(kept.dropped for kept in last.values()) > 0
     assert samples.generations == {job: 1 for job in samples.counts()}  # each series began again, and was followed
 
 

@@ -33,13 +33,17 @@ class Second:
     time_ms: int | None
 
 
+WINDOW = 16  # samples kept of each column: the second served is among the newest few (see last)
+
+
 @dataclass
 class LastSecond:
-    """One job's samples as far as read, and what per_second needs of the whole series."""
+    """One job's newest samples (WINDOW of them) and what per_second needs of its whole series."""
 
     generation: int = -1
-    columns: dict[str, list[Any]] = field(default_factory=dict)
-    steps_s: list[float] = field(default_factory=list)  # sorted
+    columns: dict[str, list[Any]] = field(default_factory=dict)  # the newest samples of each column
+    dropped: int = 0  # samples before them, no longer kept
+    steps_s: list[float] = field(default_factory=list)  # every interval's length, sorted
     gap_min_ms: float = math.inf
     stamped: bool = True  # every sample has its document's time
     common_bytes: dict[str, int] = field(default_factory=dict)  # direction -> gcd of its cumulative bytes
@@ -48,7 +52,7 @@ class LastSecond:
         """Copy the job's samples added since the last read; whether there were any."""
         generation, tail = samples.job_tail(job, self._count(), self.generation)
         if generation != self.generation:  # new, or fio reset the job's counters: its series began again
-            self.columns, self.steps_s, self.common_bytes = {}, [], {}
+            self.columns, self.dropped, self.steps_s, self.common_bytes = {}, 0, [], {}
             self.gap_min_ms, self.stamped, self.generation = math.inf, True, generation
         new = len(tail.get("runtime_ms", ()))
         if not new:
@@ -56,64 +60,80 @@ class LastSecond:
         start = self._count()
         for key, values in tail.items():
             self.columns.setdefault(key, []).extend(values)
-        runtime_ms, stamps = self.columns["runtime_ms"], self.columns.get(STATUS_TIME)
         for index in range(start, start + new):
             bisect.insort(self.steps_s, self._step_s(index))
-            stamp = _at(stamps, index)
+            stamp = self._get(STATUS_TIME, index)
             if stamp is None:
                 self.stamped = False
             else:
-                self.gap_min_ms = min(self.gap_min_ms, float(stamp) - float(runtime_ms[index]))
+                self.gap_min_ms = min(self.gap_min_ms, float(stamp) - float(self._get("runtime_ms", index)))
         for direction in DIRECTIONS:
             for value in tail.get(f"{direction}_bytes", ()):
                 self.common_bytes[direction] = math.gcd(self.common_bytes.get(direction, 0), int(value or 0))
+        excess = len(self.columns["runtime_ms"]) - WINDOW
+        if excess > 0:  # every column begins with the job's first sample: trimmed alike, they stay aligned
+            for values in self.columns.values():
+                del values[:excess]
+            self.dropped += excess
         return True
 
     def _count(self) -> int:
-        return len(self.columns.get("runtime_ms", ()))
+        return self.dropped + len(self.columns.get("runtime_ms", ()))
+
+    def _get(self, key: str, index: int) -> Any:
+        """A column's value at sample `index` of the whole series; None where it has none (a column that ended
+        earlier than the job, a sample no longer kept)."""
+        column, kept = self.columns.get(key), index - self.dropped
+        return column[kept] if column is not None and 0 <= kept < len(column) else None
 
     def _step_s(self, index: int) -> float:
-        runtime_ms = self.columns["runtime_ms"]
-        return runtime_ms[index] / 1000 - (runtime_ms[index - 1] / 1000 if index else 0.0)
+        return self._get("runtime_ms", index) / 1000 - (self._get("runtime_ms", index - 1) / 1000 if index else 0.0)
 
     def _counted_ms(self, index: int) -> float:
-        runtime_ms = float(self.columns["runtime_ms"][index])
-        return runtime_ms + (float(self.columns[STATUS_TIME][index]) - runtime_ms) - self.gap_min_ms
+        runtime_ms = float(self._get("runtime_ms", index))
+        return runtime_ms + (float(self._get(STATUS_TIME, index)) - runtime_ms) - self.gap_min_ms
 
     def _counted_step_s(self, index: int) -> float:
         if not self.stamped:
             return self._step_s(index)
         return (self._counted_ms(index) - (self._counted_ms(index - 1) if index else 0.0)) / 1000
 
+    def _delta(self, key: str, index: int) -> float:
+        return float(self._get(key, index)) - (float(self._get(key, index - 1)) if index else 0.0)
+
     def last(self, fio_version: str | None) -> dict[str, Second]:
-        """Each direction's last counted second, as per_second(columns, fio_version, running=True) ends."""
+        """Each direction's last counted second, as per_second(columns, fio_version, running=True) ends (nothing
+        when the newest WINDOW intervals are all too short to count, which a running job never gives)."""
         count = self._count()
         if count < 2:  # the newest interval never counts (it may be cut short)
             return {}
         middle = len(self.steps_s) // 2  # the median as numpy takes it: the middle one, or the mean of the two
         median_s = self.steps_s[middle] if len(self.steps_s) % 2 else (self.steps_s[middle - 1] +
                                                                         self.steps_s[middle]) / 2
+
+        def counts(index: int) -> bool:  # per_second's rule: not shorter than half the usual interval
+            return self._step_s(index) >= SHORT_INTERVAL * median_s
+
         index = count - 2
-        while index >= 0 and not self._step_s(index) >= SHORT_INTERVAL * median_s:
+        while index > self.dropped and not counts(index):
             index -= 1
-        if index < 0:
+        if (index == self.dropped and index > 0) or not counts(index):  # (its interval's start is not kept)
             return {}
         counted_step_s = self._counted_step_s(index)
         bytes_step_s = counted_step_s if self.stamped and _reads_bytes_with_counts(fio_version) \
             else self._step_s(index)
-        stamp = _at(self.columns.get(STATUS_TIME), index)
+        stamp = self._get(STATUS_TIME, index)
         found = {}
         for direction in DIRECTIONS:
-            ios = self.columns.get(f"{direction}_ios")
-            if not ios or not ios[-1]:  # no IO in this direction so far
+            last_ios, last_bytes = self._get(f"{direction}_ios", count - 1), self._get(f"{direction}_bytes", count - 1)
+            if not last_ios:  # no IO in this direction so far
                 continue
-            done, lat_sum = self.columns[f"{direction}_bytes"], self.columns[f"{direction}_lat_ns_sum"]
-            d_ios, d_bytes, d_lat = (float(column[index]) - (float(column[index - 1]) if index else 0.0)
-                                     for column in (ios, done, lat_sum))
-            size = io_size([self.common_bytes[direction], done[-1]], [ios[-1]], running=True)
+            d_ios, d_bytes, d_lat = (self._delta(f"{direction}_{name}", index) for name in ("ios", "bytes",
+                                                                                          "lat_ns_sum"))
+            size = io_size([self.common_bytes[direction], last_bytes], [last_ios], running=True)
             iops = _divided(d_bytes / size, bytes_step_s) if size else \
                 (_divided(d_ios, counted_step_s) if counted_step_s > 0 else math.nan)
-            p99 = _at(self.columns.get(P99_COLUMN.format(direction=direction)), index)
+            p99 = self._get(P99_COLUMN.format(direction=direction), index)
             found[direction] = Second(iops, _divided(d_bytes, bytes_step_s), d_lat / d_ios if d_ios > 0 else None,
                                       None if p99 is None or d_ios <= 0 else float(p99),
                                       stamp if isinstance(stamp, int) else None)
@@ -131,8 +151,3 @@ def _divided(value: float, by: float) -> float:
     if by:
         return value / by
     return math.nan if value == 0 or math.isnan(value) else math.copysign(math.inf, value) * math.copysign(1.0, by)
-
-
-def _at(column: list[Any] | None, index: int) -> Any:
-    """A column's value at `index`, None where it has none (a column that began or ended later than the job)."""
-    return column[index] if column is not None and index < len(column) else None
