@@ -29,14 +29,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Every program the tests start, here and in the Python processes they start (exec_audit/sitecustomize.py), is
 # recorded; at the end the run fails if one is not a program scripts/install.sh installs (programs.py).
-EXEC_LOG = Path(tempfile.mkdtemp(prefix="ptsbench-exec-")) / "started.jsonl"
+# A pytest-xdist worker appends to its controller's log (small appends: whole lines), which judges it at the end.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if XDIST_WORKER and os.environ.get("PTSBENCH_EXEC_LOG"):
+    EXEC_LOG = Path(os.environ["PTSBENCH_EXEC_LOG"])
+else:
+    EXEC_LOG = Path(tempfile.mkdtemp(prefix="ptsbench-exec-")) / "started.jsonl"
 os.environ["PTSBENCH_EXEC_LOG"] = str(EXEC_LOG)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT / "tests" / "exec_audit"),
                                                          os.environ.get("PYTHONPATH"))))
 exec_record.record_starts(str(EXEC_LOG))
 
-# Every process of this run carries its mark in the environment (a child pytest gets a mark of its own)
-RUN_MARK = f"{os.getpid()}-{secrets.token_hex(4)}"
+# Every process of this run carries its mark in the environment (a child pytest gets a mark of its own; an xdist
+# worker keeps its controller's)
+RUN_MARK = os.environ["PTSBENCH_TEST_RUN"] if XDIST_WORKER else f"{os.getpid()}-{secrets.token_hex(4)}"
 os.environ["PTSBENCH_TEST_RUN"] = RUN_MARK
 PR_SET_PDEATHSIG = 1
 
@@ -87,8 +93,8 @@ def pytest_configure(config: pytest.Config) -> None:
     kill -9), the watcher then kills what is left in the cgroup and removes the run's mounts, loop devices and
     cgroups. PTSBENCH_TEST_RUN_FACTS=FILE: write the run's mark, cgroup and temporary folder there (JSON)."""
     mount = cgroup2_mount()
-    if os.geteuid() != 0 or mount is None or config.option.collectonly:
-        return
+    if os.geteuid() != 0 or mount is None or config.option.collectonly or XDIST_WORKER:
+        return  # an xdist worker is its controller's child: in its cgroup already, watched by its watcher
     own = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::"))
     cgroup = mount / own.strip("/") / f"ptsbench-tests-{os.getpid()}"
     basetemp = str(config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]  # the run's own folder
@@ -179,6 +185,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start each device lab variant as soon as its tests are collected: it runs for minutes, mostly in QEMU, and the
     rest of the suite runs meanwhile instead of before it."""
     if not session.config.option.collectonly:
+        if XDIST_WORKER and any(map(lab_variant, session.items)):
+            pytest.exit("the device lab's tests run in a pytest of their own, without -n (each xdist worker would "
+                        "boot its own guest): add -m 'not device_lab' or leave out -n", returncode=4)
         for variant in dict.fromkeys(filter(None, map(lab_variant, session.items))):
             if lab_opted_in(variant) is None:
                 device_lab(session.config, variant)
@@ -198,6 +207,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:  # still start progra
     for lab in session.config.stash.get(DeviceLab.KEY, {}).values():
         lab.stop()
         shutil.rmtree(lab.folder, ignore_errors=True)
+    if XDIST_WORKER:
+        return  # the controller judges the log the workers share, after they are done
     failed = programs.verdict(EXEC_LOG)
     shutil.rmtree(EXEC_LOG.parent, ignore_errors=True)
     if failed:

@@ -1,8 +1,11 @@
 """`ptsbench capture`, `characterise` and `replay`: a real workload recorded, reduced to its statistics, replayed."""
 
+import functools
 import json
 import os
 import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,11 +15,11 @@ from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.report.core.terminal import FORMATS
 
 if TYPE_CHECKING:
-    from ptsbench.cases import Case
+    from ptsbench.cases.plan import Case
+    from ptsbench.cli.case_options import CaseRequest
     from ptsbench.store import RunStore
 
 OUT_HELP = "Run directory (default ./ptsbench-results/...)."
-LOG_INTERVAL_MS = 1000  # a replay's per-second logs
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -138,6 +141,51 @@ def characterise(trace: Path, output_format: str, pid: int | None) -> None:
     _print(found, output_format)
 
 
+@dataclass(frozen=True)
+class ReplayRequest:
+    """What `replay` is asked, built and checked once from its options."""
+
+    trace: Path  # a blktrace binary, a fio IO log or a capture's run directory
+    target: str  # as typed
+    ioengine: str
+    rate_percent: int | None  # the captured pace scaled; None: as captured
+    no_stall: bool  # as fast as the target goes
+    steady: bool  # rounds until the RWSW steady state, at most the cases' repeat
+    precondition: bool  # with steady: RWSW's workload-independent preconditioning first
+    pid: int | None  # only this process's IOs
+    cases: "CaseRequest"  # the results' format, the run directory, the safety flags, the rounds
+
+
+def replay_request(options: Mapping[str, Any]) -> ReplayRequest:
+    """The request of replay's options as click parsed them: the pace given once, TARGET and --ioengine as fio
+    reads them in a job file."""
+    from ptsbench.cli.case_options import CaseRequest, job_value, one_line
+
+    if options["no_stall"] and options["rate_percent"] is not None:
+        raise click.UsageError("--no-stall and --rate-percent exclude each other: as fast as possible, or scaled")
+    if options["no_precondition"] and not options["steady"]:
+        raise click.UsageError("--no-precondition is for --steady runs (a single replay is never preconditioned)")
+    one_line(options["target"], what="TARGET")
+    job_value(options["ioengine"], "--ioengine")
+    job_value(options["target"], "TARGET")
+    cases = CaseRequest(output_format=options["output_format"], out=options["out"],
+                        destructive=options["destructive"], allow_mounted=options["allow_mounted"], keep_files=True,
+                        repeat=options["max_rounds"] if options["steady"] else 1)
+    return ReplayRequest(options["trace"], options["target"], options["ioengine"], options["rate_percent"],
+                         options["no_stall"], options["steady"], options["steady"] and not options["no_precondition"],
+                         options["pid"], cases)
+
+
+def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
+    """replay gets its ReplayRequest, built and checked from every option, in their place."""
+
+    @functools.wraps(function)
+    def wrapper(**options: Any) -> Any:
+        return function(replay_request(options))
+
+    return wrapper
+
+
 @click.command()
 @click.argument("trace", type=click.Path(path_type=Path))
 @click.argument("target")
@@ -163,9 +211,8 @@ def characterise(trace: Path, output_format: str, pid: int | None) -> None:
                    "application's IOs without, say, udev's probes of the device.")
 @safety_flag("--destructive", help_text="Allow writes to a block device or an existing file (refused by default).")
 @safety_flag("--allow-mounted", help_text="With --destructive: allow writes to a device in use (docs/safety.md).")
-def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, ioengine: str, output_format: str,
-           out: Path | None, steady: bool, max_rounds: int, no_precondition: bool, pid: int | None,
-           destructive: bool, allow_mounted: bool) -> None:
+@_takes_request
+def replay(request: ReplayRequest) -> None:
     """Replay TRACE (blktrace binary, fio iolog v2/v3, or a capture's run directory) onto TARGET with fio.
 
     Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
@@ -179,8 +226,10 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
       ptsbench replay ptsbench-results/20261206T050000Z-capture-nvme0n1 /mnt/scratch/replay.dat
       ptsbench replay app.blktrace /dev/nvme1n1 --destructive --no-stall
     """
-    from ptsbench.cases import Overrides
-    from ptsbench.cli.run import _execute, job_value, one_line
+    from dataclasses import replace
+
+    from ptsbench.cases.plan import Overrides
+    from ptsbench.cli.case_run import JobsRequest, Reach, run_job_files
     from ptsbench.fio.iolog import fill_job_text, replay_job_text
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
     from ptsbench.workload.blktrace import write_process_only
@@ -189,21 +238,15 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     from ptsbench.workload.runs import CHARACTERISATION, trace_in, trace_name, write_characterisation
     from ptsbench.workload.stream import load_stream, of_process, trace_format
 
-    if no_stall and rate_percent is not None:
-        raise click.UsageError("--no-stall and --rate-percent exclude each other: as fast as possible, or scaled")
-    if no_precondition and not steady:
-        raise click.UsageError("--no-precondition is for --steady runs (a single replay is never preconditioned)")
-    one_line(target, what="TARGET")
-    job_value(ioengine, "--ioengine")
-    job_value(target, "TARGET")
-    source = trace_in(trace)
+    target, pid, steady, precondition = request.target, request.pid, request.steady, request.precondition
+    source = trace_in(request.trace)
     stream = load_stream(source)  # the trace is hostile input: read whole and judged before fio sees it
     found = reduce(of_process(stream, pid) if pid is not None else stream)
     if not found["io_count"]:
         from ptsbench.errors import PtsbenchError
 
         raise PtsbenchError(f"{source} holds no IO to replay", "capture while the workload runs, then replay that")
-    run_dir = out or default_run_dir(f"replay-{Path(target).name}")
+    run_dir = request.cases.out or default_run_dir(f"replay-{Path(target).name}")
     check_new_run_dir(run_dir)
     target_path = os.path.abspath(target)
     new_file_bytes = _check_target_size(target_path, found["locality"]["high_bytes"])
@@ -211,7 +254,6 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     run_dir.mkdir(parents=True, exist_ok=True)
     copy = run_dir / trace_name(trace_format(source))
     job, fill = run_dir / REPLAY_JOB, run_dir / PRECONDITION_JOB
-    precondition = steady and not no_precondition
     prepared = (job.name, copy.name, CHARACTERISATION, *((fill.name,) if precondition else ()))
     made: list[str] = []  # the new target file, once this command made it
     try:
@@ -222,23 +264,24 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
             found = reduce(load_stream(copy))
         write_characterisation(run_dir, found)
         if new_file_bytes:
-            _new_file(target_path, new_file_bytes, destructive)
+            _new_file(target_path, new_file_bytes, request.cases.destructive)
             made.append(target_path)
-        job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
+        job.write_text(replay_job_text(copy.absolute(), target_path, request.ioengine, request.rate_percent,
+                                       request.no_stall))
         workload = {"trace": str(source), "steady": steady, "target": target_path}
+        cases = replace(request.cases, out=run_dir)
         if steady:
             if precondition:
-                fill.write_text(fill_job_text(target_path, ioengine, PRECONDITION_LOOPS))
-            store, cases = _start_steady(run_dir, prepared, max_rounds, {**workload, "precondition": precondition},
-                                         (destructive, allow_mounted))
+                fill.write_text(fill_job_text(target_path, request.ioengine, PRECONDITION_LOOPS))
+            store, planned = _start_steady(run_dir, prepared, {**workload, "precondition": precondition}, cases)
         else:
-            _execute([job], [], Overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted),
-                     LOG_INTERVAL_MS, False, prepared=prepared, keep_files=True, manifest={"workload": workload})
+            run_job_files(JobsRequest((job,), "replay", Overrides(), prepared=prepared), cases, Reach(()),
+                          manifest={"workload": workload})
     finally:
         if not (run_dir / MANIFEST).exists():  # refused before the run began: leave nothing behind
             _undo(run_dir, prepared, made_dir, made)
     if steady:
-        _run_steady(store, cases, precondition, allow_mounted, output_format)
+        _run_steady(store, planned, precondition, cases)
     else:
         _compare(run_dir, found)
 
@@ -246,7 +289,7 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
 def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets: list[str]) -> None:
     """Remove what a refused replay made: its files in the run directory (the folder too, when it made it), and
     the new target file it made (still empty and marked as ptsbench's)."""
-    from ptsbench.target.userfile import made_by_ptsbench
+    from ptsbench.device.userfile import made_by_ptsbench
 
     for name in prepared:
         (run_dir / name).unlink(missing_ok=True)
@@ -257,21 +300,22 @@ def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets
             os.unlink(path)
 
 
-def _start_steady(run_dir: Path, prepared: tuple[str, ...], max_rounds: int, workload: dict[str, Any],
-                  permission: tuple[bool, bool]) -> "tuple[RunStore, list[Case]]":
-    """The new run directory of a replay --steady run, its cases planned and judged by the guard first."""
-    from ptsbench.cases import Overrides, manifest_settings
-    from ptsbench.cli.run import check_writes
+def _start_steady(run_dir: Path, prepared: tuple[str, ...], workload: dict[str, Any],
+                  request: "CaseRequest") -> "tuple[RunStore, list[Case]]":
+    """The new run directory of a replay --steady run (at most request.repeat rounds), its cases planned and
+    judged by the guard first."""
+    from ptsbench.cases.plan import Overrides, manifest_settings
+    from ptsbench.cli.case_run import check_writes
+    from ptsbench.device.same_device import start_record
     from ptsbench.store import RunStore
-    from ptsbench.target.same_device import start_record
     from ptsbench.workload.rounds import plan_rounds
 
-    cases = plan_rounds(run_dir, max_rounds, workload["precondition"], LOG_INTERVAL_MS)
-    check_writes(cases, permission, ())
+    cases = plan_rounds(run_dir, request.repeat, workload["precondition"], request.log_interval_ms)
+    check_writes(cases, request.permission, ())
     target = workload["target"]
     return RunStore.create(run_dir, {
         "kind": "run", "name": "replay", "job_files": [name for name in prepared if name.endswith(".fio")],
-        "targets": [], **manifest_settings(Overrides(), LOG_INTERVAL_MS, False), "repeat": max_rounds,
+        "targets": [], **manifest_settings(Overrides(), request.log_interval_ms, False), "repeat": request.repeat,
         "cases": [case.dir_name for case in cases], "status": "running", "drops": None, "workload": workload,
         "device_identities": {target: start_record(target)} if _is_block(target) else {},
     }, prepared), cases
@@ -283,15 +327,14 @@ def _is_block(path: str) -> bool:
     return os.path.exists(path) and stat.S_ISBLK(os.stat(path).st_mode)
 
 
-def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, allow_mounted: bool,
-                output_format: str) -> None:
+def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, request: "CaseRequest") -> None:
     """Run (or go on with) a replay --steady run: the cases without a stored result, until the stored rounds are
     steady; then print, store and say its results and the verdict."""
     import sys
 
-    from ptsbench.case_records import load_records
-    from ptsbench.cases import claim_cases
-    from ptsbench.cli.run import _finish
+    from ptsbench.cases.records import load_records
+    from ptsbench.cases.schedule import claim_cases
+    from ptsbench.cli.case_run import finish
     from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.cases.tables import result_rows
@@ -300,7 +343,7 @@ def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, allo
     from ptsbench.workload.runs import read_characterisation
 
     click.echo(f"ptsbench: run directory {store.root}", err=True)
-    with PtsStore(store).lock(), claim_cases(cases, store.root, allow_mounted):
+    with PtsStore(store).lock(), claim_cases(cases, store.root, request.allow_mounted):
         stop_orphan_fio(store.root.absolute())  # a killed run's fio, if any is left
         store.update_manifest(status="running")
         try:
@@ -312,7 +355,7 @@ def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, allo
             raise
         failed = [record for record in records if record.status != "ok"]
         store.update_manifest(cases=stored_cases(store, cases), status="failed" if failed else "done")
-    _finish(store, result_rows(load_records(store)), output_format)
+    finish(store, result_rows(load_records(store)), request)
     found = read_characterisation(store.root)
     if found is not None:
         _compare(store.root, found)
@@ -327,11 +370,12 @@ def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, allo
 
 def resume_replay(run_dir: Path, destructive: bool) -> None:
     """`ptsbench resume` of a replay --steady run: the stored cases kept, the others run until steady."""
-    from ptsbench.cli.run import check_writes
+    from ptsbench.cli.case_options import CaseRequest
+    from ptsbench.cli.case_run import check_writes
+    from ptsbench.device.claim import check_not_claimed
+    from ptsbench.device.same_device import check_same_device
     from ptsbench.errors import TargetError
     from ptsbench.store import RunStore
-    from ptsbench.target.claim import check_not_claimed
-    from ptsbench.target.same_device import check_same_device
     from ptsbench.workload.rounds import plan_rounds
 
     store = RunStore.open(run_dir.absolute())
@@ -341,15 +385,17 @@ def resume_replay(run_dir: Path, destructive: bool) -> None:
     if not os.path.exists(target):
         raise TargetError(f"{target}, the target this replay ran on, is gone",
                           "put it back, or replay the trace again into a new run directory")
-    if _is_block(target):  # the same device as at the start, nothing new on it (target/same_device.py)
+    if _is_block(target):  # the same device as at the start, nothing new on it (device/same_device.py)
         check_not_claimed(target)
         recorded = (manifest.get("device_identities") or {}).get(target)
         for note in check_same_device(target, recorded, True, store.root):
             click.echo(f"ptsbench: note: {note}", err=True)
-    cases = plan_rounds(store.root, int(manifest["repeat"]), precondition, int(manifest["log_interval_ms"]))
-    check_writes(cases, (destructive, False), ())
+    request = CaseRequest(destructive=destructive, keep_files=True, repeat=int(manifest["repeat"]),
+                          log_interval_ms=int(manifest["log_interval_ms"]))
+    cases = plan_rounds(store.root, request.repeat, precondition, request.log_interval_ms)
+    check_writes(cases, request.permission, ())
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
-    _run_steady(store, cases, precondition, False, "table")
+    _run_steady(store, cases, precondition, request)
 
 
 def _say_steady(run_dir: Path, preconditioned: bool) -> None:
@@ -372,8 +418,8 @@ def _new_file(target: str, size_bytes: int, destructive: bool) -> None:
     the replay reads where the trace read, which a file grown by the replay's own writes would not hold yet (fio
     lays out no file for a replay: its reads there would come back short). The guard judges the path first (a
     missing /dev name is a typo, never a file)."""
-    from ptsbench.target.guard import check_path_allowed
-    from ptsbench.target.userfile import mark_made
+    from ptsbench.device.guard import check_path_allowed
+    from ptsbench.device.userfile import mark_made
 
     check_path_allowed(target, True, destructive)
     with open(target, "xb") as handle:
@@ -384,8 +430,8 @@ def _new_file(target: str, size_bytes: int, destructive: bool) -> None:
 def _check_target_size(target: str, extent_bytes: int) -> int | None:
     """The size to lay a new file out to (the trace's extent, whole MiB), or None for an existing target large
     enough; a smaller one is refused (fio would stop at its end)."""
+    from ptsbench.device.target import resolve_target
     from ptsbench.errors import TargetError
-    from ptsbench.target.target import resolve_target
 
     if os.path.isdir(target):
         raise TargetError(f"{target} is a folder", "replay onto a block device or a file (new or existing)")
@@ -401,7 +447,7 @@ def _check_target_size(target: str, extent_bytes: int) -> int | None:
 def _compare(run_dir: Path, found: dict[str, Any]) -> None:
     """Store and print the trace's IOs and bytes per direction beside what fio did in the replay job."""
     from ptsbench.atomic import atomic_write_json
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.store import RunStore
     from ptsbench.workload.runs import REPLAY
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ptsbench.case_records import CaseRecord
-    from ptsbench.cases import Case
+    from ptsbench.cases.plan import Case
+    from ptsbench.cases.records import CaseRecord
     from ptsbench.report.core.progress import TerminalProgress
     from ptsbench.store import RunStore
 
@@ -31,7 +31,7 @@ def plan_rounds(run_dir: Path, max_rounds: int, precondition: bool, log_interval
     `max_rounds` of the replay."""
     from dataclasses import replace
 
-    from ptsbench.cases import Overrides, case_job
+    from ptsbench.cases.plan import Overrides, case_job
     from ptsbench.fio.jobs import read_job_file
     from ptsbench.sweep import plan_together
 
@@ -47,7 +47,7 @@ def plan_rounds(run_dir: Path, max_rounds: int, precondition: bool, log_interval
 def judged(store: "RunStore", preconditioned: bool) -> dict[str, Any]:
     """The steady-state determination on the run's stored rounds that ended well, with the bytes fio wrote in the
     preconditioning (when it ran and ended well)."""
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.workload.steady import judge
 
     records = [record for record in load_records(store) if record.status == "ok"]
@@ -63,9 +63,9 @@ def run_rounds(store: "RunStore", cases: "Sequence[Case]", preconditioned: bool,
                progress: "TerminalProgress | None" = None) -> "list[CaseRecord]":
     """Run the cases not yet finished, in order, each stored before the next starts, until the stored rounds are
     steady, a case fails (a resume runs it again), or none is left; the records of the cases run now."""
-    from ptsbench.cases import run_case
+    from ptsbench.cases.run import run_case
+    from ptsbench.device.case_telemetry import CaseReadings
     from ptsbench.sweep import finished
-    from ptsbench.target.case_telemetry import CaseReadings
 
     readings = CaseReadings()  # one after another: a case's last device reading is the next one's first
     records: list[CaseRecord] = []
@@ -86,6 +86,6 @@ def run_rounds(store: "RunStore", cases: "Sequence[Case]", preconditioned: bool,
 
 def stored_cases(store: "RunStore", cases: "Sequence[Case]") -> list[str]:
     """The planned cases' folder names that hold a result (the run's cases, once it ended)."""
-    from ptsbench.case_records import RESULT
+    from ptsbench.cases.records import RESULT
 
     return [case.dir_name for case in cases if (store.root / "cases" / case.dir_name / RESULT).is_file()]
