@@ -301,6 +301,14 @@ def test_replay_steady_resumes_after_kill_9_to_a_steady_verdict(loop_device: str
     assert "Steady state (PTS criterion" in text and "Preconditioned before round" in text and "deviations" in text
 
 
+def test_steady_verdict_names_what_preceded_the_rounds() -> None:
+    """With the preconditioning the deviation is the missing purge; without it (--no-precondition), both."""
+    from ptsbench.workload.steady import NOT_PRECONDITIONED, NOT_PURGED, judge
+
+    assert judge([], True)["deviations"][0] == NOT_PURGED and NOT_PRECONDITIONED not in judge([], True)["deviations"]
+    assert judge([], False)["deviations"][0] == NOT_PRECONDITIONED and judge([], False)["preconditioned"] is False
+
+
 def _record(time_ns: int, sector: int, size: int, action: int, payload: bytes = b"") -> bytes:
     import struct
 

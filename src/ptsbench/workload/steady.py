@@ -13,10 +13,10 @@ from ptsbench.pts.steady import WINDOW_ROUNDS, steady_state
 from ptsbench.workload.blktrace import DIRECTIONS
 
 REPLAY_JOB = "replay"
-NOT_PRECONDITIONED = ("no workload-independent preconditioning before the rounds (--no-precondition): the replay's "
-                      "own rounds precondition the drive")
+NOT_PURGED = "no purge before the preconditioning"
+NOT_PRECONDITIONED = ("no purge and no workload-independent preconditioning before the rounds (--no-precondition): "
+                      "the replay's own rounds precondition the drive")
 DEVIATIONS = (
-    "no purge before the preconditioning",
     "a round is one replay of the whole trace, however long it lasts (not a fixed round time)",
     "IOPS and mean latency are fio's over the whole round, all directions together",
 )
@@ -47,7 +47,7 @@ def judge(rounds: Sequence[Sequence[Mapping[str, Any]]], preconditioned: bool = 
                              "iops": [value[0] if value else None for value in values],
                              "mean_lat_ns": [value[1] if value else None for value in values],
                              "steady": False, "preconditioned": preconditioned,
-                             "deviations": [*DEVIATIONS, *(() if preconditioned else (NOT_PRECONDITIONED,))]}
+                             "deviations": [NOT_PURGED if preconditioned else NOT_PRECONDITIONED, *DEVIATIONS]}
     window = values[-WINDOW_ROUNDS:]
     if len(window) < WINDOW_ROUNDS or any(value is None for value in window):
         return found
