@@ -138,7 +138,7 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("resume-a-file", ("resume", "{text}"), ""),
     ("resume-empty-folder", ("resume", "{empty}"), "missing"),
     ("resume-users-folder", ("resume", "{user}"), "missing"),
-    ("resume-a-case-run", ("resume", R), "is not a PTS run or sweep"),
+    ("resume-a-case-run", ("resume", R), "is not a PTS run, sweep or replay --steady run"),
     ("resume-manifest-binary", ("resume", "{p_manifest_bin}"), "damaged"),
     ("resume-round-binary", ("resume", "{p_round_bin}"), "damaged"),
     ("resume-round-edited", ("resume", "{p_round_edit}"), "damaged"),
@@ -430,6 +430,8 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("replay-unlink-log", ("replay", "{unlinklog}", "{tmp}/t.dat"), "line 3"),
     ("replay-pid-of-iolog", ("replay", "{iolog}", "{tmp}/t.dat", "--pid", "5"), "blktrace binaries only"),
     ("replay-out-is-run", ("replay", "{iolog}", "{tmp}/t.dat", "--out", "{run}"), "already holds a run"),
+    ("replay-out-is-pts-run", ("replay", "{iolog}", "{tmp}/t.dat", "--out", "{pts}"), "already holds a run"),
+    ("replay-no-precondition-alone", ("replay", "{iolog}", "{tmp}/t.dat", "--no-precondition"), "--steady"),
     ("replay-ioengine-semicolon", ("replay", "{iolog}", "{tmp}/t.dat", "--ioengine", "null;x"), "--ioengine"),
     # ---- the group ----
     ("unknown-command", ("benchmark",), "No such command"),

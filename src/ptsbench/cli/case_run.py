@@ -3,7 +3,7 @@ guard before any IO, the dry run, the run directory, the data files fio made, th
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,7 +18,6 @@ from ptsbench.cli.run_end import end_report
 
 if TYPE_CHECKING:
     from ptsbench.cases.plan import Case, Overrides
-    from ptsbench.cases.records import CaseRecord
     from ptsbench.device.target import Target
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
@@ -63,11 +62,9 @@ def hosts_and_targets(request: CaseRequest, targets: Sequence[str]) -> Reach:
 
 
 def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
-                  stop_when: "Callable[[list[CaseRecord]], bool] | None" = None,
                   manifest: "dict[str, Any] | None" = None) -> Path | None:
-    """Run the planned cases into their run directory and return it (None for a dry run). `stop_when`: asked after
-    each case (cases in turn), True ends the run there (the manifest then names the cases that ran); `manifest`:
-    more fields for it."""
+    """Run the planned cases into their run directory and return it (None for a dry run). `manifest`: more fields
+    for it."""
     from ptsbench.cases.plan import manifest_settings, plan_cases
     from ptsbench.cases.schedule import claim_cases, expected_total_s, run_cases, target_groups
     from ptsbench.report.cases.tables import result_rows
@@ -108,9 +105,8 @@ def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
         try:
             with TerminalProgress() as progress:
-                records = run_cases(store, cases, parallel, progress, hosts, stop_when,
-                                    auto_repeat(store, request.auto))
-            if len(records) < len(cases):  # stopped early, or repetitions the rule left out: the run's cases ran
+                records = run_cases(store, cases, parallel, progress, hosts, auto_repeat(store, request.auto))
+            if len(records) < len(cases):  # repetitions the rule left out: the run's cases ran
                 ran = {record.index for record in records}
                 store.update_manifest(cases=[case.dir_name for case in cases if case.index in ran])
         except KeyboardInterrupt:

@@ -292,9 +292,9 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
 @safety_flag("--destructive", help_text="Allow writing (and purging) a block device again.")
 @metrics_options
 def resume(run_dir: Path, destructive: bool) -> None:
-    """Continue an interrupted PTS run (keeps every stored round, runs only what is missing) or sweep (runs only
-    the cells without a finished result). A fleet run continues every target not done; RUN_DIR/devices/NAME
-    continues that target alone.
+    """Continue an interrupted PTS run (keeps every stored round, runs only what is missing), sweep (runs only
+    the cells without a finished result) or replay --steady run (keeps its finished rounds). A fleet run continues
+    every target not done; RUN_DIR/devices/NAME continues that target alone.
 
     \b
     Examples:
@@ -304,7 +304,7 @@ def resume(run_dir: Path, destructive: bool) -> None:
     from ptsbench.pts.params import Settings
     from ptsbench.pts.start import resume_target
     from ptsbench.pts.store import PtsStore
-    from ptsbench.store import RunStore
+    from ptsbench.store import RunStore, is_steady_replay
 
     if RunStore.open(run_dir).kind == "sweep":
         from ptsbench.cli.sweep import resume_sweep
@@ -315,6 +315,11 @@ def resume(run_dir: Path, destructive: bool) -> None:
         from ptsbench.cli.fleet import resume_fleet
 
         resume_fleet(RunStore.open(run_dir), destructive)
+        return
+    if is_steady_replay(RunStore.open(run_dir).manifest):
+        from ptsbench.cli.workload import resume_replay
+
+        resume_replay(run_dir, destructive)
         return
     store = PtsStore(RunStore.open(run_dir))
     target, notes = resume_target(store)
