@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from ptsbench.drops.find import DropRule
+    from ptsbench.drops.rule import DropRule
     from ptsbench.pts.store import PtsStore
 
 
@@ -42,7 +42,7 @@ def _keep_strict(context: click.Context, _parameter: click.Parameter, value: boo
 
 
 def drop_rule(fraction: float, seconds: int) -> "DropRule":
-    from ptsbench.drops.find import DropRule
+    from ptsbench.drops.rule import DropRule
 
     return DropRule(fraction, seconds)
 

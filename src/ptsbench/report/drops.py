@@ -9,7 +9,7 @@ from ptsbench.report.core.figure import Region
 from ptsbench.report.core.model import Block, Column, Table, Text
 
 if TYPE_CHECKING:
-    from ptsbench.drops.find import DropRule
+    from ptsbench.drops.rule import DropRule
     from ptsbench.drops.stored import Finding
 
 # the figures of each log kind show the findings of these metrics (IOPS and MB/s drops are one event)

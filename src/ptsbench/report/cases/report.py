@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptsbench.device.waf import case_waf
 from ptsbench.report.cases.tables import RESULT_PERCENTILES, ResultRow, result_rows, steady_state_text
 from ptsbench.report.common import (
     case_waf_lines,
@@ -19,10 +20,9 @@ from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Ta
 from ptsbench.report.drops import drop_blocks, drop_regions
 from ptsbench.report.glance import case_glance_section, repeat_auto_table
 from ptsbench.store import read_text
-from ptsbench.target.waf import case_waf
 
 if TYPE_CHECKING:
-    from ptsbench.drops.find import DropRule
+    from ptsbench.drops.rule import DropRule
     from ptsbench.drops.stored import Finding
 
 RESULT_COLUMNS = (
@@ -34,7 +34,7 @@ RESULT_COLUMNS = (
 )
 
 
-WAF_COLUMNS = (Column("write amplification", "number"), Column("WAF source"))  # target/case_telemetry.py
+WAF_COLUMNS = (Column("write amplification", "number"), Column("WAF source"))  # device/case_telemetry.py
 
 
 def _us(value_ns: float | None) -> float | None:
@@ -209,7 +209,7 @@ def _percentile_figure(case_dir: Path, record: Any, key: str) -> Figure | None:
 
 
 def case_section(store_root: Path, record: Any, interval_ms: float, rule: "DropRule | None" = None) -> Section:
-    from ptsbench.drops.find import DropRule
+    from ptsbench.drops.rule import DropRule
     from ptsbench.drops.stored import folder_findings
 
     case_dir = store_root / "cases" / f"{record.index:03d}-{record.name}"
@@ -229,7 +229,7 @@ def case_section(store_root: Path, record: Any, interval_ms: float, rule: "DropR
 
 def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     """Report of a `ptsbench run` / `quick` directory."""
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     manifest = store.manifest
     records = load_records(store)
