@@ -198,6 +198,51 @@ def test_catalog_values_first_screen_rounded_in_units(runs: dict[str, Path], tmp
     assert "1 value in MB/s" in " ".join(one.split())
 
 
+# --- the HTML page splits a wide table to the window's width ------------------------------------------------------
+
+TABLES_JS = """JSON.stringify(Array.from(document.querySelectorAll('.table-wrap'))
+  .filter(wrap => getComputedStyle(wrap).display != 'none').map(wrap => {
+    const table = wrap.querySelector('table');
+    const page = wrap.parentNode.getBoundingClientRect();
+    return {id: table.id, title: table.caption.firstChild.textContent,
+            headers: Array.from(table.tHead.rows[0].cells).map(cell => cell.textContent.trim()),
+            facts: table.caption.querySelectorAll('.constants').length,
+            fits: wrap.getBoundingClientRect().right <= page.right + 0.5 && wrap.scrollWidth <= wrap.clientWidth + 1};
+  }))"""
+
+
+def test_html_splits_a_wide_table_to_the_window_width(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
+                                                     tmp_path: Path) -> None:
+    """A real sweep's results table (17 columns) on the page at three window widths: whole where it fits, else in
+    parts that each fit without scrolling, each starting with the column naming the rows, every column in one part,
+    the facts said once; the narrower the window, the more parts."""
+    from ptsbench.report.core.html import write_html
+    from ptsbench.report.core.model import Report as ReportModel
+    from test_report_browser import shared_browser
+
+    browser = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
+    report = load_report(runs["sweep"])
+    results = next(section for section in report.sections if section.key == "results")
+    write_html(ReportModel(report.title, report.provenance, (), (results,)), tmp_path / "index.html", static=False)
+    table = next(block for block in results.blocks if isinstance(block, Table))
+    shown, facts = arranged(table)
+    names = [column.name for column in shown.columns]
+    counts = {}
+    for width_px in (2600, 1000, 640):
+        page = browser.open_page(tmp_path / "index.html", script=TABLES_JS, width_px=width_px)
+        assert page.errors == []
+        parts = page.script_result
+        assert all(part["fits"] for part in parts), (width_px, parts)
+        keys = len(shown.keys)
+        assert all(part["headers"][:keys] == names[:keys] for part in parts)  # the row names in every part
+        assert sorted(name for part in parts for name in part["headers"][keys:]) == sorted(names[keys:])
+        assert [part["facts"] for part in parts] == [len(facts)] + [0] * (len(parts) - 1) and facts
+        counts[width_px] = len(parts)
+        if len(parts) > 1:
+            assert [part["title"] for part in parts][-1].endswith(f"(part {len(parts)} of {len(parts)})")
+    assert counts[2600] == 1 < counts[1000] < counts[640], counts
+
+
 # --- charts drawn at load: a print of the page shows them ---------------------------------------------------------
 
 def test_charts_are_drawn_at_load_and_printed(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
