@@ -162,6 +162,30 @@ def test_pdf_of_a_pts_run_within_the_margins_and_whole(tmp_path_factory: pytest.
     assert problems == [], "\n".join(problems[:12])
 
 
+def test_pdf_wide_tables_take_the_text_width_and_no_cell_passes_the_margin(tmp_path: Path) -> None:
+    """A table of 24 value columns (split into parts) and one whose name column holds a 200-character word that
+    fits nowhere whole: every word poppler finds lies inside the margins, the split table's parts reach across
+    the text width, and the long word is all there, wrapped inside itself as the last resort."""
+    from ptsbench.report.core.model import Section
+
+    columns = (Column("workload"), *(Column(f"IOPS of device number {n} (IOPS)", "iops") for n in range(24)))
+    wide = Table("wide", "Wide", columns, tuple((f"w{r}", *(1234567.0 + n for n in range(24))) for r in range(3)))
+    word = "x" * 200
+    long = Table("long", "Long", (Column("name"), Column("IOPS", "iops")), ((word, 1.0), ("short", 2.0)))
+    report = Report("wide tables", "ptsbench test", (), (Section("s", "Tables", (), (wide, long)),))
+    path = tmp_path / "wide.pdf"
+    write_pdf(report, path)
+    margin_pt = MARGIN_IN * 72
+    pages = page_words(path)
+    width = pages[0][0]
+    words = [(word_text, box) for _width, _height, page in pages for word_text, box in page]
+    past = [(text, box) for text, box in words if box[0] < margin_pt - 1 or box[2] > width - margin_pt + 1]
+    assert past == []
+    rights = [box[2] for text, box in words if text.replace(",", "").replace(".", "").isdigit()]
+    assert max(rights) > width - margin_pt - 30  # the parts reach the right margin (up to a column's gap)
+    assert "".join(text for text, _box in words if set(text) == {"x"}) == word
+
+
 # --- terminals: each command's first screen ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("columns", [80, 120])
