@@ -162,6 +162,22 @@ def test_pdf_of_a_pts_run_within_the_margins_and_whole(tmp_path_factory: pytest.
     assert problems == [], "\n".join(problems[:12])
 
 
+def test_fleet_table_says_the_facts_its_runs_share_once(runs: dict[str, Path]) -> None:
+    """compare of two real quick runs tagged firmware=1.2 and 1.3: the facts both runs share are said once above the
+    fleet table (its median, min and max rows, blank there, do not make them differ); the firmware, which differs,
+    stays a column, after the values; the summing-up rows hold numbers only."""
+    report = load_compare([runs["quick"], runs["quick2"]])
+    table = next(table for table in report.tables() if table.key == "fleet")
+    shown, facts = arranged(table)
+    said = dict(facts)
+    assert said["steady state at round"] == "n/a (fio case run)" and said["repetitions"] == "1"
+    names = [column.name for column in shown.columns]
+    assert not set(said) & set(names) and names[-1] == "firmware"
+    assert [row[-1] for row in shown.rows] == ["1.2 (tag)", "1.3 (tag)", "", "", ""]
+    assert all(column.kind != "text" for column in shown.columns[1:-1])  # the values, before the descriptions
+    assert [row[0] for row in shown.rows[2:]] == ["median", "min", "max"]
+
+
 def test_pdf_wide_tables_take_the_text_width_and_no_cell_passes_the_margin(tmp_path: Path) -> None:
     """A table of 24 value columns (split into parts) and one whose name column holds a 200-character word that
     fits nowhere whole: every word poppler finds lies inside the margins, the split table's parts reach across

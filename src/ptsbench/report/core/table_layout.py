@@ -64,20 +64,22 @@ def wrap_name(text: str, width: int, measure: Measure = len) -> list[str]:
 
 def arranged(table: Table) -> tuple[Table, tuple[tuple[str, str], ...]]:
     """The table as every renderer shows it, and the facts said once above it: text columns with one value on every
-    row (of two or more rows) as `name: value`; columns empty on every row dropped and named once; the columns
-    that name a row first, then value columns, then other text columns."""
+    row (of two or more rows; summing-up rows, `totals`, left blank) as `name: value`; columns empty on every row
+    dropped and named once; the columns that name a row first, then value columns, then other text columns."""
     columns = table.columns
-    several = len(table.rows) > 1
+    rows = table.rows[:len(table.rows) - table.totals]  # the rows described (a fleet's members, not its median)
+    several = len(rows) > 1
     varying = [index for index in table.keys if index < len(columns) and several
-               and len({row[index] for row in table.rows}) > 1]
+               and len({row[index] for row in rows}) > 1]
     first = (varying or [*table.keys, 0])[0]  # the one column always kept: it names the rows
     constant = [index for index, column in enumerate(columns)
                 if index != first and several and column.kind == "text"
-                and len({row[index] for row in table.rows}) == 1 and table.rows[0][index] not in EMPTY_CELLS]
+                and len({row[index] for row in rows}) == 1 and rows[0][index] not in EMPTY_CELLS
+                and all(row[index] in ("", rows[0][index]) for row in table.rows[len(rows):])]
     empty = [index for index in range(len(columns))
              if index != first and table.rows and all(row[index] in EMPTY_CELLS for row in table.rows)]
     keys = [index for index in table.keys if index < len(columns) and index not in constant and index not in empty]
-    facts = [(columns[index].name, str(table.rows[0][index])) for index in constant]
+    facts = [(columns[index].name, str(rows[0][index])) for index in constant]
     if empty:
         facts.append(("no value here", ", ".join(dict.fromkeys(columns[index].name for index in empty))))
     rest = [index for index in range(len(columns)) if index not in keys and index not in constant
