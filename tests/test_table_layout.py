@@ -326,6 +326,14 @@ def test_charts_are_drawn_at_load_and_printed(runs: dict[str, Path], tmp_path_fa
                                    check=True).stdout.split())
     for figure in report.figures():  # plotly draws the axis titles as text of the chart itself
         assert figure.y_label.split("(")[0].strip() in text, figure.key
+    # the page lays its tables out again for the printed page's width: no word runs off the paper, and every
+    # column of the results table is there (a table wider than its box would be clipped, not run off)
+    past = [word for width, _height, words in page_words(tmp_path / "printed.pdf") for word, box in words
+            if box[2] > width]
+    assert past == []
+    results, _facts = arranged(next(table for table in report.tables() if table.key == "results"))
+    assert all(piece in text for column in results.columns for piece in column.name.split())
+    assert all(cell in text for row in formatted_rows(results) for cell in row)
 
 
 def test_host_cpu_busy_is_drawn_on_a_0_to_100_percent_axis(tmp_path_factory: pytest.TempPathFactory) -> None:
