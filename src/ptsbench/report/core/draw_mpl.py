@@ -189,7 +189,7 @@ def _place(canvas: Any, axes: Any, figure: Figure, inner: tuple[float, float, fl
         axes.set_xticks([], minor=True)
     if figure.kind == "heatmap":
         heatmap_scale(canvas, axes, figure, ((left_in + margin_left_in + axes_w_in + 0.12) / canvas_w,
-                                              axes_bottom_in / canvas_h, 0.14 / canvas_w, axes_h_in / canvas_h))
+                                             axes_bottom_in / canvas_h, 0.14 / canvas_w, axes_h_in / canvas_h))
     if names:
         handles, labels = axes.get_legend_handles_labels()
         if right is not None:
@@ -198,12 +198,10 @@ def _place(canvas: Any, axes: Any, figure: Figure, inner: tuple[float, float, fl
         fitted = dict(zip(names, legend.labels, strict=True))
         # drawn by the axes on top (the second one's, when there is one), so no line or bar crosses it
         (right if right is not None else axes).legend(
-                    handles, [fitted.get(label, label) for label in labels], title=legend.title or None,
-                    ncols=legend.columns,
-                    fontsize=style.LEGEND_PT, title_fontsize=style.LEGEND_PT, loc="upper left",
-                    bbox_to_anchor=(1.0 + (0.12 + right_in - 0.25) / axes_w_in, 1.0), frameon=False,
-                    borderaxespad=0.0,
-                    borderpad=0.0, handlelength=1.6, handletextpad=0.5, columnspacing=1.2, alignment="left")
+            handles, [fitted.get(label, label) for label in labels], title=legend.title or None,
+            ncols=legend.columns, fontsize=style.LEGEND_PT, title_fontsize=style.LEGEND_PT, loc="upper left",
+            bbox_to_anchor=(1.0 + (0.12 + right_in - 0.25) / axes_w_in, 1.0), frameon=False, borderaxespad=0.0,
+            borderpad=0.0, handlelength=1.6, handletextpad=0.5, columnspacing=1.2, alignment="left")
     if table_in:
         _draw_data_table(canvas, figure, ((left_in + margin_left_in) / canvas_w, (bottom_in + 0.05) / canvas_h,
                                           axes_w_in / canvas_w, (table_in - 0.15) / canvas_h))
