@@ -6,6 +6,7 @@ figures two side by side, and every page ends with the provenance and the page n
 formatting as the HTML report, at no less than 9 pt; text is embedded so it can be searched and copied.
 """
 
+import functools
 import logging
 import textwrap
 from collections.abc import Iterator, Sequence
@@ -138,6 +139,7 @@ class DrawnTable:
     table: Table
     widths: list[int]
     lines: list[list[list[str]]]  # header first
+    whole: bool = True  # every word whole (False: a column too wide for the width wrapped inside its words)
 
     def heights(self) -> list[float]:
         return [max(len(cell) for cell in row) * ROW_IN for row in self.lines]
@@ -169,11 +171,19 @@ def _drawn_table(table: Table, width_in: float = TEXT_W_IN) -> DrawnTable:
     """The (arranged, split to fit) table as drawn `width_in` wide at most, measured in the page's font: names wrap
     at separators; a column that does not fit even alone beside the row names wraps inside its words, as the last
     resort before cutting it."""
+    return _drawn_in(table, width_in, pdf_text.EMBEDDED.get())
+
+
+@functools.lru_cache(maxsize=32)
+def _drawn_in(table: Table, width_in: float, embedded: bool) -> DrawnTable:
+    """_drawn_table, remembered: a long table is laid out once, not again for each of its pages."""
+    del embedded  # in the key only: the measure reads it
     header = [column.name for column in table.columns]
     cells = formatted_rows(table)
     numeric = [column.kind != "text" for column in table.columns]
     measure = pdf_text.measure(BODY_PT, bold=True)  # the header's bold is the wider: cells fit it too
     widths = fit_widths(cells, header, numeric, _capacity(width_in), CELL_GAP, measure)
+    whole = widths is not None
     if widths is None:
         share = (_capacity(width_in) - CELL_GAP * len(header)) // max(len(header), 1)
         lines = [[_hard_wrap(name, share, measure) for name in header]]
@@ -183,7 +193,7 @@ def _drawn_table(table: Table, width_in: float = TEXT_W_IN) -> DrawnTable:
         lines += [[[text] if numeric[i] else wrap_name(text, widths[i], measure) for i, text in enumerate(row)]
                   for row in cells]
     widths = [max(measure(line) for row in lines for line in row[i]) for i in range(len(header))]
-    return DrawnTable(table, widths, lines)
+    return DrawnTable(table, widths, lines, whole)
 
 
 def _hard_wrap(text: str, width: int, measure: pdf_text.Measure) -> list[str]:
@@ -261,7 +271,7 @@ def _half_height(block: Block, half_in: float, page_in: float) -> float | None:
     if isinstance(block, Table) and block.rows:
         drawn = _drawn_table(block, half_in)
         height = drawn.above_in(half_in) + sum(drawn.heights())
-        if drawn.width_in() <= half_in and height <= page_in / 2:
+        if drawn.whole and drawn.width_in() <= half_in and height <= page_in / 2:
             return height
     return None
 
@@ -535,3 +545,4 @@ def write_pdf(report: Report, path: Path) -> None:
     finally:
         font_log.setLevel(level)
         pdf_text.EMBEDDED.reset(embedded)
+        _drawn_in.cache_clear()  # no report's tables kept alive after it is written

@@ -32,11 +32,13 @@ def _embedded_font(bold: bool) -> Any:
     return ft2font.FT2Font(found)
 
 
-def width_pt(text: str, size_pt: float, bold: bool = False) -> float:
-    """The width of the longest line of `text` at `size_pt`, in points."""
+def width_pt(text: str, size_pt: float, bold: bool = False, embedded: bool | None = None) -> float:
+    """The width of the longest line of `text` at `size_pt`, in points (`embedded`: in DejaVu Sans, else in
+    Helvetica; None: as the report being drawn, EMBEDDED)."""
+    embedded = EMBEDDED.get() if embedded is None else embedded
     widths = []
     for line in text.split("\n"):
-        if EMBEDDED.get():
+        if embedded:
             font = _embedded_font(bold)
             font.set_size(size_pt, 72)
             font.set_text(line, 0.0)
@@ -47,13 +49,16 @@ def width_pt(text: str, size_pt: float, bold: bool = False) -> float:
     return max(widths, default=0.0)
 
 
-def measure(size_pt: float, bold: bool = False) -> "functools.partial[int]":
+def measure(size_pt: float, bold: bool = False) -> Measure:
     """table_layout's Measure of texts at `size_pt`: widths in hundredths of a point."""
-    return functools.partial(_centi, size_pt=size_pt, bold=bold)
+    embedded = EMBEDDED.get()
+    return lambda text: _centi(text, size_pt, bold, embedded)
 
 
-def _centi(text: str, size_pt: float, bold: bool) -> int:
-    return int(width_pt(text, size_pt, bold) * CENTI + 0.999)
+@functools.lru_cache(maxsize=1 << 16)
+def _centi(text: str, size_pt: float, bold: bool, embedded: bool) -> int:
+    """Remembered: splitting a table to fit measures each cell once per part it tries."""
+    return int(width_pt(text, size_pt, bold, embedded) * CENTI + 0.999)
 
 
 def wrap_words(text: str, width: float, size_pt: float, bold: bool = False) -> list[str]:
