@@ -5,17 +5,17 @@
 #
 #   bash scripts/device-lab.sh [--debian13|--ftl] [--results FILE] [--checks NAME,NAME...] [--keep]
 #
-# --debian13: the Debian 13 variant (tests/device_lab_debian13.py): the same guest kernel, but QEMU 10 runs inside
+# --debian13: the Debian 13 variant (tests/device_lab/device_lab_debian13.py): the same guest kernel, but QEMU 10 runs inside
 # the root scripts/debian13-root.sh makes (PTSBENCH_DEBIAN13_ROOT, else /var/cache/ptsbench/debian13) and that root,
 # not the host's, is shared into the guest (fio 3.39, Python 3.13, nvme-cli 2.13; ptsbench installed from this
 # checkout into a venv there); its disks: an NVMe controller with the OCP extended SMART log and an FDP subsystem.
-# --ftl: the flash translation layer variant (tests/device_lab_ftl.py): no QEMU disks; NVMeVirt (third_party/nvmevirt
+# --ftl: the flash translation layer variant (tests/device_lab/device_lab_ftl.py): no QEMU disks; NVMeVirt (third_party/nvmevirt
 # with third_party/nvmevirt-ptsbench.patch, built for the guest kernel once and kept in PTSBENCH_NVMEVIRT_CACHE, else
 # /var/cache/ptsbench/nvmevirt) makes an emulated SSD with an FTL and garbage collection in memory the guest kernel
 # reserves (memmap=); a third vCPU for its polling threads; the nvme driver's timeouts at 600 s (a GC stall can
 # outlast the default 30 s, which NVMeVirt cannot abort).
 # --results: where the results go (JSON lines, one per check); --checks: run only these checks (names as in
-# tests/device_lab_guest.py, tests/device_lab_debian13.py or tests/device_lab_ftl.py); --keep: keep the work
+# tests/device_lab/device_lab_guest.py, tests/device_lab/device_lab_debian13.py or tests/device_lab/device_lab_ftl.py); --keep: keep the work
 # directory (disk images, samples).
 # Exit status: 0 all passed, 1 a check failed, 77 the lab cannot run on this machine (the reason on stderr).
 set -euo pipefail
@@ -104,37 +104,8 @@ if [ "$variant" = ftl ]; then
   if [ "${PTSBENCH_LAB_SPRANDOM:-}" = 1 ]; then
     # fio 3.42 for the sprandom check (fio 3.41's sprandom preconditioning; the host's fio, which the guest runs, is
     # older): built from its release tag once (a few minutes) and kept, usable in the guest, which runs the host's
-    # root; with libaio-dev, or fio would lack the libaio engine ptsbench uses
-    fio_tag=fio-3.42
-    fio_cache=${PTSBENCH_FIO_CACHE:-/var/cache/ptsbench/fio}
-    lab_fio=$fio_cache/$fio_tag/fio
-    mkdir -p "$fio_cache"
-    exec 6>"$fio_cache/build.lock"
-    flock 6
-    if [ ! -x "$lab_fio" ]; then
-      missing=()
-      for pair in git:git gcc:gcc make:make; do command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}"); done
-      [ -f /usr/include/libaio.h ] || missing+=(libaio-dev)
-      [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
-      if [ "${#missing[@]}" -gt 0 ]; then
-        echo "device lab: installing ${missing[*]} with apt-get (to build $fio_tag)" >&2
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            "${missing[@]}" >/dev/null; } || cannot "apt-get could not install ${missing[*]}"
-      fi
-      source=${PTSBENCH_FIO_SOURCE:-https://github.com/axboe/fio.git}
-      echo "device lab: building $fio_tag from $source into $(dirname "$lab_fio")" >&2
-      build=$(mktemp -d /tmp/ptsbench-fio.XXXXXX)
-      if ! { git clone -q --depth 1 --branch "$fio_tag" "$source" "$build/fio" && cd "$build/fio" \
-             && ./configure --disable-native && make -j"$(nproc)"; } >"$build/build.log" 2>&1; then
-        echo "device lab: $fio_tag did not build:" >&2; tail -30 "$build/build.log" >&2; rm -rf "$build"; exit 1
-      fi
-      cd "$repo"
-      "$build/fio/fio" --enghelp=libaio >/dev/null 2>&1 || { rm -rf "$build"; cannot "$fio_tag built without libaio"; }
-      mkdir -p "$(dirname "$lab_fio")"
-      cp "$build/fio/fio" "$lab_fio.new" && mv "$lab_fio.new" "$lab_fio"
-      rm -rf "$build"
-    fi
-    flock -u 6
+    # root
+    lab_fio=$(bash "$repo/scripts/build-fio.sh" fio-3.42) || { status=$?; [ "$status" = 77 ] && exit 77; exit 1; }
   fi
 fi
 
@@ -265,16 +236,16 @@ guest_env=""
 # dispatcher and I/O worker poll on the third vCPU, which the scheduler keeps for them (isolcpus)
 ftl_memmap_start=0x80000000 ftl_memmap_size=33M
 if [ "$variant" = debian13 ]; then
-  modules="nvme" disks_seen="[ -e /dev/nvme1n1 ]" python=$venv/bin/python guest=$repo/tests/device_lab_debian13.py
+  modules="nvme" disks_seen="[ -e /dev/nvme1n1 ]" python=$venv/bin/python guest=$repo/tests/device_lab/device_lab_debian13.py
 elif [ "$variant" = ftl ]; then
   # the checks load NVMeVirt themselves (fresh-out-of-box is rmmod + insmod): its module and the reservation below
-  modules="nvme" disks_seen="true" python=$repo/.venv/bin/python guest=$repo/tests/device_lab_ftl.py
+  modules="nvme" disks_seen="true" python=$repo/.venv/bin/python guest=$repo/tests/device_lab/device_lab_ftl.py
   guest_env="export PTSBENCH_LAB_NVMEV=$nvmev"
   guest_env+=" PTSBENCH_LAB_NVMEV_ARGS='memmap_start=$ftl_memmap_start memmap_size=$ftl_memmap_size cpus=2,2'"
   [ -z "${lab_fio:-}" ] || guest_env+=" PTSBENCH_LAB_SPRANDOM=1 PTSBENCH_LAB_FIO=$lab_fio"
 else
   modules="nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic" disks_seen="[ -e /dev/nvme5n1 ] && [ -e /dev/sdc ]"
-  python=$repo/.venv/bin/python guest=$repo/tests/device_lab_guest.py
+  python=$repo/.venv/bin/python guest=$repo/tests/device_lab/device_lab_guest.py
 fi
 cat > "$work/out/guest.sh" <<EOF
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
