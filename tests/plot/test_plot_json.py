@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ptsbench.report.cases.sweep import best_lines, bound_table
 from ptsbench.report.cases.sweep_charts import Point, bucket_shares, distinct
 from test_hosts import Servers, hosts_arg
@@ -45,8 +47,23 @@ def table_rows(stdout: str) -> list[dict[str, str]]:
     return rows
 
 
+LATENCY_OFF = ("--disable_lat=1", "--disable_clat=1", "--disable_slat=1")  # fio measures no latency at all
+
+# fio-plot's chart, as the page draws it: its axes' titles, and every trace's name, axis and values
+IOPS_LATENCY_JS = """JSON.stringify((() => {
+  const plot = document.getElementById('plot-fio-randread-4k-read-by-qd-nj1-iops-latency');
+  return {y: plot._fullLayout.yaxis.title.text, y2: plot._fullLayout.yaxis2.title.text,
+          y2ticks: plot.querySelectorAll('.y2tick text').length,
+          lines: plot.querySelectorAll('.scatterlayer .trace path.js-line').length,
+          traces: plot._fullData.map(trace => [trace.name, trace.type, trace.yaxis, Array.from(trace.y)])};
+})())"""
+
+
 def test_plain_fio_json_of_a_qd_series_draws_the_bar_charts(tmp_path: Path, browser: Browser) -> None:
-    docs = {qd: plain_fio(tmp_path / "runs" / f"qd{qd}.json", qd) for qd in (1, 2, 16)}
+    """Three real fio runs (null engine, QD 1, 2 and 16; at QD 2 fio measures no latency): the bar charts, and
+    fio-plot's IOPS bars with latency lines on a second axis, whose lines have no point at QD 2."""
+    docs = {qd: plain_fio(tmp_path / "runs" / f"qd{qd}.json", qd, "json", *(LATENCY_OFF if qd == 2 else ()))
+            for qd in (1, 2, 16)}
     out = tmp_path / "charts"
     done = plot(*sorted(str(path) for path in (tmp_path / "runs").glob("qd*.json")), "--out", str(out), "--format",
                 "png", "--format", "svg", "--format", "html", "--title", "null engine", "--max-iops", "2e7")
@@ -63,11 +80,23 @@ def test_plain_fio_json_of_a_qd_series_draws_the_bar_charts(tmp_path: Path, brow
         colors, ink = image_colors(png.read_bytes())
         assert colors > 10 and ink > 0.02
         assert "null engine: randread 4k, read, numjobs 1" in svg and re.search(r">\s*16\s*<", svg)
-    page = browser.open_page(out / "index.html")
+    svg = (out / "fio-randread-4k-read-by-qd-nj1-iops-latency.svg").read_text()
+    assert ">IOPS<" in svg and "completion latency (clat) (µs)" in svg  # both axes, each with its unit
+    page = browser.open_page(out / "index.html", script=IOPS_LATENCY_JS)
     figures = len(list(out.glob("*.svg")))
-    assert figures >= 3
+    assert figures >= 4
     assert_clean_report_page(page, figures)
     assert "QD at which" not in page.text and "best" in page.text and "clat p99" in page.text
+    chart = page.script_result
+    assert (chart["y"], chart["y2"]) == ("IOPS", "completion latency (clat) (µs)") and chart["y2ticks"] >= 2
+    read = {qd: doc["jobs"][0]["read"] for qd, doc in docs.items()}
+    assert chart["traces"][0] == ["IOPS", "bar", "y", [pytest.approx(read[qd]["iops"]) for qd in (1, 2, 16)]]
+    mean = [None if qd == 2 else pytest.approx(read[qd]["clat_ns"]["mean"] / 1000) for qd in (1, 2, 16)]
+    p99 = [None if qd == 2 else pytest.approx(read[qd]["clat_ns"]["percentile"]["99.000000"] / 1000)
+           for qd in (1, 2, 16)]
+    assert chart["traces"][1:] == [["mean completion latency (clat)", "scatter", "y2", mean],
+                                   ["p99 completion latency (clat)", "scatter", "y2", p99]]
+    assert chart["lines"] == 4  # each line in two pieces: nothing drawn across QD 2, where fio measured nothing
 
 
 def test_folders_compared_one_colour_each_and_a_settings_file(tmp_path: Path) -> None:

@@ -109,6 +109,14 @@ def figures() -> Iterator[Figure]:
                   Series(LONG, tuple(range(1440)), spanning(1440, 5), mode="lines")), y_log=True,
                  subtitle=f"{LONG} on /dev/nvme0n1, 1,440 s",
                  x_ticks=tuple((t, str(t)) for t, _ in log_ticks([1, 1e3])))
+    depths = ("1", "2", "4", "8", "16", "32", "64", "128", "256")
+    yield Figure("bars-and-line-y2", f"{LONG}: IOPS and total latency", "queue depth", "IOPS",
+                 (Series("IOPS", tuple(range(9)), spanning(9, 1.5e4, 2), mode="bars"),
+                  Series(f"mean total latency of {LONG}", tuple(range(9)), (*spanning(4, 10.0, 1), None,
+                                                                             *spanning(4, 200.0, 3)), y2=True),
+                  Series("p99.99 total latency", tuple(range(9)), spanning(9, 20.0, 4), dash="dash", y2=True)),
+                 x_ticks=tuple(enumerate(depths)), y2_label="total latency (µs)", y2_range=(0, None),
+                 caption="IOPS bars on the left axis, latency lines on the right one. " * 3)
     grid = Grid(MIXES, SIZES, tuple(tuple(spanning(len(MIXES), 10.0 ** (row % 6))) for row in range(len(SIZES))))
     for kind in ("bars3d", "surface", "heatmap"):
         yield Figure(f"{kind}-pts", f"IOPS: {LONG} steady state average per mix and block size", "read/write mix",

@@ -238,15 +238,20 @@ def test_pts_show_fits_the_terminal(tmp_path_factory: pytest.TempPathFactory, co
     iops = json.loads((run_dir / "pts" / "iops" / "phase.json").read_text())
     needles = [f"{cell['iops']:,.1f}" for cell in iops["window"].values()]
     needles += [f"{determined['average']:,.1f}" for determined in iops["determination"].values()]
+    # the least-squares line as its slope and intercept, each whole (written as 'y = a x + b' it wrapped over four
+    # lines at 80 columns; the equation is in the measurement window figure's caption)
+    needles += [f"{determined[key]:,.3f}" for determined in iops["determination"].values()
+                for key in ("slope", "intercept")]
     needles += ["Throughput", "Write saturation", "rnd 4k 0/100"]
     if columns is None:
         done = run_cli("show", str(run_dir))
         assert done.returncode == 0
         text = done.stdout
-        needles += [str(run_dir), "fitted line"]  # piped: the full path and every column
+        needles += [str(run_dir), "slope per round"]  # piped: the full path and every column
     else:
         text = run_in_terminal(["show", str(run_dir)], columns)
     assert_whole(text, needles, columns)
+    assert "y = " not in text
     lines = text.splitlines()
     assert lines[next(i for i, line in enumerate(lines) if "status done" in line) + 1].startswith("target ")
     answer = next(i for i, line in enumerate(lines) if line.startswith("Tracked values at steady state"))

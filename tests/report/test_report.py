@@ -219,6 +219,33 @@ def test_xlsx_data_sheet_columns_fit_each_series_text(tmp_path: Path) -> None:
     assert widths == expected and len(set(expected.values())) == 4  # every column its own width
 
 
+def test_xlsx_chart_of_a_figure_with_a_second_axis_draws_its_series_there(tmp_path: Path) -> None:
+    """The workbook's native chart of a two-axis figure: the y2 series on a secondary axis titled with its unit,
+    the data sheet's header naming each series' own axis."""
+    import re
+    import zipfile
+
+    import openpyxl
+
+    from ptsbench.report.core.figure import Figure, Series
+    from ptsbench.report.core.model import Report, Section
+    from ptsbench.report.core.workbook import write_workbook
+
+    series = (Series("IOPS", (0, 1, 2), (9000.0, 21000.0, 35000.0), mode="bars"),
+              Series("mean total latency", (0, 1, 2), (110.0, None, 450.0), y2=True))
+    figure = Figure("qd-iops-latency", "IOPS and latency", "queue depth", "IOPS", series, data_sheet=True,
+                    y2_label="total latency (µs)")
+    write_workbook(Report("t", "p", (), (Section("charts", "Charts", (), (figure,)),)), tmp_path / "w.xlsx")
+    sheet = openpyxl.load_workbook(tmp_path / "w.xlsx")["data qd-iops-latency"]
+    assert [cell.value for cell in sheet[2]][:4] == ["queue depth", "IOPS", "queue depth", "total latency (µs)"]
+    assert sheet["D4"].value is None  # no latency at the second depth: a blank, not a number
+    with zipfile.ZipFile(tmp_path / "w.xlsx") as workbook:
+        chart = workbook.read("xl/charts/chart1.xml").decode()
+    plots = re.findall(r"<c:scatterChart>.*?</c:scatterChart>", chart, re.S)
+    assert len(plots) == 2 and "mean total latency" in plots[1] and "mean total latency" not in plots[0]
+    assert chart.count("<c:valAx>") == 4 and "total latency (µs)" in chart  # x and y of each plot
+
+
 def test_xlsx_interval_data_is_fio_log_data(case_run: Path, case_report: Path) -> None:
     """A one-thread job's series is its log as fio wrote it; a two-thread job's is both threads merged by time."""
     rows = sheet_rows(case_run / "results.xlsx", "data case001-iops")

@@ -157,14 +157,20 @@ class Browser:
         os.close(self._command_write)
         os.close(self._reply_read)
 
-    def open_page(self, path: Path, shoot_plots: bool = False, script: str = "") -> PageResult:
+    def open_page(self, path: Path, shoot_plots: bool = False, script: str = "", width_px: int | None = None
+                  ) -> PageResult:
         """Load `path`, draw every plot, and collect errors, requests, plot states and screenshots; `script`: a
-        JavaScript expression evaluated after the plots are drawn, its JSON text in `script_result`."""
+        JavaScript expression evaluated after the plots are drawn, its JSON text in `script_result`; `width_px`:
+        the window's width (else the browser's 1400 px)."""
         url = path.resolve().as_uri()
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Runtime", "Log", "Network", "Page"):
             self.send(f"{domain}.enable", session=session)
+        if width_px is not None:
+            self.send("Emulation.setDeviceMetricsOverride", {"width": width_px, "height": 1000,
+                                                             "deviceScaleFactor": 1, "mobile": False},
+                      session=session)
         self.events.clear()
         self.send("Page.navigate", {"url": url}, session=session)
         self.wait_for("Page.loadEventFired", session)

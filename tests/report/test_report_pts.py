@@ -243,7 +243,8 @@ def test_real_pts_run_report(pts_report: Path) -> None:
     (row,) = determination_rows[1:]
     assert row[1] == "rnd 4k 0/100 iops" and row[3] == pytest.approx(stored["average"], rel=1e-15)
     assert row[4] == pytest.approx(stored["data_excursion"], rel=1e-15)
-    assert row[11] == ("reached" if stored["steady"] else "NOT reached")
+    assert row[8:10] == (pytest.approx(stored["slope"], rel=1e-15), pytest.approx(stored["intercept"], rel=1e-15))
+    assert row[10] == ("reached" if stored["steady"] else "NOT reached")
     # throughput in MB/s and latency in µs, from the same window values
     tp = phase_json(run_dir, "tp-1m")["window"]
     assert sheet_rows(out.parent / "results.xlsx", "tp")[1] == (

@@ -162,6 +162,46 @@ def test_pdf_of_a_pts_run_within_the_margins_and_whole(tmp_path_factory: pytest.
     assert problems == [], "\n".join(problems[:12])
 
 
+def test_fleet_table_says_the_facts_its_runs_share_once(runs: dict[str, Path]) -> None:
+    """compare of two real quick runs tagged firmware=1.2 and 1.3: the facts both runs share are said once above the
+    fleet table (its median, min and max rows, blank there, do not make them differ); the firmware, which differs,
+    stays a column, after the values; the summing-up rows hold numbers only."""
+    report = load_compare([runs["quick"], runs["quick2"]])
+    table = next(table for table in report.tables() if table.key == "fleet")
+    shown, facts = arranged(table)
+    said = dict(facts)
+    assert said["steady state at round"] == "n/a (fio case run)" and said["repetitions"] == "1"
+    names = [column.name for column in shown.columns]
+    assert not set(said) & set(names) and names[-1] == "firmware"
+    assert [row[-1] for row in shown.rows] == ["1.2 (tag)", "1.3 (tag)", "", "", ""]
+    assert all(column.kind != "text" for column in shown.columns[1:-1])  # the values, before the descriptions
+    assert [row[0] for row in shown.rows[2:]] == ["median", "min", "max"]
+
+
+def test_pdf_wide_tables_take_the_text_width_and_no_cell_passes_the_margin(tmp_path: Path) -> None:
+    """A table of 24 value columns (split into parts) and one whose name column holds a 200-character word that
+    fits nowhere whole: every word poppler finds lies inside the margins, the split table's parts reach across
+    the text width, and the long word is all there, wrapped inside itself as the last resort."""
+    from ptsbench.report.core.model import Section
+
+    columns = (Column("workload"), *(Column(f"IOPS of device number {n} (IOPS)", "iops") for n in range(24)))
+    wide = Table("wide", "Wide", columns, tuple((f"w{r}", *(1234567.0 + n for n in range(24))) for r in range(3)))
+    word = "x" * 200
+    long = Table("long", "Long", (Column("name"), Column("IOPS", "iops")), ((word, 1.0), ("short", 2.0)))
+    report = Report("wide tables", "ptsbench test", (), (Section("s", "Tables", (), (wide, long)),))
+    path = tmp_path / "wide.pdf"
+    write_pdf(report, path)
+    margin_pt = MARGIN_IN * 72
+    pages = page_words(path)
+    width = pages[0][0]
+    words = [(word_text, box) for _width, _height, page in pages for word_text, box in page]
+    past = [(text, box) for text, box in words if box[0] < margin_pt - 1 or box[2] > width - margin_pt + 1]
+    assert past == []
+    rights = [box[2] for text, box in words if text.replace(",", "").replace(".", "").isdigit()]
+    assert max(rights) > width - margin_pt - 30  # the parts reach the right margin (up to a column's gap)
+    assert "".join(text for text, _box in words if set(text) == {"x"}) == word
+
+
 # --- terminals: each command's first screen ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("columns", [80, 120])
@@ -196,6 +236,51 @@ def test_catalog_values_first_screen_rounded_in_units(runs: dict[str, Path], tmp
     assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
     one = run_in_terminal(["catalog", "values", name, "--db", db, "--firmware", "1.2"], columns)
     assert "1 value in MB/s" in " ".join(one.split())
+
+
+# --- the HTML page splits a wide table to the window's width ------------------------------------------------------
+
+TABLES_JS = """JSON.stringify(Array.from(document.querySelectorAll('.table-wrap'))
+  .filter(wrap => getComputedStyle(wrap).display != 'none').map(wrap => {
+    const table = wrap.querySelector('table');
+    const page = wrap.parentNode.getBoundingClientRect();
+    return {id: table.id, title: table.caption.firstChild.textContent,
+            headers: Array.from(table.tHead.rows[0].cells).map(cell => cell.textContent.trim()),
+            facts: table.caption.querySelectorAll('.constants').length,
+            fits: wrap.getBoundingClientRect().right <= page.right + 0.5 && wrap.scrollWidth <= wrap.clientWidth + 1};
+  }))"""
+
+
+def test_html_splits_a_wide_table_to_the_window_width(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
+                                                     tmp_path: Path) -> None:
+    """A real sweep's results table (17 columns) on the page at three window widths: whole where it fits, else in
+    parts that each fit without scrolling, each starting with the column naming the rows, every column in one part,
+    the facts said once; the narrower the window, the more parts."""
+    from ptsbench.report.core.html import write_html
+    from ptsbench.report.core.model import Report as ReportModel
+    from test_report_browser import shared_browser
+
+    browser = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
+    report = load_report(runs["sweep"])
+    results = next(section for section in report.sections if section.key == "results")
+    write_html(ReportModel(report.title, report.provenance, (), (results,)), tmp_path / "index.html", static=False)
+    table = next(block for block in results.blocks if isinstance(block, Table))
+    shown, facts = arranged(table)
+    names = [column.name for column in shown.columns]
+    counts = {}
+    for width_px in (2600, 1000, 640):
+        page = browser.open_page(tmp_path / "index.html", script=TABLES_JS, width_px=width_px)
+        assert page.errors == []
+        parts = page.script_result
+        assert all(part["fits"] for part in parts), (width_px, parts)
+        keys = len(shown.keys)
+        assert all(part["headers"][:keys] == names[:keys] for part in parts)  # the row names in every part
+        assert sorted(name for part in parts for name in part["headers"][keys:]) == sorted(names[keys:])
+        assert [part["facts"] for part in parts] == [len(facts)] + [0] * (len(parts) - 1) and facts
+        counts[width_px] = len(parts)
+        if len(parts) > 1:
+            assert [part["title"] for part in parts][-1].endswith(f"(part {len(parts)} of {len(parts)})")
+    assert counts[2600] == 1 < counts[1000] < counts[640], counts
 
 
 # --- charts drawn at load: a print of the page shows them ---------------------------------------------------------
@@ -241,6 +326,14 @@ def test_charts_are_drawn_at_load_and_printed(runs: dict[str, Path], tmp_path_fa
                                    check=True).stdout.split())
     for figure in report.figures():  # plotly draws the axis titles as text of the chart itself
         assert figure.y_label.split("(")[0].strip() in text, figure.key
+    # the page lays its tables out again for the printed page's width: no word runs off the paper, and every
+    # column of the results table is there (a table wider than its box would be clipped, not run off)
+    past = [word for width, _height, words in page_words(tmp_path / "printed.pdf") for word, box in words
+            if box[2] > width]
+    assert past == []
+    results, _facts = arranged(next(table for table in report.tables() if table.key == "results"))
+    assert all(piece in text for column in results.columns for piece in column.name.split())
+    assert all(cell in text for row in formatted_rows(results) for cell in row)
 
 
 def test_host_cpu_busy_is_drawn_on_a_0_to_100_percent_axis(tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -160,7 +160,7 @@ def fleet_table(members: Sequence[Member], k: float = DEFAULT_K, who: str = "run
         rows.append((label, *blanks, *(getattr(one, pick) for one in found), ""))
     value_columns = tuple(range(1 + len(facts), 1 + len(facts) + len(names)))
     return Table(FLEET_KEY, f"Tracked values (PTS: at steady state), every {who} side by side", columns, tuple(rows),
-                 keys=(0,), compare=value_columns)
+                 keys=(0,), compare=value_columns, totals=3)
 
 
 def noise_table(members: Sequence[Member], who: str = "run") -> Table:

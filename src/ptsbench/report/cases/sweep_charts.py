@@ -102,14 +102,16 @@ class _Builder:
 
     def figure(self, key: str, title: str, x_label: str, y_label: str, series: Sequence[Series],
                ticks: Sequence[str], y_range: tuple[float | None, float | None] = (None, None),
-               y_log: bool = False, caption: str = "") -> Figure:
+               y_log: bool = False, caption: str = "", y2_label: str = "",
+               y2_range: tuple[float | None, float | None] = (None, None)) -> Figure:
         prefix = f"{self.options.title}: " if self.options.title else ""
         text = " ".join(part for part in (caption or self.caption, self.options.source_line) if part)
         y_log = y_log or self.options.log_scale and not y_label.startswith("share")
         return Figure(f"{self.key}-{key}", prefix + title, x_label, y_label, tuple(series), y_log=y_log,
                       x_ticks=tuple((float(i), label) for i, label in enumerate(ticks)), caption=text,
                       subtitle=self.options.subtitle, y_range=y_range, data_table=self.options.data_table,
-                      palette=self.options.palette, data_sheet=True)
+                      palette=self.options.palette, data_sheet=True, y2_label=y2_label,
+                      y2_log=self.options.log_scale and bool(y2_label), y2_range=y2_range)
 
     def bars(self, points: Sequence[Point], axis: str, values: Sequence[int | str], name: str, value: str
              ) -> list[Series]:
@@ -147,6 +149,8 @@ class _Builder:
                                        self.bars(chosen, axis, values, "IOPS", "iops"), ticks,
                                        self.options.iops_range))
             latency = _latency_name(chosen)
+            if axis == "iodepth":
+                figures.append(self.iops_and_latency(f"{key}-iops-latency", title, chosen, values, latency))
             stats = [("mean", "mean"), (f"p{self.pct}", self.pct)]
             if len(self.sources) == 1:
                 figures.append(self.figure(f"{key}-lat", f"{title}: {latency}", axis_name[axis], "latency (µs)",
@@ -157,6 +161,30 @@ class _Builder:
                                         f"{name} latency (µs)", self.bars(chosen, axis, values, name, stat),
                                         ticks, self.options.lat_range_us) for name, stat in stats]
         return figures
+
+    def iops_and_latency(self, key: str, title: str, points: Sequence[Point], depths: Sequence[int], latency: str
+                         ) -> Figure:
+        """fio-plot's chart of a queue depth sweep: IOPS as bars (left axis), the mean and percentile latency as
+        lines over them (right axis); a line has a gap where fio measured no latency at a depth."""
+        one = len(self.sources) == 1
+        series = [bars if one else replace(bars, name=f"{bars.name}: IOPS")  # a source's name alone on more bars
+                  for bars in self.bars(points, "iodepth", depths, "IOPS", "iops")]
+        for source_index, source in enumerate(self.sources):
+            for stat_index, (name, stat) in enumerate((("mean", "mean"), (f"p{self.pct}", self.pct))):
+                found = {p.iodepth: _value(p, stat) for p in points if p.source == source}
+                y = tuple(found.get(depth) for depth in depths)
+                if any(value is not None for value in y):
+                    series.append(Series(f"{name} {latency}" if one else f"{source}: {name} {latency}",
+                                         tuple(range(len(depths))), y, mode="lines+markers",
+                                         dash="solid" if stat_index == 0 else "dash", y2=True,
+                                         color=1 + stat_index if one else source_index))
+        caption = (f"Bars: IOPS (left axis); lines: mean and p{self.pct} latency (right axis); no point where fio "
+                   "measured none.")
+        return self.figure(key, f"{title}: IOPS and {latency}", "queue depth", "IOPS", series,
+                           [str(depth) for depth in depths], self.options.iops_range,
+                           caption=" ".join(part for part in (caption, self.caption) if part),
+                           y2_label=f"{latency} (µs)", y2_range=self.options.lat_range_us
+                           if self.options.lat_range_us != (None, None) or self.options.log_scale else (0, None))
 
     def by_block_size(self, points: Sequence[Point]) -> list[Figure]:
         """MB/s bars against block size, per workload (without its block size), queue depth and numjobs, where

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.report.core import fit, style
+from ptsbench.report.core.draw_mpl_grid import compact_number, draw_3d, draw_heatmap, heatmap_scale
 from ptsbench.report.core.figure import (
     REGION_ALPHA,
     REGION_COLOR,
     Figure,
-    Number,
     Series,
     bar_offsets,
     color_of,
@@ -68,15 +68,13 @@ def plain_ticks(axes: Any) -> None:
 def finish_axes(axes: Any, x_label: str, y_label: str) -> None:
     """Axis labels with the plotted numbers as ticks and a light grid."""
     plain_ticks(axes)
-    axes.set_xlabel(x_label, fontsize=AXIS_PT)
-    axes.set_ylabel(y_label, fontsize=AXIS_PT)
-    axes.tick_params(labelsize=TICK_PT)
+    axes.set_xlabel(x_label, fontsize=style.AXIS_PT)
+    axes.set_ylabel(y_label, fontsize=style.AXIS_PT)
+    axes.tick_params(labelsize=style.TICK_PT)
     axes.grid(True, which="major", color=style.GRID, linewidth=0.6)
 
 
 WIDTH_IN, HEIGHT_IN = 9.0, 5.0
-TICK_PT = 8.0  # tick labels
-AXIS_PT = 9.0  # axis titles
 PAD_IN = 0.08  # between pieces of text, and from the region's edges
 LINESPACING = 1.4  # of titles and captions: with the PDF's core fonts matplotlib spaces lines by the height of
 #                    'lp' (0.72 of the font size), so 1.1 would draw the lines of a caption into each other
@@ -120,17 +118,23 @@ def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] 
     top_in = _head(canvas, figure, box)
     inner = (left_in, bottom_in + caption_in, width_in, height_in - caption_in - top_in)
     if figure.kind in ("bars3d", "surface"):
-        return _draw_3d(canvas, figure, inner)
+        return draw_3d(canvas, figure, inner)
     axes = canvas.add_axes((0.1, 0.1, 0.5, 0.5))
+    right = axes.twinx() if figure.has_y2() else None  # the second y axis: the same x, its own scale on the right
     if figure.kind == "heatmap":
-        _draw_heatmap(axes, figure)
+        draw_heatmap(axes, figure)
     else:
-        _draw_lines(axes, figure)
+        _draw_lines(axes, figure, right)
         axes.set_ylim(*figure.y_range)
     finish_axes(axes, figure.x_label, figure.y_label)
+    if right is not None:
+        right.set_ylim(*figure.y2_range)
+        plain_ticks(right)
+        right.set_ylabel(figure.y2_label, fontsize=style.AXIS_PT)
+        right.tick_params(labelsize=style.TICK_PT)
     if figure.kind == "heatmap":
         axes.grid(False)
-    _place(canvas, axes, figure, inner)
+    _place(canvas, axes, figure, inner, right)
     return axes
 
 
@@ -141,20 +145,33 @@ def _y_labels_in(axes: Any) -> float:
     locations = [value for value in axis.get_major_locator()() if low <= value <= high]
     formatter = axis.get_major_formatter()
     formatter.set_locs(locations)
-    return max((fit.text_in(str(formatter(value, index)), TICK_PT) for index, value in enumerate(locations)),
+    return max((fit.text_in(str(formatter(value, index)), style.TICK_PT) for index, value in enumerate(locations)),
                default=0.0)
 
 
-def _place(canvas: Any, axes: Any, figure: Figure, inner: tuple[float, float, float, float]) -> None:
-    """Put 2D axes in `inner` (inches) with room for their tick labels, axis titles, legend (or colour bar) and
-    data table; ticks thinned to the room they get."""
+def _y_title_in(axes: Any, height_in: float) -> float:
+    """The y axis title wrapped to about the axes' height (a long one would reach past them, over the figure's
+    title); returns the width its lines take."""
+    wrapped = fit.wrap(axes.get_ylabel(), height_in, style.AXIS_PT)
+    axes.set_ylabel(wrapped, fontsize=style.AXIS_PT)
+    return fit.lines_in(wrapped.count("\n") + 1, style.AXIS_PT)
+
+
+def _place(canvas: Any, axes: Any, figure: Figure, inner: tuple[float, float, float, float],
+           right: Any = None) -> None:
+    """Put 2D axes in `inner` (inches) with room for their tick labels, axis titles, second y axis, legend (or
+    colour bar) and data table; ticks thinned to the room they get."""
     left_in, bottom_in, width_in, height_in = inner
     canvas_w, canvas_h = canvas.get_size_inches()
     table_in = _data_table_in(figure)
-    label_in = fit.lines_in(1, AXIS_PT)
-    _tick_density(axes, figure, height_in - table_in - 0.7)
-    margin_left_in = PAD_IN + label_in + 0.08 + _y_labels_in(axes) + 0.1
+    label_in = fit.lines_in(1, style.AXIS_PT)
+    if figure.kind != "heatmap":
+        _y_ticks(axes, figure.y_log, figure.y_label, height_in - table_in - 0.7)
+    margin_left_in = PAD_IN + _y_title_in(axes, height_in - table_in - 0.7) + 0.08 + _y_labels_in(axes) + 0.1
     right_in = 1.05 if figure.kind == "heatmap" else 0.25  # the colour bar and its labels
+    if right is not None:  # the second axis' tick labels and title, then the legend beyond them
+        _y_ticks(right, figure.y2_log, figure.y2_label, height_in - table_in - 0.7)
+        right_in += 0.1 + _y_labels_in(right) + 0.08 + _y_title_in(right, height_in - table_in - 0.7)
     names = [series.name for series in figure.series] if figure.kind != "heatmap" else []
     # the legend may reach down beside the x tick labels and axis title: nothing else is there
     legend = fit.fit_legend(names, height_in - table_in - 0.1, width_in * 0.4, style.LEGEND_PT)
@@ -163,42 +180,47 @@ def _place(canvas: Any, axes: Any, figure: Figure, inner: tuple[float, float, fl
     ticks = _x_ticks(axes, figure, axes_w_in)
     axes_h_in = max(height_in - table_in - ticks.height_in - label_in - 0.2, 0.3)
     axes_bottom_in = bottom_in + table_in + ticks.height_in + label_in + 0.2
-    axes.set_position(((left_in + margin_left_in) / canvas_w, axes_bottom_in / canvas_h, axes_w_in / canvas_w,
-                       axes_h_in / canvas_h))
+    for one in (axes, right) if right is not None else (axes,):
+        one.set_position(((left_in + margin_left_in) / canvas_w, axes_bottom_in / canvas_h, axes_w_in / canvas_w,
+                          axes_h_in / canvas_h))
     if ticks.shown:
         axes.set_xticks([position for position, _ in ticks.shown], [label for _, label in ticks.shown],
-                        rotation=ticks.rotation, fontsize=TICK_PT)
+                        rotation=ticks.rotation, fontsize=style.TICK_PT)
         axes.set_xticks([], minor=True)
     if figure.kind == "heatmap":
-        _heatmap_scale(canvas, axes, figure, ((left_in + margin_left_in + axes_w_in + 0.12) / canvas_w,
-                                              axes_bottom_in / canvas_h, 0.14 / canvas_w, axes_h_in / canvas_h))
+        heatmap_scale(canvas, axes, figure, ((left_in + margin_left_in + axes_w_in + 0.12) / canvas_w,
+                                             axes_bottom_in / canvas_h, 0.14 / canvas_w, axes_h_in / canvas_h))
     if names:
         handles, labels = axes.get_legend_handles_labels()
+        if right is not None:
+            more = right.get_legend_handles_labels()
+            handles, labels = handles + more[0], labels + more[1]
         fitted = dict(zip(names, legend.labels, strict=True))
-        axes.legend(handles, [fitted.get(label, label) for label in labels], title=legend.title or None,
-                    ncols=legend.columns,
-                    fontsize=style.LEGEND_PT, title_fontsize=style.LEGEND_PT, loc="upper left",
-                    bbox_to_anchor=(1.0 + 0.12 / axes_w_in, 1.0), frameon=False, borderaxespad=0.0,
-                    borderpad=0.0, handlelength=1.6, handletextpad=0.5, columnspacing=1.2, alignment="left")
+        # drawn by the axes on top (the second one's, when there is one), so no line or bar crosses it
+        (right if right is not None else axes).legend(
+            handles, [fitted.get(label, label) for label in labels], title=legend.title or None,
+            ncols=legend.columns, fontsize=style.LEGEND_PT, title_fontsize=style.LEGEND_PT, loc="upper left",
+            bbox_to_anchor=(1.0 + (0.12 + right_in - 0.25) / axes_w_in, 1.0), frameon=False, borderaxespad=0.0,
+            borderpad=0.0, handlelength=1.6, handletextpad=0.5, columnspacing=1.2, alignment="left")
     if table_in:
         _draw_data_table(canvas, figure, ((left_in + margin_left_in) / canvas_w, (bottom_in + 0.05) / canvas_h,
                                           axes_w_in / canvas_w, (table_in - 0.15) / canvas_h))
 
 
-def _tick_density(axes: Any, figure: Figure, height_in: float) -> None:
-    """Y ticks (and automatic x ticks) no closer than their labels allow: log axes label 1, 2 and 5 of each decade
-    only where a decade is tall enough, and fewer decades where even one label each would touch."""
+def _y_ticks(axes: Any, log: bool, label: str, height_in: float) -> None:
+    """Y ticks no closer than their labels allow: log axes label 1, 2 and 5 of each decade only where a decade is
+    tall enough, and fewer decades where even one label each would touch."""
     from matplotlib.ticker import LogLocator, MaxNLocator
 
-    if figure.y_log and figure.kind != "heatmap":
+    if log:
         low, high = (value for value in sorted(axes.get_ylim()))
         decades = max(math.log10(max(high, 1e-300) / max(low, 1e-300)), 1.0)
         per_decade_in = height_in / decades
         subs = (1.0, 2.0, 5.0) if per_decade_in > 0.9 else (1.0,)  # 5 to 10: 0.3 of a decade, a label's height
         axes.yaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=max(2, int(height_in / 0.25))))
-    elif figure.kind != "heatmap":
+    else:
         axes.yaxis.set_major_locator(MaxNLocator(nbins=max(2, int(height_in / 0.35)), steps=[1, 2, 2.5, 5, 10],
-                                                 integer=figure.y_label.startswith("round")))
+                                                 integer=label.startswith("round")))
 
 
 def _x_ticks(axes: Any, figure: Figure, length_in: float) -> "fit.Ticks":
@@ -208,22 +230,23 @@ def _x_ticks(axes: Any, figure: Figure, length_in: float) -> "fit.Ticks":
     if figure.kind == "heatmap":
         assert figure.grid is not None
         ticks = tuple(enumerate(figure.grid.x_labels))
-        return fit.fit_ticks([(float(x), label) for x, label in ticks], length_in, max(len(ticks), 1), TICK_PT, 0.8)
+        return fit.fit_ticks([(float(x), label) for x, label in ticks], length_in, max(len(ticks), 1), style.TICK_PT,
+                             0.8)
     low, high = sorted(axes.get_xlim())
     if figure.x_ticks:
         span = math.log10(high / low) if figure.x_log and low > 0 else high - low
         shown = [(math.log10(x) if figure.x_log else x, label) for x, label in figure.x_ticks
                  if low <= x <= high and (x > 0 or not figure.x_log)]
-        fitted = fit.fit_ticks(shown, length_in, span, TICK_PT, 0.8)
+        fitted = fit.fit_ticks(shown, length_in, span, style.TICK_PT, 0.8)
         return fit.Ticks(tuple((10 ** x if figure.x_log else x, label) for x, label in fitted.shown),
                          fitted.rotation, fitted.height_in)
-    widest_in = fit.text_in(f"{max(abs(low), abs(high)):,.1f}", TICK_PT) + 0.25
+    widest_in = fit.text_in(f"{max(abs(low), abs(high)):,.1f}", style.TICK_PT) + 0.25
     if figure.x_log:
         axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,), numticks=max(2, int(length_in / widest_in))))
     else:
         axes.xaxis.set_major_locator(MaxNLocator(nbins=max(2, int(length_in / widest_in)), steps=[1, 2, 2.5, 5, 10],
                                                  integer=figure.x_label.startswith("round")))
-    return fit.Ticks((), 0, fit.lines_in(1, TICK_PT))
+    return fit.Ticks((), 0, fit.lines_in(1, style.TICK_PT))
 
 
 def _log_axis(axes: Any, axis: Any) -> None:
@@ -237,7 +260,8 @@ def _log_axis(axes: Any, axis: Any) -> None:
     axis.set_major_formatter(FuncFormatter(plain_number))
 
 
-def _draw_lines(axes: Any, figure: Figure) -> None:
+def _draw_lines(axes: Any, figure: Figure, right: Any = None) -> None:
+    """The series on `axes`, those marked y2 on `right` (the second y axis), then regions and log scales."""
     import numpy as np
 
     palette = palette_of(figure)
@@ -245,21 +269,24 @@ def _draw_lines(axes: Any, figure: Figure) -> None:
     for position, series in enumerate(figure.series):
         y = np.asarray(series.y, dtype=float)  # None: NaN, a gap
         color = color_of(series, position, palette)
+        on = right if series.y2 and right is not None else axes
+        log = figure.y2_log if on is right else figure.y_log
         if position in offsets:
             offset, width = offsets[position]
-            axes.bar([x + offset for x in series.x], y, width, label=series.name, color=color, log=figure.y_log)
+            on.bar([x + offset for x in series.x], y, width, label=series.name, color=color, log=log)
         elif series.mode == "band":
-            _draw_band(axes, series, y, color)
+            _draw_band(on, series, y, color)
         else:
-            draw_line(axes, series.x, y, series.name, color, series.mode, series.dash,
+            draw_line(on, series.x, y, series.name, color, series.mode, series.dash,
                       series.width or style.LINE_WIDTH, None if series.opacity == 1.0 else series.opacity)
     for region in figure.regions:
         axes.axvspan(region.x_start, region.x_end, color=REGION_COLOR, alpha=REGION_ALPHA, linewidth=0, zorder=0)
         axes.text((region.x_start + region.x_end) / 2, 0.98, region.label, transform=axes.get_xaxis_transform(),
                   ha="center", va="top", fontsize=style.LEGEND_PT, color=REGION_COLOR)
-    for axis, log in ((axes.xaxis, figure.x_log), (axes.yaxis, figure.y_log)):
-        if log:
-            _log_axis(axes, axis)
+    for owner, axis, log in ((axes, axes.xaxis, figure.x_log), (axes, axes.yaxis, figure.y_log),
+                             (right, right.yaxis if right is not None else None, figure.y2_log)):
+        if log and owner is not None:
+            _log_axis(owner, axis)
 
 
 def _draw_band(axes: Any, series: Series, high: Any, color: str) -> None:
@@ -295,123 +322,6 @@ def _draw_data_table(canvas: Any, figure: Figure, region: tuple[float, float, fl
                        colLabels=header, loc="upper center", cellLoc="right", bbox=(0.0, 0.0, 1.0, 1.0))
     table.auto_set_font_size(False)
     table.set_fontsize(style.LEGEND_PT)
-
-
-def compact_number(value: Number | None) -> str:
-    """A value in at most three significant digits and a k, M, G or T: what fits a table cell or a heatmap's cell."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    for divisor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= divisor * 0.9995:
-            return f"{value / divisor:.3g}{suffix}"
-    return f"{value:.3g}"
-
-
-def _draw_heatmap(axes: Any, figure: Figure) -> None:
-    """bars3d's grid as coloured cells with their values written in (a 2D view of the 3D bars)."""
-    assert figure.grid is not None
-    grid = figure.grid
-    values = [[math.nan if value is None else float(value) for value in row] for row in grid.z]
-    axes.imshow(values, cmap="viridis", aspect="auto", origin="lower")
-    finite = [value for row in values for value in row if math.isfinite(value)]
-    middle = (min(finite) + max(finite)) / 2 if finite else 0.0
-    for row_index, row in enumerate(values):
-        for column, value in enumerate(row):
-            if math.isfinite(value):
-                axes.text(column, row_index, compact_number(value), ha="center", va="center", fontsize=TICK_PT,
-                          color="black" if value > middle else "white", clip_on=True)
-    axes.set_yticks(range(len(grid.y_labels)), grid.y_labels)
-
-
-def _heatmap_scale(canvas: Any, axes: Any, figure: Figure, rect: tuple[float, float, float, float]) -> None:
-    """The heatmap's colour bar in `rect` (figure fractions), and its rows' labels thinned to the axes' height."""
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
-
-    assert figure.grid is not None
-    labels = figure.grid.y_labels
-    height_in = rect[3] * canvas.get_size_inches()[1]
-    width_in = axes.get_position().width * canvas.get_size_inches()[0]
-    cells = axes.texts
-    if cells and (max(fit.text_in(cell.get_text(), TICK_PT) for cell in cells) > width_in / len(figure.grid.x_labels)
-                  or fit.lines_in(1, TICK_PT) > height_in / len(labels)):
-        for cell in cells:  # too small to write the values in: the colours and the tables tell them
-            cell.set_visible(False)
-    step = max(1, math.ceil(len(labels) * fit.lines_in(1, TICK_PT) * 1.1 / max(height_in, 0.1)))
-    axes.set_yticks(range(0, len(labels), step), labels[::step])
-    colorbar = canvas.colorbar(axes.images[0], cax=canvas.add_axes(rect))
-    colorbar.set_label(figure.z_label, fontsize=AXIS_PT)
-    colorbar.ax.tick_params(labelsize=TICK_PT)
-    colorbar.ax.yaxis.set_major_locator(MaxNLocator(nbins=max(2, int(height_in / 0.3))))
-    colorbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: compact_number(value)))
-
-
-def _draw_3d(canvas: Any, figure: Figure, inner: tuple[float, float, float, float]) -> Any:
-    """3D bars or a surface in `inner` (inches), the legend of the bars' colours on the right."""
-    import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3d projection)
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
-
-    assert figure.grid is not None
-    left_in, bottom_in, width_in, height_in = inner
-    canvas_w, canvas_h = canvas.get_size_inches()
-    grid = figure.grid
-    legend = fit.fit_legend(list(grid.x_labels), height_in - 0.1, width_in * 0.3, style.LEGEND_PT) \
-        if figure.kind == "bars3d" else fit.fit_legend([], 0.0, 0.0, style.LEGEND_PT)
-    legend_in = legend.width_in + 0.2 if legend.labels else 0.0
-    axes_w_in = max(width_in - legend_in - 0.1, 0.5)
-    axes = canvas.add_axes((left_in / canvas_w, bottom_in / canvas_h, axes_w_in / canvas_w, height_in / canvas_h),
-                           projection="3d")
-    # a box as deep and wide as its categories ask, on a page's width: tick labels spread out along its edges
-    columns, rows = max(len(grid.x_labels), 1), max(len(grid.y_labels), 1)
-    axes.set_box_aspect((columns * 2.0, rows * 1.4, 0.45 * max(columns, rows)), zoom=1.0)
-    (_draw_bars3d if figure.kind == "bars3d" else _draw_surface)(axes, figure)
-    # long names of many columns or rows are the tick labels most likely to touch: the smaller the box, the fewer
-    rows_fit = max(1, int(min(axes_w_in, height_in) / 0.16))
-    for set_ticks, labels in ((axes.set_xticks, grid.x_labels), (axes.set_yticks, grid.y_labels)):
-        step = max(1, math.ceil(len(labels) / rows_fit))
-        set_ticks(range(0, len(labels), step), labels[::step], fontsize=TICK_PT)
-    axes.set_xlabel(figure.x_label, fontsize=AXIS_PT, labelpad=16 + 4 * max(map(len, grid.x_labels), default=0))
-    axes.set_ylabel(figure.y_label, fontsize=AXIS_PT, labelpad=16 + 4 * max(map(len, grid.y_labels), default=0))
-    axes.set_zlabel(figure.z_label, fontsize=AXIS_PT, labelpad=8)
-    axes.tick_params(axis="z", labelsize=TICK_PT, pad=1)
-    axes.zaxis.set_major_locator(MaxNLocator(nbins=min(5, max(columns, rows))))  # as tall as the box is deep
-    axes.zaxis.set_major_formatter(FuncFormatter(lambda value, _position: compact_number(value)))
-    if legend.labels:
-        from matplotlib.patches import Patch
-
-        palette = palette_of(figure)
-        handles = [Patch(color=palette[column % len(palette)]) for column in range(len(grid.x_labels))]
-        canvas.legend(handles, legend.labels, title=legend.title or None, ncols=legend.columns,
-                      fontsize=style.LEGEND_PT, title_fontsize=style.LEGEND_PT, loc="upper right",
-                      bbox_to_anchor=((left_in + width_in - 0.05) / canvas_w, (bottom_in + height_in) / canvas_h),
-                      frameon=False, borderaxespad=0.0, borderpad=0.0, handlelength=1.2, alignment="left")
-    return axes
-
-
-def _draw_bars3d(axes: Any, figure: Figure) -> None:
-    assert figure.grid is not None
-    bars = figure.grid
-    palette = palette_of(figure)
-    for column, _label in enumerate(bars.x_labels):
-        cells = [(row, value) for row, values in enumerate(bars.z) if (value := values[column]) is not None]
-        if not cells:
-            continue
-        axes.bar3d([column - 0.35] * len(cells), [row - 0.35 for row, _ in cells], 0.0, 0.7, 0.7,
-                   [value for _, value in cells], color=palette[column % len(palette)], shade=True)
-    if figure.y_range[1] is not None:
-        axes.set_zlim(0, figure.y_range[1])
-
-
-def _draw_surface(axes: Any, figure: Figure) -> None:
-    """The grid as a surface over its two categorical axes (NaN where nothing was measured)."""
-    import numpy as np
-
-    assert figure.grid is not None
-    grid = figure.grid
-    z = np.asarray(grid.z, dtype=float)
-    x, y = np.meshgrid(np.arange(len(grid.x_labels)), np.arange(len(grid.y_labels)))
-    axes.plot_surface(x, y, z, cmap="viridis", edgecolor="#333333", linewidth=0.3)
-    if figure.y_range[1] is not None:
-        axes.set_zlim(0, figure.y_range[1])
 
 
 DEFAULT_DPI = 200  # a report's PNG figures: 1800 x 1000 pixels, sharp on a laptop's high-density screen

@@ -34,6 +34,22 @@ def _axis(title: str, log: bool, ticks: Sequence[tuple[float, str]] = ()) -> dic
     return axis
 
 
+def _y_axis(title: str, log: bool, y_range: tuple[float | None, float | None], ys: Sequence[Any]) -> dict[str, Any]:
+    """A y axis of the series' values `ys`: log ticks in plain numbers, the figure's range (a None end: the data's)."""
+    axis = _axis(title, log, log_ticks(ys) if log else ())
+    if y_range == (0, None) and not log:
+        axis["rangemode"] = "tozero"  # from zero up to the data, with plotly's own headroom
+    elif y_range != (None, None):
+        low, high = y_range
+        known = [y for y in ys if y is not None]
+        ends = [min(known, default=0) if low is None else low, max(known, default=1) if high is None else high]
+        if not log:
+            axis["range"] = ends
+        elif all(end > 0 for end in ends):
+            axis["range"] = [math.log10(end) for end in ends]
+    return axis
+
+
 def _list(values: Iterable[Any]) -> list[Any]:
     """Values as a JSON-ready list (a numpy array's as Python floats, at C speed)."""
     return values.tolist() if hasattr(values, "tolist") else list(values)
@@ -66,6 +82,14 @@ def _band_traces(series: Series, color: str) -> list[dict[str, Any]]:
 
 
 def _series_traces(series: Series, position: int, palette: Sequence[str]) -> list[dict[str, Any]]:
+    traces = _traces_of(series, position, palette)
+    if series.y2:
+        for trace in traces:
+            trace["yaxis"] = "y2"
+    return traces
+
+
+def _traces_of(series: Series, position: int, palette: Sequence[str]) -> list[dict[str, Any]]:
     if series.mode == "bars":
         return [_bar_trace(series, position, palette)]
     color = color_of(series, position, palette)
@@ -158,21 +182,20 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
                 for trace in _series_traces(series, position, palette)]
         layout["showlegend"] = bool(figure.series)  # plotly hides a lone trace's name; the PNG and PDF show it
         xs = [x for series in figure.series for x in series.x]
-        ys = [y for series in figure.series for y in series.y]
         layout["xaxis"] = _axis(figure.x_label, figure.x_log, figure.x_ticks or (log_ticks(xs) if figure.x_log else ()))
         if figure.x_label.startswith("round") and not figure.x_ticks and xs:  # whole rounds: no 1.5
             layout["xaxis"].update(tickmode="linear", tick0=0, dtick=max(1, math.ceil((max(xs) - min(xs)) / 10)))
-        layout["yaxis"] = _axis(figure.y_label, figure.y_log, log_ticks(ys) if figure.y_log else ())
-        if figure.y_range == (0, None) and not figure.y_log:
-            layout["yaxis"]["rangemode"] = "tozero"  # from zero up to the data, with plotly's own headroom
-        elif figure.y_range != (None, None):
-            low, high = figure.y_range
-            known = [y for y in ys if y is not None]
-            ends = [min(known, default=0) if low is None else low, max(known, default=1) if high is None else high]
-            if not figure.y_log:
-                layout["yaxis"]["range"] = ends
-            elif all(end > 0 for end in ends):
-                layout["yaxis"]["range"] = [math.log10(end) for end in ends]
+        layout["yaxis"] = _y_axis(figure.y_label, figure.y_log, figure.y_range,
+                                  [y for series in figure.series if not series.y2 for y in series.y])
+        if figure.has_y2():
+            layout["yaxis2"] = {**_y_axis(figure.y2_label, figure.y2_log, figure.y2_range,
+                                          [y for series in figure.series if series.y2 for y in series.y]),
+                                "overlaying": "y", "side": "right", "showgrid": False}
+            if not figure.y2_log:  # its own round numbers (plotly would otherwise put them at the left axis' lines)
+                layout["yaxis2"]["tickmode"] = "auto"
+            # the legend above the chart, under the title: on the right it would lie on the second axis' labels
+            layout["legend"].update(orientation="h", x=0.0, xanchor="left", y=1.02, yanchor="bottom")
+            layout["margin"].update(t=90, r=100)  # automargin leaves the rotated title a few pixels short
         if figure.regions:
             layout["shapes"] = [{"type": "rect", "xref": "x", "yref": "paper", "x0": region.x_start,
                                  "x1": region.x_end, "y0": 0, "y1": 1, "fillcolor": REGION_COLOR,
@@ -183,12 +206,20 @@ def plotly_spec(figure: Figure, palette: Sequence[str]) -> dict[str, Any]:
                                       "font": {"size": 10, "color": REGION_COLOR}} for region in figure.regions]
         if any(series.mode == "bars" for series in figure.series):
             layout.update(barmode="group", bargap=1 - BAR_GROUP_WIDTH, bargroupgap=0.0)
-        if "latency" in figure.y_label:  # rare long waits next to typical ones: a log axis on one click
+        latency = [(name, log) for name, label, log in (("yaxis", figure.y_label, figure.y_log),
+                                                        ("yaxis2", figure.y2_label, figure.y2_log))
+                   if "latency" in label and name in layout]
+        if latency:  # rare long waits next to typical ones: a log axis on one click
+            name, log = latency[0]
+            # with a second axis the legend is above the chart on the left: the buttons go right, above its axis
             layout["updatemenus"] = [{
-                "type": "buttons", "direction": "right", "x": 0.0, "y": 1.12, "xanchor": "left", "showactive": True,
-                "active": 1 if figure.y_log else 0, "pad": {"r": 4, "t": 0},
-                "buttons": [{"label": "linear", "method": "relayout", "args": [{"yaxis.type": "linear"}]},
-                            {"label": "log", "method": "relayout", "args": [{"yaxis.type": "log"}]}]}]
+                "type": "buttons", "direction": "right", **({"x": 1.0, "xanchor": "right", "y": 1.02,
+                                                              "yanchor": "bottom"} if name == "yaxis2" else
+                                                             {"x": 0.0, "xanchor": "left", "y": 1.12}),
+                "showactive": True,
+                "active": 1 if log else 0, "pad": {"r": 4, "t": 0},
+                "buttons": [{"label": "linear", "method": "relayout", "args": [{f"{name}.type": "linear"}]},
+                            {"label": "log", "method": "relayout", "args": [{f"{name}.type": "log"}]}]}]
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "svg", "filename": figure.key}}
     return {"data": data, "layout": layout, "config": config, "gl": figure.kind in ("bars3d", "surface")}

@@ -42,6 +42,7 @@ class Series:
     width: float | None = None  # line width in points; None: the figure style's
     opacity: float = 1.0
     low: Positions | None = None  # a band's lower edge
+    y2: bool = False  # drawn against the figure's second y axis (on the right; y2_label, y2_log, y2_range)
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,14 @@ class Figure:
     #                           --show-data); the HTML report shows the same numbers in its tables
     palette: tuple[str, ...] = ()  # colours to use instead of the report's palette
     regions: tuple[Region, ...] = ()  # shaded stretches of x (lines figures)
+    y2_label: str = ""  # the second y axis (on the right) of the series marked y2: a quantity of another unit,
+    #                     such as latency beside IOPS bars
+    y2_log: bool = False
+    y2_range: tuple[Number | None, Number | None] = (None, None)
+
+    def has_y2(self) -> bool:
+        """Whether a second y axis is drawn: some series is measured against it."""
+        return self.grid is None and any(series.y2 for series in self.series)
 
     def point_count(self) -> int:
         if self.grid is not None:

@@ -17,7 +17,7 @@ from typing import Any
 from ptsbench.report.core.draw_plotly import clean, plotly_spec
 from ptsbench.report.core.layout import FIGURES_DIR, PDF_NAME, XLSX_NAME, atomic_file
 from ptsbench.report.core.model import Block, Report, Table, Text, formatted_rows, split_groups
-from ptsbench.report.core.table_layout import SEPARATORS, arranged, name_parts, split_to_fit
+from ptsbench.report.core.table_layout import SEPARATORS, arranged, name_parts
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -29,22 +29,18 @@ def _script_json(obj: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-TABLE_CHARS = 150  # characters of a table row that fit beside the table of contents in a 1400 px window
-
-
 def _table_views(table: Table) -> list[dict[str, Any]]:
-    """The table as the page shows it (table_layout's rule): its facts above it, in parts as wide as the page."""
+    """The table as the page shows it (table_layout's rule): its facts above it, and the columns that name its rows
+    (`keys`), which every part repeats when the page splits a table too wide for its width (the page's script,
+    which knows that width)."""
     shown, facts = arranged(table)
-    views = []
-    for number, part in enumerate(split_to_fit(shown, TABLE_CHARS, 2) if shown.rows else [shown]):
-        numeric = [column.kind != "text" for column in part.columns]
-        views.append({
-            "key": part.key if number == 0 else f"{part.key}-part{number + 1}", "title": part.title,
-            "constants": facts if number == 0 else (),
-            "headers": [(column.name, flag) for column, flag in zip(part.columns, numeric, strict=True)],
-            "rows": [list(zip(row, numeric, strict=True)) for row in formatted_rows(part)],
-        })
-    return views
+    numeric = [column.kind != "text" for column in shown.columns]
+    return [{
+        "key": shown.key, "title": shown.title, "constants": facts,
+        "key_columns": [index for index in shown.keys if index < len(shown.columns)] or [0],
+        "headers": [(column.name, flag) for column, flag in zip(shown.columns, numeric, strict=True)],
+        "rows": [list(zip(row, numeric, strict=True)) for row in formatted_rows(shown)],
+    }]
 
 
 def _block_views(block: Block, palette: Sequence[str], provenance: str) -> list[dict[str, Any]]:

@@ -51,6 +51,8 @@ class Table:
     #                                          None: unknown): a comparison marks differences within it
     facts: tuple[tuple[str, str], ...] = ()  # said once above the rows (table_layout.arranged: its constant and
     #                                          empty columns), drawn under the title
+    totals: int = 0  # the last rows sum the others up (a fleet's median, min and max): their descriptive cells say
+    #                  nothing, so which columns are constant or empty is judged on the rows before them
 
     def label_count(self) -> int:
         """Leading text columns that identify a row."""

@@ -6,6 +6,7 @@ figures two side by side, and every page ends with the provenance and the page n
 formatting as the HTML report, at no less than 9 pt; text is embedded so it can be searched and copied.
 """
 
+import functools
 import logging
 import textwrap
 from collections.abc import Iterator, Sequence
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ptsbench.report.core import pdf_text
 from ptsbench.report.core.draw_mpl import draw, import_matplotlib
 from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.layout import atomic_file
@@ -121,54 +123,97 @@ def full_width(figure: Figure) -> bool:
     return figure.kind in ("bars3d", "surface")
 
 
+CELL_GAP = 8 * pdf_text.CENTI  # between columns: 8 points (widths are in hundredths of a point, as measured)
+
+
+def _in(width: int) -> float:
+    """A measured width (hundredths of a point) in inches."""
+    return width / pdf_text.CENTI / 72
+
+
 @dataclass(frozen=True)
 class DrawnTable:
     """A table as drawn: each cell's lines (names wrapped at separators, numbers never), the column widths in
-    characters."""
+    hundredths of a point, measured in the page's font (pdf_text.py); each column followed by CELL_GAP."""
 
     table: Table
     widths: list[int]
     lines: list[list[list[str]]]  # header first
+    whole: bool = True  # every word whole (False: a column too wide for the width wrapped inside its words)
 
     def heights(self) -> list[float]:
         return [max(len(cell) for cell in row) * ROW_IN for row in self.lines]
 
     def width_in(self) -> float:
         """The columns' width (the title wraps to it)."""
-        return sum(width + 2 for width in self.widths) * CHAR_IN
+        return _in(sum(self.widths) + CELL_GAP * (len(self.widths) - 1))
 
     def above(self, width_in: float) -> tuple[list[str], list[str]]:
         """The title's lines and the facts said once (table_layout's rule), wrapped to `width_in`."""
-        chars = max(int(width_in / (CHAR_IN * 1.15)), 20)
-        return (textwrap.wrap(self.table.title, chars) or [""],
-                [line for name, value in self.table.facts for line in textwrap.wrap(f"{name}: {value}", chars)])
+        return (pdf_text.wrap_words(self.table.title, width_in * 72, BODY_PT + 1, bold=True),
+                [line for name, value in self.table.facts
+                 for line in pdf_text.wrap_words(f"{name}: {value}", width_in * 72, BODY_PT)])
 
     def above_in(self, width_in: float) -> float:
         titles, facts = self.above(width_in)
         return TABLE_TITLE_IN + (len(titles) - 1 + len(facts)) * ROW_IN
 
 
-TABLE_CAPACITY = int((PAGE_W_IN - 2 * MARGIN_IN) / CHAR_IN)  # characters a table row may take across the page
+TEXT_W_IN = PAGE_W_IN - 2 * MARGIN_IN  # the page's text width, which a table may take whole
 
 
-def _drawn_table(table: Table, width_in: float = PAGE_W_IN - 2 * MARGIN_IN) -> DrawnTable:
-    """The (arranged, split to fit) table as drawn `width_in` wide at most: names wrap at separators."""
+def _capacity(width_in: float) -> int:
+    """Room for a table's columns and the gaps between them, `width_in` wide."""
+    return int(width_in * 72 * pdf_text.CENTI)
+
+
+def _drawn_table(table: Table, width_in: float = TEXT_W_IN) -> DrawnTable:
+    """The (arranged, split to fit) table as drawn `width_in` wide at most, measured in the page's font: names wrap
+    at separators; a column that does not fit even alone beside the row names wraps inside its words, as the last
+    resort before cutting it."""
+    return _drawn_in(table, width_in, pdf_text.EMBEDDED.get())
+
+
+@functools.lru_cache(maxsize=32)
+def _drawn_in(table: Table, width_in: float, embedded: bool) -> DrawnTable:
+    """_drawn_table, remembered: a long table is laid out once, not again for each of its pages."""
+    del embedded  # in the key only: the measure reads it
     header = [column.name for column in table.columns]
     cells = formatted_rows(table)
     numeric = [column.kind != "text" for column in table.columns]
-    widths = fit_widths(cells, header, numeric, int(width_in / CHAR_IN), 2) or \
-        [max([len(name), *(len(row[i]) for row in cells)]) for i, name in enumerate(header)]
-    lines = [[wrap_name(name, widths[i]) for i, name in enumerate(header)]]
-    lines += [[[text] if numeric[i] else wrap_name(text, widths[i]) for i, text in enumerate(row)] for row in cells]
-    widths = [max(len(line) for row in lines for line in row[i]) for i in range(len(header))]
-    return DrawnTable(table, widths, lines)
+    measure = pdf_text.measure(BODY_PT, bold=True)  # the header's bold is the wider: cells fit it too
+    widths = fit_widths(cells, header, numeric, _capacity(width_in), CELL_GAP, measure)
+    whole = widths is not None
+    if widths is None:
+        share = (_capacity(width_in) - CELL_GAP * len(header)) // max(len(header), 1)
+        lines = [[_hard_wrap(name, share, measure) for name in header]]
+        lines += [[_hard_wrap(text, share, measure) for text in row] for row in cells]
+    else:
+        lines = [[wrap_name(name, widths[i], measure) for i, name in enumerate(header)]]
+        lines += [[[text] if numeric[i] else wrap_name(text, widths[i], measure) for i, text in enumerate(row)]
+                  for row in cells]
+    widths = [max(measure(line) for row in lines for line in row[i]) for i in range(len(header))]
+    return DrawnTable(table, widths, lines, whole)
+
+
+def _hard_wrap(text: str, width: int, measure: pdf_text.Measure) -> list[str]:
+    """`text` at separators where it can, else cut between characters: no wider than `width`."""
+    lines = []
+    for line in wrap_name(text, width, measure):
+        while measure(line) > width and len(line) > 1:
+            cut = max(1, next((n for n in range(len(line), 0, -1) if measure(line[:n]) <= width), 1))
+            lines.append(line[:cut])
+            line = line[cut:]
+        lines.append(line)
+    return lines
 
 
 def laid_out(table: Table) -> list[Table]:
     """A table as the page shows it (table_layout's rule): the parts the page's width needs, each naming its rows
     again, the first with the facts said once under its title."""
     shown, facts = arranged(table)
-    parts = split_to_fit(shown, TABLE_CAPACITY, 2) if shown.rows else [shown]
+    parts = split_to_fit(shown, _capacity(TEXT_W_IN), CELL_GAP, pdf_text.measure(BODY_PT, bold=True)) \
+        if shown.rows else [shown]
     return [replace(parts[0], facts=facts), *parts[1:]]
 
 
@@ -226,7 +271,7 @@ def _half_height(block: Block, half_in: float, page_in: float) -> float | None:
     if isinstance(block, Table) and block.rows:
         drawn = _drawn_table(block, half_in)
         height = drawn.above_in(half_in) + sum(drawn.heights())
-        if drawn.width_in() <= half_in and height <= page_in / 2:
+        if drawn.whole and drawn.width_in() <= half_in and height <= page_in / 2:
             return height
     return None
 
@@ -410,17 +455,17 @@ def _draw_table(canvas: Any, placed: Placed) -> None:
         top_in += ROW_IN
     lefts = [placed.left_in]
     for width in drawn.widths:
-        lefts.append(lefts[-1] + (width + 2) * CHAR_IN)
+        lefts.append(lefts[-1] + _in(width + CELL_GAP))
     numeric = [column.kind != "text" for column in drawn.table.columns]
     heights = drawn.heights()
     for row_number in [0, *(index + 1 for index in placed.rows)]:
         for column, lines in enumerate(drawn.lines[row_number]):
-            x_in = lefts[column + 1] - 2 * CHAR_IN if numeric[column] else lefts[column]
+            x_in = lefts[column + 1] - _in(CELL_GAP) if numeric[column] else lefts[column]
             canvas.text(_x(x_in), _y(top_in), "\n".join(lines), fontsize=BODY_PT, va="top", linespacing=1.25,
                         ha="right" if numeric[column] else "left", weight="bold" if row_number == 0 else "normal")
         top_in += heights[row_number]
         line_y = _y(top_in - 0.03)
-        canvas.add_artist(Line2D([_x(placed.left_in), _x(lefts[-1])], [line_y, line_y],
+        canvas.add_artist(Line2D([_x(placed.left_in), _x(lefts[-1] - _in(CELL_GAP))], [line_y, line_y],
                                  linewidth=0.3 if row_number else 0.7, color="#999999" if row_number else "#333333"))
 
 
@@ -472,13 +517,15 @@ def write_pdf(report: Report, path: Path) -> None:
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure as MplFigure
 
+    fonts = _fonts(report)
+    embedded = pdf_text.EMBEDDED.set("pdf.fonttype" in fonts)  # the tables are measured in the fonts drawn
     pages = layout(report)
     metadata = {"Title": report.title, "Author": "ptsbench", "Subject": report.provenance, "Creator": "ptsbench"}
     font_log = logging.getLogger("matplotlib.font_manager")
     level = font_log.level
     font_log.setLevel(logging.ERROR)  # "failed to find font weight normal for Helvetica": the core fonts are meant
     try:
-        with atomic_file(path) as temporary, matplotlib.rc_context(_fonts(report)), \
+        with atomic_file(path) as temporary, matplotlib.rc_context(fonts), \
                 PdfPages(temporary, metadata=metadata) as document:
             for number, page in enumerate(pages, start=1):
                 canvas = MplFigure(figsize=(PAGE_W_IN, PAGE_H_IN))
@@ -497,3 +544,5 @@ def write_pdf(report: Report, path: Path) -> None:
                 document.savefig(canvas)
     finally:
         font_log.setLevel(level)
+        pdf_text.EMBEDDED.reset(embedded)
+        _drawn_in.cache_clear()  # no report's tables kept alive after it is written

@@ -17,6 +17,7 @@ from ptsbench.report.core.model import Table, formatted_rows
 
 SEPARATORS = "/_-@ "
 EMPTY_CELLS = (None, "", "-")
+Measure = Callable[[str], int]  # how wide a text is drawn: characters on a terminal (len), points on a PDF page
 
 
 def breaks_after(text: str, index: int) -> bool:
@@ -40,19 +41,19 @@ def name_parts(text: str) -> list[str]:
     return [part for part in [*parts, text[start:]] if part]
 
 
-def longest_part(text: str) -> int:
+def longest_part(text: str, measure: Measure = len) -> int:
     """The narrowest `text` can be drawn without breaking a word."""
-    return max((len(part.rstrip()) for line in text.split("\n") for part in name_parts(line)), default=0)
+    return max((measure(part.rstrip()) for line in text.split("\n") for part in name_parts(line)), default=0)
 
 
-def wrap_name(text: str, width: int) -> list[str]:
-    """`text` in lines of at most `width` characters, broken only after separators (a word longer than `width`
-    keeps a line of its own, whole)."""
+def wrap_name(text: str, width: int, measure: Measure = len) -> list[str]:
+    """`text` in lines of at most `width` (characters, or the unit of `measure`), broken only after separators (a
+    word longer than `width` keeps a line of its own, whole)."""
     lines: list[str] = []
     for paragraph in text.split("\n"):
         line = ""
         for part in name_parts(paragraph):
-            if line and len(line + part.rstrip()) > width:
+            if line and measure(line + part.rstrip()) > width:
                 lines.append(line.rstrip())
                 line = part.lstrip()
             else:
@@ -63,20 +64,22 @@ def wrap_name(text: str, width: int) -> list[str]:
 
 def arranged(table: Table) -> tuple[Table, tuple[tuple[str, str], ...]]:
     """The table as every renderer shows it, and the facts said once above it: text columns with one value on every
-    row (of two or more rows) as `name: value`; columns empty on every row dropped and named once; the columns
-    that name a row first, then value columns, then other text columns."""
+    row (of two or more rows; summing-up rows, `totals`, left blank) as `name: value`; columns empty on every row
+    dropped and named once; the columns that name a row first, then value columns, then other text columns."""
     columns = table.columns
-    several = len(table.rows) > 1
+    rows = table.rows[:len(table.rows) - table.totals]  # the rows described (a fleet's members, not its median)
+    several = len(rows) > 1
     varying = [index for index in table.keys if index < len(columns) and several
-               and len({row[index] for row in table.rows}) > 1]
+               and len({row[index] for row in rows}) > 1]
     first = (varying or [*table.keys, 0])[0]  # the one column always kept: it names the rows
     constant = [index for index, column in enumerate(columns)
                 if index != first and several and column.kind == "text"
-                and len({row[index] for row in table.rows}) == 1 and table.rows[0][index] not in EMPTY_CELLS]
+                and len({row[index] for row in rows}) == 1 and rows[0][index] not in EMPTY_CELLS
+                and all(row[index] in ("", rows[0][index]) for row in table.rows[len(rows):])]
     empty = [index for index in range(len(columns))
              if index != first and table.rows and all(row[index] in EMPTY_CELLS for row in table.rows)]
     keys = [index for index in table.keys if index < len(columns) and index not in constant and index not in empty]
-    facts = [(columns[index].name, str(table.rows[0][index])) for index in constant]
+    facts = [(columns[index].name, str(rows[0][index])) for index in constant]
     if empty:
         facts.append(("no value here", ", ".join(dict.fromkeys(columns[index].name for index in empty))))
     rest = [index for index in range(len(columns)) if index not in keys and index not in constant
@@ -90,20 +93,21 @@ def arranged(table: Table) -> tuple[Table, tuple[tuple[str, str], ...]]:
     return shown, tuple(facts)
 
 
-def least_width(cells: Sequence[str], header: str, numeric: bool) -> int:
+def least_width(cells: Sequence[str], header: str, numeric: bool, measure: Measure = len) -> int:
     """The narrowest a column can be: its longest number, or its longest unbreakable piece of a name."""
-    texts = [len(cell) if numeric else longest_part(cell) for cell in cells]
-    return max([*texts, longest_part(header), 1])
+    texts = [measure(cell) if numeric else longest_part(cell, measure) for cell in cells]
+    return max([*texts, longest_part(header, measure), 1])
 
 
 def fit_widths(cells: Sequence[Sequence[str]], headers: Sequence[str], numeric: Sequence[bool], capacity: int,
-               gap: int) -> list[int] | None:
-    """Column widths (characters) that fit `capacity` with `gap` between columns, or None when even the narrowest
-    do not. Room left goes first to whole cells (rows on one line), then to whole headers, narrowest need first."""
+               gap: int, measure: Measure = len) -> list[int] | None:
+    """Column widths (characters, or the unit of `measure`) that fit `capacity` with `gap` between columns, or None
+    when even the narrowest do not. Room left goes first to whole cells (rows on one line), then to whole headers,
+    narrowest need first."""
     count = len(headers)
-    longest = [max([len(line) for row in cells for line in row[i].split("\n")] + [1]) for i in range(count)]
-    natural = [max(longest[i], *(len(line) for line in headers[i].split("\n"))) for i in range(count)]
-    found = [least_width([row[i] for row in cells], headers[i], numeric[i]) for i in range(count)]
+    longest = [max([measure(line) for row in cells for line in row[i].split("\n")] + [1]) for i in range(count)]
+    natural = [max(longest[i], *(measure(line) for line in headers[i].split("\n"))) for i in range(count)]
+    found = [least_width([row[i] for row in cells], headers[i], numeric[i], measure) for i in range(count)]
     extra = capacity - gap * (count - 1) - sum(found)
     if extra < 0:
         return None
@@ -142,14 +146,15 @@ def table_part(table: Table, columns: Sequence[int], number: int, count: int) ->
                    pair=None, noise=())
 
 
-def split_to_fit(table: Table, capacity: int, gap: int) -> list[Table]:
-    """The (arranged) table in parts no wider than `capacity` characters, each naming its rows again."""
+def split_to_fit(table: Table, capacity: int, gap: int, measure: Measure = len) -> list[Table]:
+    """The (arranged) table in parts no wider than `capacity` (characters, or the unit of `measure`), each naming its
+    rows again."""
     cells = formatted_rows(table)
     numeric = [column.kind != "text" for column in table.columns]
 
     def fits(chosen: list[int]) -> bool:
         return fit_widths([[row[i] for i in chosen] for row in cells], [table.columns[i].name for i in chosen],
-                          [numeric[i] for i in chosen], capacity, gap) is not None
+                          [numeric[i] for i in chosen], capacity, gap, measure) is not None
 
     parts = column_parts(table, fits)
     return [table_part(table, part, number, len(parts)) for number, part in enumerate(parts, start=1)]

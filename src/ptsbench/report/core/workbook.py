@@ -118,26 +118,30 @@ def _add_table_chart(workbook: Any, sheet: Any, name: str, table: Table) -> None
 
 
 def _write_figure_data(workbook: Any, name: str, figure: Figure, bold: Any) -> None:
-    """Two columns (x, y) per series, and a scatter chart drawing them as the figure does."""
+    """Two columns (x, y) per series, and a scatter chart drawing them as the figure does (the series of a second y
+    axis on the chart's second axis)."""
     sheet = workbook.add_worksheet(name)
     chart = workbook.add_chart({"type": "scatter", "subtype": "straight"})
     for position, series in enumerate(figure.series):
         column = 2 * position
+        y_label = figure.y2_label if series.y2 else figure.y_label
         sheet.write_string(0, column, series.name, bold)
-        sheet.write_row(1, column, [figure.x_label, figure.y_label], bold)
+        sheet.write_row(1, column, [figure.x_label, y_label], bold)
         for offset, (x, y) in enumerate(zip(series.x, series.y, strict=True), start=2):
             _write_cell(sheet, offset, column, x, None)
             _write_cell(sheet, offset, column + 1, y, None)
-        _fit_columns(sheet, chain([[series.name], [figure.x_label, figure.y_label]], (
+        _fit_columns(sheet, chain([[series.name], [figure.x_label, y_label]], (
             [format_value(x, "number"), format_value(y, "number")] for x, y in zip(series.x, series.y, strict=True))),
             column)
         last = len(series.x) + 1
         chart.add_series({"name": series.name, "categories": [name, 2, column, last, column],
-                          "values": [name, 2, column + 1, last, column + 1]})
+                          "values": [name, 2, column + 1, last, column + 1], "y2_axis": series.y2})
     chart.set_title({"name": figure.title})
     chart.set_x_axis({"name": figure.x_label, **({"log_base": 10} if figure.x_log else {})})
     chart.set_y_axis({"name": figure.y_label, "major_gridlines": {"visible": True},
                       **({"log_base": 10} if figure.y_log else {})})
+    if figure.has_y2():
+        chart.set_y2_axis({"name": figure.y2_label, **({"log_base": 10} if figure.y2_log else {})})
     chart.set_size({"width": 760, "height": 420})
     sheet.insert_chart(1, 2 * len(figure.series) + 1, chart)
 

@@ -25,9 +25,9 @@ DETERMINATION_COLUMNS = (
     Column("phase"), Column("tracked variable"), Column("window rounds"), Column("average", "number"),
     Column("data excursion", "number"), Column("allowed data excursion (20 %)", "number"),
     Column("slope excursion", "number"), Column("allowed slope excursion (10 %)", "number"),
-    Column("slope per round", "number"), Column("intercept", "number"), Column("fitted line"),
-    Column("steady state"), Column("drops"),  # rounds of the window that held a drop (docs/drops.md)
-)
+    Column("slope per round", "number"), Column("intercept", "number"),  # the least-squares line: y = slope x +
+    Column("steady state"), Column("drops"),  # intercept, written out in its figure; rounds of the window that held
+)  #                                            a drop (docs/drops.md)
 HOST_STEADY_COLUMNS = (Column("phase"), Column("tracked variable"), Column("host"), Column("window rounds"),
                        Column("average", "number"), Column("unit"), Column("steady state"))
 NOT_YET = "not yet: fewer than 5 rounds"
@@ -68,12 +68,12 @@ def _determination_rows(view: Any, drops: Mapping[str, list[int]] | None
     for label, v in determination_of(view).items():
         factor = metric_unit(tracked_metric(view, label, v))[1]
         if v is None:
-            rows.append((view.plan["title"], label, "-", *([None] * 7), "-", NOT_YET, "-"))
+            rows.append((view.plan["title"], label, "-", *([None] * 7), NOT_YET, "-"))
             continue
         fitted = f"y = {v['slope'] * factor:.6g} x + {v['intercept'] * factor:.6g}"
         rows.append((view.plan["title"], label, _window(v), v["average"] * factor, v["data_excursion"] * factor,
                      v["allowed_data_excursion"] * factor, v["slope_excursion"] * factor,
-                     v["allowed_slope_excursion"] * factor, v["slope"] * factor, v["intercept"] * factor, fitted,
+                     v["allowed_slope_excursion"] * factor, v["slope"] * factor, v["intercept"] * factor,
                      _reached(v), window_drop_text(drops, cells.get(label, label), v["rounds"])))
         figures.append(_window_figure(view, label, v, fitted))
     return rows, figures
