@@ -302,6 +302,15 @@ def test_pts_window_percentiles_count_every_window_round_s_ios(run_lab: Lab) -> 
     assert p99.samples and p99.beyond is not None and p99.beyond <= p99.samples
     done = run_cli("check", str(run_lab.pts), "--gate", "IOPS: rnd 4k 0/100 p99 <= 10s")
     assert f"{p99.samples:,} IOs, {p99.beyond:,} beyond" in done.stdout, done.stdout
+    # PTS asks fio for six nines too: a target on p99.9999 is judged from the window's merged bins, and with fewer
+    # than 10 IOs beyond it (10 million IOs are needed) it is NOT MEASURED, never passed
+    (deep,) = [v for v in run_values(store) if v.name == "IOPS: rnd 4k 0/100 p99.9999"]
+    assert deep.samples == p99.samples and deep.beyond is not None and deep.beyond < 10 and not deep.measured()
+    profile = run_lab.folder / "six-nines.toml"
+    profile.write_text('[[workload]]\nvalues = "IOPS: rnd 4k 0/100"\n"p99.9999" = "<= 10s"\n')
+    done = run_cli("check", str(run_lab.pts), "--profile", str(profile))
+    assert done.returncode == 4 and "0 passed, 0 failed, 1 not measured" in done.stdout, done.stdout
+    assert f"{deep.samples:,} IOs, {deep.beyond:,} beyond" in done.stdout
 
 
 def test_the_catalog_keeps_each_percentile_s_evidence(small_run: Path, tmp_path: Path) -> None:
