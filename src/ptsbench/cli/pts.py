@@ -254,9 +254,9 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
 @safety_flag("--destructive", help_text="Allow writing (and purging) a block device again.")
 @metrics_options
 def resume(run_dir: Path, destructive: bool) -> None:
-    """Continue an interrupted PTS run (keeps every stored round, runs only what is missing) or sweep (runs only
-    the cells without a finished result). A fleet run continues every target not done; RUN_DIR/devices/NAME
-    continues that target alone.
+    """Continue an interrupted PTS run (keeps every stored round, runs only what is missing), sweep (runs only
+    the cells without a finished result), run or quick (runs only the cases without a finished result). A fleet
+    run continues every target not done; RUN_DIR/devices/NAME continues that target alone.
 
     \b
     Examples:
@@ -271,6 +271,11 @@ def resume(run_dir: Path, destructive: bool) -> None:
         from ptsbench.cli.sweep import resume_sweep
 
         resume_sweep(run_dir, destructive)
+        return
+    if RunStore.open(run_dir).kind == "run":  # run and quick
+        from ptsbench.cli.resume_run import resume_run
+
+        resume_run(run_dir, destructive)
         return
     if RunStore.open(run_dir).kind == "pts-fleet":
         from ptsbench.cli.fleet import resume_fleet

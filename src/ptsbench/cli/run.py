@@ -253,7 +253,8 @@ def _quick(target: str | None, target_path: str, scratch: bool, runtime_s: float
         return _execute([job_path], resolved, Overrides(), False, "quick", output_format, run_dir, permission,
                         log_interval_ms, dry_run, hosts=hosts, host_infos=infos, fio_lat_log=fio_lat_log,
                         prepared=(job_path.name,), make_report=make_report, images=images, drops=drops,
-                        repeat=repeat, keep_files=keep_files, auto=auto)
+                        repeat=repeat, keep_files=keep_files, auto=auto,
+                        manifest={"scratch_file": target_path} if scratch else None)
     finally:
         if dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)
@@ -325,14 +326,23 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     """Run the planned cases into their run directory and return it (None for a dry run). `stop_when`: asked after
     each case (cases in turn), True ends the run there (the manifest then names the cases that ran); `manifest`:
     more fields for it; `auto`: --repeat auto's rule."""
-    from ptsbench.cases import claim_cases, expected_total_s, manifest_settings, plan_cases, run_cases, target_groups
-    from ptsbench.report.cases.tables import result_rows
+    from ptsbench.cases import (
+        claim_cases,
+        expected_total_s,
+        job_texts,
+        manifest_settings,
+        plan_cases,
+        run_cases,
+        target_groups,
+    )
+    from ptsbench.pts.store import PtsStore
     from ptsbench.store import RunStore, default_run_dir
 
     run_dir = out or default_run_dir(name)
+    texts = job_texts(paths)
     # fio's client prints no status documents to derive latency from: there fio writes its own latency log
     cases = plan_cases(paths, resolved, overrides, run_dir, log_interval_ms, fio_lat_log=fio_lat_log or bool(hosts),
-                       repeat=repeat)
+                       repeat=repeat, texts=texts)
     total_s = expected_total_s(cases, parallel, hosts)
     if parallel and not hosts:  # the groups run at once: none may reach another's bytes under another name
         from ptsbench.target.claim import check_distinct
@@ -348,6 +358,7 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
     check_writes(cases, permission, hosts)
     from ptsbench.report.core.progress import TerminalProgress
     from ptsbench.target.info import target_facts
+    from ptsbench.target.same_device import start_record
 
     made = [] if hosts else files_fio_makes(cases, run_dir) + folder_test_files(resolved)
     with claim_cases(cases, run_dir, permission[1], hosts), made_files(made, keep_files):  # to the last case's end
@@ -356,24 +367,48 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
             "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
             **manifest_settings(overrides, log_interval_ms, parallel), "repeat": repeat, "expected_duration_s": total_s,
             **(auto.as_manifest() if auto else {}),
-            **({"hosts": [asdict(info) for info in host_infos]} if hosts else {}),
-            "cases": [case.dir_name for case in cases], "status": "running", "drops": drops, **(manifest or {}),
+            **({"hosts": [asdict(info) for info in host_infos]} if hosts else
+               {"device_identities": {t.path: start_record(t.path) for t in resolved if t.kind == "block"}}),
+            "cases": [case.dir_name for case in cases], "status": "running", "drops": drops,
+            # what `ptsbench resume` plans again from (a run that stops itself early, replay --steady, has none)
+            **({} if stop_when else {"resume_plan": resume_plan(
+                texts, resolved, overrides, fio_lat_log, hosts, made, keep_files, make_report, images)}),
+            **(manifest or {}),
         }, prepared)
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
-        try:
-            with TerminalProgress() as progress:
-                records = run_cases(store, cases, parallel, progress, hosts, stop_when, auto_repeat(store, auto))
-            if len(records) < len(cases):  # stopped early, or repetitions the rule left out: the run's cases ran
-                ran = {record.index for record in records}
-                store.update_manifest(cases=[case.dir_name for case in cases if case.index in ran])
-        except KeyboardInterrupt:
-            store.update_manifest(status="interrupted")
-            _finish_interrupted(store, output_format)
-            raise
-        store.update_manifest(status="done")
-    _finish(store, result_rows(records), output_format, grid=name == "quick", make_report=make_report, images=images)
-    from ptsbench.drops.stored import stored_rule
+        with PtsStore(store).lock():
+            try:
+                with TerminalProgress() as progress:
+                    records = run_cases(store, cases, parallel, progress, hosts, stop_when, auto_repeat(store, auto))
+                if len(records) < len(cases):  # stopped early, or repetitions the rule left out: the run's cases ran
+                    ran = {record.index for record in records}
+                    store.update_manifest(cases=[case.dir_name for case in cases if case.index in ran])
+            except KeyboardInterrupt:
+                store.update_manifest(status="interrupted")
+                _finish_interrupted(store, output_format)
+                raise
+            store.update_manifest(status="done")
+    after_run(store, records, output_format, name == "quick", make_report, images)
+    return run_dir
 
+
+def resume_plan(texts: dict[str, str], targets: "Sequence[Target]", overrides: "Overrides", fio_lat_log: bool,
+                hosts: "Sequence[Host]", made: Sequence[str], keep_files: bool, make_report: bool,
+                images: Sequence[str]) -> dict[str, Any]:
+    """What a run stores in its manifest (`resume_plan`) to be planned again by a resume."""
+    return {"job_texts": texts, "targets": [asdict(target) for target in targets], "overrides": asdict(overrides),
+            "fio_lat_log": fio_lat_log, "hosts": [host.label for host in hosts], "made_files": list(made),
+            "keep_files": keep_files, "report_at_end": make_report, "report_images": list(images)}
+
+
+def after_run(store: "RunStore", records: "list[CaseRecord]", output_format: str, grid: bool, make_report: bool,
+              images: Sequence[str]) -> None:
+    """The end of a run or quick (or its resume): the results, the report, drops and failures (exit 1)."""
+    from ptsbench.drops.stored import stored_rule
+    from ptsbench.report.cases.tables import result_rows
+
+    run_dir = store.root
+    _finish(store, result_rows(records), output_format, grid=grid, make_report=make_report, images=images)
     broken = say_case_drops(store.root, records, *stored_rule(store.manifest))
     if any(record.status != "ok" for record in records):
         failed = [record for record in records if record.status != "ok"]
@@ -383,7 +418,6 @@ def _execute(paths: list[Path], resolved: "list[Target]", overrides: "Overrides"
                    f"fio.stderr in {run_dir})", err=True)
         sys.exit(1)
     fail_on_limit(broken)
-    return run_dir
 
 
 def files_fio_makes(cases: "list[Case]", run_dir: Path) -> list[str]:
@@ -493,8 +527,8 @@ def _finish_interrupted(store: "RunStore", output_format: str) -> None:
 
     print_rows(result_rows(load_records(store)), output_format)
     write_report(store.root, workbook_only=True)
-    click.echo(f"ptsbench: results until the interrupt are kept in {store.root}; "
-               f"`ptsbench report {store.root}` writes their report", err=True)
+    click.echo(f"ptsbench: results until the interrupt are kept in {store.root}; `ptsbench resume {store.root}` "
+               f"runs the cases not finished, `ptsbench report {store.root}` writes a report of these", err=True)
 
 
 def end_report(run_dir: Path, make_report: bool, images: Sequence[str] = ()) -> None:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ptsbench.hosts.hostlist import Host
     from ptsbench.store import RunStore
     from ptsbench.sweep import SweepSpec
+    from ptsbench.target.target import Target
 
 
 def _texts(value: str, option: str) -> tuple[str, ...]:
@@ -343,25 +344,32 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
     from ptsbench.cli.run import check_writes
     from ptsbench.store import RunStore
     from ptsbench.sweep import stored_plan
-    from ptsbench.target.claim import check_not_claimed
-    from ptsbench.target.same_device import check_same_device
 
     store = RunStore.open(run_dir.absolute())
     stored, targets, hosts, cases = stored_plan(store)
-    if not hosts:  # the same devices as at the start, nothing new on them (target/same_device.py)
-        for target in targets:  # first: another run on a target also explains a changed device or signature
-            check_not_claimed(target.path)
-        recorded = store.manifest.get("device_identities") or {}
-        cases_dir = store.root / "cases"
-        written = cases_dir.is_dir() and any(entry.is_dir() for entry in cases_dir.iterdir())
-        for target in targets:
-            if target.kind == "block":
-                for note in check_same_device(target.path, recorded.get(target.path), written, store.root):
-                    click.echo(f"ptsbench: note: {note}", err=True)
+    if not hosts:
+        check_targets_again(store, targets)
     check_writes(cases, (destructive, allow_mounted), hosts)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
     execute(store, cases, hosts, allow_mounted, make_report=bool(stored.get("report_at_end")),  # as started
             images=[str(suffix) for suffix in stored.get("report_images") or ()])
+
+
+def check_targets_again(store: "RunStore", targets: "Sequence[Target]") -> None:
+    """At a resume: no other run holds a target, and each device is the one the run started on, with nothing new on
+    it (target/same_device.py; a changed one is refused, a note says what is known)."""
+    from ptsbench.target.claim import check_not_claimed
+    from ptsbench.target.same_device import check_same_device
+
+    for target in targets:  # first: another run on a target also explains a changed device or signature
+        check_not_claimed(target.path)
+    recorded = store.manifest.get("device_identities") or {}
+    cases_dir = store.root / "cases"
+    written = cases_dir.is_dir() and any(entry.is_dir() for entry in cases_dir.iterdir())
+    for target in targets:
+        if target.kind == "block":
+            for note in check_same_device(target.path, recorded.get(target.path), written, store.root):
+                click.echo(f"ptsbench: note: {note}", err=True)
 
 
 def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> None:

@@ -234,6 +234,11 @@ def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     manifest = store.manifest
     records = load_records(store)
     warnings = tuple(f"case {record.name} failed: {record.message}" for record in records if record.status != "ok")
+    from ptsbench.pts.store import PtsStore
+
+    status = PtsStore(store).run_status()  # 'running' that no process holds: killed
+    if status != "done" and in_progress is None and manifest.get("resume_plan"):
+        warnings += (f"run status {status}: `ptsbench resume {store.root}` runs its unfinished cases",)
     rows = result_rows(records)  # the glance, the results table and the line on write amplification
     repeat_auto = repeat_auto_table(records, manifest)
     sections = [case_glance_section(rows, () if repeat_auto is None else (repeat_auto,)),
