@@ -346,11 +346,47 @@ def test_throttling_and_media_errors_over_a_case_are_judged(
     new media error: the throttling line fails, the media-error line passes; a file has neither counter."""
     device = request.getfixturevalue("nvme_loop")
     smart, ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9 + 10**6))
-    after = Path(smart.split(":")[1])
-    after.write_text(json.dumps({**json.loads(after.read_text()), "thm_temp1_trans_count": 1}))
+    before, after = (Path(path) for path in smart.split(":"))
+    counted = json.loads(before.read_text())["num_err_log_entries"]
+    after.write_text(json.dumps({**json.loads(after.read_text()), "thm_temp1_trans_count": 1,
+                                 "num_err_log_entries": counted + 3}))
+    # the error log as nvme-cli 2.x prints it (status without its phase tag bit): an old entry, an empty slot, then
+    # two new ones; the SMART log counted three new errors, one of which the log no longer holds
+    old = {"error_count": 7, "sqid": 2, "cmdid": 0x11, "status_field": 0x4002, "phase_tag": 0,
+           "parm_error_location": 0xFFFF, "lba": 0, "nsid": 1, "vs": 0, "trtype": 0, "csi": 0, "opcode": 6}
+    empty = {**old, "error_count": 0, "status_field": 0}
+    read_error = {**old, "error_count": 9, "sqid": 3, "cmdid": 0x2A, "status_field": 0x281, "lba": 123_456,
+                  "opcode": 2}
+    write_fault = {**old, "error_count": 10, "sqid": 1, "cmdid": 0x2B, "status_field": 0x4280, "lba": 99, "opcode": 1}
+    logs = [tmp_path / "errors-before.json", tmp_path / "errors-after.json"]
+    logs[0].write_text(json.dumps({"errors": [old, empty]}))
+    logs[1].write_text(json.dumps({"errors": [write_fault, read_error, old, empty]}))
+    monkeypatch.setenv("FAKE_NVME_ERROR_LOG", ":".join(str(path) for path in logs))
     monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
     monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
     store = _run_on(device, tmp_path / "hot")
+    from ptsbench.case_records import load_records
+    from ptsbench.cli.health import health_lines
+
+    [stored] = json.loads(next(store.root.glob("cases/*/result.json")).read_text())["telemetry"]
+    assert [entry["error_count"] for entry in stored["change"]["error_log_new"]] == [9, 10]  # the old one left out
+    assert stored["change"]["error_log_new"][0] == {
+        "error_count": 9, "sqid": 3, "cmdid": 0x2A, "status_field": 0x281, "status": 0x281,
+        "parm_error_location": 0xFFFF, "lba": 123_456, "nsid": 1, "opcode": 2, "trtype": 0, "vs": 0}
+    lines = health_lines(load_records(store))  # what run, quick and sweep print at their end, each entry in words
+    assert lines[0] == f"ptsbench: write: {device}: THERMAL THROTTLING during the case; 3 new error log entries"
+    assert f"ptsbench: write: {device}: error 9, status 0x0281 (media and data integrity error: unrecovered read " \
+           "error), LBA 123,456, namespace 1, opcode 0x02, command id 0x002a, queue 3" in lines, lines
+    assert f"ptsbench: write: {device}: error 10, status 0x4280 (media and data integrity error: write fault, do " \
+           "not retry), LBA 99, namespace 1, opcode 0x01, command id 0x002b, queue 1" in lines
+    assert f"ptsbench: write: {device}: 1 more error(s) counted by the SMART log are no longer in the error log " \
+           "(the drive keeps only its last entries)" in lines
+    from ptsbench.report.build import load_report
+
+    said = [text for section in load_report(store.root).sections for block in section.blocks
+            if (text := getattr(block, "text", "")).startswith("The drive's error log")]
+    words = [line.removeprefix(f"ptsbench: write: {device}: ") for line in lines[1:]]
+    assert said == [f"The drive's error log ({device}) gained entries during the case: {'; '.join(words)}."]
     profile = _profile(tmp_path, "no_throttling = true\nno_media_errors = true\n")
     done = run_cli("check", str(store.root), "--profile", str(profile))
     assert done.returncode == 1, done.stdout + done.stderr

@@ -222,9 +222,24 @@ def case_section(store_root: Path, record: Any, interval_ms: float, rule: "DropR
     command = case_dir / "command.txt"
     if command.is_file():
         blocks.append(Text(read_text(command).strip(), "code"))
+    blocks.extend(error_log_blocks(record))
     blocks.extend(drop_blocks(f"case{record.index:03d}", record.name, case_dir, findings, rule or DropRule()))
     blocks.extend(case_figures(case_dir, record, f"case{record.index:03d}", interval_ms, findings))
     return Section(f"case{record.index:03d}", f"Case {record.index}: {record.name}", facts, tuple(blocks))
+
+
+def error_log_blocks(record: Any) -> list[Block]:
+    """The NVMe error log entries new during the case, per drive, each in words (target/error_log.py)."""
+    from ptsbench.target.error_log import entries_texts
+
+    blocks: list[Block] = []
+    for entry in getattr(record, "telemetry", None) or []:
+        change = entry.get("change") or {}
+        lines = entries_texts(change.get("error_log_new") or [], change.get("error_log_entries"))
+        if lines:
+            blocks.append(Text(f"The drive's error log ({entry.get('device')}) gained entries during the case: " +
+                               "; ".join(lines) + ".", "warning"))
+    return blocks
 
 
 def case_run_report(store: Any, in_progress: str | None = None) -> Report:
