@@ -254,6 +254,13 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     assert "bucket 2 <= 0" in lines[0] and " 0 commands " in lines[0] and " pass " in lines[0]
     assert "bucket 3 <= 0" in lines[1] and " 3 commands " in lines[1] and " FAIL " in lines[1]
     assert "read 2, write 1, trim 0" in lines[1]
+    # under which configuration (feature C5h's settings, as the C3h log reports them) the counts were taken
+    under = ("under: monitor enabled (feature status 0x1), thresholds A-D 5, 10, 20, 50 ms, bucket timer threshold "
+             "60 min")
+    assert under in " ".join(" ".join(lines).split()), done.stdout
+    assert stored["change"]["latency_monitor_config"] == {
+        "feature_status": 1, "enabled": True, "bucket_timer_threshold_min": 60, "thresholds_ms": [5, 10, 20, 50],
+        "latency_config": None, "minimum_window_ms": None}
     # the host's own latencies of the case (fio's bins): the drive counted IOs at or above 50 ms the host did not
     from ptsbench.fio.output import parse_jobs
 
@@ -274,6 +281,28 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     assert done.returncode == 4 and "NOT MEASURED" in done.stdout, done.stdout
     assert "no OCP C3h latency monitor log: `nvme ocp latency-monitor-log /dev/nvme0 -o json`" in " ".join(
         done.stdout.split())
+
+
+def test_a_monitor_not_enabled_or_set_anew_gives_no_increase() -> None:
+    """Feature status bit 0 clear (the Latency Monitor Feature Enable of C5h off): its counters count nothing, so
+    a span's unchanged counters are no evidence of fast commands; thresholds changed between the readings (C5h set
+    during the span): the counts mix two configurations. Neither gives an increase; the note says why."""
+    from ptsbench.target.latency_monitor import monitor_change, read_latency_monitor
+
+    def reading(doc: dict[str, object]) -> dict[str, object]:
+        return read_latency_monitor("/dev/nvme0", lambda _argv: (doc, None, 0))
+
+    enabled = reading(_monitor_doc({"3": (1, 0, 0)}))
+    assert monitor_change(enabled, reading(_monitor_doc({"3": (2, 0, 0)})))["latency_monitor"]["3"]["read"] == 1
+    off = reading({**_monitor_doc({}), "Feature Status": 6})
+    change = monitor_change(off, off)
+    assert change["latency_monitor"] is None and change["latency_monitor_config"]["enabled"] is False
+    assert change["latency_monitor_note"].startswith("the drive's latency monitor is not enabled (monitor NOT "
+                                                     "enabled (feature status 0x6), thresholds A-D 5, 10, 20, 50 ms")
+    moved = monitor_change(enabled, reading({**_monitor_doc({"3": (2, 0, 0)}), "Active Threshold D": 100}))
+    assert moved["latency_monitor"] is None and "set anew during the span" in moved["latency_monitor_note"]
+    assert "after: monitor enabled (feature status 0x1), thresholds A-D 5, 10, 20, 100 ms" in \
+        moved["latency_monitor_note"]
 
 
 def test_a_file_has_no_latency_monitor_to_judge(qual_run: Path, tmp_path: Path) -> None:
