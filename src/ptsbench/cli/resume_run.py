@@ -26,8 +26,8 @@ def stored_cases(store: "RunStore") -> "tuple[dict[str, Any], list[Case], list[H
     manifest = store.manifest
     plan = manifest.get("resume_plan")
     if not isinstance(plan, dict):
-        raise PtsbenchError(f"{store.root} holds no plan to resume (a run made by replay --steady, or by a ptsbench "
-                            "before 0.1's resumable runs)", "start the run again in a new run directory")
+        raise PtsbenchError(f"{store.root} holds no plan to resume (a replay --steady run, or a run made by a "
+                            "ptsbench that did not store one)", "start the run again in a new run directory")
     settings = plan["overrides"]
     overrides = Overrides(settings["runtime_s"], settings["size"], settings["ioengine"],
                           tuple((str(key), str(value)) for key, value in settings["options"]))
