@@ -31,9 +31,10 @@ import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "hosts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from ptsbench.cases import Overrides, plan_cases  # noqa: E402
+from ptsbench.cases.plan import Overrides, plan_cases  # noqa: E402
 from ptsbench.fio.output import parse_jobs
 from ptsbench.fio.runner import fio_binary
 from ptsbench.hosts.hostlist import Host, write_host_list

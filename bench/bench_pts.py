@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the command line sets it (cli/__init__.py main)
+from ptsbench.device.target import Target  # noqa: E402
 from ptsbench.fio import lifetime  # noqa: E402 (after the line above, as numpy reads it at its import)
 from ptsbench.fio.chain import ChainJob, gate_options, run_chain  # noqa: E402
 from ptsbench.fio.jobs import render_job_file  # noqa: E402
@@ -46,7 +47,6 @@ from ptsbench.pts.engine import QuietReporter, run  # noqa: E402
 from ptsbench.pts.plan import Plan, make_plan, round_job  # noqa: E402
 from ptsbench.pts.settings import make_settings  # noqa: E402
 from ptsbench.pts.start import create_run, target_info  # noqa: E402
-from ptsbench.target.target import Target  # noqa: E402
 
 GAP_GOAL_MS = 10.0
 HANDOFF_GOAL_MS = 30.0

@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "report"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from ptsbench.report.build import write_report  # noqa: E402

@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ptsbench.device.target import Target
 from ptsbench.pts.engine import Progress, QuietReporter, run
 from ptsbench.pts.plan import make_plan
 from ptsbench.pts.settings import make_settings
 from ptsbench.pts.start import create_run, target_info
 from ptsbench.report.pts.live import BackgroundReport, RewriteBudget
-from ptsbench.target.target import Target
 
 SIZE_BYTES = 64 * 1024**2
 WINDOW = 100

@@ -5,17 +5,17 @@
 #
 #   bash scripts/device-lab.sh [--debian13|--ftl] [--results FILE] [--checks NAME,NAME...] [--keep]
 #
-# --debian13: the Debian 13 variant (tests/device_lab_debian13.py): the same guest kernel, but QEMU 10 runs inside
+# --debian13: the Debian 13 variant (tests/device_lab/device_lab_debian13.py): the same guest kernel, but QEMU 10 runs inside
 # the root scripts/debian13-root.sh makes (PTSBENCH_DEBIAN13_ROOT, else /var/cache/ptsbench/debian13) and that root,
 # not the host's, is shared into the guest (fio 3.39, Python 3.13, nvme-cli 2.13; ptsbench installed from this
 # checkout into a venv there); its disks: an NVMe controller with the OCP extended SMART log and an FDP subsystem.
-# --ftl: the flash translation layer variant (tests/device_lab_ftl.py): no QEMU disks; NVMeVirt (third_party/nvmevirt
+# --ftl: the flash translation layer variant (tests/device_lab/device_lab_ftl.py): no QEMU disks; NVMeVirt (third_party/nvmevirt
 # with third_party/nvmevirt-ptsbench.patch, built for the guest kernel once and kept in PTSBENCH_NVMEVIRT_CACHE, else
 # /var/cache/ptsbench/nvmevirt) makes an emulated SSD with an FTL and garbage collection in memory the guest kernel
 # reserves (memmap=); a third vCPU for its polling threads; the nvme driver's timeouts at 600 s (a GC stall can
 # outlast the default 30 s, which NVMeVirt cannot abort).
 # --results: where the results go (JSON lines, one per check); --checks: run only these checks (names as in
-# tests/device_lab_guest.py, tests/device_lab_debian13.py or tests/device_lab_ftl.py); --keep: keep the work
+# tests/device_lab/device_lab_guest.py, tests/device_lab/device_lab_debian13.py or tests/device_lab/device_lab_ftl.py); --keep: keep the work
 # directory (disk images, samples).
 # Exit status: 0 all passed, 1 a check failed, 77 the lab cannot run on this machine (the reason on stderr).
 set -euo pipefail
@@ -265,16 +265,16 @@ guest_env=""
 # dispatcher and I/O worker poll on the third vCPU, which the scheduler keeps for them (isolcpus)
 ftl_memmap_start=0x80000000 ftl_memmap_size=33M
 if [ "$variant" = debian13 ]; then
-  modules="nvme" disks_seen="[ -e /dev/nvme1n1 ]" python=$venv/bin/python guest=$repo/tests/device_lab_debian13.py
+  modules="nvme" disks_seen="[ -e /dev/nvme1n1 ]" python=$venv/bin/python guest=$repo/tests/device_lab/device_lab_debian13.py
 elif [ "$variant" = ftl ]; then
   # the checks load NVMeVirt themselves (fresh-out-of-box is rmmod + insmod): its module and the reservation below
-  modules="nvme" disks_seen="true" python=$repo/.venv/bin/python guest=$repo/tests/device_lab_ftl.py
+  modules="nvme" disks_seen="true" python=$repo/.venv/bin/python guest=$repo/tests/device_lab/device_lab_ftl.py
   guest_env="export PTSBENCH_LAB_NVMEV=$nvmev"
   guest_env+=" PTSBENCH_LAB_NVMEV_ARGS='memmap_start=$ftl_memmap_start memmap_size=$ftl_memmap_size cpus=2,2'"
   [ -z "${lab_fio:-}" ] || guest_env+=" PTSBENCH_LAB_SPRANDOM=1 PTSBENCH_LAB_FIO=$lab_fio"
 else
   modules="nvme virtio_scsi sd_mod sg ahci ext4 crc32c_generic" disks_seen="[ -e /dev/nvme5n1 ] && [ -e /dev/sdc ]"
-  python=$repo/.venv/bin/python guest=$repo/tests/device_lab_guest.py
+  python=$repo/.venv/bin/python guest=$repo/tests/device_lab/device_lab_guest.py
 fi
 cat > "$work/out/guest.sh" <<EOF
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8

@@ -34,11 +34,11 @@ bash "$repo/scripts/in-root.sh" "$root" --bind "$repo" bash -euc '
   /opt/ptsbench-venv/bin/ptsbench pts --profile demo --out /tmp/demo >/tmp/demo.log 2>&1 &
   demo=$!
   trap '"'"'kill "$demo" 2>/dev/null || true'"'"' EXIT  # a failed test ends the demo too (ptsbench stops its fio)
-  /opt/ptsbench-venv/bin/python -m pytest -q -rs --durations=5 -p no:cacheprovider -x tests/test_truth.py \
-    tests/test_fio_versions.py tests/test_guard.py tests/test_opens.py tests/test_chain.py \
-    tests/test_sweep.py tests/test_plot.py \
-    --deselect tests/test_sweep.py::test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_fio_s \
-    --deselect tests/test_sweep.py::test_a_sweep_on_two_hosts_draws_each_host
+  /opt/ptsbench-venv/bin/python -m pytest -q -rs --durations=5 -p no:cacheprovider -x tests/cases/test_truth.py \
+    tests/fio/test_fio_versions.py tests/device/test_guard.py tests/fio/test_opens.py tests/fio/test_chain.py \
+    tests/cases/test_sweep.py tests/plot/test_plot.py \
+    --deselect tests/cases/test_sweep.py::test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_fio_s \
+    --deselect tests/cases/test_sweep.py::test_a_sweep_on_two_hosts_draws_each_host
   wait "$demo" || { tail -20 /tmp/demo.log; echo "debian13: the PTS demo failed"; exit 1; }
   /opt/ptsbench-venv/bin/ptsbench show /tmp/demo >/tmp/show.txt
   head -3 /tmp/show.txt

@@ -2,8 +2,8 @@
 (fixtures shared through conftest.py).
 
 The runs are cheap: the null engine (or a 4 MiB file for quick), 0.2 s per job, four at a time; plus, beside them, the
-suite's one tiny PTS run (tests/test_report_pts.py), so a run of the whole suite pays for it once. A few runs are tagged
-with a model and firmware, as a lab does for drives that report none (files and virtual disks)."""
+suite's one tiny PTS run (tests/report/test_report_pts.py), so a run of the whole suite pays for it once. A few runs are
+tagged with a model and firmware, as a lab does for drives that report none (files and virtual disks)."""
 
 import os
 import shutil

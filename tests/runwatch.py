@@ -88,7 +88,7 @@ def detach_loops_under(folder: str) -> None:
 
 
 def remove_test_cgroups(pid: int) -> None:
-    """The block-throttling cgroups tests make (tests/test_drops.py: ptsbench-*-PYTEST_PID), now empty."""
+    """The block-throttling cgroups tests make (tests/drops/test_drops.py: ptsbench-*-PYTEST_PID), now empty."""
     for folder in (*Path("/sys/fs/cgroup").glob(f"*/ptsbench-*-{pid}"), *Path("/sys/fs/cgroup").glob(
             f"ptsbench-*-{pid}")):
         with contextlib.suppress(OSError):

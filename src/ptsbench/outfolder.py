@@ -110,7 +110,7 @@ def check_own_file(path: Path, mark: str, option: str) -> None:
     lost, a device node in /dev would become a file; and one on the kernel's own file systems."""
     import stat
 
-    from ptsbench.target.target import kernel_filesystem
+    from ptsbench.device.target import kernel_filesystem
 
     hint = f"give {option} a new file name, or a file ptsbench wrote there before, on a real file system"
     try:

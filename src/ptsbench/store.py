@@ -186,8 +186,8 @@ class RunStore:
     def create(cls, root: Path, manifest: dict[str, Any], prepared: Collection[str] = ()) -> "RunStore":
         """Make the run directory and write its manifest (versions, command line and host facts are added here).
         `prepared` names files the caller already put there (quick's job file)."""
+        from ptsbench.device.info import host_facts
         from ptsbench.fio.runner import fio_version
-        from ptsbench.target.info import host_facts
 
         full = {
             "schema_version": SCHEMA_VERSION,

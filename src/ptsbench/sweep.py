@@ -1,5 +1,5 @@
 """Sweeps: a matrix of fio cells (target x rw x bs x read mix x numjobs x iodepth x loop), each cell run and stored
-as a case of the case runner (cases.py), so every cell keeps its job file, command line, json+ and logs.
+as a case of the case runner (cases/), so every cell keeps its job file, command line, json+ and logs.
 
 The plan is data written into the manifest before the first cell runs, and every cell's job file is written into
 RUN_DIR/sweep/: `ptsbench resume` plans the same cases again from them and runs only the cells without a finished
@@ -18,17 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
-from ptsbench.case_records import RESULT, CaseRecord, read_record
-from ptsbench.cases import Case, CaseProgress, Overrides, case_job, plan_case, run_case
+from ptsbench.cases.plan import Case, Overrides, case_job, plan_case
+from ptsbench.cases.records import RESULT, CaseRecord, read_record
+from ptsbench.cases.run import run_case
+from ptsbench.cases.schedule import CaseProgress
 from ptsbench.confidence import AutoRepeat, repeat_group
+from ptsbench.device.case_telemetry import CaseReadings
+from ptsbench.device.target import Target
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio import jobs
 from ptsbench.fio.opens import JobOpens, parse_job_text, parse_job_texts
 from ptsbench.fio.versions import SS_INTERVAL_DEFAULT_US, ss_window_problem
 from ptsbench.hosts.hostlist import Host
 from ptsbench.store import RunStore, read_json
-from ptsbench.target.case_telemetry import CaseReadings
-from ptsbench.target.target import Target
 from ptsbench.units import format_bs, parse_size_bytes
 
 SWEEP_DIR = "sweep"

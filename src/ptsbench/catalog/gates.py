@@ -280,7 +280,7 @@ def run_facts(store: Any) -> RunFacts:
                                bool((determined or {}).get("steady")) and not throttled))
         compliance = store.manifest.get("compliance") or {}
         return RunFacts(tuple(steady), bool(compliance.get("compliant")), tuple(compliance.get("reasons") or ()))
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.report.cases.tables import result_rows
 
     steady = [(f"{row.case}/{row.job} {row.direction}", bool(row.ss_attained))

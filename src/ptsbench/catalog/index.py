@@ -183,7 +183,7 @@ def _check_sqlite_file(url: str, where: str) -> None:
 
     from sqlalchemy.engine import make_url
 
-    from ptsbench.target.target import kernel_filesystem
+    from ptsbench.device.target import kernel_filesystem
 
     parsed = make_url(url)
     path = parsed.database

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ptsbench.target.latency_monitor import BUCKETS
+from ptsbench.device.latency_monitor import BUCKETS
 
 DIRECTIONS = ("read", "write", "trim")
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from ptsbench.catalog.gates import Gate, GateError, Verdict, judge, parse_gate, run_facts, show_number
 from ptsbench.catalog.values import MIN_TAIL_IOS, metric_quantity, run_capacity_bytes, run_values
-from ptsbench.target.latency_monitor import BUCKETS, OPERATIONS, config_text
+from ptsbench.device.latency_monitor import BUCKETS, OPERATIONS, config_text
 
 PER_TB = "per tb"
 TB_BYTES = 10**12
@@ -156,8 +156,8 @@ def _waf_verdicts(profile: Profile, store: Any) -> list[Verdict]:
             found.append((str(view.plan["title"]), summary.waf if summary else None,
                           (summary.waf_source if summary else None) or "the drive reported no media writes"))
     else:
-        from ptsbench.case_records import load_records
-        from ptsbench.target.waf import case_waf
+        from ptsbench.cases.records import load_records
+        from ptsbench.device.waf import case_waf
 
         for record in load_records(store):
             waf = case_waf(getattr(record, "telemetry", None) or [])
@@ -177,7 +177,7 @@ def _telemetry_spans(store: Any) -> list[tuple[str, list[dict[str, Any]]]]:
 
         return [(str(view.plan["title"]), [r["telemetry"]["change"] for r in view.rounds if r.get("telemetry")])
                 for view in load_context(store)[1]]
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     return [(record.name, [entry.get("change") or {} for entry in getattr(record, "telemetry", None) or []])
             for record in load_records(store)]
@@ -212,7 +212,7 @@ def _beside_host(store: Any) -> dict[str, dict[str, list[str]]]:
     """Case -> bucket -> where the drive's monitor and the host's latencies disagree (catalog/monitor_host.py)."""
     if store.kind == "pts":
         return {}
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.catalog.monitor_host import disagreements
 
     return {record.name: disagreements(store.root / "cases" / f"{record.index:03d}-{record.name}", record.telemetry)
@@ -221,7 +221,7 @@ def _beside_host(store: Any) -> dict[str, dict[str, list[str]]]:
 
 def _health_verdicts(profile: Profile, store: Any) -> list[Verdict]:
     """Each case's (PTS: phase's) thermal throttling and media errors, from the drive's counters read before and
-    after it (target/telemetry.py); NOT MEASURED where the drive gave no such counter."""
+    after it (device/telemetry.py); NOT MEASURED where the drive gave no such counter."""
     verdicts = []
     for subject, changes in _telemetry_spans(store):
         for key in profile.health:

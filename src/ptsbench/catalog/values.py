@@ -220,7 +220,7 @@ def run_values(store: Any) -> list[Value]:
         from ptsbench.report.pts.views import load_context
 
         return pts_values(load_context(store)[1])
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.report.cases.tables import result_rows
 
     return case_values(result_rows(load_records(store)))

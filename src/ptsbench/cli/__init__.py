@@ -17,7 +17,7 @@ from ptsbench.errors import PtsbenchError
 # command name -> "module:attribute"; each module holds one command and stays free of logic.
 COMMANDS: dict[str, str] = {
     "run": "ptsbench.cli.run:run",
-    "quick": "ptsbench.cli.run:quick",
+    "quick": "ptsbench.cli.quick:quick",
     "show": "ptsbench.cli.show:show",
     "info": "ptsbench.cli.info:info",
     "report": "ptsbench.cli.report:report",

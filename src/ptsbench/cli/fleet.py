@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ptsbench.cli.pts_steps import Prepared, prepare_target, print_plan, print_target_dry_run
+from ptsbench.cli.pts_steps import Prepared, PtsRequest, prepare_target, print_plan, print_target_dry_run
 
 if TYPE_CHECKING:
     from ptsbench.fio.runner import FioStatus
     from ptsbench.pts.engine import Progress
     from ptsbench.pts.fleet import Member
-    from ptsbench.pts.params import Settings
     from ptsbench.store import RunStore
 
 
@@ -40,44 +39,41 @@ class FleetLines:
         self.event(f"{progress.phase.phase.title} round {record['round']} stored" + (f"; {line}" if line else ""))
 
 
-def pts_fleet(settings: "Settings", targets: Sequence[str], run_dir: Path, size: str | None, destructive: bool,
-              purge_method: str, purge_scope: str, dry_run: bool, verbose: bool, measure_rate: bool, name: str,
-              description: Mapping[str, str], drops: Mapping[str, float | None], images: Sequence[str] = ()) -> None:
+def pts_fleet(request: PtsRequest) -> None:
     """Resolve and plan every target, refuse one named twice, judge every one by the guard, then (not a dry run)
     make the fleet's run directory with a part per target and run them all at once."""
+    from ptsbench.device.claim import check_distinct
     from ptsbench.pts.fleet import part_dir, part_names
-    from ptsbench.target.claim import check_distinct
-    from ptsbench.units import parse_size_bytes
 
+    targets, run_dir, description = request.targets, request.run_dir, request.description
     names = part_names(targets)
-    size_bytes = parse_size_bytes(size) if size else None
     # a purge reaching beyond its namespace (NVMe sanitize, an all-namespace format) never erases another member:
     # auto takes a method that erases only its own, a method named is refused (the run chooses the same, pts/engine.py)
-    prepared = [prepare_target(settings, target, part_dir(run_dir, part), size, size_bytes, destructive, purge_method,
-                               purge_scope, True, measure_rate, fleet=targets)
+    prepared = [prepare_target(request, target, part_dir(run_dir, part), request.size_bytes, True, fleet=targets)
                 for part, target in zip(names, targets, strict=True)]
     check_distinct(targets)  # as the user named them
     check_distinct([one.target.path for one in prepared])  # as they are tested: a folder's test file named again
-    if dry_run:
-        _print_fleet_dry_run(names, prepared, verbose, description)
+    if request.dry_run:
+        _print_fleet_dry_run(names, prepared, request.verbose, description)
         return
     for one in prepared:  # every target judged before any is touched
         one.check()
+    from ptsbench.device.target import check_free_space
     from ptsbench.pts.fleet import Member, create_fleet
-    from ptsbench.target.target import check_free_space
 
     check_free_space([one.target for one in prepared])
-    store = create_fleet(run_dir, name, [(part, one.target.path) for part, one in zip(names, prepared, strict=True)])
-    store.update_manifest(report_images=list(images))
+    store = create_fleet(run_dir, request.name,
+                         [(part, one.target.path) for part, one in zip(names, prepared, strict=True)])
+    store.update_manifest(report_images=list(request.images))
     members = []
     for part, one in zip(names, prepared, strict=True):
-        pts_store, plan = one.create_run(part_dir(run_dir, part), settings, name, description)
-        pts_store.store.update_manifest(drops=dict(drops), report_images=list(images))
+        pts_store, plan = one.create_run(part_dir(run_dir, part), request.settings, request.name, description)
+        pts_store.store.update_manifest(drops=dict(request.drops), report_images=list(request.images))
         members.append(Member(part, pts_store, one.target))
     click.echo(f"ptsbench: run directory {run_dir} ({len(members)} targets at once, a part each in "
                f"{run_dir / 'devices'})", err=True)
     print_plan(plan, prepared[-1].timing)  # the last target's: the plans differ only in the target and its size
-    _run_fleet(store, members, destructive)
+    _run_fleet(store, members, request.destructive)
 
 
 def _print_fleet_dry_run(names: Sequence[str], prepared: Sequence[Prepared], verbose: bool,
@@ -107,13 +103,13 @@ def _print_fleet_dry_run(names: Sequence[str], prepared: Sequence[Prepared], ver
 def resume_fleet(store: "RunStore", destructive: bool) -> None:
     """Continue every part not done. A part whose target did not come back as it was, or that the guard refuses
     now, is recorded as failed with its reason and the others go on."""
+    from ptsbench.device.claim import check_distinct
+    from ptsbench.device.guard import check_write_allowed
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.fleet import Member, fleet_parts, part_state, record_failure
     from ptsbench.pts.start import resume_target
     from ptsbench.pts.store import PtsStore
     from ptsbench.store import RunStore
-    from ptsbench.target.claim import check_distinct
-    from ptsbench.target.guard import check_write_allowed
 
     members: list[Member] = []
     failures: dict[str, str] = {}
@@ -144,12 +140,12 @@ def _run_fleet(store: "RunStore", members: Sequence["Member"], destructive: bool
     """Run the parts at once, then each part's report and the fleet's summary; an error naming every part that
     failed (the others' results are stored)."""
     from ptsbench.cli.drops import fail_on_limit, say_pts_drops
-    from ptsbench.cli.run import report_images, write_final_report
+    from ptsbench.cli.run_end import report_images, write_final_report
+    from ptsbench.device.userfile import missing
     from ptsbench.errors import PtsbenchError
     from ptsbench.pts.fleet import fleet_parts, run_fleet
     from ptsbench.pts.live import MarkOnLayout
     from ptsbench.store import RunStore
-    from ptsbench.target.userfile import missing
 
     made = {member.name: (missing([member.target.path]) if member.target.kind == "file" else [],
                           (member.pts.store.manifest.get("file_identity") or {}).get("token")) for member in members}

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ptsbench.target.error_log import entries_texts
+from ptsbench.device.error_log import entries_texts
 
 
 def health_lines(records: Iterable[Any]) -> list[str]:

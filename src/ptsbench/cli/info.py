@@ -20,10 +20,10 @@ def info(target: str, as_json: bool) -> None:
       ptsbench info /dev/sda --json > facts.json
     """
     from ptsbench import __version__
+    from ptsbench.device.info import host_facts, target_facts
+    from ptsbench.device.target import resolve_target
     from ptsbench.fio.lifetime import start_way
     from ptsbench.fio.log_reader import reader_name
-    from ptsbench.target.info import host_facts, target_facts
-    from ptsbench.target.target import resolve_target
 
     found = target_facts(resolve_target(target))
     facts: dict[str, dict[str, object]] = {
@@ -38,10 +38,10 @@ def info(target: str, as_json: bool) -> None:
 
 
 def _fdp_section(found: dict[str, object]) -> dict[str, dict[str, object]]:
-    """An NVMe namespace's Flexible Data Placement (target/fdp.py), read with nvme-cli; nothing for other targets."""
+    """An NVMe namespace's Flexible Data Placement (device/fdp.py), read with nvme-cli; nothing for other targets."""
     import shutil
 
-    from ptsbench.target.fdp import read_fdp
+    from ptsbench.device.fdp import read_fdp
 
     disk, controller = found.get("disk"), found.get("nvme_controller")
     if not str(found.get("transport") or "").startswith("nvme") or not isinstance(disk, str):

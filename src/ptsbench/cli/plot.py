@@ -1,8 +1,10 @@
 """`ptsbench plot LOG|GLOB|DIR ...`: charts and a summary from fio bw, iops, lat, clat, slat and histogram logs."""
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,6 +12,10 @@ from ptsbench.cli import Finite
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 from ptsbench.report.cases.sweep_charts import CHARTS as CHART_NAMES
+
+if TYPE_CHECKING:
+    from ptsbench.plot import PlotOptions
+    from ptsbench.plot.fiojson import JsonPlotOptions
 
 KINDS = ("bw", "iops", "lat", "clat", "slat", "hist")
 DIRECTIONS = ("read", "write", "trim", "total")
@@ -23,8 +29,6 @@ def _percentiles(text: str) -> tuple[float, ...]:
     if not values or not all(0 < value <= 100 for value in values):
         raise PtsbenchError(f"--percentiles {text!r}: not a list of percentiles", "e.g. --percentiles 50,99,99.9")
     return values
-
-
 
 
 def json_options(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -75,30 +79,90 @@ def _whole(text: str | None, option: str) -> tuple[int, ...]:
     return tuple(int(part) for part in parts)
 
 
-def _plot_json(inputs: tuple[str, ...], out_dir: Path, formats: tuple[str, ...], directions: tuple[str, ...],
-               title: str | None, labels: tuple[str, ...], device: str | None, settings: dict[str, Any]) -> None:
+def _json_options(options: Mapping[str, Any]) -> "JsonPlotOptions":
+    """fio-plot's options for charts of fio JSON output, checked."""
     from ptsbench.cli.sweep import lat_bound_us
-    from ptsbench.plot.fiojson import JsonPlotOptions, make_json_plots
+    from ptsbench.plot.fiojson import JsonPlotOptions
     from ptsbench.report.cases.sweep_charts import ChartOptions
 
-    charts = _split(settings["charts"])
+    charts = _split(options["charts"])
     unknown = [name for name in charts if name not in CHART_NAMES]
     if unknown:
         raise PtsbenchError(f"--charts {unknown[0]!r} is not a chart", f"use {', '.join(CHART_NAMES)}")
     chart_options = ChartOptions(
-        charts=charts, percentile=f"{float(settings['percentile']):g}", title=title or "",
-        subtitle=settings["subtitle"], source_line=settings["source_line"],
-        iops_range=(settings["min_iops"], settings["max_iops"]),
-        lat_range_us=(settings["min_lat"], settings["max_lat"]),
-        palette=_split(settings["colors"]), data_table=settings["show_data"], directions=directions,
-        iodepths=_whole(settings["iodepths"], "--iodepth"), numjobs=_whole(settings["numjobs_values"], "--numjobs"),
-        log_scale=settings["log_scale"],
+        charts=charts, percentile=f"{float(options['percentile']):g}", title=options["title"] or "",
+        subtitle=options["subtitle"], source_line=options["source_line"],
+        iops_range=(options["min_iops"], options["max_iops"]),
+        lat_range_us=(options["min_lat"], options["max_lat"]),
+        palette=_split(options["colors"]), data_table=options["show_data"], directions=options["directions"],
+        iodepths=_whole(options["iodepths"], "--iodepth"), numjobs=_whole(options["numjobs_values"], "--numjobs"),
+        log_scale=options["log_scale"],
     )
     _check_colors(chart_options.palette)
-    options = JsonPlotOptions(out_dir=out_dir, formats=formats or ("png",), charts=chart_options, labels=labels,
-                              include_hosts=_split(settings["include_hosts"]),
-                              exclude_hosts=_split(settings["exclude_hosts"]), dpi=settings["dpi"],
-                              latency_bound_us=lat_bound_us(str(settings["lat_bound"])), device=device)
+    return JsonPlotOptions(out_dir=options["out_dir"], formats=options["formats"] or ("png",), charts=chart_options,
+                           labels=options["labels"], include_hosts=_split(options["include_hosts"]),
+                           exclude_hosts=_split(options["exclude_hosts"]), dpi=options["dpi"],
+                           latency_bound_us=lat_bound_us(str(options["lat_bound"])), device=options["device"])
+
+
+def _log_options(options: Mapping[str, Any]) -> "PlotOptions":
+    """The options of charts of fio logs, checked."""
+    from ptsbench.plot import PlotOptions
+    from ptsbench.plot.draw import Look
+
+    colors = _split(options["colors"])
+    _check_colors(colors)
+    columns = options["columns"]
+    return PlotOptions(
+        kind=options["kind"], out_dir=options["out_dir"], formats=options["formats"] or ("png",),
+        smooth_s=options["smooth_s"], trend=options["trend"], x_axis=options["x_axis"], compare=options["compare"],
+        per_job=options["per_job"], interval_ms=options["interval_ms"], job_files=options["job_files"],
+        directions=options["directions"], percentiles=_percentiles(options["percentiles"]),
+        three_d=options["three_d"], bars=options["bars"], skip_bad_lines=options["skip_bad_lines"],
+        title=options["title"], labels=options["labels"], pattern=options["pattern"],
+        columns=tuple(part.strip() for part in columns.split(",")) if columns else None, device=options["device"],
+        look=Look(options["line_width"], options["markers"], colors, options["dpi"]),
+    )
+
+
+@dataclass(frozen=True)
+class PlotRequest:
+    """What `plot` is asked, built and checked once from its options: the inputs, and the options of charts of fio
+    logs or (every input a *.json file, or --json) of fio-plot's charts of fio JSON output."""
+
+    inputs: tuple[str, ...]
+    out_dir: Path  # new, empty or an earlier plot's (outfolder.py)
+    logs: "PlotOptions | None"  # charts of fio logs
+    json: "JsonPlotOptions | None"  # charts of fio JSON output
+
+
+def plot_request(options: Mapping[str, Any]) -> PlotRequest:
+    """The request of plot's options as click parsed them; the --out folder is judged first, before any input is
+    read (a user's files are never written over)."""
+    from ptsbench.outfolder import check_own_folder
+    from ptsbench.plot.sources import is_json_input
+
+    check_own_folder(options["out_dir"])
+    inputs = tuple(options["inputs"])
+    if options["json_mode"] or is_json_input(inputs):
+        return PlotRequest(inputs, options["out_dir"], None, _json_options(options))
+    return PlotRequest(inputs, options["out_dir"], _log_options(options), None)
+
+
+def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
+    """plot gets its PlotRequest, built and checked from every option, in their place."""
+
+    @functools.wraps(function)
+    def wrapper(**options: Any) -> Any:
+        return function(plot_request(options))
+
+    return wrapper
+
+
+def _plot_json(inputs: tuple[str, ...], options: "JsonPlotOptions") -> None:
+    """fio-plot's charts of fio JSON output, their table on stdout and the files written."""
+    from ptsbench.plot.fiojson import make_json_plots
+
     result = make_json_plots(inputs, options)
     for note in result.notes:
         click.echo(f"ptsbench: note: {note}", err=True)
@@ -162,11 +226,8 @@ def _check_colors(colors: tuple[str, ...]) -> None:
               "time_ms,value,ddir,bs_bytes,offset_bytes,prio.")
 @click.option("--device", help="Device name for the caption (ptsbench runs name it themselves).")
 @json_options
-def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tuple[str, ...], smooth_s: float | None,
-         trend: bool, x_axis: str, compare: bool, per_job: bool, interval_ms: float | None, job_files: tuple[Path, ...],
-         directions: tuple[str, ...], percentiles: str, three_d: bool, bars: bool, skip_bad_lines: bool,
-         title: str | None, labels: tuple[str, ...], pattern: str | None, columns: str | None,
-         device: str | None, **json_settings: Any) -> None:
+@_takes_request
+def plot(request: PlotRequest) -> None:
     """Draw fio logs: time series per run (raw, --smooth, --trend), runs compared, per-job logs merged by time,
     histogram percentiles over time, a 3D view across runs, and a summary table (also in summary.csv).
 
@@ -185,31 +246,17 @@ def plot(inputs: tuple[str, ...], kind: str | None, out_dir: Path, formats: tupl
       ptsbench plot --json ssd-a/ ssd-b/ --label A --label B --settings team-style.toml
       ptsbench plot clients.json --exclude-hosts node3 --dir read
     """
-    from ptsbench.outfolder import check_own_folder, own_folder
-    from ptsbench.plot.sources import is_json_input
+    from ptsbench.outfolder import own_folder
 
-    check_own_folder(out_dir)  # before the logs are read: a user's files are never written over
-    if json_settings["json_mode"] or is_json_input(inputs):
-        with own_folder(out_dir):
-            _plot_json(inputs, out_dir, formats, directions, title, labels, device, json_settings)
+    if request.json is not None:
+        with own_folder(request.out_dir):
+            _plot_json(request.inputs, request.json)
         return
-    from ptsbench.plot import PlotOptions, make_plots, summary_notes, summary_rows
-    from ptsbench.plot.draw import Look
+    from ptsbench.plot import make_plots, summary_notes, summary_rows
 
-    colors = _split(json_settings["colors"])
-    _check_colors(colors)
-    look = Look(json_settings["line_width"], json_settings["markers"], colors, json_settings["dpi"])
-
-    options = PlotOptions(
-        kind=kind, out_dir=out_dir, formats=formats or ("png",), smooth_s=smooth_s, trend=trend, x_axis=x_axis,
-        compare=compare, per_job=per_job, interval_ms=interval_ms, job_files=job_files, directions=directions,
-        percentiles=_percentiles(percentiles), three_d=three_d, bars=bars, skip_bad_lines=skip_bad_lines,
-        title=title, labels=labels, pattern=pattern,
-        columns=tuple(part.strip() for part in columns.split(",")) if columns else None, device=device,
-        look=look,
-    )
-    with own_folder(out_dir):
-        result = make_plots(inputs, options)
+    assert request.logs is not None  # a request holds the one or the other
+    with own_folder(request.out_dir):
+        result = make_plots(request.inputs, request.logs)
     for note in result.notes:
         click.echo(f"ptsbench: note: {note}", err=True)
     from ptsbench.report.core.model import Column, Table

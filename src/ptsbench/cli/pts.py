@@ -1,26 +1,34 @@
 """`ptsbench pts` and `ptsbench resume`: parse options, call the PTS engine, print plan, progress and results."""
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ptsbench.cli import Finite, safety_flag, text_path
+from ptsbench.cli.case_options import images_option, one_line
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.cli.metrics import metrics_options
-from ptsbench.cli.pts_steps import guard_verdict, prepare_target, print_dry_run, print_plan, print_target_dry_run
-from ptsbench.cli.run import images_option, one_line, report_images
-from ptsbench.target.placement import PLACEMENTS
+from ptsbench.cli.pts_steps import (
+    PtsRequest,
+    guard_verdict,
+    prepare_target,
+    print_dry_run,
+    print_plan,
+    print_target_dry_run,
+)
+from ptsbench.cli.run_end import report_images
+from ptsbench.device.placement import PLACEMENTS
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
+    from ptsbench.device.target import Target
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
-    from ptsbench.pts.params import Settings
     from ptsbench.pts.store import PtsStore
-    from ptsbench.target.target import Target
 
 DEVICE_INFO_MAX_BYTES = 1024 * 1024  # a description of one device, for a report's first page
 OVERRIDE_HELP = "A plain value applies to every selected test; TEST=VALUE (e.g. iops=4k,64k) to one. Repeatable."
@@ -33,6 +41,16 @@ def _override(name: str, help_text: str) -> Callable[[Any], Any]:
 def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
     """An option of the advanced tests that have the parameter (TEST=VALUE also works, for one of them)."""
     return click.option(name, multiple=True, metavar="VALUE", help=help_text)
+
+
+def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
+    """pts gets its PtsRequest, built and checked from every option, in their place."""
+
+    @functools.wraps(function)
+    def wrapper(**options: Any) -> Any:
+        return function(pts_request(options))
+
+    return wrapper
 
 
 @click.command()
@@ -109,12 +127,8 @@ def _advanced(name: str, help_text: str) -> Callable[[Any], Any]:
               "on the hosts (a deviation).")
 @images_option("For the report at the end (and after `ptsbench resume`): ")
 @drop_options
-def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path | None, size: str | None,
-        destructive: bool, purge_method: str, purge_scope: str, active_range: float | None,
-        precondition_multiple: float | None, wsat_capacity: float | None, wsat_time: str | None, ramp_time: float,
-        dry_run: bool, verbose: bool, measure_rate: bool, hosts_spec: str | None, lat_histogram_time: str | None,
-        device_info: tuple[str, ...], fdp_placement: str | None, images: tuple[str, ...], drop_fraction: float,
-        drop_seconds: int, min_fraction: float | None, **overrides: tuple[str, ...]) -> Path | None:
+@_takes_request
+def pts(request: PtsRequest) -> Path | None:
     """Run the SNIA PTS tests on TARGET: IOPS, throughput, latency, write saturation (the default), host idle
     recovery, cross stimulus recovery, composite block size workload (ECW in PTS-E 1.1), demand intensity / response
     time histogram, and TKperf's HDD zone tests.
@@ -142,55 +156,63 @@ def pts(targets: tuple[str, ...], profile: str, spec: str, tests: str, out: Path
       ptsbench pts /dev/nvme0n1 --tests wsat --fdp-placement spread --destructive
       ptsbench pts /dev/nvme0n1 --device-info form_factor=M.2 --device-info media=QLC --destructive
     """
-    from ptsbench.pts.settings import OPTION_NAMES, make_settings, parse_overrides, parse_tests
-    from ptsbench.store import default_run_dir
-
-    one_line(*targets, size, str(out) if out else None, what="TARGET/--size/--out")
-    target = targets[0] if targets else None
-    from ptsbench.units import parse_size_bytes
-
-    chosen = parse_tests(tests)
-    fields = {flag.lstrip("-").replace("-", "_"): name for name, flag in OPTION_NAMES.items()}
-    parsed = parse_overrides({fields[param]: values for param, values in overrides.items() if values}, chosen)
-    settings = make_settings(profile, spec, chosen, parsed, active_range, precondition_multiple, wsat_capacity,
-                             _seconds(wsat_time), ramp_time, _histogram_seconds(lat_histogram_time))
-    description = parse_device_info(device_info)
-    run_dir = out or default_run_dir(f"pts-{profile}")
-    drops = drop_settings(drop_fraction, drop_seconds, min_fraction)
-    if fdp_placement not in (None, "off") and (hosts_spec is not None or len(targets) > 1):
-        raise click.UsageError("--fdp-placement takes one local TARGET (not --hosts, not a fleet)")
-    if hosts_spec is not None:
-        if len(targets) > 1:
-            raise click.UsageError("pts --hosts takes one TARGET (the same path on every host)")
-        return _pts_on_hosts(settings, hosts_spec, target, size, run_dir, destructive, purge_method, dry_run,
-                             f"pts-{profile}", description, verbose, drops, images)
-    if len(targets) > 1:
+    if request.hosts_spec is not None:
+        return _pts_on_hosts(request)
+    if len(request.targets) > 1:
         from ptsbench.cli.fleet import pts_fleet
 
-        pts_fleet(settings, list(targets), run_dir, size, destructive, purge_method, purge_scope, dry_run, verbose,
-                  measure_rate, f"pts-{profile}", description, drops, images)
+        pts_fleet(request)
         return None  # a fleet: its devices' runs are checked one by one (ptsbench check)
-    size_bytes = parse_size_bytes(size) if size else settings.scratch_size_bytes
-    prepared = prepare_target(settings, target, run_dir, size, size_bytes, destructive, purge_method, purge_scope,
-                              dry_run, measure_rate, fdp_placement)
-    if dry_run:
-        print_target_dry_run(prepared, verbose, description)
+    run_dir = request.run_dir
+    target = request.targets[0] if request.targets else None
+    size_bytes = request.size_bytes if request.size else request.settings.scratch_size_bytes
+    prepared = prepare_target(request, target, run_dir, size_bytes, request.dry_run)
+    if request.dry_run:
+        print_target_dry_run(prepared, request.verbose, request.description)
         return None
-    from ptsbench.target.target import check_free_space
+    from ptsbench.device.target import check_free_space
 
     check_free_space([prepared.target])
-    store, plan = prepared.create_run(run_dir, settings, f"pts-{profile}", description)
+    store, plan = prepared.create_run(run_dir, request.settings, request.name, request.description)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     print_plan(plan, prepared.timing)
-    store.store.update_manifest(drops=drops, report_images=list(images))
-    _run(store, prepared.target, destructive)
+    store.store.update_manifest(drops=dict(request.drops), report_images=list(request.images))
+    _run(store, prepared.target, request.destructive)
     return run_dir
 
 
-def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, size: str | None, run_dir: Path,
-                  destructive: bool, purge_method: str, dry_run: bool, name: str,
-                  description: dict[str, str], verbose: bool = False,
-                  drops: dict[str, float | None] | None = None, images: tuple[str, ...] = ()) -> Path | None:
+def pts_request(options: Mapping[str, Any]) -> PtsRequest:
+    """The request of pts's options as click parsed them: values on one line, the tests and their [TEST=]VALUE
+    overrides to Settings, --device-info read, and the options that exclude each other refused."""
+    from ptsbench.pts.settings import OPTION_NAMES, make_settings, parse_overrides, parse_tests
+    from ptsbench.store import default_run_dir
+
+    targets, size, out, hosts_spec = options["targets"], options["size"], options["out"], options["hosts_spec"]
+    one_line(*targets, size, str(out) if out else None, what="TARGET/--size/--out")
+    chosen = parse_tests(options["tests"])
+    fields = {flag.lstrip("-").replace("-", "_"): name for name, flag in OPTION_NAMES.items()}
+    parsed = parse_overrides({fields[param]: values for param, values in options.items()
+                              if param in fields and values}, chosen)
+    settings = make_settings(options["profile"], options["spec"], chosen, parsed, options["active_range"],
+                             options["precondition_multiple"], options["wsat_capacity"],
+                             _seconds(options["wsat_time"]), options["ramp_time"],
+                             _histogram_seconds(options["lat_histogram_time"]))
+    description = parse_device_info(options["device_info"])
+    drops = drop_settings(options["drop_fraction"], options["drop_seconds"], options["min_fraction"])
+    if options["fdp_placement"] not in (None, "off") and (hosts_spec is not None or len(targets) > 1):
+        raise click.UsageError("--fdp-placement takes one local TARGET (not --hosts, not a fleet)")
+    if hosts_spec is not None and len(targets) > 1:
+        raise click.UsageError("pts --hosts takes one TARGET (the same path on every host)")
+    profile = options["profile"]
+    return PtsRequest(settings, tuple(targets), f"pts-{profile}", out or default_run_dir(f"pts-{profile}"), size=size,
+                      destructive=options["destructive"], purge_method=options["purge_method"],
+                      purge_scope=options["purge_scope"], dry_run=options["dry_run"], verbose=options["verbose"],
+                      measure_rate=options["measure_rate"], hosts_spec=hosts_spec,
+                      fdp_placement=options["fdp_placement"], description=description, drops=drops,
+                      images=tuple(options["images"]))
+
+
+def _pts_on_hosts(request: PtsRequest) -> Path | None:
     """`pts TARGET --hosts HOSTS --size SIZE`: pre-flight, plan on the given size, run on every host at once."""
     from dataclasses import asdict
 
@@ -199,36 +221,39 @@ def _pts_on_hosts(settings: "Settings", hosts_spec: str, target: str | None, siz
     from ptsbench.pts.start import create_run
     from ptsbench.units import parse_size_bytes
 
+    target = request.targets[0] if request.targets else None
+    size, run_dir, dry_run = request.size, request.run_dir, request.dry_run
     if target is None or size is None:
         raise click.UsageError("pts --hosts needs TARGET (a path that exists on every host) and --size (the "
                                "capacity to test: the smallest device's, as the controller cannot read theirs)")
-    if purge_method not in ("auto", "none"):
-        raise click.UsageError(f"--purge {purge_method} runs on this machine only: with --hosts the hosts are not "
-                               "purged (recorded as a deviation); leave --purge out")
-    hosts = parse_hosts(hosts_spec)
+    if request.purge_method not in ("auto", "none"):
+        raise click.UsageError(f"--purge {request.purge_method} runs on this machine only: with --hosts the hosts are "
+                               "not purged (recorded as a deviation); leave --purge out")
+    hosts = parse_hosts(request.hosts_spec or "")
     resolved, infos, engine, note = _remote_target(hosts, target, parse_size_bytes(size), dry_run)
     from ptsbench.pts.plan import make_plan
     from ptsbench.pts.prep_time import assumed_timing
     from ptsbench.pts.start import target_info
 
     info = target_info(resolved, {}, engine, parse_size_bytes(size), remote=True)
+    settings, description = request.settings, dict(request.description)
     if dry_run:
         click.echo(f"# hosts: {', '.join(host.label for host in hosts)} (one fio client per round; pre-flight and "
                    "the ioengine probe run on the hosts when the run starts)")
         print_dry_run(make_plan(settings, info), assumed_timing(), "Purge at run time: none (the hosts' devices "
                        "cannot be purged from here: not a PTS purge, the run will not be PTS-compliant)", False,
-                       verbose, description)
-        guard_verdict(lambda: check_remote_path(resolved.path, destructive, hosts, "the PTS run"))
+                       request.verbose, description)
+        guard_verdict(lambda: check_remote_path(resolved.path, request.destructive, hosts, "the PTS run"))
         return None
-    check_remote_path(resolved.path, destructive, hosts, "the PTS run")
+    check_remote_path(resolved.path, request.destructive, hosts, "the PTS run")
     facts = remote_target_facts(infos, parse_size_bytes(size))
     store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method="none",
-                             name=name, hosts=[asdict(found) for found in infos], device_info=description,
+                             name=request.name, hosts=[asdict(found) for found in infos], device_info=description,
                              timing=assumed_timing())
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     print_plan(plan, assumed_timing())
-    store.store.update_manifest(drops=drops, report_images=list(images))
-    _run(store, resolved, destructive)
+    store.store.update_manifest(drops=dict(request.drops), report_images=list(request.images))
+    _run(store, resolved, request.destructive)
     return run_dir
 
 
@@ -339,14 +364,14 @@ def parse_device_info(items: tuple[str, ...]) -> dict[str, str]:
 
 def _run(store: "PtsStore", target: "Target", destructive: bool) -> None:
     from ptsbench.cli.drops import fail_on_limit, say_pts_drops
-    from ptsbench.cli.run import write_final_report
+    from ptsbench.cli.run_end import write_final_report
+    from ptsbench.device.userfile import mark_made, missing
     from ptsbench.pts.engine import run
     from ptsbench.pts.live import LiveReporter, MarkOnLayout
     from ptsbench.pts.start import finish_scratch
     from ptsbench.report.core.terminal import terminal_console
     from ptsbench.report.pts.live import BackgroundReport
     from ptsbench.report.pts.terminal import render_pts
-    from ptsbench.target.userfile import mark_made, missing
 
     made = missing([target.path]) if target.kind == "file" else []  # fio makes it: ptsbench's on later runs
     token = (store.store.manifest.get("file_identity") or {}).get("token")  # and this run's (resume checks it)

@@ -3,7 +3,7 @@ resolving the target, planning on it, timing its purges and preconditioning, pri
 guard's verdict."""
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,14 +12,43 @@ import click
 from ptsbench.errors import PtsbenchError
 
 if TYPE_CHECKING:
+    from ptsbench.device.purge import PurgeMethod
+    from ptsbench.device.target import Target
     from ptsbench.pts.params import Settings
     from ptsbench.pts.plan import Plan, TargetInfo
     from ptsbench.pts.prep_time import PrepTiming
     from ptsbench.pts.store import PtsStore
-    from ptsbench.target.purge import PurgeMethod
-    from ptsbench.target.target import Target
 
 MEASURE_READ_S = 3.0  # --measure-rate: long enough to pass a drive's caches, short enough to wait for
+
+
+@dataclass(frozen=True)
+class PtsRequest:
+    """What `pts` is asked, built and checked once from its options (cli/pts.py pts_request) and passed down whole:
+    to a run on one target, on hosts, or a fleet."""
+
+    settings: "Settings"  # the profile, spec, tests and their parameters
+    targets: tuple[str, ...]  # as typed; none: the demo's scratch file
+    name: str  # the run's name (pts-PROFILE)
+    run_dir: Path
+    size: str | None = None  # of a new target file or the scratch file, as typed
+    destructive: bool = False
+    purge_method: str = "auto"  # auto or a method's name
+    purge_scope: str = "namespace"  # what an NVMe purge may erase besides the target: namespace or subsystem
+    dry_run: bool = False
+    verbose: bool = False  # with dry_run: every phase's job files too
+    measure_rate: bool = False  # purge and preconditioning timed from a short read of the target
+    hosts_spec: str | None = None  # --hosts as typed; None: this machine
+    fdp_placement: str | None = None  # off, spread or one; None: not given
+    description: Mapping[str, str] = field(default_factory=dict)  # --device-info
+    drops: Mapping[str, float | bool | None] = field(default_factory=dict)  # the drop rule, as the manifest keeps it
+    images: tuple[str, ...] = ()  # the report's figures also as these image formats
+
+    @property
+    def size_bytes(self) -> int | None:
+        from ptsbench.units import parse_size_bytes
+
+        return parse_size_bytes(self.size) if self.size else None
 
 
 @dataclass
@@ -40,8 +69,8 @@ class Prepared:
 
     def create_run(self, run_dir: Path, settings: "Settings", name: str,
                    description: Mapping[str, str]) -> "tuple[PtsStore, Plan]":
+        from ptsbench.device.same_device import start_record
         from ptsbench.pts.start import create_run
-        from ptsbench.target.same_device import start_record
 
         identity = start_record(self.target.path) if self.target.kind == "block" else None
         return create_run(run_dir, settings, self.info, self.facts, ioengine_note=self.ioengine_note,
@@ -49,21 +78,20 @@ class Prepared:
                           name=name, device_info=dict(description), device_identity=identity, timing=self.timing)
 
 
-def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size: str | None,
-                   size_bytes: int | None, destructive: bool, purge_method: str, purge_scope: str,
-                   dry_run: bool, measure_rate: bool, fdp_placement: str | None = None,
-                   fleet: Sequence[str] = ()) -> Prepared:
+def prepare_target(request: PtsRequest, target: str | None, run_dir: Path, size_bytes: int | None,
+                   dry_run: bool, fleet: Sequence[str] = ()) -> Prepared:
     """Resolve TARGET, refuse it when the guard does (not in a dry run: it says so after its plan), plan on it (with
-    `fdp_placement`: through its generic character device, also guarded), choose its purge (refusing a method it
-    cannot take, or one that would erase another target of the `fleet`) and time it, all before a run directory
-    exists."""
+    --fdp-placement: through its generic character device, also guarded; not in a `fleet`), choose its purge
+    (refusing a method it cannot take, or one that would erase another target of the `fleet`) and time it, all
+    before a run directory exists."""
+    from ptsbench.device.controller import check_write_cache_free
+    from ptsbench.device.guard import check_path_allowed
+    from ptsbench.device.placement import check_placement_device
+    from ptsbench.device.purge import choose_purge
+    from ptsbench.device.userfile import check_whole_file
     from ptsbench.errors import TargetError
-    from ptsbench.target.controller import check_write_cache_free
-    from ptsbench.target.guard import check_path_allowed
-    from ptsbench.target.placement import check_placement_device
-    from ptsbench.target.purge import choose_purge
-    from ptsbench.target.userfile import check_whole_file
 
+    size, destructive, settings = request.size, request.destructive, request.settings
     resolved, scratch = resolve_pts_target(target, run_dir, size_bytes, size is not None)
     if size and resolved.kind == "block":
         raise TargetError(f"--size {size} does not apply to the block device {resolved.path}: it is tested whole "
@@ -75,7 +103,7 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
 
     if not dry_run:  # before planning probes the target (fio makes its probe file in the target's folder)
         check_resolved()
-    plan, info, facts, note = plan_target(settings, resolved, fdp_placement)
+    plan, info, facts, note = plan_target(settings, resolved, None if fleet else request.fdp_placement)
 
     def check_placement() -> None:
         if info.fdp_device:  # what fio opens: judged as the namespace it reaches
@@ -93,17 +121,17 @@ def prepare_target(settings: "Settings", target: str | None, run_dir: Path, size
         check_placement()
         check_cache()
     # resume keeps the method: refuse one the target cannot take before the run exists
-    method = choose_purge(resolved, facts, purge_method, purge_scope, fleet)
-    timing = prep_timing(plan, resolved, facts, method, measure_rate)
-    return Prepared(resolved, scratch, plan, info, facts, note, purge_method, purge_scope, method, timing,
-                    check_target)
+    method = choose_purge(resolved, facts, request.purge_method, request.purge_scope, fleet)
+    timing = prep_timing(plan, resolved, facts, method, request.measure_rate)
+    return Prepared(resolved, scratch, plan, info, facts, note, request.purge_method, request.purge_scope, method,
+                    timing, check_target)
 
 
 def print_target_dry_run(prepared: Prepared, verbose: bool, description: Mapping[str, str],
                          raise_refusal: bool = True) -> PtsbenchError | None:
     """A dry run on one target: its plan, purge, and the guard's verdict (the refusal raised, or with
     `raise_refusal` False returned, for a fleet that lists every target first)."""
-    from ptsbench.target.purge import purge_reach_text
+    from ptsbench.device.purge import purge_reach_text
 
     method = prepared.method
     deviation = "" if method.pts_purge else " (not a PTS purge: the run will not be PTS-compliant)"
@@ -131,8 +159,8 @@ def guard_verdict(check: Callable[[], None]) -> None:
 
 def resolve_pts_target(target: str | None, run_dir: Path, size_bytes: int | None, size_given: bool,
                        ) -> "tuple[Target, bool]":
+    from ptsbench.device.target import Target, resolve_target
     from ptsbench.errors import TargetError
-    from ptsbench.target.target import Target, resolve_target
 
     if target is None:
         if size_bytes is None:
@@ -150,12 +178,12 @@ def resolve_pts_target(target: str | None, run_dir: Path, size_bytes: int | None
 
 def plan_target(settings: "Settings", resolved: "Target", fdp_placement: str | None = None,
                 ) -> "tuple[Plan, TargetInfo, dict[str, object], str]":
+    from ptsbench.device.info import target_facts
+    from ptsbench.device.target import check_has_capacity, zoned_model
     from ptsbench.errors import TargetError
     from ptsbench.fio.runner import probe_engine
     from ptsbench.pts.plan import make_plan
     from ptsbench.pts.start import target_info
-    from ptsbench.target.info import target_facts
-    from ptsbench.target.target import check_has_capacity, zoned_model
 
     check_has_capacity(resolved)
     zoned = zoned_model(resolved.path) if resolved.kind == "block" else None
@@ -176,16 +204,16 @@ def plan_target(settings: "Settings", resolved: "Target", fdp_placement: str | N
 
 
 def placed(info: "TargetInfo", resolved: "Target", facts: Mapping[str, object], mode: str | None) -> "TargetInfo":
-    """The planning view with FDP placement `mode` (target/placement.py): refused unless the target is an NVMe
+    """The planning view with FDP placement `mode` (device/placement.py): refused unless the target is an NVMe
     namespace with FDP enabled and fio (3.34 or newer) can write its generic character device through io_uring_cmd.
     Off is recorded when asked for, or (`mode` None) when the namespace has FDP enabled: the run is then the FDP-off
     side of a `compare`."""
     from dataclasses import replace
 
+    from ptsbench.device.placement import choose_placement, fdp_enabled
     from ptsbench.errors import FioNotFoundError, TargetError
     from ptsbench.fio.runner import fio_version, probe_passthrough
     from ptsbench.fio.versions import data_placement_problem
-    from ptsbench.target.placement import choose_placement, fdp_enabled
 
     placement = choose_placement(mode, resolved, facts)
     if placement is None:
@@ -207,9 +235,9 @@ def prep_timing(plan: "Plan", resolved: "Target", facts: dict[str, object], meth
                 measure: bool) -> "PrepTiming":
     """How long the purges and preconditioning take: at a rate measured with a short read of the target when asked
     (and possible), else at the assumed rate, as the output says."""
+    from ptsbench.device.purge_time import purge_time_s
     from ptsbench.fio.runner import measure_read_rate
     from ptsbench.pts.prep_time import ASSUMED_RATE_BYTES_PER_S, ASSUMED_RATE_SOURCE, PrepTiming
-    from ptsbench.target.purge_time import purge_time_s
 
     rate, source = float(ASSUMED_RATE_BYTES_PER_S), ASSUMED_RATE_SOURCE
     if measure:

@@ -72,7 +72,7 @@ def stored_rule_of(store: "RunStore") -> "AutoRepeat | None":
 
 def print_repeat_auto(store: "RunStore") -> None:
     """With --repeat auto: each case's interval and why its repeats stopped, after the results."""
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.report.core.terminal import print_model_tables
     from ptsbench.report.glance import repeat_auto_table
 

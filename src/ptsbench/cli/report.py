@@ -5,7 +5,7 @@ from pathlib import Path
 import click
 
 from ptsbench.cli import text_path
-from ptsbench.cli.run import images_option
+from ptsbench.cli.case_options import images_option
 
 NO_STATIC_HELP = "Only index.html and the workbook (skip report.pdf)."
 

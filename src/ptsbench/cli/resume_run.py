@@ -10,18 +10,18 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from ptsbench.cases import Case
+    from ptsbench.cases.plan import Case
     from ptsbench.hosts.hostlist import Host
     from ptsbench.store import RunStore
 
 
 def stored_cases(store: "RunStore") -> "tuple[dict[str, Any], list[Case], list[Host]]":
-    """The stored plan (cli/run.py resume_plan), the run's cases planned again from it (the same indices and
+    """The stored plan (cli/case_run.py resume_plan), the run's cases planned again from it (the same indices and
     names) and its hosts."""
-    from ptsbench.cases import Overrides, plan_cases
+    from ptsbench.cases.plan import Overrides, plan_cases
+    from ptsbench.device.target import Target
     from ptsbench.errors import PtsbenchError
     from ptsbench.hosts.hostlist import parse_hosts
-    from ptsbench.target.target import Target
 
     manifest = store.manifest
     plan = manifest.get("resume_plan")
@@ -43,10 +43,11 @@ def stored_cases(store: "RunStore") -> "tuple[dict[str, Any], list[Case], list[H
 
 def resume_run(run_dir: Path, destructive: bool, allow_mounted: bool = False) -> None:
     """Run the cases of a killed or interrupted run or quick that have no finished result."""
-    from ptsbench.case_records import RESULT, load_records, read_record
-    from ptsbench.cases import claim_cases, run_cases
+    from ptsbench.cases.records import RESULT, load_records, read_record
+    from ptsbench.cases.schedule import claim_cases, run_cases
+    from ptsbench.cli.case_options import CaseRequest
+    from ptsbench.cli.case_run import after_run, check_writes, made_files
     from ptsbench.cli.repeat import stored_rule_of
-    from ptsbench.cli.run import after_run, check_writes, made_files
     from ptsbench.cli.sweep import check_targets_again
     from ptsbench.confidence import base_case_name
     from ptsbench.pts.start import stop_orphan_fio
@@ -89,5 +90,6 @@ def resume_run(run_dir: Path, destructive: bool, allow_mounted: bool = False) ->
     scratch = store.manifest.get("scratch_file")  # quick's own test file in the run directory
     if isinstance(scratch, str):
         Path(scratch).unlink(missing_ok=True)
-    after_run(store, load_records(store), "table", store.manifest.get("name") == "quick",
-              bool(plan["report_at_end"]), [str(suffix) for suffix in plan["report_images"]])
+    request = CaseRequest(make_report=bool(plan["report_at_end"]),  # as started
+                          images=tuple(str(suffix) for suffix in plan["report_images"]))
+    after_run(store, load_records(store), request, grid=store.manifest.get("name") == "quick")

@@ -49,7 +49,7 @@ def show(run_dir: Path, output_format: str) -> None:
 
         show_capture(store, output_format)
         return
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.terminal import print_rows
 

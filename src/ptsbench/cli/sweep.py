@@ -1,29 +1,32 @@
 """`ptsbench sweep`: a matrix of fio cells over rw, block size, read mix, iodepth and numjobs, run by the case runner
 and resumable with `ptsbench resume`."""
 
+import functools
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
-from ptsbench.cli.check import gate_options
-from ptsbench.cli.drops import drop_options, drop_settings, fail_on_limit, say_case_drops
-from ptsbench.cli.metrics import metrics_options
-from ptsbench.cli.repeat import repeat_options, repeat_rule
-from ptsbench.cli.run import (
+from ptsbench.cli.case_options import (
     HOSTS_HELP,
     LOG_INTERVAL_HELP,
     REPORT_OPTION,
-    _hosts_and_targets,
-    _key_value,
-    check_images,
+    CaseRequest,
     images_option,
     job_value,
+    key_value,
     one_line,
+    takes_case_request,
 )
+from ptsbench.cli.case_run import Reach, hosts_and_targets
+from ptsbench.cli.check import gate_options
+from ptsbench.cli.drops import drop_options, fail_on_limit, say_case_drops
+from ptsbench.cli.metrics import metrics_options
+from ptsbench.cli.repeat import repeat_options
 from ptsbench.cli.settings import settings_option
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.jobs import FIO_MAX_JOBS, IODEPTH_LIMIT, JOBS_LIMIT, MAX_IODEPTH
@@ -34,12 +37,11 @@ from ptsbench.units import MAX_SECONDS
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ptsbench.cases import Case
-    from ptsbench.confidence import RepeatRule
+    from ptsbench.cases.plan import Case
+    from ptsbench.device.target import Target
     from ptsbench.hosts.hostlist import Host
     from ptsbench.store import RunStore
     from ptsbench.sweep import SweepSpec
-    from ptsbench.target.target import Target
 
 
 def _texts(value: str, option: str) -> tuple[str, ...]:
@@ -84,6 +86,63 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
         if numbers[-1] != end:
             numbers.append(end)
     return tuple(numbers)
+
+
+SPEC_OPTIONS = ("rw", "bs", "iodepth", "numjobs", "rwmixread", "runtime_s", "ramp_time_s", "loops", "size", "direct",
+                "ss", "ss_dur_s", "ss_ramp_s", "precondition", "precondition_repeat", "settings")
+
+
+def _takes_spec(function: Callable[..., Any]) -> Callable[..., Any]:
+    """sweep gets its matrix as one checked SweepSpec (`spec`) in place of the options that make it."""
+
+    @functools.wraps(function)
+    def wrapper(*, request: CaseRequest, **options: Any) -> Any:
+        matrix = {name: options.pop(name) for name in SPEC_OPTIONS}
+        return function(request=request, spec=sweep_spec(matrix, request), **options)
+
+    return wrapper
+
+
+def sweep_spec(options: Mapping[str, Any], request: CaseRequest) -> "SweepSpec":
+    """The matrix of sweep's options as click parsed them, checked: rw values fio knows, whole percentages, series
+    filled in, a size of something, --loops or --repeat auto (the request's), the spec's own rules."""
+    from ptsbench.sweep import RW_CHOICES, SweepSpec, check_spec
+
+    loops, size, rwmixread = options["loops"], options["size"], options["rwmixread"]
+    if request.auto is None and request.repeat != 1:
+        raise PtsbenchError(f"sweep --repeat {request.repeat}: a sweep repeats its cells with --loops N",
+                            "use --loops N, or --repeat auto")
+    if request.auto is not None and loops > 1:
+        raise PtsbenchError("--repeat auto chooses how often each cell runs: it cannot go with --loops",
+                            "give one of them (--repeat-max caps the loops of --repeat auto)")
+    rw_values = _texts(options["rw"], "--rw")
+    unknown = [value for value in rw_values if value not in RW_CHOICES]
+    if unknown:
+        raise PtsbenchError(f"--rw {unknown[0]!r} is not a fio rw value", f"use {', '.join(RW_CHOICES)}")
+    if rwmixread and not all(v.isdigit() for v in _texts(rwmixread, "--rwmixread")):
+        raise PtsbenchError(f"--rwmixread {rwmixread!r}: not whole percentages", "e.g. --rwmixread 70,50")
+    if size is not None:
+        from ptsbench.units import fio_size_text
+
+        size = fio_size_text(size)
+        if size == "0":
+            raise PtsbenchError(f"--size {size}: a size of nothing", "give the size fio should use, e.g. --size 4G")
+    precondition = options["precondition"]
+    if options["precondition_repeat"] and precondition is None:
+        raise PtsbenchError("--precondition-repeat needs --precondition FILE", "name the precondition job file")
+    spec = SweepSpec(
+        rw=rw_values, bs=_texts(options["bs"], "--bs"),
+        iodepth=_numbers(options["iodepth"], "--iodepth", MAX_IODEPTH, IODEPTH_LIMIT),
+        numjobs=_numbers(options["numjobs"], "--numjobs", FIO_MAX_JOBS, JOBS_LIMIT),
+        rwmixread=tuple(int(v) for v in _texts(rwmixread, "--rwmixread")) if rwmixread else (),
+        runtime_s=options["runtime_s"], ramp_time_s=options["ramp_time_s"],
+        loops=request.repeat if request.auto else loops, size=size, direct=bool(options["direct"]), ss=options["ss"],
+        ss_dur_s=options["ss_dur_s"], ss_ramp_s=options["ss_ramp_s"],
+        options=tuple(key_value(item) for item in options["settings"]),
+        precondition=str(precondition) if precondition else None, precondition_repeat=options["precondition_repeat"],
+    )
+    check_spec(spec)
+    return spec
 
 
 @click.command()
@@ -142,15 +201,10 @@ def _numbers(value: str, option: str, maximum: int, why: str) -> tuple[int, ...]
 @repeat_options[1]
 @repeat_options[2]
 @repeat_options[3]
-def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str, rwmixread: str | None,
-          runtime_s: float, ramp_time_s: float | None, loops: int, size: str | None, ioengine: str | None,
-          direct: int, ss: str | None, ss_dur_s: float | None, ss_ramp_s: float | None, precondition: Path | None,
-          precondition_repeat: bool, settings: tuple[str, ...], out: Path | None, output_format: str,
-          destructive: bool,
-          allow_mounted: bool, fio_lat_log: bool, log_interval_ms: int, dry_run: bool, hosts_spec: str | None,
-          lat_bound: str, lat_percentile: str, make_report: bool, images: tuple[str, ...], drop_fraction: float,
-          drop_seconds: int, min_fraction: float | None, repeat: int | str, repeat_ci_pct: float, repeat_max: int,
-          repeat_max_s: float) -> Path | None:
+@takes_case_request
+@_takes_spec
+def sweep(targets: tuple[str, ...], ioengine: str | None, lat_bound: str, lat_percentile: str, request: CaseRequest,
+          spec: "SweepSpec") -> Path | None:
     """Sweep targets over a matrix of rw x block size x read mix x numjobs x iodepth; every cell is a fio run
     stored with its job file, command line, json+ and logs. `ptsbench resume RUN_DIR` continues a killed sweep.
 
@@ -161,46 +215,10 @@ def sweep(targets: tuple[str, ...], rw: str, bs: str, iodepth: str, numjobs: str
       ptsbench sweep /dev/nvme0n1 /dev/nvme1n1 --rw randwrite --ss iops:0.3% --ss-dur 30 --destructive
       ptsbench resume ptsbench-results/20261124T070000Z-sweep --destructive
     """
-    from ptsbench.sweep import RW_CHOICES, SweepSpec, check_spec
-
-    check_images(make_report, images)
-    if repeat != "auto" and repeat != 1:
-        raise PtsbenchError(f"sweep --repeat {repeat}: a sweep repeats its cells with --loops N",
-                            "use --loops N, or --repeat auto")
-    if repeat == "auto" and loops > 1:
-        raise PtsbenchError("--repeat auto chooses how often each cell runs: it cannot go with --loops",
-                            "give one of them (--repeat-max caps the loops of --repeat auto)")
-    count, rule = repeat_rule(repeat, repeat_ci_pct, repeat_max, repeat_max_s)
-    loops = count if rule else loops
-    rw_values = _texts(rw, "--rw")
-    unknown = [value for value in rw_values if value not in RW_CHOICES]
-    if unknown:
-        raise PtsbenchError(f"--rw {unknown[0]!r} is not a fio rw value", f"use {', '.join(RW_CHOICES)}")
-    if rwmixread and not all(v.isdigit() for v in _texts(rwmixread, "--rwmixread")):
-        raise PtsbenchError(f"--rwmixread {rwmixread!r}: not whole percentages", "e.g. --rwmixread 70,50")
-    if size is not None:
-        from ptsbench.units import fio_size_text
-
-        size = fio_size_text(size)
-        if size == "0":
-            raise PtsbenchError(f"--size {size}: a size of nothing", "give the size fio should use, e.g. --size 4G")
-    if precondition_repeat and precondition is None:
-        raise PtsbenchError("--precondition-repeat needs --precondition FILE", "name the precondition job file")
-    spec = SweepSpec(
-        rw=rw_values, bs=_texts(bs, "--bs"), iodepth=_numbers(iodepth, "--iodepth", MAX_IODEPTH, IODEPTH_LIMIT),
-        numjobs=_numbers(numjobs, "--numjobs", FIO_MAX_JOBS, JOBS_LIMIT),
-        rwmixread=tuple(int(v) for v in _texts(rwmixread, "--rwmixread")) if rwmixread else (),
-        runtime_s=runtime_s, ramp_time_s=ramp_time_s, loops=loops, size=size, direct=bool(direct), ss=ss,
-        ss_dur_s=ss_dur_s, ss_ramp_s=ss_ramp_s, options=tuple(_key_value(item) for item in settings),
-        precondition=str(precondition) if precondition else None, precondition_repeat=precondition_repeat,
-    )
-    check_spec(spec)
     one_line(*targets, what="TARGET")
     one_line(ioengine, what="--ioengine")
     job_value(ioengine, "--ioengine")
-    return _start(spec, list(targets), ioengine, out, (destructive, allow_mounted), log_interval_ms, fio_lat_log,
-                  dry_run, hosts_spec, _report_settings(lat_bound, lat_percentile), output_format, make_report,
-                  drop_settings(drop_fraction, drop_seconds, min_fraction), images, rule)
+    return _start(spec, list(targets), ioengine, _report_settings(lat_bound, lat_percentile), request)
 
 
 def lat_bound_us(bound: str) -> float:
@@ -229,22 +247,21 @@ def _report_settings(bound: str, percentile: str) -> dict[str, object]:
     return {"latency_bound_us": bound_us, "percentile": f"{value:g}"}
 
 
-def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out: Path | None,
-           permission: tuple[bool, bool], log_interval_ms: int, fio_lat_log: bool, dry_run: bool,
-           hosts_spec: str | None, report: dict[str, object], output_format: str, make_report: bool,
-           drops: dict[str, float | None], images: tuple[str, ...] = (), rule: "RepeatRule | None" = None,
-           ) -> Path | None:
+def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, report: dict[str, object],
+           request: CaseRequest) -> Path | None:
     from dataclasses import replace
 
-    from ptsbench.cases import resolve_targets
+    from ptsbench.cases.plan import resolve_targets
+    from ptsbench.device.target import check_free_space
     from ptsbench.fio.runner import probe_engine
     from ptsbench.store import RunStore, default_run_dir
     from ptsbench.sweep import job_texts, plan_cases, plan_entries, write_job_files
-    from ptsbench.target.target import check_free_space
 
-    hosts, infos, resolved = _hosts_and_targets(hosts_spec, target_paths, dry_run)
+    reach = hosts_and_targets(request, target_paths)
+    hosts, resolved, dry_run = list(reach.hosts), list(reach.targets), request.dry_run
     if not hosts:
         resolved = resolve_targets(target_paths, spec.size)
+        reach = Reach(tuple(resolved))
         empty = next((t for t in resolved if t.kind == "file" and not t.size_bytes and not spec.size), None)
         if empty is not None:
             raise PtsbenchError(f"{empty.path} does not exist yet (or is empty): fio needs a size to make it",
@@ -258,52 +275,52 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, out
         else:
             ioengine = probe_engine(resolved[0].path)[0]
     spec = replace(spec, ioengine=ioengine)
-    run_dir = out or default_run_dir("sweep-" + "-".join(Path(path).name for path in target_paths)[:60])
-    fio_lat_log = fio_lat_log or bool(hosts)  # fio's client prints no status documents to derive latency from
+    run_dir = request.out or default_run_dir("sweep-" + "-".join(Path(path).name for path in target_paths)[:60])
+    fio_lat_log = request.fio_lat_log or bool(hosts)  # fio's client prints no status documents to derive latency from
     entries = plan_entries(spec, len(resolved))
     texts = job_texts(spec)
-    cases = plan_cases(entries, texts, resolved, run_dir, log_interval_ms, fio_lat_log)
-    from ptsbench.cli.run import check_writes, dry_run_verdict
+    cases = plan_cases(entries, texts, resolved, run_dir, request.log_interval_ms, fio_lat_log)
+    from ptsbench.cli.case_run import check_writes, dry_run_verdict
 
     if dry_run:
         _print_dry_run(cases, run_dir, hosts)
-        dry_run_verdict(cases, permission, hosts)
+        dry_run_verdict(cases, request.permission, hosts)
         return None
-    check_writes(cases, permission, hosts)
-    from ptsbench.cases import expected_total_s
-    from ptsbench.target.info import target_facts
-    from ptsbench.target.same_device import start_record
+    check_writes(cases, request.permission, hosts)
+    from ptsbench.cases.schedule import expected_total_s
+    from ptsbench.device.info import target_facts
+    from ptsbench.device.same_device import start_record
 
     store = RunStore.create(run_dir.absolute(), {  # absolute job paths: orphan fio processes are found by them
         "kind": "sweep", "name": "sweep", "targets": [asdict(t) if hosts else target_facts(t) for t in resolved],
-        "log_interval_ms": log_interval_ms, "expected_duration_s": expected_total_s(cases, False), "drops": drops,
+        "log_interval_ms": request.log_interval_ms, "expected_duration_s": expected_total_s(cases, False),
+        "drops": request.drops,
         "sweep": {"spec": asdict(spec), "targets": [asdict(t) for t in resolved],
                   "hosts": [host.label for host in hosts], "fio_lat_log": fio_lat_log, "cases": entries,
-                  "report": report, "report_at_end": make_report, "report_images": list(images)},
-        **({"hosts": [asdict(info) for info in infos]} if hosts else
+                  "report": report, "report_at_end": request.make_report, "report_images": list(request.images)},
+        **({"hosts": [asdict(info) for info in reach.host_infos]} if hosts else
            {"device_identities": {t.path: start_record(t.path) for t in resolved if t.kind == "block"}}),
-        **(rule.as_manifest() if rule else {}),
+        **(request.auto.as_manifest() if request.auto else {}),
     })
     write_job_files(store.root, texts)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
-    execute(store, cases, hosts, permission[1], output_format, make_report, images)
+    execute(store, cases, hosts, request)
     return store.root
 
 
-def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_mounted: bool,
-            output_format: str = "table", make_report: bool = False, images: "Sequence[str]" = ()) -> None:
+def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", request: CaseRequest) -> None:
     """Run the sweep's unfinished cells with the run directory locked and the targets claimed, print every cell's
-    results, and write the report (`make_report`, with the figures' image files in the `images` formats) or say how
+    results, and write the report (with --report, and its figures' image files in the --images formats) or say how
     to."""
-    from ptsbench.cases import claim_cases
+    from ptsbench.cases.schedule import claim_cases
     from ptsbench.cli.repeat import print_repeat_auto, stored_rule_of
-    from ptsbench.cli.run import end_report
+    from ptsbench.cli.run_end import end_report
     from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.core.progress import SweepProgress
     from ptsbench.sweep import finished, run_sweep
 
-    with PtsStore(store).lock(), claim_cases(cases, store.root, allow_mounted, hosts):
+    with PtsStore(store).lock(), claim_cases(cases, store.root, request.allow_mounted, hosts):
         stop_orphan_fio(store.root.absolute())
         pending = [case for case in cases if not finished(store, case)]
         store.update_manifest(status="running")
@@ -317,18 +334,18 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
             raise
         failed = [record.name for record in records if record.status != "ok"]
         store.update_manifest(status="failed" if failed else "done")
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.terminal import print_rows
 
     stored = load_records(store)
-    print_rows(result_rows(stored), output_format)
-    if output_format == "table":
+    print_rows(result_rows(stored), request.output_format)
+    if request.output_format == "table":
         print_repeat_auto(store)
     from ptsbench.cli.health import say_health
 
     say_health(stored)  # before the report's line, the run's last
-    end_report(store.root, make_report, images)
+    end_report(store.root, request.make_report, request.images)
     from ptsbench.drops.stored import stored_rule
 
     broken = say_case_drops(store.root, stored, *stored_rule(store.manifest))
@@ -341,7 +358,7 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", allow_m
 
 def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) -> None:
     """`ptsbench resume` of a sweep: the stored plan again, only the cells without a finished result."""
-    from ptsbench.cli.run import check_writes
+    from ptsbench.cli.case_run import check_writes
     from ptsbench.store import RunStore
     from ptsbench.sweep import stored_plan
 
@@ -351,15 +368,16 @@ def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) 
         check_targets_again(store, targets)
     check_writes(cases, (destructive, allow_mounted), hosts)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
-    execute(store, cases, hosts, allow_mounted, make_report=bool(stored.get("report_at_end")),  # as started
-            images=[str(suffix) for suffix in stored.get("report_images") or ()])
+    execute(store, cases, hosts, CaseRequest(destructive=destructive, allow_mounted=allow_mounted,
+                                             make_report=bool(stored.get("report_at_end")),  # as started
+                                             images=tuple(str(suffix) for suffix in stored.get("report_images") or ())))
 
 
 def check_targets_again(store: "RunStore", targets: "Sequence[Target]") -> None:
     """At a resume: no other run holds a target, and each device is the one the run started on, with nothing new on
-    it (target/same_device.py; a changed one is refused, a note says what is known)."""
-    from ptsbench.target.claim import check_not_claimed
-    from ptsbench.target.same_device import check_same_device
+    it (device/same_device.py; a changed one is refused, a note says what is known)."""
+    from ptsbench.device.claim import check_not_claimed
+    from ptsbench.device.same_device import check_same_device
 
     for target in targets:  # first: another run on a target also explains a changed device or signature
         check_not_claimed(target.path)
@@ -373,8 +391,8 @@ def check_targets_again(store: "RunStore", targets: "Sequence[Target]") -> None:
 
 
 def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> None:
-    from ptsbench.cases import expected_total_s
-    from ptsbench.cli.run import _print_dry_run as print_cases
+    from ptsbench.cases.schedule import expected_total_s
+    from ptsbench.cli.case_run import print_dry_run as print_cases
     from ptsbench.units import format_duration
 
     total_s = expected_total_s(cases, False)

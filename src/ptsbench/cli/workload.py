@@ -1,8 +1,11 @@
 """`ptsbench capture`, `characterise` and `replay`: a real workload recorded, reduced to its statistics, replayed."""
 
+import functools
 import json
 import os
 import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +15,8 @@ from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.report.core.terminal import FORMATS
 
 if TYPE_CHECKING:
-    from ptsbench.case_records import CaseRecord
+    from ptsbench.cases.records import CaseRecord
+    from ptsbench.cli.case_options import CaseRequest
     from ptsbench.store import RunStore
 
 OUT_HELP = "Run directory (default ./ptsbench-results/...)."
@@ -137,6 +141,47 @@ def characterise(trace: Path, output_format: str, pid: int | None) -> None:
     _print(found, output_format)
 
 
+@dataclass(frozen=True)
+class ReplayRequest:
+    """What `replay` is asked, built and checked once from its options."""
+
+    trace: Path  # a blktrace binary, a fio IO log or a capture's run directory
+    target: str  # as typed
+    ioengine: str
+    rate_percent: int | None  # the captured pace scaled; None: as captured
+    no_stall: bool  # as fast as the target goes
+    steady: bool  # rounds until the RWSW steady state, at most the cases' repeat
+    pid: int | None  # only this process's IOs
+    cases: "CaseRequest"  # the results' format, the run directory, the safety flags, the rounds
+
+
+def replay_request(options: Mapping[str, Any]) -> ReplayRequest:
+    """The request of replay's options as click parsed them: the pace given once, TARGET and --ioengine as fio
+    reads them in a job file."""
+    from ptsbench.cli.case_options import CaseRequest, job_value, one_line
+
+    if options["no_stall"] and options["rate_percent"] is not None:
+        raise click.UsageError("--no-stall and --rate-percent exclude each other: as fast as possible, or scaled")
+    one_line(options["target"], what="TARGET")
+    job_value(options["ioengine"], "--ioengine")
+    job_value(options["target"], "TARGET")
+    cases = CaseRequest(output_format=options["output_format"], out=options["out"],
+                        destructive=options["destructive"], allow_mounted=options["allow_mounted"], keep_files=True,
+                        repeat=options["max_rounds"] if options["steady"] else 1)
+    return ReplayRequest(options["trace"], options["target"], options["ioengine"], options["rate_percent"],
+                         options["no_stall"], options["steady"], options["pid"], cases)
+
+
+def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
+    """replay gets its ReplayRequest, built and checked from every option, in their place."""
+
+    @functools.wraps(function)
+    def wrapper(**options: Any) -> Any:
+        return function(replay_request(options))
+
+    return wrapper
+
+
 @click.command()
 @click.argument("trace", type=click.Path(path_type=Path))
 @click.argument("target")
@@ -159,9 +204,8 @@ def characterise(trace: Path, output_format: str, pid: int | None) -> None:
                    "application's IOs without, say, udev's probes of the device.")
 @safety_flag("--destructive", help_text="Allow writes to a block device or an existing file (refused by default).")
 @safety_flag("--allow-mounted", help_text="With --destructive: allow writes to a device in use (docs/safety.md).")
-def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, ioengine: str, output_format: str,
-           out: Path | None, steady: bool, max_rounds: int, pid: int | None, destructive: bool,
-           allow_mounted: bool) -> None:
+@_takes_request
+def replay(request: ReplayRequest) -> None:
     """Replay TRACE (blktrace binary, fio iolog v2/v3, or a capture's run directory) onto TARGET with fio.
 
     Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
@@ -174,7 +218,9 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
       ptsbench replay ptsbench-results/20261206T050000Z-capture-nvme0n1 /mnt/scratch/replay.dat
       ptsbench replay app.blktrace /dev/nvme1n1 --destructive --no-stall
     """
-    from ptsbench.cli.run import _execute, job_value, one_line
+    from dataclasses import replace
+
+    from ptsbench.cli.case_run import JobsRequest, Reach, run_job_files
     from ptsbench.fio.iolog import replay_job_text
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
     from ptsbench.workload.blktrace import write_process_only
@@ -182,19 +228,15 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
     from ptsbench.workload.runs import CHARACTERISATION, trace_in, trace_name, write_characterisation
     from ptsbench.workload.stream import load_stream, of_process, trace_format
 
-    if no_stall and rate_percent is not None:
-        raise click.UsageError("--no-stall and --rate-percent exclude each other: as fast as possible, or scaled")
-    one_line(target, what="TARGET")
-    job_value(ioengine, "--ioengine")
-    job_value(target, "TARGET")
-    source = trace_in(trace)
+    target, pid, steady = request.target, request.pid, request.steady
+    source = trace_in(request.trace)
     stream = load_stream(source)  # the trace is hostile input: read whole and judged before fio sees it
     found = reduce(of_process(stream, pid) if pid is not None else stream)
     if not found["io_count"]:
         from ptsbench.errors import PtsbenchError
 
         raise PtsbenchError(f"{source} holds no IO to replay", "capture while the workload runs, then replay that")
-    run_dir = out or default_run_dir(f"replay-{Path(target).name}")
+    run_dir = request.cases.out or default_run_dir(f"replay-{Path(target).name}")
     check_new_run_dir(run_dir)
     target_path = os.path.abspath(target)
     new_file_bytes = _check_target_size(target_path, found["locality"]["high_bytes"])
@@ -212,13 +254,14 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
             found = reduce(load_stream(copy))
         write_characterisation(run_dir, found)
         if new_file_bytes:
-            _new_file(target_path, new_file_bytes, destructive)
+            _new_file(target_path, new_file_bytes, request.cases.destructive)
             made.append(target_path)
-        job.write_text(replay_job_text(copy.absolute(), target_path, ioengine, rate_percent, no_stall))
-        _execute([job], [], _no_overrides(), False, "replay", output_format, run_dir, (destructive, allow_mounted),
-                 1000, False, prepared=prepared, keep_files=True, repeat=max_rounds if steady else 1,
-                 stop_when=_steady_now if steady else None,
-                 manifest={"workload": {"trace": str(source), "steady": steady}})
+        job.write_text(replay_job_text(copy.absolute(), target_path, request.ioengine, request.rate_percent,
+                                       request.no_stall))
+        run_job_files(JobsRequest((job,), "replay", _no_overrides(), prepared=prepared),
+                      replace(request.cases, out=run_dir), Reach(()),
+                      stop_when=_steady_now if steady else None,
+                      manifest={"workload": {"trace": str(source), "steady": steady}})
     finally:
         if not (run_dir / MANIFEST).exists():  # refused before the run began: leave nothing behind
             _undo(run_dir, prepared, made_dir, made)
@@ -230,7 +273,7 @@ def replay(trace: Path, target: str, no_stall: bool, rate_percent: int | None, i
 def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets: list[str]) -> None:
     """Remove what a refused replay made: its files in the run directory (the folder too, when it made it), and
     the new target file it made (still empty and marked as ptsbench's)."""
-    from ptsbench.target.userfile import made_by_ptsbench
+    from ptsbench.device.userfile import made_by_ptsbench
 
     for name in prepared:
         (run_dir / name).unlink(missing_ok=True)
@@ -250,7 +293,7 @@ def _steady_now(records: "list[CaseRecord]") -> bool:
 def _say_steady(run_dir: Path) -> None:
     """Store the steady-state determination of the replay's rounds (steady.json) and say it."""
     from ptsbench.atomic import atomic_write_json
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.store import RunStore
     from ptsbench.workload.runs import STEADY
     from ptsbench.workload.steady import judge
@@ -264,7 +307,7 @@ def _say_steady(run_dir: Path) -> None:
 
 
 def _no_overrides() -> Any:
-    from ptsbench.cases import Overrides
+    from ptsbench.cases.plan import Overrides
 
     return Overrides()
 
@@ -274,8 +317,8 @@ def _new_file(target: str, size_bytes: int, destructive: bool) -> None:
     the replay reads where the trace read, which a file grown by the replay's own writes would not hold yet (fio
     lays out no file for a replay: its reads there would come back short). The guard judges the path first (a
     missing /dev name is a typo, never a file)."""
-    from ptsbench.target.guard import check_path_allowed
-    from ptsbench.target.userfile import mark_made
+    from ptsbench.device.guard import check_path_allowed
+    from ptsbench.device.userfile import mark_made
 
     check_path_allowed(target, True, destructive)
     with open(target, "xb") as handle:
@@ -286,8 +329,8 @@ def _new_file(target: str, size_bytes: int, destructive: bool) -> None:
 def _check_target_size(target: str, extent_bytes: int) -> int | None:
     """The size to lay a new file out to (the trace's extent, whole MiB), or None for an existing target large
     enough; a smaller one is refused (fio would stop at its end)."""
+    from ptsbench.device.target import resolve_target
     from ptsbench.errors import TargetError
-    from ptsbench.target.target import resolve_target
 
     if os.path.isdir(target):
         raise TargetError(f"{target} is a folder", "replay onto a block device or a file (new or existing)")
@@ -303,7 +346,7 @@ def _check_target_size(target: str, extent_bytes: int) -> int | None:
 def _compare(run_dir: Path, found: dict[str, Any]) -> None:
     """Store and print the trace's IOs and bytes per direction beside what fio did in the replay job."""
     from ptsbench.atomic import atomic_write_json
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.store import RunStore
     from ptsbench.workload.runs import REPLAY
 

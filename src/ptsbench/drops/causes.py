@@ -1,6 +1,6 @@
 """Likely causes of a drop, from what was recorded beside it: the host's state in the same seconds (CPU busy and
 stolen %, how long fio's job threads waited for a CPU: drops/find.py HOST_SIGNS), and for a PTS round the device
-telemetry read before and after it (target/telemetry.py: NVMe thermal transitions and time in thermal management,
+telemetry read before and after it (device/telemetry.py: NVMe thermal transitions and time in thermal management,
 time above the warning temperature, media errors, critical warning; SCSI / ATA drives have no throttle counters;
 the round's write amplification, from the OCP C0h log or the FDP statistics). The telemetry is per round: it says
 the round held the event, not the second.

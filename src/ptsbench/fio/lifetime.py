@@ -19,7 +19,8 @@ stopped) ends with it, so a kill -9 of ptsbench stops its IO within a second. Tw
      parent with the pid ptsbench had before the fork and exits at once when they differ.
    The "parent" the kernel watches is the thread that started the child, not the process: start these processes
    only from a thread that waits for them to end (run_fio and subprocess.run do; so do the threads of fio/chain.py,
-   cases.py's parallel runs and hosts/preflight.py). A thread that ended early would stop its fio: a safe failure.
+   cases/schedule.py's parallel runs and hosts/preflight.py). A thread that ended early would stop its fio: a safe
+   failure.
    The preexec_fn runs Python between fork and exec, which the subprocess docs warn against when threads exist; it
    only makes three system calls through ctypes functions resolved before the fork (CPython re-creates its own
    locks in the child before calling it), so no lock another thread held can block it.

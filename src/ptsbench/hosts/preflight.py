@@ -13,10 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from ptsbench.device.target import TESTFILE_NAME, Target
 from ptsbench.errors import UnsafeTargetError
 from ptsbench.fio.output import DIRECTIONS
 from ptsbench.hosts.hostlist import Host, HostError, host_addresses, is_problem_line, is_this_machine
-from ptsbench.target.target import TESTFILE_NAME, Target
 
 PREFLIGHT_TIMEOUT_S = 30.0
 MAX_PARALLEL_CHECKS = 64
@@ -437,7 +437,7 @@ def check_remote_writes(cases: Sequence[Any], destructive: bool, hosts: Sequence
     """The guard for cases run on hosts, on every path fio's parser says the jobs open: for hosts that are this
     machine as for a local run; for other hosts a device path is written only with --destructive (their mounts
     cannot be inspected)."""
-    from ptsbench.target.guard import check_opened
+    from ptsbench.device.guard import check_opened
 
     local = [host for host in hosts if is_this_machine(host)]
     remote = [host for host in hosts if host not in local]
@@ -475,8 +475,8 @@ def client_addresses(host: Host) -> list[str]:
 def check_remote_path(path: str, destructive: bool, hosts: Sequence[Host], what: str) -> None:
     """The guard for a target written on hosts (`what` writes there: the PTS run): judged as a local target on
     hosts that are this machine, by its path on the others."""
-    from ptsbench.target.guard import check_path_allowed
-    from ptsbench.target.userfile import check_whole_file
+    from ptsbench.device.guard import check_path_allowed
+    from ptsbench.device.userfile import check_whole_file
 
     local = [host for host in hosts if is_this_machine(host)]
     if local:

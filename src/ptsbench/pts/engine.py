@@ -20,6 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
+from ptsbench.device.identity import DeviceIdentity, device_identity, vanished
+from ptsbench.device.target import Target
+from ptsbench.device.telemetry import (
+    CpuMeter,
+    cpu_snapshot,
+    cpu_utilisation,
+    empty_telemetry,
+    read_telemetry,
+    telemetry_change,
+)
 from ptsbench.errors import FioRunError, PtsbenchError
 from ptsbench.fio.chain import job_document_path
 from ptsbench.fio.intervals import SecondSamples
@@ -58,20 +68,10 @@ from ptsbench.pts.start import check_stored_plan, check_versions, load_plan, sto
 from ptsbench.pts.store import FAILED_FILE, PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.pts.write_cache import RunWriteCache
 from ptsbench.store import utc_now
-from ptsbench.target.identity import DeviceIdentity, device_identity, vanished
-from ptsbench.target.target import Target
-from ptsbench.target.telemetry import (
-    CpuMeter,
-    cpu_snapshot,
-    cpu_utilisation,
-    empty_telemetry,
-    read_telemetry,
-    telemetry_change,
-)
 from ptsbench.units import format_bytes
 
 if TYPE_CHECKING:
-    from ptsbench.target.purge import PurgeOutcome
+    from ptsbench.device.purge import PurgeOutcome
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class _Context:
     reporter: Reporter
     base_seed: int
     purge_method: str
-    purge_scope: str  # what an NVMe purge may erase besides the target (target/scope.py)
+    purge_scope: str  # what an NVMe purge may erase besides the target (device/scope.py)
     telemetry: dict[str, Any] | None = None  # the last reading, still valid as the next round's "before"
     hosts: tuple[Host, ...] = ()  # fio servers that run every round together; () = this machine
     device: DeviceIdentity | None = None  # the target device as the run found it (None: a file, or on hosts)
@@ -136,10 +136,10 @@ class _Context:
 
 def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter | None = None) -> None:
     """Run (or resume) every phase of a stored PTS run on `target` (on every host of a run on hosts)."""
+    from ptsbench.device.claim import claim_targets
+    from ptsbench.device.guard import check_write_allowed
+    from ptsbench.device.placement import check_placement_device
     from ptsbench.hosts.preflight import check_remote_path
-    from ptsbench.target.claim import claim_targets
-    from ptsbench.target.guard import check_write_allowed
-    from ptsbench.target.placement import check_placement_device
 
     manifest = pts.store.manifest
     plan = load_plan(pts.store)
@@ -191,7 +191,7 @@ def run(pts: PtsStore, target: Target, *, destructive: bool, reporter: Reporter 
 def _purge_reach(context: _Context) -> tuple[list[str], str]:
     """The other namespaces the run's purges still to come will erase (an NVMe sanitize or all-namespace format:
     claimed for the run, so no other ptsbench run starts on one meanwhile), and why, in words."""
-    from ptsbench.target.purge import choose_purge, purge_reach
+    from ptsbench.device.purge import choose_purge, purge_reach
 
     if context.target.kind != "block" or all(context.pts.precondition_result(phase.key) is not None
                                               or not phase.phase.purge for phase in context.plan.phases):
@@ -229,7 +229,7 @@ def _run_phase(context: _Context, index: int, phase: PhasePlan) -> None:
 
 
 def _purge(context: _Context, phase: PhasePlan) -> None:
-    from ptsbench.target.purge import purge
+    from ptsbench.device.purge import purge
 
     context.reporter.event(f"{phase.phase.title}: purge ({context.purge_method})")
     started = utc_now()
@@ -254,7 +254,7 @@ def _purge(context: _Context, phase: PhasePlan) -> None:
 def remote_purge(host_count: int) -> "PurgeOutcome":
     """The purge of a run on hosts: none, recorded as a deviation (purge tools run only on this machine; run on
     a remote path they would purge the controller's device of that name)."""
-    from ptsbench.target.purge import PurgeOutcome
+    from ptsbench.device.purge import PurgeOutcome
 
     return PurgeOutcome("none (remote hosts)", [], True, f"not purged: the device is on {host_count} remote "
                         "host(s) and ptsbench runs purge tools only on this machine", True)

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ptsbench.device.target import Target
 from ptsbench.errors import StoreError
 from ptsbench.fio.runner import FioStatus
 from ptsbench.pts.engine import Progress, Reporter, run
 from ptsbench.pts.store import PtsStore
 from ptsbench.store import RunStore, utc_now
-from ptsbench.target.target import Target
 
 FLEET_KIND = "pts-fleet"
 DEVICES_DIR = "devices"
@@ -115,8 +115,8 @@ def run_fleet(store: RunStore, members: Sequence[Member], destructive: bool,
     failed (`failures`: those that failed before they could start, e.g. a device that did not come back). Every
     target is claimed here, before any is touched, for the whole run. Ctrl-C stops every fio and re-raises once
     every part has stored what it had."""
+    from ptsbench.device.claim import claim_targets
     from ptsbench.fio.runner import stop_all
-    from ptsbench.target.claim import claim_targets
 
     failed = dict(failures or {})
     lock = threading.Lock()

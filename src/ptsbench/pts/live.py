@@ -140,7 +140,7 @@ class LiveReporter:
 
 
 class MarkOnLayout:
-    """A run's reporter that also marks the target file fio makes as this run's (target/userfile.py) at fio's first
+    """A run's reporter that also marks the target file fio makes as this run's (device/userfile.py) at fio's first
     status, when fio has laid it out: a run killed after that resumes on it, and on no file put there instead."""
 
     def __init__(self, shown: Reporter, paths: list[str], run_token: str | None) -> None:
@@ -154,7 +154,7 @@ class MarkOnLayout:
 
     def fio_status(self, progress: Progress, cell: str | None, status: FioStatus) -> None:
         if self.paths:
-            from ptsbench.target.userfile import mark_made
+            from ptsbench.device.userfile import mark_made
 
             mark_made(self.paths, self.run_token)
             self.paths = []

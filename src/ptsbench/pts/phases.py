@@ -5,9 +5,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ptsbench.device.waf import combined_ratio
 from ptsbench.pts.store import PtsStore, host_phase_result, host_round
 from ptsbench.store import read_json
-from ptsbench.target.waf import combined_ratio
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class PhaseTelemetry:
     written_bytes: float | None  # device data written over the phase
     busy_mean_pct: float | None  # host CPU busy during the rounds
     busy_max_pct: float | None
-    waf: float | None  # media bytes over host bytes over the phase's rounds (target/waf.py)
+    waf: float | None  # media bytes over host bytes over the phase's rounds (device/waf.py)
     waf_source: str | None  # the log the media bytes came from
 
 

@@ -62,7 +62,7 @@ class TargetInfo:
     physical_sector_bytes: int | None
     ioengine: str
     remote: bool = False  # on fio servers (--hosts): fio's client runs every round
-    # --fdp-placement (target/placement.py): off, spread or one; None: not given, on a target without FDP enabled
+    # --fdp-placement (device/placement.py): off, spread or one; None: not given, on a target without FDP enabled
     fdp_placement: str | None = None
     fdp_device: str | None = None  # with FDP placement: the namespace's /dev/ngXnY, which fio opens
     fdp_plids: str = ""  # with FDP placement: the placement handles fio writes to in turn, e.g. "0,1,2,3"

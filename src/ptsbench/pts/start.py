@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
+from ptsbench.device.same_device import check_same_device
+from ptsbench.device.target import Target
+from ptsbench.device.userfile import check_same_file, file_identity
 from ptsbench.errors import PtsbenchError, StoreError
 from ptsbench.hosts.hostlist import Host
 from ptsbench.pts.describe import describe
@@ -21,9 +24,6 @@ from ptsbench.pts.prep_time import PrepTiming
 from ptsbench.pts.records import plan_record
 from ptsbench.pts.store import PRECONDITION_DONE, ROUND_FILE, PtsStore
 from ptsbench.store import RunStore, utc_now
-from ptsbench.target.same_device import check_same_device
-from ptsbench.target.target import Target
-from ptsbench.target.userfile import check_same_file, file_identity
 
 # ---------------------------------------------------------------------------------------------------------------
 # creating a run
@@ -60,7 +60,7 @@ def create_run(
     """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet. `hosts`: the
     pre-flight facts of every host (hosts.HostInfo as a dict) for a run on fio servers; `device_info`: the user's
     description of the device (form factor, media, interface...), for the report's first page; `device_identity`:
-    the block device as the run starts on it (target/same_device.py start_record), which resume checks; `timing`:
+    the block device as the run starts on it (device/same_device.py start_record), which resume checks; `timing`:
     how long its purges and preconditioning are estimated to take (plan.txt states it)."""
     plan = make_plan(settings, info)
     manifest = {
@@ -176,10 +176,10 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
     id the device offers, a loop device's backing file, no new signature: see check_same_device), and notes on how
     weak that check was. The fio a killed run left behind is stopped first (run directory locked): it could
     otherwise lay a deleted target file out again, or write on, while the target is being checked."""
+    from ptsbench.device.claim import check_not_claimed
+    from ptsbench.device.info import target_facts
+    from ptsbench.device.target import resolve_target
     from ptsbench.errors import TargetError
-    from ptsbench.target.claim import check_not_claimed
-    from ptsbench.target.info import target_facts
-    from ptsbench.target.target import resolve_target
 
     manifest = pts.store.manifest
     if manifest.get("kind") != "pts":
@@ -214,14 +214,14 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
 
 
 def _check_write_history(pts: PtsStore, target: Target, facts: dict[str, object]) -> list[str]:
-    """The drive's own counters now against the last stored round's (target/telemetry.py counters_since): a counter
+    """The drive's own counters now against the last stored round's (device/telemetry.py counters_since): a counter
     that went back is a TargetError; writes the run did not make and power cycles are recorded as deviations and
     returned as notes. The run's own writes since then are at most its largest stored round (the round that was
     killed) and any preconditioning begun since. Nothing to compare (no round stored, a device without counters):
     no notes."""
+    from ptsbench.device.telemetry import HISTORY_KEYS, counters_since, read_telemetry
     from ptsbench.errors import TargetError
     from ptsbench.store import read_json
-    from ptsbench.target.telemetry import HISTORY_KEYS, counters_since, read_telemetry
 
     rounds = [read_json(path) for path in sorted((pts.root / "pts").rglob(ROUND_FILE))]
     if not rounds:
@@ -256,8 +256,8 @@ def _has_written(pts: PtsStore) -> bool:
 
 def _check_device_back(path: str, stored: dict[str, Any]) -> None:
     """TargetError when the run's device is not at its path any more, naming where the same drive is now."""
+    from ptsbench.device.identity import devices_with_ids, missing_device
     from ptsbench.errors import TargetError
-    from ptsbench.target.identity import devices_with_ids, missing_device
 
     gone = missing_device(path)
     if gone is None:

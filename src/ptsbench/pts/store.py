@@ -5,7 +5,7 @@ Layout (inside a RunStore whose manifest has kind "pts"):
                        test its AdvancedParams fields, see params.py); target (facts, size, sector sizes,
                        ioengine and how it was chosen); base_seed; write_cache (wanted, before, after, message,
                        per start/resume; on a drive whose cache ptsbench sets also controller, original (what
-                       the last run out puts back) and shared_with (the runs it joined); target/controller.py);
+                       the last run out puts back) and shared_with (the runs it joined); device/controller.py);
                        write_cache_rounds (phase, round, wanted, read: the cache read at every round's end);
                        write_cache_restored (to, done, action "restored" | "kept" | "left", message: at the
                        end, also of a failed or interrupted run); compliance {compliant, reasons}; notes;
@@ -96,7 +96,7 @@ round.json in detail:
   wsat (write saturation only): {written_bytes, io_time_s} running totals including this round
   steady: {window_rounds, steady, variables: {"CELL METRIC": steady.SteadyState.to_dict() + cell, metric, or null
           before the 5th round}, rounds_needed (before the 5th round)}
-  telemetry: {before, after: one reading each (target/telemetry.py TELEMETRY_KEYS: source, device, command, note
+  telemetry: {before, after: one reading each (device/telemetry.py TELEMETRY_KEYS: source, device, command, note
           ("not available: ..." when the device or tools do not say), temperature_c, temperature_k,
           critical_warning, warning_temp_time_min, critical_temp_time_min, thm_temp1/2_trans_count,
           thm_temp1/2_total_time_s, media_errors, data_units_written, data_written_bytes, media_written_bytes,
@@ -104,7 +104,7 @@ round.json in detail:
           latency_monitor (OCP C3h active bucket counters {bucket: {read, write, trim}}),
           latency_monitor_thresholds_ms, latency_monitor_note;
           null = unknown), change: telemetry_change (counter increases, temperature_start_c / _end_c, throttled
-          true | false | null, waf: target/waf.py write_amplification: host_written_bytes, media_written_bytes,
+          true | false | null, waf: device/waf.py write_amplification: host_written_bytes, media_written_bytes,
           ratio, source, host_unit_bytes, host_counter, note saying why ratio is null; latency_monitor: the C3h
           counters' increase {bucket: {read, write, trim}} or null with latency_monitor_note), cpu: host CPU during
           the fio process (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s,

@@ -1,17 +1,17 @@
 """run: the write cache of a PTS run: set as the profile requires at every start, read again at the end of every
 round (a change is a deviation), and put back at the end. On a drive whose cache ptsbench sets, the run holds the
-controller's cache (target/controller.py): shared with runs on sibling namespaces that want the same, refused when
+controller's cache (device/controller.py): shared with runs on sibling namespaces that want the same, refused when
 another run holds it the other way, put back by the last one out."""
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ptsbench.device.target import Target
 from ptsbench.pts.store import PtsStore
 from ptsbench.store import utc_now
-from ptsbench.target.target import Target
 
 if TYPE_CHECKING:
-    from ptsbench.target.controller import CacheHold
+    from ptsbench.device.controller import CacheHold
 
 
 class RunWriteCache:
@@ -26,8 +26,8 @@ class RunWriteCache:
     def apply(self) -> None:
         """Set the cache as wanted (at every start: a power cycle resets it), and record it in the manifest. Raises
         UnsafeTargetError, changing nothing, when another run holds the controller's cache the other way."""
-        from ptsbench.target.cache import read_write_cache, set_write_cache
-        from ptsbench.target.controller import controller_of, hold_write_cache
+        from ptsbench.device.cache import read_write_cache, set_write_cache
+        from ptsbench.device.controller import controller_of, hold_write_cache
 
         wanted = self.wanted == "enabled"
         extra: dict[str, Any] = {}
@@ -55,8 +55,8 @@ class RunWriteCache:
     def restore(self) -> None:
         """Put the cache back as it was before the run first changed it; on a controller held by other runs too,
         the last one out puts back what was there before the first."""
-        from ptsbench.target.cache import set_write_cache
-        from ptsbench.target.controller import release_write_cache
+        from ptsbench.device.cache import set_write_cache
+        from ptsbench.device.controller import release_write_cache
 
         if self.hold is not None:
             hold, self.hold = self.hold, None
@@ -80,7 +80,7 @@ class RunWriteCache:
         ran (another program, or a drive that forgot the setting, may have changed it), for the round's record and
         the manifest's write_cache_rounds. A reading other than wanted, once the run had set it as wanted, is a
         deviation."""
-        from ptsbench.target.cache import read_write_cache
+        from ptsbench.device.cache import read_write_cache
 
         if self.on_hosts or self.target.kind != "block":
             return None

@@ -3,8 +3,8 @@
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ptsbench.device.waf import FDP_HOST_COUNTER, HOST_UNIT_BYTES, SMART_HOST_COUNTER
 from ptsbench.report.core.model import Block, Column, Section, Table
-from ptsbench.target.waf import FDP_HOST_COUNTER, HOST_UNIT_BYTES, SMART_HOST_COUNTER
 
 
 def provenance_line(manifest: Mapping[str, Any]) -> str:

@@ -126,7 +126,7 @@ def case_tracked(rows: Sequence[Any]) -> list[Tracked]:
 
 
 def case_member(run_dir: Path, label: str) -> Member:
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.store import RunStore
 

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptsbench.device.waf import case_waf
 from ptsbench.report.cases.tables import RESULT_PERCENTILES, ResultRow, result_rows, steady_state_text
 from ptsbench.report.common import (
     case_waf_lines,
@@ -19,7 +20,6 @@ from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Ta
 from ptsbench.report.drops import drop_blocks, drop_regions
 from ptsbench.report.glance import case_glance_section, repeat_auto_table
 from ptsbench.store import read_text
-from ptsbench.target.waf import case_waf
 
 if TYPE_CHECKING:
     from ptsbench.drops.find import DropRule
@@ -34,7 +34,7 @@ RESULT_COLUMNS = (
 )
 
 
-WAF_COLUMNS = (Column("write amplification", "number"), Column("WAF source"))  # target/case_telemetry.py
+WAF_COLUMNS = (Column("write amplification", "number"), Column("WAF source"))  # device/case_telemetry.py
 
 
 def _us(value_ns: float | None) -> float | None:
@@ -230,7 +230,7 @@ def case_section(store_root: Path, record: Any, interval_ms: float, rule: "DropR
 
 def error_log_blocks(record: Any) -> list[Block]:
     """The NVMe error log entries new during the case, per drive, each in words (target/error_log.py)."""
-    from ptsbench.target.error_log import entries_texts
+    from ptsbench.device.error_log import entries_texts
 
     blocks: list[Block] = []
     for entry in getattr(record, "telemetry", None) or []:
@@ -244,7 +244,7 @@ def error_log_blocks(record: Any) -> list[Block]:
 
 def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     """Report of a `ptsbench run` / `quick` directory."""
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     manifest = store.manifest
     records = load_records(store)

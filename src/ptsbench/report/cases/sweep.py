@@ -165,7 +165,7 @@ def sweep_report(store: Any, in_progress: str | None = None) -> Report:
     """Report of a `ptsbench sweep` directory."""
     manifest = store.manifest
     settings: Mapping[str, Any] = manifest["sweep"].get("report") or {}
-    from ptsbench.case_records import load_records
+    from ptsbench.cases.records import load_records
 
     records = load_records(store)  # the points and the cells' write amplification
     points, failed = sweep_points(store, records)
@@ -174,7 +174,7 @@ def sweep_report(store: Any, in_progress: str | None = None) -> Report:
     sections = chart_sections(points, options, float(settings.get("latency_bound_us", DEFAULT_BOUND_US)), caption)
     from ptsbench.report.cases.report import waf_table_blocks
 
-    waf = waf_table_blocks(records)  # cells that wrote an NVMe namespace (target/case_telemetry.py)
+    waf = waf_table_blocks(records)  # cells that wrote an NVMe namespace (device/case_telemetry.py)
     if waf:
         sections.insert(2, Section("waf", "Write amplification", blocks=tuple(waf)))
     spec = manifest["sweep"]["spec"]

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ptsbench.target.waf import case_waf
+from ptsbench.device.waf import case_waf
 
 TABLE_PERCENTILES = ("90", "95", "99", "99.9")  # the terminal table's columns
 RESULT_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")  # every one ptsbench asks fio for
@@ -37,9 +37,9 @@ class ResultRow:
     note: str = ""  # how the row was formed when it is not one of fio's entries as is
     job_index: int = 0  # which of the case's jobs (rows of one job share it; two jobs of one name do not)
     repetition: int = 0  # with --repeat: the case's repetition (1..N, its name ends in -rN); 0: it ran once
-    waf: float | None = None  # the case's write amplification (target/waf.py case_waf)
+    waf: float | None = None  # the case's write amplification (device/waf.py case_waf)
     waf_source: str | None = None  # the log its media bytes came from; None: none read
-    waf_host_counter: str | None = None  # the counter(s) its host bytes came from (target/waf.py case_waf)
+    waf_host_counter: str | None = None  # the counter(s) its host bytes came from (device/waf.py case_waf)
     waf_note: str | None = None  # why it has no write amplification; None: it has one, or read no device
     lat_max_ns: float | None = None  # the slowest IO
     lat_n: int | None = None  # the IOs behind the latency figures (fio's lat_ns N); None: none measured

@@ -1,7 +1,7 @@
 """How much room a static figure's text takes, estimated from its characters (no drawing pass): titles and captions
 wrapped to their width, legends in as many columns as their height needs and names shortened to their width, and
 tick labels thinned, wrapped or turned so that neighbours never run into each other. draw_mpl.py places the axes
-in what is left; tests/test_legible.py checks the result against matplotlib's own text extents.
+in what is left; tests/report/test_legible.py checks the result against matplotlib's own text extents.
 
 Widths are those of DejaVu Sans (matplotlib's default font), the widest the figures are drawn with: PDF pages use
 Helvetica, which is narrower.

@@ -3,8 +3,8 @@
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ptsbench.case_records import CaseRecord
-from ptsbench.cases import Case
+from ptsbench.cases.plan import Case
+from ptsbench.cases.records import CaseRecord
 from ptsbench.fio.runner import FioStatus
 from ptsbench.units import format_duration
 
