@@ -58,6 +58,13 @@ def resume_run(run_dir: Path, destructive: bool, allow_mounted: bool = False) ->
 
     store = RunStore.open(run_dir.absolute())
     plan, cases, hosts = stored_cases(store)
+    ran = store.manifest.get("cases") or []
+    if store.manifest.get("status") == "done" and all(finished(store, case) for case in cases
+                                                      if case.dir_name in ran):
+        from ptsbench.errors import PtsbenchError  # before anything is written into the run directory
+
+        raise PtsbenchError(f"{run_dir}: every case of this run finished: nothing to resume",
+                            f"see its results with `ptsbench show {run_dir}`")
     if not hosts:
         check_targets_again(store, [case.target for case in cases if case.target is not None])
     check_writes(cases, (destructive, allow_mounted), hosts)
