@@ -104,37 +104,8 @@ if [ "$variant" = ftl ]; then
   if [ "${PTSBENCH_LAB_SPRANDOM:-}" = 1 ]; then
     # fio 3.42 for the sprandom check (fio 3.41's sprandom preconditioning; the host's fio, which the guest runs, is
     # older): built from its release tag once (a few minutes) and kept, usable in the guest, which runs the host's
-    # root; with libaio-dev, or fio would lack the libaio engine ptsbench uses
-    fio_tag=fio-3.42
-    fio_cache=${PTSBENCH_FIO_CACHE:-/var/cache/ptsbench/fio}
-    lab_fio=$fio_cache/$fio_tag/fio
-    mkdir -p "$fio_cache"
-    exec 6>"$fio_cache/build.lock"
-    flock 6
-    if [ ! -x "$lab_fio" ]; then
-      missing=()
-      for pair in git:git gcc:gcc make:make; do command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}"); done
-      [ -f /usr/include/libaio.h ] || missing+=(libaio-dev)
-      [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
-      if [ "${#missing[@]}" -gt 0 ]; then
-        echo "device lab: installing ${missing[*]} with apt-get (to build $fio_tag)" >&2
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            "${missing[@]}" >/dev/null; } || cannot "apt-get could not install ${missing[*]}"
-      fi
-      source=${PTSBENCH_FIO_SOURCE:-https://github.com/axboe/fio.git}
-      echo "device lab: building $fio_tag from $source into $(dirname "$lab_fio")" >&2
-      build=$(mktemp -d /tmp/ptsbench-fio.XXXXXX)
-      if ! { git clone -q --depth 1 --branch "$fio_tag" "$source" "$build/fio" && cd "$build/fio" \
-             && ./configure --disable-native && make -j"$(nproc)"; } >"$build/build.log" 2>&1; then
-        echo "device lab: $fio_tag did not build:" >&2; tail -30 "$build/build.log" >&2; rm -rf "$build"; exit 1
-      fi
-      cd "$repo"
-      "$build/fio/fio" --enghelp=libaio >/dev/null 2>&1 || { rm -rf "$build"; cannot "$fio_tag built without libaio"; }
-      mkdir -p "$(dirname "$lab_fio")"
-      cp "$build/fio/fio" "$lab_fio.new" && mv "$lab_fio.new" "$lab_fio"
-      rm -rf "$build"
-    fi
-    flock -u 6
+    # root
+    lab_fio=$(bash "$repo/scripts/build-fio.sh" fio-3.42) || { status=$?; [ "$status" = 77 ] && exit 77; exit 1; }
   fi
 fi
 

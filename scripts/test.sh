@@ -47,7 +47,27 @@ fi
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy
 bash scripts/check-install.sh
-.venv/bin/pytest -q -rs ${markers[@]+"${markers[@]}"} tests
+labs=""
+labs_log=""
+if [ "$all" = 1 ]; then
+  # the device labs' tests wait on QEMU guests for minutes: a pytest of their own beside the host level's workers
+  labs_log=$(mktemp /tmp/ptsbench-labs.XXXXXX)
+  setsid .venv/bin/pytest -q -rs -p no:cacheprovider -m device_lab tests >"$labs_log" 2>&1 &
+  labs=$!
+  trap 'for group in $debian13 $labs; do kill -- -"$group" 2>/dev/null || true; done; rm -f "$debian13_log" "$labs_log"' EXIT
+  markers=(-m "not device_lab")
+fi
+# pytest-xdist: one worker per CPU, and one more, as many tests wait on fio's runtime rather than use a CPU;
+# loadgroup: the tests of one xdist_group (one host-wide resource, as the kernel's block tracer) share a worker
+.venv/bin/pytest -q -rs -n "$(( $(nproc) + 1 ))" --dist loadgroup ${markers[@]+"${markers[@]}"} tests
+if [ -n "$labs" ]; then
+  if ! wait "$labs"; then
+    cat "$labs_log" >&2
+    say "the device labs failed"
+    exit 1
+  fi
+  tail -3 "$labs_log"
+fi
 if [ -n "$debian13" ]; then
   if ! wait "$debian13"; then
     cat "$debian13_log" >&2

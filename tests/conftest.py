@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 import programs
+from device_lab_ftl import CI_CHECKS as FTL_CI_CHECKS
+from device_lab_ftl import FULL_CHECKS as FTL_FULL_CHECKS
 from exec_audit import exec_record
 from labruns import postgres_url, run_lab  # noqa: F401 (fixtures: a lab of real runs, a throwaway PostgreSQL)
 
@@ -29,14 +31,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Every program the tests start, here and in the Python processes they start (exec_audit/sitecustomize.py), is
 # recorded; at the end the run fails if one is not a program scripts/install.sh installs (programs.py).
-EXEC_LOG = Path(tempfile.mkdtemp(prefix="ptsbench-exec-")) / "started.jsonl"
+# A pytest-xdist worker appends to its controller's log (small appends: whole lines), which judges it at the end.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if XDIST_WORKER and os.environ.get("PTSBENCH_EXEC_LOG"):
+    EXEC_LOG = Path(os.environ["PTSBENCH_EXEC_LOG"])
+else:
+    EXEC_LOG = Path(tempfile.mkdtemp(prefix="ptsbench-exec-")) / "started.jsonl"
 os.environ["PTSBENCH_EXEC_LOG"] = str(EXEC_LOG)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT / "tests" / "exec_audit"),
                                                          os.environ.get("PYTHONPATH"))))
 exec_record.record_starts(str(EXEC_LOG))
 
-# Every process of this run carries its mark in the environment (a child pytest gets a mark of its own)
-RUN_MARK = f"{os.getpid()}-{secrets.token_hex(4)}"
+# Every process of this run carries its mark in the environment (a child pytest gets a mark of its own; an xdist
+# worker keeps its controller's)
+RUN_MARK = os.environ["PTSBENCH_TEST_RUN"] if XDIST_WORKER else f"{os.getpid()}-{secrets.token_hex(4)}"
 os.environ["PTSBENCH_TEST_RUN"] = RUN_MARK
 PR_SET_PDEATHSIG = 1
 
@@ -87,8 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
     kill -9), the watcher then kills what is left in the cgroup and removes the run's mounts, loop devices and
     cgroups. PTSBENCH_TEST_RUN_FACTS=FILE: write the run's mark, cgroup and temporary folder there (JSON)."""
     mount = cgroup2_mount()
-    if os.geteuid() != 0 or mount is None or config.option.collectonly:
-        return
+    if os.geteuid() != 0 or mount is None or config.option.collectonly or XDIST_WORKER:
+        return  # an xdist worker is its controller's child: in its cgroup already, watched by its watcher
     own = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::"))
     cgroup = mount / own.strip("/") / f"ptsbench-tests-{os.getpid()}"
     basetemp = str(config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]  # the run's own folder
@@ -114,11 +122,15 @@ class DeviceLab:
     console."""
 
     KEY = pytest.StashKey[dict[str, "DeviceLab"]]()  # variant -> its lab
-    OPTIONS = {"debian12": (), "debian13": ("--debian13",), "ftl": ("--ftl",)}  # variant -> the script's options
+    # variant -> the script's options; the FTL variant's two sizes run the same guest with their own checks
+    OPTIONS = {"debian12": (), "debian13": ("--debian13",), "ftl": ("--ftl", "--checks", ",".join(FTL_FULL_CHECKS)),
+               "ftl-ci": ("--ftl", "--checks", ",".join(FTL_CI_CHECKS))}
     # variant -> the environment variable that must be 1 for its tests to run (its lab to start); unset: skipped.
-    # The FTL variant (12-18 minutes of its own at load averages of 7-26, docs/device-lab.md): to run it by default,
-    # in CI too, remove its entry here
-    OPT_IN = {"ftl": "PTSBENCH_LAB_FTL"}
+    # The full FTL variant (12-18 minutes of its own at load averages of 7-26, docs/device-lab.md) stays opt-in. The
+    # CI-sized one (ftl-ci: the same shapes on a smaller drive in shorter rounds): to run it by default, in CI too,
+    # delete its line here
+    OPT_IN = {"ftl": "PTSBENCH_LAB_FTL",
+              "ftl-ci": "PTSBENCH_LAB_FTL_CI"}
 
     def __init__(self, folder: Path, variant: str) -> None:
         self.folder = folder
@@ -152,7 +164,7 @@ def device_lab(config: pytest.Config, variant: str) -> DeviceLab:
 
 def lab_variant(item: pytest.Item) -> str | None:
     """The device lab variant a test waits for: @pytest.mark.device_lab (debian12) or
-    @pytest.mark.device_lab(variant="debian13" or "ftl"); None for other tests."""
+    @pytest.mark.device_lab(variant="debian13", "ftl" or "ftl-ci"); None for other tests."""
     marker = item.get_closest_marker("device_lab")
     return None if marker is None else str(marker.kwargs.get("variant", "debian12"))
 
@@ -179,6 +191,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start each device lab variant as soon as its tests are collected: it runs for minutes, mostly in QEMU, and the
     rest of the suite runs meanwhile instead of before it."""
     if not session.config.option.collectonly:
+        if XDIST_WORKER and any(map(lab_variant, session.items)):
+            pytest.exit("the device lab's tests run in a pytest of their own, without -n (each xdist worker would "
+                        "boot its own guest): add -m 'not device_lab' or leave out -n", returncode=4)
         for variant in dict.fromkeys(filter(None, map(lab_variant, session.items))):
             if lab_opted_in(variant) is None:
                 device_lab(session.config, variant)
@@ -198,6 +213,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:  # still start progra
     for lab in session.config.stash.get(DeviceLab.KEY, {}).values():
         lab.stop()
         shutil.rmtree(lab.folder, ignore_errors=True)
+    if XDIST_WORKER:
+        return  # the controller judges the log the workers share, after they are done
     failed = programs.verdict(EXEC_LOG)
     shutil.rmtree(EXEC_LOG.parent, ignore_errors=True)
     if failed:
@@ -338,6 +355,18 @@ def fakebin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], lis
 
 DEBIAN13_ROOT = os.environ.get("PTSBENCH_DEBIAN13_ROOT", "/var/cache/ptsbench/debian13")
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+@pytest.fixture(scope="session")
+def sprandom_fio() -> str:
+    """fio 3.42, which has sprandom (fio 3.41's preconditioning): built once by scripts/build-fio.sh and kept in
+    /var/cache/ptsbench/fio (the device lab's FTL variant uses the same)."""
+    done = subprocess.run(["bash", str(SCRIPTS / "build-fio.sh"), "fio-3.42"], capture_output=True, text=True,
+                          timeout=1800)
+    if done.returncode == 77:
+        pytest.skip(done.stderr.strip())
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
 
 
 @pytest.fixture(scope="session")

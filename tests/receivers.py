@@ -1,6 +1,6 @@
 """Real receivers of ptsbench's metrics, started by the tests on the loopback address and stopped on every exit
-path (bound to the test process's life too: the parent-death signal of fio/lifetime.py): Debian's Prometheus and
-InfluxDB 1.x."""
+path (bound to the test process's life too: the parent-death signal of fio/lifetime.py): Debian's Prometheus (a
+scraper, or a remote-write receiver) and InfluxDB 1.x."""
 
 import contextlib
 import json
@@ -78,17 +78,18 @@ def _answers(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def prometheus(folder: Path, target: str, interval: str = "500ms") -> Iterator[str]:
-    """Prometheus scraping `target` (HOST:PORT) every `interval`; yields its base URL."""
+def prometheus(folder: Path, target: str | None, interval: str = "500ms") -> Iterator[str]:
+    """Prometheus scraping `target` (HOST:PORT) every `interval`, or (None) scraping nothing and receiving remote
+    write at /api/v1/write; yields its base URL."""
     if shutil.which("prometheus") is None:
         pytest.fail("prometheus is not installed: scripts/install.sh --test installs it")
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "prometheus.yml"
-    config.write_text(f"global:\n  scrape_interval: {interval}\n  scrape_timeout: {interval}\n"
-                      f"scrape_configs:\n  - job_name: ptsbench\n    static_configs:\n"
-                      f"      - targets: ['{target}']\n")
+    config.write_text(f"global:\n  scrape_interval: {interval}\n  scrape_timeout: {interval}\n" + (
+        f"scrape_configs:\n  - job_name: ptsbench\n    static_configs:\n      - targets: ['{target}']\n"
+        if target else ""))
     argv = ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={folder / 'data'}",
-            "--web.listen-address=127.0.0.1:0"]
+            "--web.listen-address=127.0.0.1:0", *([] if target else ["--web.enable-remote-write-receiver"])]
     with server(argv, folder / "prometheus.log", lambda url: _answers(f"{url}/-/ready")) as url:
         yield url
 

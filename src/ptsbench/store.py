@@ -37,6 +37,7 @@ from ptsbench.errors import StoreError
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
+RESUMABLE_KINDS = ("pts", "sweep", "pts-fleet")  # what `ptsbench resume` continues (and replay --steady runs)
 # the user's labels (--tag) for the runs this command creates: set once by the command line, stored in the manifest
 RUN_TAGS: ContextVar[tuple[str, ...]] = ContextVar("RUN_TAGS", default=())
 
@@ -139,13 +140,21 @@ def check_new_run_dir(root: Path, prepared: Collection[str] = ()) -> None:
     except OSError as error:
         raise StoreError(f"cannot read {root}: {error.strerror}", write_hint(error)) from None
     if MANIFEST in entries:
-        resumable = RunStore(root).kind in ("pts", "sweep")
+        manifest = RunStore(root).manifest
+        resumable = manifest.get("kind") in RESUMABLE_KINDS or is_steady_replay(manifest)
         raise StoreError(f"{root} already holds a run",
-                         "choose another --out" + (", or `ptsbench resume` it" if resumable else ""))
+                         "choose another --out" + (f" (`ptsbench resume {root}` continues the run there)"
+                                                   if resumable else ""))
     if entries:
         shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
         raise StoreError(f"{root} is not empty (it holds {shown})",
                          "choose a new or empty folder for --out: a run never writes over other files")
+
+
+def is_steady_replay(manifest: dict[str, Any]) -> bool:
+    """A run of `replay --steady` (resumable, unlike other case runs)."""
+    workload = manifest.get("workload")
+    return manifest.get("kind") == "run" and isinstance(workload, dict) and workload.get("steady") is True
 
 
 def check_manifest_fields(path: Path, manifest: dict[str, Any]) -> None:

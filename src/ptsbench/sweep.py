@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
-from ptsbench.cases.plan import Case, Overrides, case_job, plan_case
+from ptsbench.cases.plan import Case, CaseJob, Overrides, case_job, device_job_text, plan_case
 from ptsbench.cases.records import RESULT, CaseRecord, read_record
 from ptsbench.cases.run import run_case
 from ptsbench.cases.schedule import CaseProgress
@@ -226,14 +226,22 @@ def plan_cases(entries: Sequence[dict[str, Any]], texts: dict[str, str], targets
     take to run), so every cell's job text is built first (cases.case_job) and fio parses them all in one start-up
     (opens.parse_job_texts). A text it could not parse together is parsed alone, side by side, one per CPU, as is a
     cell's second text (the one for a device its job names)."""
+    folder = run_dir / SWEEP_DIR
+    return plan_together([case_job(entry["index"], entry["name"], folder / entry["job"], texts[entry["job"]],
+                                   targets[entry["target"]] if targets else None, Overrides(), run_dir,
+                                   log_interval_ms, fio_lat_log) for entry in entries])
+
+
+def plan_together(built: Sequence[CaseJob]) -> list[Case]:
+    """The cases of job texts built for them, fio's parser started once for all (see plan_cases)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    folder = run_dir / SWEEP_DIR
-    built = [case_job(entry["index"], entry["name"], folder / entry["job"], texts[entry["job"]],
-                      targets[entry["target"]] if targets else None, Overrides(), run_dir, log_interval_ms, fio_lat_log)
-             for entry in entries]
     job_texts = [job.job_text for job in built]
     together = dict(zip(job_texts, parse_job_texts(job_texts), strict=True))
+    # the texts for the devices the jobs name (cases.device_job_text), also in one start-up
+    protected = [text for job in built if (opens := together[job.job_text]) is not None
+                 and (text := device_job_text(job, opens)) is not None]
+    together.update(zip(protected, parse_job_texts(protected), strict=True))
 
     def parse(text: str, source: str) -> list[JobOpens]:
         found = together.get(text)

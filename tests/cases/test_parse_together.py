@@ -80,3 +80,29 @@ def test_a_sweep_plans_and_judges_every_cell_as_its_own_parse_did(bad: str | Non
 
 def test_a_rejected_text_sends_every_text_to_its_own_parse() -> None:
     assert parse_job_texts([NULL + "[a]\n", NULL + "[b]\nbs=lots\n"]) == [None, None]
+
+
+def test_cells_on_a_device_are_planned_in_two_fio_start_ups(loop_device: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cells whose job names a block device are parsed again with allow_file_create=0 (cases.device_job_text): those
+    second texts too in one start-up of fio (parse_job_texts, which gives each text its own parse: above), and
+    each case holds its second text and what fio opens for it."""
+    from ptsbench.fio import opens
+
+    starts: list[int] = []
+    real = opens._fio_parse_only
+
+    def counted(paths: list[str], cwd: str | None) -> object:
+        starts.append(len(paths))
+        return real(paths, cwd)
+
+    texts = {f"r{number}.fio": f"[r{number}]\nfilename={loop_device}\nrw=randread\nbs=4k\nruntime=1\n"
+             for number in range(3)}
+    entries: list[dict[str, object]] = [{"index": index, "name": job[:-4], "job": job, "target": 0}
+                                        for index, job in enumerate(texts, 1)]
+    run_dir = tmp_path / "run"
+    monkeypatch.setattr(opens, "_fio_parse_only", counted)
+    together = plan_cases(entries, texts, [], run_dir, 1000, False)
+    assert starts == [3, 3]
+    assert all("allow_file_create=0" in case.job_text for case in together)
+    assert [[job.paths for job in case.opens] for case in together] == [[(loop_device,)]] * 3

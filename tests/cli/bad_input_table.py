@@ -430,6 +430,8 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("replay-unlink-log", ("replay", "{unlinklog}", "{tmp}/t.dat"), "line 3"),
     ("replay-pid-of-iolog", ("replay", "{iolog}", "{tmp}/t.dat", "--pid", "5"), "blktrace binaries only"),
     ("replay-out-is-run", ("replay", "{iolog}", "{tmp}/t.dat", "--out", "{run}"), "already holds a run"),
+    ("replay-out-is-pts-run", ("replay", "{iolog}", "{tmp}/t.dat", "--out", "{pts}"), "already holds a run"),
+    ("replay-no-precondition-alone", ("replay", "{iolog}", "{tmp}/t.dat", "--no-precondition"), "--steady"),
     ("replay-ioengine-semicolon", ("replay", "{iolog}", "{tmp}/t.dat", "--ioengine", "null;x"), "--ioengine"),
     # ---- the group ----
     ("unknown-command", ("benchmark",), "No such command"),

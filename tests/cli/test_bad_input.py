@@ -331,3 +331,34 @@ def test_another_users_daemon_server_is_left_running() -> None:
     finally:
         os.kill(pid, 9)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+WORKLOAD_ROWS = [name for name, _args, _needle in TABLE if name.startswith(("capture-", "characterise-", "replay-"))]
+
+
+@pytest.mark.parametrize("name", WORKLOAD_ROWS)
+def test_workload_hints_name_what_exists(name: str, outcomes: dict[str, Outcome]) -> None:
+    """Every `ptsbench COMMAND` and --option an error of capture, characterise or replay names exists: a command,
+    and an option of the refused command or of the command the hint names (a hint that outlived its option
+    misleads); and no replay error offers a folder as the target (replay refuses one)."""
+    import re
+
+    import click
+
+    from ptsbench.cli import COMMANDS, cli
+
+    context = click.Context(cli)
+
+    def options(command: str) -> set[str]:
+        found = cli.get_command(context, command)
+        assert found is not None, command
+        return {option for param in found.params for option in param.opts}
+
+    command = next(args[0] for row, args, _needle in TABLE if row == name)
+    [line] = [line for line in outcomes[name].result.stderr.splitlines() if line.startswith("ptsbench: error:")]
+    said = re.sub(r"no such option: --\S+", "", line)  # the typo itself, named as one
+    named = re.findall(r"(?:`|python -m )ptsbench ([a-z]+)", said)
+    assert set(named) <= set(COMMANDS), line
+    allowed = options(command).union({"--help"}, *(options(other) for other in named))
+    assert set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", said)) <= allowed, line
+    assert command != "replay" or "or a folder" not in said, line

@@ -559,3 +559,23 @@ def test_sizes_reach_fio_as_ptsbench_reads_them(tmp_path: Path, write_job) -> No
     assert "size=3072\n" in quick.stdout, quick.stdout
     refused = run_cli("run", str(job), "--target", str(target), "--size", "1.3k")
     assert refused.returncode != 0 and "not a whole number of bytes" in refused.stderr
+
+
+def test_two_null_engine_runs_from_one_folder_at_once_are_both_run(tmp_path: Path) -> None:
+    """The null engine opens no file, so the name fio makes up for it (the job's name in the working folder) is no
+    target two runs share: the second run is not refused while the first one's fio runs."""
+    (tmp_path / "null.fio").write_text("[mixed]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=randrw\n")
+    first = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", "null.fio", "--out", "r1", "--runtime", "60"],
+                             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not subprocess.run(["pgrep", "-f", f"{tmp_path}/r1/cases/"], capture_output=True).stdout:
+            assert first.poll() is None and time.monotonic() < deadline, "the first run's fio never started"
+            time.sleep(0.2)
+        second = run_cli("run", "null.fio", "--out", "r2", "--runtime", "1", cwd=tmp_path)
+        assert second.returncode == 0, second.stderr
+        assert "another ptsbench run" not in second.stderr
+    finally:
+        os.killpg(first.pid, signal.SIGTERM)
+        first.wait(timeout=120)

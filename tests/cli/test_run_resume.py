@@ -77,7 +77,7 @@ def test_a_killed_quick_resumes_and_removes_its_scratch_file(tmp_path: Path) -> 
     assert (run_dir / "scratch.dat").is_file()  # left by the kill
     stdout = _resumed(run_dir, ["001-quick-r1", "002-quick-r2"], done_before, killed_at)
     assert "RND4K-Q1T1-write" in stdout and not (run_dir / "scratch.dat").exists()
-    # a run directory without a stored plan (replay --steady, an older ptsbench) is refused in one line
+    # a run directory without a stored plan (made by an older ptsbench) is refused in one line
     manifest = json.loads((run_dir / "manifest.json").read_text())
     del manifest["resume_plan"]
     (run_dir / "manifest.json").write_text(json.dumps(manifest))

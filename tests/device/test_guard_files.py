@@ -156,6 +156,8 @@ def test_writing_to_a_users_file_and_a_pts_run_on_it_need_destructive(tmp_path: 
         real = run_cli(*args, "--out", str(tmp_path / "refused"), cwd=tmp_path)
         errors = [line for line in real.stderr.splitlines() if line.startswith("ptsbench: error:")]
         assert real.returncode != 0 and len(errors) == 1 and "ptsbench did not make" in errors[0], real.stderr
+        # a folder instead is offered only for a target the user named, not for a file a job file names
+        assert ("or a folder" in errors[0]) == (args[0] != "run"), errors[0]
         assert _digest(path) == before and path.stat().st_size == MIB and not (tmp_path / "refused").exists()
 
 

@@ -345,6 +345,38 @@ def case_waf_ocp(lab: Lab) -> str:
         f"; show: {', '.join(ratios)}"
 
 
+@check("capture-nvme")
+def capture_nvme(lab: Lab) -> str:
+    """`ptsbench capture` of the OCP namespace (the kernel's nvme driver) while fio runs a known mix: no event
+    dropped, and the IOs fio's process queued equal fio's own JSON, direction by direction, count by count, byte by
+    byte and size by size; the device's view (issue and completion events) is there too."""
+    dev = lab.devs["ocp"]
+    out, fio_json = WORK / "capture-nvme", WORK / "capture-nvme-fio.json"
+    read_bs, write_bs = 4096, 16384
+    fio = ["fio", "--name=known", f"--filename={dev}", "--rw=randrw", f"--bs={read_bs},{write_bs}", "--direct=1",
+           "--ioengine=libaio", "--iodepth=4", "--size=32M", "--io_size=2M", "--output-format=json",
+           f"--output={fio_json}"]
+    ptsbench("capture", dev, "--out", str(out), "--", *fio)
+    job = json.loads(fio_json.read_text())["jobs"][0]
+    issued = {name: (job[name]["total_ios"], job[name]["io_bytes"]) for name in ("read", "write")}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["status"], manifest["dropped_events"]) == ("done", 0), manifest
+    whole = json.loads((out / "characterisation.json").read_text())
+    from ptsbench.workload.characterise import characterise  # as `characterise --pid` (no second start-up)
+    from ptsbench.workload.stream import load_stream, of_process
+
+    pid = whole["processes"][0]["pid"]  # the process that queued the most IOs: fio's job (udev may probe too)
+    found = characterise(of_process(load_stream(out / "trace.blktrace"), pid))
+    for name, size in (("read", read_bs), ("write", write_bs)):
+        part = found["directions"][name]
+        assert (part["io_count"], part["bytes"]) == issued[name], (name, part, issued)
+        assert part["sizes"] == [[size, issued[name][0]]], (name, part["sizes"])
+    assert whole["outstanding"]["max"] >= 1, whole["outstanding"]
+    return (f"{dev}: captured {manifest['event_count']} events, 0 dropped; fio's process queued {issued['read'][0]} "
+            f"reads of {read_bs} and {issued['write'][0]} writes of {write_bs} bytes, as fio's JSON says; "
+            f"outstanding at most {whole['outstanding']['max']}")
+
+
 def run_variant_checks(names: list[str], results: Path) -> int:
     lab = Lab(find_disks(), results.parent / "samples")
     print(f"lab disks: {lab.devs}", flush=True)

@@ -12,7 +12,7 @@ import pytest
 from ptsbench.metrics.series import METRICS, VALUE
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "contrib" / "grafana" / "ptsbench.json"
-NAME = re.compile(r"\bptsbench_[a-z_]+")
+NAME = re.compile(r"\bptsbench_[a-z0-9_]+")
 
 
 def _queries() -> list[str]:

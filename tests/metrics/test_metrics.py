@@ -11,6 +11,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -190,18 +191,21 @@ def test_addresses() -> None:
 @pytest.mark.slow
 def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
     """A PTS run's live seconds are its rounds' stored seconds (each cell's, by its name), and the round and steady
-    state served once it is stored are those of its last round."""
-    from prometheus_client.openmetrics.parser import text_string_to_metric_families
-
+    state served once it is stored are those of its last round; killed in its second round and resumed with
+    --metrics, it serves on, its round never going back."""
     from ptsbench.metrics.serve import RunsCollector
 
     run_dir = tmp_path / "run"
-    run = Started("pts", "--profile", "demo", "--size", "16M", "--tests", "iops", "--out", str(run_dir),
-                  "--metrics", "0")
+    rounds = run_dir / "pts" / "iops" / "rounds"
     seen: dict[tuple[str, str, str, int], float] = {}  # (round, cell, direction, document ms) -> IOPS
-    try:
+    p99s: dict[tuple[str, str, str, int], float] = {}  # the same -> p99 latency (s)
+    served_rounds: list[float] = []  # ptsbench_round, scrape after scrape, of the resumed run
+
+    def watch(run: Started, until: Callable[[], bool], resumed: bool) -> None:
+        from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
         url = run.url()
-        while run.process.poll() is None:
+        while run.process.poll() is None and not until():
             try:
                 with urllib.request.urlopen(url, timeout=30) as response:
                     text = response.read().decode()
@@ -209,18 +213,35 @@ def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
                 break
             for family in text_string_to_metric_families(text):
                 for sample in family.samples:
-                    if sample.name == "ptsbench_second_iops":
-                        labels = sample.labels
+                    labels = sample.labels
+                    if sample.name == "ptsbench_round" and resumed:
+                        served_rounds.append(sample.value)
+                    if sample.name in ("ptsbench_second_iops", "ptsbench_second_latency_p99_seconds") and (
+                            resumed or labels["round"] == "1"):  # (round 2 runs again after the kill)
                         assert labels["test"] == "iops"
-                        seen[(labels["round"], labels["workload"], labels["direction"],
-                              sample.timestamp.sec * 1000 + sample.timestamp.nsec // 1_000_000)] = sample.value
+                        (seen if sample.name == "ptsbench_second_iops" else p99s)[
+                            (labels["round"], labels["workload"], labels["direction"],
+                             sample.timestamp.sec * 1000 + sample.timestamp.nsec // 1_000_000)] = sample.value
             time.sleep(0.2)
+
+    run = Started("pts", "--profile", "demo", "--size", "16M", "--tests", "iops", "--out", str(run_dir),
+                  "--metrics", "0")
+    try:
+        watch(run, lambda: (rounds / "002" / "job.fio").exists(), resumed=False)
+        os.kill(run.process.pid, signal.SIGKILL)
+    finally:
+        run.stop()
+    assert (rounds / "001" / "round.json").is_file() and not (rounds / "002" / "round.json").exists()
+    run = Started("resume", str(run_dir), "--metrics", "0")
+    try:
+        watch(run, lambda: False, resumed=True)
         run.process.wait(WAIT_S)  # (its endpoint ends a moment before it does)
     finally:
         said = run.stop()
     assert run.process.returncode == 0, said
+    # from the stored round 1 on (never less), the rounds after it, and never back
+    assert served_rounds and served_rounds[0] >= 1 and max(served_rounds) > 1 and served_rounds == sorted(served_rounds)
     assert len(seen) >= 3
-    rounds = run_dir / "pts" / "iops" / "rounds"
     for (number, cell, direction, stamp), value in seen.items():
         folder = rounds / f"{int(number):03d}"
         columns = json.loads((folder / "seconds.json").read_text())["jobs"]
@@ -229,6 +250,13 @@ def test_pts_rounds_served_live_are_the_stored_ones(tmp_path: Path) -> None:
         assert seconds.sample is not None
         stamps = [columns[job.job]["status_unix_ms"][int(index)] for index in seconds.sample]
         assert value == float(seconds.values["iops"][stamps.index(stamp)]), (number, cell, direction, stamp)
+    assert p99s  # watched: the round's cells read fio's latency bins, and the run stores each second's p99
+    for (number, cell, direction, stamp), value in p99s.items():
+        folder = rounds / f"{int(number):03d}"
+        columns = json.loads((folder / "seconds.json").read_text())["jobs"]
+        job = next(job for job in stored_seconds(folder) if job.label == cell)
+        stored = columns[job.job]
+        assert value == stored[f"{direction}_lat_p99_ns"][stored["status_unix_ms"].index(stamp)] / 1e9
     last = json.loads(sorted(rounds.glob("*/round.json"))[-1].read_text())
     served = {(s.metric.name, s.labels.get("test")): s.value for s in RunsCollector([run_dir]).samples()}
     assert served[("ptsbench_round", "iops")] == last["round"]

@@ -53,9 +53,12 @@ def leftovers(facts: dict[str, str]) -> list[str]:
     return left
 
 
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm-to-group", "kill-9"])
-def test_a_stopped_test_run_leaves_nothing(tmp_path: Path, how: str) -> None:
-    up = stop_inner_run(tmp_path, "test_holds_a_server_a_mount_a_loop_device_and_fio", how)
+@pytest.mark.parametrize(("how", "workers"), [("ctrl-c", ()), ("sigterm-to-group", ()), ("kill-9", ()),
+                                               ("ctrl-c", ("-n", "2")), ("kill-9", ("-n", "2"))],
+                         ids=["ctrl-c", "sigterm-to-group", "kill-9", "ctrl-c-xdist", "kill-9-xdist"])
+def test_a_stopped_test_run_leaves_nothing(tmp_path: Path, how: str, workers: tuple[str, ...]) -> None:
+    """kill -9 of pytest alone: with -n, of the xdist controller, whose workers and their children are then left"""
+    up = stop_inner_run(tmp_path, "test_holds_a_server_a_mount_a_loop_device_and_fio", how, workers=workers)
     assert any("postgres" in item for item in up) and any("fio" in item for item in up), up
     assert any(item.startswith("mount") for item in up) and any(item.startswith("loop") for item in up), up
 
@@ -68,16 +71,20 @@ def test_a_test_run_stopped_while_a_device_lab_runs_leaves_no_guest(tmp_path: Pa
     assert any("qemu-system" in item for item in up), up
 
 
-def stop_inner_run(tmp_path: Path, test: str, how: str, ready_within_s: float = 300) -> list[str]:
-    """Run tests/project/stopped_run_inner.py::TEST in a pytest of its own, stop it `how` once TEST says all is up, and
-    assert that nothing of it is left GONE_WITHIN_S later; returns what was up before the stop."""
+def stop_inner_run(tmp_path: Path, test: str, how: str, ready_within_s: float = 300,
+                   workers: tuple[str, ...] = ()) -> list[str]:
+    """Run tests/project/stopped_run_inner.py::TEST in a pytest of its own (with pytest-xdist's `workers` options, as
+    scripts/test.sh runs it), stop it `how` once TEST says all is up, and assert that nothing of it is left
+    GONE_WITHIN_S later; returns what was up before the stop."""
     if os.geteuid() != 0 or cgroup2_mount() is None:
         pytest.skip("needs root and cgroup v2 (the run's cgroup)")
     facts_path, ready = tmp_path / "facts.json", tmp_path / "ready"
-    env = {**os.environ, "PTSBENCH_TEST_RUN_FACTS": str(facts_path), "PTSBENCH_STOP_READY": str(ready)}
+    env = {key: value for key, value in os.environ.items()  # a run of its own, not an xdist worker of this one
+           if not key.startswith("PYTEST_XDIST_")}
+    env.update(PTSBENCH_TEST_RUN_FACTS=str(facts_path), PTSBENCH_STOP_READY=str(ready))
     with open(tmp_path / "inner.log", "wb") as log:
         inner = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp",
-                                  str(tmp_path / "inner"), f"{INNER}::{test}"], cwd=ROOT, env=env, stdout=log,
+                                  str(tmp_path / "inner"), *workers, f"{INNER}::{test}"], cwd=ROOT, env=env, stdout=log,
                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + ready_within_s

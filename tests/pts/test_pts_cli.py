@@ -69,6 +69,12 @@ def test_help_lists_the_commands() -> None:
         (["--tests", "hir", "--zones", "4"], "--zones applies to none of the selected tests (hir)"),
         (["--tests", "dirth", "--dirth-workload", "8k:165"], "read share 0..100"),
         (["--tests", "cbw", "--demand-tcs", "32,16"], "must include TC1/QD1"),
+        (["--tests", "tp,wsat", "--precondition", "sprandom"], "neither is selected"),
+        (["--tests", "iops", "--sprandom-op", "0.1"], "--sprandom-op applies to --precondition sprandom"),
+        (["--tests", "iops", "--precondition", "sprandom", "--precondition-multiple", "1"],
+         "drop --precondition-multiple"),
+        (["--tests", "iops", "--precondition", "sprandom", "--sprandom-op", "1"], "--sprandom-op"),
+        (["--tests", "iops", "--precondition", "fast"], "--precondition"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
@@ -237,3 +243,60 @@ def test_measure_rate_reads_the_target_alone_when_its_path_holds_a_colon(tmp_pat
     done = run_cli("pts", str(target), "--tests", "iops", "--dry-run", "--measure-rate", "--destructive")
     assert done.returncode == 0, done.stderr
     assert f"measured: 3 s of sequential 1 MiB reads of {target}, read-only" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("kind", ["file", "loop"])
+def test_sprandom_preconditioning_runs_on_a_fio_that_has_it(sprandom_fio: str, loop_device: str, tmp_path: Path,
+                                                            kind: str) -> None:
+    """--precondition sprandom with a fio that has it (fio 3.42): fio's sprandom job writes the range and its
+    over-provisioning once (more than the range, 1 + spr_op times it in whole IOs), stored like WIPC; the plan, `show`
+    and the report say how the device was preconditioned."""
+    import json
+
+    target = str(tmp_path / "t.dat") if kind == "file" else loop_device
+    out = tmp_path / "run"
+    where = ["--size", "32M"] if kind == "file" else ["--destructive"]
+    done = run_cli("pts", target, *where, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--block-sizes",
+                   "iops=4k", "--mixes", "iops=0", "--max-rounds", "1", "--precondition", "sprandom", "--sprandom-op",
+                   "0.2", "--out", str(out),
+                   env={"PTSBENCH_FIO": sprandom_fio})
+    assert done.returncode == 0, done.stderr
+    folder = out / "pts" / "iops" / "precondition"
+    job = (folder / "job.fio").read_text()
+    assert "sprandom=1" in job and "spr_op=0.2" in job and "random_generator=lfsr" in job, job
+    size = Path(target).stat().st_size if kind == "file" else int(
+        Path(f"/sys/class/block/{Path(loop_device).name}/size").read_text()) * 512
+    written = json.loads((folder / "result.json").read_text())["written_bytes"]
+    assert size < written <= 1.2 * size + 4096, (written, size)  # (1 + spr_op) x the range, in whole 4 KiB IOs
+    assert "IOPS: preconditioning, fio's sprandom" in done.stderr
+    shown = run_cli("show", str(out)).stdout
+    assert "IOPS: preconditioned by fio's sprandom" in shown
+    page = (out / "report" / "index.html").read_text()
+    assert "fio&#39;s sprandom: random 4k writes of the active range and 0.2 over-provisioning once" in page
+
+
+def test_sprandom_is_refused_in_one_line_where_fio_lacks_it(debian13_fio: str, tmp_path: Path) -> None:
+    """Debian 13's fio (3.39) has no sprandom: --precondition sprandom is refused before anything runs, in one line
+    naming the fio and what to do."""
+    done = run_cli("pts", str(tmp_path / "t.dat"), "--size", "32M", "--tests", "iops", "--precondition", "sprandom",
+                   "--out", str(tmp_path / "run"), env={"PTSBENCH_FIO": debian13_fio})
+    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
+    assert "--precondition sprandom: fio-3.39 has no sprandom option (fio 3.41 added it): install fio 3.41" in \
+        done.stderr
+    assert not (tmp_path / "run").exists() and not (tmp_path / "t.dat").exists()
+
+
+def test_resume_of_a_sprandom_run_is_refused_where_fio_lacks_it(sprandom_fio: str, debian13_fio: str,
+                                                               tmp_path: Path) -> None:
+    """A run preconditioned by sprandom resumed with a fio without it (the fio changed since): one line, before
+    anything runs, the stored run untouched."""
+    out = tmp_path / "run"
+    ran = run_cli("pts", str(tmp_path / "t.dat"), "--size", "16M", "--profile", "demo", "--spec", "1.1", "--tests",
+                  "iops", "--block-sizes", "iops=4k", "--mixes", "iops=0", "--max-rounds", "1", "--precondition",
+                  "sprandom", "--out", str(out), env={"PTSBENCH_FIO": sprandom_fio})
+    assert ran.returncode == 0, ran.stderr
+    before = sorted((path.name, path.stat().st_mtime_ns) for path in out.rglob("*"))
+    done = run_cli("resume", str(out), env={"PTSBENCH_FIO": debian13_fio})
+    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
+    assert "--precondition sprandom: fio-3.39 has no sprandom option" in done.stderr
+    assert sorted((path.name, path.stat().st_mtime_ns) for path in out.rglob("*")) == before

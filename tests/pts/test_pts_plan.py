@@ -263,3 +263,32 @@ def test_overridden_matrix_runs_in_spec_order_without_duplicates() -> None:
     assert [phase.key for phase in plan.phases] == ["iops", "tp-1m", "tp-128k"]
     full = parse_overrides({"block_sizes": ["iops=" + ",".join(str(bs) for bs in reversed(IOPS_BS))]}, ("iops",))
     assert not any("block sizes" in reason for reason in plan_for(tests=("iops",), overrides=full).deviations)
+
+
+def test_sprandom_replaces_the_random_tests_wipc_and_is_a_deviation() -> None:
+    """--precondition sprandom: the IOPS and latency tests are preconditioned by one fio sprandom job over the
+    range (4 KiB random writes, fio's lfsr generator, which sprandom requires, the over-provisioning given), planned
+    as the range and its over-provisioning once; throughput keeps its WIPC at the tested block size; the plan says
+    so as a deviation, and the choice survives the store."""
+    size = 10 * GIB + 12345
+    settings = make_settings("enterprise", "2.0", ("iops", "tp", "lat"), precondition="sprandom", sprandom_op=0.07)
+    plan = make_plan(settings, device(size=size))
+    for key in ("iops", "lat"):
+        phase = plan.phase(key)
+        (section,) = parse_job_text(precondition_job(plan, phase), "sprandom")
+        assert (section.get("rw"), section.get("bs"), section.get("sprandom"), section.get("spr_op")) == (
+            "randwrite", "4k", "1", "0.07")
+        assert section.get("random_generator") == "lfsr" and section.get("offset") == "0"
+        assert int(section.get("size") or 0) == plan.precondition_range_bytes // 4096 * 4096
+        assert phase.precondition_bytes == round(plan.precondition_range_bytes * 1.07)
+    (wipc,) = parse_job_text(precondition_job(plan, plan.phase("tp-1m")), "wipc")
+    assert (wipc.get("rw"), wipc.get("bs"), wipc.has("sprandom")) == ("write", "1m", False)
+    assert wipc.get("random_generator") == "tausworthe64"
+    assert [reason for reason in plan.deviations if "sprandom" in reason] == [
+        "IOPS, Latency: preconditioned by fio's sprandom (4 KiB random writes of the range and 0.07 "
+        "over-provisioning once, fio's lfsr generator), not WIPC (PTS: 2 x the active range of sequential 128 KiB "
+        "writes)"]
+    assert Settings.from_dict(settings.to_dict()) == settings
+    assert not [reason for reason in plan_for().deviations if "sprandom" in reason]  # WIPC: the default
+    old = {key: value for key, value in settings.to_dict().items() if key not in ("precondition", "sprandom_op")}
+    assert Settings.from_dict(old).precondition == "wipc"  # a run stored before the option: WIPC, as it ran

@@ -6,12 +6,16 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import attached_loop, run_cli
 from test_report_browser import Browser, assert_clean_report_page, shared_browser
+
+# The kernel's block tracer is one per host: under pytest-xdist these tests run on one worker, one at a time
+pytestmark = pytest.mark.xdist_group("tracefs")
 
 READ_BS = 4096
 WRITE_BS = 16384
@@ -231,37 +235,78 @@ def test_capture_report(captured: tuple[Path, dict[str, tuple[int, int]]], brows
     assert_clean_report_page(browser.open_page(run_dir / "report" / "index.html", shoot_plots=True), 3)
 
 
-def test_replay_rounds_until_steady(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path) -> None:
-    """--steady: rounds of the replay at the captured pace, judged by the PTS criterion after each; the run stops at
-    the first steady window (every earlier window was not), or runs --max-rounds; every round is stored."""
-    from ptsbench.workload.steady import judge
+ROUND_READS = 200
+ROUND_IOPS = 200  # the reads' limit (a cgroup's block throttle): about a second a round, the same each round
 
-    run_dir, fio = captured
+
+def test_replay_steady_resumes_after_kill_9_to_a_steady_verdict(loop_device: str, tmp_path: Path) -> None:
+    """replay --steady on a loop device whose reads a cgroup holds to 200 IOPS: the target preconditioned (twice
+    its size written, as fio counts), then rounds of the whole trace; ptsbench killed with SIGKILL in round 3 leaves
+    no fio behind, and `ptsbench resume` keeps the stored cases byte for byte and runs rounds until the PTS
+    criterion holds: steady.json is the judge's verdict on every stored round (no earlier window was steady), and
+    the report says it."""
+    from ptsbench.fio.lifetime import fio_pids
+    from ptsbench.workload.steady import judge
+    from test_drops import Throttle
+
+    log = tmp_path / "reads.iolog"  # 200 random 4 KiB reads over 32 MiB
+    log.write_text("fio version 2 iolog\n/dev/app add\n/dev/app open\n" + "".join(
+        f"/dev/app read {(number * 7919 % 8192) * 4096} 4096\n" for number in range(ROUND_READS)) + "/dev/app close\n")
     out = tmp_path / "steady"
-    max_rounds = 8
-    done = run_cli("replay", str(run_dir), str(tmp_path / "steady.dat"), "--steady", "--max-rounds",
-                   str(max_rounds), "--out", str(out))
-    assert done.returncode == 0, done.stderr
-    found = json.loads((out / "steady.json").read_text())
+    throttle = Throttle(loop_device)
+    try:
+        throttle.read_iops(ROUND_IOPS)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ptsbench", "replay", str(log), loop_device, "--destructive", "--no-stall",
+             "--steady", "--max-rounds", "15", "--out", str(out)], stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True, preexec_fn=throttle.enter)
+        deadline = time.monotonic() + 300
+        while not (out / "cases" / "004-replay-r3" / "job.fio").exists():  # rounds 1 and 2 stored, 3 begun
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()[1]
+            time.sleep(0.02)
+        process.kill()
+        process.communicate()
+        kept = {path: path.read_bytes() for path in (out / "cases").glob("*/result.json")}
+        assert len(kept) >= 3  # the preconditioning and rounds 1 and 2
+        while fio_pids(out):  # the killed ptsbench's fio ends with it (parent-death signal)
+            assert time.monotonic() < deadline, fio_pids(out)
+            time.sleep(0.1)
+        assert json.loads((out / "manifest.json").read_text())["status"] == "running"
+        resumed = subprocess.run([sys.executable, "-m", "ptsbench", "resume", str(out), "--destructive"],
+                                 capture_output=True, text=True, timeout=300, preexec_fn=throttle.enter, check=False)
+        assert resumed.returncode == 0, resumed.stderr
+    finally:
+        throttle.remove()
+    assert all(path.read_bytes() == data for path, data in kept.items())
     manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "done"
+    assert manifest["cases"] == sorted(entry.name for entry in (out / "cases").iterdir())
     results = [json.loads((out / "cases" / name / "result.json").read_text()) for name in manifest["cases"]]
-    assert len(results) == found["rounds"] == len(list((out / "cases").iterdir()))
-    trace_ios = json.loads((run_dir / "characterisation.json").read_text())["io_count"]
-    assert trace_ios >= fio["read"][0] + fio["write"][0]
-    assert all(sum(part["total_ios"] for job in result["jobs"] for part in job["directions"]
-                   if part["direction"] != "total") == trace_ios for result in results)  # the whole trace, each round
-    rounds = [result["jobs"] for result in results]
-    assert judge(rounds) == found
-    earlier = [judge(rounds[:count])["steady"] for count in range(5, len(rounds))]
-    assert not any(earlier)
-    assert found["steady"] or len(rounds) == max_rounds
-    assert "RWSW" in done.stderr and "deviations" in done.stderr
+    assert [result["status"] for result in results] == ["ok"] * len(results)
+    fill = results[0]["jobs"][0]["directions"]
+    written = sum(part["io_bytes"] for part in fill if part["direction"] == "write")
+    assert written == 2 * 64 * 2**20  # twice the loop device's size
+    rounds = [result["jobs"] for result in results[1:]]
+    assert all([part["total_ios"] for job in jobs for part in job["directions"] if part["direction"] == "read"] ==
+               [ROUND_READS] for jobs in rounds)  # the whole trace, each round
+    found = json.loads((out / "steady.json").read_text())
+    assert found == {**judge(rounds, True), "precondition_written_bytes": written}
+    assert found["steady"] and found["window"][-1] == len(rounds)
+    assert not any(judge(rounds[:count])["steady"] for count in range(5, len(rounds)))  # stopped at the first
+    assert "RWSW steady state" in resumed.stderr and f"steady in rounds {found['window'][0]}-" in resumed.stderr
     done = run_cli("report", str(out))
     assert done.returncode == 0, done.stderr
     text = subprocess.run(["pdftotext", "-layout", str(out / "report" / "report.pdf"), "-"], capture_output=True,
                           text=True, check=True).stdout
-    assert "Replay against the trace" in text and "RWSW steady state" in text and "deviations" in text
-    assert ("Steady state (PTS criterion" in text) == found["steady"]
+    assert "Steady state (PTS criterion" in text and "Preconditioned before round" in text and "deviations" in text
+
+
+def test_steady_verdict_names_what_preceded_the_rounds() -> None:
+    """With the preconditioning the deviation is the missing purge; without it (--no-precondition), both."""
+    from ptsbench.workload.steady import NOT_PRECONDITIONED, NOT_PURGED, judge
+
+    assert judge([], True)["deviations"][0] == NOT_PURGED and NOT_PRECONDITIONED not in judge([], True)["deviations"]
+    assert judge([], False)["deviations"][0] == NOT_PRECONDITIONED and judge([], False)["preconditioned"] is False
 
 
 def _record(time_ns: int, sector: int, size: int, action: int, payload: bytes = b"") -> bytes:

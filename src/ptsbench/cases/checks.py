@@ -28,7 +28,8 @@ def check_cases(cases: Sequence[Case], destructive: bool, allow_mounted: bool = 
         # an existing log name may be a device, or a link to one (a new name: _check_logs judged its folder)
         logs = [(path, True) for path, _option in case.outputs() if os.path.lexists(path)]
         opened = [pair for pair in dict.fromkeys(case.opened() + logs) if pair not in judged]
-        check_opened(opened, case.unknown_writes(), destructive, allow_mounted, case.changed_files())
+        check_opened(opened, case.unknown_writes(), destructive, allow_mounted, case.changed_files(),
+                     case.target.path if case.target else None)
         judged.update(opened)
         _check_zoned(case)
         if case.device_and_new_file:

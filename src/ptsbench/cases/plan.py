@@ -195,17 +195,27 @@ def plan_case(job: CaseJob, parse: FioParse = parse_job_text) -> Case:
     """The case of a job text, its jobs as fio's own parser reads them (`parse`)."""
     job_text = job.job_text
     opens, rejected = _fio_parse(job_text, job.job_path, job.target, parse)
-    on_devices, mixed = _jobs_on_devices(job.job_path, opens, len(job.per_section)) if job.target is None else ([], "")
-    if on_devices:  # a device a job file names gets the same protection as a --target device
-        per_section = [{**options, **NO_FILE_CREATE} if index in on_devices else options
-                       for index, options in enumerate(job.per_section)]
-        job_text = jobs.add_overrides(job.text, per_section, job.common)
+    mixed = _jobs_on_devices(job.job_path, opens, len(job.per_section))[1] if job.target is None else ""
+    protected = device_job_text(job, opens)
+    if protected is not None:
+        job_text = protected
         opens, rejected = _fio_parse(job_text, job.job_path, job.target, parse)
     effective = tuple(jobs.parse_job_text(job_text, str(job.job_path)))
     own_logs = tuple(sorted({value for options in job.per_section for key, value in options.items()
                              if key.startswith("write_") and key.endswith("_log") and value}))
     return Case(job.index, job.name, str(job.job_path), job.target, job_text, effective, job.lat_log_prefixes,
                 opens, rejected, mixed, own_logs=own_logs)
+
+
+def device_job_text(job: CaseJob, opens: Sequence[JobOpens]) -> str | None:
+    """The job text again with the sections that open a device kept from making files (as a --target device is),
+    or None when no section does (or the case has a target); `opens`: the job text's jobs as fio parsed them."""
+    on_devices = _jobs_on_devices(job.job_path, opens, len(job.per_section))[0] if job.target is None else []
+    if not on_devices:
+        return None
+    per_section = [{**options, **NO_FILE_CREATE} if index in on_devices else options
+                   for index, options in enumerate(job.per_section)]
+    return jobs.add_overrides(job.text, per_section, job.common)
 
 
 def _fio_parse(job_text: str, job_path: Path, target: Target | None,

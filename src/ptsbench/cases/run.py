@@ -29,7 +29,7 @@ from ptsbench.fio.runner import (
 from ptsbench.hosts.hostlist import Host, write_host_list
 from ptsbench.hosts.results import host_outcome
 from ptsbench.hosts.ssh import client_folder
-from ptsbench.metrics.board import Stream, publish
+from ptsbench.metrics.board import Stream, publish, watched
 from ptsbench.store import RunStore, utc_now_ms
 
 
@@ -108,7 +108,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
         with publish(live):  # for the metrics exporter, which reads the samples as they come
             outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
                               on_status=on_status, on_document=on_document, client=client,
-                              expected_s=case.expected_s, cwd=client_folder(hosts), status_bins=False)
+                              expected_s=case.expected_s, cwd=client_folder(hosts), status_bins=watched())
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
         watch.close()

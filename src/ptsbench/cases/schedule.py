@@ -28,9 +28,9 @@ from ptsbench.store import RunStore
 
 
 def written_targets(cases: Sequence[Case]) -> list[str]:
-    """Every file and device the cases' jobs write (not their logs), once each, in order."""
-    return list(dict.fromkeys(path for case in cases if not case.rejected for job in case.opens if job.writes
-                              for path in job.paths))
+    """Every file and device the cases' jobs change (not their logs), once each, in order."""
+    return list(dict.fromkeys(path for case in cases if not case.rejected for job in case.opens
+                              if job.changes_paths for path in job.paths))
 
 
 def claim_cases(cases: Sequence[Case], run_dir: Path, allow_mounted: bool,
@@ -102,14 +102,11 @@ def target_groups(cases: Sequence[Case], hosts: Sequence[Host] = ()) -> list[lis
 
 def run_cases(
     store: RunStore, cases: Sequence[Case], parallel: bool, progress: CaseProgress | None = None,
-    hosts: Sequence[Host] = (), stop_when: Callable[[list[CaseRecord]], bool] | None = None,
-    auto: AutoRepeat | None = None,
+    hosts: Sequence[Host] = (), auto: AutoRepeat | None = None,
 ) -> list[CaseRecord]:
     """Run cases one after another, or (parallel) the targets at once and each target's cases one after another:
-    two cases never share a target at once. Every case is stored when it ends. `stop_when` (cases one after
-    another only): asked after each case with the records so far; True leaves the remaining cases unrun. With
-    `auto` (--repeat auto), a case's remaining planned repetitions are left out once its rule decided
-    (confidence.py).
+    two cases never share a target at once. Every case is stored when it ends. With `auto` (--repeat auto), a
+    case's remaining planned repetitions are left out once its rule decided (confidence.py).
 
     With hosts, every case runs on all of them at once through fio's client (one fio server per host).
     """
@@ -123,8 +120,6 @@ def run_cases(
             if (record := _repeat(store, case, progress, hosts, readings, auto, cases)) is None:
                 continue
             done.append(record)
-            if stop_when is not None and stop_when(done):
-                break
         return done
     records: dict[int, CaseRecord] = {}
     errors: list[BaseException] = []

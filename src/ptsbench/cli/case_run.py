@@ -3,7 +3,7 @@ guard before any IO, the dry run, the run directory, the data files fio made, th
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -63,11 +63,9 @@ def hosts_and_targets(request: CaseRequest, targets: Sequence[str]) -> Reach:
 
 
 def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
-                  stop_when: "Callable[[list[CaseRecord]], bool] | None" = None,
                   manifest: "dict[str, Any] | None" = None) -> Path | None:
-    """Run the planned cases into their run directory and return it (None for a dry run). `stop_when`: asked after
-    each case (cases in turn), True ends the run there (the manifest then names the cases that ran); `manifest`:
-    more fields for it."""
+    """Run the planned cases into their run directory and return it (None for a dry run). `manifest`: more fields
+    for it."""
     from ptsbench.cases.plan import job_texts, manifest_settings, plan_cases
     from ptsbench.cases.schedule import claim_cases, expected_total_s, run_cases, target_groups
     from ptsbench.pts.store import PtsStore
@@ -106,18 +104,16 @@ def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
             **({"hosts": [asdict(info) for info in reach.host_infos]} if hosts else
                {"device_identities": {t.path: start_record(t.path) for t in reach.targets if t.kind == "block"}}),
             "cases": [case.dir_name for case in cases], "status": "running", "drops": request.drops,
-            # what `ptsbench resume` plans again from (a run that stops itself early, replay --steady, has none)
-            **({} if stop_when else {"resume_plan": resume_plan(texts, reach.targets, jobs.overrides, request,
-                                                                  list(hosts), made)}),
+            # what `ptsbench resume` plans again from
+            "resume_plan": resume_plan(texts, reach.targets, jobs.overrides, request, list(hosts), made),
             **(manifest or {}),
         }, jobs.prepared)
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
         with PtsStore(store).lock():
             try:
                 with TerminalProgress() as progress:
-                    records = run_cases(store, cases, parallel, progress, hosts, stop_when,
-                                        auto_repeat(store, request.auto))
-                if len(records) < len(cases):  # stopped early, or repetitions the rule left out: the run's cases ran
+                    records = run_cases(store, cases, parallel, progress, hosts, auto_repeat(store, request.auto))
+                if len(records) < len(cases):  # repetitions the rule left out: the run's cases ran
                     ran = {record.index for record in records}
                     store.update_manifest(cases=[case.dir_name for case in cases if case.index in ran])
             except KeyboardInterrupt:

@@ -11,8 +11,9 @@ import click
 METRICS_HELP = ("Serve the run's live metrics (OpenMetrics, for Prometheus) at http://ADDR/metrics while it runs: "
                 "PORT on 127.0.0.1, or ADDRESS:PORT to serve on another address (0 lets the system pick a port; "
                 "see docs/metrics.md).")
-PUSH_HELP = ("Also push the metrics as InfluxDB line protocol to this URL every 10 s and at the end, e.g. "
-             "http://influx:8086/write?db=ptsbench (a failed push is said once and never stops the run).")
+PUSH_HELP = ("Also push the metrics to this URL every 10 s and at the end: Prometheus remote write to a URL ending in "
+             "/api/v1/write, /push or /receive (e.g. http://prometheus:9090/api/v1/write), else InfluxDB line protocol "
+             "(e.g. http://influx:8086/write?db=ptsbench). A failed push is said once and never stops the run.")
 
 
 def _serve_note(url: str, loopback: bool) -> None:
@@ -29,10 +30,13 @@ def metrics_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def wrapper(*args: Any, metrics_address: str | None, metrics_push: str | None, **kwargs: Any) -> Any:
+        from ptsbench.metrics import board
         from ptsbench.metrics.push import pushing
         from ptsbench.metrics.serve import RunsCollector, Server, parse_address
 
         address = parse_address(metrics_address) if metrics_address else None  # a bad one: before any IO
+        if address is not None or metrics_push:
+            board.watch()
         collector = RunsCollector(live=True)
         server = Server(address, collector) if address is not None else None
         try:
@@ -52,8 +56,9 @@ def metrics_options(function: Callable[..., Any]) -> Callable[..., Any]:
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--metrics", "metrics_address", metavar="ADDR", default="9464", show_default=True,
               help="Serve at http://ADDR/metrics: PORT on 127.0.0.1, or ADDRESS:PORT on another address.")
-@click.option("--push", metavar="URL", help="Push them once as InfluxDB line protocol to this URL instead of serving "
-                                            "them (e.g. http://influx:8086/write?db=ptsbench).")
+@click.option("--push", metavar="URL", help="Push them once to this URL instead of serving them: Prometheus remote "
+              "write to a URL ending in /api/v1/write, /push or /receive, else InfluxDB line protocol (e.g. "
+              "http://influx:8086/write?db=ptsbench).")
 def metrics(run_dirs: tuple[Path, ...], metrics_address: str, push: str | None) -> None:
     """Serve stored runs' metrics (OpenMetrics, for Prometheus) until Ctrl-C: for runs made on hosts Prometheus
     cannot reach. A fleet's folder serves every device of it.
@@ -63,6 +68,7 @@ def metrics(run_dirs: tuple[Path, ...], metrics_address: str, push: str | None) 
       ptsbench metrics ptsbench-results/*          # http://127.0.0.1:9464/metrics
       ptsbench metrics RUN_DIR --metrics 0.0.0.0:9464
       ptsbench metrics RUN_DIR --push 'http://influx:8086/write?db=ptsbench'
+      ptsbench metrics RUN_DIR --push http://prometheus:9090/api/v1/write
     """
     from ptsbench.metrics.serve import RunsCollector, Server, parse_address, serve_forever
     from ptsbench.store import RunStore
@@ -74,8 +80,8 @@ def metrics(run_dirs: tuple[Path, ...], metrics_address: str, push: str | None) 
         from ptsbench.metrics.push import check_url, push_once
 
         check_url(push, "--push")
-        lines = push_once(push, collector)
-        click.echo(f"ptsbench: pushed {lines} lines to {push}", err=True)
+        count = push_once(push, collector)
+        click.echo(f"ptsbench: pushed {count} samples to {push}", err=True)
         return
     address = parse_address(metrics_address)
     server = Server(address, collector)

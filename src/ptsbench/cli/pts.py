@@ -14,6 +14,7 @@ from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.cli.metrics import metrics_options
 from ptsbench.cli.pts_steps import (
     PtsRequest,
+    check_precondition_fio,
     guard_verdict,
     prepare_target,
     print_dry_run,
@@ -22,6 +23,7 @@ from ptsbench.cli.pts_steps import (
 )
 from ptsbench.cli.run_end import report_images
 from ptsbench.device.placement import PLACEMENTS
+from ptsbench.pts.params import PRECONDITIONS
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -101,6 +103,13 @@ def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--active-range", type=Finite(0, 100, min_open=True), help="Active range in percent.")
 @click.option("--precondition-multiple", type=Finite(0, 1000, min_open=True),
               help="Preconditioning writes this many times the active range (PTS: 2).")
+@click.option("--precondition", "precondition", type=click.Choice(PRECONDITIONS), default="wipc",
+              help="How the IOPS and latency tests are preconditioned: wipc (PTS: 2 x the active range of sequential "
+              "128 KiB writes) or sprandom (fio's, fio 3.41+: random 4 KiB writes of the range and its "
+              "over-provisioning once, laid out as a random-write steady state; a deviation). Throughput keeps WIPC.")
+@click.option("--sprandom-op", type=Finite(0, 1, min_open=True, max_open=True),
+              help="With --precondition sprandom: the drive's over-provisioning as a fraction (fio's spr_op; "
+              "default 0.15).")
 @click.option("--wsat-capacity", type=Finite(0, 1000, min_open=True),
               help="Write saturation stops after this many times the capacity written (PTS: 4).")
 @click.option("--wsat-time", help="Write saturation time limit, e.g. 24h (PTS: 24h).")
@@ -196,13 +205,17 @@ def pts_request(options: Mapping[str, Any]) -> PtsRequest:
     settings = make_settings(options["profile"], options["spec"], chosen, parsed, options["active_range"],
                              options["precondition_multiple"], options["wsat_capacity"],
                              _seconds(options["wsat_time"]), options["ramp_time"],
-                             _histogram_seconds(options["lat_histogram_time"]))
+                             _histogram_seconds(options["lat_histogram_time"]), options["precondition"],
+                             options["sprandom_op"])
     description = parse_device_info(options["device_info"])
     drops = drop_settings(options["drop_fraction"], options["drop_seconds"], options["min_fraction"])
     if options["fdp_placement"] not in (None, "off") and (hosts_spec is not None or len(targets) > 1):
         raise click.UsageError("--fdp-placement takes one local TARGET (not --hosts, not a fleet)")
     if hosts_spec is not None and len(targets) > 1:
         raise click.UsageError("pts --hosts takes one TARGET (the same path on every host)")
+    if options["precondition"] == "sprandom" and hosts_spec is not None:
+        raise click.UsageError("--precondition sprandom runs on this machine's fio only (not --hosts)")
+    check_precondition_fio(settings)
     profile = options["profile"]
     return PtsRequest(settings, tuple(targets), f"pts-{profile}", out or default_run_dir(f"pts-{profile}"), size=size,
                       destructive=options["destructive"], purge_method=options["purge_method"],
@@ -280,36 +293,44 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
 @metrics_options
 def resume(run_dir: Path, destructive: bool) -> None:
     """Continue an interrupted PTS run (keeps every stored round, runs only what is missing), sweep (runs only
-    the cells without a finished result), run or quick (runs only the cases without a finished result). A fleet
-    run continues every target not done; RUN_DIR/devices/NAME continues that target alone.
+    the cells without a finished result), replay --steady run (keeps its finished rounds), or run and quick (runs
+    only the cases without a finished result). A fleet run continues every target not done; RUN_DIR/devices/NAME
+    continues that target alone.
 
     \b
     Examples:
       ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise --destructive
       ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise/devices/nvme1n1 --destructive
     """
+    from ptsbench.pts.params import Settings
     from ptsbench.pts.start import resume_target
     from ptsbench.pts.store import PtsStore
-    from ptsbench.store import RunStore
+    from ptsbench.store import RunStore, is_steady_replay
 
     if RunStore.open(run_dir).kind == "sweep":
         from ptsbench.cli.sweep import resume_sweep
 
         resume_sweep(run_dir, destructive)
         return
-    if RunStore.open(run_dir).kind == "run":  # run and quick
-        from ptsbench.cli.resume_run import resume_run
-
-        resume_run(run_dir, destructive)
-        return
     if RunStore.open(run_dir).kind == "pts-fleet":
         from ptsbench.cli.fleet import resume_fleet
 
         resume_fleet(RunStore.open(run_dir), destructive)
         return
+    if is_steady_replay(RunStore.open(run_dir).manifest):
+        from ptsbench.cli.workload import resume_replay
+
+        resume_replay(run_dir, destructive)
+        return
+    if RunStore.open(run_dir).kind == "run":  # run and quick (a steady replay is kind "run" too: above)
+        from ptsbench.cli.resume_run import resume_run
+
+        resume_run(run_dir, destructive)
+        return
     store = PtsStore(RunStore.open(run_dir))
     target, notes = resume_target(store)
     store.check_readable()  # a damaged store is refused before the resume changes anything
+    check_precondition_fio(Settings.from_dict(store.store.manifest["settings"]))  # fio may have changed since
     for note in notes:
         click.echo(f"ptsbench: note: {note}", err=True)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)

@@ -231,6 +231,18 @@ def placed(info: "TargetInfo", resolved: "Target", facts: Mapping[str, object], 
                    fdp_plids=",".join(map(str, placement.placement_ids)))
 
 
+def check_precondition_fio(settings: "Settings") -> None:
+    """--precondition sprandom only where the fio ptsbench runs has sprandom: one line saying so before anything
+    runs (a dry run too)."""
+    from ptsbench.errors import FioNotFoundError
+    from ptsbench.fio.runner import fio_has_option, fio_version
+    from ptsbench.fio.versions import SPRANDOM_HINT, SPRANDOM_MISSING
+
+    if settings.precondition == "sprandom" and not fio_has_option("sprandom"):
+        raise FioNotFoundError(f"--precondition sprandom: {SPRANDOM_MISSING.format(version=fio_version())}",
+                               SPRANDOM_HINT)
+
+
 def prep_timing(plan: "Plan", resolved: "Target", facts: dict[str, object], method: "PurgeMethod",
                 measure: bool) -> "PrepTiming":
     """How long the purges and preconditioning take: at a rate measured with a short read of the target when asked

@@ -26,8 +26,8 @@ def stored_cases(store: "RunStore") -> "tuple[dict[str, Any], list[Case], list[H
     manifest = store.manifest
     plan = manifest.get("resume_plan")
     if not isinstance(plan, dict):
-        raise PtsbenchError(f"{store.root} holds no plan to resume (a replay --steady run, or a run made by a "
-                            "ptsbench that did not store one)", "start the run again in a new run directory")
+        raise PtsbenchError(f"{store.root} holds no plan to resume (a run made by a ptsbench that did not store "
+                            "one)", "start the run again in a new run directory")
     settings = plan["overrides"]
     overrides = Overrides(settings["runtime_s"], settings["size"], settings["ioengine"],
                           tuple((str(key), str(value)) for key, value in settings["options"]))
@@ -88,7 +88,7 @@ def resume_run(run_dir: Path, destructive: bool, allow_mounted: bool = False) ->
         store.update_manifest(status="running", cases=[case.dir_name for case in cases])
         try:
             with TerminalProgress() as progress:
-                records = run_cases(store, pending, parallel, progress, hosts, None, auto)
+                records = run_cases(store, pending, parallel, progress, hosts, auto)
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
             raise

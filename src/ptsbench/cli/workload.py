@@ -15,7 +15,7 @@ from ptsbench.cli import Seconds, safety_flag, text_path
 from ptsbench.report.core.terminal import FORMATS
 
 if TYPE_CHECKING:
-    from ptsbench.cases.records import CaseRecord
+    from ptsbench.cases.plan import Case
     from ptsbench.cli.case_options import CaseRequest
     from ptsbench.store import RunStore
 
@@ -151,6 +151,7 @@ class ReplayRequest:
     rate_percent: int | None  # the captured pace scaled; None: as captured
     no_stall: bool  # as fast as the target goes
     steady: bool  # rounds until the RWSW steady state, at most the cases' repeat
+    precondition: bool  # with steady: RWSW's workload-independent preconditioning first
     pid: int | None  # only this process's IOs
     cases: "CaseRequest"  # the results' format, the run directory, the safety flags, the rounds
 
@@ -162,6 +163,8 @@ def replay_request(options: Mapping[str, Any]) -> ReplayRequest:
 
     if options["no_stall"] and options["rate_percent"] is not None:
         raise click.UsageError("--no-stall and --rate-percent exclude each other: as fast as possible, or scaled")
+    if options["no_precondition"] and not options["steady"]:
+        raise click.UsageError("--no-precondition is for --steady runs (a single replay is never preconditioned)")
     one_line(options["target"], what="TARGET")
     job_value(options["ioengine"], "--ioengine")
     job_value(options["target"], "TARGET")
@@ -169,7 +172,8 @@ def replay_request(options: Mapping[str, Any]) -> ReplayRequest:
                         destructive=options["destructive"], allow_mounted=options["allow_mounted"], keep_files=True,
                         repeat=options["max_rounds"] if options["steady"] else 1)
     return ReplayRequest(options["trace"], options["target"], options["ioengine"], options["rate_percent"],
-                         options["no_stall"], options["steady"], options["pid"], cases)
+                         options["no_stall"], options["steady"], options["steady"] and not options["no_precondition"],
+                         options["pid"], cases)
 
 
 def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -199,6 +203,9 @@ def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
                    "latency over the last 5 rounds (or --max-rounds).")
 @click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True,
               help="With --steady: rounds at most.")
+@click.option("--no-precondition", is_flag=True,
+              help="With --steady: no workload-independent preconditioning before the rounds (RWSW writes the "
+                   "whole target twice, sequential 128 KiB, first).")
 @click.option("--pid", type=click.IntRange(min=1),
               help="Replay only the IOs this process queued (a blktrace; `characterise` lists the processes): the "
                    "application's IOs without, say, udev's probes of the device.")
@@ -211,7 +218,8 @@ def replay(request: ReplayRequest) -> None:
     Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
     is made first, as long as the trace's extent. TARGET is judged like any write (--destructive for a device or an
     existing file). The run is stored like a case, with the trace's characterisation and the comparison of fio's
-    IOs with the trace's.
+    IOs with the trace's. --steady first preconditions TARGET (RWSW), then replays round after round until steady
+    state; `ptsbench resume RUN_DIR` continues such a run when it was stopped.
 
     \b
     Examples:
@@ -220,15 +228,17 @@ def replay(request: ReplayRequest) -> None:
     """
     from dataclasses import replace
 
+    from ptsbench.cases.plan import Overrides
     from ptsbench.cli.case_run import JobsRequest, Reach, run_job_files
-    from ptsbench.fio.iolog import replay_job_text
+    from ptsbench.fio.iolog import fill_job_text, replay_job_text
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
     from ptsbench.workload.blktrace import write_process_only
     from ptsbench.workload.characterise import characterise as reduce
+    from ptsbench.workload.rounds import PRECONDITION_JOB, PRECONDITION_LOOPS, REPLAY_JOB
     from ptsbench.workload.runs import CHARACTERISATION, trace_in, trace_name, write_characterisation
     from ptsbench.workload.stream import load_stream, of_process, trace_format
 
-    target, pid, steady = request.target, request.pid, request.steady
+    target, pid, steady, precondition = request.target, request.pid, request.steady, request.precondition
     source = trace_in(request.trace)
     stream = load_stream(source)  # the trace is hostile input: read whole and judged before fio sees it
     found = reduce(of_process(stream, pid) if pid is not None else stream)
@@ -243,8 +253,8 @@ def replay(request: ReplayRequest) -> None:
     made_dir = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     copy = run_dir / trace_name(trace_format(source))
-    job = run_dir / "replay.fio"
-    prepared = (job.name, copy.name, CHARACTERISATION)
+    job, fill = run_dir / REPLAY_JOB, run_dir / PRECONDITION_JOB
+    prepared = (job.name, copy.name, CHARACTERISATION, *((fill.name,) if precondition else ()))
     made: list[str] = []  # the new target file, once this command made it
     try:
         if pid is None:
@@ -258,16 +268,22 @@ def replay(request: ReplayRequest) -> None:
             made.append(target_path)
         job.write_text(replay_job_text(copy.absolute(), target_path, request.ioengine, request.rate_percent,
                                        request.no_stall))
-        run_job_files(JobsRequest((job,), "replay", _no_overrides(), prepared=prepared),
-                      replace(request.cases, out=run_dir), Reach(()),
-                      stop_when=_steady_now if steady else None,
-                      manifest={"workload": {"trace": str(source), "steady": steady}})
+        workload = {"trace": str(source), "steady": steady, "target": target_path}
+        cases = replace(request.cases, out=run_dir)
+        if steady:
+            if precondition:
+                fill.write_text(fill_job_text(target_path, request.ioengine, PRECONDITION_LOOPS))
+            store, planned = _start_steady(run_dir, prepared, {**workload, "precondition": precondition}, cases)
+        else:
+            run_job_files(JobsRequest((job,), "replay", Overrides(), prepared=prepared), cases, Reach(()),
+                          manifest={"workload": workload})
     finally:
         if not (run_dir / MANIFEST).exists():  # refused before the run began: leave nothing behind
             _undo(run_dir, prepared, made_dir, made)
-    _compare(run_dir, found)
     if steady:
-        _say_steady(run_dir)
+        _run_steady(store, planned, precondition, cases)
+    else:
+        _compare(run_dir, found)
 
 
 def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets: list[str]) -> None:
@@ -284,32 +300,117 @@ def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets
             os.unlink(path)
 
 
-def _steady_now(records: "list[CaseRecord]") -> bool:
-    from ptsbench.workload.steady import judge
+def _start_steady(run_dir: Path, prepared: tuple[str, ...], workload: dict[str, Any],
+                  request: "CaseRequest") -> "tuple[RunStore, list[Case]]":
+    """The new run directory of a replay --steady run (at most request.repeat rounds), its cases planned and
+    judged by the guard first."""
+    from ptsbench.cases.plan import Overrides, manifest_settings
+    from ptsbench.cli.case_run import check_writes
+    from ptsbench.device.same_device import start_record
+    from ptsbench.store import RunStore
+    from ptsbench.workload.rounds import plan_rounds
 
-    return bool(judge([record.jobs for record in records])["steady"])
+    cases = plan_rounds(run_dir, request.repeat, workload["precondition"], request.log_interval_ms)
+    check_writes(cases, request.permission, ())
+    target = workload["target"]
+    return RunStore.create(run_dir, {
+        "kind": "run", "name": "replay", "job_files": [name for name in prepared if name.endswith(".fio")],
+        "targets": [], **manifest_settings(Overrides(), request.log_interval_ms, False), "repeat": request.repeat,
+        "cases": [case.dir_name for case in cases], "status": "running", "drops": None, "workload": workload,
+        "device_identities": {target: start_record(target)} if _is_block(target) else {},
+    }, prepared), cases
 
 
-def _say_steady(run_dir: Path) -> None:
+def _is_block(path: str) -> bool:
+    import stat
+
+    return os.path.exists(path) and stat.S_ISBLK(os.stat(path).st_mode)
+
+
+def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, request: "CaseRequest") -> None:
+    """Run (or go on with) a replay --steady run: the cases without a stored result, until the stored rounds are
+    steady; then print, store and say its results and the verdict."""
+    import sys
+
+    from ptsbench.cases.records import load_records
+    from ptsbench.cases.schedule import claim_cases
+    from ptsbench.cli.case_run import finish
+    from ptsbench.pts.start import stop_orphan_fio
+    from ptsbench.pts.store import PtsStore
+    from ptsbench.report.cases.tables import result_rows
+    from ptsbench.report.core.progress import TerminalProgress
+    from ptsbench.workload.rounds import run_rounds, stored_cases
+    from ptsbench.workload.runs import read_characterisation
+
+    click.echo(f"ptsbench: run directory {store.root}", err=True)
+    with PtsStore(store).lock(), claim_cases(cases, store.root, request.allow_mounted):
+        stop_orphan_fio(store.root.absolute())  # a killed run's fio, if any is left
+        store.update_manifest(status="running")
+        try:
+            with TerminalProgress() as progress:
+                records = run_rounds(store, cases, precondition, progress)
+        except KeyboardInterrupt:
+            store.update_manifest(status="interrupted")
+            click.echo(f"ptsbench: finished rounds are kept; `ptsbench resume {store.root}` continues", err=True)
+            raise
+        failed = [record for record in records if record.status != "ok"]
+        store.update_manifest(cases=stored_cases(store, cases), status="failed" if failed else "done")
+    finish(store, result_rows(load_records(store)), request)
+    found = read_characterisation(store.root)
+    if found is not None:
+        _compare(store.root, found)
+    _say_steady(store.root, precondition)
+    if failed:
+        for record in failed:
+            click.echo(f"ptsbench: {record.name} {record.status}: {record.message or 'fio did not say why'}", err=True)
+        click.echo(f"ptsbench: error: {failed[0].name} failed (see fio.stderr in {store.root}/cases); "
+                   f"`ptsbench resume {store.root}` runs it again", err=True)
+        sys.exit(1)
+
+
+def resume_replay(run_dir: Path, destructive: bool) -> None:
+    """`ptsbench resume` of a replay --steady run: the stored cases kept, the others run until steady."""
+    from ptsbench.cli.case_options import CaseRequest
+    from ptsbench.cli.case_run import check_writes
+    from ptsbench.device.claim import check_not_claimed
+    from ptsbench.device.same_device import check_same_device
+    from ptsbench.errors import TargetError
+    from ptsbench.store import RunStore
+    from ptsbench.workload.rounds import plan_rounds
+
+    store = RunStore.open(run_dir.absolute())
+    manifest = store.manifest
+    workload = manifest["workload"]
+    target, precondition = str(workload["target"]), bool(workload.get("precondition"))
+    if not os.path.exists(target):
+        raise TargetError(f"{target}, the target this replay ran on, is gone",
+                          "put it back, or replay the trace again into a new run directory")
+    if _is_block(target):  # the same device as at the start, nothing new on it (device/same_device.py)
+        check_not_claimed(target)
+        recorded = (manifest.get("device_identities") or {}).get(target)
+        for note in check_same_device(target, recorded, True, store.root):
+            click.echo(f"ptsbench: note: {note}", err=True)
+    request = CaseRequest(destructive=destructive, keep_files=True, repeat=int(manifest["repeat"]),
+                          log_interval_ms=int(manifest["log_interval_ms"]))
+    cases = plan_rounds(store.root, request.repeat, precondition, request.log_interval_ms)
+    check_writes(cases, request.permission, ())
+    click.echo(f"ptsbench: resuming {run_dir}", err=True)
+    _run_steady(store, cases, precondition, request)
+
+
+def _say_steady(run_dir: Path, preconditioned: bool) -> None:
     """Store the steady-state determination of the replay's rounds (steady.json) and say it."""
     from ptsbench.atomic import atomic_write_json
-    from ptsbench.cases.records import load_records
     from ptsbench.store import RunStore
+    from ptsbench.workload.rounds import judged
     from ptsbench.workload.runs import STEADY
-    from ptsbench.workload.steady import judge
 
-    found = judge([record.jobs for record in load_records(RunStore.open(run_dir))])
+    found = judged(RunStore.open(run_dir), preconditioned)
     atomic_write_json(run_dir / STEADY, found)
     verdict = (f"steady in rounds {found['window'][0]}-{found['window'][-1]}" if found["steady"] else
                f"not steady after {found['rounds']} rounds")
     click.echo(f"ptsbench: RWSW steady state (PTS criterion on IOPS and mean latency): {verdict}; follows the RWSW "
                f"technical position with deviations: {'; '.join(found['deviations'])}", err=True)
-
-
-def _no_overrides() -> Any:
-    from ptsbench.cases.plan import Overrides
-
-    return Overrides()
 
 
 def _new_file(target: str, size_bytes: int, destructive: bool) -> None:

@@ -91,14 +91,15 @@ def _is_sink(found: os.stat_result) -> bool:
 
 
 def check_opened(opened: Sequence[tuple[str, bool]], unknown: Sequence[str], destructive: bool,
-                 allow_mounted: bool = False, changed: Sequence[tuple[str, str]] = ()) -> None:
+                 allow_mounted: bool = False, changed: Sequence[tuple[str, str]] = (),
+                 target: str | None = None) -> None:
     """Judge, before any IO, every (path, written) pair fio will open, the existing files the jobs change (`changed`:
     path, what the job does to it), and the writes ptsbench cannot see (`unknown`: why fio may open more). Raises
-    UnsafeTargetError or TargetError for the first path refused."""
+    UnsafeTargetError or TargetError for the first path refused. `target`: the path the user named as the target."""
     for path, written in dict.fromkeys(opened):
         check_path_allowed(path, written, destructive, allow_mounted)
     for path, change in changed:
-        check_user_file(path, change, destructive)
+        check_user_file(path, change, destructive, path == target)
     if unknown and not (destructive and allow_mounted):
         raise UnsafeTargetError(f"refusing to run: {unknown[0]}, so ptsbench cannot check which devices it "
                                 "writes", "only if you have checked them yourself: pass --destructive --allow-mounted")

@@ -110,8 +110,10 @@ def remove_made(paths: list[str]) -> list[tuple[str, int]]:
     return removed
 
 
-def check_user_file(path: str, change: str, destructive: bool) -> None:
-    """Refuse `change` (what the job does to the existing file `path`) unless --destructive, or ptsbench made it."""
+def check_user_file(path: str, change: str, destructive: bool, is_target: bool = False) -> None:
+    """Refuse `change` (what the job does to the existing file `path`) unless --destructive, or ptsbench made it.
+    `is_target`: `path` is a target the user named, where a folder would do too (not a file a job file or a replay
+    names, nor a log)."""
     if destructive or made_by_ptsbench(path):
         return
     try:
@@ -121,7 +123,7 @@ def check_user_file(path: str, change: str, destructive: bool) -> None:
     raise UnsafeTargetError(
         f"refusing to change {path}: it is an existing file ({size_bytes} bytes) that ptsbench did not make, and "
         f"{change}", "pass --destructive to let fio change it (what it holds is lost), or name a file that does not "
-        "exist yet (or a folder: ptsbench makes its test file there)")
+        "exist yet" + (" (or a folder: ptsbench makes its test file there)" if is_target else ""))
 
 
 def check_whole_file(path: str, destructive: bool) -> None:
@@ -132,4 +134,4 @@ def check_whole_file(path: str, destructive: bool) -> None:
     except OSError:
         return
     if stat.S_ISREG(found.st_mode) and found.st_size > 0:
-        check_user_file(path, "the PTS run overwrites all of it (and grows it to the run's size)", destructive)
+        check_user_file(path, "the PTS run overwrites all of it (and grows it to the run's size)", destructive, True)

@@ -179,12 +179,13 @@ def run_chain(
     on_status: Callable[[int, FioStatus], None] | None = None,
     on_finished: Callable[[int, FioOutcome], None] | None = None,
     on_document: Callable[[dict[str, Any]], None] | None = None,
+    status_bins: bool = False,
 ) -> ChainOutcome:
     """Run every job of `job_path` (written with gate_options) back to back, one fio process each, its documents in
     `folder` (fio-NN.json and fio-NN.stderr per job), its FIFOs in a local folder of their own (handoff_folder).
     `on_finished` gets each job's outcome the moment its process exits, `on_document` every status document of
-    every process (from their threads; without latency bins, which only
-    the outcomes' final documents keep). The
+    every process (from their threads; without latency bins, which only the outcomes' final documents keep, unless
+    `status_bins`). The
     run stops at the first job that fails: the one started ahead is stopped, later ones never start."""
     job_path = Path(job_path).absolute()
     outcome = ChainOutcome()
@@ -203,7 +204,7 @@ def run_chain(
                 job_path, json_path=json_path, stderr_path=json_path.with_suffix(".stderr"), on_status=status,
                 on_document=on_document,
                 extra_args=[f"--section={jobs[index].section}"], expected_s=jobs[index].expected_s,
-                cwd=relay.folder, released=relay.released[index], status_bins=False)
+                cwd=relay.folder, released=relay.released[index], status_bins=status_bins)
         except BaseException as error:  # re-raised in the calling thread
             results[index] = error
         finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_json
-from ptsbench.fio.output import DIRECTIONS, job_entries
+from ptsbench.fio.output import DIRECTIONS, job_entries, percentiles_from_bins
 from ptsbench.fio.waits import FioWaits
 
 DIRECTION_CODES = {"read": 0, "write": 1, "trim": 2}
@@ -78,6 +78,29 @@ SAMPLES_FILE = "seconds.json"
 SAMPLE_COLUMNS = ("ios", "lat_ns_sum", "bytes")  # the order of _totals' values
 STATUS_TIME = "status_unix_ms"  # the document's timestamp_ms, per sample
 FIO_WAIT = "fio_wait_pct"  # the largest share of the interval one of fio's processes waited for a CPU (waits.py)
+P99_COLUMN = "{direction}_lat_p99_ns"  # the interval's p99 total latency, where the documents carry latency bins
+
+
+def _lat_bins(doc: Mapping[str, Any]) -> dict[str, dict[str, dict[str, int]]]:
+    """Job name -> direction -> its cumulative total-latency bins (json+, lat_percentiles=1), threads added up; only
+    the directions whose documents carry them (documents read without bins have none)."""
+    found: dict[str, dict[str, dict[str, int]]] = {}
+    for entry in job_entries(doc):
+        for direction in DIRECTIONS:
+            bins = ((entry.get(direction) or {}).get("lat_ns") or {}).get("bins")
+            if bins:
+                summed = found.setdefault(entry.get("jobname", ""), {}).setdefault(direction, {})
+                for value, count in bins.items():
+                    summed[value] = summed.get(value, 0) + int(count)
+    return found
+
+
+def interval_p99_ns(before: Mapping[str, int], after: Mapping[str, int]) -> float | None:
+    """The p99 of the IOs completed between two cumulative histograms (fio's rule on the bins' difference); None
+    when none completed."""
+    added = {int(value): count - before.get(value, 0) for value, count in after.items()
+             if count != before.get(value, 0)}
+    return percentiles_from_bins(added, ("99",)).get("99")
 
 
 class SecondSamples:
@@ -92,7 +115,9 @@ class SecondSamples:
     pair the numbers read together, by the fio version stored beside them (find.py per_second), over the runtime
     or the document's own time (STATUS_TIME).
 
-    Beside each document it keeps what fio's processes waited for a CPU since the previous one (FIO_WAIT).
+    Beside each document it keeps what fio's processes waited for a CPU since the previous one (FIO_WAIT). Where the
+    documents carry their latency bins (json+ read whole), each interval's p99 total latency too (P99_COLUMN), from
+    the difference of the cumulative bins; None where no IO completed in the interval.
 
     Stored as SAMPLES_FILE: {"jobs": {name: {"runtime_ms": [...], "status_unix_ms": [...], "read_ios": [...],
     "read_bytes": [...], "read_lat_ns_sum": [...], ..., BESIDE: [...]}}, "labels": {name: what it measured},
@@ -103,12 +128,15 @@ class SecondSamples:
         self.lock = threading.Lock()
         self.waits = FioWaits()
         self.fio_version: str | None = None  # which order fio reads a document's numbers in (find.py per_second)
+        self.generations: dict[str, int] = {}  # job name -> how many times its series began again
+        self.bins: dict[str, dict[str, dict[str, int]]] = {}  # job name -> each direction's bins at its last sample
 
     def add(self, doc: Mapping[str, Any], beside: Mapping[str, float | None] | None = None) -> None:
         with self.lock:
             if self.fio_version is None and isinstance(doc.get("fio version"), str):
                 self.fio_version = doc["fio version"]
             beside = {**(beside or {}), FIO_WAIT: self.waits.share_pct()}
+            lat_bins = _lat_bins(doc)
             for name, (runtime_ms, directions) in _totals(doc).items():
                 columns = self.jobs.setdefault(name, {})
                 times = columns.get("runtime_ms", [])
@@ -117,6 +145,8 @@ class SecondSamples:
                 ios = sum(count for count, _, _ in directions.values())
                 if times and ios < sum(columns[f"{d}_ios"][-1] for d in DIRECTIONS):
                     columns.clear()  # counters reset (after ramp_time): the series starts again
+                    self.bins.pop(name, None)
+                    self.generations[name] = self.generations.get(name, 0) + 1
                 columns.setdefault("runtime_ms", []).append(runtime_ms)
                 # when fio wrote the document (Unix ms): its latency counts were read just before, its bytes and
                 # runtime earlier (find.py per_second measures the gap)
@@ -126,6 +156,16 @@ class SecondSamples:
                         columns.setdefault(f"{direction}_{column}", []).append(number)
                 for key, value in (beside or {}).items():
                     columns.setdefault(key, []).append(value)
+                if name in lat_bins:
+                    self._add_p99(name, columns, lat_bins[name])
+
+    def _add_p99(self, name: str, columns: dict[str, list[Any]], bins: Mapping[str, dict[str, int]]) -> None:
+        before = self.bins.get(name, {})
+        for direction, after in bins.items():
+            column = columns.setdefault(P99_COLUMN.format(direction=direction), [])
+            column.extend([None] * (len(columns["runtime_ms"]) - 1 - len(column)))  # samples read without bins
+            column.append(interval_p99_ns(before.get(direction, {}), after))
+        self.bins[name] = dict(bins)  # a new dict per document: kept as it is
 
     def as_dict(self) -> dict[str, Any]:
         with self.lock:
@@ -143,6 +183,14 @@ class SecondSamples:
         """A copy of one job's columns, as as_dict gives them."""
         with self.lock:
             return _with_io({key: list(values) for key, values in self.jobs.get(name, {}).items()})
+
+    def job_tail(self, name: str, start: int, generation: int) -> tuple[int, dict[str, list[Any]]]:
+        """A copy of one job's columns from sample `start` on, while its series is still `generation` (else the
+        whole new series), with the generation it is: a reader copies only what was added since its last read."""
+        with self.lock:
+            now = self.generations.get(name, 0)
+            start = start if now == generation else 0
+            return now, {key: values[start:] for key, values in self.jobs.get(name, {}).items()}
 
     def write(self, folder: Path, labels: Mapping[str, str] | None = None) -> None:
         """Store the samples in `folder` (nothing when no job ran a moment); `labels` names what each job measured

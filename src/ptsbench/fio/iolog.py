@@ -140,3 +140,12 @@ def replay_job_text(log_path: Path, target: str, engine: str, rate_percent: int 
         options["replay_time_scale"] = str(rate_percent)
     return render_job_file({}, [("replay", options)])
 
+
+
+def fill_job_text(target: str, engine: str, loops: int) -> str:
+    """RWSW's workload-independent preconditioning of `target` before a replay's rounds: sequential 128 KiB
+    writes over the whole file or device (fio takes its size), `loops` times, direct IO through `engine`."""
+    from ptsbench.fio.jobs import render_job_file
+
+    return render_job_file({}, [("precondition", {"filename": target, "rw": "write", "bs": "128k", "iodepth": "32",
+                                                  "ioengine": engine, "direct": "1", "loops": str(loops)})])

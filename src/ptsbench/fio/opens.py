@@ -90,6 +90,14 @@ class JobOpens:
                     f"(its size, filesize or offset ask for more than the {found.st_size} bytes it holds)")
         return None
 
+    @property
+    def changes_paths(self) -> bool:
+        """Whether running this job changes what it opens, so that a run must hold its paths against other runs: a
+        diskless engine (null, cpuio) opens no file, and only its `unlink` changes one."""
+        if (self.options.get("ioengine") or "").strip() in DISKLESS_ENGINES:
+            return self._flag("unlink") or self._flag("unlink_each_loop")
+        return self.writes
+
     def _flag(self, key: str, default: int = 0) -> bool:
         return bool(self.numbers.get(key, (default,))[0])
 

@@ -153,6 +153,18 @@ def fio_version(binary: str | None = None) -> str:
     return text
 
 
+def fio_has_option(name: str) -> bool:
+    """Whether the fio ptsbench runs knows job option `name` (`fio --cmdhelp=NAME` describes it; a fio without it
+    says "No such command", and exits 0 all the same)."""
+    return _has_option(fio_binary(), name)
+
+
+@cache
+def _has_option(binary: str, name: str) -> bool:
+    said = run_bound([binary, f"--cmdhelp={name}"], capture_output=True, text=True, timeout=30).stdout
+    return any(line.strip().startswith(f"{name}:") for line in said.splitlines())
+
+
 def fio_command(job_path: Path, extra_args: Sequence[str] = (), client: str | None = None) -> list[str]:
     """The exact fio command line for a job file; `client` (a host, or a file listing hosts) runs it through
     fio's client/server mode, on every listed host at once."""

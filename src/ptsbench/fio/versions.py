@@ -16,6 +16,11 @@ _VERSION_RE = re.compile(r"^fio-(\d+)\.(\d+)")
 # dataplacement / plids (the old names stay as aliases)
 DATA_PLACEMENT_SINCE = (3, 34)
 DATA_PLACEMENT_OPTIONS = ("fdp", "fdp_pli", "fdp_pli_select", "dataplacement", "plids", "plid_select", "dp_scheme")
+# fio's sprandom preconditioning (--precondition sprandom) came in 3.41; whether a fio has it is asked of that fio
+# (fio_has_option), as a build may differ from its version
+SPRANDOM_OPTIONS = ("sprandom", "spr_op", "spr_num_regions", "spr_cs")
+SPRANDOM_MISSING = "{version} has no sprandom option (fio 3.41 added it)"
+SPRANDOM_HINT = "install fio 3.41 or newer (or point PTSBENCH_FIO at one), or leave --precondition out (PTS's WIPC)"
 _BAD_OPTION_RE = re.compile(r"Bad option <([A-Za-z_]+)")
 
 
@@ -68,7 +73,10 @@ def job_rule_problems(jobs: Sequence[ParsedJob], version: str) -> list[str]:
 
 def option_hint(fio_said: str, version: str) -> str | None:
     """Why an older fio rejected an option a newer one has (fio says only 'Bad option <...>'); None otherwise."""
-    rejected = set(_BAD_OPTION_RE.findall(fio_said)) & set(DATA_PLACEMENT_OPTIONS)
+    said = set(_BAD_OPTION_RE.findall(fio_said))
+    if said & set(SPRANDOM_OPTIONS):
+        return f"{SPRANDOM_MISSING.format(version=version)}: {SPRANDOM_HINT}"
+    rejected = said & set(DATA_PLACEMENT_OPTIONS)
     parsed = version_tuple(version)
     if not rejected or parsed is None or parsed >= DATA_PLACEMENT_SINCE:
         return None

@@ -33,6 +33,19 @@ _lock = threading.Lock()
 _streams: dict[int, Stream] = {}
 _changes = [0]  # bumped when a stream ends: the run stored something new
 _runs: dict[Path, None] = {}  # run directories this process runs or ran, in order
+_watched = threading.Event()
+_ended: list[Stream] = []  # streams ended since a pusher last took them (kept only while one takes them)
+_keep_ended = [False]
+
+
+def watch() -> None:
+    """Say that this process's runs are watched (--metrics, --metrics-push): from now on they read fio's latency bins
+    in every status document, for the per-second p99 (which costs CPU every second a job runs)."""
+    _watched.set()
+
+
+def watched() -> bool:
+    return _watched.is_set()
 
 
 def add_run(run_dir: Path) -> None:
@@ -60,6 +73,8 @@ def publish(stream: Stream) -> Iterator[None]:
         with _lock:
             _streams.pop(key, None)
             _changes[0] += 1
+            if _keep_ended[0]:
+                _ended.append(stream)
 
 
 def streams() -> list[Stream]:
@@ -71,3 +86,17 @@ def changes() -> int:
     """How many streams have ended so far: a reader re-reads what is stored when this moves."""
     with _lock:
         return _changes[0]
+
+
+def keep_ended() -> None:
+    """Keep each stream that ends until take_ended takes it (a pusher: a stream's last seconds are pushed after it
+    ended, even one that began and ended between two pushes)."""
+    with _lock:
+        _keep_ended[0] = True
+
+
+def take_ended() -> list[Stream]:
+    with _lock:
+        ended = list(_ended)
+        _ended.clear()
+        return ended

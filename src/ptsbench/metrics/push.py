@@ -1,16 +1,20 @@
-"""Metrics pushed to a store labs already run: InfluxDB line protocol POSTed to a URL (InfluxDB 1.x
-`/write?db=NAME`, 2.x `/api/v2/write?...`, Telegraf's http listener, VictoriaMetrics' `/write`). The same samples
-the endpoint serves (series.py), one line each: `ptsbench_second_iops,device=...,test=... value=1234 TIME_NS`.
-Pushing never stops a run: a failed push is said once and tried again at the next."""
+"""Metrics pushed to a store labs already run, the same samples the endpoint serves (series.py): a Prometheus
+remote-write request (remote_write.py) to a URL whose path is a remote-write receiver's (Prometheus'
+`/api/v1/write`, Mimir's `/api/v1/push`, Thanos' `/api/v1/receive`), else InfluxDB line protocol POSTed to it
+(InfluxDB 1.x `/write?db=NAME`, 2.x `/api/v2/write?...`, Telegraf's http listener, VictoriaMetrics' `/write`), one
+line per sample: `ptsbench_second_iops,device=...,test=... value=1234 TIME_NS`. Pushing never stops a run: a failed
+push is said once and tried again at the next."""
 
 import math
 import threading
 import time
+import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
 from ptsbench.errors import PtsbenchError
+from ptsbench.metrics import board
 from ptsbench.metrics.series import Sample
 from ptsbench.metrics.serve import RunsCollector
 
@@ -38,30 +42,50 @@ def line_protocol(samples: Iterable[Sample], now_ms: int) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def post(url: str, body: str) -> None:
+def post(url: str, body: bytes, headers: Mapping[str, str]) -> None:
     """POST `body`; PtsbenchError saying why when the receiver does not take it."""
-    request = urllib.request.Request(url, body.encode(), method="POST",
-                                     headers={"Content-Type": "text/plain; charset=utf-8"})
+    request = urllib.request.Request(url, body, method="POST", headers=dict(headers))
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
             response.read()
-    except (OSError, ValueError) as error:  # URLError and HTTPError are OSErrors
+    except urllib.error.HTTPError as error:  # the receiver's own words say why (a remote-write receiver's do)
+        said = error.read().decode(errors="replace").strip().splitlines()
+        raise PtsbenchError(f"push to {url} failed: {error}{': ' + said[0] if said else ''}",
+                            "check the URL and that the receiver takes this format") from error
+    except (OSError, ValueError) as error:  # URLError is an OSError
         raise PtsbenchError(f"push to {url} failed: {error}", "check the URL and that the receiver runs") from error
 
 
 def check_url(url: str, option: str) -> None:
-    """PtsbenchError for a URL that is not http:// or https:// (before any IO)."""
+    """PtsbenchError for a URL that is not http:// or https://, or a remote-write one without the packages it needs
+    (before any IO)."""
+    from ptsbench.metrics.remote_write import check_installed, is_remote_write
+
     if not url.startswith(("http://", "https://")):
         raise PtsbenchError(f"{option} {url!r} is not an http:// or https:// URL",
-                            f"e.g. {option} 'http://influx:8086/write?db=ptsbench'")
+                            f"e.g. {option} 'http://influx:8086/write?db=ptsbench' or "
+                            f"'http://prometheus:9090/api/v1/write'")
+    if is_remote_write(url):
+        check_installed(option)
 
 
 def push_once(url: str, collector: RunsCollector) -> int:
-    """Push every sample now; the number of lines pushed."""
-    body = line_protocol(collector.samples(), time.time_ns() // 1_000_000)
-    if body:
-        post(url, body)
-    return body.count("\n")
+    """Push every sample now, in the format the URL asks for; the number of samples pushed."""
+    from ptsbench.metrics.remote_write import HEADERS, is_remote_write, write_request
+
+    samples, now_ms = collector.push_samples(), time.time_ns() // 1_000_000
+    if is_remote_write(url):
+        body = write_request(samples, now_ms)
+        if body:
+            post(url, body, HEADERS)
+        count = len(samples) if body else 0
+    else:
+        text = line_protocol(samples, now_ms)
+        if text:
+            post(url, text.encode(), {"Content-Type": "text/plain; charset=utf-8"})
+        count = text.count("\n")
+    collector.pushed_ok()
+    return count
 
 
 @contextmanager
@@ -71,6 +95,7 @@ def pushing(url: str | None, collector: RunsCollector, say: Callable[[str], None
         yield
         return
     check_url(url, "--metrics-push")
+    board.keep_ended()
     stop = threading.Event()
     failed = [False]
 

@@ -2,9 +2,10 @@
 PTS test's round, steady state, write amplification and temperature of its last round, drops found, the catalog's
 headline values) and from the streams a running run publishes (board.py: each job direction's last second).
 
-The per-second values are drops/find.py's per_second over the samples the run is gathering: the same function over
-the same numbers the run stores as seconds.json, so a second served live equals that second read back from the store.
-The newest sample stays out until the next one arrives (per_second leaves a job's last interval out: it may be cut
+The per-second values are drops/find.py's per_second arithmetic over the samples the run is gathering, worked out
+for the last second only from the samples added since the previous scrape (seconds.py): the same numbers the run
+stores as seconds.json, so a second served live equals that second read back from the store. The newest sample
+stays out until the next one arrives (per_second leaves a job's last interval out: it may be cut
 short by the job's end), so a second is served about a second after it ends. Each carries its own time (when fio
 wrote the status document), which Prometheus keeps as the sample's time.
 
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ptsbench.fio.intervals import P99_COLUMN, STATUS_TIME
 from ptsbench.metrics.board import Stream
+from ptsbench.metrics.seconds import LastSecond
 
 PREFIX = "ptsbench_"
 
@@ -34,6 +37,8 @@ SECOND_BW = Metric(PREFIX + "second_bandwidth_bytes_per_second", "bytes per seco
                    "direction")
 SECOND_LAT = Metric(PREFIX + "second_latency_mean_seconds", "mean total latency of the IOs completed in the last "
                     "second of a job direction")
+SECOND_P99 = Metric(PREFIX + "second_latency_p99_seconds", "99th percentile of the total latency of the IOs completed "
+                    "in the last second of a job direction (measured while metrics are served or pushed)")
 ETA = Metric(PREFIX + "eta_seconds", "time left by the plan (PTS: of the run, if every phase runs to its maximum "
              "round count; a case: of the case)")
 RUN_STATUS = Metric(PREFIX + "run_status", "1 for the run's status now (running, done, failed, interrupted)")
@@ -45,7 +50,8 @@ TEMPERATURE = Metric(PREFIX + "round_temperature_celsius", "device temperature a
                      "round, where the device reports it")
 DROPS = Metric(PREFIX + "drops_found", "drops found in the stored per-second data of the test's rounds or cases")
 VALUE = Metric(PREFIX + "value", "a finished run's headline values as the catalog keeps them (IOPS, bytes/s, ns)")
-METRICS = (SECOND_IOPS, SECOND_BW, SECOND_LAT, ETA, RUN_STATUS, ROUND, STEADY, WAF, TEMPERATURE, DROPS, VALUE)
+METRICS = (SECOND_IOPS, SECOND_BW, SECOND_LAT, SECOND_P99, ETA, RUN_STATUS, ROUND, STEADY, WAF, TEMPERATURE, DROPS,
+           VALUE)
 STATUSES = ("running", "done", "failed", "interrupted")
 
 
@@ -65,10 +71,14 @@ class StoredRun:
     device: dict[str, str] = field(default_factory=dict)  # device, model, serial, host (device_labels)
     samples: list[Sample] = field(default_factory=list)
     targets: list[dict[str, str]] = field(default_factory=list)  # each target's labels (target_labels)
+    cases: dict[str, dict[str, str]] = field(default_factory=dict)  # a case run: each case's target's labels
 
     def device_of(self, stream: Stream) -> dict[str, str]:
         """The labels of the target a stream of this run measures."""
-        path = stream.labels.get("device")
+        return self.target(stream.labels.get("device"))
+
+    def target(self, path: str | None) -> dict[str, str]:
+        """The labels of the run's target `path` (else of its first)."""
         return next((labels for labels in self.targets if labels["device"] == path), self.device)
 
 
@@ -114,12 +124,13 @@ def read_stored(root: Path, drops_seen: dict[Path, int]) -> StoredRun:
     else:
         _case_samples(store, run, drops_seen)
     if status == "done":
-        run.samples.extend(_values(store, run.device))
+        run.samples.extend(_values(store, run))
     return run
 
 
-def _values(store: Any, device: Mapping[str, str]) -> list[Sample]:
-    """The catalog's values of a finished run (none when they cannot be made: the rest of the run is still served)."""
+def _values(store: Any, run: StoredRun) -> list[Sample]:
+    """The catalog's values of a finished run, each labelled with the target of the case it names (none when they
+    cannot be made: the rest of the run is still served)."""
     from ptsbench.catalog.values import run_values
     from ptsbench.errors import PtsbenchError
 
@@ -127,8 +138,8 @@ def _values(store: Any, device: Mapping[str, str]) -> list[Sample]:
         values = run_values(store)
     except (PtsbenchError, KeyError, TypeError, ValueError):
         return []
-    return [Sample(VALUE, {**device, "name": value.name, "quantity": value.quantity}, float(value.value))
-            for value in values]
+    return [Sample(VALUE, {**run.cases.get(value.name.split("/", 1)[0], run.device), "name": value.name,
+                           "quantity": value.quantity}, float(value.value)) for value in values]
 
 
 def _folder_drops(folder: Path, record: Mapping[str, Any] | None, rule: Any, seen: dict[Path, int]) -> int:
@@ -170,55 +181,148 @@ def _pts_samples(store: Any, run: StoredRun, seen: dict[Path, int]) -> None:
 
 
 def _case_samples(store: Any, run: StoredRun, seen: dict[Path, int]) -> None:
+    """Each finished case's drops, labelled with the target it measured."""
     from ptsbench.drops.stored import stored_rule
+    from ptsbench.store import read_json
 
     rule, _minimum = stored_rule(store.manifest)
-    for name in store.manifest.get("cases") or ():
-        folder = store.root / "cases" / str(name)
-        if (folder / "result.json").is_file():
-            case = str(name).split("-", 1)[-1]
-            run.samples.append(Sample(DROPS, {**run.device, "test": case}, float(_folder_drops(folder, None, rule,
-                                                                                                 seen))))
+    # the case folders, not the manifest's list of cases: a sweep's manifest has none
+    for folder in sorted(path.parent for path in (store.root / "cases").glob("*/result.json")):
+        case = folder.name.split("-", 1)[-1]
+        run.cases[case] = run.target(read_json(folder / "result.json").get("target"))
+        run.samples.append(Sample(DROPS, {**run.cases[case], "test": case}, float(_folder_drops(folder, None, rule,
+                                                                                             seen))))
 
 
-# (stream, job) -> the stream (held, so that its id is not another's while kept), the job's count, its samples
-SecondsCache = dict[tuple[int, str], tuple[Stream, int, list[Sample]]]
+SeriesKey = tuple[str, tuple[tuple[str, str], ...]]
 
 
-def stream_samples(stream: Stream, device: Mapping[str, str], cache: SecondsCache) -> list[Sample]:
-    """A live stream's last second per job and direction, and the plan's time left. A job's samples are worked out
-    again only when it has a new second (`cache`: a PTS round's finished cells stay as they were)."""
+@dataclass(frozen=True)
+class Line:
+    """A sample, which series it is, and its line in the answer: made once, served at every scrape until it
+    changes."""
+
+    sample: Sample
+    key: SeriesKey
+    text: str
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    """Labels, sorted as a series key has them, and their text in a line: made once for all samples that share
+    them."""
+
+    labels: Mapping[str, str]
+    items: tuple[tuple[str, str], ...]
+    text: str
+
+
+def label_set(labels: Mapping[str, str]) -> LabelSet:
+    items = tuple(sorted(labels.items()))
+    return LabelSet(labels, items, ",".join(f'{key}="{_escaped(value)}"' for key, value in items))
+
+
+def line_of(sample: Sample, labels: LabelSet | None = None) -> Line:
+    """A sample's line; `labels`: its labels' LabelSet, when made already."""
+    labels = labels or label_set(sample.labels)
+    return Line(sample, (sample.metric.name, labels.items), sample_line(sample, labels.text))
+
+
+@dataclass
+class JobLines:
+    """A live job's last second and its lines, kept from scrape to scrape; the stream is held, so that its id is not
+    another's while kept."""
+
+    stream: Stream
+    last: LastSecond = field(default_factory=LastSecond)
+    lines: list[Line] = field(default_factory=list)
+    labels: dict[str, LabelSet] = field(default_factory=dict)  # direction -> its samples' labels
+
+
+SecondsCache = dict[tuple[int, str], JobLines]  # (id of the stream, job) -> what is kept of it
+
+
+def _stream_labels(stream: Stream, device: Mapping[str, str]) -> dict[str, str]:
     labels = {**device, **{key: value for key, value in stream.labels.items() if value}}
     labels.setdefault("round", "")
+    return labels
+
+
+def stream_lines(stream: Stream, device: Mapping[str, str], cache: SecondsCache) -> list[Line]:
+    """A live stream's last second per job and direction, and the plan's time left. Only a job's samples added since
+    the previous scrape are read, and its lines made again only when it has new ones (`cache`; a PTS round's
+    finished cells stay as they were)."""
+    labels = _stream_labels(stream, device)
     found = []
-    for job, count in stream.samples.counts().items():
+    for job in stream.samples.counts():
         kept = cache.get((id(stream), job))
-        if kept is None or kept[0] is not stream or kept[1] != count:
-            kept = cache[(id(stream), job)] = (stream, count, _job_samples(stream, job, labels))
-        found.extend(kept[2])
+        if kept is None or kept.stream is not stream:
+            kept = cache[(id(stream), job)] = JobLines(stream)
+        if kept.last.read(stream.samples, job):
+            kept.lines[:] = _job_lines(kept, job, labels)
+        found.extend(kept.lines)
+    return found + [line_of(sample) for sample in stream_eta(stream, device)]
+
+
+def stream_eta(stream: Stream, device: Mapping[str, str]) -> list[Sample]:
+    """The plan's time left, where it is known."""
     eta = stream.eta_left_s()
-    if eta is not None:
-        found.append(Sample(ETA, {key: value for key, value in labels.items() if key != "round"}, eta))
+    labels = {key: value for key, value in _stream_labels(stream, device).items() if key != "round"}
+    return [] if eta is None else [Sample(ETA, labels, eta)]
+
+
+def _second_samples(labels: Mapping[str, str], iops: float, bw: float, lat_ns: float | None, p99_ns: float | None,
+                    time_ms: int | None) -> list[Sample]:
+    """One second's samples of a job direction (none of a latency where no IO completed in it)."""
+    return [Sample(metric, labels, value, time_ms) for metric, value in (
+        (SECOND_IOPS, iops), (SECOND_BW, bw), (SECOND_LAT, None if lat_ns is None else lat_ns / 1e9),
+        (SECOND_P99, None if p99_ns is None else p99_ns / 1e9)) if value is not None and value == value]
+
+
+def _job_lines(kept: JobLines, job: str, labels: Mapping[str, str]) -> list[Line]:
+    found = []
+    for direction, second in kept.last.last(kept.stream.samples.fio_version).items():
+        where = kept.labels.get(direction)
+        if where is None:
+            where = kept.labels[direction] = label_set(
+                {**labels, "workload": kept.stream.job_labels.get(job, job), "direction": direction})
+        found += [line_of(sample, where) for sample in _second_samples(
+            where.labels, second.iops, second.bw, second.lat_ns, second.p99_ns, second.time_ms)]
     return found
 
 
-def _job_samples(stream: Stream, job: str, labels: Mapping[str, str]) -> list[Sample]:
+# (id of the stream, job) -> the stream (held, so that its id is not another's while kept), the index of the job's
+# last pushed document
+PushedSeconds = dict[tuple[int, str], tuple[Stream, int]]
+
+
+def stream_seconds(stream: Stream, device: Mapping[str, str], pushed: PushedSeconds) -> list[Sample]:
+    """Every second of a stream's jobs not pushed yet (`pushed`), from per_second over each job's whole series (a
+    push comes every few seconds: this is not the scrape's hot path)."""
     from ptsbench.drops.find import per_second
 
-    columns = stream.samples.job_columns(job)
-    version = stream.samples.fio_version
-    stamps = columns.get("status_unix_ms") or []
+    labels = _stream_labels(stream, device)
     found = []
-    for direction, seconds in per_second(columns, version, running=True).items():
-        if not len(seconds.end_s) or seconds.sample is None:
-            continue
-        stamp = stamps[int(seconds.sample[-1])]
-        time_ms = stamp if isinstance(stamp, int) else None
-        where = {**labels, "workload": stream.job_labels.get(job, job), "direction": direction}
-        for metric, key, scale in ((SECOND_IOPS, "iops", 1.0), (SECOND_BW, "bw", 1.0), (SECOND_LAT, "lat", 1e9)):
-            value = float(seconds.values[key][-1])
-            if value == value:  # NaN: no IO completed in that second
-                found.append(Sample(metric, where, value / scale if scale != 1.0 else value, time_ms))
+    for job in stream.samples.counts():
+        kept = pushed.get((id(stream), job))
+        after = kept[1] if kept is not None and kept[0] is stream else -1
+        columns = stream.samples.job_columns(job)
+        stamps = columns.get(STATUS_TIME) or []
+        newest = after
+        for direction, seconds in per_second(columns, stream.samples.fio_version, running=True).items():
+            p99 = columns.get(P99_COLUMN.format(direction=direction)) or []
+            where = {**labels, "workload": stream.job_labels.get(job, job), "direction": direction}
+            for position, index in enumerate(int(index) for index in (seconds.sample if seconds.sample is not None
+                                                                       else ())):
+                if index > after:
+                    stamp = stamps[index] if index < len(stamps) else None
+                    lat = float(seconds.values["lat"][position])
+                    found += _second_samples(where, float(seconds.values["iops"][position]),
+                                             float(seconds.values["bw"][position]), None if lat != lat else lat,
+                                             p99[index] if index < len(p99) else None,
+                                             stamp if isinstance(stamp, int) else None)
+                    newest = max(newest, index)
+        pushed[(id(stream), job)] = (stream, newest)
     return found
 
 
@@ -232,9 +336,9 @@ def _escaped(text: str) -> str:
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def sample_line(sample: Sample) -> str:
-    """One sample in the OpenMetrics text format (its time, when it has one, in seconds to the millisecond)."""
-    labels = ",".join(f'{key}="{_escaped(value)}"' for key, value in sorted(sample.labels.items()))
+def sample_line(sample: Sample, labels: str) -> str:
+    """One sample in the OpenMetrics text format, its labels' text given (its time, when it has one, in seconds to
+    the millisecond)."""
     value = sample.value
     text = repr(float(value)) if value == value and abs(value) != float("inf") else \
         ("NaN" if value != value else ("+Inf" if value > 0 else "-Inf"))
@@ -242,11 +346,11 @@ def sample_line(sample: Sample) -> str:
     return f"{sample.metric.name}{{{labels}}} {text}{stamp}\n"
 
 
-def exposition(lines: Iterable[tuple[Metric, str]]) -> str:
+def exposition(lines: Iterable[Line]) -> str:
     """A whole answer: each metric's lines under its TYPE and HELP (families in METRICS order), then # EOF."""
     by_metric: dict[str, list[str]] = {}
-    for metric, line in lines:
-        by_metric.setdefault(metric.name, []).append(line)
+    for line in lines:
+        by_metric.setdefault(line.key[0], []).append(line.text)
     parts = []
     for metric in METRICS:
         if metric.name in by_metric:

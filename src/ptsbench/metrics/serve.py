@@ -16,17 +16,20 @@ from typing import Any
 from ptsbench.errors import PtsbenchError
 from ptsbench.metrics import board
 from ptsbench.metrics.series import (
-    Metric,
+    Line,
+    PushedSeconds,
     Sample,
     SecondsCache,
     StoredRun,
     device_labels,
     exposition,
+    line_of,
     live_rounds,
     read_stored,
     run_dirs,
-    sample_line,
-    stream_samples,
+    stream_eta,
+    stream_lines,
+    stream_seconds,
 )
 
 LOOPBACK = "127.0.0.1"
@@ -67,19 +70,12 @@ def parse_address(text: str) -> Address:
     return Address(host, int(port))
 
 
-SeriesKey = tuple[str, tuple[tuple[str, str], ...]]
-
-
-def series_key(sample: Sample) -> SeriesKey:
-    return sample.metric.name, tuple(sorted(sample.labels.items()))
-
-
 @dataclass(frozen=True)
 class Rendered:
-    """A stored run read and written out once (until it changes): its samples and their lines."""
+    """A stored run read and written out once (until it changes): its samples' lines."""
 
     run: StoredRun
-    lines: list[tuple[Metric, SeriesKey, str]]
+    lines: list[Line]
 
 
 class RunsCollector:
@@ -93,35 +89,60 @@ class RunsCollector:
         self.stored: dict[Path, tuple[tuple[int, int], Rendered]] = {}
         self.drops_seen: dict[Path, int] = {}
         self.seconds: SecondsCache = {}
+        self.pushed: PushedSeconds = {}  # what the receiver took
+        self.pending: PushedSeconds = {}  # what the last push_samples gave
+        self.ended: list[board.Stream] = []  # streams ended whose last seconds the receiver did not take yet
         self.lock = threading.Lock()  # scrapes may come at once
 
     def samples(self) -> list[Sample]:
         """Every sample now: each run's stored state, then the live streams' (a live sample replaces the stored one
         of the same series)."""
-        stored, live = self._read()
-        keys = {series_key(sample) for sample in live}
-        return [sample for rendered in stored for sample in rendered.run.samples
-                if series_key(sample) not in keys] + live
+        return [line.sample for line in self._lines()]
+
+    def push_samples(self) -> list[Sample]:
+        """What a push sends: as samples(), but every second of the live streams (and of those ended since the
+        previous push) not pushed yet, not only the last."""
+        return [line.sample for line in self._lines(every_second=True)]
+
+    def pushed_ok(self) -> None:
+        """The receiver took what push_samples gave: the next push sends only newer seconds (else it sends them
+        again)."""
+        with self.lock:
+            self.pushed, self.ended = self.pending, []
 
     def text(self) -> str:
         """The OpenMetrics answer of a scrape."""
-        stored, live = self._read()
-        keys = {series_key(sample) for sample in live}
-        lines = [(metric, line) for rendered in stored for metric, key, line in rendered.lines if key not in keys]
-        return exposition([*lines, *((sample.metric, sample_line(sample)) for sample in live)])
+        return exposition(self._lines())
 
-    def _read(self) -> tuple[list[Rendered], list[Sample]]:
+    def _lines(self, every_second: bool = False) -> list[Line]:
+        stored, live = self._read(every_second)
+        keys = {line.key for line in live}
+        return [line for rendered in stored for line in rendered.lines if line.key not in keys] + live
+
+    def _read(self, every_second: bool) -> tuple[list[Rendered], list[Line]]:
         with self.lock:
             roots = [*self.roots, *board.runs()] if self.live else self.roots
             stored = [rendered for root in dict.fromkeys(roots) for rendered in self._runs(root)]
             runs = {rendered.run.root: rendered.run for rendered in stored}
             streams = board.streams() if self.live else []
+
+            def device(stream: board.Stream) -> dict[str, str]:
+                return runs[stream.run_dir].device_of(stream) if stream.run_dir in runs else _device(stream)
+
             alive = {id(stream) for stream in streams}
             self.seconds = {key: kept for key, kept in self.seconds.items() if key[0] in alive}  # ended streams
-            live = [sample for stream in streams for sample in stream_samples(
-                stream, runs[stream.run_dir].device_of(stream) if stream.run_dir in runs else _device(stream),
-                self.seconds)]
-            return stored, live + live_rounds(streams, {root: run.device for root, run in runs.items()})
+            if every_second:  # what is pushed counts as such once the receiver took it (pushed_ok)
+                self.ended += board.take_ended() if self.live else []
+                pushed = {key: kept for key, kept in self.pushed.items()
+                          if key[0] in alive | {id(stream) for stream in self.ended}}
+                live = [line_of(sample) for stream in [*streams, *self.ended]
+                        for sample in stream_seconds(stream, device(stream), pushed)]
+                live += [line_of(sample) for stream in streams for sample in stream_eta(stream, device(stream))]
+                self.pending = pushed
+            else:
+                live = [line for stream in streams for line in stream_lines(stream, device(stream), self.seconds)]
+            rounds = live_rounds(streams, {root: run.device for root, run in runs.items()})
+            return stored, live + [line_of(sample) for sample in rounds]
 
     def _runs(self, root: Path) -> list[Rendered]:
         """The stored runs of a root (a fleet: its parts), each read again when the board or its manifest moved."""
@@ -132,8 +153,7 @@ class RunsCollector:
                 kept = self.stored.get(folder)
                 if kept is None or kept[0] != key:
                     run = read_stored(folder, self.drops_seen)
-                    lines = [(sample.metric, series_key(sample), sample_line(sample)) for sample in run.samples]
-                    kept = self.stored[folder] = (key, Rendered(run, lines))
+                    kept = self.stored[folder] = (key, Rendered(run, [line_of(sample) for sample in run.samples]))
                 found.append(kept[1])
             except (OSError, PtsbenchError, KeyError, TypeError, ValueError):  # mid-write, damaged: next scrape
                 continue
@@ -165,6 +185,11 @@ CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 class _Handler(BaseHTTPRequestHandler):
     collector: RunsCollector  # set on the subclass each Server makes
+    # keep-alive, as Prometheus scrapes: a scrape is then one request on an open connection, not a new connection and
+    # thread each (bench/README.md); a connection idle this long is closed
+    protocol_version = "HTTP/1.1"
+    timeout = 300
+    disable_nagle_algorithm = True  # the body follows the headers at once, not after the client's delayed ACK
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         if self.path.split("?")[0] != "/metrics":

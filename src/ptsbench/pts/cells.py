@@ -73,12 +73,16 @@ class Tracked:
 
 @dataclass(frozen=True)
 class Precondition:
-    """Workload-independent preconditioning: `multiple` x the active range of sequential writes at `bs_bytes`."""
+    """Preconditioning before a phase's rounds: "wipc", workload-independent (`multiple` x the active range of
+    sequential writes at `bs_bytes`), or "sprandom", fio's (random writes at `bs_bytes` of the range and its
+    over-provisioning `spr_op` once: `multiple` is 1 + spr_op)."""
 
     bs_bytes: int
     multiple: float
     numjobs: int
     iodepth: int
+    kind: str = "wipc"
+    spr_op: float = 0.0
 
 
 @dataclass(frozen=True)

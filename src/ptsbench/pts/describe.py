@@ -78,10 +78,7 @@ def phase_lines(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
         purge = {"": "purge", "none": "no purge (method none)"}.get(
             timing.purge_method, f"purge ({timing.purge_method}, about {spoken_duration(timing.purge_s)})")
         steps = [purge] if phase.phase.purge else []
-        steps.append(f"WIPC {format_bytes(phase.precondition_bytes)} of {format_bs(pre.bs_bytes)} seq writes "
-                     f"({'one stream' if pre.numjobs == 1 else f'{pre.numjobs} streams'}, "
-                     f"TC{pre.numjobs}/QD{pre.iodepth}; about "
-                     f"{spoken_duration(precondition_s(phase.precondition_bytes, timing))})" if pre else "no WIPC")
+        steps.append(_precondition_text(phase, timing) if pre else "no WIPC")
         tracked = ", ".join(t.label for t in phase.phase.tracked) or "none"
         lines.append(
             f"  {phase.phase.title}: {', '.join(steps)}; {_round_text(phase)}, {_stop_text(phase)}; "
@@ -102,6 +99,19 @@ def phase_lines(plan: Plan, timing: PrepTiming | None = None) -> list[str]:
         lines.append("Not PTS-compliant:")
         lines.extend(f"  - {reason}" for reason in plan.deviations)
     return lines
+
+
+def _precondition_text(phase: PhasePlan, timing: PrepTiming) -> str:
+    pre = phase.phase.precondition
+    assert pre is not None
+    amount = format_bytes(phase.precondition_bytes)
+    if pre.kind == "sprandom":  # fio writes the range and the over-provisioning; at the sequential rate: a floor
+        return (f"fio's sprandom preconditioning, about {amount} of {format_bs(pre.bs_bytes)} random writes "
+                f"(over-provisioning {pre.spr_op:g}, TC{pre.numjobs}/QD{pre.iodepth}; at least "
+                f"{spoken_duration(precondition_s(phase.precondition_bytes, timing))})")
+    return (f"WIPC {amount} of {format_bs(pre.bs_bytes)} seq writes "
+            f"({'one stream' if pre.numjobs == 1 else f'{pre.numjobs} streams'}, TC{pre.numjobs}/QD{pre.iodepth}; "
+            f"about {spoken_duration(precondition_s(phase.precondition_bytes, timing))})")
 
 
 def describe(plan: Plan, timing: PrepTiming | None = None) -> list[str]:

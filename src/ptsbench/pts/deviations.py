@@ -19,7 +19,7 @@ from ptsbench.pts.params import (
     Settings,
     profile_params,
 )
-from ptsbench.pts.specs import TEST_DEFS, pts_params
+from ptsbench.pts.specs import TEST_DEFS, pts_params, sprandom_tests
 from ptsbench.units import format_bs, spoken_duration
 
 
@@ -29,6 +29,11 @@ def plan_deviations(settings: Settings) -> list[str]:
     reference_ar = 100.0 if settings.kind == "enterprise" else 75.0
     if settings.active_range_pct != reference_ar:
         reasons.append(f"active range {settings.active_range_pct:g} % (PTS {settings.kind}: {reference_ar:g} %)")
+    sprandom = [TEST_DEFS[test].title for test in sprandom_tests(settings.tests)]
+    if settings.precondition == "sprandom" and sprandom:
+        reasons.append(f"{', '.join(sprandom)}: preconditioned by fio's sprandom (4 KiB random writes of the range "
+                       f"and {settings.sprandom_op:g} over-provisioning once, fio's lfsr generator), not WIPC (PTS: "
+                       "2 x the active range of sequential 128 KiB writes)")
     if settings.wipc_multiple != WIPC_MULTIPLE:
         reasons.append(f"preconditioning writes {settings.wipc_multiple:g} x the active range (PTS: 2 x)")
     if settings.ramp_time_s:

@@ -265,8 +265,11 @@ def _precondition(context: _Context, index: int, phase: PhasePlan) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / PRECONDITION_DONE).unlink(missing_ok=True)
     text = precondition_job(context.plan, phase)
-    context.reporter.event(f"{phase.phase.title}: preconditioning, {format_bytes(phase.precondition_bytes)} of "
-                           "sequential writes")
+    pre = phase.phase.precondition
+    what = (f"fio's sprandom, about {format_bytes(phase.precondition_bytes)} of random writes"
+            if pre is not None and pre.kind == "sprandom" else f"{format_bytes(phase.precondition_bytes)} of "
+            "sequential writes")
+    context.reporter.event(f"{phase.phase.title}: preconditioning, {what}")
     progress = _progress(context, index, phase, 0)
     context.reporter.round_started(progress)
 

@@ -28,6 +28,7 @@ from ptsbench.fio.chain import (
     run_chain,
 )
 from ptsbench.fio.runner import FioOutcome, FioStatus, fio_command
+from ptsbench.metrics.board import watched
 from ptsbench.pts.plan import CELL_HANDOFF_S, PhasePlan, RoundJob, handoff_text
 
 
@@ -55,7 +56,8 @@ def run_chained_round(folder: Path, job: RoundJob, phase: PhasePlan, ramp_s: flo
     def status(_index: int, found: FioStatus) -> None:  # the round's clock, not each process's
         on_status(replace(found, elapsed_s=time.monotonic() - started))
 
-    ran = run_chain(job_path, chain, folder=folder, on_status=status, on_finished=keep, on_document=on_document)
+    ran = run_chain(job_path, chain, folder=folder, on_status=status, on_finished=keep, on_document=on_document,
+                    status_bins=watched())  # the per-second p99 of a watched run
     record = chained_record(phase, ran)
     failed = next((outcome for outcome in ran.outcomes if not outcome.ok), None)
     if failed is not None or len(ran.outcomes) < len(chain):

@@ -19,6 +19,12 @@ PTS_ROUND_TIME_S = 60.0
 PTS_MAX_ROUNDS = 25
 WIPC_BS_BYTES = 128 * 1024
 WIPC_MULTIPLE = 2.0
+# --precondition: PTS's workload-independent preconditioning, or fio's sprandom (fio 3.41 or newer): random writes
+# of the range and its over-provisioning once, laid out so that the drive's share of invalid pages is already a
+# random-write steady state's; fio's default over-provisioning (spr_op) is 0.15
+PRECONDITIONS = ("wipc", "sprandom")
+SPRANDOM_OP = 0.15
+SPRANDOM_BS_BYTES = 4096  # the IOPS and latency tests' tracked block size
 WSAT_CAPACITY_MULTIPLE = 4.0
 WSAT_MAX_TIME_S = 24 * 3600.0
 # WIPC as one sequential stream at TC1/QD32 (a PTS 2.0.2 Python suite's stdPrecond; cloudharmony's single job): each
@@ -216,6 +222,8 @@ class Settings:
     advanced: Mapping[str, AdvancedParams] = field(default_factory=dict)  # per selected advanced test
     lat_histogram_s: float = 0.0  # the latency test's response-time capture after steady state; 0: none
     segments: int = 0  # the active range in this many segments over all LBAs; 0: contiguous from LBA 0
+    precondition: str = "wipc"  # one of PRECONDITIONS (a run stored before the choice existed: wipc)
+    sprandom_op: float = SPRANDOM_OP  # the over-provisioning fio's sprandom assumes (spr_op)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -232,6 +240,8 @@ class Settings:
             "scratch_size_bytes": self.scratch_size_bytes,
             "lat_histogram_s": self.lat_histogram_s,
             "segments": self.segments,
+            "precondition": self.precondition,
+            "sprandom_op": self.sprandom_op,
             "params": {
                 test: {
                     "block_sizes": list(p.block_sizes),
@@ -312,6 +322,12 @@ def check_settings(settings: Settings) -> None:
         raise PtsbenchError("active range must be in (0, 100] percent", "e.g. --active-range 75")
     if settings.wipc_multiple <= 0 or settings.wsat_capacity_multiple <= 0 or settings.wsat_max_time_s <= 0:
         raise PtsbenchError("preconditioning amount and WSAT limits must be positive", "check the overrides")
+    if settings.precondition not in PRECONDITIONS:
+        raise PtsbenchError(f"unknown preconditioning {settings.precondition!r}",
+                            f"use one of {', '.join(PRECONDITIONS)}")
+    if not 0 < settings.sprandom_op < 1:
+        raise PtsbenchError(f"sprandom over-provisioning must be above 0 and below 1, not {settings.sprandom_op:g}",
+                            "e.g. --sprandom-op 0.07 for 7 %")
     if settings.ramp_time_s < 0:
         raise PtsbenchError("ramp time cannot be negative", "PTS uses 0")
     if settings.lat_histogram_s < 0 or 0 < settings.lat_histogram_s < 0.001:

@@ -445,10 +445,16 @@ def _cell_options(cell: CellSpec) -> dict[str, str | None]:
 
 def precondition_job(plan: Plan, phase: PhasePlan) -> str:
     """The WIPC job file: sequential writes over the whole range from LBA 0, `multiple` x the range in all: one
-    stream (TC1), or each thread its own slice when the precondition has more threads."""
+    stream (TC1), or each thread its own slice when the precondition has more threads. Or fio's sprandom over the
+    range: fio writes it and its over-provisioning once, in random order (sprandom needs fio's lfsr generator)."""
     pre = phase.phase.precondition
     if pre is None:
         raise PtsbenchError(f"{phase.phase.title} has no preconditioning", "")
+    if pre.kind == "sprandom":
+        size = plan.precondition_range_bytes // pre.bs_bytes * pre.bs_bytes
+        return render_job_file({**global_options(plan, None), "random_generator": "lfsr"}, [(
+            "sprandom", {"rw": "randwrite", "bs": format_bs(pre.bs_bytes), "numjobs": "1", "iodepth": str(pre.iodepth),
+                         "offset": "0", "size": str(size), "sprandom": "1", "spr_op": f"{pre.spr_op:g}"})])
     slice_bytes = plan.precondition_range_bytes // pre.numjobs // pre.bs_bytes * pre.bs_bytes
     options: dict[str, str | None] = {
         "rw": "write",

@@ -11,6 +11,7 @@ from ptsbench.pts.params import (
     PREWRITE_DEPTHS,
     PROFILES,
     SPEC_VERSIONS,
+    SPRANDOM_OP,
     XSR_GROUPS,
     AdvancedParams,
     Settings,
@@ -20,7 +21,7 @@ from ptsbench.pts.params import (
     check_test_params,
     profile_params,
 )
-from ptsbench.pts.specs import DEFAULT_TESTS, TEST_DEFS, TEST_ORDER, check_spec, spec_params
+from ptsbench.pts.specs import DEFAULT_TESTS, TEST_DEFS, TEST_ORDER, check_spec, spec_params, sprandom_tests
 from ptsbench.units import MAX_SECONDS, parse_size_bytes
 
 MAX_ROUNDS = 10_000  # rounds of one phase (PTS: 25); a round count beyond this is a typo
@@ -38,6 +39,8 @@ def make_settings(
     wsat_max_time_s: float | None = None,
     ramp_time_s: float = 0.0,
     lat_histogram_s: float | None = None,
+    precondition: str = "wipc",
+    sprandom_op: float | None = None,
 ) -> Settings:
     """Settings from a profile, a spec version and overrides (`overrides[test][field]` replaces a TestParams field)."""
     if profile_name not in PROFILES:
@@ -58,6 +61,7 @@ def make_settings(
         raise PtsbenchError(f"unknown test {', '.join(unknown) or '(none)'}", f"choose from {','.join(TEST_ORDER)}")
     profile = PROFILES[profile_name]
     ordered = tuple(test for test in TEST_ORDER if test in tests)
+    _check_precondition_choice(ordered, precondition, sprandom_op, wipc_multiple)
     params, advanced = {}, {}
     for test in ordered:
         defn = check_spec(test, spec)
@@ -88,9 +92,29 @@ def make_settings(
         lat_histogram_s=0.0 if spec != "2.0" or "lat" not in ordered
         else profile.lat_histogram_s if lat_histogram_s is None else lat_histogram_s,
         segments=profile.segments,
+        precondition=precondition,
+        sprandom_op=SPRANDOM_OP if sprandom_op is None else sprandom_op,
     )
     check_settings(settings)
     return settings
+
+
+def _check_precondition_choice(tests: tuple[str, ...], precondition: str, sprandom_op: float | None,
+                               wipc_multiple: float | None) -> None:
+    """One clear error for a preconditioning option no selected test would use: sprandom replaces the WIPC of the
+    random-write tests (IOPS, latency); the throughput test keeps its sequential WIPC at the tested block size."""
+    if precondition != "sprandom":
+        if sprandom_op is not None:
+            raise PtsbenchError("--sprandom-op applies to --precondition sprandom", "add that, or drop --sprandom-op")
+        return
+    if not sprandom_tests(tests):
+        raise PtsbenchError("--precondition sprandom replaces the WIPC of the IOPS and latency tests, and neither is "
+                            "selected", "select iops or lat, or drop --precondition")
+    keeps_wipc = [test for test in tests if (matrix := TEST_DEFS[test].matrix) and matrix.precondition != "none"
+                  and test not in sprandom_tests(tests)]  # throughput: WIPC at the tested block size
+    if wipc_multiple is not None and not keeps_wipc:
+        raise PtsbenchError("--precondition-multiple sets WIPC's amount, and sprandom replaces WIPC here (it writes "
+                            "1 + --sprandom-op times the range)", "drop --precondition-multiple")
 
 
 def _in_spec_order(params: TestParams) -> TestParams:

@@ -37,6 +37,7 @@ from ptsbench.pts.advanced_specs import (
 from ptsbench.pts.cells import CellSpec, Phase, Precondition, StopRule, Tracked, cell_name
 from ptsbench.pts.params import (
     PROFILES,
+    SPRANDOM_BS_BYTES,
     WIPC_BS_BYTES,
     WIPC_DEPTH,
     AdvancedParams,
@@ -150,9 +151,18 @@ def _lat_histogram(params: TestParams, runtime_s: float) -> Phase:
                  precondition=None, cells=(cell,), tracked=(), stop=StopRule("rounds", 1), role="histogram")
 
 
+def sprandom_tests(tests: tuple[str, ...]) -> tuple[str, ...]:
+    """The tests whose WIPC --precondition sprandom replaces: those preconditioned with 128 KiB writes (IOPS,
+    latency), measured by random IO; throughput's WIPC at the tested block size stays."""
+    return tuple(test for test in tests if (matrix := TEST_DEFS[test].matrix) and matrix.precondition == "wipc")
+
+
 def _precondition(matrix: Matrix, block_sizes: tuple[int, ...], settings: Settings) -> Precondition | None:
     if matrix.precondition == "none":
         return None
+    if matrix.precondition == "wipc" and settings.precondition == "sprandom":  # the random-write tests' WIPC only
+        return Precondition(bs_bytes=SPRANDOM_BS_BYTES, multiple=1 + settings.sprandom_op, numjobs=WIPC_DEPTH[0],
+                            iodepth=WIPC_DEPTH[1], kind="sprandom", spr_op=settings.sprandom_op)
     bs = block_sizes[0] if matrix.precondition == "wipc-at-bs" else WIPC_BS_BYTES
     return Precondition(bs_bytes=bs, multiple=settings.wipc_multiple, numjobs=WIPC_DEPTH[0], iodepth=WIPC_DEPTH[1])
 

@@ -183,8 +183,9 @@ def resume_target(pts: PtsStore) -> tuple[Target, list[str]]:
 
     manifest = pts.store.manifest
     if manifest.get("kind") != "pts":
-        raise StoreError(f"{pts.root} is not a PTS run or sweep",
-                         "`ptsbench resume` continues runs made by `ptsbench pts` or `ptsbench sweep`")
+        raise StoreError(f"{pts.root} is not a PTS run, sweep or replay --steady run",
+                         "`ptsbench resume` continues runs made by `ptsbench pts`, `ptsbench sweep` or "
+                         "`ptsbench replay --steady`")
     info = TargetInfo(**manifest["target_info"])
     with pts.lock(record_pid=False):
         stop_orphan_fio(pts.root)

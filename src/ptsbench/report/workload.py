@@ -151,4 +151,9 @@ def _steady_section(steady: Mapping[str, Any]) -> Section:
                f"{steady['window'][-1]}." if steady["steady"] else f"Not steady after {steady['rounds']} rounds.")
     deviations = Text("Follows the SNIA RWSW technical position, with these deviations: "
                       + "; ".join(steady["deviations"]) + ".")
-    return Section("replay_steady", "RWSW steady state", blocks=(Text(verdict), table, figure, deviations))
+    written = steady.get("precondition_written_bytes")
+    preconditioned = (Text(f"Preconditioned before round 1: fio wrote {format_bytes(written)} sequentially in 128 "
+                           "KiB writes, the whole target twice (RWSW's workload-independent preconditioning)."),) \
+        if written is not None else ()
+    return Section("replay_steady", "RWSW steady state",
+                   blocks=(Text(verdict), *preconditioned, table, figure, deviations))

@@ -1,8 +1,9 @@
 """analysis: steady state on a replayed workload (RWSW): rounds of the replay judged by the PTS criterion
 (pts/steady.py) on the replay's IOPS and mean latency, over the last five rounds.
 
-RWSW applies the captured workload until the drive is steady on it. Here each round replays the whole trace (one
-case of the run, a repetition), with the deviations from the technical position named in DEVIATIONS.
+RWSW purges the drive, preconditions it independently of the workload (sequential 128 KiB writes over twice its
+capacity), then applies the captured workload until the drive is steady on it. Here each round replays the whole
+trace (one case of the run, a repetition), with the deviations from the technical position named in DEVIATIONS.
 """
 
 from collections.abc import Mapping, Sequence
@@ -12,9 +13,10 @@ from ptsbench.pts.steady import WINDOW_ROUNDS, steady_state
 from ptsbench.workload.blktrace import DIRECTIONS
 
 REPLAY_JOB = "replay"
+NOT_PURGED = "no purge before the preconditioning"
+NOT_PRECONDITIONED = ("no purge and no workload-independent preconditioning before the rounds (--no-precondition): "
+                      "the replay's own rounds precondition the drive")
 DEVIATIONS = (
-    "no purge and no separate workload-independent preconditioning before the rounds: the replay's own rounds "
-    "precondition the drive",
     "a round is one replay of the whole trace, however long it lasts (not a fixed round time)",
     "IOPS and mean latency are fio's over the whole round, all directions together",
 )
@@ -36,14 +38,16 @@ def round_values(jobs: Sequence[Mapping[str, Any]]) -> tuple[float, float] | Non
     return iops, mean_ns
 
 
-def judge(rounds: Sequence[Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+def judge(rounds: Sequence[Sequence[Mapping[str, Any]]], preconditioned: bool = True) -> dict[str, Any]:
     """The steady-state determination after the given rounds (each its stored jobs): per-round values, and once
-    there are WINDOW_ROUNDS rounds, the PTS criterion on IOPS and on mean latency over the last of them."""
+    there are WINDOW_ROUNDS rounds, the PTS criterion on IOPS and on mean latency over the last of them.
+    `preconditioned`: whether the workload-independent preconditioning ran before the rounds."""
     values = [round_values(jobs) for jobs in rounds]
     found: dict[str, Any] = {"rounds": len(rounds), "window_rounds": WINDOW_ROUNDS,
                              "iops": [value[0] if value else None for value in values],
                              "mean_lat_ns": [value[1] if value else None for value in values],
-                             "steady": False, "deviations": list(DEVIATIONS)}
+                             "steady": False, "preconditioned": preconditioned,
+                             "deviations": [NOT_PURGED if preconditioned else NOT_PRECONDITIONED, *DEVIATIONS]}
     window = values[-WINDOW_ROUNDS:]
     if len(window) < WINDOW_ROUNDS or any(value is None for value in window):
         return found

@@ -59,6 +59,11 @@ def _precondition_fact(context: PtsContext, views: Sequence[Any]) -> str:
         done = context.pts.precondition_result(view.key)
         written = f", {done['written_bytes'] / 1e9:,.3f} GB written" if done else ", not finished"
         over = "every LBA the segments spread over" if context.plan.get("segments") else "active range"
+        if pre.get("kind") == "sprandom":
+            parts.append(f"fio's sprandom: random {bs_label(pre['bs_bytes'])} writes of the {over} and "
+                         f"{pre['spr_op']:g} over-provisioning once, at TC{pre['numjobs']}/QD{pre['iodepth']}"
+                         f"{written} (not PTS's WIPC)")
+            continue
         parts.append(f"WIPC: sequential {bs_label(pre['bs_bytes'])} writes, {pre['multiple']:g} x {over} at "
                      f"TC{pre['numjobs']}/QD{pre['iodepth']}{written}")
     return "; ".join(dict.fromkeys(parts)) or "none (from fresh-out-of-box)"
