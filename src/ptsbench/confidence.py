@@ -115,9 +115,11 @@ def widest(repetitions: Sequence[Values | None]) -> tuple[str, Interval] | None:
                default=None)
 
 
-def decision(repetitions: Sequence[Values | None], elapsed_s: float, rule: RepeatRule) -> str | None:
+def decision(repetitions: Sequence[Values | None], durations_s: Sequence[float], rule: RepeatRule) -> str | None:
     """Why the repeats of a case stop after these repetitions' values (None: run another). Every value of the case
-    must be within the target. A repetition fio measured nothing in stops them: the next would likely fail alike."""
+    must be within the target. A repetition fio measured nothing in stops them: the next would likely fail alike.
+    The time cap holds: `durations_s` are the repetitions' times so far (each from the end of the one before), and
+    no repetition starts that would end past the cap if it took as long as the longest of them."""
     if any(values is None for values in repetitions):
         return "a repetition measured nothing"
     found = widest(repetitions) if len(repetitions) >= MIN_REPEATS else None
@@ -125,8 +127,12 @@ def decision(repetitions: Sequence[Values | None], elapsed_s: float, rule: Repea
         return f"within ±{rule.ci_pct:g} %"
     if len(repetitions) >= rule.max_repeats:
         return f"cap of {rule.max_repeats} repeats reached before ±{rule.ci_pct:g} %"
+    elapsed_s = sum(durations_s)
     if elapsed_s >= rule.max_s:
         return f"time cap of {rule.max_s:g} s reached before ±{rule.ci_pct:g} %"
+    if durations_s and elapsed_s + max(durations_s) > rule.max_s:
+        return (f"time cap of {rule.max_s:g} s: another repeat (as long as the longest, {max(durations_s):.3g} s) "
+                f"would end past it, at {elapsed_s + max(durations_s):.3g} s, before ±{rule.ci_pct:g} %")
     return None
 
 
@@ -139,13 +145,16 @@ class AutoRepeat:
     store: Any
     say: Callable[[str], None]
     _values: dict[str, list[Values | None]] = field(default_factory=dict)
-    _started: dict[str, float] = field(default_factory=dict)
+    clock: Callable[[], float] = time.monotonic  # the time cap's clock
+    _last: dict[str, float] = field(default_factory=dict)  # when the case's last repetition (or wait) ended
+    _durations: dict[str, list[float]] = field(default_factory=dict)
     _stops: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def wants(self, base: str) -> bool:
         with self._lock:
-            self._started.setdefault(base, time.monotonic())
+            if base not in self._last:
+                self._last[base] = self.clock()
             return base not in self._stops
 
     def finished(self, base: str, record: Any, last: bool) -> None:
@@ -153,7 +162,11 @@ class AutoRepeat:
         with self._lock:
             values = self._values.setdefault(base, [])
             values.append(case_values(record))
-            reason = decision(values, time.monotonic() - self._started[base], self.rule)
+            now = self.clock()
+            durations = self._durations.setdefault(base, [])
+            durations.append(now - self._last[base])
+            self._last[base] = now
+            reason = decision(values, durations, self.rule)
             if reason is None and last:
                 reason = f"cap of {len(values)} repeats reached before ±{self.rule.ci_pct:g} %"
             if reason is None:

@@ -133,6 +133,36 @@ def test_the_caps_stop_it_and_say_so(tmp_path: Path) -> None:
     assert "job: 1 repetition(s): time cap of 0.001 s" in timed.stderr
 
 
+def test_the_time_cap_holds_by_predicting_the_next_repeat(tmp_path: Path) -> None:
+    """No repeat starts that would end past the time cap if it took as long as the longest so far: the repeats'
+    times come from the rule's clock, here a list of moments (no wall clock, no race)."""
+    from types import SimpleNamespace
+
+    from ptsbench.confidence import AutoRepeat, RepeatRule
+    from ptsbench.store import RunStore
+
+    def record(iops: float) -> SimpleNamespace:
+        return SimpleNamespace(status="ok", jobs=[{"name": "job", "directions": [{"direction": "read",
+                                                                                    "iops": iops}]}])
+
+    store = RunStore.create(tmp_path / "run", {"kind": "run", "name": "job", "cases": []})
+    said: list[str] = []
+    moments = iter([0.0, 10.0, 25.0, 30.0])  # started; three repeats of 10, 15 and 5 s
+    rule = RepeatRule(ci_pct=0.1, max_repeats=10, max_s=44.0)
+    auto = AutoRepeat(rule, store, said.append, clock=lambda: next(moments))
+    values = iter([1000.0, 1100.0, 900.0])
+    count = 0
+    while auto.wants("job"):
+        count += 1
+        auto.finished("job", record(next(values)), last=False)
+    # after two: 25 s + the longest (15 s) = 40 s <= 44 s, another; after three: 30 + 15 = 45 s > 44 s, stop
+    assert count == 3
+    reason = store.manifest["repeat_stops"]["job"]
+    assert reason == "time cap of 44 s: another repeat (as long as the longest, 15 s) would end past it, at 45 s, " \
+                     "before ±0.1 %"
+    assert said and said[-1].endswith(reason)
+
+
 def test_quick_repeats_to_a_confidence_and_bad_counts_are_refused(tmp_path: Path) -> None:
     done = run_cli("quick", str(tmp_path / "q.bin"), "--size", "8M", "--runtime", "0.2", "--out", str(tmp_path / "q"),
                    "--repeat", "auto", "--repeat-max", "3", "--repeat-ci", "50")

@@ -254,6 +254,13 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     assert "bucket 2 <= 0" in lines[0] and " 0 commands " in lines[0] and " pass " in lines[0]
     assert "bucket 3 <= 0" in lines[1] and " 3 commands " in lines[1] and " FAIL " in lines[1]
     assert "read 2, write 1, trim 0" in lines[1]
+    # under which configuration (feature C5h's settings, as the C3h log reports them) the counts were taken
+    under = ("under: monitor enabled (feature status 0x1), thresholds A-D 5, 10, 20, 50 ms, bucket timer threshold "
+             "60 min")
+    assert under in " ".join(" ".join(lines).split()), done.stdout
+    assert stored["change"]["latency_monitor_config"] == {
+        "feature_status": 1, "enabled": True, "bucket_timer_threshold_min": 60, "thresholds_ms": [5, 10, 20, 50],
+        "latency_config": None, "minimum_window_ms": None}
     # the host's own latencies of the case (fio's bins): the drive counted IOs at or above 50 ms the host did not
     from ptsbench.fio.output import parse_jobs
 
@@ -274,6 +281,28 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     assert done.returncode == 4 and "NOT MEASURED" in done.stdout, done.stdout
     assert "no OCP C3h latency monitor log: `nvme ocp latency-monitor-log /dev/nvme0 -o json`" in " ".join(
         done.stdout.split())
+
+
+def test_a_monitor_not_enabled_or_set_anew_gives_no_increase() -> None:
+    """Feature status bit 0 clear (the Latency Monitor Feature Enable of C5h off): its counters count nothing, so
+    a span's unchanged counters are no evidence of fast commands; thresholds changed between the readings (C5h set
+    during the span): the counts mix two configurations. Neither gives an increase; the note says why."""
+    from ptsbench.device.latency_monitor import monitor_change, read_latency_monitor
+
+    def reading(doc: dict[str, object]) -> dict[str, object]:
+        return read_latency_monitor("/dev/nvme0", lambda _argv: (doc, None, 0))
+
+    enabled = reading(_monitor_doc({"3": (1, 0, 0)}))
+    assert monitor_change(enabled, reading(_monitor_doc({"3": (2, 0, 0)})))["latency_monitor"]["3"]["read"] == 1
+    off = reading({**_monitor_doc({}), "Feature Status": 6})
+    change = monitor_change(off, off)
+    assert change["latency_monitor"] is None and change["latency_monitor_config"]["enabled"] is False
+    assert change["latency_monitor_note"].startswith("the drive's latency monitor is not enabled (monitor NOT "
+                                                     "enabled (feature status 0x6), thresholds A-D 5, 10, 20, 50 ms")
+    moved = monitor_change(enabled, reading({**_monitor_doc({"3": (2, 0, 0)}), "Active Threshold D": 100}))
+    assert moved["latency_monitor"] is None and "set anew during the span" in moved["latency_monitor_note"]
+    assert "after: monitor enabled (feature status 0x1), thresholds A-D 5, 10, 20, 100 ms" in \
+        moved["latency_monitor_note"]
 
 
 def test_a_file_has_no_latency_monitor_to_judge(qual_run: Path, tmp_path: Path) -> None:
@@ -302,6 +331,15 @@ def test_pts_window_percentiles_count_every_window_round_s_ios(run_lab: Lab) -> 
     assert p99.samples and p99.beyond is not None and p99.beyond <= p99.samples
     done = run_cli("check", str(run_lab.pts), "--gate", "IOPS: rnd 4k 0/100 p99 <= 10s")
     assert f"{p99.samples:,} IOs, {p99.beyond:,} beyond" in done.stdout, done.stdout
+    # PTS asks fio for six nines too: a target on p99.9999 is judged from the window's merged bins, and with fewer
+    # than 10 IOs beyond it (10 million IOs are needed) it is NOT MEASURED, never passed
+    (deep,) = [v for v in run_values(store) if v.name == "IOPS: rnd 4k 0/100 p99.9999"]
+    assert deep.samples == p99.samples and deep.beyond is not None and deep.beyond < 10 and not deep.measured()
+    profile = run_lab.folder / "six-nines.toml"
+    profile.write_text('[[workload]]\nvalues = "IOPS: rnd 4k 0/100"\n"p99.9999" = "<= 10s"\n')
+    done = run_cli("check", str(run_lab.pts), "--profile", str(profile))
+    assert done.returncode == 4 and "0 passed, 0 failed, 1 not measured" in done.stdout, done.stdout
+    assert f"{deep.samples:,} IOs, {deep.beyond:,} beyond" in done.stdout
 
 
 def test_the_catalog_keeps_each_percentile_s_evidence(small_run: Path, tmp_path: Path) -> None:
@@ -337,11 +375,47 @@ def test_throttling_and_media_errors_over_a_case_are_judged(
     new media error: the throttling line fails, the media-error line passes; a file has neither counter."""
     device = request.getfixturevalue("nvme_loop")
     smart, ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9 + 10**6))
-    after = Path(smart.split(":")[1])
-    after.write_text(json.dumps({**json.loads(after.read_text()), "thm_temp1_trans_count": 1}))
+    before, after = (Path(path) for path in smart.split(":"))
+    counted = json.loads(before.read_text())["num_err_log_entries"]
+    after.write_text(json.dumps({**json.loads(after.read_text()), "thm_temp1_trans_count": 1,
+                                 "num_err_log_entries": counted + 3}))
+    # the error log as nvme-cli 2.x prints it (status without its phase tag bit): an old entry, an empty slot, then
+    # two new ones; the SMART log counted three new errors, one of which the log no longer holds
+    old = {"error_count": 7, "sqid": 2, "cmdid": 0x11, "status_field": 0x4002, "phase_tag": 0,
+           "parm_error_location": 0xFFFF, "lba": 0, "nsid": 1, "vs": 0, "trtype": 0, "csi": 0, "opcode": 6}
+    empty = {**old, "error_count": 0, "status_field": 0}
+    read_error = {**old, "error_count": 9, "sqid": 3, "cmdid": 0x2A, "status_field": 0x281, "lba": 123_456,
+                  "opcode": 2}
+    write_fault = {**old, "error_count": 10, "sqid": 1, "cmdid": 0x2B, "status_field": 0x4280, "lba": 99, "opcode": 1}
+    logs = [tmp_path / "errors-before.json", tmp_path / "errors-after.json"]
+    logs[0].write_text(json.dumps({"errors": [old, empty]}))
+    logs[1].write_text(json.dumps({"errors": [write_fault, read_error, old, empty]}))
+    monkeypatch.setenv("FAKE_NVME_ERROR_LOG", ":".join(str(path) for path in logs))
     monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
     monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
     store = _run_on(device, tmp_path / "hot")
+    from ptsbench.cases.records import load_records
+    from ptsbench.cli.health import health_lines
+
+    [stored] = json.loads(next(store.root.glob("cases/*/result.json")).read_text())["telemetry"]
+    assert [entry["error_count"] for entry in stored["change"]["error_log_new"]] == [9, 10]  # the old one left out
+    assert stored["change"]["error_log_new"][0] == {
+        "error_count": 9, "sqid": 3, "cmdid": 0x2A, "status_field": 0x281, "status": 0x281,
+        "parm_error_location": 0xFFFF, "lba": 123_456, "nsid": 1, "opcode": 2, "trtype": 0, "vs": 0}
+    lines = health_lines(load_records(store))  # what run, quick and sweep print at their end, each entry in words
+    assert lines[0] == f"ptsbench: write: {device}: THERMAL THROTTLING during the case; 3 new error log entries"
+    assert f"ptsbench: write: {device}: error 9, status 0x0281 (media and data integrity error: unrecovered read " \
+           "error), LBA 123,456, namespace 1, opcode 0x02, command id 0x002a, queue 3" in lines, lines
+    assert f"ptsbench: write: {device}: error 10, status 0x4280 (media and data integrity error: write fault, do " \
+           "not retry), LBA 99, namespace 1, opcode 0x01, command id 0x002b, queue 1" in lines
+    assert f"ptsbench: write: {device}: 1 more error(s) counted by the SMART log are no longer in the error log " \
+           "(the drive keeps only its last entries)" in lines
+    from ptsbench.report.build import load_report
+
+    said = [text for section in load_report(store.root).sections for block in section.blocks
+            if (text := getattr(block, "text", "")).startswith("The drive's error log")]
+    words = [line.removeprefix(f"ptsbench: write: {device}: ") for line in lines[1:]]
+    assert said == [f"The drive's error log ({device}) gained entries during the case: {'; '.join(words)}."]
     profile = _profile(tmp_path, "no_throttling = true\nno_media_errors = true\n")
     done = run_cli("check", str(store.root), "--profile", str(profile))
     assert done.returncode == 1, done.stdout + done.stderr

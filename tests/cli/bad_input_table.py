@@ -138,7 +138,7 @@ TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("resume-a-file", ("resume", "{text}"), ""),
     ("resume-empty-folder", ("resume", "{empty}"), "missing"),
     ("resume-users-folder", ("resume", "{user}"), "missing"),
-    ("resume-a-case-run", ("resume", R), "is not a PTS run, sweep or replay --steady run"),
+    ("resume-a-finished-case-run", ("resume", R), "nothing to resume"),
     ("resume-manifest-binary", ("resume", "{p_manifest_bin}"), "damaged"),
     ("resume-round-binary", ("resume", "{p_round_bin}"), "damaged"),
     ("resume-round-edited", ("resume", "{p_round_edit}"), "damaged"),

@@ -90,7 +90,8 @@ def test_case_on_nvme_stores_and_shows_its_write_amplification(tmp_path: Path, f
     store = _run_on(loop_as_nvme, tmp_path)
     reading = [["nvme", "smart-log", "/dev/nvme0", "-o", "json"],
                ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"],
-               ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]]
+               ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"],
+               ["nvme", "error-log", "/dev/nvme0", "-o", "json"]]
     assert fakebin() == reading * 2  # before and after the case, nothing else
     [result] = store.root.glob("cases/*/result.json")
     [stored] = json.loads(result.read_text())["telemetry"]
@@ -184,7 +185,8 @@ def test_back_to_back_cases_share_the_reading_between_them(tmp_path: Path, fakeb
         job.write_text(WRITE_JOB)
     reading = [["nvme", "smart-log", "/dev/nvme0", "-o", "json"],
                ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"],
-               ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]]
+               ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"],
+               ["nvme", "error-log", "/dev/nvme0", "-o", "json"]]
 
     def run(name: str, targets: list[str], parallel: bool = False, repeat: int = 1, job_count: int = 1,
             ) -> list[list[dict[str, Any]]]:

@@ -30,6 +30,7 @@ NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/
 NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
 OCP_ARGV = ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"]
 LATENCY_ARGV = ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]  # C3h (latency_monitor.py)
+ERROR_ARGV = ["nvme", "error-log", "/dev/nvme0", "-o", "json"]  # the NVMe error log (error_log.py)
 FDP_ARGV = ["nvme", "fdp", "stats", "/dev/nvme0n1", "--endgrp-id=1", "-o", "json"]
 
 
@@ -68,7 +69,7 @@ def test_qemu_10_logs_as_nvme_cli_2_13_printed_them(fakebin: Callable[[], list[l
     monkeypatch.setenv("FAKE_NVME_SMART_LOG", str(DATA / "nvme-cli-2.13-smart-log-qemu-10.json"))
     monkeypatch.setenv("FAKE_NVME_OCP_LOG", str(DATA / "nvme-cli-2.13-ocp-smart-add-log-qemu-10.json"))
     found = read_telemetry(NVME, NVME_FACTS)
-    assert fakebin() == [["nvme", "smart-log", "/dev/nvme0", "-o", "json"], OCP_ARGV, LATENCY_ARGV]
+    assert fakebin() == [["nvme", "smart-log", "/dev/nvme0", "-o", "json"], OCP_ARGV, LATENCY_ARGV, ERROR_ARGV]
     assert (found["data_units_written"], found["media_written_bytes"], found["media_source"]) == (
         17, eight_mib, OCP_SOURCE)
     waf = write_amplification(reading(0, 0), found)
@@ -112,7 +113,7 @@ def test_fdp_statistics_of_qemu_10_give_one(fakebin: Callable[[], list[list[str]
     monkeypatch.setenv("FAKE_NVME_FDP_STATS", str(DATA / "nvme-cli-2.13-fdp-stats-qemu-10.json"))
     monkeypatch.setenv("FAKEBIN_FAIL", "nvme:ocp")
     found = read_telemetry(NVME, NVME_FACTS)
-    assert fakebin()[1:] == [OCP_ARGV, FDP_ARGV, LATENCY_ARGV] and found["data_units_written"] == 17
+    assert fakebin()[1:] == [OCP_ARGV, FDP_ARGV, LATENCY_ARGV, ERROR_ARGV] and found["data_units_written"] == 17
     start = {"data_units_written": 0, "media_written_bytes": 0, "fdp_host_written_bytes": 0, "media_source": FDP_SOURCE}
     waf = write_amplification(start, found)
     assert (waf["ratio"], waf["host_counter"], waf["source"]) == (1.0, FDP_HOST_COUNTER, FDP_SOURCE)
@@ -156,7 +157,7 @@ def test_read_through_nvme_cli_ocp_first(fakebin: Callable[[], list[list[str]]],
     monkeypatch.setenv("FAKE_NVME_OCP_LOG", str(DATA / "nvme-cli-2.x-ocp-smart-add-log.json"))
     monkeypatch.setenv("FAKE_NVME_FDP_STATS", str(DATA / "nvme-cli-2.x-fdp-stats.json"))
     found = read_telemetry(NVME, NVME_FACTS)
-    assert fakebin() == [["nvme", "smart-log", "/dev/nvme0", "-o", "json"], OCP_ARGV, LATENCY_ARGV]
+    assert fakebin() == [["nvme", "smart-log", "/dev/nvme0", "-o", "json"], OCP_ARGV, LATENCY_ARGV, ERROR_ARGV]
     assert tuple(found) == TELEMETRY_KEYS
     assert found["media_source"] == OCP_SOURCE and found["media_written_bytes"] == 2**64 + 1_126_400_000
 
@@ -167,7 +168,7 @@ def test_read_through_nvme_cli_fdp_when_no_ocp_log(fakebin: Callable[[], list[li
     monkeypatch.setenv("FAKE_NVME_FDP_STATS", str(DATA / "nvme-cli-2.x-fdp-stats.json"))
     monkeypatch.setenv("FAKEBIN_FAIL", "nvme:ocp")
     found = read_telemetry(NVME, NVME_FACTS)
-    assert fakebin()[1:] == [OCP_ARGV, FDP_ARGV, LATENCY_ARGV]
+    assert fakebin()[1:] == [OCP_ARGV, FDP_ARGV, LATENCY_ARGV, ERROR_ARGV]
     assert found["media_source"] == FDP_SOURCE and found["media_written_bytes"] == 2_252_800_000
     assert found["fdp_host_written_bytes"] == 2_048_000_000 and found["media_erased_bytes"] == 0
 

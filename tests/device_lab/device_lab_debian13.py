@@ -125,9 +125,22 @@ def counters_ocp(lab: Lab) -> str:
     assert abs(units * 512_000 - WRITTEN_BYTES) <= 512_000, (units, WRITTEN_BYTES)
     assert media in (WRITTEN_BYTES, WRITTEN_BYTES // 512), f"{WRITTEN_BYTES} bytes written, OCP counter +{media}"
     unit = "bytes" if media == WRITTEN_BYTES else "512-byte sectors"
+    # the NVMe error log (01h) is read too: QEMU 10 answers it with empty entries (it logs no errors), which nvme-cli
+    # prints as entries of error count 0; ptsbench finds no entry and no new one over the write
+    errors = nvme_text(lab, "nvme-cli-2.13-error-log-qemu-10.json", "error-log", controller(dev))
+    from ptsbench.device.error_log import parse_error_log
+    from ptsbench.device.telemetry import telemetry_change
+
+    assert isinstance(errors.get("errors"), list) and parse_error_log(errors) == [] == after["error_log"], errors
+    change = telemetry_change(before, after, "case")
+    assert change["error_log_new"] == [] and after["error_log_note"] is None, change
+    # QEMU 10 has no OCP C3h latency monitor log: the reading says so, and no configuration is claimed
+    assert after["latency_monitor"] is None and after["latency_monitor_config"] is None
+    assert "no OCP C3h latency monitor log" in str(after["latency_monitor_note"]), after["latency_monitor_note"]
     return (f"{dev}: ptsbench's OCP physical media units written {after['media_written_bytes']} and data units "
             f"written {after['data_units_written']} equal nvme-cli's; dd of {WRITTEN_BYTES} bytes: +{units} data "
-            f"units, OCP counter +{media} ({unit})")
+            f"units, OCP counter +{media} ({unit}); error log read ({len(errors['errors'])} empty entries, none new); "
+            f"{after['latency_monitor_note']}")
 
 
 def fdp_stats(lab: Lab, dev: str, sample: str | None = None) -> dict[str, int]:

@@ -11,9 +11,9 @@ FAKE_SANITIZE_IN_PROGRESS (a sanitize already runs), FAKE_SANITIZE_TIME_S (the s
 FAKE_HDPARM_SECURITY, FAKE_HDPARM_ABORTED (security commands the drive aborts while hdparm exits 0, as QEMU's AHCI
 disk does), FAKE_WRITE_CACHE,
 FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG, FAKE_NVME_OCP_LOG,
-FAKE_NVME_FDP_STATS, FAKE_NVME_FDP_CONFIGS, FAKE_NVME_FDP_STATUS, FAKE_NVME_LATENCY_LOG and FAKE_SMARTCTL_JSON
-(files whose text `nvme smart-log`, `nvme ocp smart-add-log`, `nvme fdp stats|configs|status`, `nvme ocp
-latency-monitor-log` and `smartctl` print; the nvme ones
+FAKE_NVME_FDP_STATS, FAKE_NVME_FDP_CONFIGS, FAKE_NVME_FDP_STATUS, FAKE_NVME_LATENCY_LOG, FAKE_NVME_ERROR_LOG and
+FAKE_SMARTCTL_JSON (files whose text `nvme smart-log`, `nvme ocp smart-add-log`, `nvme fdp stats|configs|status`,
+`nvme ocp latency-monitor-log`, `nvme error-log` and `smartctl` print; the nvme ones
 may name several files, served one per call; smartctl exits with the document's smartctl.exit_status),
 FAKE_NVME_FDP_FEATURE (feature 1Dh's value), FAKE_NVME_VWC (id-ctrl's VWC field: bit 0 clear, no volatile write
 cache, and feature 6 aborts). `nvme set-feature` takes its value as nvme-cli 2.13 does: `--value=N` or `-V N`;
@@ -95,7 +95,8 @@ def nvme(state: dict) -> str:
         busy = polls <= int(ENV.get("FAKE_SANITIZE_BUSY_POLLS", "1"))
         sstat = 0x2 if busy else int(ENV.get("FAKE_SANITIZE_SSTAT", "0x101"), 0)
         return json.dumps({"nvme0": {"sprog": 32768 if busy else 65535, "sstat": sstat, "cdw10_info": 2}})
-    logs = {"smart-log": "FAKE_NVME_SMART_LOG", "ocp": "FAKE_NVME_OCP_LOG", "stats": "FAKE_NVME_FDP_STATS",
+    logs = {"smart-log": "FAKE_NVME_SMART_LOG", "error-log": "FAKE_NVME_ERROR_LOG", "ocp": "FAKE_NVME_OCP_LOG",
+            "stats": "FAKE_NVME_FDP_STATS",
             "configs": "FAKE_NVME_FDP_CONFIGS", "status": "FAKE_NVME_FDP_STATUS"}
     name = logs.get(ARGS[1] if command == "fdp" else command, "")
     if command == "ocp" and ARGS[1] == "latency-monitor-log":

@@ -126,13 +126,16 @@ def plan_cases(
     log_interval_ms: int,
     fio_lat_log: bool = False,
     repeat: int = 1,
+    texts: Mapping[str, str] | None = None,
 ) -> list[Case]:
     """Every (job file, target) pair as a case, job files outermost, with the exact job text fio will get; with
     `repeat` over 1, each pair that many times in a row (names ending in -r1, -r2, ...). Latency over time comes
-    from fio's own latency log when `fio_lat_log`, else from fio's status documents (fio/intervals.py), free for fio."""
+    from fio's own latency log when `fio_lat_log`, else from fio's status documents (fio/intervals.py), free for fio.
+    `texts`: each job file's text as read before (job_texts; a resume plans from the stored ones)."""
     cases: list[Case] = []
+    texts = texts if texts is not None else job_texts(job_paths)
     for job_path in job_paths:
-        text = jobs.inline_includes(jobs.read_job_file(job_path), job_path)
+        text = texts[str(job_path)]
         for target in list(targets) or [None]:
             name = _case_name(job_path, target, len(targets) > 1)
             for repetition in range(1, repeat + 1) if repeat > 1 else (0,):
@@ -140,6 +143,11 @@ def plan_cases(
                                           text, target, overrides, run_dir, log_interval_ms, fio_lat_log))
                 cases.append(replace(case, repetition=repetition))
     return cases
+
+
+def job_texts(job_paths: Sequence[Path]) -> dict[str, str]:
+    """Each job file's text with its includes inlined, by path: what a run plans from and stores for its resume."""
+    return {str(path): jobs.inline_includes(jobs.read_job_file(path), path) for path in job_paths}
 
 
 @dataclass(frozen=True)

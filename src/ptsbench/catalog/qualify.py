@@ -30,7 +30,7 @@ from typing import Any
 
 from ptsbench.catalog.gates import Gate, GateError, Verdict, judge, parse_gate, run_facts, show_number
 from ptsbench.catalog.values import MIN_TAIL_IOS, metric_quantity, run_capacity_bytes, run_values
-from ptsbench.device.latency_monitor import BUCKETS, OPERATIONS
+from ptsbench.device.latency_monitor import BUCKETS, OPERATIONS, config_text
 
 PER_TB = "per tb"
 TB_BYTES = 10**12
@@ -200,8 +200,11 @@ def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
             counts = {op: sum(int(found[bucket][op]) for found in increases if found) for op in OPERATIONS}
             total = sum(counts.values())
             split = ", ".join(f"{op} {count:,}" for op, count in counts.items())
+            # the monitor's configuration the counts were taken under (feature C5h's settings, as C3h reports them)
+            under = "; ".join(dict.fromkeys(f"under: {config_text(change.get('latency_monitor_config'))}"
+                                            for change in changes))
             verdicts.append(Verdict(text, subject, f"{total:,} commands", f"<= {most:,}", total <= most,
-                                    "; ".join([split, *beside.get(subject, {}).get(bucket, [])])))
+                                    "; ".join([split, under, *beside.get(subject, {}).get(bucket, [])])))
     return verdicts
 
 

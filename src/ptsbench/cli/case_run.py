@@ -18,6 +18,7 @@ from ptsbench.cli.run_end import end_report
 
 if TYPE_CHECKING:
     from ptsbench.cases.plan import Case, Overrides
+    from ptsbench.cases.records import CaseRecord
     from ptsbench.device.target import Target
     from ptsbench.hosts.hostlist import Host
     from ptsbench.hosts.preflight import HostInfo
@@ -65,16 +66,17 @@ def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
                   manifest: "dict[str, Any] | None" = None) -> Path | None:
     """Run the planned cases into their run directory and return it (None for a dry run). `manifest`: more fields
     for it."""
-    from ptsbench.cases.plan import manifest_settings, plan_cases
+    from ptsbench.cases.plan import job_texts, manifest_settings, plan_cases
     from ptsbench.cases.schedule import claim_cases, expected_total_s, run_cases, target_groups
-    from ptsbench.report.cases.tables import result_rows
+    from ptsbench.pts.store import PtsStore
     from ptsbench.store import RunStore, default_run_dir
 
     hosts, parallel = list(reach.hosts), jobs.parallel
     run_dir = request.out or default_run_dir(jobs.name)
+    texts = job_texts(jobs.paths)
     # fio's client prints no status documents to derive latency from: there fio writes its own latency log
     cases = plan_cases(jobs.paths, reach.targets, jobs.overrides, run_dir, request.log_interval_ms,
-                       fio_lat_log=request.fio_lat_log or bool(hosts), repeat=request.repeat)
+                       fio_lat_log=request.fio_lat_log or bool(hosts), repeat=request.repeat, texts=texts)
     total_s = expected_total_s(cases, parallel, hosts)
     if parallel and not hosts:  # the groups run at once: none may reach another's bytes under another name
         from ptsbench.device.claim import check_distinct
@@ -89,6 +91,7 @@ def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
         return None
     check_writes(cases, request.permission, hosts)
     from ptsbench.device.info import target_facts
+    from ptsbench.device.same_device import start_record
     from ptsbench.report.core.progress import TerminalProgress
 
     made = [] if hosts else files_fio_makes(cases, run_dir) + folder_test_files(reach.targets)
@@ -98,25 +101,46 @@ def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
             "targets": [asdict(t) if hosts else target_facts(t) for t in reach.targets],
             **manifest_settings(jobs.overrides, request.log_interval_ms, parallel), "repeat": request.repeat,
             "expected_duration_s": total_s, **(request.auto.as_manifest() if request.auto else {}),
-            **({"hosts": [asdict(info) for info in reach.host_infos]} if hosts else {}),
+            **({"hosts": [asdict(info) for info in reach.host_infos]} if hosts else
+               {"device_identities": {t.path: start_record(t.path) for t in reach.targets if t.kind == "block"}}),
             "cases": [case.dir_name for case in cases], "status": "running", "drops": request.drops,
+            # what `ptsbench resume` plans again from
+            "resume_plan": resume_plan(texts, reach.targets, jobs.overrides, request, list(hosts), made),
             **(manifest or {}),
         }, jobs.prepared)
         click.echo(f"ptsbench: run directory {run_dir}", err=True)
-        try:
-            with TerminalProgress() as progress:
-                records = run_cases(store, cases, parallel, progress, hosts, auto_repeat(store, request.auto))
-            if len(records) < len(cases):  # repetitions the rule left out: the run's cases ran
-                ran = {record.index for record in records}
-                store.update_manifest(cases=[case.dir_name for case in cases if case.index in ran])
-        except KeyboardInterrupt:
-            store.update_manifest(status="interrupted")
-            finish_interrupted(store, request.output_format)
-            raise
-        store.update_manifest(status="done")
-    finish(store, result_rows(records), request, grid=jobs.name == "quick")
-    from ptsbench.drops.stored import stored_rule
+        with PtsStore(store).lock():
+            try:
+                with TerminalProgress() as progress:
+                    records = run_cases(store, cases, parallel, progress, hosts, auto_repeat(store, request.auto))
+                if len(records) < len(cases):  # repetitions the rule left out: the run's cases ran
+                    ran = {record.index for record in records}
+                    store.update_manifest(cases=[case.dir_name for case in cases if case.index in ran])
+            except KeyboardInterrupt:
+                store.update_manifest(status="interrupted")
+                finish_interrupted(store, request.output_format)
+                raise
+            store.update_manifest(status="done")
+    after_run(store, records, request, grid=jobs.name == "quick")
+    return run_dir
 
+
+def resume_plan(texts: dict[str, str], targets: "Sequence[Target]", overrides: "Overrides", request: CaseRequest,
+                hosts: "Sequence[Host]", made: Sequence[str]) -> dict[str, Any]:
+    """What a run stores in its manifest (`resume_plan`) to be planned again by a resume (cli/resume_run.py)."""
+    return {"job_texts": texts, "targets": [asdict(target) for target in targets], "overrides": asdict(overrides),
+            "fio_lat_log": request.fio_lat_log, "hosts": [host.label for host in hosts], "made_files": list(made),
+            "keep_files": request.keep_files, "report_at_end": request.make_report,
+            "report_images": list(request.images)}
+
+
+def after_run(store: "RunStore", records: "list[CaseRecord]", request: CaseRequest, grid: bool) -> None:
+    """The end of a run or quick (or its resume): the results, the report, drops and failures (exit 1)."""
+    from ptsbench.drops.stored import stored_rule
+    from ptsbench.report.cases.tables import result_rows
+
+    run_dir = store.root
+    finish(store, result_rows(records), request, grid=grid)
     broken = say_case_drops(store.root, records, *stored_rule(store.manifest))
     if any(record.status != "ok" for record in records):
         failed = [record for record in records if record.status != "ok"]
@@ -126,7 +150,6 @@ def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
                    f"fio.stderr in {run_dir})", err=True)
         sys.exit(1)
     fail_on_limit(broken)
-    return run_dir
 
 
 def files_fio_makes(cases: "list[Case]", run_dir: Path) -> list[str]:
@@ -236,8 +259,8 @@ def finish_interrupted(store: "RunStore", output_format: str) -> None:
 
     print_rows(result_rows(load_records(store)), output_format)
     write_report(store.root, workbook_only=True)
-    click.echo(f"ptsbench: results until the interrupt are kept in {store.root}; "
-               f"`ptsbench report {store.root}` writes their report", err=True)
+    click.echo(f"ptsbench: results until the interrupt are kept in {store.root}; `ptsbench resume {store.root}` "
+               f"runs the cases not finished, `ptsbench report {store.root}` writes a report of these", err=True)
 
 
 def print_dry_run(cases: "list[Case]", run_dir: Path, total_s: float | None, hosts: "Sequence[Host]" = ()) -> None:

@@ -1,11 +1,14 @@
 """After a case run (run, quick, sweep): the drive's logs read around each case, in a line per finding. A drive that
-throttled, set a new critical warning or logged new errors is named with its case; where no drive log was read at
+throttled, set a new critical warning or logged new errors is named with its case, each new entry of its NVMe
+error log in a line of its own (status, LBA, namespace, command); where no drive log was read at
 all (files, loop devices, drives that are not NVMe) the run says so once, not per case."""
 
 from collections.abc import Iterable
 from typing import Any
 
 import click
+
+from ptsbench.device.error_log import entries_texts
 
 
 def health_lines(records: Iterable[Any]) -> list[str]:
@@ -25,6 +28,9 @@ def health_lines(records: Iterable[Any]) -> list[str]:
                     found.append(f"{change[key]:,} {what}")
             if found:
                 lines.append(f"ptsbench: {record.name}: {device}: " + "; ".join(found))
+            if change.get("error_log_new") or change.get("error_log_entries"):  # each new entry, as the drive logged it
+                lines += [f"ptsbench: {record.name}: {device}: {text}"
+                          for text in entries_texts(change.get("error_log_new") or [], change.get("error_log_entries"))]
     if not read:
         lines.append("ptsbench: note: no drive log was read for any case (files, loop devices, drives without an "
                      "NVMe SMART log and --hosts runs have none): throttling, critical warnings and errors not known")

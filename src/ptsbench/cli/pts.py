@@ -293,8 +293,9 @@ def _remote_target(hosts: "list[Host]", target: str, size_bytes: int, dry_run: b
 @metrics_options
 def resume(run_dir: Path, destructive: bool) -> None:
     """Continue an interrupted PTS run (keeps every stored round, runs only what is missing), sweep (runs only
-    the cells without a finished result) or replay --steady run (keeps its finished rounds). A fleet run continues
-    every target not done; RUN_DIR/devices/NAME continues that target alone.
+    the cells without a finished result), replay --steady run (keeps its finished rounds), or run and quick (runs
+    only the cases without a finished result). A fleet run continues every target not done; RUN_DIR/devices/NAME
+    continues that target alone.
 
     \b
     Examples:
@@ -320,6 +321,11 @@ def resume(run_dir: Path, destructive: bool) -> None:
         from ptsbench.cli.workload import resume_replay
 
         resume_replay(run_dir, destructive)
+        return
+    if RunStore.open(run_dir).kind == "run":  # run and quick (a steady replay is kind "run" too: above)
+        from ptsbench.cli.resume_run import resume_run
+
+        resume_run(run_dir, destructive)
         return
     store = PtsStore(RunStore.open(run_dir))
     target, notes = resume_target(store)

@@ -96,7 +96,8 @@ def _quick(target_path: str, scratch: bool, runtime_s: float, size: str | None, 
         job_path = Path(_temporary_job(quick_job_text(runtime_s, size or QUICK_SIZE, engine)))
     try:
         return run_job_files(JobsRequest((job_path,), "quick", Overrides(), prepared=(job_path.name,)),
-                             replace(request, out=run_dir), reach)
+                             replace(request, out=run_dir), reach,
+                             manifest={"scratch_file": target_path} if scratch else None)
     finally:
         if request.dry_run:  # the temporary job file of a dry run
             job_path.unlink(missing_ok=True)

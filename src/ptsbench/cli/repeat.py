@@ -33,14 +33,14 @@ repeat_options = [
                  help="Run each case N times in a row: every repetition is stored and shown; reports and `compare` "
                       "give their mean, and their spread (max - min) as its noise. auto: repeat until the 95 % "
                       "confidence interval of the case's IOPS is within --repeat-ci of its mean (at least 3 times, "
-                      "at most --repeat-max, and no new repeat after --repeat-max-time)."),
+                      "at most --repeat-max, and no repeat that would end past --repeat-max-time)."),
     click.option("--repeat-ci", "repeat_ci_pct", type=click.FloatRange(0.1, 100), default=5.0, show_default=True,
                  help="With --repeat auto: the target half-width of the 95 % confidence interval, in % of the mean."),
     click.option("--repeat-max", type=click.IntRange(3, 100), default=10, show_default=True,
                  help="With --repeat auto: the most repetitions of a case."),
     click.option("--repeat-max-time", "repeat_max_s", type=Seconds(), default=3600.0, show_default=True,
-                 help="With --repeat auto: no new repetition of a case once its repetitions took this long "
-                      "(seconds, or 30m, 2h)."),
+                 help="With --repeat auto: a case's repetitions keep within this time: none starts that would "
+                      "end past it if it took as long as the longest so far (seconds, or 30m, 2h)."),
 ]
 
 

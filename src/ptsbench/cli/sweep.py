@@ -35,7 +35,10 @@ from ptsbench.report.core.terminal import FORMATS
 from ptsbench.units import MAX_SECONDS
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ptsbench.cases.plan import Case
+    from ptsbench.device.target import Target
     from ptsbench.hosts.hostlist import Host
     from ptsbench.store import RunStore
     from ptsbench.sweep import SweepSpec
@@ -356,28 +359,35 @@ def execute(store: "RunStore", cases: "list[Case]", hosts: "list[Host]", request
 def resume_sweep(run_dir: Path, destructive: bool, allow_mounted: bool = False) -> None:
     """`ptsbench resume` of a sweep: the stored plan again, only the cells without a finished result."""
     from ptsbench.cli.case_run import check_writes
-    from ptsbench.device.claim import check_not_claimed
-    from ptsbench.device.same_device import check_same_device
     from ptsbench.store import RunStore
     from ptsbench.sweep import stored_plan
 
     store = RunStore.open(run_dir.absolute())
     stored, targets, hosts, cases = stored_plan(store)
-    if not hosts:  # the same devices as at the start, nothing new on them (device/same_device.py)
-        for target in targets:  # first: another run on a target also explains a changed device or signature
-            check_not_claimed(target.path)
-        recorded = store.manifest.get("device_identities") or {}
-        cases_dir = store.root / "cases"
-        written = cases_dir.is_dir() and any(entry.is_dir() for entry in cases_dir.iterdir())
-        for target in targets:
-            if target.kind == "block":
-                for note in check_same_device(target.path, recorded.get(target.path), written, store.root):
-                    click.echo(f"ptsbench: note: {note}", err=True)
+    if not hosts:
+        check_targets_again(store, targets)
     check_writes(cases, (destructive, allow_mounted), hosts)
     click.echo(f"ptsbench: resuming {run_dir}", err=True)
     execute(store, cases, hosts, CaseRequest(destructive=destructive, allow_mounted=allow_mounted,
                                              make_report=bool(stored.get("report_at_end")),  # as started
                                              images=tuple(str(suffix) for suffix in stored.get("report_images") or ())))
+
+
+def check_targets_again(store: "RunStore", targets: "Sequence[Target]") -> None:
+    """At a resume: no other run holds a target, and each device is the one the run started on, with nothing new on
+    it (device/same_device.py; a changed one is refused, a note says what is known)."""
+    from ptsbench.device.claim import check_not_claimed
+    from ptsbench.device.same_device import check_same_device
+
+    for target in targets:  # first: another run on a target also explains a changed device or signature
+        check_not_claimed(target.path)
+    recorded = store.manifest.get("device_identities") or {}
+    cases_dir = store.root / "cases"
+    written = cases_dir.is_dir() and any(entry.is_dir() for entry in cases_dir.iterdir())
+    for target in targets:
+        if target.kind == "block":
+            for note in check_same_device(target.path, recorded.get(target.path), written, store.root):
+                click.echo(f"ptsbench: note: {note}", err=True)
 
 
 def _print_dry_run(cases: "list[Case]", run_dir: Path, hosts: "list[Host]") -> None:

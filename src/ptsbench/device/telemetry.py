@@ -17,9 +17,9 @@ Celsius is Kelvin - 273, the NVMe convention nvme-cli and smartctl both print.
 
 `read_telemetry` gives every key of TELEMETRY_KEYS (None when unknown), the `source`, the command run and a `note`
 ("not available: ..." when nothing can be read); on NVMe also the OCP C3h latency monitor's bucket counters
-(device/latency_monitor.py). `telemetry_change` compares two readings (before and after a
-round), with the round's write amplification (device/waf.py); `counters_since` compares the last stored round's
-reading with one at resume. Host CPU: `cpu_snapshot`
+(device/latency_monitor.py) and the NVMe error log's entries (device/error_log.py). `telemetry_change` compares two
+readings (before and after a round), with the round's write amplification (device/waf.py) and the error log's new
+entries; `counters_since` compares the last stored round's reading with one at resume. Host CPU: `cpu_snapshot`
 reads /proc/stat; `cpu_utilisation(before, after)` gives shares of all CPUs' time.
 """
 
@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ptsbench.device.error_log import ERROR_LOG_KEYS, new_entries, read_error_log
 from ptsbench.device.latency_monitor import MONITOR_KEYS, monitor_change, read_latency_monitor
 from ptsbench.device.purge import CommandLog, tool_message
 from ptsbench.device.target import Target
@@ -59,7 +60,7 @@ COUNTER_KEYS = (
     "ocp_throttle_events",
 )
 TELEMETRY_KEYS = ("source", "device", "command", "note", "temperature_c", "temperature_k", "critical_warning",
-                  *COUNTER_KEYS, "ocp_throttle_status", "media_source", "media_note", *MONITOR_KEYS)
+                  *COUNTER_KEYS, "ocp_throttle_status", "media_source", "media_note", *MONITOR_KEYS, *ERROR_LOG_KEYS)
 THROTTLE_KEYS = ("warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count", "thm_temp2_trans_count",
                  "ocp_throttle_events")
 
@@ -134,8 +135,9 @@ def _read_nvme_cli(device: str, namespace: str, log: CommandLog) -> dict[str, An
         return {**empty_telemetry(f"not available: {problem}", "nvme-cli", device), "command": shlex.join(argv)}
     media = read_media_written(device, namespace, lambda media_argv: run_json(media_argv, log))
     monitor = read_latency_monitor(device, lambda monitor_argv: run_json(monitor_argv, log))
+    errors = read_error_log(device, lambda errors_argv: run_json(errors_argv, log))
     return {**empty_telemetry(None, "nvme-cli", device), "command": shlex.join(argv), **parse_nvme_smart_log(doc),
-            **media, **monitor}
+            **media, **monitor, **errors}
 
 
 def _read_smartctl(device: str, log: CommandLog) -> dict[str, Any]:
@@ -258,6 +260,7 @@ def telemetry_change(before: Mapping[str, Any], after: Mapping[str, Any], span: 
     change["critical_warning_new"] = new_warnings(before.get("critical_warning"), after.get("critical_warning"))
     change["waf"] = write_amplification(before, after, span)
     change.update(monitor_change(before, after))  # the drive's OCP C3h latency monitor: its counters' increase
+    change["error_log_new"] = new_entries(before, after)  # the NVMe error log's entries new over the span
     return change
 
 

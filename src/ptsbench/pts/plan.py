@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.chain import gate_options
-from ptsbench.fio.jobs import FIO_MAX_JOBS, PERCENTILE_OPTIONS, render_job_file
+from ptsbench.fio.jobs import FIO_MAX_JOBS, PTS_PERCENTILE_OPTIONS, render_job_file
 from ptsbench.pts.advanced_specs import place_zones
 from ptsbench.pts.cells import CellSpec, Phase, ZonedCellSpec, round_duration_s, start_delay_s
 from ptsbench.pts.deviations import plan_deviations
@@ -419,7 +419,7 @@ def global_options(plan: Plan, seed: int | None) -> dict[str, str | None]:
                        fdp_pli=plan.target.fdp_plids)
     if seed is not None:
         options["randseed"] = str(seed)
-    options.update(PERCENTILE_OPTIONS)
+    options.update(PTS_PERCENTILE_OPTIONS)
     return options
 
 

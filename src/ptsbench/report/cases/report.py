@@ -222,9 +222,24 @@ def case_section(store_root: Path, record: Any, interval_ms: float, rule: "DropR
     command = case_dir / "command.txt"
     if command.is_file():
         blocks.append(Text(read_text(command).strip(), "code"))
+    blocks.extend(error_log_blocks(record))
     blocks.extend(drop_blocks(f"case{record.index:03d}", record.name, case_dir, findings, rule or DropRule()))
     blocks.extend(case_figures(case_dir, record, f"case{record.index:03d}", interval_ms, findings))
     return Section(f"case{record.index:03d}", f"Case {record.index}: {record.name}", facts, tuple(blocks))
+
+
+def error_log_blocks(record: Any) -> list[Block]:
+    """The NVMe error log entries new during the case, per drive, each in words (target/error_log.py)."""
+    from ptsbench.device.error_log import entries_texts
+
+    blocks: list[Block] = []
+    for entry in getattr(record, "telemetry", None) or []:
+        change = entry.get("change") or {}
+        lines = entries_texts(change.get("error_log_new") or [], change.get("error_log_entries"))
+        if lines:
+            blocks.append(Text(f"The drive's error log ({entry.get('device')}) gained entries during the case: " +
+                               "; ".join(lines) + ".", "warning"))
+    return blocks
 
 
 def case_run_report(store: Any, in_progress: str | None = None) -> Report:
@@ -234,6 +249,11 @@ def case_run_report(store: Any, in_progress: str | None = None) -> Report:
     manifest = store.manifest
     records = load_records(store)
     warnings = tuple(f"case {record.name} failed: {record.message}" for record in records if record.status != "ok")
+    from ptsbench.pts.store import PtsStore
+
+    status = PtsStore(store).run_status()  # 'running' that no process holds: killed
+    if status != "done" and in_progress is None and manifest.get("resume_plan"):
+        warnings += (f"run status {status}: `ptsbench resume {store.root}` runs its unfinished cases",)
     rows = result_rows(records)  # the glance, the results table and the line on write amplification
     repeat_auto = repeat_auto_table(records, manifest)
     sections = [case_glance_section(rows, () if repeat_auto is None else (repeat_auto,)),
