@@ -3,7 +3,7 @@ rotational disks on the real Linux drivers) and every check it runs there (tests
 test here; its Debian 13 variant (`--debian13`: QEMU 10's OCP log and FDP, Debian 13's fio, nvme-cli and Python) runs
 tests/device_lab/device_lab_debian13.py's checks the same way, and its FTL variant (`--ftl`: NVMeVirt's emulated SSD
 with garbage collection) tests/device_lab/device_lab_ftl.py's: its full size only when PTSBENCH_LAB_FTL=1, its CI size
-(ftl-ci) only when PTSBENCH_LAB_FTL_CI=1 until conftest.py's OPT_IN lets it run by default. conftest.py starts each
+(ftl-ci) always. conftest.py starts each
 lab as soon as its tests are collected, so its minutes of QEMU run beside the rest of the suite; the first test of a
 lab waits for it. Skipped only where the lab cannot run: not root, or QEMU, the guest kernel, the Debian 13 root or
 the kernel headers NVMeVirt is built against not installable (and the FTL variants without their variables)."""

@@ -230,7 +230,11 @@ def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: 
     done = cli("run", str(job), "--out", str(run_dir), "--min-fraction", "0.8")
     case_dir = run_dir / "cases" / "001-steady"
     low = below_min_fraction(case_dir, 0.8)
-    assert done.returncode == (3 if low else 0), done.stderr
+    limits = [line for line in done.stderr.splitlines() if "below the --min-fraction limit" in line]
+    assert bool(limits) == bool(low), done.stderr
+    # a second a busy host held low is named but not counted (--strict-drops counts it): exit 3 only for the others
+    counted = [line for line in limits if "not counted" not in line]
+    assert done.returncode == (3 if counted else 0), done.stderr
     assert ("ptsbench: limit: no second below 80%" in done.stderr) == (not low), done.stderr
     jobs = stored_seconds(case_dir)
     assert len(jobs) == STEADY_JOBS and all(len(series.end_s) >= 5 for job in jobs
