@@ -60,22 +60,17 @@ fi
 # pytest-xdist: one worker per CPU, and one more, as many tests wait on fio's runtime rather than use a CPU;
 # loadgroup: the tests of one xdist_group (one host-wide resource, as the kernel's block tracer) share a worker
 .venv/bin/pytest -q -rs -n "$(( $(nproc) + 1 ))" --dist loadgroup ${markers[@]+"${markers[@]}"} tests
-if [ -n "$labs" ]; then
-  if ! wait "$labs"; then
-    cat "$labs_log" >&2
-    say "the device labs failed"
+# a part run in the background (its pid, log and name): all its output when it failed, its last lines when not
+await_part() {
+  if ! wait "$1"; then
+    cat "$2" >&2
+    say "$3 failed"
     exit 1
   fi
-  tail -3 "$labs_log"
-fi
-if [ -n "$debian13" ]; then
-  if ! wait "$debian13"; then
-    cat "$debian13_log" >&2
-    say "the second platform (Debian 13) failed"
-    exit 1
-  fi
-  tail -3 "$debian13_log"
-fi
+  tail -3 "$2"
+}
+if [ -n "$labs" ]; then await_part "$labs" "$labs_log" "the device labs"; fi
+if [ -n "$debian13" ]; then await_part "$debian13" "$debian13_log" "the second platform (Debian 13)"; fi
 # all passed: keep the versions they passed with (install.sh --test installs these; commit the file when it changed)
 { grep '^#' constraints.txt; .venv/bin/pip freeze --exclude-editable --exclude ptsbench; } >constraints.txt.new
 mv constraints.txt.new constraints.txt
