@@ -19,6 +19,10 @@ from ptsbench.drops.causes import host_limited, likely_causes
 from ptsbench.drops.find import Drop, DropRule, find_drops, per_second
 from ptsbench.drops.stored import below_min_fraction, folder_findings, stored_seconds
 
+# Host-wide state (the kernel's block tracer, /tmp's remote server folders, fio servers on 127.0.0.x, CPU hogs):
+# under pytest-xdist these tests share one worker, one at a time (scripts/test.sh runs --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("host-wide")
+
 BASE_IOPS = 1000
 LOW_IOPS = 100
 BS_BYTES = 4096
@@ -175,7 +179,11 @@ def test_throttle_span_on_fios_clock(throttle: Throttle, loop_device: str, write
     drop = _throughput_drop(run_dir / "cases" / "001-reader")
     (log,) = logs.glob("reader_lat.*.log")  # .N: fio's thread
     completed_ms = [int(line.split(",")[0]) for line in log.read_text().splitlines()]
-    assert len(completed_ms) == throttle.reads_done()  # the cgroup's reads are fio's IOs, one for one
+    # the cgroup's reads are fio's IOs, one for one, and ptsbench's own reads of the device before fio starts (its
+    # guard's and identity's probes: blkid, wipefs), a few dozen: the counts taken at the changes are shifted by them
+    probes = throttle.reads_done() - len(completed_ms)
+    assert 0 <= probes <= 200, probes
+    fell, rose = (fell[0] - probes, fell[1] - probes), (rose[0] - probes, rose[1] - probes)
     fell_ms, rose_ms = _moment_ms(completed_ms, *fell), _moment_ms(completed_ms, *rose)
     assert _off_s(drop.start_s, fell_ms) <= 1.0 and _off_s(drop.end_s, rose_ms) <= 1.0, (drop, fell_ms, rose_ms)
     assert _off_s(drop.duration_s, (rose_ms[0] - fell_ms[1], rose_ms[1] - fell_ms[0])) <= 1.0
@@ -237,7 +245,9 @@ def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: 
     assert done.returncode == (3 if counted else 0), done.stderr
     assert ("ptsbench: limit: no second below 80%" in done.stderr) == (not low), done.stderr
     jobs = stored_seconds(case_dir)
-    assert len(jobs) == STEADY_JOBS and all(len(series.end_s) >= 5 for job in jobs
+    # 6 s of IO: at least 3 whole seconds stored per job direction (a loaded host delays fio's status, and a
+    # late first or last status leaves its part second out)
+    assert len(jobs) == STEADY_JOBS and all(len(series.end_s) >= 3 for job in jobs
                                             for series in job.directions.values())
     assert folder_findings(case_dir, DropRule()) == []
 

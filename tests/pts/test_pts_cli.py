@@ -89,13 +89,15 @@ def test_new_file_without_size_is_refused(tmp_path: Path) -> None:
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and "--size" in done.stderr
 
 
-def test_resume_of_a_case_runner_directory_is_refused(tmp_path: Path) -> None:
+def test_resume_of_a_finished_case_runner_directory_is_refused(tmp_path: Path) -> None:
+    """A run whose every case is done has nothing to resume: one line saying so, and where its results are."""
     job = tmp_path / "j.fio"
     job.write_text("[j]\nioengine=null\nsize=1m\nrw=read\n")
     run_dir = tmp_path / "run"
     assert run_cli("run", str(job), "--out", str(run_dir)).returncode == 0
     done = run_cli("resume", str(run_dir))
-    assert done.returncode != 0 and done.stderr.count("\n") == 1 and "not a PTS run" in done.stderr
+    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
+    assert "every case of this run" in done.stderr and f"ptsbench show {run_dir}" in done.stderr, done.stderr
 
 
 def test_live_report_during_and_after_a_real_run(tmp_path: Path) -> None:
