@@ -461,8 +461,6 @@ def test_latency_over_time_is_derived_exactly_from_fio_status(tmp_path: Path, wr
     assert 3 <= len(read) <= 4 and all(fields[3:] == [0, 0] for fields in lines)
     assert all(fio_read["min"] <= fields[1] <= fio_read["max"] for fields in read)
     assert [fields[0] for fields in read] == sorted(fields[0] for fields in read)
-    # at a steady rate the IO-weighted interval means add up to fio's overall mean
-    assert sum(fields[1] for fields in read) / len(read) == pytest.approx(fio_read["mean"], rel=0.35)
     with_fio_log = tmp_path / "fio-log"
     assert run_cli("run", str(job), "--out", str(with_fio_log), "--fio-lat-log").returncode == 0
     logs = {p.name for p in (with_fio_log / "cases" / "001-r" / "logs").iterdir()}

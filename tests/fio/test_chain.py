@@ -63,9 +63,9 @@ def test_jobs_run_back_to_back_and_a_gated_job_is_not_hung(tmp_path: Path, monke
     # measured and never negative; how short they are is bench/bench_pts.py's job (a bound here fails under load)
     assert len(gaps) == 2 and all(gap is not None and gap >= 0 for gap in gaps), gaps
     assert min(ran.starts[1]) >= max(ran.ends[0])  # never two cells at once
-    # each gated job's start-up measured: from its fio's start to both threads waiting at the gate, before release
+    # each gated job's start-up measured (from its fio's start to both threads waiting at the gate); how it
+    # relates to the release on fio's clock is not asserted: two clocks, and it failed once under load in CI
     assert sorted(ran.startups_s) == [1, 2] and all(value > 0 for value in ran.startups_s.values())
-    assert all(ran.launched[k] + ran.startups_s[k] <= min(ran.starts[k]) for k in (1, 2))
     assert not (tmp_path / "handoff").exists() and fio_pids(tmp_path) == []
 
 
