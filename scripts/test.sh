@@ -59,7 +59,10 @@ if [ "$all" = 1 ]; then
 fi
 # pytest-xdist: one worker per CPU, and one more, as many tests wait on fio's runtime rather than use a CPU;
 # loadgroup: the tests of one xdist_group (one host-wide resource, as the kernel's block tracer) share a worker
-.venv/bin/pytest -q -rs -n "$(( $(nproc) + 1 ))" --dist loadgroup ${markers[@]+"${markers[@]}"} tests
+# (a test failure is reported after the background parts', so that a failed run still shows how the labs did)
+host_status=0
+.venv/bin/pytest -q -rs -n "$(( $(nproc) + 1 ))" --dist loadgroup ${markers[@]+"${markers[@]}"} tests || host_status=$?
+[ "$host_status" -le 1 ] || exit "$host_status"  # interrupted (2) or worse: stop now, the trap stops the rest
 # a part run in the background (its pid, log and name): all its output when it failed, its last lines when not
 await_part() {
   if ! wait "$1"; then
@@ -71,6 +74,7 @@ await_part() {
 }
 if [ -n "$labs" ]; then await_part "$labs" "$labs_log" "the device labs"; fi
 if [ -n "$debian13" ]; then await_part "$debian13" "$debian13_log" "the second platform (Debian 13)"; fi
+if [ "$host_status" != 0 ]; then say "the host level's tests failed (above)"; exit "$host_status"; fi
 # all passed: keep the versions they passed with (install.sh --test installs these; commit the file when it changed)
 { grep '^#' constraints.txt; .venv/bin/pip freeze --exclude-editable --exclude ptsbench; } >constraints.txt.new
 mv constraints.txt.new constraints.txt
