@@ -466,14 +466,18 @@ def wsat_cliff(lab: Lab, dev: str, out: Path, round_s: float, capacity: float) -
 # write takes half the bytes, and so does each capacity written at steady state. Programs of 200 ms (not 300) put
 # the steady level at about 1.5 times the full model's, still well below a loaded emulated CPU's pace on erased
 # flash (238-425 IOPS in round 1 of the full model's runs). Rounds of 10 s: fio's start and end under TCG (about 8 s
-# a process) make a round cost about twice its IO time, so shorter ones would buy little. Write saturation until
-# three times the capacity is written (PTS: 4 x): the erased flash runs out in round 1, and garbage collection has
-# two capacities to settle.
+# a process) make a round cost about twice its IO time, so shorter ones would buy little. Write saturation in rounds
+# of 20 s until four times the capacity is written (PTS's rule): the erased flash runs out in round 1 (about 1.04 x
+# the capacity written, at 250-600 IOPS 7-15 s into it), which then holds seconds on both sides of garbage
+# collection's onset for the drop finder (in rounds of 10 s it fell near a round's edge: found as a step in one run
+# of two); fewer, longer rounds cost about the same (fio's start and end per round), and four capacities give three
+# rounds or more.
 FOB_WAF_MAX = 2.0  # a round below this write amplification was mostly on erased flash
 FOB_MARGIN = 1.5  # ... and its IOPS at least this many times the steady-state mean
 CI_MODEL: dict[str, int | str] = {"memmap_size": "17M", "blks_per_pl": 32, "nand_prog_ns": 200_000_000}
 CI_ROUND_S = 10
-CI_WSAT_CAPACITY = 3
+CI_WSAT_ROUND_S = 20
+CI_WSAT_CAPACITY = 4
 
 
 @check("ftl-ci")
@@ -483,12 +487,12 @@ def ftl_ci(lab: Lab) -> str:
     hold, write amplification under 2) 1.5 times the steady-state mean or more, the first window rejected,
     steady state within the round limit, write amplification (the device's OCP C0h log) above 1.5 at steady state
     (and about 1 in any round that ended before the first full write); then on a fresh drive again write saturation
-    in rounds of 10 s until three times the capacity is written: the first round's IOPS at least 1.5 times the
+    in rounds of 20 s until four times the capacity is written: the first round's IOPS at least 1.5 times the
     last's. The drop finder finds garbage collection's onset as a step naming it as the likely cause, in either
     run: a step (the level not back by the round's end) beginning after the namespace was about written once and
     before it was written twice (GC_STEP_CAPACITIES)."""
     iops, iops_found = iops_transition(lab, load_fresh(**CI_MODEL), WORK / "ci-iops", CI_ROUND_S, fresh_round=False)
-    wsat, wsat_found = wsat_cliff(lab, load_fresh(**CI_MODEL), WORK / "ci-wsat", CI_ROUND_S, CI_WSAT_CAPACITY)
+    wsat, wsat_found = wsat_cliff(lab, load_fresh(**CI_MODEL), WORK / "ci-wsat", CI_WSAT_ROUND_S, CI_WSAT_CAPACITY)
     steps = {run: step for run, found in (("IOPS test", iops_found), ("write saturation", wsat_found))
              if (step := gc_transition_step(found)) is not None}
     said = f"IOPS test: {iops} | write saturation: {wsat}"
