@@ -234,6 +234,7 @@ def replay(request: ReplayRequest) -> None:
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
     from ptsbench.workload.blktrace import write_process_only
     from ptsbench.workload.characterise import characterise as reduce
+    from ptsbench.workload.replayed import pace_asked
     from ptsbench.workload.rounds import PRECONDITION_JOB, PRECONDITION_LOOPS, REPLAY_JOB
     from ptsbench.workload.runs import CHARACTERISATION, trace_in, trace_name, write_characterisation
     from ptsbench.workload.stream import load_stream, of_process, trace_format
@@ -268,7 +269,8 @@ def replay(request: ReplayRequest) -> None:
             made.append(target_path)
         job.write_text(replay_job_text(copy.absolute(), target_path, request.ioengine, request.rate_percent,
                                        request.no_stall))
-        workload = {"trace": str(source), "steady": steady, "target": target_path}
+        pace = pace_asked(request.no_stall, request.rate_percent)
+        workload = {"trace": str(source), "steady": steady, "target": target_path, "pace": pace}
         cases = replace(request.cases, out=run_dir)
         if steady:
             if precondition:
@@ -283,7 +285,7 @@ def replay(request: ReplayRequest) -> None:
     if steady:
         _run_steady(store, planned, precondition, cases)
     else:
-        _compare(run_dir, found)
+        _compare(run_dir, found, pace)
 
 
 def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets: list[str]) -> None:
@@ -358,7 +360,7 @@ def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, requ
     finish(store, result_rows(load_records(store)), request)
     found = read_characterisation(store.root)
     if found is not None:
-        _compare(store.root, found)
+        _compare(store.root, found, store.manifest["workload"].get("pace"))
     _say_steady(store.root, precondition)
     if failed:
         for record in failed:
@@ -444,11 +446,13 @@ def _check_target_size(target: str, extent_bytes: int) -> int | None:
     return None
 
 
-def _compare(run_dir: Path, found: dict[str, Any]) -> None:
-    """Store and print the trace's IOs and bytes per direction beside what fio did in the replay job."""
+def _compare(run_dir: Path, found: dict[str, Any], pace: str | None) -> None:
+    """Store and print the trace's IOs and bytes per direction beside what fio did in the replay job (the first
+    round of a --steady run), judged on what fio counts reliably (workload/replayed.py)."""
     from ptsbench.atomic import atomic_write_json
     from ptsbench.cases.records import load_records
     from ptsbench.store import RunStore
+    from ptsbench.workload.replayed import compare, summary_lines
     from ptsbench.workload.runs import REPLAY
 
     records = load_records(RunStore.open(run_dir))
@@ -456,16 +460,7 @@ def _compare(run_dir: Path, found: dict[str, Any]) -> None:
     if not jobs:
         return
     done = {part["direction"]: part for part in jobs[0]["directions"]}
-    rows = []
-    for name, part in found["directions"].items():
-        fio_part = done.get(name, {})
-        rows.append({"direction": name, "trace_ios": part["io_count"], "trace_bytes": part["bytes"],
-                     "replay_ios": fio_part.get("total_ios", 0), "replay_bytes": fio_part.get("io_bytes", 0)})
-    comparison = {"rows": rows, "trace_duration_s": found["duration_s"],
-                  "replay_runtime_s": jobs[0].get("runtime_ms", 0) / 1000}
+    comparison = compare(found, done, jobs[0].get("runtime_ms", 0), pace)
     atomic_write_json(run_dir / REPLAY, comparison)
-    for row in rows:
-        same = "same" if (row["trace_ios"], row["trace_bytes"]) == (row["replay_ios"], row["replay_bytes"]) else \
-            "DIFFERENT"
-        click.echo(f"ptsbench: {row['direction']}: trace {row['trace_ios']:,} IOs {row['trace_bytes']:,} bytes, "
-                   f"replay {row['replay_ios']:,} IOs {row['replay_bytes']:,} bytes ({same})", err=True)
+    for line in summary_lines(comparison):
+        click.echo(f"ptsbench: {line}", err=True)

@@ -130,9 +130,13 @@ def replay_sections(comparison: Mapping[str, Any], found: Mapping[str, Any] | No
     table = Table("replay_vs_trace", "Replay against the trace (IOs and bytes per direction)",
                   (Column("direction"), Column("trace IOs", "int"), Column("replay IOs", "int"),
                    Column("trace bytes", "int"), Column("replay bytes", "int")), rows)
+    verdict = {"same": "The replay issued the trace's IOs: the same IO count in every direction.",
+               "different": "The replay differs from the trace."}.get(comparison.get("verdict", ""))
+    asked = f" Pace asked: {comparison['pace']}." if comparison.get("pace") else ""
     pace = Text(f"The trace spans {comparison['trace_duration_s'] or 0:.3f} s; the replay ran "
-                f"{comparison['replay_runtime_s']:.3f} s (fio's runtime of the replay job).")
-    sections = [Section("replay", "Replay against the trace", blocks=(table, pace))]
+                f"{comparison['replay_runtime_s']:.3f} s (fio's runtime of the replay job).{asked}")
+    notes = tuple(Text(f"{note[0].upper()}{note[1:]}.") for note in (verdict, *comparison.get("notes", ())) if note)
+    sections = [Section("replay", "Replay against the trace", blocks=(table, *notes, pace))]
     if steady:
         sections.append(_steady_section(steady))
     return (*sections, *(workload_sections(found) if found else ()))
