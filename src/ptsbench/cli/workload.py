@@ -337,11 +337,13 @@ def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, requ
     from ptsbench.cases.records import load_records
     from ptsbench.cases.schedule import claim_cases
     from ptsbench.cli.case_run import finish
+    from ptsbench.errors import PtsbenchError
     from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.progress import TerminalProgress
-    from ptsbench.workload.rounds import run_rounds, stored_cases
+    from ptsbench.sweep import finished
+    from ptsbench.workload.rounds import purge_target, run_rounds, stored_cases
     from ptsbench.workload.runs import read_characterisation
 
     click.echo(f"ptsbench: run directory {store.root}", err=True)
@@ -349,8 +351,15 @@ def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, requ
         stop_orphan_fio(store.root.absolute())  # a killed run's fio, if any is left
         store.update_manifest(status="running")
         try:
+            if precondition and not finished(store, cases[0]):  # purged again whenever preconditioned again
+                target = str(store.manifest["workload"]["target"])
+                click.echo(f"ptsbench: purging {target} before the preconditioning (RWSW)", err=True)
+                click.echo(f"ptsbench: {purge_target(store.root, target, request.destructive)['message']}", err=True)
             with TerminalProgress() as progress:
                 records = run_rounds(store, cases, precondition, progress)
+        except PtsbenchError:
+            store.update_manifest(status="failed")
+            raise
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
             click.echo(f"ptsbench: finished rounds are kept; `ptsbench resume {store.root}` continues", err=True)

@@ -159,5 +159,8 @@ def _steady_section(steady: Mapping[str, Any]) -> Section:
     preconditioned = (Text(f"Preconditioned before round 1: fio wrote {format_bytes(written)} sequentially in 128 "
                            "KiB writes, the whole target twice (RWSW's workload-independent preconditioning)."),) \
         if written is not None else ()
+    purge = steady.get("purge")
+    purged = (Text(f"Before the preconditioning, purge method {purge['method']}: {purge['message']}."),) \
+        if purge else ()
     return Section("replay_steady", "RWSW steady state",
-                   blocks=(Text(verdict), *preconditioned, table, figure, deviations))
+                   blocks=(Text(verdict), *purged, *preconditioned, table, figure, deviations))
