@@ -328,6 +328,8 @@ def test_replay_steady_resumes_after_kill_9_to_a_steady_verdict(loop_device: str
     text = subprocess.run(["pdftotext", "-layout", str(out / "report" / "report.pdf"), "-"], capture_output=True,
                           text=True, check=True).stdout
     assert "Steady state (PTS criterion" in text and "Preconditioned before round" in text and "deviations" in text
+    flat = " ".join(text.split())
+    assert "purge method blkdiscard: discarded all of" in flat and "The replay issued the trace's IOs" in flat
 
 
 def _reads_log(path: Path, count: int) -> Path:
