@@ -131,7 +131,9 @@ def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[i
                     env={"PTSBENCH_FIO": sprandom_fio})
     assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / "replay2" / "manifest.json").read_text())["fio_version"].startswith("fio-3.42")
-    assert _judged_same(tmp_path / "replay2", whole)["pace"] == "as captured"
+    paced = _judged_same(tmp_path / "replay2", whole)
+    assert paced["pace"] == "as captured" and paced["paced_duration_s"] == paced["trace_duration_s"] > 0
+    assert comparison["paced_duration_s"] is None and "of the paced duration" in again.stderr
     compared = run_cli("compare", str(tmp_path / "replay"), str(tmp_path / "replay2"), "--out", str(tmp_path / "cmp"))
     assert compared.returncode == 0, compared.stderr
     assert "replay" in compared.stdout and (tmp_path / "cmp" / "index.html").is_file()

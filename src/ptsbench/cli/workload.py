@@ -455,7 +455,7 @@ def _check_target_size(target: str, extent_bytes: int) -> int | None:
     return None
 
 
-def _compare(run_dir: Path, found: dict[str, Any], pace: str | None) -> None:
+def _compare(run_dir: Path, found: dict[str, Any], pace: dict[str, Any] | None) -> None:
     """Store and print the trace's IOs and bytes per direction beside what fio did in the replay job (the first
     round of a --steady run), judged on what fio counts reliably (workload/replayed.py)."""
     from ptsbench.atomic import atomic_write_json

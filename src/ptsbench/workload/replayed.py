@@ -26,15 +26,20 @@ def unreaped(trace_part: Mapping[str, Any], fio_part: Mapping[str, Any]) -> dict
     return {"ios": count, "bytes": short, "fits": fits}
 
 
-def pace_asked(no_stall: bool, rate_percent: int | None) -> str:
-    return "as fast as possible" if no_stall else f"scaled to {rate_percent} %" if rate_percent else "as captured"
+def pace_asked(no_stall: bool, rate_percent: int | None) -> dict[str, Any]:
+    """The pace a replay was asked for, in words and as a percentage of the captured IO rate (None: as fast as
+    possible)."""
+    if no_stall:
+        return {"text": "as fast as possible", "percent": None}
+    return {"text": f"scaled to {rate_percent} %" if rate_percent else "as captured", "percent": rate_percent or 100}
 
 
 def compare(found: Mapping[str, Any], fio_directions: Mapping[str, Mapping[str, Any]],
-            runtime_ms: int, pace: str | None) -> dict[str, Any]:
+            runtime_ms: int, pace: Mapping[str, Any] | None) -> dict[str, Any]:
     """The comparison stored as replay.json: per direction the trace's IOs and bytes (`found`, the stream's
     characterisation) beside fio's (`fio_directions`: direction -> its stored result), the verdict, the IOs fio
-    left out of its byte counts, and the pace asked beside the trace's duration and fio's runtime."""
+    left out of its byte counts, and the pace asked (pace_asked) beside the trace's duration, the duration that pace
+    gives it and fio's runtime."""
     rows = []
     for name, part in found["directions"].items():
         done = fio_directions.get(name, {})
@@ -54,8 +59,9 @@ def compare(found: Mapping[str, Any], fio_directions: Mapping[str, Mapping[str, 
     if not same_ios:
         notes.append("fio issued another number of IOs than the trace holds")
     return {"rows": rows, "verdict": "same" if same_ios and explained else "different", "unreaped": left,
-            "notes": notes, "pace": pace, "trace_duration_s": found["duration_s"],
-            "replay_runtime_s": runtime_ms / 1000}
+            "notes": notes, "pace": pace["text"] if pace else None, "trace_duration_s": found["duration_s"],
+            "paced_duration_s": found["duration_s"] * 100 / pace["percent"] if pace and pace["percent"] and
+            found["duration_s"] is not None else None, "replay_runtime_s": runtime_ms / 1000}
 
 
 def summary_lines(comparison: Mapping[str, Any]) -> list[str]:
@@ -64,7 +70,14 @@ def summary_lines(comparison: Mapping[str, Any]) -> list[str]:
     lines = [f"{row['direction']}: trace {row['trace_ios']:,} IOs {row['trace_bytes']:,} bytes, replay "
              f"{row['replay_ios']:,} IOs {row['replay_bytes']:,} bytes ({verdict})" for row in comparison["rows"]]
     lines += [f"note: {note}" for note in comparison.get("notes", ())]
-    pace = comparison.get("pace")
-    lines.append(f"pace{f' {pace}' if pace else ''}: the trace spans {comparison['trace_duration_s'] or 0:.3f} s, "
-                 f"the replay ran {comparison['replay_runtime_s']:.3f} s (fio's runtime of the replay job)")
+    lines.append(pace_line(comparison))
     return lines
+
+
+def pace_line(comparison: Mapping[str, Any]) -> str:
+    """The pace asked, the trace's duration, what that pace makes of it and how long fio's replay job ran."""
+    pace, paced, runtime = comparison.get("pace"), comparison.get("paced_duration_s"), comparison["replay_runtime_s"]
+    scaled = f" ({paced:.3f} s at that pace)" if paced is not None and pace != "as captured" else ""
+    off = f", {runtime / paced - 1:+.0%} of the paced duration" if paced else ""
+    return (f"pace{f' {pace}' if pace else ''}: the trace spans {comparison['trace_duration_s'] or 0:.3f} s{scaled}, "
+            f"the replay ran {runtime:.3f} s (fio's runtime of the replay job{off})")
