@@ -204,8 +204,8 @@ def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True,
               help="With --steady: rounds at most.")
 @click.option("--no-precondition", is_flag=True,
-              help="With --steady: no workload-independent preconditioning before the rounds (RWSW writes the "
-                   "whole target twice, sequential 128 KiB, first).")
+              help="With --steady: no purge and no workload-independent preconditioning before the rounds (RWSW "
+                   "purges the target, then writes all of it twice, sequential 128 KiB, first).")
 @click.option("--pid", type=click.IntRange(min=1),
               help="Replay only the IOs this process queued (a blktrace; `characterise` lists the processes): the "
                    "application's IOs without, say, udev's probes of the device.")
@@ -218,8 +218,9 @@ def replay(request: ReplayRequest) -> None:
     Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
     is made first, as long as the trace's extent. TARGET is judged like any write (--destructive for a device or an
     existing file). The run is stored like a case, with the trace's characterisation and the comparison of fio's
-    IOs with the trace's. --steady first preconditions TARGET (RWSW), then replays round after round until steady
-    state; `ptsbench resume RUN_DIR` continues such a run when it was stopped.
+    IOs with the trace's. --steady first purges TARGET as `ptsbench pts` does and preconditions it (RWSW), then
+    replays round after round until steady state; `ptsbench resume RUN_DIR` continues such a run when it was
+    stopped.
 
     \b
     Examples:
