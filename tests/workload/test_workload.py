@@ -141,14 +141,18 @@ def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[i
 
 def test_replay_of_one_process_issues_exactly_fios_ios(captured: tuple[Path, dict[str, tuple[int, int]]],
                                                        tmp_path: Path) -> None:
-    """replay --pid: the workload's process alone (no udev probes): fio's replay issues exactly the IOs of the
-    fio run that was captured, direction by direction."""
+    """replay --pid: the workload's process alone (no udev probes): fio's replay, at 4 times the captured pace,
+    issues exactly the IOs of the fio run that was captured, direction by direction."""
     run_dir, fio = captured
     pid = json.loads((run_dir / "characterisation.json").read_text())["processes"][0]["pid"]
-    done = run_cli("replay", str(run_dir), str(tmp_path / "one.dat"), "--pid", str(pid), "--no-stall", "--out",
-                   str(tmp_path / "one"))
+    done = run_cli("replay", str(run_dir), str(tmp_path / "one.dat"), "--pid", str(pid), "--rate-percent", "400",
+                   "--out", str(tmp_path / "one"))
     assert done.returncode == 0, done.stderr
-    rows = json.loads((tmp_path / "one" / "replay.json").read_text())["rows"]
+    assert "replay_time_scale=400" in (tmp_path / "one" / "replay.fio").read_text().split()  # 4 x the captured pace
+    comparison = json.loads((tmp_path / "one" / "replay.json").read_text())
+    assert comparison["pace"] == "scaled to 400 %"
+    assert comparison["paced_duration_s"] == pytest.approx(comparison["trace_duration_s"] / 4)
+    rows = comparison["rows"]
     assert {row["direction"]: (row["trace_ios"], row["replay_ios"]) for row in rows} == {
         name: (fio[name][0], fio[name][0]) for name in fio}
     kept = json.loads((tmp_path / "one" / "characterisation.json").read_text())
