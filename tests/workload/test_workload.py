@@ -119,9 +119,15 @@ def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[i
     says instead of calling the replay different. Then `compare` of the two targets on the same trace."""
     run_dir, fio = captured
     target = tmp_path / "replayed.dat"
-    done = run_cli("replay", str(run_dir), str(target), "--no-stall", "--out", str(tmp_path / "replay"))
+    done = run_cli("replay", str(run_dir), str(target), "--no-stall", "--format", "json", "--out",
+                   str(tmp_path / "replay"))
     assert done.returncode == 0, done.stderr
     whole = json.loads((run_dir / "characterisation.json").read_text())["directions"]
+    table = {row["direction"]: row for row in json.loads(done.stdout) if row["job"] == "replay"}  # a normal run's
+    assert {name: table[name]["lat_n"] for name in whole} == {  # results: IOPS, latency, percentiles per direction
+        part["direction"]: part["lat"]["n"] for record in (tmp_path / "replay" / "cases").glob("*/result.json")
+        for part in json.loads(record.read_text())["jobs"][0]["directions"] if part["direction"] in whole}
+    assert all(table[name]["iops"] > 0 and table[name]["lat_p99_ns"] > 0 for name in whole)
     assert all(whole[name]["io_count"] >= fio[name][0] for name in fio)
     comparison = _judged_same(tmp_path / "replay", whole)
     assert comparison["pace"] == "as fast as possible" and "DIFFERENT" not in done.stderr
