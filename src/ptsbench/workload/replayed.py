@@ -60,7 +60,7 @@ def compare(found: Mapping[str, Any], fio_directions: Mapping[str, Mapping[str, 
         notes.append("fio issued another number of IOs than the trace holds")
     return {"rows": rows, "verdict": "same" if same_ios and explained else "different", "unreaped": left,
             "notes": notes, "pace": pace["text"] if pace else None, "trace_duration_s": found["duration_s"],
-            "paced_duration_s": found["duration_s"] * 100 / pace["percent"] if pace and pace["percent"] and
+            "paced_duration_s": found["duration_s"] / (pace["percent"] / 100) if pace and pace["percent"] and
             found["duration_s"] is not None else None, "replay_runtime_s": runtime_ms / 1000}
 
 
