@@ -34,6 +34,9 @@ from ptsbench.fio.versions import MIN_FIO_VERSION, version_tuple
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"
 _UNKNOWN_ETA = 2**31 - 1
 STOP_TIMEOUT_S = 10.0
+# fio's line when a SIGINT ended it: a Ctrl-C of the terminal reaches fio and ptsbench at once, and on a busy host
+# fio's end can be read before ptsbench's own KeyboardInterrupt is raised; it is the same interruption, not a failure
+SIGINT_END = f"terminating on signal {int(signal.SIGINT)}"
 # fio prints a status document every second; this long without one, past the expected end, fio is hung
 HANG_SILENCE_S = 30.0
 
@@ -303,7 +306,8 @@ def run_fio(
     final = (last[0][1] if status_bins else _whole_document(last[0][0])) if last else None
     stderr_text = Path(stderr_path).read_text(errors="replace")
     outcome = FioOutcome(returncode, final, other_text, stderr_text, watchdog.hung_s)
-    if interrupted or process.pid in _stopped:
+    ended_by_sigint = returncode == -signal.SIGINT or SIGINT_END in other_text  # fio says so on its stdout
+    if interrupted or process.pid in _stopped or ended_by_sigint:
         raise FioInterrupted(outcome)
     return outcome
 
