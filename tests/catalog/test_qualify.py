@@ -215,12 +215,13 @@ def test_the_example_profile_reads(qual_run: Path) -> None:
     assert "qual/randread read p99.99" in done.stdout and "per TB x" in done.stdout
 
 
-def _monitor_doc(bucket_counts: dict[str, tuple[int, int, int]]) -> dict[str, object]:
+def _monitor_doc(bucket_counts: dict[str, tuple[int, int, int]],
+                 thresholds_ms: tuple[int, int, int, int] = (5, 10, 20, 50)) -> dict[str, object]:
     """An OCP C3h latency monitor log as nvme-cli prints it (`nvme ocp latency-monitor-log -o json`, keys of
     plugins/ocp/ocp-print-json.c json_c3_log): no drive or QEMU here has the log, so the nvme stand-in serves it."""
     doc: dict[str, object] = {"Feature Status": 1, "Active Bucket Timer": 0, "Active Bucket Timer Threshold": 60,
-                              "Active Threshold A": 5, "Active Threshold B": 10, "Active Threshold C": 20,
-                              "Active Threshold D": 50, "Log Page Version": 4}
+                              "Log Page Version": 4}
+    doc.update({f"Active Threshold {letter}": ms for letter, ms in zip("ABCD", thresholds_ms, strict=True)})
     for bucket in "0123":
         read, write, trim = bucket_counts.get(bucket, (0, 0, 0))
         doc[f"Active Bucket Counter: Bucket {bucket}"] = {"Read": read, "Write": write, "Trim": trim}

@@ -275,3 +275,85 @@ def test_pts_on_two_hosts_through_ssh(tmp_path: Path, sshd: Sshd) -> None:
         assert all(host["cells"]["rnd 4k 0/100"]["write"]["io_bytes"] > 0 for host in record["hosts"].values())
         command = (run_dir / "pts/iops/rounds" / f"{record['round']:03d}" / "command.txt").read_text()
         assert "--client=sock:127.0.0.2" in command and "--client=sock:127.0.0.3" in command
+
+
+def _after_kill(made: set[Path], tunnels_before: set[Path]) -> None:
+    """After a kill -9 of ptsbench: the remote servers of its tunnels and their jobs end, their folders go."""
+    assert wait_for(lambda: not server_pids(made) and not made & remote_folders()), server_pids(made)
+    for left in set(Path(tempfile.gettempdir()).glob("ptsbench-ssh-*")) - tunnels_before:
+        shutil.rmtree(left)  # the killed ptsbench's local tunnel folder (sockets only): nobody else removes it
+
+
+def test_pts_on_hosts_killed_mid_round_resumes_without_losing_a_round(tmp_path: Path, sshd: Sshd) -> None:
+    """kill -9 of a PTS run on two SSH hosts while round 2 runs: no fio stays (the local client, the remote servers
+    and their jobs), round 1 is kept as stored, resume runs round 2 again and the rest, on both hosts."""
+    from conftest import kill_when, start_pts
+    from ptsbench.fio.lifetime import fio_pids
+    from test_pts_hosts import rounds_of
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    run_dir = tmp_path / "run"
+    before, tunnels_before = remote_folders(), set(Path(tempfile.gettempdir()).glob("ptsbench-ssh-*"))
+    rounds = run_dir / "pts/iops/rounds"
+    process = start_pts(run_dir, str(folder), "--hosts", sshd.spec(), "--profile", "demo", "--spec", "1.1",
+                        "--tests", "iops", "--block-sizes", "iops=4k", "--mixes", "iops=0", "--size", "16M",
+                        "--round-time", "1", "--max-rounds", "3")
+    try:
+        kill_when(process, lambda: (rounds / "002" / "command.txt").exists() and len(
+            server_pids(remote_folders() - before)) >= 4, delay_s=0.3)  # both servers run round 2's job
+    finally:
+        if process.poll() is None:
+            kill_tree(process.pid)
+            process.wait()
+    kept = (rounds / "001" / "round.json").read_bytes()
+    assert not (rounds / "002" / "round.json").exists(), "the premise: killed before round 2 was stored"
+    _after_kill(remote_folders() - before, tunnels_before)
+    assert wait_for(lambda: not fio_pids(run_dir))  # the local fio client ended with ptsbench
+
+    resumed = run_cli("resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert [record["round"] for record in rounds_of(run_dir)] == [1, 2, 3]
+    assert (rounds / "001" / "round.json").read_bytes() == kept  # not run again
+    for record in rounds_of(run_dir):
+        assert sorted(record["hosts"]) == ["127.0.0.2", "127.0.0.3"]
+        assert all(host["cells"]["rnd 4k 0/100"]["write"]["io_bytes"] > 0 for host in record["hosts"].values())
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"
+    assert not fio_pids(run_dir) and wait_for(lambda: not server_pids(remote_folders() - before))
+    assert not remote_folders() - before  # the resume's own servers stopped at its end
+
+
+def test_run_on_hosts_killed_mid_case_resumes_its_unfinished_cases(tmp_path: Path, sshd: Sshd,
+                                                                   write_job) -> None:  # type: ignore[no-untyped-def]
+    """kill -9 of `run --hosts` while its second case runs on both SSH hosts: nothing of fio stays, the first case
+    is kept as stored, resume runs the second again and the third."""
+    from conftest import kill_when, start_cli
+    from ptsbench.fio.lifetime import fio_pids
+
+    jobs = [write_job(f"{name}.fio", f"[{name}]\nioengine=null\nsize=64m\nrw=randread\nbs=4k\ntime_based\n"
+                                     f"runtime={runtime}\n") for name, runtime in (("a", "300ms"), ("b", "3s"),
+                                                                                  ("c", "300ms"))]
+    run_dir = tmp_path / "run"
+    before, tunnels_before = remote_folders(), set(Path(tempfile.gettempdir()).glob("ptsbench-ssh-*"))
+    process = start_cli("run", *map(str, jobs), "--hosts", sshd.spec(), "--out", str(run_dir))
+    try:
+        kill_when(process, lambda: (run_dir / "cases" / "002-b" / "command.txt").exists() and len(
+            server_pids(remote_folders() - before)) >= 4, delay_s=0.3)
+    finally:
+        if process.poll() is None:
+            kill_tree(process.pid)
+            process.wait()
+    kept = (run_dir / "cases" / "001-a" / "result.json").read_bytes()
+    assert not (run_dir / "cases" / "002-b" / "result.json").exists()
+    _after_kill(remote_folders() - before, tunnels_before)
+    assert wait_for(lambda: not fio_pids(run_dir))
+
+    resumed = run_cli("resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 of 3 case(s) finished and kept" in resumed.stderr
+    assert (run_dir / "cases" / "001-a" / "result.json").read_bytes() == kept
+    for name in ("002-b", "003-c"):
+        record = json.loads((run_dir / "cases" / name / "result.json").read_text())
+        assert record["status"] == "ok" and {h["host"]: h["status"] for h in record["hosts"]} == {
+            "127.0.0.2": "ok", "127.0.0.3": "ok"}
+    assert not fio_pids(run_dir) and not remote_folders() - before

@@ -235,7 +235,7 @@ def error_log_blocks(record: Any) -> list[Block]:
     blocks: list[Block] = []
     for entry in getattr(record, "telemetry", None) or []:
         change = entry.get("change") or {}
-        lines = entries_texts(change.get("error_log_new") or [], change.get("error_log_entries"))
+        lines = entries_texts(change.get("error_log_new"), change.get("error_log_entries"))
         if lines:
             blocks.append(Text(f"The drive's error log ({entry.get('device')}) gained entries during the case: " +
                                "; ".join(lines) + ".", "warning"))
