@@ -46,7 +46,15 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
     50 ms and more, HIR issues writes only: the drive saw latencies the host did not. Round 2: the monitor was set
     anew (threshold A 5 -> 0 ms): not compared, said why; the error log gains entries 9 and 10. Round 3: threshold A
     at 0 ms, the drive counts nothing, the host timed every write at 0 ms or more: latency outside the drive."""
-    monkeypatch.setenv("FAKE_NVME_SMART_LOG", str(DATA / "nvme-cli-2.x-smart-log.json"))
+    # the SMART log's host data units and the OCP C0h log's media bytes per reading: write amplification 1.2 in
+    # the baseline's rounds, 2.0 in the wait state's
+    smart, ocp = json.loads((DATA / "nvme-cli-2.x-smart-log.json").read_text()), \
+        json.loads((DATA / "nvme-cli-2.x-ocp-smart-add-log.json").read_text())
+    media = [5 * 10**9 + sum(factor * 10 * 512_000 for factor in (1.2, 1.2, 2.0)[:n]) for n in range(4)]
+    _serve(tmp_path, monkeypatch, "FAKE_NVME_SMART_LOG",
+           [{**smart, "data_units_written": 1_000 + 10 * n} for n in range(4)])
+    _serve(tmp_path, monkeypatch, "FAKE_NVME_OCP_LOG",
+           [{**ocp, "Physical media units written": {"hi": 0, "lo": int(bytes_)}} for bytes_ in media])
     later = (0, 10, 20, 50)
     _serve(tmp_path, monkeypatch, "FAKE_NVME_LATENCY_LOG", [
         _monitor_doc({}), _monitor_doc({"3": (1000, 0, 0)}), _monitor_doc({"3": (1000, 0, 0)}, later)])
@@ -103,6 +111,17 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
     judged = " ".join(done.stdout.split())
     assert (f"round 1: the host saw {writes:,} write(s) at or above 0 ms, the drive counted 0 (bucket 0 and up): "
             "latency outside the drive") in judged and "set anew" in judged
+    # the profile's other run-wide targets on the same run: compliance (a shortened run is not) and the write
+    # amplification ceiling per phase
+    profile.write_text("compliant = true\nwaf_max = 1.5\n")
+    done = run_cli("check", str(root), "--profile", str(profile), env={"COLUMNS": "300"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    assert any("PTS-compliant" in line and " FAIL " in line for line in lines), done.stdout
+    assert any(line.startswith(f"write amplification <= 1.5 {BASELINE} 1.200 ") and " pass " in line
+               for line in lines), done.stdout
+    assert any(line.startswith(f"write amplification <= 1.5 {WAIT} 2.000 ") and " FAIL " in line
+               for line in lines), done.stdout
 
 
 def test_a_drive_without_the_logs_is_said_once(tmp_path: Path, fakebin: Callable[[], list[list[str]]],
