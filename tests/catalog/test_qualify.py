@@ -272,6 +272,14 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     said = " ".join(" ".join(lines[1:]).split())
     assert (f"the drive counted 2 read(s) at or above 50 ms (bucket 3 and up), the host {slow.get('read', 0)}: "
             "the drive saw latencies the host did not") in said, done.stdout
+    # the case's section of the report says it too, at the longest latency where they differ
+    from ptsbench.report.build import load_report
+
+    [shown] = [text for section in load_report(store.root).sections for block in section.blocks
+               if (text := getattr(block, "text", "")).startswith("The drive's latency monitor (OCP C3h)")]
+    assert (f"and the host differ over the case: the drive counted 2 read(s) at or above 50 ms (bucket 3 and up), "
+            f"the host {slow.get('read', 0)}: the drive saw latencies the host did not; the drive counted 1 write(s) "
+            "at or above 50 ms") in shown, shown
     allowed = run_cli("check", str(store.root), "--profile",
                       str(_profile(tmp_path, 'latency_monitor_max = {"3" = 3}\n')))
     assert allowed.returncode == 0, allowed.stdout

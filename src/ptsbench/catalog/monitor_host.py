@@ -8,7 +8,7 @@ latency bins (all jobs). More on the drive: it saw latencies the host did not (a
 did not issue, such as a file system's; in a run with a ramp time, fio's latencies leave its IOs out). More on the
 host: time spent outside the drive (the host's stack, its queue).
 
-A case is compared at `check` time from its fio.json; a PTS round stores the host's counts beside the drive's
+A case is compared from its fio.json (at `check` time and in its report section); a PTS round stores the host's counts beside the drive's
 (`host_beside_monitor`, round.json telemetry.monitor_host) when it ends, as fio's document is already parsed then.
 """
 
@@ -78,6 +78,17 @@ def compare(increase: Mapping[str, Mapping[str, int]], thresholds_ms: Sequence[f
                 lines.append(f"the host saw {seen:,} {direction}(s) {at}, the drive counted {drive:,} (bucket "
                              f"{bucket} and up): latency outside the drive")
     return said
+
+
+def most_specific(said: Mapping[str, list[str]]) -> list[str]:
+    """Of a round's disagreements (bucket -> sentences), per direction the one at the highest bucket: the longest
+    latency at which drive and host differ (the lower buckets repeat its counts)."""
+    chosen: dict[str, str] = {}
+    for bucket in sorted(said, reverse=True):
+        for line in said[bucket]:
+            direction = next(word for word in DIRECTIONS if f" {word}(s) " in line)
+            chosen.setdefault(direction, line)
+    return list(chosen.values())
 
 
 def disagreements(case_dir: Path, telemetry: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:

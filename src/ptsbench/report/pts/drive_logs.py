@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ptsbench.catalog.monitor_host import DIRECTIONS, round_disagreements
+from ptsbench.catalog.monitor_host import DIRECTIONS, most_specific, round_disagreements
 from ptsbench.device.latency_monitor import BUCKETS
 from ptsbench.report.core.model import Block, Column, Table, Text, Value
 from ptsbench.report.pts.views import slug
@@ -46,7 +46,7 @@ def monitor_blocks(test: str, read: Sequence[tuple[Any, Mapping[str, Any]]]) -> 
             for place, direction in enumerate(DIRECTIONS):
                 row[2 * place] += sum(int(increase[later][direction]) for later in BUCKETS[index:])
                 row[2 * place + 1] += int(host[direction][index])
-        said = _most_specific(round_disagreements(record))
+        said = most_specific(round_disagreements(record))
         if said:
             named.append(f"{title}, round {record['round']}: " + "; ".join(said))
     blocks: list[Block] = []
@@ -64,17 +64,6 @@ def monitor_blocks(test: str, read: Sequence[tuple[Any, Mapping[str, Any]]]) -> 
     for note, count in notes.items():
         blocks.append(Text(f"Latency monitor (OCP C3h) not compared in {count} round(s): {note}."))
     return blocks
-
-
-def _most_specific(said: Mapping[str, list[str]]) -> list[str]:
-    """Of a round's disagreements (bucket -> sentences), per direction the one at the highest bucket: the longest
-    latency at which drive and host differ (the lower buckets repeat its counts)."""
-    chosen: dict[str, str] = {}
-    for bucket in sorted(said, reverse=True):
-        for line in said[bucket]:
-            direction = next(word for word in DIRECTIONS if f" {word}(s) " in line)
-            chosen.setdefault(direction, line)
-    return list(chosen.values())
 
 
 def _named_rounds(named: Sequence[str]) -> list[Block]:
