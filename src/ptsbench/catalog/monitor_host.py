@@ -8,8 +8,9 @@ latency bins (all jobs). More on the drive: it saw latencies the host did not (a
 did not issue, such as a file system's; in a run with a ramp time, fio's latencies leave its IOs out). More on the
 host: time spent outside the drive (the host's stack, its queue).
 
-A case is compared from its fio.json (at `check` time and in its report section); a PTS round stores the host's counts beside the drive's
-(`host_beside_monitor`, round.json telemetry.monitor_host) when it ends, as fio's document is already parsed then.
+A case is compared from its fio.json (at `check` time and in its report section); a PTS round stores the host's
+counts beside the drive's (`host_beside_monitor`, round.json telemetry.monitor_host) when it ends, as fio's document
+is already parsed then.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
