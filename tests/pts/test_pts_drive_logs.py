@@ -3,6 +3,7 @@ and set beside the host's latencies of that round (stored in round.json, shown i
 and `check --profile`), and its NVMe error log's new entries. Real fio rounds (HIR on a file, null engine) taken for
 an NVMe namespace; the drive's logs come from the nvme stand-in (no drive or QEMU here has the C3h log)."""
 
+import html
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -101,6 +102,13 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
     assert "NVMe error log: no new entries in 2 round(s) read before and after." in text
     rows = [line.split() for line in shown.stdout.splitlines() if "3 (at or above 50 ms)" in line]
     assert [row[-6:-4] for row in rows if " ".join(row).startswith(BASELINE)] == [["1,000", "0"]], shown.stdout
+
+    # the HTML report holds the same table and lines (the report model `show` prints)
+    assert run_cli("report", str(root)).returncode == 0
+    page = " ".join(html.unescape((root / "report" / "index.html").read_text()).split())
+    assert "Drive latency monitor (OCP C3h) beside the host" in page
+    assert f"Latency monitor and host differ: {BASELINE}, round 1: the drive counted 1,000 read(s)" in page
+    assert f"The drive's error log (/dev/nvme0) gained entries during {BASELINE} round 2: error 9" in page
 
     # a profile's monitor line names the round; the baseline phase, one of whose rounds gave no increase, is not
     # measured
