@@ -215,12 +215,13 @@ def test_the_example_profile_reads(qual_run: Path) -> None:
     assert "qual/randread read p99.99" in done.stdout and "per TB x" in done.stdout
 
 
-def _monitor_doc(bucket_counts: dict[str, tuple[int, int, int]]) -> dict[str, object]:
+def _monitor_doc(bucket_counts: dict[str, tuple[int, int, int]],
+                 thresholds_ms: tuple[int, int, int, int] = (5, 10, 20, 50)) -> dict[str, object]:
     """An OCP C3h latency monitor log as nvme-cli prints it (`nvme ocp latency-monitor-log -o json`, keys of
     plugins/ocp/ocp-print-json.c json_c3_log): no drive or QEMU here has the log, so the nvme stand-in serves it."""
     doc: dict[str, object] = {"Feature Status": 1, "Active Bucket Timer": 0, "Active Bucket Timer Threshold": 60,
-                              "Active Threshold A": 5, "Active Threshold B": 10, "Active Threshold C": 20,
-                              "Active Threshold D": 50, "Log Page Version": 4}
+                              "Log Page Version": 4}
+    doc.update({f"Active Threshold {letter}": ms for letter, ms in zip("ABCD", thresholds_ms, strict=True)})
     for bucket in "0123":
         read, write, trim = bucket_counts.get(bucket, (0, 0, 0))
         doc[f"Active Bucket Counter: Bucket {bucket}"] = {"Read": read, "Write": write, "Trim": trim}
@@ -271,6 +272,14 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     said = " ".join(" ".join(lines[1:]).split())
     assert (f"the drive counted 2 read(s) at or above 50 ms (bucket 3 and up), the host {slow.get('read', 0)}: "
             "the drive saw latencies the host did not") in said, done.stdout
+    # the case's section of the report says it too, at the longest latency where they differ
+    from ptsbench.report.build import load_report
+
+    [shown] = [text for section in load_report(store.root).sections for block in section.blocks
+               if (text := getattr(block, "text", "")).startswith("The drive's latency monitor (OCP C3h)")]
+    assert (f"and the host differ over the case: the drive counted 2 read(s) at or above 50 ms (bucket 3 and up), "
+            f"the host {slow.get('read', 0)}: the drive saw latencies the host did not; the drive counted 1 write(s) "
+            "at or above 50 ms") in shown, shown
     allowed = run_cli("check", str(store.root), "--profile",
                       str(_profile(tmp_path, 'latency_monitor_max = {"3" = 3}\n')))
     assert allowed.returncode == 0, allowed.stdout

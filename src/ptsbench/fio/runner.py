@@ -283,8 +283,11 @@ def run_fio(
     interrupted = False
     stop_with_ptsbench(job_path)
     with open(stderr_path, "w") as stderr_file:
+        # fio's client in a session of its own: a kill -9 of ptsbench's whole process group spares it, so its
+        # parent-death SIGTERM reaches it and it tells every server to stop the jobs it started there (killed with
+        # ptsbench, it could not, and a plain TCP server would run them to the end of their runtime)
         process = start_bound(argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True,
-                              cwd=cwd)
+                              cwd=cwd, start_new_session=client is not None)
         assert process.stdout is not None
         _running.add(process)
         threading.Thread(target=_stop_jobs_of_killed_fio, args=(process, job_path), daemon=True).start()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
+from ptsbench.catalog.monitor_host import host_beside_monitor
 from ptsbench.device.identity import DeviceIdentity, device_identity, vanished
 from ptsbench.device.target import Target
 from ptsbench.device.telemetry import (
@@ -468,10 +469,13 @@ def _run_round(
         raise FioRunError(f"{what} failed: {why}", _vanished_hint(context) or hint)
     if not context.hosts:
         per_host = {"": round_cells(context.plan, phase, jobs[""], results)}
+    change = telemetry_change(before, after)
+    # the drive's C3h latency monitor beside the host's own latencies of the round (catalog/monitor_host.py)
+    monitor_host = host_beside_monitor(results, change, after, context.plan.settings.ramp_time_s)
     record: dict[str, Any] = {
         "round": number, "phase": phase.key, "seed": seed, "started_utc": started_utc, "finished_utc": utc_now(),
         "wall_s": wall_s, "ptsbench_cpu_s": cpu_s, "fio_version": outcome.doc.get("fio version"), "cells": {},
-        "telemetry": {"before": before, "after": after, "change": telemetry_change(before, after),
+        "telemetry": {"before": before, "after": after, "change": change, "monitor_host": monitor_host,
                       "cpu": cpu_utilisation(host_before, host_after)},
         "handoff": handoff,
     }

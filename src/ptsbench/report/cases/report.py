@@ -223,6 +223,7 @@ def case_section(store_root: Path, record: Any, interval_ms: float, rule: "DropR
     if command.is_file():
         blocks.append(Text(read_text(command).strip(), "code"))
     blocks.extend(error_log_blocks(record))
+    blocks.extend(monitor_blocks(case_dir, record))
     blocks.extend(drop_blocks(f"case{record.index:03d}", record.name, case_dir, findings, rule or DropRule()))
     blocks.extend(case_figures(case_dir, record, f"case{record.index:03d}", interval_ms, findings))
     return Section(f"case{record.index:03d}", f"Case {record.index}: {record.name}", facts, tuple(blocks))
@@ -235,11 +236,21 @@ def error_log_blocks(record: Any) -> list[Block]:
     blocks: list[Block] = []
     for entry in getattr(record, "telemetry", None) or []:
         change = entry.get("change") or {}
-        lines = entries_texts(change.get("error_log_new") or [], change.get("error_log_entries"))
+        lines = entries_texts(change.get("error_log_new"), change.get("error_log_entries"))
         if lines:
             blocks.append(Text(f"The drive's error log ({entry.get('device')}) gained entries during the case: " +
                                "; ".join(lines) + ".", "warning"))
     return blocks
+
+
+def monitor_blocks(case_dir: Path, record: Any) -> list[Block]:
+    """Where the drive's OCP C3h latency monitor and fio's latencies of the case differ, per direction at the longest
+    latency they do (catalog/monitor_host.py)."""
+    from ptsbench.catalog.monitor_host import disagreements, most_specific
+
+    said = most_specific(disagreements(case_dir, getattr(record, "telemetry", None) or []))
+    return [Text("The drive's latency monitor (OCP C3h) and the host differ over the case: " + "; ".join(said) + ".",
+                 "warning")] if said else []
 
 
 def case_run_report(store: Any, in_progress: str | None = None) -> Report:
