@@ -202,6 +202,33 @@ def test_pdf_wide_tables_take_the_text_width_and_no_cell_passes_the_margin(tmp_p
     assert "".join(text for text, _box in words if set(text) == {"x"}) == word
 
 
+def test_pdf_text_widths_are_the_widths_poppler_reads_back(tmp_path: Path) -> None:
+    """pdf_text measures texts as matplotlib draws them: Helvetica (core font, unkerned) and the embedded DejaVu Sans
+    (kerned), normal and bold; poppler reads each drawn word back as wide as measured."""
+    import matplotlib
+    from matplotlib.backends.backend_pdf import PdfPages
+    from matplotlib.figure import Figure
+
+    from ptsbench.report.core import pdf_text
+
+    words = [(word, bold) for word in ("AVAToWaYo.", "p99.999", "MB/s", "rnd-4k@dev_loop19/randread", "Temperature,",
+                                       "1,234,567.89", "µs") for bold in (False, True)]
+    for fonts, family, embedded in (({"pdf.use14corefonts": True}, "Helvetica", False),
+                                    ({"pdf.fonttype": 42}, "DejaVu Sans", True)):
+        path = tmp_path / f"{family}.pdf"
+        with matplotlib.rc_context(fonts), PdfPages(path) as document:
+            canvas = Figure(figsize=(8, 8))
+            for index, (word, bold) in enumerate(words):
+                canvas.text(0.05 + 0.5 * bold, 0.95 - 0.06 * (index // 2), word, fontsize=9, family=family,
+                            fontweight="bold" if bold else "normal")
+            document.savefig(canvas)
+        [(_width, _height, found)] = page_words(path)
+        assert [html.unescape(text) for text, _box in found] == [word for word, _bold in words]
+        for (word, bold), (_text, box) in zip(words, found, strict=True):
+            drawn_pt = box[2] - box[0]
+            assert pdf_text.width_pt(word, 9, bold, embedded) == pytest.approx(drawn_pt, abs=0.1), (family, word)
+
+
 # --- terminals: each command's first screen ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("columns", [80, 120])
