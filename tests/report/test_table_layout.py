@@ -310,6 +310,58 @@ def test_html_splits_a_wide_table_to_the_window_width(runs: dict[str, Path], tmp
     assert counts[2600] == 1 < counts[1000] < counts[640], counts
 
 
+def test_html_without_scripts_cuts_no_table(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
+                                            tmp_path: Path) -> None:
+    """The page as written, read with scripts disabled: the sweep's results table comes split to a printed page's
+    width (measured in the wider of the fonts a browser may pick), so on a screen and as printed every part fits
+    without scrolling, starts with the column naming the rows and holds its own columns, the facts said once;
+    Chromium's print of the page, scripts still disabled, holds every header and cell. With scripts the same page
+    joins the parts and shows the table whole where the window is wide enough."""
+    import base64
+    import subprocess
+
+    from ptsbench.report.core.html import write_html
+    from ptsbench.report.core.model import Report as ReportModel
+    from test_report_browser import shared_browser
+
+    browser = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
+    report = load_report(runs["sweep"])
+    results = next(section for section in report.sections if section.key == "results")
+    write_html(ReportModel(report.title, report.provenance, (), (results,)), tmp_path / "index.html", static=False)
+    shown, facts = arranged(next(block for block in results.blocks if isinstance(block, Table)))
+    names = [column.name for column in shown.columns]
+    keys = len(shown.keys)
+    for width_px, media in ((703, "print"), (1400, "")):  # an A4 page's text width at 12 mm margins; a screen
+        page = browser.open_page(tmp_path / "index.html", script=TABLES_JS, width_px=width_px, javascript=False,
+                                 media=media)
+        parts = page.script_result
+        assert len(parts) > 1 and all(part["fits"] for part in parts), (width_px, parts)
+        assert all(part["headers"][:keys] == names[:keys] for part in parts)
+        assert [name for part in parts for name in part["headers"][keys:]] == names[keys:]
+        assert [part["facts"] for part in parts] == [len(facts)] + [0] * (len(parts) - 1) and facts
+        assert parts[-1]["title"].endswith(f"(part {len(parts)} of {len(parts)})")
+    joined = browser.open_page(tmp_path / "index.html", script=TABLES_JS, width_px=2600).script_result
+    assert [part["headers"] for part in joined] == [names] and joined[0]["title"] == shown.title
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    try:
+        browser.send("Page.enable", session=session)
+        browser.send("Emulation.setScriptExecutionDisabled", {"value": True}, session=session)
+        browser.send("Page.navigate", {"url": (tmp_path / "index.html").resolve().as_uri()}, session=session)
+        browser.wait_for("Page.loadEventFired", session)
+        printed = browser.send("Page.printToPDF", {"paperWidth": 8.27, "paperHeight": 11.69}, session=session)
+    finally:
+        browser.send("Target.closeTarget", {"targetId": target})
+    (tmp_path / "printed.pdf").write_bytes(base64.b64decode(printed["data"]))
+    text = " ".join(subprocess.run(["pdftotext", str(tmp_path / "printed.pdf"), "-"], capture_output=True, text=True,
+                                   check=True).stdout.split())
+    printed_pieces = set(pieces(text))  # names may wrap after a separator, never inside a word
+    assert [name for name in names if not set(pieces(name)) <= printed_pieces] == []
+    assert [cell for row in formatted_rows(shown) for cell in row if not set(pieces(cell)) <= printed_pieces] == []
+    assert [word for width, _height, words in page_words(tmp_path / "printed.pdf") for word, box in words
+            if box[2] > width - 12 / 25.4 * 72 + 1] == []  # inside the right margin
+
+
 # --- charts drawn at load: a print of the page shows them ---------------------------------------------------------
 
 def test_charts_are_drawn_at_load_and_printed(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,

@@ -67,6 +67,13 @@ def width_pt(text: str, size_pt: float, bold: bool = False, embedded: bool | Non
     return max((_line_width(line, bold, embedded) * size_pt for line in text.split("\n")), default=0.0)
 
 
+def widest_measure(size: float) -> Measure:
+    """table_layout's Measure of bold texts `size` (px or pt) high in whichever of Helvetica (Arial, Liberation Sans
+    and Nimbus Sans share its widths) and DejaVu Sans draws them wider: for a page whose font the browser picks
+    (the HTML report's static layout), in hundredths of the unit."""
+    return lambda text: max(_centi(text, size, True, False), _centi(text, size, True, True))
+
+
 def measure(size_pt: float, bold: bool = False) -> Measure:
     """table_layout's Measure of texts at `size_pt`: widths in hundredths of a point."""
     embedded = EMBEDDED.get()
