@@ -121,16 +121,18 @@ def render_html(report: Report, static: bool, workbook: str = XLSX_NAME, images:
         report=report, sections=sections, static=static, plotly_packed=_plotly_packed(), refresh_s=LIVE_REFRESH_S,
         files={"pdf": PDF_NAME, "xlsx": workbook, "figures": FIGURES_DIR},
         images=[suffix.upper() for suffix in images], elsewhere=_elsewhere(static, images),
+        noscript=_elsewhere(static, images, "figure"),
     )
 
 
-def _elsewhere(static: bool, images: Sequence[str]) -> str:
-    """Where a 3D figure the browser cannot draw (no WebGL) is found instead, as the report's files stand."""
+def _elsewhere(static: bool, images: Sequence[str], what: str = "same figure") -> str:
+    """Where a figure the browser cannot draw (no WebGL for 3D; scripts off) is found instead, as the report's
+    files stand."""
     if not static:
-        return "the finished report's PDF will show the same figure."
+        return f"the finished report's PDF will show the {what}."
     if not images:
-        return f"the same figure is in {PDF_NAME}."
-    return f"the same figure is in {PDF_NAME} and in {FIGURES_DIR}/ as {' and '.join(s.upper() for s in images)}."
+        return f"the {what} is in {PDF_NAME}."
+    return f"the {what} is in {PDF_NAME} and in {FIGURES_DIR}/ as {' and '.join(s.upper() for s in images)}."
 
 
 def write_html(report: Report, path: Path, static: bool = True, workbook: str = XLSX_NAME,
