@@ -265,6 +265,25 @@ def test_catalog_values_first_screen_rounded_in_units(runs: dict[str, Path], tmp
     assert "1 value in MB/s" in " ".join(one.split())
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_plot_json_first_screen_has_iops_mb_s_and_latency(runs: dict[str, Path], tmp_path: Path,
+                                                           columns: int) -> None:
+    """`plot --json` of a real sweep in an 80- and a 120-column terminal: its first part holds IOPS, MB/s and mean
+    latency beside the rows' names, and every run's IOPS as fio reported it, whole on a line."""
+    text = run_in_terminal(["plot", "--json", str(runs["sweep"]), "--out", str(tmp_path / "charts")], columns)
+    lines = text.splitlines()
+    first = "\n".join(lines[:next((n for n, line in enumerate(lines) if "(part 2 of" in line), len(lines))])
+    rule = next(n for n, line in enumerate(lines) if line.startswith("─"))
+    assert {"IOPS", "MB/s", "mean"} <= set(" ".join(lines[1:rule]).split()), first  # the header, over the rule
+    for path in sorted((runs["sweep"] / "cases").glob("*/fio.json")):
+        job = json.loads(path.read_text())["jobs"][0]
+        for direction in ("read", "write"):
+            if job[direction]["io_bytes"]:
+                assert any(f"{job[direction]['iops']:,.1f}" in line for line in first.splitlines()), (path, first)
+    table = [line for line in lines if not line.startswith("wrote ")]  # paths: never broken
+    assert "…" not in text and max(len(line.rstrip()) for line in table) <= columns
+
+
 # --- the HTML page splits a wide table to the window's width ------------------------------------------------------
 
 TABLES_JS = """JSON.stringify(Array.from(document.querySelectorAll('.table-wrap'))
