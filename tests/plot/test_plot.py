@@ -396,8 +396,10 @@ def test_summary_of_averaged_latency_logs_says_they_are_window_means(
     headers, rows = summary_rows(result.summaries)
     percentile_columns = [index for index, header in enumerate(headers) if header.startswith("p")]
     assert rows and all(row[index] == "" for row in rows for index in percentile_columns)
-    assert all("mean latencies" in row[headers.index("of")] for row in rows)
-    assert summary_notes(result.summaries) and "percentiles are left empty" in summary_notes(result.summaries)[0]
+    assert all(row[headers.index("count")].endswith((" window", " windows")) for row in rows), rows
+    assert any(note.endswith("windows (their mean latencies)") or "ms windows (as fio wrote them" in note
+               for note in summary_notes(result.summaries)), summary_notes(result.summaries)
+    assert "percentiles are left empty" in summary_notes(result.summaries)[-1]
     per_io = make_plots([str(folder / "io_clat.log")], PlotOptions(out_dir=tmp_path / "b"))
     headers, rows = summary_rows(per_io.summaries)
     assert all(row[index] for row in rows for index in percentile_columns) and not summary_notes(per_io.summaries)

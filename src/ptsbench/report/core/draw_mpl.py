@@ -173,6 +173,8 @@ def _place(canvas: Any, axes: Any, figure: Figure, inner: tuple[float, float, fl
         _y_ticks(right, figure.y2_log, figure.y2_label, height_in - table_in - 0.7)
         right_in += 0.1 + _y_labels_in(right) + 0.08 + _y_title_in(right, height_in - table_in - 0.7)
     names = [series.name for series in figure.series] if figure.kind != "heatmap" else []
+    if len(names) == 1 and right is None and names[0].lower() in f"{figure.title} {figure.caption}".lower():
+        names = []  # one series, which the title or caption names: a legend would only narrow the plot
     # the legend may reach down beside the x tick labels and axis title: nothing else is there
     legend = fit.fit_legend(names, height_in - table_in - 0.1, width_in * 0.4, style.LEGEND_PT)
     legend_in = legend.width_in + 0.15 if names else 0.0
@@ -216,7 +218,7 @@ def _y_ticks(axes: Any, log: bool, label: str, height_in: float) -> None:
         low, high = (value for value in sorted(axes.get_ylim()))
         decades = max(math.log10(max(high, 1e-300) / max(low, 1e-300)), 1.0)
         per_decade_in = height_in / decades
-        subs = (1.0, 2.0, 5.0) if per_decade_in > 0.9 else (1.0,)  # 5 to 10: 0.3 of a decade, a label's height
+        subs = (1.0, 2.0, 5.0) if per_decade_in > 0.6 else (1.0,)  # 5 to 10: 0.3 of a decade, a label and a gap
         axes.yaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=max(2, int(height_in / 0.25))))
     else:
         axes.yaxis.set_major_locator(MaxNLocator(nbins=max(2, int(height_in / 0.35)), steps=[1, 2, 2.5, 5, 10],
