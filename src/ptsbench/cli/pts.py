@@ -193,7 +193,7 @@ def pts(request: PtsRequest) -> Path | None:
 def pts_request(options: Mapping[str, Any]) -> PtsRequest:
     """The request of pts's options as click parsed them: values on one line, the tests and their [TEST=]VALUE
     overrides to Settings, --device-info read, and the options that exclude each other refused."""
-    from ptsbench.pts.settings import OPTION_NAMES, make_settings, parse_overrides, parse_tests
+    from ptsbench.pts.settings import OPTION_NAMES, RunChoices, make_settings, parse_overrides, parse_tests
     from ptsbench.store import default_run_dir
 
     targets, size, out, hosts_spec = options["targets"], options["size"], options["out"], options["hosts_spec"]
@@ -202,11 +202,11 @@ def pts_request(options: Mapping[str, Any]) -> PtsRequest:
     fields = {flag.lstrip("-").replace("-", "_"): name for name, flag in OPTION_NAMES.items()}
     parsed = parse_overrides({fields[param]: values for param, values in options.items()
                               if param in fields and values}, chosen)
-    settings = make_settings(options["profile"], options["spec"], chosen, parsed, options["active_range"],
-                             options["precondition_multiple"], options["wsat_capacity"],
-                             _seconds(options["wsat_time"]), options["ramp_time"],
-                             _histogram_seconds(options["lat_histogram_time"]), options["precondition"],
-                             options["sprandom_op"])
+    choices = RunChoices(options["active_range"], options["precondition_multiple"], options["wsat_capacity"],
+                         _seconds(options["wsat_time"]), options["ramp_time"],
+                         _histogram_seconds(options["lat_histogram_time"]), options["precondition"],
+                         options["sprandom_op"])
+    settings = make_settings(options["profile"], options["spec"], chosen, parsed, choices)
     description = parse_device_info(options["device_info"])
     drops = drop_settings(options["drop_fraction"], options["drop_seconds"], options["min_fraction"])
     if options["fdp_placement"] not in (None, "off") and (hosts_spec is not None or len(targets) > 1):
