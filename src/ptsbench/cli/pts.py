@@ -231,7 +231,7 @@ def _pts_on_hosts(request: PtsRequest) -> Path | None:
 
     from ptsbench.hosts.hostlist import parse_hosts
     from ptsbench.hosts.preflight import check_remote_path, remote_target_facts
-    from ptsbench.pts.start import create_run
+    from ptsbench.pts.start import RunStart, create_run
     from ptsbench.units import parse_size_bytes
 
     target = request.targets[0] if request.targets else None
@@ -260,9 +260,9 @@ def _pts_on_hosts(request: PtsRequest) -> Path | None:
         return None
     check_remote_path(resolved.path, request.destructive, hosts, "the PTS run")
     facts = remote_target_facts(infos, parse_size_bytes(size))
-    store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method="none",
-                             name=request.name, hosts=[asdict(found) for found in infos], device_info=description,
-                             timing=assumed_timing())
+    start = RunStart(ioengine_note=note, purge_method="none", name=request.name,
+                     hosts=[asdict(found) for found in infos], device_info=description, timing=assumed_timing())
+    store, plan = create_run(run_dir, settings, info, facts, start)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     print_plan(plan, assumed_timing())
     store.store.update_manifest(drops=dict(request.drops), report_images=list(request.images))
