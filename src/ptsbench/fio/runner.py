@@ -244,6 +244,20 @@ class _StatusTracker:
         )
 
 
+@dataclass(frozen=True)
+class FioLaunch:
+    """How run_fio starts fio and watches it: command-line arguments after the job file's (`extra_args`), the host
+    list of fio's client (`client`), fio's working folder (`cwd`), how long it should run (`expected_s`, for the
+    watchdog) and, for a chained job, the event set when it may begin (`released`: it waits at its gate until then,
+    silent; the watchdog's clock starts there)."""
+
+    extra_args: Sequence[str] = ()
+    client: str | None = None
+    expected_s: float | None = None
+    cwd: Path | None = None
+    released: threading.Event | None = None
+
+
 def run_fio(
     job_path: Path,
     *,
@@ -251,23 +265,18 @@ def run_fio(
     stderr_path: Path,
     on_status: Callable[[FioStatus], None] | None = None,
     on_document: Callable[[dict[str, Any]], None] | None = None,
-    extra_args: Sequence[str] = (),
-    client: str | None = None,
-    expected_s: float | None = None,
-    cwd: Path | None = None,
-    released: threading.Event | None = None,
     status_bins: bool = True,
+    launch: FioLaunch = FioLaunch(),
 ) -> FioOutcome:
-    """Run fio on a job file; stream status to on_status (and every document to on_document); write the final
-    JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog). `cwd`: fio's working
-    folder; `released`: set when the job may begin (a chained job waits at its gate until then, silent), the
-    watchdog's clock starts there. `status_bins=False`: on_document gets the documents without their latency
-    histograms, parsed every second for nothing when the caller reads only counters and means (the outcome's final
-    document has them)."""
-    argv = fio_command(job_path, extra_args, client)
+    """Run fio on a job file as `launch` says; stream status to on_status (and every document to on_document);
+    write the final JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog).
+    `status_bins=False`: on_document gets the documents without their latency histograms, parsed every second for
+    nothing when the caller reads only counters and means (the outcome's final document has them)."""
+    client = launch.client
+    argv = fio_command(job_path, launch.extra_args, client)
     tracker = _StatusTracker()
     last: list[tuple[str, dict[str, Any]]] = []
-    watchdog = _Watchdog(job_path, expected_s, streams_status=client is None, released=released)
+    watchdog = _Watchdog(job_path, launch.expected_s, streams_status=client is None, released=launch.released)
 
     def each_document(text: str, doc: dict[str, Any]) -> None:
         watchdog.heard()
@@ -281,7 +290,7 @@ def run_fio(
     stop_with_ptsbench(job_path)
     with open(stderr_path, "w") as stderr_file:
         process = start_bound(argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True,
-                              cwd=cwd)
+                              cwd=launch.cwd)
         assert process.stdout is not None
         _running.add(process)
         threading.Thread(target=_stop_jobs_of_killed_fio, args=(process, job_path), daemon=True).start()
