@@ -134,9 +134,13 @@ def fio_binary() -> str:
     return found
 
 
+_version_lock = threading.Lock()  # a plan's threads ask at once (sweep.plan_together): fio is asked once all the same
+
+
 def fio_version(binary: str | None = None) -> str:
     """fio's version string (e.g. 'fio-3.33'); FioNotFoundError when it is too old to stream JSON status."""
-    return _version_of(binary or fio_binary())
+    with _version_lock:
+        return _version_of(binary or fio_binary())
 
 
 @cache
