@@ -245,15 +245,17 @@ def _stop_fio_of(markers: Iterable[str], term_s: float = WATCHER_TERM_S) -> None
     def ours() -> list[int]:
         return [pid for pid in _fio_pids(watched) if (ticks := _started_ticks(pid)) is not None and ticks <= now_ticks]
 
-    for signal_number, wait_s in ((signal.SIGTERM, term_s), (signal.SIGKILL, 0.0)):
-        pids = ours()
-        if not pids:  # the usual end: nothing left to stop, and nothing started before now can appear
-            return
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal_number)
+    # SIGTERM once (fio ends cleanly), then SIGKILL to each one still found until none is: a process the single look
+    # missed (its /proc entry unreadable for a moment) must not be left to write on
+    for signal_number, wait_s in ((signal.SIGTERM, term_s), (signal.SIGKILL, term_s)):
+        signalled: set[int] = set()
         deadline = time.monotonic() + wait_s
-        while ours() and time.monotonic() < deadline:
+        while (pids := ours()) and time.monotonic() < deadline:
+            for pid in pids:
+                if signal_number == signal.SIGKILL or pid not in signalled:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal_number)
+                    signalled.add(pid)
             time.sleep(0.05)
 
 
