@@ -137,9 +137,13 @@ def fio_binary() -> str:
     return found
 
 
+_version_lock = threading.Lock()  # a plan's threads ask at once (sweep.plan_together): fio is asked once all the same
+
+
 def fio_version(binary: str | None = None) -> str:
     """fio's version string (e.g. 'fio-3.33'); FioNotFoundError when it is too old to stream JSON status."""
-    return _version_of(binary or fio_binary())
+    with _version_lock:
+        return _version_of(binary or fio_binary())
 
 
 @cache
@@ -247,6 +251,20 @@ class _StatusTracker:
         )
 
 
+@dataclass(frozen=True)
+class FioLaunch:
+    """How run_fio starts fio and watches it: command-line arguments after the job file's (`extra_args`), the host
+    list of fio's client (`client`), fio's working folder (`cwd`), how long it should run (`expected_s`, for the
+    watchdog) and, for a chained job, the event set when it may begin (`released`: it waits at its gate until then,
+    silent; the watchdog's clock starts there)."""
+
+    extra_args: Sequence[str] = ()
+    client: str | None = None
+    expected_s: float | None = None
+    cwd: Path | None = None
+    released: threading.Event | None = None
+
+
 def run_fio(
     job_path: Path,
     *,
@@ -254,23 +272,18 @@ def run_fio(
     stderr_path: Path,
     on_status: Callable[[FioStatus], None] | None = None,
     on_document: Callable[[dict[str, Any]], None] | None = None,
-    extra_args: Sequence[str] = (),
-    client: str | None = None,
-    expected_s: float | None = None,
-    cwd: Path | None = None,
-    released: threading.Event | None = None,
     status_bins: bool = True,
+    launch: FioLaunch = FioLaunch(),
 ) -> FioOutcome:
-    """Run fio on a job file; stream status to on_status (and every document to on_document); write the final
-    JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog). `cwd`: fio's working
-    folder; `released`: set when the job may begin (a chained job waits at its gate until then, silent), the
-    watchdog's clock starts there. `status_bins=False`: on_document gets the documents without their latency
-    histograms, parsed every second for nothing when the caller reads only counters and means (the outcome's final
-    document has them)."""
-    argv = fio_command(job_path, extra_args, client)
+    """Run fio on a job file as `launch` says; stream status to on_status (and every document to on_document);
+    write the final JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog).
+    `status_bins=False`: on_document gets the documents without their latency histograms, parsed every second for
+    nothing when the caller reads only counters and means (the outcome's final document has them)."""
+    client = launch.client
+    argv = fio_command(job_path, launch.extra_args, client)
     tracker = _StatusTracker()
     last: list[tuple[str, dict[str, Any]]] = []
-    watchdog = _Watchdog(job_path, expected_s, streams_status=client is None, released=released)
+    watchdog = _Watchdog(job_path, launch.expected_s, streams_status=client is None, released=launch.released)
 
     def each_document(text: str, doc: dict[str, Any]) -> None:
         watchdog.heard()
@@ -287,7 +300,7 @@ def run_fio(
         # parent-death SIGTERM reaches it and it tells every server to stop the jobs it started there (killed with
         # ptsbench, it could not, and a plain TCP server would run them to the end of their runtime)
         process = start_bound(argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True,
-                              cwd=cwd, start_new_session=client is not None)
+                              cwd=launch.cwd, start_new_session=client is not None)
         assert process.stdout is not None
         _running.add(process)
         threading.Thread(target=_stop_jobs_of_killed_fio, args=(process, job_path), daemon=True).start()

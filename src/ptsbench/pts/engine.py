@@ -36,7 +36,7 @@ from ptsbench.fio.chain import job_document_path
 from ptsbench.fio.intervals import SecondSamples
 from ptsbench.fio.output import DIRECTIONS as FIO_DIRECTIONS
 from ptsbench.fio.output import job_entries, parse_jobs
-from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
+from ptsbench.fio.runner import FioLaunch, FioOutcome, FioStatus, client_pairs, fio_command, run_fio
 from ptsbench.hosts.hostlist import Host
 from ptsbench.hosts.results import HostStatus
 from ptsbench.hosts.ssh import client_folder
@@ -327,8 +327,8 @@ def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
             on_document(doc)
 
     outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr",
-                      on_status=on_status, on_document=each_document, extra_args=extra, client=client,
-                      expected_s=expected_s, cwd=client_folder(context.hosts))
+                      on_status=on_status, on_document=each_document,
+                      launch=FioLaunch(extra, client, expected_s, client_folder(context.hosts)))
     if finished is not None and outcome.ok:  # fio.json holds them all
         finished.discard()
     return outcome
