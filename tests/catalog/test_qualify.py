@@ -20,6 +20,9 @@ from test_case_waf import _counter_files, _run_on
 from test_case_waf import loop_as_nvme as nvme_loop  # noqa: F401 (the fixture, under this module's name)
 from test_gates import junit_cases
 
+# the run lab (a session fixture of 40 runs) is made once, on one worker, for the modules that read it
+pytestmark = pytest.mark.xdist_group("run-lab")
+
 OCPTV_SCHEMA = Path(__file__).parents[1] / "data" / "ocptv"
 SMALL_JOB = "[small]\nioengine=null\nsize=64m\nrw=randread\nbs=4k\nnumber_ios=2000\npercentile_list=99.9999\n"
 # two jobs of a qualification run on a new file (the capacity comes from --size); psync: latencies spread over

@@ -27,6 +27,9 @@ from test_pts_engine import Recorder, rounds_of
 from test_pts_resume import resume_and_check, stored
 from test_report_advanced import TINY, tiny_advanced_run
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("pts-advanced-engine")
+
 MIB = 1024**2
 DATA = Path(__file__).parents[1] / "data" / "telemetry"
 DEMAND = TINY[:TINY.index("--hir-wait-states")]  # the shared run's arguments for the demand tests (CBW, DIRTH)

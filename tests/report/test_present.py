@@ -23,6 +23,9 @@ from ptsbench.report.build import build_compare, build_report, load_compare, loa
 from test_report_browser import Browser, pdf_pages, shared_browser
 from test_report_pts import tiny_pts_run
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("present")
+
 FIRST_SCREEN_PX = 900  # the first screen of a 1400 x 900 browser window
 # The text of every table cell and heading the first screen shows (fully inside it), and the page's widest overflow.
 FIRST_SCREEN_JS = f"""

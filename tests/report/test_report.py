@@ -23,6 +23,9 @@ from ptsbench.report.core.figure import percentile_points
 from test_hosts import NULL_JOB, Servers, hosts_arg
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("report")
+
 JOB_TEXT = """\
 [global]
 ioengine=null

@@ -27,6 +27,9 @@ from ptsbench.report.core import pdf
 from ptsbench.report.core.model import Text
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("report-pts")
+
 HEADER_FACTS = ("test", "specification", "test date (UTC)", "platform", "test software", "device",
                 "serial / firmware", "capacity", "interface / media", "purge", "write cache", "data pattern",
                 "active range", "preconditioning", "TC / QD", "round time", "test loop", "rounds", "steady state")

@@ -18,6 +18,9 @@ from test_legible import page_words
 from test_present import run_in_terminal
 from test_report_pts import tiny_pts_run
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("table-layout")
+
 JOBS = """[global]
 ioengine=null
 size=64m
