@@ -89,6 +89,31 @@ def test_a_2000_io_p99_99_is_not_measured_and_does_not_pass(small_run: Path, tmp
     assert strict.returncode == 4 and "fewer than 1000 IOs beyond it" in strict.stdout, strict.stdout
 
 
+def test_tables_show_each_percentile_with_its_evidence(small_run: Path) -> None:
+    """The results tables (terminal, and the report's results as read back from its xlsx) show the IOs behind the
+    latency figures, and a percentile with fewer than 10 IOs slower than it as not measured, not as a number;
+    `--format json` keeps fio's figures beside their evidence."""
+    from openpyxl import load_workbook
+
+    count, bins, percentiles = _fio_bins(small_run)
+    beyond = {key: sum(n for at, n in bins.items() if at > value) for key, value in percentiles.items()}
+    assert beyond["90"] >= 10 > beyond["99.9"]  # one shown, one not measured
+    shown = run_cli("show", str(small_run)).stdout
+    lines = shown.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.rstrip().endswith("IOs"))  # the header
+    p90, _p95, _p99, p999, ios = lines[at + 2].split()[-5:]  # the first row's p90 µs .. IOs, as shown
+    assert ios == f"{count:,}" and p999 == "n/m" and float(p90.replace(",", "")) * 1000 == pytest.approx(
+        percentiles["90"], abs=1000)
+    assert "n/m: not measured, fewer than 10 IOs were slower" in shown
+    sheet = load_workbook(small_run / "results.xlsx", read_only=True)["results"]
+    names, *rows = [list(values) for values in sheet.iter_rows(values_only=True) if any(values)]
+    first = next(dict(zip(names, values, strict=False)) for values in rows if "lat p99 (µs)" in names)
+    assert first["latency IOs"] == count and first["lat p99.9 (µs)"] in (None, "-", "")
+    assert first["lat p90 (µs)"] == pytest.approx(percentiles["90"] / 1000)
+    rows_json = json.loads(run_cli("show", str(small_run), "--format", "json").stdout)
+    assert rows_json[0]["lat_p99.9_ns"] == percentiles["99.9"] and rows_json[0]["lat_beyond"]["99.9"] < 10
+
+
 def test_a_gate_on_p99_9999_is_a_metric_when_the_job_asked_fio_for_it(small_run: Path) -> None:
     done = run_cli("check", str(small_run), "--gate", "p99.9999 <= 10s even if not measured")
     assert done.returncode == 0 and "small/small read p99.9999" in done.stdout, done.stdout + done.stderr

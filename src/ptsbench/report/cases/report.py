@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptsbench.device.waf import case_waf
+from ptsbench.fio.output import MIN_TAIL_IOS
 from ptsbench.report.cases.tables import RESULT_PERCENTILES, ResultRow, result_rows, steady_state_text
 from ptsbench.report.common import (
     case_waf_lines,
@@ -29,7 +30,8 @@ RESULT_COLUMNS = (
     Column("case"), Column("job"), Column("host"), Column("target"), Column("rw"), Column("bs"), Column("dir"),
     Column("status"), Column("QD", "int"), Column("threads", "int"), Column("IOPS", "iops"), Column("MB/s", "mbs"),
     Column("lat mean (µs)", "us"), *(Column(f"lat p{p} (µs)", "us") for p in RESULT_PERCENTILES),
-    Column("done after first host (s)", "number"), Column("runtime (s)", "number"), Column("fio steady state"),
+    Column("latency IOs", "int"), Column("done after first host (s)", "number"), Column("runtime (s)", "number"),
+    Column("fio steady state"),
     Column("how formed"),
 )
 
@@ -48,13 +50,15 @@ def results_table(found: Sequence[ResultRow]) -> Table:
         (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs, row.direction,
          row.status if not row.message else f"{row.status}: {row.message}", row.iodepth or None,
          row.numjobs if row.iodepth else None, row.iops, row.mb_s,
-         _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES),
-         row.done_after_first_s, row.runtime_s, steady_state_text(row), row.note or "-",
+         _us(row.lat_mean_ns), *(_us(row.measured_percentile_ns(p)) for p in RESULT_PERCENTILES),
+         row.lat_n, row.done_after_first_s, row.runtime_s, steady_state_text(row), row.note or "-",
          *((row.waf, row.waf_source or "-") if waf else ()))
         for row in found
     )
     return Table("results", "One row per fio job (its threads merged) or group_reporting group, and direction "
-                 "(total latency, as fio measures lat; '-' where fio measured none)",
+                 "(total latency, as fio measures lat; '-' where fio measured none, and for a percentile with "
+                 f"fewer than {MIN_TAIL_IOS} IOs slower than it: not measured, the slowest of a handful of IOs; "
+                 "latency IOs: the IOs behind the latency figures)",
                  RESULT_COLUMNS + (WAF_COLUMNS if waf else ()), rows,
                  Chart("IOPS per job", "job", "IOPS", columns=_result_columns("IOPS"),
                        category=_result_columns("job")[0]),
