@@ -209,9 +209,19 @@ def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
 
 
 def _beside_host(store: Any) -> dict[str, dict[str, list[str]]]:
-    """Case -> bucket -> where the drive's monitor and the host's latencies disagree (catalog/monitor_host.py)."""
+    """Case (PTS: phase) -> bucket -> where the drive's monitor and the host's latencies disagree, a PTS phase's
+    sentences each naming its round (catalog/monitor_host.py)."""
     if store.kind == "pts":
-        return {}
+        from ptsbench.catalog.monitor_host import round_disagreements
+        from ptsbench.report.pts.views import load_context
+
+        said: dict[str, dict[str, list[str]]] = {}
+        for view in load_context(store)[1]:
+            by_bucket = said.setdefault(str(view.plan["title"]), {})
+            for record in view.rounds:
+                for bucket, lines in round_disagreements(record).items():
+                    by_bucket.setdefault(bucket, []).extend(f"round {record['round']}: {line}" for line in lines)
+        return said
     from ptsbench.cases.records import load_records
     from ptsbench.catalog.monitor_host import disagreements
 
