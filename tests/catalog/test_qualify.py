@@ -305,6 +305,40 @@ def test_a_monitor_not_enabled_or_set_anew_gives_no_increase() -> None:
         moved["latency_monitor_note"]
 
 
+def test_a_pts_phase_s_rounds_are_set_beside_the_host_s_histograms(qual_run: Path) -> None:
+    """A PTS phase: the drive's counts over its rounds added up, beside the IOs each round's fio.json counts at or
+    above each threshold, a line per bucket whatever they say, and the differences named; a round whose monitor
+    counted under other thresholds is left out, and said. (Each round's folder holds the json+ of a real fio run,
+    the qualification run's two jobs of 16,000 IOs each; threshold A at 0 ms takes every IO.)"""
+    from ptsbench.catalog.monitor_host import phase_beside_host
+
+    (case_dir,) = qual_run.glob("cases/*")
+
+    def round_telemetry(thresholds_ms: list[int], counts: dict[str, tuple[int, int, int]]) -> dict[str, object]:
+        change = {bucket: dict(zip(("read", "write", "trim"), counts.get(bucket, (0, 0, 0)), strict=True))
+                  for bucket in "0123"}
+        return {"after": {"latency_monitor_thresholds_ms": thresholds_ms}, "change": {"latency_monitor": change}}
+
+    said = phase_beside_host([(case_dir, round_telemetry([0, 5, 10, 20], {"0": (10, 20, 0), "3": (1, 0, 0)})),
+                              (case_dir, round_telemetry([0, 5, 10, 20], {"0": (5, 0, 0)})),
+                              (case_dir, {"after": {}, "change": {"latency_monitor": None}}),
+                              (case_dir, round_telemetry([0, 5, 10, 50], {"0": (99, 0, 0)}))])
+    assert said["0"][0] == ("beside the host at or above 0 ms (bucket 0 and up): the drive counted read 16, write 20, "
+                            "trim 0; the host's fio latency histogram read 32,000, write 32,000, trim 0")
+    assert "the host saw 32,000 read(s) at or above 0 ms, the drive counted 16 (bucket 0 and up): latency outside " \
+           "the drive" in said["0"]
+    assert said["0"][-1] == "1 round(s) under other thresholds left out"
+    assert said["3"][0].startswith("beside the host at or above 20 ms (bucket 3 and up): the drive counted read 1,")
+    from ptsbench.catalog.monitor_host import host_slower_counts
+
+    slow = host_slower_counts(case_dir / "fio.json", [20e6])
+    assert slow is not None
+    if slow["read"][0] == 0:  # no psync read of a file took 20 ms: the drive's read is one the host did not see
+        assert ("the drive counted 1 read(s) at or above 20 ms (bucket 3 and up), the host 0: the drive saw latencies "
+                "the host did not") in said["3"]
+    assert phase_beside_host([(case_dir, {"after": {}, "change": {}})]) == {}
+
+
 def test_a_file_has_no_latency_monitor_to_judge(qual_run: Path, tmp_path: Path) -> None:
     done = run_cli("check", str(qual_run), "--profile", str(_profile(tmp_path, 'latency_monitor_max = {"3" = 0}\n')))
     assert done.returncode == 4 and "no device was read" in done.stdout, done.stdout

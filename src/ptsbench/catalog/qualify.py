@@ -209,9 +209,15 @@ def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
 
 
 def _beside_host(store: Any) -> dict[str, dict[str, list[str]]]:
-    """Case -> bucket -> where the drive's monitor and the host's latencies disagree (catalog/monitor_host.py)."""
+    """Case (PTS: phase) -> bucket -> the drive's monitor beside the host's latencies (catalog/monitor_host.py)."""
     if store.kind == "pts":
-        return {}
+        from ptsbench.catalog.monitor_host import phase_beside_host
+        from ptsbench.report.pts.views import load_context
+
+        context, views = load_context(store)
+        return {str(view.plan["title"]): phase_beside_host(
+            [(context.pts.round_dir(view.key, int(record["round"])), record["telemetry"])
+             for record in view.rounds if record.get("telemetry")]) for view in views}
     from ptsbench.cases.records import load_records
     from ptsbench.catalog.monitor_host import disagreements
 
