@@ -53,6 +53,12 @@ class Throttle:
         else:
             (self.folder / "blkio.throttle.read_iops_device").write_text(f"{self.device} {iops}\n")
 
+    def write_bps(self, bytes_per_s: int) -> None:
+        if self.v2:
+            (self.folder / "io.max").write_text(f"{self.device} wbps={bytes_per_s}\n")
+        else:
+            (self.folder / "blkio.throttle.write_bps_device").write_text(f"{self.device} {bytes_per_s}\n")
+
     def change(self, iops: int) -> tuple[int, int]:
         """Set the limit; the reads done just before and just after."""
         before = self.reads_done()

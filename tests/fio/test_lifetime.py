@@ -134,6 +134,20 @@ def processes_naming(folder: Path) -> list[int]:
     return found
 
 
+def described(pid: int) -> str:
+    """A process as a failure message needs it: its arguments, state, parent and session."""
+    with contextlib.suppress(OSError):
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        arguments = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return f"pid {pid} state {stat[0]} parent {stat[1]} session {stat[3]}: {arguments}"
+    return f"pid {pid} (gone)"
+
+
+def watchers() -> list[str]:
+    """The fio watchers (python -m ptsbench.fio.lifetime) alive now."""
+    return [described(pid) for pid in processes_naming(Path("ptsbench.fio.lifetime"))]
+
+
 def job_process_runs(folder: Path, session: int) -> bool:
     """A process naming `folder` runs outside `session`: fio's job process (fio calls setsid for it)."""
     for pid in processes_naming(folder):
@@ -158,7 +172,8 @@ def test_kill_of_the_process_group_stops_an_fio_of_another_name(tmp_path: Path,
         kill_when(process, lambda: job_process_runs(out, process.pid), group=True)
         deadline = time.monotonic() + FIO_GONE_LIMIT_S
         while pids := processes_naming(out):
-            assert time.monotonic() < deadline, f"fio outlived ptsbench by {FIO_GONE_LIMIT_S:.0f} s: pids {pids}"
+            assert time.monotonic() < deadline, (f"fio outlived ptsbench by {FIO_GONE_LIMIT_S:.0f} s: "
+                                                 f"{[described(pid) for pid in pids]}; watchers: {watchers()}")
             time.sleep(0.05)
     finally:
         for pid in processes_naming(out):

@@ -91,20 +91,55 @@ def test_parser_agrees_with_blkparse(captured: tuple[Path, dict[str, tuple[int, 
                                                                                                    queued["W"])
 
 
-def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path) -> None:
+def _judged_same(run_dir: Path, trace: dict) -> dict:  # type: ignore[type-arg]
+    """replay.json of a replay of `trace` (its characterisation's directions): the same IO count in every
+    direction, and fio's bytes short only by the IOs it issued and did not reap (its IO count less its latency
+    samples; the capture ran at queue depth 4), each between the direction's smallest and largest IO."""
+    comparison = json.loads((run_dir / "replay.json").read_text())
+    assert comparison["verdict"] == "same", comparison
+    fio = {part["direction"]: part for record in (run_dir / "cases").glob("*/result.json")
+           for part in json.loads(record.read_text())["jobs"][0]["directions"]}
+    for row in comparison["rows"]:
+        name = row["direction"]
+        sizes = [size for size, _count in trace[name]["sizes"]]
+        assert (row["trace_ios"], row["trace_bytes"]) == (trace[name]["io_count"], trace[name]["bytes"])
+        assert row["replay_ios"] == row["trace_ios"] == fio[name]["total_ios"]
+        left = comparison["unreaped"][name]
+        assert left["ios"] == fio[name]["total_ios"] - fio[name]["lat"]["n"] and 0 <= left["ios"] <= 4
+        assert left["bytes"] == row["trace_bytes"] - row["replay_bytes"] == row["trace_bytes"] - fio[name]["io_bytes"]
+        assert min(sizes) * left["ios"] <= left["bytes"] <= max(sizes) * left["ios"]
+        assert (left["bytes"] == 0) == (left["ios"] == 0)
+    return comparison  # type: ignore[no-any-return]
+
+
+def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[int, int]]], tmp_path: Path,
+                                         sprandom_fio: str) -> None:
+    """Two replays of the capture, by fio 3.33 (the system's) and 3.42, each judged the same as the trace: fio's
+    byte counts fall short by the IOs in flight when the log ran out (it reaps none after), which the comparison
+    says instead of calling the replay different. Then `compare` of the two targets on the same trace."""
     run_dir, fio = captured
     target = tmp_path / "replayed.dat"
-    done = run_cli("replay", str(run_dir), str(target), "--no-stall", "--out", str(tmp_path / "replay"))
+    done = run_cli("replay", str(run_dir), str(target), "--no-stall", "--format", "json", "--out",
+                   str(tmp_path / "replay"))
     assert done.returncode == 0, done.stderr
-    rows = json.loads((tmp_path / "replay" / "replay.json").read_text())["rows"]
     whole = json.loads((run_dir / "characterisation.json").read_text())["directions"]
-    assert {row["direction"]: row["trace_ios"] for row in rows} == {name: whole[name]["io_count"] for name in whole}
-    assert {row["direction"]: row["replay_ios"] for row in rows} == {name: whole[name]["io_count"] for name in whole}
+    table = {row["direction"]: row for row in json.loads(done.stdout) if row["job"] == "replay"}  # a normal run's
+    assert {name: table[name]["lat_n"] for name in whole} == {  # results: IOPS, latency, percentiles per direction
+        part["direction"]: part["lat"]["n"] for record in (tmp_path / "replay" / "cases").glob("*/result.json")
+        for part in json.loads(record.read_text())["jobs"][0]["directions"] if part["direction"] in whole}
+    assert all(table[name]["iops"] > 0 and table[name]["lat_p99_ns"] > 0 for name in whole)
     assert all(whole[name]["io_count"] >= fio[name][0] for name in fio)
-    # two targets on the same trace, side by side
-    again = run_cli("replay", str(run_dir), str(tmp_path / "second.dat"), "--no-stall", "--out",
-                    str(tmp_path / "replay2"))
+    comparison = _judged_same(tmp_path / "replay", whole)
+    assert comparison["pace"] == "as fast as possible" and "DIFFERENT" not in done.stderr
+    assert all(f"{name}: trace {whole[name]['io_count']:,} IOs" in done.stderr for name in whole)
+    # two targets on the same trace, side by side; the second replay by fio 3.42, at the captured pace
+    again = run_cli("replay", str(run_dir), str(tmp_path / "second.dat"), "--out", str(tmp_path / "replay2"),
+                    env={"PTSBENCH_FIO": sprandom_fio})
     assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "replay2" / "manifest.json").read_text())["fio_version"].startswith("fio-3.42")
+    paced = _judged_same(tmp_path / "replay2", whole)
+    assert paced["pace"] == "as captured" and paced["paced_duration_s"] == paced["trace_duration_s"] > 0
+    assert comparison["paced_duration_s"] is None and "of the paced duration" in again.stderr
     compared = run_cli("compare", str(tmp_path / "replay"), str(tmp_path / "replay2"), "--out", str(tmp_path / "cmp"))
     assert compared.returncode == 0, compared.stderr
     assert "replay" in compared.stdout and (tmp_path / "cmp" / "index.html").is_file()
@@ -112,14 +147,18 @@ def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[i
 
 def test_replay_of_one_process_issues_exactly_fios_ios(captured: tuple[Path, dict[str, tuple[int, int]]],
                                                        tmp_path: Path) -> None:
-    """replay --pid: the workload's process alone (no udev probes): fio's replay issues exactly the IOs of the
-    fio run that was captured, direction by direction."""
+    """replay --pid: the workload's process alone (no udev probes): fio's replay, at 4 times the captured pace,
+    issues exactly the IOs of the fio run that was captured, direction by direction."""
     run_dir, fio = captured
     pid = json.loads((run_dir / "characterisation.json").read_text())["processes"][0]["pid"]
-    done = run_cli("replay", str(run_dir), str(tmp_path / "one.dat"), "--pid", str(pid), "--no-stall", "--out",
-                   str(tmp_path / "one"))
+    done = run_cli("replay", str(run_dir), str(tmp_path / "one.dat"), "--pid", str(pid), "--rate-percent", "400",
+                   "--out", str(tmp_path / "one"))
     assert done.returncode == 0, done.stderr
-    rows = json.loads((tmp_path / "one" / "replay.json").read_text())["rows"]
+    assert "replay_time_scale=400" in (tmp_path / "one" / "replay.fio").read_text().split()  # 4 x the captured pace
+    comparison = json.loads((tmp_path / "one" / "replay.json").read_text())
+    assert comparison["pace"] == "scaled to 400 %"
+    assert comparison["paced_duration_s"] == pytest.approx(comparison["trace_duration_s"] / 4)
+    rows = comparison["rows"]
     assert {row["direction"]: (row["trace_ios"], row["replay_ios"]) for row in rows} == {
         name: (fio[name][0], fio[name][0]) for name in fio}
     kept = json.loads((tmp_path / "one" / "characterisation.json").read_text())
@@ -250,9 +289,7 @@ def test_replay_steady_resumes_after_kill_9_to_a_steady_verdict(loop_device: str
     from ptsbench.workload.steady import judge
     from test_drops import Throttle
 
-    log = tmp_path / "reads.iolog"  # 200 random 4 KiB reads over 32 MiB
-    log.write_text("fio version 2 iolog\n/dev/app add\n/dev/app open\n" + "".join(
-        f"/dev/app read {(number * 7919 % 8192) * 4096} 4096\n" for number in range(ROUND_READS)) + "/dev/app close\n")
+    log = _reads_log(tmp_path / "reads.iolog", ROUND_READS)
     out = tmp_path / "steady"
     throttle = Throttle(loop_device)
     try:
@@ -290,8 +327,11 @@ def test_replay_steady_resumes_after_kill_9_to_a_steady_verdict(loop_device: str
     rounds = [result["jobs"] for result in results[1:]]
     assert all([part["total_ios"] for job in jobs for part in job["directions"] if part["direction"] == "read"] ==
                [ROUND_READS] for jobs in rounds)  # the whole trace, each round
+    purges = json.loads((out / "purge.json").read_text())
+    assert [(purge["method"], purge["ok"], purge["commands"]) for purge in purges] == [
+        ("blkdiscard", True, [f"blkdiscard --force {loop_device}"])]  # one purge: the preconditioning ran once
     found = json.loads((out / "steady.json").read_text())
-    assert found == {**judge(rounds, True), "precondition_written_bytes": written}
+    assert found == {**judge(rounds, True, purges[-1]), "precondition_written_bytes": written}
     assert found["steady"] and found["window"][-1] == len(rounds)
     assert not any(judge(rounds[:count])["steady"] for count in range(5, len(rounds)))  # stopped at the first
     assert "RWSW steady state" in resumed.stderr and f"steady in rounds {found['window'][0]}-" in resumed.stderr
@@ -300,14 +340,120 @@ def test_replay_steady_resumes_after_kill_9_to_a_steady_verdict(loop_device: str
     text = subprocess.run(["pdftotext", "-layout", str(out / "report" / "report.pdf"), "-"], capture_output=True,
                           text=True, check=True).stdout
     assert "Steady state (PTS criterion" in text and "Preconditioned before round" in text and "deviations" in text
+    flat = " ".join(text.split())
+    assert "purge method blkdiscard: discarded all of" in flat and "The replay issued the trace's IOs" in flat
 
 
-def test_steady_verdict_names_what_preceded_the_rounds() -> None:
-    """With the preconditioning the deviation is the missing purge; without it (--no-precondition), both."""
-    from ptsbench.workload.steady import NOT_PRECONDITIONED, NOT_PURGED, judge
+def _reads_log(path: Path, count: int) -> Path:
+    """An fio IO log of `count` random 4 KiB reads over 32 MiB."""
+    path.write_text("fio version 2 iolog\n/dev/app add\n/dev/app open\n" + "".join(
+        f"/dev/app read {(number * 7919 % 8192) * 4096} 4096\n" for number in range(count)) + "/dev/app close\n")
+    return path
 
+
+def test_replay_steady_killed_while_preconditioning_resumes(loop_device: str, tmp_path: Path) -> None:
+    """replay --steady on a loop device: purged first as `ptsbench pts` purges (a discard: data put on the device
+    before reads back as zeros once the preconditioning has begun), then preconditioned with writes a cgroup holds
+    to 8 MiB/s. ptsbench killed with SIGKILL while fio preconditions leaves no fio and no preconditioning counted
+    as done; `ptsbench resume` purges and preconditions again (one whole pass of twice the target counted, not the
+    cut one too), then runs the rounds; steady.json names the discard as the purge and its deviation."""
+    from ptsbench.fio.lifetime import fio_pids
+    from ptsbench.workload.rounds import purge_attempts
+    from ptsbench.workload.steady import NO_PTS_PURGE, judge
+    from test_drops import Throttle
+
+    last_mib = 63 * 2**20  # the loop device's last MiB, which the throttled preconditioning reaches last
+    with open(loop_device, "r+b") as device:
+        device.seek(last_mib)
+        device.write(b"m" * 2**20)
+        device.flush()
+        os.fsync(device.fileno())
+    out = tmp_path / "steady"
+    throttle = Throttle(loop_device)
+    try:
+        throttle.write_bps(8 * 2**20)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ptsbench", "replay", str(_reads_log(tmp_path / "reads.iolog", 20)), loop_device,
+             "--destructive", "--no-stall", "--steady", "--max-rounds", "5", "--out", str(out)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=throttle.enter)
+        deadline = time.monotonic() + 300
+        while not ((out / "cases" / "001-precondition" / "job.fio").exists() and fio_pids(out)):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()[1]
+            time.sleep(0.02)
+        with open(loop_device, "rb") as device:
+            device.seek(last_mib)
+            assert device.read(2**20) == bytes(2**20)  # purged before the preconditioning began
+        process.kill()
+        process.communicate()
+        while fio_pids(out):  # the killed ptsbench's fio ends with it (parent-death signal)
+            assert time.monotonic() < deadline, fio_pids(out)
+            time.sleep(0.1)
+    finally:
+        throttle.remove()
+    assert json.loads((out / "manifest.json").read_text())["status"] == "running"
+    cut = out / "cases" / "001-precondition" / "result.json"
+    assert not cut.exists() or json.loads(cut.read_text())["status"] != "ok"  # not counted as done
+    assert [entry.name for entry in (out / "cases").iterdir()] == ["001-precondition"]
+    assert [purge["method"] for purge in purge_attempts(out)] == ["blkdiscard"]
+    resumed = run_cli("resume", str(out), "--destructive")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"purging {loop_device} before the preconditioning" in resumed.stderr
+    purges = purge_attempts(out)
+    assert [(purge["method"], purge["ok"]) for purge in purges] == [("blkdiscard", True)] * 2
+    assert purges[0]["finished_utc"] <= purges[1]["started_utc"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "done"
+    assert manifest["cases"] == ["001-precondition", *(f"{n + 1:03d}-replay-r{n}" for n in range(1, 6))]
+    results = [json.loads((out / "cases" / name / "result.json").read_text()) for name in manifest["cases"]]
+    assert [result["status"] for result in results] == ["ok"] * 6
+    written = sum(part["io_bytes"] for part in results[0]["jobs"][0]["directions"] if part["direction"] == "write")
+    assert written == 2 * 64 * 2**20  # the resumed pass alone, whole
+    rounds = [result["jobs"] for result in results[1:]]
+    assert all([part["total_ios"] for job in jobs for part in job["directions"] if part["direction"] == "read"] ==
+               [20] for jobs in rounds)
+    found = json.loads((out / "steady.json").read_text())
+    assert found == {**judge(rounds, True, purges[-1]), "precondition_written_bytes": written}
+    assert found["purge"] == purges[-1] and found["deviations"][0] == f"{NO_PTS_PURGE}: {purges[-1]['message']}"
+
+
+def test_replay_steady_without_preconditioning(tmp_path: Path) -> None:
+    """replay --steady --no-precondition, end to end on a new file: no purge, no preconditioning case, the rounds
+    alone; the run records the deviation (steady.json, the terminal) and no preconditioned bytes."""
+    from ptsbench.workload.steady import NOT_PRECONDITIONED
+
+    out = tmp_path / "steady"
+    done = run_cli("replay", str(_reads_log(tmp_path / "reads.iolog", 20)), str(tmp_path / "target.dat"), "--steady",
+                   "--no-precondition", "--no-stall", "--max-rounds", "5", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["workload"]["precondition"] is False and manifest["status"] == "done"
+    assert manifest["cases"] == [f"{n:03d}-replay-r{n}" for n in range(1, 6)]
+    assert sorted(entry.name for entry in (out / "cases").iterdir()) == manifest["cases"]
+    assert not (out / "precondition.fio").exists() and not (out / "purge.json").exists()
+    assert "purging" not in done.stderr and NOT_PRECONDITIONED in done.stderr
+    found = json.loads((out / "steady.json").read_text())
+    assert found["preconditioned"] is False and found["purge"] is None and found["rounds"] == 5
+    assert found["deviations"][0] == NOT_PRECONDITIONED and "precondition_written_bytes" not in found
+
+
+def test_steady_verdict_names_what_preceded_the_rounds(tmp_path: Path) -> None:
+    """The purge's deviation as it was: none after a PTS purge, the purge's words after a discard or none (a file
+    cannot be purged: purge_target on a file records that), a missing purge named; --no-precondition names both."""
+    from ptsbench.workload.rounds import purge_attempts, purge_target
+    from ptsbench.workload.steady import NO_PTS_PURGE, NOT_PRECONDITIONED, NOT_PURGED, judge
+
+    target = tmp_path / "target.dat"
+    target.write_bytes(b"u" * 4096)
+    attempt = purge_target(tmp_path, str(target), False)
+    assert purge_attempts(tmp_path) == [attempt] and attempt["method"] == "none" and attempt["is_deviation"]
+    assert target.read_bytes() == b"u" * 4096
+    assert judge([], True, attempt)["deviations"][0] == f"{NO_PTS_PURGE}: no purge of {target}: a file cannot be purged"
+    sanitized = {**attempt, "method": "nvme-sanitize", "is_deviation": False, "message": "NVMe sanitize done"}
+    assert not any("purge" in text for text in judge([], True, sanitized)["deviations"])
+    assert judge([], True, sanitized)["purge"] == sanitized
     assert judge([], True)["deviations"][0] == NOT_PURGED and NOT_PRECONDITIONED not in judge([], True)["deviations"]
-    assert judge([], False)["deviations"][0] == NOT_PRECONDITIONED and judge([], False)["preconditioned"] is False
+    assert judge([], False, attempt)["deviations"][0] == NOT_PRECONDITIONED
+    assert judge([], False)["preconditioned"] is False and judge([], False, attempt)["purge"] is None
 
 
 def _record(time_ns: int, sector: int, size: int, action: int, payload: bytes = b"") -> bytes:

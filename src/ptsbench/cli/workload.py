@@ -204,8 +204,8 @@ def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--max-rounds", type=click.IntRange(5, 1000), default=25, show_default=True,
               help="With --steady: rounds at most.")
 @click.option("--no-precondition", is_flag=True,
-              help="With --steady: no workload-independent preconditioning before the rounds (RWSW writes the "
-                   "whole target twice, sequential 128 KiB, first).")
+              help="With --steady: no purge and no workload-independent preconditioning before the rounds (RWSW "
+                   "purges the target, then writes all of it twice, sequential 128 KiB, first).")
 @click.option("--pid", type=click.IntRange(min=1),
               help="Replay only the IOs this process queued (a blktrace; `characterise` lists the processes): the "
                    "application's IOs without, say, udev's probes of the device.")
@@ -218,8 +218,9 @@ def replay(request: ReplayRequest) -> None:
     Every IO of the trace goes to TARGET (replay_redirect), whatever device or file the trace names; a new file
     is made first, as long as the trace's extent. TARGET is judged like any write (--destructive for a device or an
     existing file). The run is stored like a case, with the trace's characterisation and the comparison of fio's
-    IOs with the trace's. --steady first preconditions TARGET (RWSW), then replays round after round until steady
-    state; `ptsbench resume RUN_DIR` continues such a run when it was stopped.
+    IOs with the trace's. --steady first purges TARGET as `ptsbench pts` does and preconditions it (RWSW), then
+    replays round after round until steady state; `ptsbench resume RUN_DIR` continues such a run when it was
+    stopped.
 
     \b
     Examples:
@@ -234,6 +235,7 @@ def replay(request: ReplayRequest) -> None:
     from ptsbench.store import MANIFEST, check_new_run_dir, default_run_dir
     from ptsbench.workload.blktrace import write_process_only
     from ptsbench.workload.characterise import characterise as reduce
+    from ptsbench.workload.replayed import pace_asked
     from ptsbench.workload.rounds import PRECONDITION_JOB, PRECONDITION_LOOPS, REPLAY_JOB
     from ptsbench.workload.runs import CHARACTERISATION, trace_in, trace_name, write_characterisation
     from ptsbench.workload.stream import load_stream, of_process, trace_format
@@ -268,7 +270,8 @@ def replay(request: ReplayRequest) -> None:
             made.append(target_path)
         job.write_text(replay_job_text(copy.absolute(), target_path, request.ioengine, request.rate_percent,
                                        request.no_stall))
-        workload = {"trace": str(source), "steady": steady, "target": target_path}
+        pace = pace_asked(request.no_stall, request.rate_percent)
+        workload = {"trace": str(source), "steady": steady, "target": target_path, "pace": pace}
         cases = replace(request.cases, out=run_dir)
         if steady:
             if precondition:
@@ -283,7 +286,7 @@ def replay(request: ReplayRequest) -> None:
     if steady:
         _run_steady(store, planned, precondition, cases)
     else:
-        _compare(run_dir, found)
+        _compare(run_dir, found, pace)
 
 
 def _undo(run_dir: Path, prepared: tuple[str, ...], made_dir: bool, made_targets: list[str]) -> None:
@@ -335,11 +338,13 @@ def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, requ
     from ptsbench.cases.records import load_records
     from ptsbench.cases.schedule import claim_cases
     from ptsbench.cli.case_run import finish
+    from ptsbench.errors import PtsbenchError
     from ptsbench.pts.start import stop_orphan_fio
     from ptsbench.pts.store import PtsStore
     from ptsbench.report.cases.tables import result_rows
     from ptsbench.report.core.progress import TerminalProgress
-    from ptsbench.workload.rounds import run_rounds, stored_cases
+    from ptsbench.sweep import finished
+    from ptsbench.workload.rounds import purge_target, run_rounds, stored_cases
     from ptsbench.workload.runs import read_characterisation
 
     click.echo(f"ptsbench: run directory {store.root}", err=True)
@@ -347,8 +352,15 @@ def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, requ
         stop_orphan_fio(store.root.absolute())  # a killed run's fio, if any is left
         store.update_manifest(status="running")
         try:
+            if precondition and not finished(store, cases[0]):  # purged again whenever preconditioned again
+                target = str(store.manifest["workload"]["target"])
+                click.echo(f"ptsbench: purging {target} before the preconditioning (RWSW)", err=True)
+                click.echo(f"ptsbench: {purge_target(store.root, target, request.destructive)['message']}", err=True)
             with TerminalProgress() as progress:
                 records = run_rounds(store, cases, precondition, progress)
+        except PtsbenchError:
+            store.update_manifest(status="failed")
+            raise
         except KeyboardInterrupt:
             store.update_manifest(status="interrupted")
             click.echo(f"ptsbench: finished rounds are kept; `ptsbench resume {store.root}` continues", err=True)
@@ -358,7 +370,7 @@ def _run_steady(store: "RunStore", cases: "list[Case]", precondition: bool, requ
     finish(store, result_rows(load_records(store)), request)
     found = read_characterisation(store.root)
     if found is not None:
-        _compare(store.root, found)
+        _compare(store.root, found, store.manifest["workload"].get("pace"))
     _say_steady(store.root, precondition)
     if failed:
         for record in failed:
@@ -444,11 +456,13 @@ def _check_target_size(target: str, extent_bytes: int) -> int | None:
     return None
 
 
-def _compare(run_dir: Path, found: dict[str, Any]) -> None:
-    """Store and print the trace's IOs and bytes per direction beside what fio did in the replay job."""
+def _compare(run_dir: Path, found: dict[str, Any], pace: dict[str, Any] | None) -> None:
+    """Store and print the trace's IOs and bytes per direction beside what fio did in the replay job (the first
+    round of a --steady run), judged on what fio counts reliably (workload/replayed.py)."""
     from ptsbench.atomic import atomic_write_json
     from ptsbench.cases.records import load_records
     from ptsbench.store import RunStore
+    from ptsbench.workload.replayed import compare, summary_lines
     from ptsbench.workload.runs import REPLAY
 
     records = load_records(RunStore.open(run_dir))
@@ -456,16 +470,7 @@ def _compare(run_dir: Path, found: dict[str, Any]) -> None:
     if not jobs:
         return
     done = {part["direction"]: part for part in jobs[0]["directions"]}
-    rows = []
-    for name, part in found["directions"].items():
-        fio_part = done.get(name, {})
-        rows.append({"direction": name, "trace_ios": part["io_count"], "trace_bytes": part["bytes"],
-                     "replay_ios": fio_part.get("total_ios", 0), "replay_bytes": fio_part.get("io_bytes", 0)})
-    comparison = {"rows": rows, "trace_duration_s": found["duration_s"],
-                  "replay_runtime_s": jobs[0].get("runtime_ms", 0) / 1000}
+    comparison = compare(found, done, jobs[0].get("runtime_ms", 0), pace)
     atomic_write_json(run_dir / REPLAY, comparison)
-    for row in rows:
-        same = "same" if (row["trace_ios"], row["trace_bytes"]) == (row["replay_ios"], row["replay_bytes"]) else \
-            "DIFFERENT"
-        click.echo(f"ptsbench: {row['direction']}: trace {row['trace_ios']:,} IOs {row['trace_bytes']:,} bytes, "
-                   f"replay {row['replay_ios']:,} IOs {row['replay_bytes']:,} bytes ({same})", err=True)
+    for line in summary_lines(comparison):
+        click.echo(f"ptsbench: {line}", err=True)

@@ -11,6 +11,7 @@ open without O_EXCL: they work as they are.
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -40,6 +41,12 @@ class PurgeOutcome:
     ok: bool
     message: str
     is_deviation: bool  # not a true PTS purge (discard, or nothing at all)
+
+    def attempt(self, started_utc: str, finished_utc: str) -> dict[str, object]:
+        """The outcome as a run stores it (purge.json): the commands as shell lines, with its start and end."""
+        return {"method": self.method, "commands": [shlex.join(argv) for argv in self.commands], "ok": self.ok,
+                "message": self.message, "is_deviation": self.is_deviation, "started_utc": started_utc,
+                "finished_utc": finished_utc}
 
 
 class PurgeMethod(Protocol):

@@ -238,12 +238,17 @@ def _stop_fio_of(markers: Iterable[str], term_s: float = WATCHER_TERM_S) -> None
         return [pid for marker in markers for pid in _watched_pids(marker)
                 if (ticks := _started_ticks(pid)) is not None and ticks <= now_ticks]
 
-    for signal_number, wait_s in ((signal.SIGTERM, term_s), (signal.SIGKILL, 0.0)):
-        for pid in ours():
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal_number)
+    # SIGTERM once (fio ends cleanly), then SIGKILL to each one still found until none is: a process the single look
+    # missed (its /proc entry unreadable for a moment) must not be left to write on
+    for signal_number, wait_s in ((signal.SIGTERM, term_s), (signal.SIGKILL, term_s)):
+        signalled: set[int] = set()
         deadline = time.monotonic() + wait_s
-        while ours() and time.monotonic() < deadline:
+        while (pids := ours()) and time.monotonic() < deadline:
+            for pid in pids:
+                if signal_number == signal.SIGKILL or pid not in signalled:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal_number)
+                    signalled.add(pid)
             time.sleep(0.05)
 
 

@@ -238,10 +238,7 @@ def _purge(context: _Context, phase: PhasePlan) -> None:
     else:
         outcome = purge(context.target, context.facts, context.destructive, context.purge_method,
                         context.purge_scope)
-    attempt = {"method": outcome.method, "commands": [shlex.join(c) for c in outcome.commands], "ok": outcome.ok,
-               "message": outcome.message, "is_deviation": outcome.is_deviation, "started_utc": started,
-               "finished_utc": utc_now()}
-    context.pts.add_purge_attempt(phase.key, attempt)
+    context.pts.add_purge_attempt(phase.key, outcome.attempt(started, utc_now()))
     context.reporter.event(f"{phase.phase.title}: {outcome.message}")
     if not outcome.ok:
         raise PtsbenchError(f"purge failed ({outcome.method}): {outcome.message}",

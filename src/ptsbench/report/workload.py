@@ -125,14 +125,19 @@ def replay_sections(comparison: Mapping[str, Any], found: Mapping[str, Any] | No
                     steady: Mapping[str, Any] | None) -> tuple[Section, ...]:
     """The sections a replay adds to its run's report: what fio did beside what the trace holds, the steady-state
     rounds (replay --steady), and the replayed trace's own statistics."""
+    from ptsbench.workload.replayed import pace_line
+
     rows = tuple((row["direction"], row["trace_ios"], row["replay_ios"], row["trace_bytes"], row["replay_bytes"])
                  for row in comparison["rows"])
     table = Table("replay_vs_trace", "Replay against the trace (IOs and bytes per direction)",
                   (Column("direction"), Column("trace IOs", "int"), Column("replay IOs", "int"),
                    Column("trace bytes", "int"), Column("replay bytes", "int")), rows)
-    pace = Text(f"The trace spans {comparison['trace_duration_s'] or 0:.3f} s; the replay ran "
-                f"{comparison['replay_runtime_s']:.3f} s (fio's runtime of the replay job).")
-    sections = [Section("replay", "Replay against the trace", blocks=(table, pace))]
+    verdict = {"same": "The replay issued the trace's IOs: the same IO count in every direction",
+               "different": "The replay differs from the trace"}.get(comparison.get("verdict", ""))
+    said = pace_line(comparison)
+    pace = Text(f"{said[0].upper()}{said[1:]}.")
+    notes = tuple(Text(f"{note}.") for note in (verdict, *comparison.get("notes", ())) if note)  # fio's: lower case
+    sections = [Section("replay", "Replay against the trace", blocks=(table, *notes, pace))]
     if steady:
         sections.append(_steady_section(steady))
     return (*sections, *(workload_sections(found) if found else ()))
@@ -155,5 +160,8 @@ def _steady_section(steady: Mapping[str, Any]) -> Section:
     preconditioned = (Text(f"Preconditioned before round 1: fio wrote {format_bytes(written)} sequentially in 128 "
                            "KiB writes, the whole target twice (RWSW's workload-independent preconditioning)."),) \
         if written is not None else ()
+    purge = steady.get("purge")
+    purged = (Text(f"Before the preconditioning, purge method {purge['method']}: {purge['message']}."),) \
+        if purge else ()
     return Section("replay_steady", "RWSW steady state",
-                   blocks=(Text(verdict), *preconditioned, table, figure, deviations))
+                   blocks=(Text(verdict), *purged, *preconditioned, table, figure, deviations))

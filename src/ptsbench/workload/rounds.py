@@ -1,8 +1,9 @@
-"""plan and run: `replay --steady`, RWSW's test on a replayed workload. The target is preconditioned first
-(workload-independent: sequential 128 KiB writes over all of it, twice), then the replay runs round after round
-until the PTS steady-state criterion holds on its IOPS and mean latency (workload/steady.py), or the last planned
-round has run. Each is a case of the run, stored when it ends; a killed run resumes from its stored cases (a case
-cut short runs again), and the criterion is judged on every stored round, those of earlier attempts too.
+"""plan and run: `replay --steady`, RWSW's test on a replayed workload. The target is purged (as `ptsbench pts`
+purges it) and preconditioned first (workload-independent: sequential 128 KiB writes over all of it, twice), then
+the replay runs round after round until the PTS steady-state criterion holds on its IOPS and mean latency
+(workload/steady.py), or the last planned round has run. Each is a case of the run, stored when it ends; a killed
+run resumes from its stored cases (a case cut short runs again; a preconditioning cut short is purged again
+first), and the criterion is judged on every stored round, those of earlier attempts too.
 
 The cases' job files are kept in the run directory (precondition.fio, replay.fio), so a resume plans the same cases
 from the run directory alone.
@@ -44,14 +45,48 @@ def plan_rounds(run_dir: Path, max_rounds: int, precondition: bool, log_interval
             for case in cases]
 
 
+def purge_target(run_dir: Path, target: str, destructive: bool) -> dict[str, Any]:
+    """RWSW's purge of `target` before the preconditioning, by `ptsbench pts`'s purge path (device/purge.py): a
+    block device by the first method that applies (its own erase; else a discard, which is no PTS purge), a file
+    not at all (it cannot be purged). The attempt is added to the run's purge.json before anything else runs; one
+    that failed raises (a resume purges again)."""
+    from ptsbench.atomic import atomic_write_json
+    from ptsbench.device.info import target_facts
+    from ptsbench.device.purge import purge
+    from ptsbench.device.target import resolve_target
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.store import utc_now
+    from ptsbench.workload.runs import PURGE
+
+    started = utc_now()
+    resolved = resolve_target(target)
+    outcome = purge(resolved, target_facts(resolved), destructive)
+    attempt = outcome.attempt(started, utc_now())
+    atomic_write_json(run_dir / PURGE, [*purge_attempts(run_dir), attempt])
+    if not outcome.ok:
+        raise PtsbenchError(f"purge of {target} failed ({outcome.method}): {outcome.message}",
+                            f"fix the cause, then `ptsbench resume {run_dir}` purges again")
+    return attempt
+
+
+def purge_attempts(run_dir: Path) -> list[dict[str, Any]]:
+    """The run's purges so far, oldest first."""
+    from ptsbench.store import read_json
+    from ptsbench.workload.runs import PURGE
+
+    return list(read_json(run_dir / PURGE)) if (run_dir / PURGE).is_file() else []
+
+
 def judged(store: "RunStore", preconditioned: bool) -> dict[str, Any]:
     """The steady-state determination on the run's stored rounds that ended well, with the bytes fio wrote in the
-    preconditioning (when it ran and ended well)."""
+    preconditioning (when it ran and ended well) and the last purge before it."""
     from ptsbench.cases.records import load_records
     from ptsbench.workload.steady import judge
 
     records = [record for record in load_records(store) if record.status == "ok"]
-    found = judge([record.jobs for record in records if record.name.startswith(ROUND_PREFIX)], preconditioned)
+    purges = purge_attempts(store.root)
+    found = judge([record.jobs for record in records if record.name.startswith(ROUND_PREFIX)], preconditioned,
+                  purges[-1] if purges else None)
     fill = [part for record in records if record.name == PRECONDITION for job in record.jobs
             for part in job["directions"] if part["direction"] == "write"]
     if fill:

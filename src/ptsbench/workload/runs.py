@@ -8,6 +8,8 @@ characterisation and the comparison of what fio did with what the trace holds.
   characterisation.json       the trace's statistics (workload/characterise.py)
   replay.json                 a replay: the trace's IOs and bytes per direction beside fio's
   steady.json                 a replay --steady: each round's IOPS and mean latency, the PTS criterion's verdict
+  purge.json                  a replay --steady: each purge of the target before the preconditioning (method,
+                              commands, outcome), one more on each resume that preconditions again
 """
 
 import contextlib
@@ -20,6 +22,7 @@ TRACE_NAMES = ("trace.blktrace", "trace.iolog")
 CHARACTERISATION = "characterisation.json"
 REPLAY = "replay.json"
 STEADY = "steady.json"
+PURGE = "purge.json"
 
 
 def trace_name(trace_format: str) -> str:

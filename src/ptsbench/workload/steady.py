@@ -3,7 +3,8 @@
 
 RWSW purges the drive, preconditions it independently of the workload (sequential 128 KiB writes over twice its
 capacity), then applies the captured workload until the drive is steady on it. Here each round replays the whole
-trace (one case of the run, a repetition), with the deviations from the technical position named in DEVIATIONS.
+trace (one case of the run, a repetition), with the deviations from the technical position named in DEVIATIONS,
+and a purge that was none or only a discard named as one too.
 """
 
 from collections.abc import Mapping, Sequence
@@ -14,6 +15,7 @@ from ptsbench.workload.blktrace import DIRECTIONS
 
 REPLAY_JOB = "replay"
 NOT_PURGED = "no purge before the preconditioning"
+NO_PTS_PURGE = "no PTS purge before the preconditioning"
 NOT_PRECONDITIONED = ("no purge and no workload-independent preconditioning before the rounds (--no-precondition): "
                       "the replay's own rounds precondition the drive")
 DEVIATIONS = (
@@ -38,16 +40,29 @@ def round_values(jobs: Sequence[Mapping[str, Any]]) -> tuple[float, float] | Non
     return iops, mean_ns
 
 
-def judge(rounds: Sequence[Sequence[Mapping[str, Any]]], preconditioned: bool = True) -> dict[str, Any]:
+def purge_deviations(preconditioned: bool, purge: Mapping[str, Any] | None) -> list[str]:
+    """How what preceded the rounds departs from RWSW's purge and preconditioning: nothing after a PTS purge; the
+    purge's own words when it was none (a file) or a discard; no purge recorded (a run of an older ptsbench)."""
+    if not preconditioned:
+        return [NOT_PRECONDITIONED]
+    if purge is None:
+        return [NOT_PURGED]
+    return [f"{NO_PTS_PURGE}: {purge['message']}"] if purge.get("is_deviation") else []
+
+
+def judge(rounds: Sequence[Sequence[Mapping[str, Any]]], preconditioned: bool = True,
+          purge: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The steady-state determination after the given rounds (each its stored jobs): per-round values, and once
     there are WINDOW_ROUNDS rounds, the PTS criterion on IOPS and on mean latency over the last of them.
-    `preconditioned`: whether the workload-independent preconditioning ran before the rounds."""
+    `preconditioned`: whether the workload-independent preconditioning ran before the rounds; `purge`: the last
+    purge before it (purge.json's attempt)."""
     values = [round_values(jobs) for jobs in rounds]
     found: dict[str, Any] = {"rounds": len(rounds), "window_rounds": WINDOW_ROUNDS,
                              "iops": [value[0] if value else None for value in values],
                              "mean_lat_ns": [value[1] if value else None for value in values],
                              "steady": False, "preconditioned": preconditioned,
-                             "deviations": [NOT_PURGED if preconditioned else NOT_PRECONDITIONED, *DEVIATIONS]}
+                             "purge": dict(purge) if purge and preconditioned else None,
+                             "deviations": [*purge_deviations(preconditioned, purge), *DEVIATIONS]}
     window = values[-WINDOW_ROUNDS:]
     if len(window) < WINDOW_ROUNDS or any(value is None for value in window):
         return found
