@@ -512,7 +512,8 @@ def latency_monitor_shapes(lab: Lab, dev: str, out: Path, latencies: str) -> str
         f"the monitor counted no write at or above {LAB_MONITOR_MS[0]} ms in the rounds collecting garbage: " \
         f"{counted}; {latencies}"
     profile = WORK / "monitor-profile.toml"
-    profile.write_text('name = "lab"\nlatency_monitor_max = {"0" = 1000000000}\n')
+    profile.write_text('name = "lab"\nlatency_monitor_max = {"0" = 1000000000, "1" = 1000000000, "2" = 1000000000, '
+                       '"3" = 1000000000}\n')  # a line per bucket, each with the host beside it
     done = ptsbench("check", str(out), "--profile", str(profile), ok=None)
     shown = done.stdout
     lab.keep("ftl-ci-check-monitor.txt", shown)
@@ -520,7 +521,7 @@ def latency_monitor_shapes(lab: Lab, dev: str, out: Path, latencies: str) -> str
     flat = " ".join(shown.split())
     beside = [f"beside the host at or above {ms} ms (bucket {bucket} and up): the drive counted read"
               for bucket, ms in zip("0123", LAB_MONITOR_MS, strict=True)]
-    assert all(line in flat for line in beside), shown
+    assert all(line in flat for line in beside), f"{shown}; counted {counted}; {latencies}"
     return (f"set {','.join(map(str, LAB_MONITOR_MS))} ms and in force in all {len(rounds)} rounds, Get Features "
             f"equal; writes per bucket 0-3 in the rounds collecting garbage {counted} ({latencies}); `check` sets "
             f"each bucket beside the host's histogram: {flat[flat.index(beside[0]) - 40:][:600]}")
