@@ -12,6 +12,8 @@ alternate, their order rotating every round:
                   time and peak RSS from wait4)
   loadtxt-process `python -c "numpy.loadtxt(LOG, delimiter=',')"`, the whole process measured as plot is (its peer
                   in issue 46: plot's CPU at most this process's)
+  plot-baseline   with --baseline-src DIR: the same plot of another checkout's src/ (PYTHONPATH=DIR), e.g. main's
+                  from `git archive`, for a before / after in the same run
 ptsbench's modules are byte-compiled first (as pip installs them). For the readers time is the wall time of the read
 alone (and its CPU time); memory is the peak RSS (VmHWM) minus the RSS just before the read (after the imports).
 Medians are compared; goals: the C reader at least 3 x faster than loadtxt with at most half its peak memory; the
@@ -21,6 +23,8 @@ read alone. The machine's load average is printed before and after: on a busy ma
 Run from the repository root (about 3-5 minutes):
   .venv/bin/python bench/bench_logs.py
   .venv/bin/python bench/bench_logs.py --rounds 5 --log /tmp/bench_lat.log   # reuse (or keep) the log there
+  .venv/bin/python bench/bench_logs.py --rounds 7 --lines 1000000 --log /tmp/bench_1m_lat.log \
+      --baseline-src /tmp/main/src    # the plot of 1 M lines against the loadtxt process, and main's plot
 """
 
 import argparse
@@ -92,14 +96,15 @@ def run_reader(reader: str, path: Path) -> dict[str, float]:
     return result
 
 
-def time_plot(path: Path, loadtxt: bool = False) -> dict[str, float]:
-    """Wall time of `ptsbench plot LOG` (a fresh process: start-up, read, summary, reduce, draw the PNG), or with
-    `loadtxt` of a process that only loads the log with numpy.loadtxt."""
+def time_plot(path: Path, loadtxt: bool = False, source: Path | None = None) -> dict[str, float]:
+    """Wall time of `ptsbench plot LOG` (a fresh process: start-up, read, summary, reduce, draw the PNG; ptsbench
+    from `source` when given), or with `loadtxt` of a process that only loads the log with numpy.loadtxt."""
     with tempfile.TemporaryDirectory() as out:
         argv = ([sys.executable, "-c", LOADTXT_PROCESS, str(path)] if loadtxt
                 else [sys.executable, "-m", "ptsbench", "plot", str(path), "--out", out])
+        env = {**os.environ, "PYTHONPATH": str(source)} if source else None
         start = time.perf_counter()
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -115,6 +120,7 @@ def main() -> None:
     parser.add_argument("--log", type=Path, help="latency log to use; written there first when missing")
     parser.add_argument("--lines", type=int, default=LINES, help="lines of the log to write (default 10,000,000)")
     parser.add_argument("--rounds", type=int, default=3, help="measurements of each (default 3)")
+    parser.add_argument("--baseline-src", type=Path, help="also time the plot of ptsbench from this src/ folder")
     args = parser.parse_args()
     if args.measure:
         measure(*args.measure)
@@ -127,11 +133,13 @@ def main() -> None:
             make_log(path, args.lines)
         size_mb = path.stat().st_size / 1e6
         print(f"log: {path} ({size_mb:,.0f} MB); load average before: {os.getloadavg()[0]:.1f}", flush=True)
-        results: dict[str, list[dict[str, float]]] = {name: [] for name in MEASURES}
+        measures = (*MEASURES, "plot-baseline") if args.baseline_src else MEASURES
+        results: dict[str, list[dict[str, float]]] = {name: [] for name in measures}
         for round_number in range(args.rounds):
-            shift = round_number % len(MEASURES)
-            for name in MEASURES[shift:] + MEASURES[:shift]:
-                last = (time_plot(path, name == "loadtxt-process") if name in ("plot", "loadtxt-process")
+            shift = round_number % len(measures)
+            for name in measures[shift:] + measures[:shift]:
+                last = (time_plot(path, name == "loadtxt-process", args.baseline_src if name == "plot-baseline"
+                                  else None) if name in ("plot", "loadtxt-process", "plot-baseline")
                         else run_reader(name, path))
                 results[name].append(last)
                 print(f"  round {round_number + 1} {name:<14} {last['wall_s']:6.2f} s wall, {last['cpu_s']:6.2f} s "
@@ -170,7 +178,13 @@ def main() -> None:
     share = plot["cpu_s"] / process["cpu_s"]
     print(f"plot / a whole loadtxt process (python, numpy, loadtxt of the log: {process['cpu_s']:.2f} CPU-s, "
           f"{process['wall_s']:.2f} s wall): {share:.2f} x its CPU (goal <= 1: {'met' if share <= 1 else 'NOT met'})")
-
+    if args.baseline_src:
+        baseline = median["plot-baseline"]
+        pairs = ", ".join(f"{ours['cpu_s'] / theirs['cpu_s']:.2f}"
+                          for ours, theirs in zip(results["plot"], results["plot-baseline"], strict=True))
+        print(f"plot of {args.baseline_src}: {baseline['cpu_s']:.2f} CPU-s, "
+              f"{baseline['cpu_s'] / process['cpu_s']:.2f} x the loadtxt process; this plot / that one: "
+              f"{plot['cpu_s'] / baseline['cpu_s']:.3f} (CPU, medians; per round: {pairs})")
 
 if __name__ == "__main__":
     main()

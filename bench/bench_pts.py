@@ -52,7 +52,7 @@ from ptsbench.fio.runner import probe_engine, run_fio  # noqa: E402
 from ptsbench.pts.engine import QuietReporter, run  # noqa: E402
 from ptsbench.pts.plan import Plan, make_plan, round_job  # noqa: E402
 from ptsbench.pts.settings import make_settings  # noqa: E402
-from ptsbench.pts.start import create_run, target_info  # noqa: E402
+from ptsbench.pts.start import RunStart, create_run, target_info  # noqa: E402
 
 GAP_GOAL_MS = 10.0
 QUIET_GAP_GOAL_MS = 30.0  # issue 46: chained hand-offs on a quiet machine
@@ -198,7 +198,8 @@ def peak_memory_bytes(folder: Path, cells: int, cell_s: float, chained: bool) ->
 
 def measure_rounds(folder: Path, cell_s: float, rounds: int, profile: str) -> dict[str, float]:
     plan, target = demo_plan(folder, cell_s, rounds, profile)
-    store, plan = create_run(folder / "run", plan.settings, plan.target, {}, ioengine_note=plan.target.ioengine)
+    store, plan = create_run(folder / "run", plan.settings, plan.target, {},
+                             RunStart(ioengine_note=plan.target.ioengine))
     started = time.monotonic()
     run(store, target, destructive=False, reporter=QuietReporter())
     run_wall_s = time.monotonic() - started

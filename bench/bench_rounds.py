@@ -21,8 +21,8 @@ from typing import Any
 from ptsbench.device.target import Target
 from ptsbench.pts.engine import Progress, QuietReporter, run
 from ptsbench.pts.plan import make_plan
-from ptsbench.pts.settings import make_settings
-from ptsbench.pts.start import create_run, target_info
+from ptsbench.pts.settings import RunChoices, make_settings
+from ptsbench.pts.start import RunStart, create_run, target_info
 from ptsbench.report.pts.live import BackgroundReport, RewriteBudget
 
 SIZE_BYTES = 64 * 1024**2
@@ -51,9 +51,9 @@ def wsat_rounds(folder: Path, rounds: int, round_s: float, every_round: bool) ->
     path = str(folder / "null.dat")
     target = Target(path, "file", SIZE_BYTES, path)
     settings = make_settings("demo", "2.0", ("wsat",), {"wsat": {"round_time_s": round_s}},
-                             wsat_capacity_multiple=1e9, wsat_max_time_s=rounds * round_s)
+                             RunChoices(wsat_capacity_multiple=1e9, wsat_max_time_s=rounds * round_s))
     plan = make_plan(settings, target_info(target, {"logical_sector_bytes": 512}, "null", SIZE_BYTES))
-    store, plan = create_run(folder / "run", plan.settings, plan.target, {}, ioengine_note="null")
+    store, plan = create_run(folder / "run", plan.settings, plan.target, {}, RunStart(ioengine_note="null"))
     ends = RoundEnds()
     with BackgroundReport(store.root, ends) as reporter:
         if every_round:

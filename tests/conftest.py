@@ -47,6 +47,11 @@ exec_record.record_starts(str(EXEC_LOG))
 RUN_MARK = os.environ["PTSBENCH_TEST_RUN"] if XDIST_WORKER else f"{os.getpid()}-{secrets.token_hex(4)}"
 os.environ["PTSBENCH_TEST_RUN"] = RUN_MARK
 PR_SET_PDEATHSIG = 1
+# A suite started in the background by a script (`pytest ... &` without job control) inherits SIGINT ignored, and so
+# would every ptsbench and fio it starts: the tests that press Ctrl-C would find them deaf and wait for minutes. The
+# suite runs as it does from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def die_with_parent(user: str | None = None, sig: int = signal.SIGKILL) -> Callable[[], None]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_text
-from ptsbench.cases.plan import Case, CaseJob, Overrides, case_job, device_job_text, plan_case
+from ptsbench.cases.plan import Case, CaseJob, JobAdditions, case_job, device_job_text, plan_case
 from ptsbench.cases.records import RESULT, CaseRecord, read_record
 from ptsbench.cases.run import run_case
 from ptsbench.cases.schedule import CaseProgress
@@ -227,9 +227,9 @@ def plan_cases(entries: Sequence[dict[str, Any]], texts: dict[str, str], targets
     (opens.parse_job_texts). A text it could not parse together is parsed alone, side by side, one per CPU, as is a
     cell's second text (the one for a device its job names)."""
     folder = run_dir / SWEEP_DIR
+    adds = JobAdditions(run_dir, log_interval_ms, fio_lat_log=fio_lat_log)
     return plan_together([case_job(entry["index"], entry["name"], folder / entry["job"], texts[entry["job"]],
-                                   targets[entry["target"]] if targets else None, Overrides(), run_dir,
-                                   log_interval_ms, fio_lat_log) for entry in entries])
+                                   targets[entry["target"]] if targets else None, adds) for entry in entries])
 
 
 def plan_together(built: Sequence[CaseJob]) -> list[Case]:

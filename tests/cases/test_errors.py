@@ -136,6 +136,7 @@ def test_a_run_whose_report_cannot_be_written_on_a_full_disk_fails(tmp_path: Pat
         assert shown.returncode == 0 and "null" in shown.stdout
 
 
+@pytest.mark.xdist_group("run-lab")  # on the worker that makes the run lab for the catalog's tests
 def test_a_pdf_that_cannot_be_written_names_the_full_disk_not_zlib(tmp_path: Path, run_lab: Lab) -> None:
     """matplotlib's PDF writer, when a write fails with ENOSPC, flushes its zlib stream again on the way out and
     raises zlib's "Error -2 while flushing: inconsistent stream state": the report's error names the full disk."""

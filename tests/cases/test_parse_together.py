@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from ptsbench.cases.checks import check_cases
-from ptsbench.cases.plan import Overrides, case_job, plan_case
+from ptsbench.cases.plan import JobAdditions, case_job, plan_case
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.opens import parse_job_text, parse_job_texts
 from ptsbench.sweep import SWEEP_DIR, plan_cases
@@ -35,7 +35,7 @@ def _folder(tmp_path: Path) -> Path:
 
 def _plan_each_alone(entries: list[dict[str, object]], texts: dict[str, str], run_dir: Path) -> list[object]:
     return [plan_case(case_job(int(str(entry["index"])), str(entry["name"]), run_dir / SWEEP_DIR / str(entry["job"]),
-                               texts[str(entry["job"])], None, Overrides(), run_dir, 1000, False)) for entry in entries]
+                               texts[str(entry["job"])], None, JobAdditions(run_dir, 1000))) for entry in entries]
 
 
 def _verdict(case: object) -> str:

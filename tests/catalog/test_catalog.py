@@ -13,6 +13,9 @@ from conftest import run_cli
 from labruns import Lab
 from test_report_browser import Browser, shared_browser
 
+# the run lab (a session fixture of 40 runs) is made once, on one worker, for the modules that read it
+pytestmark = pytest.mark.xdist_group("run-lab")
+
 
 @pytest.fixture
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:

@@ -18,6 +18,9 @@ from ptsbench.catalog.gates import judge, parse_gate, run_facts
 from ptsbench.catalog.values import run_values
 from ptsbench.store import RunStore
 
+# the run lab (a session fixture of 40 runs) is made once, on one worker, for the modules that read it
+pytestmark = pytest.mark.xdist_group("run-lab")
+
 SCHEMA = Path(__file__).parents[1] / "data" / "junit" / "junit-10.xsd"
 
 

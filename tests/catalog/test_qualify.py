@@ -20,6 +20,9 @@ from test_case_waf import _counter_files, _run_on
 from test_case_waf import loop_as_nvme as nvme_loop  # noqa: F401 (the fixture, under this module's name)
 from test_gates import junit_cases
 
+# the run lab (a session fixture of 40 runs) is made once, on one worker, for the modules that read it
+pytestmark = pytest.mark.xdist_group("run-lab")
+
 OCPTV_SCHEMA = Path(__file__).parents[1] / "data" / "ocptv"
 SMALL_JOB = "[small]\nioengine=null\nsize=64m\nrw=randread\nbs=4k\nnumber_ios=2000\npercentile_list=99.9999\n"
 # two jobs of a qualification run on a new file (the capacity comes from --size); psync: latencies spread over
@@ -84,6 +87,31 @@ def test_a_2000_io_p99_99_is_not_measured_and_does_not_pass(small_run: Path, tmp
     assert missed.returncode == 1 and " FAIL " in missed.stdout, missed.stdout  # judged as asked: it can fail
     strict = run_cli("check", str(small_run), "--gate", "p90 <= 10s", "--min-tail", "1000")
     assert strict.returncode == 4 and "fewer than 1000 IOs beyond it" in strict.stdout, strict.stdout
+
+
+def test_tables_show_each_percentile_with_its_evidence(small_run: Path) -> None:
+    """The results tables (terminal, and the report's results as read back from its xlsx) show the IOs behind the
+    latency figures, and a percentile with fewer than 10 IOs slower than it as not measured, not as a number;
+    `--format json` keeps fio's figures beside their evidence."""
+    from openpyxl import load_workbook
+
+    count, bins, percentiles = _fio_bins(small_run)
+    beyond = {key: sum(n for at, n in bins.items() if at > value) for key, value in percentiles.items()}
+    assert beyond["90"] >= 10 > beyond["99.9"]  # one shown, one not measured
+    shown = run_cli("show", str(small_run)).stdout
+    lines = shown.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.rstrip().endswith("IOs"))  # the header
+    p90, _p95, _p99, p999, ios = lines[at + 2].split()[-5:]  # the first row's p90 µs .. IOs, as shown
+    assert ios == f"{count:,}" and p999 == "n/m" and float(p90.replace(",", "")) * 1000 == pytest.approx(
+        percentiles["90"], abs=1000)
+    assert "n/m: not measured, fewer than 10 IOs were slower" in shown
+    sheet = load_workbook(small_run / "results.xlsx", read_only=True)["results"]
+    names, *rows = [list(values) for values in sheet.iter_rows(values_only=True) if any(values)]
+    first = next(dict(zip(names, values, strict=False)) for values in rows if "lat p99 (µs)" in names)
+    assert first["latency IOs"] == count and first["lat p99.9 (µs)"] in (None, "-", "")
+    assert first["lat p90 (µs)"] == pytest.approx(percentiles["90"] / 1000)
+    rows_json = json.loads(run_cli("show", str(small_run), "--format", "json").stdout)
+    assert rows_json[0]["lat_p99.9_ns"] == percentiles["99.9"] and rows_json[0]["lat_beyond"]["99.9"] < 10
 
 
 def test_a_gate_on_p99_9999_is_a_metric_when_the_job_asked_fio_for_it(small_run: Path) -> None:
@@ -215,12 +243,13 @@ def test_the_example_profile_reads(qual_run: Path) -> None:
     assert "qual/randread read p99.99" in done.stdout and "per TB x" in done.stdout
 
 
-def _monitor_doc(bucket_counts: dict[str, tuple[int, int, int]]) -> dict[str, object]:
+def _monitor_doc(bucket_counts: dict[str, tuple[int, int, int]],
+                 thresholds_ms: tuple[int, int, int, int] = (5, 10, 20, 50)) -> dict[str, object]:
     """An OCP C3h latency monitor log as nvme-cli prints it (`nvme ocp latency-monitor-log -o json`, keys of
     plugins/ocp/ocp-print-json.c json_c3_log): no drive or QEMU here has the log, so the nvme stand-in serves it."""
     doc: dict[str, object] = {"Feature Status": 1, "Active Bucket Timer": 0, "Active Bucket Timer Threshold": 60,
-                              "Active Threshold A": 5, "Active Threshold B": 10, "Active Threshold C": 20,
-                              "Active Threshold D": 50, "Log Page Version": 4}
+                              "Log Page Version": 4}
+    doc.update({f"Active Threshold {letter}": ms for letter, ms in zip("ABCD", thresholds_ms, strict=True)})
     for bucket in "0123":
         read, write, trim = bucket_counts.get(bucket, (0, 0, 0))
         doc[f"Active Bucket Counter: Bucket {bucket}"] = {"Read": read, "Write": write, "Trim": trim}
@@ -271,6 +300,14 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     said = " ".join(" ".join(lines[1:]).split())
     assert (f"the drive counted 2 read(s) at or above 50 ms (bucket 3 and up), the host {slow.get('read', 0)}: "
             "the drive saw latencies the host did not") in said, done.stdout
+    # the case's section of the report says it too, at the longest latency where they differ
+    from ptsbench.report.build import load_report
+
+    [shown] = [text for section in load_report(store.root).sections for block in section.blocks
+               if (text := getattr(block, "text", "")).startswith("The drive's latency monitor (OCP C3h)")]
+    assert (f"and the host differ over the case: the drive counted 2 read(s) at or above 50 ms (bucket 3 and up), "
+            f"the host {slow.get('read', 0)}: the drive saw latencies the host did not; the drive counted 1 write(s) "
+            "at or above 50 ms") in shown, shown
     allowed = run_cli("check", str(store.root), "--profile",
                       str(_profile(tmp_path, 'latency_monitor_max = {"3" = 3}\n')))
     assert allowed.returncode == 0, allowed.stdout
@@ -306,37 +343,40 @@ def test_a_monitor_not_enabled_or_set_anew_gives_no_increase() -> None:
 
 
 def test_a_pts_phase_s_rounds_are_set_beside_the_host_s_histograms(qual_run: Path) -> None:
-    """A PTS phase: the drive's counts over its rounds added up, beside the IOs each round's fio.json counts at or
-    above each threshold, a line per bucket whatever they say, and the differences named; a round whose monitor
-    counted under other thresholds is left out, and said. (Each round's folder holds the json+ of a real fio run,
-    the qualification run's two jobs of 16,000 IOs each; threshold A at 0 ms takes every IO.)"""
-    from ptsbench.catalog.monitor_host import phase_beside_host
+    """A PTS phase: the drive's counts over its rounds added up, beside the host's counts each round stored
+    (round.json telemetry.monitor_host, as host_beside_monitor makes it from the round's fio jobs), a line per
+    bucket whatever they say; a round whose monitor counted under other thresholds is left out, and said; a round
+    that stored no host counts is not added. (The host's side: the json+ bins of a real fio run, the qualification
+    run's two jobs of 16,000 IOs each; threshold A at 0 ms takes every IO.)"""
+    from ptsbench.catalog.monitor_host import host_beside_monitor, phase_beside_host
+    from ptsbench.fio.output import parse_jobs
 
     (case_dir,) = qual_run.glob("cases/*")
+    jobs = parse_jobs(json.loads((case_dir / "fio.json").read_text()))
 
-    def round_telemetry(thresholds_ms: list[int], counts: dict[str, tuple[int, int, int]]) -> dict[str, object]:
-        change = {bucket: dict(zip(("read", "write", "trim"), counts.get(bucket, (0, 0, 0)), strict=True))
-                  for bucket in "0123"}
-        return {"after": {"latency_monitor_thresholds_ms": thresholds_ms}, "change": {"latency_monitor": change}}
+    def round_record(thresholds_ms: list[int], counts: dict[str, tuple[int, int, int]]) -> dict[str, object]:
+        change = {"latency_monitor": {bucket: dict(zip(("read", "write", "trim"), counts.get(bucket, (0, 0, 0)),
+                                                       strict=True)) for bucket in "0123"}}
+        after = {"latency_monitor_thresholds_ms": thresholds_ms}
+        return {"telemetry": {"after": after, "change": change,
+                              "monitor_host": host_beside_monitor(jobs, change, after)}}
 
-    said = phase_beside_host([(case_dir, round_telemetry([0, 5, 10, 20], {"0": (10, 20, 0), "3": (1, 0, 0)})),
-                              (case_dir, round_telemetry([0, 5, 10, 20], {"0": (5, 0, 0)})),
-                              (case_dir, {"after": {}, "change": {"latency_monitor": None}}),
-                              (case_dir, round_telemetry([0, 5, 10, 50], {"0": (99, 0, 0)}))])
+    said = phase_beside_host([round_record([0, 5, 10, 20], {"0": (10, 20, 0), "3": (1, 0, 0)}),
+                              round_record([0, 5, 10, 20], {"0": (5, 0, 0)}),
+                              {"telemetry": {"after": {}, "change": {"latency_monitor": None}, "monitor_host": None}},
+                              round_record([0, 5, 10, 50], {"0": (99, 0, 0)})])
     assert said["0"][0] == ("beside the host at or above 0 ms (bucket 0 and up): the drive counted read 16, write 20, "
-                            "trim 0; the host's fio latency histogram read 32,000, write 32,000, trim 0")
-    assert "the host saw 32,000 read(s) at or above 0 ms, the drive counted 16 (bucket 0 and up): latency outside " \
-           "the drive" in said["0"]
+                            "trim 0; the host's fio latency histogram read 32,000, write 32,000, trim 0 (2 round(s) "
+                            "added up)")
     assert said["0"][-1] == "1 round(s) under other thresholds left out"
-    assert said["3"][0].startswith("beside the host at or above 20 ms (bucket 3 and up): the drive counted read 1,")
     from ptsbench.catalog.monitor_host import host_slower_counts
 
     slow = host_slower_counts(case_dir / "fio.json", [20e6])
     assert slow is not None
-    if slow["read"][0] == 0:  # no psync read of a file took 20 ms: the drive's read is one the host did not see
-        assert ("the drive counted 1 read(s) at or above 20 ms (bucket 3 and up), the host 0: the drive saw latencies "
-                "the host did not") in said["3"]
-    assert phase_beside_host([(case_dir, {"after": {}, "change": {}})]) == {}
+    assert said["3"] == [f"beside the host at or above 20 ms (bucket 3 and up): the drive counted read 1, write 0, "
+                         f"trim 0; the host's fio latency histogram read {2 * slow['read'][0]:,}, write "
+                         f"{2 * slow['write'][0]:,}, trim 0 (2 round(s) added up)"]
+    assert phase_beside_host([{"telemetry": {"after": {}, "change": {}}}, {}]) == {}
 
 
 def test_a_file_has_no_latency_monitor_to_judge(qual_run: Path, tmp_path: Path) -> None:

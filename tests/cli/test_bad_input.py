@@ -23,6 +23,9 @@ import pytest
 from bad_input_table import DEV_LOG_PREFIX, TABLE
 from conftest import map_in_threads, run_cli
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("bad-input")
+
 NULL_JOB = "[null]\nioengine=null\nsize=16m\nbs=4k\nrw=randread\n"
 GARBAGE = b"\xff\xfe\x00\x9c binary \x80 garbage"
 

@@ -503,6 +503,28 @@ def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, wri
     assert found.stdout.strip() == ""  # fio was stopped, not left running
 
 
+def test_a_sigint_fio_got_first_is_the_same_interruption(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    """A terminal's Ctrl-C reaches fio and ptsbench at once; on a busy host fio's end may be read before ptsbench's
+    own KeyboardInterrupt is raised. Made certain here by sending SIGINT to fio alone: the case is interrupted (so a
+    resume runs it again), never a failure, and the run ends as a Ctrl-C does (130)."""
+    from ptsbench.fio.lifetime import fio_pids
+
+    job = write_job("long.fio", "[long]\nioengine=null\nsize=1m\ntime_based\nruntime=120\nrw=read\n")
+    out = tmp_path / "r"
+    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(pids := fio_pids(out)) < 2:  # fio's main process and its job's (fio's signal handlers are set)
+        assert process.poll() is None and time.monotonic() < deadline, "fio never started"
+        time.sleep(0.05)
+    os.kill(next(pid for pid in pids if os.getsid(pid) == process.pid), signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    result = json.loads((out / "cases" / "001-long" / "result.json").read_text())
+    assert result["status"] == "interrupted"
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+
+
 def test_target_is_what_fio_writes_even_when_the_job_names_a_directory(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -31,7 +31,7 @@ from ptsbench.device.target import Target
 from ptsbench.errors import UnsafeTargetError
 from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.settings import make_settings
-from ptsbench.pts.start import create_run, target_info
+from ptsbench.pts.start import RunStart, create_run, target_info
 
 HOLDER = """
 import sys
@@ -187,7 +187,7 @@ def test_each_round_reads_the_cache_again_and_a_change_is_a_deviation(tmp_path: 
         target = resolve_target(device)
         facts = {"transport": "nvme", "nvme_controller": controller, "disk": device}
         info = target_info(target, facts, probe_engine(str(tmp_path))[0], 16 * 1024**2)
-        store, _ = create_run(tmp_path / "run", settings, info, facts, ioengine_note="", purge_method="none")
+        store, _ = create_run(tmp_path / "run", settings, info, facts, RunStart(ioengine_note="", purge_method="none"))
         run(store, target, destructive=True, reporter=FlipInRound2())
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert [(each["round"], each["read"]) for each in manifest["write_cache_rounds"]] == [(1, False), (2, True)]
@@ -213,7 +213,7 @@ def test_a_run_killed_mid_round_is_resumed_and_puts_back_the_cache_it_found(tmp_
         target = resolve_target(device)
         facts = {"transport": "nvme", "nvme_controller": controller, "disk": device}
         info = target_info(target, facts, probe_engine(str(tmp_path))[0], 16 * 1024**2)
-        store, _ = create_run(tmp_path / "run", settings, info, facts, ioengine_note="", purge_method="none")
+        store, _ = create_run(tmp_path / "run", settings, info, facts, RunStart(ioengine_note="", purge_method="none"))
         child = subprocess.Popen([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
                                   "from ptsbench.pts.engine import run\nfrom ptsbench.pts.store import PtsStore\n"
                                   "from ptsbench.store import RunStore\nfrom ptsbench.device.target import "

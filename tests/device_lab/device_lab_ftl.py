@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -257,11 +258,11 @@ def ftl_pts_iops(lab: Lab) -> str:
     once garbage collection sets the pace. Write amplification per round (OCP C0h: media bytes over host bytes)
     is about 1 before the first full write and above 1.5 at steady state, and the report names its source. The
     host-bound flag is read against NVMeVirt's polling vCPU."""
-    return iops_transition(lab, load_fresh(), WORK / "pts-iops", IOPS_ROUND_S)
+    return iops_transition(lab, load_fresh(), WORK / "pts-iops", IOPS_ROUND_S)[0]
 
 
 def iops_transition(lab: Lab, dev: str, out: Path, round_s: float, fresh_round: bool = True,
-                    extra: tuple[str, ...] = ()) -> str:
+                    extra: tuple[str, ...] = ()) -> tuple[str, list["GcFinding"]]:
     """ftl-pts-iops's IOPS test and its judgement, with rounds of `round_s` on the fresh drive `dev`. `fresh_round`:
     a round must end before the first full write, and round 1 be above the steady-state mean; else (a small drive,
     whose round 1 may write past it) the highest round before garbage collection took hold (write amplification
@@ -271,6 +272,7 @@ def iops_transition(lab: Lab, dev: str, out: Path, round_s: float, fresh_round: 
     started, started_at = time.monotonic(), time.time()
     iops_test(dev, out, wipc(IOPS_PRECONDITION), round_s, extra)
     took = time.monotonic() - started
+    keep_rounds(lab, out)
     rounds = pts_rounds(out)
     values = [tracked_iops(record) for record in rounds]
     last = rounds[-1]["steady"]
@@ -313,10 +315,9 @@ def iops_transition(lab: Lab, dev: str, out: Path, round_s: float, fresh_round: 
     lab.keep(f"ftl-{out.name}-show.txt", shown)
     assert "media bytes written (OCP C0h)" in shown, shown[-3000:]
     said.append(host_bound_statement(rounds))
-    named, unnamed = gc_findings(out)
-    assert not unnamed, f"findings in rounds collecting garbage that do not name it: {unnamed}"
-    said.append(f"findings naming garbage collection: {named or 'none'}")
-    return f"{took:.0f} s; " + "; ".join(said)
+    found = gc_findings(out, size)
+    said.append(gc_judgement(found))
+    return f"{took:.0f} s; " + "; ".join(said), found
 
 
 def where_time_goes(out: Path, started_at: float, rounds: list[dict[str, Any]]) -> str:
@@ -357,17 +358,35 @@ def host_bound_statement(rounds: list[dict[str, Any]]) -> str:
 
 
 GC_CLEAR_WAF = 1.5  # a round with this write amplification was certainly collecting garbage
+# garbage collection's onset, as a step: NVMeVirt collects once a partition has 2 free lines left (of 32 or 64), so
+# not before about the namespace was written once (its pages and the over-provisioning); the step may be placed up to
+# a second early (the drop finder places its edge inside a second), hence a little less; and it is the transition,
+# not a stall at steady state, when it begins before the drive was written twice
+GC_STEP_CAPACITIES = (0.9, 2.0)
 
 
-def gc_findings(out: Path) -> tuple[list[str], list[str]]:
-    """The IOPS and MB/s findings of a PTS run (docs/drops.md; a run of one IO size has the same drops in both):
-    those naming garbage collection as their likely cause (the drop finder names it from a round's write
-    amplification of 1.05 or more), and those in rounds that were certainly collecting garbage (write amplification
-    1.5 or more) that do not name it."""
+@dataclass(frozen=True)
+class GcFinding:
+    """An IOPS or MB/s finding of a PTS run's round, as the check reads it."""
+
+    said: str  # "round N (write amplification R): the finding's line: its cause"
+    names_gc: bool  # its cause names garbage collection
+    certain: bool  # the round's write amplification says it was certainly collecting garbage
+    step: bool  # the level never came back in the round
+    capacities: float  # the host's bytes written since the drive was fresh when it began, over the capacity
+
+
+def gc_findings(out: Path, size: int) -> list[GcFinding]:
+    """The IOPS and MB/s findings of a PTS run on a drive fresh before it (docs/drops.md; a run of one IO size has
+    the same drops in both), each with the bytes the host had written when it began (the preconditioning, the
+    rounds before and the round's own before it) over the drive's `size`. The drop finder names garbage collection
+    from a round's write amplification of 1.05 or more; a round of 1.5 or more was certainly collecting garbage."""
     from ptsbench.drops.find import DropRule
     from ptsbench.drops.stored import folder_findings
 
-    named, unnamed = [], []
+    preconditioned = [json.loads(path.read_text()) for path in out.glob("pts/*/precondition/result.json")]
+    written = sum(int(result["written_bytes"]) for result in preconditioned)
+    found = []
     for folder in sorted(out.glob("pts/*/rounds/*")):
         if not (folder / "round.json").exists():
             continue
@@ -376,12 +395,38 @@ def gc_findings(out: Path) -> tuple[list[str], list[str]]:
         for finding in folder_findings(folder, DropRule(), record.get("telemetry")):
             if finding.drop.metric not in ("iops", "bw") or ratio is None:
                 continue
-            said = f"round {record['round']} (write amplification {ratio:.2f}): {finding.line()}: {finding.cause_text}"
-            if "garbage" in finding.cause_text:
-                named.append(said)
-            elif ratio >= GC_CLEAR_WAF:
-                unnamed.append(said)
-    return named, unnamed
+            found.append(GcFinding(
+                f"round {record['round']} (write amplification {ratio:.2f}): {finding.line()}: {finding.cause_text}",
+                "garbage" in finding.cause_text, ratio >= GC_CLEAR_WAF, finding.drop.to_end,
+                (written + finding.drop.written_bytes) / size))
+        written += sum(int((cell["write"] or {}).get("io_bytes", 0)) for cell in record["cells"].values())
+    return found
+
+
+def gc_judgement(found: list[GcFinding]) -> str:
+    """Every finding in a round certainly collecting garbage names it; what was found, as the check reports it."""
+    unnamed = [finding.said for finding in found if finding.certain and not finding.names_gc]
+    assert not unnamed, f"findings in rounds collecting garbage that do not name it: {unnamed}"
+    named = [f"{finding.said} (after {finding.capacities:.2f} x the capacity written)"
+             for finding in found if finding.names_gc]
+    return f"findings naming garbage collection: {named or 'none'}"
+
+
+def gc_transition_step(found: list[GcFinding]) -> GcFinding | None:
+    """The first step naming garbage collection that begins between GC_STEP_CAPACITIES of the capacity written
+    since the drive was fresh: garbage collection's onset as the drop finder sees it."""
+    low, high = GC_STEP_CAPACITIES
+    return next((finding for finding in found if finding.step and finding.names_gc
+                 and low <= finding.capacities <= high), None)
+
+
+def keep_rounds(lab: Lab, out: Path) -> None:
+    """Each round's record and per-second samples, kept beside the results (the guest's copy goes with it): what
+    the drop finder searched, to read again on the host."""
+    for folder in sorted(out.glob("pts/*/rounds/*")):
+        for name in ("round.json", "seconds.json"):
+            if (folder / name).exists():
+                lab.keep(f"{out.name}-{folder.parent.parent.name}-{folder.name}-{name}", (folder / name).read_text())
 
 
 @check("ftl-wsat")
@@ -391,29 +436,29 @@ def ftl_wsat(lab: Lab) -> str:
     finder finds the transition as a drop or step (the round in which the erased flash runs out holds it) naming
     garbage collection as its likely cause (the round's write amplification), and every finding in a round that was
     certainly collecting garbage names it."""
-    return wsat_cliff(load_fresh(), WORK / "pts-wsat", WSAT_ROUND_S, WSAT_CAPACITY, step_required=True)
+    said, found = wsat_cliff(lab, load_fresh(), WORK / "pts-wsat", WSAT_ROUND_S, WSAT_CAPACITY)
+    assert any(finding.names_gc for finding in found), f"no drop or step naming garbage collection: {said}"
+    return said
 
 
-def wsat_cliff(dev: str, out: Path, round_s: float, capacity: float, step_required: bool) -> str:
+def wsat_cliff(lab: Lab, dev: str, out: Path, round_s: float, capacity: float) -> tuple[str, list[GcFinding]]:
     """ftl-wsat's write saturation test and its judgement, with rounds of `round_s` until `capacity` times the
-    capacity is written, on the fresh drive `dev`; `step_required`: a drop or step naming garbage collection must
-    be found (in rounds shorter than the transition the drop finder may see none)."""
+    capacity is written, on the fresh drive `dev`: what it showed, and its findings (every one in a round certainly
+    collecting garbage naming it)."""
     started = time.monotonic()
     ptsbench("pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "wsat", "--round-time", str(round_s),
              "--wsat-capacity", str(capacity), "--wsat-time", WSAT_TIME_CAP, "--purge", "none",
              "--active-range", "100", "--destructive", "--out", str(out))
     took = time.monotonic() - started
+    keep_rounds(lab, out)
     rounds = pts_rounds(out)
     values = [tracked_iops(record) for record in rounds]
     said = f"IOPS per round {[round(v) for v in values]}"
     assert len(values) >= 3, f"only {len(values)} rounds: {said}"
     first, last = values[0], values[-1]
     assert first >= CLIFF_MIN * last, f"no cliff: the first round {first:.0f} IOPS, the last {last:.0f}: {said}"
-    named, unnamed = gc_findings(out)
-    assert not unnamed, f"findings in rounds collecting garbage that do not name it: {unnamed}"
-    assert named or not step_required, f"no drop or step naming garbage collection: {said}"
-    return (f"{took:.0f} s; {said}: the first round {first / last:.1f} x the last; findings naming garbage "
-            f"collection: {named}")
+    found = gc_findings(out, int(Path("/sys/block", os.path.basename(dev), "size").read_text()) * 512)
+    return f"{took:.0f} s; {said}: the first round {first / last:.1f} x the last; {gc_judgement(found)}", found
 
 
 # The CI-sized check: the same shapes as ftl-pts-iops and ftl-wsat on half the flash with faster NAND, in shorter
@@ -423,14 +468,18 @@ def wsat_cliff(dev: str, out: Path, round_s: float, capacity: float, step_requir
 # write takes half the bytes, and so does each capacity written at steady state. Programs of 200 ms (not 300) put
 # the steady level at about 1.5 times the full model's, still well below a loaded emulated CPU's pace on erased
 # flash (238-425 IOPS in round 1 of the full model's runs). Rounds of 10 s: fio's start and end under TCG (about 8 s
-# a process) make a round cost about twice its IO time, so shorter ones would buy little. Write saturation until
-# three times the capacity is written (PTS: 4 x): the erased flash runs out in round 1, and garbage collection has
-# two capacities to settle.
+# a process) make a round cost about twice its IO time, so shorter ones would buy little. Write saturation in rounds
+# of 20 s until four times the capacity is written (PTS's rule): the erased flash runs out in round 1 (about 1.04 x
+# the capacity written, at 250-600 IOPS 7-15 s into it), which then holds seconds on both sides of garbage
+# collection's onset for the drop finder (in rounds of 10 s it fell near a round's edge: found as a step in one run
+# of two); fewer, longer rounds cost about the same (fio's start and end per round), and four capacities give three
+# rounds or more.
 FOB_WAF_MAX = 2.0  # a round below this write amplification was mostly on erased flash
 FOB_MARGIN = 1.5  # ... and its IOPS at least this many times the steady-state mean
 CI_MODEL: dict[str, int | str] = {"memmap_size": "17M", "blks_per_pl": 32, "nand_prog_ns": 200_000_000}
 CI_ROUND_S = 10
-CI_WSAT_CAPACITY = 3
+CI_WSAT_ROUND_S = 20
+CI_WSAT_CAPACITY = 4
 
 
 @check("ftl-ci")
@@ -441,15 +490,24 @@ def ftl_ci(lab: Lab) -> str:
     steady state within the round limit, write amplification (the device's OCP C0h log) above 1.5 at steady state
     (and about 1 in any round that ended before the first full write), the OCP latency monitor as ptsbench set it
     counting garbage collection's slow writes (latency_monitor_shapes); then on a fresh drive again write saturation
-    in rounds of 10 s until three times the capacity is written: the first round's IOPS at least 1.5 times the
-    last's (a drop or step naming garbage collection is reported, not required)."""
+    in rounds of 20 s until four times the capacity is written: the first round's IOPS at least 1.5 times the
+    last's. The drop finder finds garbage collection's onset as a step naming it as the likely cause, in either
+    run: a step (the level not back by the round's end) beginning after the namespace was about written once and
+    before it was written twice (GC_STEP_CAPACITIES)."""
     dev = load_fresh(**CI_MODEL)
     monitor_option = ("--latency-monitor", ",".join(str(ms) for ms in LAB_MONITOR_MS))
     counted_before = counters()
-    iops = iops_transition(lab, dev, WORK / "ci-iops", CI_ROUND_S, fresh_round=False, extra=monitor_option)
+    iops, iops_found = iops_transition(lab, dev, WORK / "ci-iops", CI_ROUND_S, fresh_round=False,
+                                       extra=monitor_option)
     monitor = latency_monitor_shapes(lab, dev, WORK / "ci-iops", write_latencies(counted_before, counters()))
-    wsat = wsat_cliff(load_fresh(**CI_MODEL), WORK / "ci-wsat", CI_ROUND_S, CI_WSAT_CAPACITY, step_required=False)
-    return f"IOPS test: {iops} | latency monitor: {monitor} | write saturation: {wsat}"
+    wsat, wsat_found = wsat_cliff(lab, load_fresh(**CI_MODEL), WORK / "ci-wsat", CI_WSAT_ROUND_S, CI_WSAT_CAPACITY)
+    steps = {run: step for run, found in (("IOPS test", iops_found), ("write saturation", wsat_found))
+             if (step := gc_transition_step(found)) is not None}
+    said = f"IOPS test: {iops} | latency monitor: {monitor} | write saturation: {wsat}"
+    assert steps, f"no step naming garbage collection between {GC_STEP_CAPACITIES} x the capacity written: {said}"
+    onsets = "; ".join(f"{run}: {step.said} (after {step.capacities:.2f} x the capacity)"
+                       for run, step in steps.items())
+    return f"garbage collection's onset as a step: {onsets} | {said}"
 
 
 # the thresholds the IOPS test sets the OCP latency monitor to: not the patch's power-on settings (30, 100, 155,
@@ -477,7 +535,8 @@ def latency_monitor_shapes(lab: Lab, dev: str, out: Path, latencies: str) -> str
     and reported no problem; every round's reading of the C3h log has that configuration in force (enabled, those
     thresholds, the longest bucket timer), and Get Features C5h gives back the data ptsbench sent; in the rounds
     collecting garbage (write amplification 1.5 or more) the monitor counted writes at or above 5 ms; `ptsbench
-    check --profile` sets each bucket beside the host's fio latency histogram of the phase's rounds."""
+    check --profile` sets each bucket beside the host's fio latency histogram of the phase's rounds (their
+    stored counts, round.json telemetry.monitor_host, added up)."""
     from ptsbench.device.latency_monitor import BUCKET_TIMER_MAX_MIN, MonitorSetting
 
     setting = MonitorSetting(LAB_MONITOR_MS)
@@ -506,6 +565,9 @@ def latency_monitor_shapes(lab: Lab, dev: str, out: Path, latencies: str) -> str
             continue
         increase = change["latency_monitor"]
         assert increase is not None, change["latency_monitor_note"]
+        # the round stored the host's side beside it (round.json telemetry.monitor_host), under the thresholds set
+        host = record["telemetry"]["monitor_host"]
+        assert host is not None and host["thresholds_ms"] == list(LAB_MONITOR_MS), host
         counted[record["round"]] = [increase[bucket]["write"] for bucket in "0123"]
     assert counted, "no round collected garbage (write amplification 1.5 or more)"
     assert any(sum(buckets) for buckets in counted.values()), \
@@ -522,6 +584,9 @@ def latency_monitor_shapes(lab: Lab, dev: str, out: Path, latencies: str) -> str
     beside = [f"beside the host at or above {ms} ms (bucket {bucket} and up): the drive counted read"
               for bucket, ms in zip("0123", LAB_MONITOR_MS, strict=True)]
     assert all(line in flat for line in beside), f"{shown}; counted {counted}; {latencies}"
+    # the phase's line adds up the rounds' stored counts: every round that stored both sides
+    stored = sum(record["telemetry"].get("monitor_host") is not None for record in rounds)
+    assert f"({stored} round(s) added up)" in flat, f"{shown}; {stored} round(s) stored the host's counts"
     return (f"set {','.join(map(str, LAB_MONITOR_MS))} ms and in force in all {len(rounds)} rounds, Get Features "
             f"equal; writes per bucket 0-3 in the rounds collecting garbage {counted} ({latencies}); `check` sets "
             f"each bucket beside the host's histogram: {flat[flat.index(beside[0]) - 40:][:600]}")
@@ -566,10 +631,11 @@ def ftl_sprandom(lab: Lab) -> str:
     (rmmod + insmod), with fio 3.42 for both: PTS's twice the capacity of sequential writes, then rounds of 4 KiB
     random writes until steady state; or fio's sprandom (the namespace and its over-provisioning of random writes
     once), then the same rounds. Both must reach steady state with garbage collection running (write amplification
-    above 1.5 in the window), and sprandom must write more than the namespace. The comparison: time from the command
-    to the end of the steady-state window, and the steady-state means, the same within the run's noise when they
-    differ by no more than the wider of the two windows' spreads (max - min). Reported, not required: the evidence
-    for offering it (docs/device-lab.md)."""
+    above 1.5 in the window), sprandom must write more than the namespace, its preconditioning job must be fio's
+    sprandom with the model's over-provisioning, and the plan must record it as a deviation. The comparison: time
+    from the command to the end of the steady-state window, and the steady-state means, the same within the run's
+    noise when they differ by no more than the wider of the two windows' spreads (max - min). Reported, not
+    required: the evidence for offering it (docs/device-lab.md)."""
     fio = os.environ.get("PTSBENCH_LAB_FIO", "")
     assert fio and Path(fio).is_file(), f"no fio at PTSBENCH_LAB_FIO={fio!r} (scripts/device-lab.sh builds it)"
     version = run([fio, "--version"]).stdout.strip()
@@ -582,11 +648,16 @@ def ftl_sprandom(lab: Lab) -> str:
     started = time.time()
     fast = steady_arm(dev, WORK / "pts-sprandom", fio, SPRANDOM_OPTIONS)
     fast_s = fast["ended"] - started
-    lab.keep("ftl-sprandom-job.fio", next((WORK / "pts-sprandom").glob("pts/*/precondition/job.fio")).read_text())
+    job = next((WORK / "pts-sprandom").glob("pts/*/precondition/job.fio")).read_text()
+    lab.keep("ftl-sprandom-job.fio", job)
+    assert "sprandom=1" in job.splitlines() and f"spr_op={MODEL['op_pct'] / 100:g}" in job.splitlines(), job
+    deviations = json.loads((WORK / "pts-sprandom" / "plan.json").read_text())["deviations"]
+    deviation = next((text for text in deviations if "sprandom" in text), None)
+    assert deviation, f"the plan does not record sprandom as a deviation: {deviations}"
     noise = max(classic["spread"], fast["spread"])
     same = abs(fast["mean"] - classic["mean"]) <= noise
     faster = fast_s < classic_s
-    said = [f"{version}",
+    said = [f"{version}", f"the plan's deviation: {deviation}",
             f"PTS (2 x capacity sequential): steady in rounds {classic['rounds'][0]}-{classic['rounds'][-1]}, mean "
             f"{classic['mean']:.0f} IOPS (spread {classic['spread']:.0f}), {classic_s:.0f} s to steady state, "
             f"IOPS {[round(v) for v in classic['values']]}, WAF in the window {[round(w, 1) for w in classic['wafs']]}",

@@ -317,3 +317,30 @@ def test_a_bound_program_is_the_file_found_and_never_run_through_a_shell(binding
         program.chmod(0o755)
     monkeypatch.chdir(tmp_path)
     assert lifetime.run_bound(["bin/say"], capture_output=True, text=True, cwd=elsewhere).stdout == "here\n"
+
+
+def test_one_look_finds_the_fio_of_every_marker(tmp_path: Path) -> None:
+    """The watcher's look through /proc for all its markers at once (fio/lifetime.py _fio_pids) finds each marker's
+    fio and no other: job paths (under a folder given, too) and a server's option alike; no markers, no fio."""
+    folders = [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
+    started = []
+    try:
+        for folder in folders:
+            folder.mkdir()
+            (folder / "job.fio").write_text("[x]\nioengine=null\nsize=1g\ntime_based\nruntime=60\nthread\n")
+            started.append(subprocess.Popen(["fio", "--output-format=json", str(folder / "job.fio")],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 60
+        while len(fio_pids(tmp_path)) < 3:  # each fio is there (its job a thread of it)
+            assert time.monotonic() < deadline, "the fio processes did not start"
+            time.sleep(0.05)
+        a_pids, b_pids, c_pids = (set(fio_pids(folder)) for folder in folders)
+        assert started[0].pid in a_pids and started[1].pid in b_pids and not a_pids & b_pids
+        both = set(lifetime._fio_pids([str(folders[0] / "job.fio"), str(folders[1])]))
+        assert started[0].pid in both and started[1].pid in both and not both & c_pids
+        assert lifetime._fio_pids([]) == [] and lifetime._fio_pids(["--server=sock:/nowhere"]) == []
+    finally:
+        kill_fio_processes(tmp_path)
+        for process in started:
+            process.wait()
+        wait_until_no_fio(tmp_path)

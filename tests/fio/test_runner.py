@@ -132,3 +132,36 @@ def test_live_iops_and_bandwidth_agree_across_the_end_of_ramp_time(tmp_path: Pat
         assert sample.iops >= 0 and sample.bw_bytes >= 0, sample
         if sample.iops > 0 and place:
             assert sample.bw_bytes / sample.iops == pytest.approx(1 << 20, rel=1e-9), sample
+
+
+def test_fio_is_asked_its_version_once_when_threads_ask_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan's threads all want fio's version as they start (sweep.plan_together): fio is started once for it, and
+    every thread gets the same answer."""
+    import threading
+
+    from ptsbench.fio import runner
+
+    started: list[list[str]] = []
+    real_run_bound = runner.run_bound
+
+    def counting(argv: list[str], **kwargs: Any) -> Any:
+        started.append(list(argv))
+        return real_run_bound(argv, **kwargs)
+
+    monkeypatch.setattr(runner, "run_bound", counting)
+    runner._version_of.cache_clear()
+    barrier = threading.Barrier(4)
+    answers: list[str] = []
+
+    def ask() -> None:
+        barrier.wait()
+        answers.append(runner.fio_version())
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    runner._version_of.cache_clear()  # the next test asks the unpatched run_bound
+    assert [argv[1:] for argv in started] == [["--version"]]
+    assert len(answers) == 4 and len(set(answers)) == 1 and answers[0].startswith("fio-")

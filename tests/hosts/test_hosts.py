@@ -63,14 +63,16 @@ class Servers:
     def __init__(self) -> None:
         self.processes: dict[Host, subprocess.Popen[bytes]] = {}
 
-    def __call__(self, count: int, first: int = 1, binary: str | None = None, cwd: Path | None = None) -> list[Host]:
+    def __call__(self, count: int, first: int = 1, binary: str | None = None, cwd: Path | None = None,
+                 daemon: bool = False) -> list[Host]:
+        """`daemon`: each server in a session of its own, as a daemonized one runs."""
         addresses = [f"127.0.0.{first + index}" for index in range(count)]
         port = free_port(addresses)
         hosts = [Host(address, port) for address in addresses]
         for host in hosts:
             self.processes[host] = subprocess.Popen(server_argv(Listen(bind=host.name, port=port), binary=binary),
                                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                                    stdin=subprocess.DEVNULL, cwd=cwd)
+                                                    stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=daemon)
         for host in hosts:
             assert wait_listening(Listen(bind=host.name, port=port)), f"fio server {host.label} did not start"
         return hosts

@@ -5,7 +5,6 @@ unprivileged user cannot reach, and plain TCP only when spelled out."""
 import hashlib
 import json
 import os
-import shutil
 import signal
 import stat
 import subprocess
@@ -106,31 +105,6 @@ def test_preflight_names_hosts_ssh_cannot_reach(tmp_path: Path, sshd: Sshd) -> N
     assert any("ssh://127.0.0.5:" in line and "Host key verification failed" in line for line in lines)
     assert not any("127.0.0.2" in line for line in lines[2:])
     assert not (tmp_path / "run").exists()
-
-
-def test_killed_ptsbench_stops_the_remote_server(tmp_path: Path, sshd: Sshd,
-                                                 write_job) -> None:  # type: ignore[no-untyped-def]
-    """kill -9 of ptsbench mid-run: its ssh's input ends, so the remote script stops fio's server and its job."""
-    job = write_job("long.fio", "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=120\n")
-    before, tunnels_before = remote_folders(), set(Path(tempfile.gettempdir()).glob("ptsbench-ssh-*"))
-    process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(job), "--hosts", sshd.spec("127.0.0.2"),
-                                "--out", str(tmp_path / "run")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        assert wait_for(lambda: (tmp_path / "run" / "cases" / "001-long" / "command.txt").exists())
-        made = remote_folders() - before
-        assert len(made) == 1
-        assert wait_for(lambda: len(server_pids(made)) >= 2)  # the server and the job it forked
-        process.kill()
-        process.wait()
-        assert wait_for(lambda: not server_pids(made) and not made & remote_folders())
-    finally:
-        if process.poll() is None:
-            kill_tree(process.pid)
-            process.wait()
-        for pid in server_pids(remote_folders() - before):
-            kill_tree(pid)
-        for left in set(Path(tempfile.gettempdir()).glob("ptsbench-ssh-*")) - tunnels_before:
-            shutil.rmtree(left)  # the killed ptsbench's tunnel folder: nobody else removes it
 
 
 def remote_folder_of(host: str) -> Path | None:
@@ -254,24 +228,105 @@ def test_server_refuses_a_socket_folder_others_could_enter(tmp_path: Path, probl
     assert not os.path.lexists(tmp_path / "elsewhere" / "fio.sock")
 
 
-def test_pts_on_two_hosts_through_ssh(tmp_path: Path, sshd: Sshd) -> None:
-    """A PTS run's rounds go through the tunnels too (one fio client per round, each host's job by its socket)."""
+def tunnel_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob(f"{ssh.FOLDER_PREFIX}*"))
+
+
+def _after_kill(made: set[Path], tunnels_before: set[Path], pid: int) -> set[Path]:
+    """After a kill -9 of ptsbench (`pid`): the remote servers of its tunnels and their jobs end, their folders go;
+    its local tunnel folder is left (returned), named by it."""
+    assert wait_for(lambda: not server_pids(made) and not made & remote_folders()), server_pids(made)
+    left = tunnel_folders() - tunnels_before
+    assert [folder.name.startswith(f"{ssh.FOLDER_PREFIX}{pid}-") for folder in left] == [True], left
+    return left
+
+
+def _after_resume(left: set[Path], made_before: set[Path], tunnels_before: set[Path]) -> None:
+    """After a resume: no remote server or folder of it stays, the killed run's local tunnel folder was removed
+    (its process is gone) and the resume removed its own."""
+    assert wait_for(lambda: not server_pids(remote_folders() - made_before))
+    assert not remote_folders() - made_before
+    assert not left & tunnel_folders() and not tunnel_folders() - tunnels_before
+
+
+def test_pts_on_two_hosts_through_ssh_killed_mid_round_resumes_without_losing_a_round(tmp_path: Path,
+                                                                                      sshd: Sshd) -> None:
+    """A PTS run's rounds go through the tunnels too (one fio client per round, each host's job by its socket).
+    kill -9 of it while round 2 runs: no fio stays (the local client, the remote servers and their jobs), round 1
+    is kept as stored, resume runs round 2 again on both hosts."""
+    from conftest import kill_when, start_pts
+    from ptsbench.fio.lifetime import fio_pids
     from test_pts_hosts import rounds_of
 
     folder = tmp_path / "data"
     folder.mkdir()
     run_dir = tmp_path / "run"
-    done = run_cli("pts", str(folder), "--hosts", sshd.spec(), "--profile", "demo", "--spec", "1.1", "--tests", "iops",
-                   "--block-sizes", "iops=4k", "--mixes", "iops=0", "--size", "16M", "--round-time", "0.1",
-                   "--max-rounds", "5", "--out", str(run_dir))
-    assert done.returncode == 0, done.stderr
+    before, tunnels_before = remote_folders(), tunnel_folders()
+    rounds = run_dir / "pts/iops/rounds"
+    process = start_pts(run_dir, str(folder), "--hosts", sshd.spec(), "--profile", "demo", "--spec", "1.1",
+                        "--tests", "iops", "--block-sizes", "iops=4k", "--mixes", "iops=0", "--size", "16M",
+                        "--round-time", "1", "--max-rounds", "2")
+    try:
+        kill_when(process, lambda: (rounds / "002" / "command.txt").exists() and len(
+            server_pids(remote_folders() - before)) >= 4, delay_s=0.3)  # both servers run round 2's job
+    finally:
+        if process.poll() is None:
+            kill_tree(process.pid)
+            process.wait()
+    kept = (rounds / "001" / "round.json").read_bytes()
+    assert not (rounds / "002" / "round.json").exists(), "the premise: killed before round 2 was stored"
+    left = _after_kill(remote_folders() - before, tunnels_before, process.pid)
+    assert wait_for(lambda: not fio_pids(run_dir))  # the local fio client ended with ptsbench
+
+    resumed = run_cli("resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert [record["round"] for record in rounds_of(run_dir)] == [1, 2]
+    assert (rounds / "001" / "round.json").read_bytes() == kept  # not run again
+    for record in rounds_of(run_dir):
+        assert sorted(record["hosts"]) == ["127.0.0.2", "127.0.0.3"]
+        assert all(host["cells"]["rnd 4k 0/100"]["write"]["io_bytes"] > 0 for host in record["hosts"].values())
+        command = (rounds / f"{record['round']:03d}" / "command.txt").read_text()
+        assert "--client=sock:127.0.0.2" in command and "--client=sock:127.0.0.3" in command
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "done"
     assert [(h["host"], h["transport"]) for h in manifest["hosts"]] == [("127.0.0.2", "ssh"), ("127.0.0.3", "ssh")]
-    rounds = rounds_of(run_dir)
-    assert len(rounds) == 5
-    for record in rounds:
-        assert sorted(record["hosts"]) == ["127.0.0.2", "127.0.0.3"]
-        assert all(host["cells"]["rnd 4k 0/100"]["write"]["io_bytes"] > 0 for host in record["hosts"].values())
-        command = (run_dir / "pts/iops/rounds" / f"{record['round']:03d}" / "command.txt").read_text()
-        assert "--client=sock:127.0.0.2" in command and "--client=sock:127.0.0.3" in command
+    assert not fio_pids(run_dir)
+    _after_resume(left, before, tunnels_before)
+
+
+def test_run_on_hosts_killed_mid_case_resumes_its_unfinished_cases(tmp_path: Path, sshd: Sshd,
+                                                                   write_job) -> None:  # type: ignore[no-untyped-def]
+    """kill -9 of `run --hosts` while its second case runs on both SSH hosts: its ssh's input ends, so the remote
+    script stops fio's server and its job; nothing of fio stays, the first case is kept as stored, resume runs the
+    second again and the third."""
+    from conftest import kill_when, start_cli
+    from ptsbench.fio.lifetime import fio_pids
+
+    jobs = [write_job(f"{name}.fio", f"[{name}]\nioengine=null\nsize=64m\nrw=randread\nbs=4k\ntime_based\n"
+                                     f"runtime={runtime}\n") for name, runtime in (("a", "300ms"), ("b", "2s"),
+                                                                                  ("c", "300ms"))]
+    run_dir = tmp_path / "run"
+    before, tunnels_before = remote_folders(), tunnel_folders()
+    process = start_cli("run", *map(str, jobs), "--hosts", sshd.spec(), "--out", str(run_dir))
+    try:
+        kill_when(process, lambda: (run_dir / "cases" / "002-b" / "command.txt").exists() and len(
+            server_pids(remote_folders() - before)) >= 4, delay_s=0.3)
+    finally:
+        if process.poll() is None:
+            kill_tree(process.pid)
+            process.wait()
+    kept = (run_dir / "cases" / "001-a" / "result.json").read_bytes()
+    assert not (run_dir / "cases" / "002-b" / "result.json").exists()
+    left = _after_kill(remote_folders() - before, tunnels_before, process.pid)
+    assert wait_for(lambda: not fio_pids(run_dir))
+
+    resumed = run_cli("resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 of 3 case(s) finished and kept" in resumed.stderr
+    assert (run_dir / "cases" / "001-a" / "result.json").read_bytes() == kept
+    for name in ("002-b", "003-c"):
+        record = json.loads((run_dir / "cases" / name / "result.json").read_text())
+        assert record["status"] == "ok" and {h["host"]: h["status"] for h in record["hosts"]} == {
+            "127.0.0.2": "ok", "127.0.0.3": "ok"}
+    assert not fio_pids(run_dir)
+    _after_resume(left, before, tunnels_before)

@@ -20,12 +20,15 @@ from ptsbench.device.userfile import mark_made
 from ptsbench.pts.advanced import LATENCY_LIMIT_NS
 from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.settings import make_settings
-from ptsbench.pts.start import create_run, target_info
+from ptsbench.pts.start import RunStart, create_run, target_info
 from ptsbench.report.core.model import Table
 from ptsbench.report.pts.terminal import pts_sections, terminal_blocks
 from test_pts_engine import Recorder, rounds_of
 from test_pts_resume import resume_and_check, stored
 from test_report_advanced import TINY, tiny_advanced_run
+
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("pts-advanced-engine")
 
 MIB = 1024**2
 DATA = Path(__file__).parents[1] / "data" / "telemetry"
@@ -225,7 +228,7 @@ def _api_run(tmp_path: Path, facts: dict[str, object], reporter: Any = None) -> 
     path = str(tmp_path / "target.dat")
     target = Target(path, "file", 16 * MIB, path)
     store, _ = create_run(tmp_path / "run", settings, target_info(target, facts, "null", 16 * MIB), facts,
-                          ioengine_note="null")
+                          RunStart(ioengine_note="null"))
     run(store, target, destructive=False, reporter=reporter or QuietReporter())
     return store.root
 

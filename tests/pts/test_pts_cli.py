@@ -211,13 +211,13 @@ def test_resume_of_a_run_in_use_leaves_its_report_alone(tmp_path: Path) -> None:
     run's report (the running process owns it)."""
     from ptsbench.device.target import Target
     from ptsbench.pts.settings import make_settings
-    from ptsbench.pts.start import create_run, target_info
+    from ptsbench.pts.start import RunStart, create_run, target_info
 
     path = tmp_path / "target.dat"
     path.write_bytes(b"\0" * 4096)
     target = Target(str(path), "file", 16 * 1024**2, str(path))
     store, _ = create_run(tmp_path / "run", make_settings("demo", "1.1", ("lat",)),
-                          target_info(target, {}, "null", 16 * 1024**2), {}, ioengine_note="null")
+                          target_info(target, {}, "null", 16 * 1024**2), {}, RunStart(ioengine_note="null"))
     with store.lock():
         done = run_cli("resume", str(store.root))
     assert done.returncode != 0 and "Traceback" not in done.stderr and "report" not in done.stderr, done.stderr

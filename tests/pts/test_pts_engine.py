@@ -18,7 +18,7 @@ from ptsbench.pts.engine import QuietReporter, run
 from ptsbench.pts.plan import make_plan
 from ptsbench.pts.records import determination, stop_reason
 from ptsbench.pts.settings import make_settings, parse_overrides
-from ptsbench.pts.start import create_run, target_info
+from ptsbench.pts.start import RunStart, create_run, target_info
 from ptsbench.pts.steady import steady_state
 from ptsbench.report.core.model import Table
 from ptsbench.report.pts.terminal import pts_sections, terminal_blocks
@@ -120,7 +120,7 @@ def _small_run(tmp_path: Path, test: str, params: dict[str, object], spec: str =
     target = Target(path, "file", size, path)
     engine = ioengine or probe_engine(str(tmp_path))[0]
     info = target_info(target, {"logical_sector_bytes": 512}, engine, size)
-    store, _plan = create_run(tmp_path / "run", settings, info, {}, ioengine_note=engine)
+    store, _plan = create_run(tmp_path / "run", settings, info, {}, RunStart(ioengine_note=engine))
     run(store, target, destructive=False, reporter=QuietReporter())
     return store, settings
 
@@ -286,7 +286,7 @@ def test_progress_names_preconditioning_rounds_and_cells(tmp_path: Path) -> None
     path = str(tmp_path / "t.dat")
     target = Target(path, "file", 64 * MIB, path)
     info = target_info(target, {}, probe_engine(str(tmp_path))[0], 64 * MIB)
-    store, plan = create_run(tmp_path / "run", settings, info, {}, ioengine_note="")
+    store, plan = create_run(tmp_path / "run", settings, info, {}, RunStart(ioengine_note=""))
     recorder = Recorder()
     run(store, target, destructive=False, reporter=recorder)
     rounds = [value for kind, value in recorder.calls if kind == "round"]
@@ -307,7 +307,7 @@ def test_resume_refuses_a_plan_that_differs_from_the_stored_one(tmp_path: Path) 
     path = str(tmp_path / "target.dat")
     target = Target(path, "file", 16 * MIB, path)
     store, _plan = create_run(tmp_path / "run", settings, target_info(target, {}, "null", 16 * MIB), {},
-                              ioengine_note="null")
+                              RunStart(ioengine_note="null"))
     stored_plan = json.loads((store.root / "plan.json").read_text())
     stored_plan["phases"][0]["cells"][0]["runtime_s"] = 60.0  # as another planner made it
     stored_plan["phases"][1]["cells"][0]["runtime_s"] = 60.0  # no data yet: free to be planned again
@@ -331,7 +331,7 @@ def test_write_cache_is_put_back_after_the_run(tmp_path: Path, fakebin: Any) -> 
         target = resolve_target(device)
         facts = {"transport": "sata", "disk": device}  # hdparm is the stand-in: the loop device is never asked
         info = target_info(target, facts, probe_engine(str(tmp_path))[0], 16 * 1024**2)
-        store, _ = create_run(tmp_path / "run", settings, info, facts, ioengine_note="", purge_method="none")
+        store, _ = create_run(tmp_path / "run", settings, info, facts, RunStart(ioengine_note="", purge_method="none"))
         run(store, target, destructive=True)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     (record,) = manifest["write_cache"]
@@ -353,7 +353,8 @@ def test_write_cache_is_put_back_when_the_run_fails(tmp_path: Path, fakebin: Any
         target = resolve_target(device)
         facts = {"transport": "sata", "disk": device}
         info = target_info(target, facts, probe_engine(str(tmp_path))[0], 16 * 1024**2)
-        store, _ = create_run(tmp_path / "run", settings, info, facts, ioengine_note="", purge_method="blkdiscard")
+        store, _ = create_run(tmp_path / "run", settings, info, facts,
+                              RunStart(ioengine_note="", purge_method="blkdiscard"))
         with pytest.raises(PtsbenchError, match="purge failed"):
             run(store, target, destructive=True)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())

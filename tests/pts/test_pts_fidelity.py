@@ -17,6 +17,9 @@ from ptsbench.report.core.model import Text
 from test_report_browser import Browser, assert_clean_report_page, pdf_text, shared_browser
 from test_report_pts import sheet_rows
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("pts-fidelity")
+
 SIZE = "10737430000"  # 10 GiB and 11,760 bytes: not a whole number of MiB
 
 # (profile, spec, extra arguments) -> (lines the dry run must print, lines it must not)

@@ -170,6 +170,37 @@ def test_host_killed_mid_round_then_resume(tmp_path: Path, servers: Servers) -> 
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"
 
 
+def test_a_killed_process_group_stops_the_jobs_on_tcp_servers(tmp_path: Path, servers: Servers) -> None:
+    """kill -9 of ptsbench's whole process group mid-round: fio's client, in a session of its own, outlives it for
+    its parent-death SIGTERM, on which it tells each server to stop its jobs. A plain TCP server cannot be stopped
+    from here otherwise: it would run the round's jobs to their end, 60 s, beside the resume's."""
+    from conftest import kill_when, start_pts
+
+    hosts = servers(2, daemon=True)  # a server in a session of its own keeps a dropped client's jobs running
+    run_dir = tmp_path / "run"
+    process = start_pts(run_dir, str(tmp_path / "test.dat"), "--hosts", hosts_arg(hosts), *SMALL, "--mixes",
+                        "iops=0", "--round-time", "60", "--max-rounds", "1")
+    jobs: list[int] = []  # the servers' processes serving the round (they leave the server's tree when orphaned)
+
+    def serving() -> bool:
+        jobs[:] = [pid for host in hosts for pid in process_tree(servers.pid(host))[1:]]
+        return (run_dir / "pts/iops/rounds/001/job.fio").exists() and len(jobs) >= 2 * len(hosts)
+
+    try:
+        kill_when(process, serving, delay_s=1.0, group=True)
+    finally:
+        if process.poll() is None:
+            kill_tree(process.pid)
+            process.wait()
+    deadline = time.monotonic() + 30  # half the round's runtime: a job run to its end would still be there
+    while alive := [pid for pid in jobs if Path(f"/proc/{pid}").exists()]:
+        if time.monotonic() > deadline:
+            for pid in alive:
+                kill_tree(pid)
+            raise AssertionError(f"the servers' jobs outlived the killed run: {alive}")
+        time.sleep(0.1)
+
+
 def test_hosts_dry_run_and_refusals_are_one_line(tmp_path: Path) -> None:
     hosts = "tcp://127.0.0.1:8001,tcp://127.0.0.2:8001"
     dry = run_cli("pts", "/data/test.dat", "--hosts", hosts, *SMALL, "--dry-run", "--verbose")

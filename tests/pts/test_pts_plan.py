@@ -16,7 +16,7 @@ from ptsbench.pts.plan import (
     round_job,
     round_seed,
 )
-from ptsbench.pts.settings import make_settings, parse_overrides
+from ptsbench.pts.settings import RunChoices, make_settings, parse_overrides
 
 TB = 10**12
 GIB = 1024**3
@@ -130,8 +130,8 @@ def test_compliant_profiles_have_no_deviations_and_demo_lists_them() -> None:
 
 def test_overrides_are_deviations() -> None:
     overrides = parse_overrides({"round_time_s": ["30"], "numjobs": ["iops=8"]}, ("iops", "lat"))
-    plan = plan_for(tests=("iops", "lat"), overrides=overrides, active_range_pct=50.0, wipc_multiple=1.0,
-                    ramp_time_s=5.0)
+    plan = plan_for(tests=("iops", "lat"), overrides=overrides,
+                    choices=RunChoices(active_range_pct=50.0, wipc_multiple=1.0, ramp_time_s=5.0))
     text = "\n".join(plan.deviations)
     assert "IOPS: 30 s per cell" in text and "Latency: 30 s per cell" in text
     assert "IOPS: TC8/QD32 (PTS enterprise: TC4/QD32)" in text
@@ -271,7 +271,8 @@ def test_sprandom_replaces_the_random_tests_wipc_and_is_a_deviation() -> None:
     as the range and its over-provisioning once; throughput keeps its WIPC at the tested block size; the plan says
     so as a deviation, and the choice survives the store."""
     size = 10 * GIB + 12345
-    settings = make_settings("enterprise", "2.0", ("iops", "tp", "lat"), precondition="sprandom", sprandom_op=0.07)
+    settings = make_settings("enterprise", "2.0", ("iops", "tp", "lat"),
+                             choices=RunChoices(precondition="sprandom", sprandom_op=0.07))
     plan = make_plan(settings, device(size=size))
     for key in ("iops", "lat"):
         phase = plan.phase(key)

@@ -11,7 +11,7 @@ import pytest
 
 from ptsbench.fio.runner import fio_binary
 from ptsbench.pts.plan import PhasePlan, Plan, SeqStart, TargetInfo, make_plan, round_job
-from ptsbench.pts.settings import make_settings
+from ptsbench.pts.settings import RunChoices, make_settings
 
 SIZE = 64 * 1024**2  # 2,048 strides of 32 KiB, each holding a 24 KiB segment (75 %)
 
@@ -20,7 +20,7 @@ def client_plan(path: Path, **overrides: object) -> Plan:
     # 2 s: on a busy CI machine a 1 s round once wrote 157 IOs, too few to cover 2,048 segments (idle: ~15,000)
     tests = {"lat": {"block_sizes": (4096,), "mixes": (0,), "round_time_s": 2.0},
              "tp": {"block_sizes": (8192,), "round_time_s": 1.0, **overrides}}
-    settings = make_settings("client", "2.0", ("tp", "lat"), tests, lat_histogram_s=0)
+    settings = make_settings("client", "2.0", ("tp", "lat"), tests, RunChoices(lat_histogram_s=0))
     return make_plan(settings, TargetInfo(str(path), "file", SIZE, 512, 512, "psync"))
 
 

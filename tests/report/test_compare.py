@@ -17,6 +17,9 @@ from test_present import assert_whole, run_in_terminal
 from test_report_browser import Browser, assert_clean_report_page, pdf_text, shared_browser
 from test_report_pts import TINY_ARGS, sheet_rows, tiny_pts_run
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("compare")
+
 ONE_JOB = """\
 [global]
 ioengine=null

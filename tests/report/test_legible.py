@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +170,21 @@ def test_no_text_collides_in_a_figure(figure: Figure, where: str) -> None:
     width, height = canvas.canvas.get_width_height()
     problems = collisions(drawn_texts(canvas), width, height)
     assert problems == [], "\n".join(problems[:12])
+
+
+def test_a_small_chart_of_one_named_series_keeps_its_room_and_labels_its_log_axis() -> None:
+    """A chart at the PDF's smallest size, of one series its title names, on a log axis of about one decade (a PTS
+    latency's confidence levels): no legend narrowing the plot, and at least three labelled y ticks (5,000 to
+    50,000), not the one '10,000' a decade-only axis has there. A second series brings the legend back."""
+    one = Series("rnd 4k 0/100, TC1/QD1", (1.0, 2.0, 3.0, 4.0), (3916.0, 15794.0, 46399.0, 46399.0))
+    figure = Figure("confidence", "Latency: confidence levels of rnd 4k 0/100, TC1/QD1", "IOs completed (%)",
+                    "total latency (µs)", (one,), y_log=True)
+    texts = [text for text, _box in drawn_texts(pdf_canvas(figure, pdf.MIN_FIGURE_IN))]
+    assert texts.count("rnd 4k 0/100, TC1/QD1") == 0  # the title holds it, not a legend
+    assert len([text for text in texts if text.replace(",", "").isdigit() and int(text.replace(",", "")) > 100]) >= 3
+    two = replace(figure, series=(one, replace(one, name="rnd 4k 0/100, TC1/QD32")))
+    texts = [text for text, _box in drawn_texts(pdf_canvas(two, pdf.MIN_FIGURE_IN))]
+    assert "rnd 4k 0/100, TC1/QD32" in texts
 
 
 def test_the_check_sees_a_collision() -> None:

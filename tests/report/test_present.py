@@ -2,6 +2,7 @@
 real browser at 1400 px, terminal tables that fit 80-120 columns without cutting a number or a name (and piped
 output never cut), and the demo-sized PDF read back with poppler (pages, smallest font, first page's title)."""
 
+import csv
 import fcntl
 import json
 import os
@@ -21,6 +22,9 @@ from conftest import run_cli
 from ptsbench.report.build import build_compare, build_report, load_compare, load_report
 from test_report_browser import Browser, pdf_pages, shared_browser
 from test_report_pts import tiny_pts_run
+
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("present")
 
 FIRST_SCREEN_PX = 900  # the first screen of a 1400 x 900 browser window
 # The text of every table cell and heading the first screen shows (fully inside it), and the page's widest overflow.
@@ -348,23 +352,35 @@ def test_dry_run_starts_with_what_matters(tmp_path: Path) -> None:
 
 
 def test_plot_summary_fits_80_columns(tmp_path: Path) -> None:
-    """`ptsbench plot` at 80 columns: no number cut, the empty percentile columns named once, values before the
-    descriptions, the note on averaged latency."""
+    """`ptsbench plot` at 80 columns: every row of the summary on one line (none wrapped), its kind with the unit, its
+    count with what it counts, min, mean and max beside them; the empty percentile columns named once; what the
+    windows are in a note; the note on averaged latency."""
     (tmp_path / "jobs.fio").write_text("[global]\nioengine=null\nrw=randrw\nbs=4k\ntime_based\nruntime=0.5\n"
                                        "size=64m\n[win]\nlog_avg_msec=100\nwrite_lat_log=win\nwrite_iops_log=win\n")
     subprocess.run(["fio", "jobs.fio", "--output=/dev/null"], cwd=tmp_path, check=True, capture_output=True,
                    timeout=60)
     text = run_in_terminal(["plot", str(tmp_path), "--out", str(tmp_path / "charts")], 80)
-    table = "\n".join(line for line in text.splitlines() if not line.startswith("wrote "))  # paths: never broken
-    assert_whole(table, ["Summary of the values drawn", "windows (their", "mean latencies)"], 80)
-    header = next(line for line in text.splitlines() if line.startswith("dir "))  # one run: said once above
-    assert "more column" not in text and header.split()[:4] == ["dir", "count", "min", "mean"]
-    assert "run: win" in text
+    lines = text.splitlines()
+    table = lines[:next(number for number, line in enumerate(lines) if line.startswith("note: "))]
+    assert_whole("\n".join(table), ["Summary of the values drawn"], 80)
+    assert "part 1 of" not in text  # the whole table in 80 columns
+    header = next(line for line in table if line.startswith("kind "))  # one run: said once above
+    assert header.split()[:6] == ["kind", "dir", "count", "min", "mean", "max"] and "run: win" in text
+    with open(tmp_path / "charts" / "summary.csv") as handle:
+        stored = list(csv.DictReader(handle))
+    rows = table[table.index(header) + 2:]
+    assert len(rows) == len(stored) > 0  # a line a row: none wrapped onto a second line
+    for line, row in zip(rows, stored, strict=True):
+        count = f"{int(row['count']):,} window{'s' if row['count'] != '1' else ''}"
+        cells = re.split(r"\s{2,}", line.strip())
+        assert cells[:3] == [f"{row['kind']}\N{NO-BREAK SPACE}(ns)", row["direction"], count], line
+        assert len(cells) == 7  # min, mean, max, stddev: every value there
     assert re.search(r"no value here: p50, p90, p99, p99\.9", " ".join(text.split()))  # window means: none
+    assert "note: win clat, win lat: 100 ms windows (their mean latencies)" in text  # what a window is
     assert f"wrote {tmp_path / 'charts' / 'summary.csv'}" in text
     assert "percentiles are left empty" in " ".join(text.split())
     piped = run_cli("plot", str(tmp_path), "--out", str(tmp_path / "charts2"))
-    header = next(line for line in piped.stdout.splitlines() if line.lstrip().startswith("dir "))
+    header = next(line for line in piped.stdout.splitlines() if line.lstrip().startswith("kind "))
     assert "stddev" in header.split() and "…" not in piped.stdout and "part 1" not in piped.stdout  # piped: whole
 
 

@@ -16,6 +16,9 @@ from ptsbench.report.core.model import Report
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
 from test_report_pts import HEADER_FACTS, sheet_rows
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("report-advanced")
+
 TINY = ["--profile", "demo", "--size", "16M", "--round-time", "0.1", "--max-rounds", "1", "--demand-tcs", "2,1",
         "--demand-qds", "2,1", "--prewrite-time", "0.1", "--point-prewrite-time", "0.1", "--point-capture-time", "0.3",
         "--hir-wait-states", "0.1,0.3", "--hir-bursts", "2", "--hir-burst-time", "0.1", "--hir-recovery-time", "0.2",

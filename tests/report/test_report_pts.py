@@ -21,11 +21,14 @@ from ptsbench.errors import PtsbenchError
 from ptsbench.pts.plan import TargetInfo
 from ptsbench.pts.records import determination, stop_reason
 from ptsbench.pts.settings import make_settings
-from ptsbench.pts.start import create_run
+from ptsbench.pts.start import RunStart, create_run
 from ptsbench.report.build import build_report, load_report, write_report
 from ptsbench.report.core import pdf
 from ptsbench.report.core.model import Text
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
+
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("report-pts")
 
 HEADER_FACTS = ("test", "specification", "test date (UTC)", "platform", "test software", "device",
                 "serial / firmware", "capacity", "interface / media", "purge", "write cache", "data pattern",
@@ -131,7 +134,7 @@ def stored_pts_run(root: Path, rounds: int = 25, shape: Callable[[int], float] =
     phase left running (its rounds so far, no phase.json; later phases not started)."""
     settings = make_settings("enterprise", "2.0")
     info = TargetInfo(DEVICE["path"], "block", DEVICE["size_bytes"], 512, 4096, "io_uring")
-    pts, plan = create_run(root, settings, info, DEVICE, ioengine_note="io_uring", purge_method="nvme-format")
+    pts, plan = create_run(root, settings, info, DEVICE, RunStart(ioengine_note="io_uring", purge_method="nvme-format"))
     for phase in plan.phases:
         pts.add_purge_attempt(phase.key, {
             "method": "nvme-format", "commands": ["nvme format /dev/nvme9n1 --ses=1"], "ok": True,

@@ -18,6 +18,9 @@ from test_legible import page_words
 from test_present import run_in_terminal
 from test_report_pts import tiny_pts_run
 
+# one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("table-layout")
+
 JOBS = """[global]
 ioengine=null
 size=64m
@@ -202,6 +205,33 @@ def test_pdf_wide_tables_take_the_text_width_and_no_cell_passes_the_margin(tmp_p
     assert "".join(text for text, _box in words if set(text) == {"x"}) == word
 
 
+def test_pdf_text_widths_are_the_widths_poppler_reads_back(tmp_path: Path) -> None:
+    """pdf_text measures texts as matplotlib draws them: Helvetica (core font, unkerned) and the embedded DejaVu Sans
+    (kerned), normal and bold; poppler reads each drawn word back as wide as measured."""
+    import matplotlib
+    from matplotlib.backends.backend_pdf import PdfPages
+    from matplotlib.figure import Figure
+
+    from ptsbench.report.core import pdf_text
+
+    words = [(word, bold) for word in ("AVAToWaYo.", "p99.999", "MB/s", "rnd-4k@dev_loop19/randread", "Temperature,",
+                                       "1,234,567.89", "µs") for bold in (False, True)]
+    for fonts, family, embedded in (({"pdf.use14corefonts": True}, "Helvetica", False),
+                                    ({"pdf.fonttype": 42}, "DejaVu Sans", True)):
+        path = tmp_path / f"{family}.pdf"
+        with matplotlib.rc_context(fonts), PdfPages(path) as document:
+            canvas = Figure(figsize=(8, 8))
+            for index, (word, bold) in enumerate(words):
+                canvas.text(0.05 + 0.5 * bold, 0.95 - 0.06 * (index // 2), word, fontsize=9, family=family,
+                            fontweight="bold" if bold else "normal")
+            document.savefig(canvas)
+        [(_width, _height, found)] = page_words(path)
+        assert [html.unescape(text) for text, _box in found] == [word for word, _bold in words]
+        for (word, bold), (_text, box) in zip(words, found, strict=True):
+            drawn_pt = box[2] - box[0]
+            assert pdf_text.width_pt(word, 9, bold, embedded) == pytest.approx(drawn_pt, abs=0.1), (family, word)
+
+
 # --- terminals: each command's first screen ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("columns", [80, 120])
@@ -236,6 +266,25 @@ def test_catalog_values_first_screen_rounded_in_units(runs: dict[str, Path], tmp
     assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
     one = run_in_terminal(["catalog", "values", name, "--db", db, "--firmware", "1.2"], columns)
     assert "1 value in MB/s" in " ".join(one.split())
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_plot_json_first_screen_has_iops_mb_s_and_latency(runs: dict[str, Path], tmp_path: Path,
+                                                           columns: int) -> None:
+    """`plot --json` of a real sweep in an 80- and a 120-column terminal: its first part holds IOPS, MB/s and mean
+    latency beside the rows' names, and every run's IOPS as fio reported it, whole on a line."""
+    text = run_in_terminal(["plot", "--json", str(runs["sweep"]), "--out", str(tmp_path / "charts")], columns)
+    lines = text.splitlines()
+    first = "\n".join(lines[:next((n for n, line in enumerate(lines) if "(part 2 of" in line), len(lines))])
+    rule = next(n for n, line in enumerate(lines) if line.startswith("─"))
+    assert {"IOPS", "MB/s", "mean"} <= set(" ".join(lines[1:rule]).split()), first  # the header, over the rule
+    for path in sorted((runs["sweep"] / "cases").glob("*/fio.json")):
+        job = json.loads(path.read_text())["jobs"][0]
+        for direction in ("read", "write"):
+            if job[direction]["io_bytes"]:
+                assert any(f"{job[direction]['iops']:,.1f}" in line for line in first.splitlines()), (path, first)
+    table = [line for line in lines if not line.startswith("wrote ")]  # paths: never broken
+    assert "…" not in text and max(len(line.rstrip()) for line in table) <= columns
 
 
 # --- the HTML page splits a wide table to the window's width ------------------------------------------------------
@@ -281,6 +330,63 @@ def test_html_splits_a_wide_table_to_the_window_width(runs: dict[str, Path], tmp
         if len(parts) > 1:
             assert [part["title"] for part in parts][-1].endswith(f"(part {len(parts)} of {len(parts)})")
     assert counts[2600] == 1 < counts[1000] < counts[640], counts
+
+
+def test_html_without_scripts_cuts_no_table(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
+                                            tmp_path: Path) -> None:
+    """The page as written, read with scripts disabled: the sweep's results table comes split to a printed page's
+    width (measured in the wider of the fonts a browser may pick), so on a screen and as printed every part fits
+    without scrolling, starts with the column naming the rows and holds its own columns, the facts said once;
+    Chromium's print of the page, scripts still disabled, holds every header and cell. With scripts the same page
+    joins the parts and shows the table whole where the window is wide enough."""
+    import base64
+    import subprocess
+
+    from ptsbench.report.core.html import write_html
+    from ptsbench.report.core.model import Report as ReportModel
+    from test_report_browser import shared_browser
+
+    browser = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile")
+    report = load_report(runs["sweep"])
+    results = next(section for section in report.sections if section.key == "results")
+    write_html(ReportModel(report.title, report.provenance, (), (results,)), tmp_path / "index.html", static=False)
+    shown, facts = arranged(next(block for block in results.blocks if isinstance(block, Table)))
+    names = [column.name for column in shown.columns]
+    keys = len(shown.keys)
+    for width_px, media in ((703, "print"), (1400, "")):  # an A4 page's text width at 12 mm margins; a screen
+        page = browser.open_page(tmp_path / "index.html", script=TABLES_JS, width_px=width_px, javascript=False,
+                                 media=media)
+        parts = page.script_result
+        assert len(parts) > 1 and all(part["fits"] for part in parts), (width_px, parts)
+        assert all(part["headers"][:keys] == names[:keys] for part in parts)
+        assert [name for part in parts for name in part["headers"][keys:]] == names[keys:]
+        assert [part["facts"] for part in parts] == [len(facts)] + [0] * (len(parts) - 1) and facts
+        assert parts[-1]["title"].endswith(f"(part {len(parts)} of {len(parts)})")
+    (tmp_path / "whole").mkdir()
+    write_html(report, tmp_path / "whole" / "index.html", static=True)  # every chart says where it is instead
+    said = browser.open_page(tmp_path / "whole" / "index.html", javascript=False).text
+    assert said.count("this chart is drawn by the page's script, which this browser does not run; the figure is "
+                      "in report.pdf.") == len(report.figures()) > 0
+    joined = browser.open_page(tmp_path / "index.html", script=TABLES_JS, width_px=2600).script_result
+    assert [part["headers"] for part in joined] == [names] and joined[0]["title"] == shown.title
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    try:
+        browser.send("Page.enable", session=session)
+        browser.send("Emulation.setScriptExecutionDisabled", {"value": True}, session=session)
+        browser.send("Page.navigate", {"url": (tmp_path / "index.html").resolve().as_uri()}, session=session)
+        browser.wait_for("Page.loadEventFired", session)
+        printed = browser.send("Page.printToPDF", {"paperWidth": 8.27, "paperHeight": 11.69}, session=session)
+    finally:
+        browser.send("Target.closeTarget", {"targetId": target})
+    (tmp_path / "printed.pdf").write_bytes(base64.b64decode(printed["data"]))
+    text = " ".join(subprocess.run(["pdftotext", str(tmp_path / "printed.pdf"), "-"], capture_output=True, text=True,
+                                   check=True).stdout.split())
+    printed_pieces = set(pieces(text))  # names may wrap after a separator, never inside a word
+    assert [name for name in names if not set(pieces(name)) <= printed_pieces] == []
+    assert [cell for row in formatted_rows(shown) for cell in row if not set(pieces(cell)) <= printed_pieces] == []
+    assert [word for width, _height, words in page_words(tmp_path / "printed.pdf") for word, box in words
+            if box[2] > width - 12 / 25.4 * 72 + 1] == []  # inside the right margin
 
 
 # --- charts drawn at load: a print of the page shows them ---------------------------------------------------------
@@ -368,9 +474,12 @@ def test_trends_page_draws_mb_s_in_mb_s_with_x_labels(runs: dict[str, Path], tmp
     texts = result.script_result
     assert "1.2" in texts and "1.3" in texts  # the firmware of each run under its point (the runs' tags)
     assert "MB/s" in texts  # the y axis says its unit
-    ticks = [float(text.replace(",", "")) for text in texts if re.fullmatch(r"[\d,.]+", text)]
+    ticks = [float(text.replace(",", "")) for text in texts if re.fullmatch(r"[\d,.]+", text)][:5]  # then x's
     largest_mb_s = max(value["value"] for value in stored) / 1e6
-    assert max(ticks) == pytest.approx(largest_mb_s * 1.1, rel=0.01)  # MB/s, not bytes/s
+    assert largest_mb_s * 1.1 <= max(ticks) <= largest_mb_s * 2.75  # MB/s, not bytes/s
+    step = ticks[1] - ticks[0]  # round ticks: 1, 2, 2.5 or 5 times a power of ten apart
+    assert ticks == pytest.approx([step * index for index in range(5)]) and step == float(f"{step:.2g}")
+    assert '<option selected>' in page.read_text()  # a value most runs have (every value here: both runs)
 
 
 # --- figures shown together agree ----------------------------------------------------------------------------------

@@ -128,6 +128,8 @@ def test_replay_on_file_issues_the_trace(captured: tuple[Path, dict[str, tuple[i
         part["direction"]: part["lat"]["n"] for record in (tmp_path / "replay" / "cases").glob("*/result.json")
         for part in json.loads(record.read_text())["jobs"][0]["directions"] if part["direction"] in whole}
     assert all(table[name]["iops"] > 0 and table[name]["lat_p99_ns"] > 0 for name in whole)
+    # the trace sets the directions and sizes, not the job's rw and bs (fio's defaults, read and 4k, would be shown)
+    assert {(row["rw"], row["bs"]) for row in table.values()} == {("replay", "as logged")}
     assert all(whole[name]["io_count"] >= fio[name][0] for name in fio)
     comparison = _judged_same(tmp_path / "replay", whole)
     assert comparison["pace"] == "as fast as possible" and "DIFFERENT" not in done.stderr

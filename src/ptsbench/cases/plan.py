@@ -133,6 +133,7 @@ def plan_cases(
     from fio's own latency log when `fio_lat_log`, else from fio's status documents (fio/intervals.py), free for fio.
     `texts`: each job file's text as read before (job_texts; a resume plans from the stored ones)."""
     cases: list[Case] = []
+    adds = JobAdditions(run_dir, log_interval_ms, overrides, fio_lat_log)
     texts = texts if texts is not None else job_texts(job_paths)
     for job_path in job_paths:
         text = texts[str(job_path)]
@@ -140,7 +141,7 @@ def plan_cases(
             name = _case_name(job_path, target, len(targets) > 1)
             for repetition in range(1, repeat + 1) if repeat > 1 else (0,):
                 case = plan_case(case_job(len(cases) + 1, f"{name}-r{repetition}" if repetition else name, job_path,
-                                          text, target, overrides, run_dir, log_interval_ms, fio_lat_log))
+                                          text, target, adds))
                 cases.append(replace(case, repetition=repetition))
     return cases
 
@@ -165,16 +166,28 @@ class CaseJob:
     job_text: str  # the text fio gets
 
 
-def case_job(index: int, name: str, job_path: Path, text: str, target: Target | None, overrides: Overrides,
-             run_dir: Path, log_interval_ms: int, fio_lat_log: bool = False) -> CaseJob:
+@dataclass(frozen=True)
+class JobAdditions:
+    """What ptsbench adds to every job text of a run besides its target: the user's overrides, and its logs (in the
+    run directory, averaged over log_interval_ms; latency over time from fio's own latency log with fio_lat_log)."""
+
+    run_dir: Path
+    log_interval_ms: int
+    overrides: Overrides = Overrides()
+    fio_lat_log: bool = False
+
+
+def case_job(index: int, name: str, job_path: Path, text: str, target: Target | None,
+             adds: JobAdditions) -> CaseJob:
     """The job text with ptsbench's options (percentiles, logs, overrides, target) appended. A target replaces the
     job's file options, it never adds to them."""
+    overrides, fio_lat_log = adds.overrides, adds.fio_lat_log
     sections = jobs.parse_job_text(text, str(job_path))
-    logs = run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
+    logs = adds.run_dir.resolve() / "cases" / f"{index:03d}-{name}" / "logs"
     names = [section.name for section in sections]
     unique = [_safe(name) if names.index(name) == i else f"{_safe(name)}~{names[:i].count(name) + 1}"
               for i, name in enumerate(names)]  # two sections of one name keep their logs apart
-    per_section = [jobs.log_options(str(logs / prefix), log_interval_ms, fio_lat_log, section)
+    per_section = [jobs.log_options(str(logs / prefix), adds.log_interval_ms, fio_lat_log, section)
                    for prefix, section in zip(unique, sections, strict=True)]
     # latency derived from fio's status output is per job name: only for names used once
     prefixes = {name: logs / _safe(name) for name in names if names.count(name) == 1}

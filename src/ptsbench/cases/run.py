@@ -20,6 +20,7 @@ from ptsbench.fio.intervals import LatencyIntervals, SecondSamples
 from ptsbench.fio.output import JobResult, io_span_ms, parse_jobs
 from ptsbench.fio.runner import (
     FioInterrupted,
+    FioLaunch,
     FioOutcome,
     FioStatus,
     fio_command,
@@ -107,8 +108,8 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
     try:
         with publish(live):  # for the metrics exporter, which reads the samples as they come
             outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
-                              on_status=on_status, on_document=on_document, client=client,
-                              expected_s=case.expected_s, cwd=client_folder(hosts), status_bins=watched())
+                              on_status=on_status, on_document=on_document, status_bins=watched(),
+                              launch=FioLaunch(client=client, expected_s=case.expected_s, cwd=client_folder(hosts)))
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
         watch.close()

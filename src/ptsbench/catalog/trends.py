@@ -2,6 +2,7 @@
 filterable table of runs linking to each report, and a chart of any headline value by firmware or date, one line per
 model or drive. The data is embedded as JSON; a small script draws the table and an SVG chart from it."""
 
+import collections
 import html
 import json
 import os
@@ -49,7 +50,9 @@ function drawChart() {
   const lines = {};
   for (const p of points) (lines[text(p.run[group]) || '(unknown)'] ||= []).push(p);
   const svg = document.getElementById('chart'), w = 900, h = 360, left = 90, bottom = 60;
-  const ys = points.map(p => p.y), top = Math.max(...ys, 0) * 1.1 || 1;
+  // four steps of 1, 2, 2.5 or 5 times a power of ten up to at least a tenth above the largest: round ticks
+  const most = Math.max(...points.map(p => p.y), 0) * 1.1 || 1, power = 10 ** Math.floor(Math.log10(most / 4));
+  const top = 4 * [1, 2, 2.5, 5, 10].map(m => m * power).find(step => 4 * step >= most);
   const X = x => left + (xs.length > 1 ? xs.indexOf(x) / (xs.length - 1) : 0.5) * (w - left - 20);
   const Y = y => h - bottom - y / top * (h - bottom - 20);
   let out = `<line x1="${left}" y1="${h - bottom}" x2="${w - 20}" y2="${h - bottom}" stroke="#444"/>` +
@@ -106,8 +109,10 @@ def trends_html(runs: Sequence[Mapping[str, Any]], values: Sequence[Mapping[str,
             except ValueError:  # another drive: an absolute file URL
                 link = Path(run["report"]).as_uri()
         shown.append({**run, "report_link": link})
-    names = sorted({value["name"] for value in values})
-    options = "".join(f"<option>{html.escape(name)}</option>" for name in names)
+    counts = collections.Counter(value["name"] for value in values)
+    names = sorted(counts)
+    first = max(names, key=lambda name: counts[name], default="")  # the value most runs have is shown first
+    options = "".join(f"<option{' selected' if name == first else ''}>{html.escape(name)}</option>" for name in names)
     headers = "".join(f'<th data-column="{column}">{column.replace("_", " ")}</th>' for column in
                       ("created_utc", "kind", "name", "model", "firmware", "serial", "tests", "compliant", "tags"))
     return f"""<!DOCTYPE html>

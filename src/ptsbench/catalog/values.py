@@ -19,10 +19,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ptsbench.fio.output import MIN_TAIL_IOS
+
 QUANTITIES = ("iops", "mbs", "lat")  # what a value measures: IOPS, bandwidth (bytes/s), latency (ns)
 HIGHER_IS_BETTER = {"iops": True, "mbs": True, "lat": False}
 STORED_UNITS = {"iops": "IOPS", "mbs": "bytes/s", "lat": "ns"}  # the unit each quantity's values are kept in
-MIN_TAIL_IOS = 10  # a percentile with fewer IOs beyond it is not measured
 _PERCENTILE_RE = re.compile(r"^p(\d{1,2}(?:\.\d+)?)$")
 
 

@@ -30,7 +30,7 @@ def health_lines(records: Iterable[Any]) -> list[str]:
                 lines.append(f"ptsbench: {record.name}: {device}: " + "; ".join(found))
             if change.get("error_log_new") or change.get("error_log_entries"):  # each new entry, as the drive logged it
                 lines += [f"ptsbench: {record.name}: {device}: {text}"
-                          for text in entries_texts(change.get("error_log_new") or [], change.get("error_log_entries"))]
+                          for text in entries_texts(change.get("error_log_new"), change.get("error_log_entries"))]
     if not read:
         lines.append("ptsbench: note: no drive log was read for any case (files, loop devices, drives without an "
                      "NVMe SMART log and --hosts runs have none): throttling, critical warnings and errors not known")

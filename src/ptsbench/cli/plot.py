@@ -264,8 +264,8 @@ def plot(request: PlotRequest) -> None:
 
     headers, rows = summary_rows(result.summaries)
     table = Table("summary", "Summary of the values drawn",
-                  tuple(Column(header, "text" if header in ("run", "kind", "dir", "unit", "of") else "number")
-                        for header in headers), tuple(tuple(row) for row in rows), keys=(0, 2))
+                  tuple(Column(header, "text" if header in ("run", "kind", "dir") else "number")
+                        for header in headers), tuple(tuple(row) for row in rows), keys=(0, 1, 2))
     console = terminal_console()  # too wide for the terminal: printed in parts, numbers whole
     print_model_table(table, console)
     for note in (*summary_notes(result.summaries), *result.intervals):

@@ -194,7 +194,7 @@ def pts(request: PtsRequest) -> Path | None:
 def pts_request(options: Mapping[str, Any]) -> PtsRequest:
     """The request of pts's options as click parsed them: values on one line, the tests and their [TEST=]VALUE
     overrides to Settings, --device-info read, and the options that exclude each other refused."""
-    from ptsbench.pts.settings import OPTION_NAMES, make_settings, parse_overrides, parse_tests
+    from ptsbench.pts.settings import OPTION_NAMES, RunChoices, make_settings, parse_overrides, parse_tests
     from ptsbench.store import default_run_dir
 
     targets, size, out, hosts_spec = options["targets"], options["size"], options["out"], options["hosts_spec"]
@@ -203,11 +203,11 @@ def pts_request(options: Mapping[str, Any]) -> PtsRequest:
     fields = {flag.lstrip("-").replace("-", "_"): name for name, flag in OPTION_NAMES.items()}
     parsed = parse_overrides({fields[param]: values for param, values in options.items()
                               if param in fields and values}, chosen)
-    settings = make_settings(options["profile"], options["spec"], chosen, parsed, options["active_range"],
-                             options["precondition_multiple"], options["wsat_capacity"],
-                             _seconds(options["wsat_time"]), options["ramp_time"],
-                             _histogram_seconds(options["lat_histogram_time"]), options["precondition"],
-                             options["sprandom_op"])
+    choices = RunChoices(options["active_range"], options["precondition_multiple"], options["wsat_capacity"],
+                         _seconds(options["wsat_time"]), options["ramp_time"],
+                         _histogram_seconds(options["lat_histogram_time"]), options["precondition"],
+                         options["sprandom_op"])
+    settings = make_settings(options["profile"], options["spec"], chosen, parsed, choices)
     description = parse_device_info(options["device_info"])
     drops = drop_settings(options["drop_fraction"], options["drop_seconds"], options["min_fraction"])
     if options["fdp_placement"] not in (None, "off") and (hosts_spec is not None or len(targets) > 1):
@@ -232,7 +232,7 @@ def _pts_on_hosts(request: PtsRequest) -> Path | None:
 
     from ptsbench.hosts.hostlist import parse_hosts
     from ptsbench.hosts.preflight import check_remote_path, remote_target_facts
-    from ptsbench.pts.start import create_run
+    from ptsbench.pts.start import RunStart, create_run
     from ptsbench.units import parse_size_bytes
 
     target = request.targets[0] if request.targets else None
@@ -261,9 +261,9 @@ def _pts_on_hosts(request: PtsRequest) -> Path | None:
         return None
     check_remote_path(resolved.path, request.destructive, hosts, "the PTS run")
     facts = remote_target_facts(infos, parse_size_bytes(size))
-    store, plan = create_run(run_dir, settings, info, facts, ioengine_note=note, purge_method="none",
-                             name=request.name, hosts=[asdict(found) for found in infos], device_info=description,
-                             timing=assumed_timing())
+    start = RunStart(ioengine_note=note, purge_method="none", name=request.name,
+                     hosts=[asdict(found) for found in infos], device_info=description, timing=assumed_timing())
+    store, plan = create_run(run_dir, settings, info, facts, start)
     click.echo(f"ptsbench: run directory {run_dir}", err=True)
     print_plan(plan, assumed_timing())
     store.store.update_manifest(drops=dict(request.drops), report_images=list(request.images))

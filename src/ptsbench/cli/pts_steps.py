@@ -70,12 +70,13 @@ class Prepared:
     def create_run(self, run_dir: Path, settings: "Settings", name: str,
                    description: Mapping[str, str]) -> "tuple[PtsStore, Plan]":
         from ptsbench.device.same_device import start_record
-        from ptsbench.pts.start import create_run
+        from ptsbench.pts.start import RunStart, create_run
 
         identity = start_record(self.target.path) if self.target.kind == "block" else None
-        return create_run(run_dir, settings, self.info, self.facts, ioengine_note=self.ioengine_note,
-                          purge_method=self.purge_method, purge_scope=self.purge_scope, scratch=self.scratch,
-                          name=name, device_info=dict(description), device_identity=identity, timing=self.timing)
+        start = RunStart(ioengine_note=self.ioengine_note, purge_method=self.purge_method,
+                         purge_scope=self.purge_scope, scratch=self.scratch, name=name,
+                         device_info=dict(description), device_identity=identity, timing=self.timing)
+        return create_run(run_dir, settings, self.info, self.facts, start)
 
 
 def prepare_target(request: PtsRequest, target: str | None, run_dir: Path, size_bytes: int | None,

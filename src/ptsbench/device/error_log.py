@@ -88,8 +88,12 @@ def entry_text(entry: Mapping[str, int]) -> str:
     return ", ".join(parts)
 
 
-def entries_texts(entries: Sequence[Mapping[str, int]], counted: int | None) -> list[str]:
-    """The entries in words; a last line when the SMART log counted more new entries than the log still holds."""
+def entries_texts(entries: Sequence[Mapping[str, int]] | None, counted: int | None) -> list[str]:
+    """The entries in words (None: the error log was not read); a last line when the SMART log counted more new
+    entries than the log still holds."""
+    if entries is None:
+        return [f"{counted:,} new error(s) counted by the SMART log (the error log itself was not read)"] \
+            if counted else []
     lines = [entry_text(entry) for entry in entries]
     if counted is not None and counted > len(entries):
         lines.append(f"{counted - len(entries):,} more error(s) counted by the SMART log are no longer in the "

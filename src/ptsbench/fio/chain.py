@@ -29,7 +29,7 @@ from typing import Any
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.lifetime import kill_fio_processes
-from ptsbench.fio.runner import FioOutcome, FioStatus, run_fio, stop_all
+from ptsbench.fio.runner import FioLaunch, FioOutcome, FioStatus, run_fio, stop_all
 
 HANDOFF_DIR = "handoff"  # fio's working folder in a chained run: the FIFOs and fio's JOB.prerun.txt files
 HANDOFF_PREFIX = "ptsbench-chain-"  # the local folder (handoff_folder) that holds HANDOFF_DIR
@@ -258,11 +258,11 @@ def run_chain(
         json_path = job_document_path(folder, index)
         outcome.launched[index] = time.time()  # before fio can report ready
         try:
+            launch = FioLaunch(extra_args=[f"--section={jobs[index].section}"], expected_s=jobs[index].expected_s,
+                               cwd=relay.folder, released=relay.released[index])
             results[index] = run_fio(
                 job_path, json_path=json_path, stderr_path=json_path.with_suffix(".stderr"), on_status=status,
-                on_document=on_document,
-                extra_args=[f"--section={jobs[index].section}"], expected_s=jobs[index].expected_s,
-                cwd=relay.folder, released=relay.released[index], status_bins=status_bins)
+                on_document=on_document, status_bins=status_bins, launch=launch)
         except BaseException as error:  # re-raised in the calling thread
             results[index] = error
         finally:

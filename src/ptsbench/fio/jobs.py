@@ -155,7 +155,10 @@ def parse_job_text(text: str, source: str) -> list[JobSection]:
 
 
 def block_size_text(options: Mapping[str, object]) -> str:
-    """How a job's block size was given: bs (or blocksize), bsrange or bssplit; fio's default is 4k."""
+    """How a job's block size was given: bs (or blocksize), bsrange or bssplit; fio's default is 4k. A job that
+    replays an IO log (read_iolog) issues the sizes logged, whatever its bs says."""
+    if options.get("read_iolog"):
+        return "as logged"
     for key in ("bs", "blocksize", "bsrange", "blocksize_range", "bssplit"):
         if options.get(key):
             return str(options[key])
@@ -163,7 +166,10 @@ def block_size_text(options: Mapping[str, object]) -> str:
 
 
 def rw_text(options: Mapping[str, object]) -> str:
-    """A job's rw (or readwrite); fio's default is read."""
+    """A job's rw (or readwrite); fio's default is read. A job that replays an IO log (read_iolog) issues the
+    directions logged: it is a replay, whatever its rw says."""
+    if options.get("read_iolog"):
+        return "replay"
     return str(options.get("rw") or options.get("readwrite") or "read")
 
 

@@ -157,26 +157,33 @@ def _tell_watcher(marker: str) -> None:
 
 def fio_pids(path: Path) -> list[int]:
     """fio processes whose arguments name `path` or a path under it (a job file, or a run directory)."""
-    marker = str(Path(path).absolute())
-    return _fio_pids(lambda words, _given: any(word.startswith(marker) for word in words))
+    return _fio_pids([str(Path(path).absolute())])
 
 
 def server_pids(server_option: str) -> list[int]:
     """The processes of the fio server started with `server_option` (its job processes carry the same arguments)."""
-    return _fio_pids(lambda _words, given: server_option in given)
+    return _fio_pids([server_option])
 
 
-def _watched_pids(marker: str) -> list[int]:
-    """fio processes of a marker the watcher was sent (see _tell_watcher)."""
-    return server_pids(marker) if marker.startswith("--server=") else fio_pids(Path(marker))
+def _fio_pids(markers: Sequence[str]) -> list[int]:
+    """fio processes of any of `markers` (see _tell_watcher): an fio server's option among its arguments as given,
+    or a path its arguments name (itself or a path under it, from fio's working folder). One look through /proc
+    for all of them: each look reads every process's arguments (a few ms on a busy host), and the watcher of a
+    long sweep holds a marker per cell."""
+    if not markers:
+        return []
+    servers = [marker for marker in markers if marker.startswith("--server=")]
+    paths = tuple(marker for marker in markers if not marker.startswith("--server="))
+    return [pid for pid, given, words in _fio_processes()
+            if any(server in given for server in servers) or any(word.startswith(paths) for word in words)]
 
 
-def _fio_pids(names: Callable[[list[str], list[str]], bool]) -> list[int]:
-    """fio processes for whose arguments `names(words as paths from its working folder, words as given)` holds. fio is
-    known by its program's name: `fio`, or the name of the program PTSBENCH_FIO points to (say fio-3.36), whose job
-    processes would otherwise be found by no watcher, watchdog or resume."""
+def _fio_processes() -> list[tuple[int, list[str], list[str]]]:
+    """Every fio process: its pid, its arguments as given and as paths from its working folder (the program left
+    out). fio is known by its program's name: `fio`, or the name of the program PTSBENCH_FIO points to (say
+    fio-3.36), whose job processes would otherwise be found by no watcher, watchdog or resume."""
     programs = {"fio", Path(os.environ.get("PTSBENCH_FIO") or "fio").name}
-    pids = []
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -189,9 +196,8 @@ def _fio_pids(names: Callable[[list[str], list[str]], bool]) -> list[int]:
             continue
         given = [word.decode(errors="replace") for word in argv if word]
         words = [os.path.join(cwd, word) for word in given]  # relative to its cwd
-        if words and names(words[1:], given[1:]):
-            pids.append(int(entry.name))
-    return pids
+        found.append((int(entry.name), given[1:], words[1:]))
+    return found
 
 
 def kill_fio_processes(path: Path, signal_number: int = signal.SIGKILL) -> None:
@@ -234,9 +240,10 @@ def _stop_fio_of(markers: Iterable[str], term_s: float = WATCHER_TERM_S) -> None
     after `term_s` (a fio started later belongs to someone else, e.g. a resume of the same run)."""
     now_ticks = float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK")
 
+    watched = list(markers)
+
     def ours() -> list[int]:
-        return [pid for marker in markers for pid in _watched_pids(marker)
-                if (ticks := _started_ticks(pid)) is not None and ticks <= now_ticks]
+        return [pid for pid in _fio_pids(watched) if (ticks := _started_ticks(pid)) is not None and ticks <= now_ticks]
 
     # SIGTERM once (fio ends cleanly), then SIGKILL to each one still found until none is: a process the single look
     # missed (its /proc entry unreadable for a moment) must not be left to write on

@@ -145,6 +145,9 @@ def percentiles_from_bins(bins: Mapping[int, int], wanted: Sequence[str] = PERCE
     return result
 
 
+MIN_TAIL_IOS = 10  # a percentile with fewer IOs beyond (slower than) it is not measured: the slowest of a handful
+
+
 def beyond_by_count(percentile: str, total: int) -> int:
     """The IOs ranked past a percentile of `total` IOs, by fio's rule (the first IO whose rank reaches p % of all):
     what lies beyond it when only the count is known. 2,000 IOs: 20 beyond p99, 0 beyond p99.99."""

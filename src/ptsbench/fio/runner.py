@@ -34,6 +34,9 @@ from ptsbench.fio.versions import MIN_FIO_VERSION, version_tuple
 INSTALL_HINT = "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio`"
 _UNKNOWN_ETA = 2**31 - 1
 STOP_TIMEOUT_S = 10.0
+# fio's line when a SIGINT ended it: a Ctrl-C of the terminal reaches fio and ptsbench at once, and on a busy host
+# fio's end can be read before ptsbench's own KeyboardInterrupt is raised; it is the same interruption, not a failure
+SIGINT_END = f"terminating on signal {int(signal.SIGINT)}"
 # fio prints a status document every second; this long without one, past the expected end, fio is hung
 HANG_SILENCE_S = 30.0
 
@@ -134,9 +137,13 @@ def fio_binary() -> str:
     return found
 
 
+_version_lock = threading.Lock()  # a plan's threads ask at once (sweep.plan_together): fio is asked once all the same
+
+
 def fio_version(binary: str | None = None) -> str:
     """fio's version string (e.g. 'fio-3.33'); FioNotFoundError when it is too old to stream JSON status."""
-    return _version_of(binary or fio_binary())
+    with _version_lock:
+        return _version_of(binary or fio_binary())
 
 
 @cache
@@ -244,6 +251,20 @@ class _StatusTracker:
         )
 
 
+@dataclass(frozen=True)
+class FioLaunch:
+    """How run_fio starts fio and watches it: command-line arguments after the job file's (`extra_args`), the host
+    list of fio's client (`client`), fio's working folder (`cwd`), how long it should run (`expected_s`, for the
+    watchdog) and, for a chained job, the event set when it may begin (`released`: it waits at its gate until then,
+    silent; the watchdog's clock starts there)."""
+
+    extra_args: Sequence[str] = ()
+    client: str | None = None
+    expected_s: float | None = None
+    cwd: Path | None = None
+    released: threading.Event | None = None
+
+
 def run_fio(
     job_path: Path,
     *,
@@ -251,23 +272,18 @@ def run_fio(
     stderr_path: Path,
     on_status: Callable[[FioStatus], None] | None = None,
     on_document: Callable[[dict[str, Any]], None] | None = None,
-    extra_args: Sequence[str] = (),
-    client: str | None = None,
-    expected_s: float | None = None,
-    cwd: Path | None = None,
-    released: threading.Event | None = None,
     status_bins: bool = True,
+    launch: FioLaunch = FioLaunch(),
 ) -> FioOutcome:
-    """Run fio on a job file; stream status to on_status (and every document to on_document); write the final
-    JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog). `cwd`: fio's working
-    folder; `released`: set when the job may begin (a chained job waits at its gate until then, silent), the
-    watchdog's clock starts there. `status_bins=False`: on_document gets the documents without their latency
-    histograms, parsed every second for nothing when the caller reads only counters and means (the outcome's final
-    document has them)."""
-    argv = fio_command(job_path, extra_args, client)
+    """Run fio on a job file as `launch` says; stream status to on_status (and every document to on_document);
+    write the final JSON document atomically to json_path. A watchdog stops fio when it hangs (see _Watchdog).
+    `status_bins=False`: on_document gets the documents without their latency histograms, parsed every second for
+    nothing when the caller reads only counters and means (the outcome's final document has them)."""
+    client = launch.client
+    argv = fio_command(job_path, launch.extra_args, client)
     tracker = _StatusTracker()
     last: list[tuple[str, dict[str, Any]]] = []
-    watchdog = _Watchdog(job_path, expected_s, streams_status=client is None, released=released)
+    watchdog = _Watchdog(job_path, launch.expected_s, streams_status=client is None, released=launch.released)
 
     def each_document(text: str, doc: dict[str, Any]) -> None:
         watchdog.heard()
@@ -280,8 +296,11 @@ def run_fio(
     interrupted = False
     stop_with_ptsbench(job_path)
     with open(stderr_path, "w") as stderr_file:
+        # fio's client in a session of its own: a kill -9 of ptsbench's whole process group spares it, so its
+        # parent-death SIGTERM reaches it and it tells every server to stop the jobs it started there (killed with
+        # ptsbench, it could not, and a plain TCP server would run them to the end of their runtime)
         process = start_bound(argv, stdout=subprocess.PIPE, stderr=stderr_file, stdin=subprocess.DEVNULL, text=True,
-                              cwd=cwd)
+                              cwd=launch.cwd, start_new_session=client is not None)
         assert process.stdout is not None
         _running.add(process)
         threading.Thread(target=_stop_jobs_of_killed_fio, args=(process, job_path), daemon=True).start()
@@ -303,7 +322,8 @@ def run_fio(
     final = (last[0][1] if status_bins else _whole_document(last[0][0])) if last else None
     stderr_text = Path(stderr_path).read_text(errors="replace")
     outcome = FioOutcome(returncode, final, other_text, stderr_text, watchdog.hung_s)
-    if interrupted or process.pid in _stopped:
+    ended_by_sigint = returncode == -signal.SIGINT or SIGINT_END in other_text  # fio says so on its stdout
+    if interrupted or process.pid in _stopped or ended_by_sigint:
         raise FioInterrupted(outcome)
     return outcome
 

@@ -33,6 +33,7 @@ STOP_TIMEOUT_S = 10.0
 # (fio/opens.py unix_client_address), so every remote server here names its client the same way.
 REMOTE_FOLDER_PREFIX = "/tmp/ptsbench-fio-"
 REMOTE_SOCKET = "fio.sock"
+FOLDER_PREFIX = "ptsbench-ssh-"  # the local tunnel folder: ptsbench-ssh-PID-RANDOM in the temporary folder
 READY = "ptsbench-fio-server-ready"
 SSH_CONFIG_ENV = "PTSBENCH_SSH_CONFIG"
 _SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with its terminating NUL
@@ -77,12 +78,29 @@ class _Tunnels:
 
     def ensure_folder(self) -> Path:
         if self.folder is None:
-            self.folder = Path(tempfile.mkdtemp(prefix="ptsbench-ssh-"))  # mode 0700, this user's
+            remove_stale_folders()
+            # mode 0700, this user's; named by this process, so that a later ptsbench can tell it was left behind
+            self.folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
             atexit.register(close_all)
         return self.folder
 
 
 _tunnels = _Tunnels()
+
+
+def remove_stale_folders() -> None:
+    """Remove the tunnel folders a killed ptsbench of this user left (their sockets only: its ssh ended with it):
+    those named by a process that is gone, found in the temporary folder."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
+        pid = folder.name.removeprefix(FOLDER_PREFIX).split("-")[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        try:
+            mine = folder.lstat().st_uid == os.getuid() and folder.is_dir() and not folder.is_symlink()
+        except OSError:
+            continue
+        if mine:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def ssh_argv(host: Host, local_socket: Path, remote_folder: str) -> list[str]:

@@ -8,7 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,12 @@ from typing import Any
 from ptsbench.errors import PtsbenchError
 from ptsbench.metrics import board
 from ptsbench.metrics.series import (
+    ROUND,
     Line,
     PushedSeconds,
     Sample,
     SecondsCache,
+    SeriesKey,
     StoredRun,
     device_labels,
     exposition,
@@ -92,6 +94,7 @@ class RunsCollector:
         self.pushed: PushedSeconds = {}  # what the receiver took
         self.pending: PushedSeconds = {}  # what the last push_samples gave
         self.ended: list[board.Stream] = []  # streams ended whose last seconds the receiver did not take yet
+        self.rounds_served: dict[SeriesKey, float] = {}  # the highest round served, per series
         self.lock = threading.Lock()  # scrapes may come at once
 
     def samples(self) -> list[Sample]:
@@ -117,7 +120,18 @@ class RunsCollector:
     def _lines(self, every_second: bool = False) -> list[Line]:
         stored, live = self._read(every_second)
         keys = {line.key for line in live}
-        return [line for rendered in stored for line in rendered.lines if line.key not in keys] + live
+        lines = [line for rendered in stored for line in rendered.lines if line.key not in keys] + live
+        return [self._round_never_back(line) for line in lines]
+
+    def _round_never_back(self, line: Line) -> Line:
+        """The round served never goes back: between the end of a round's fio (its live round gone) and its stored
+        record, the last stored round is the one before it."""
+        if line.sample.metric != ROUND:
+            return line
+        with self.lock:
+            highest = max(self.rounds_served.get(line.key, line.sample.value), line.sample.value)
+            self.rounds_served[line.key] = highest
+        return line if line.sample.value == highest else line_of(replace(line.sample, value=highest))
 
     def _read(self, every_second: bool) -> tuple[list[Rendered], list[Line]]:
         with self.lock:

@@ -224,13 +224,14 @@ def write_summary_csv(summaries: Sequence[Summary], path: Path) -> Path:
 
 
 def summary_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str]]]:
-    """The summary as table cells for people: every row of a kind in one unit (that of the kind's largest mean), so a
-    column never switches between µs and ms from row to row."""
+    """The summary as table cells for people, a row on one line of 80 columns: named by run, kind (with its unit, on
+    one line) and direction, its count saying what it counts (IOs, windows, intervals; summary_notes says how long),
+    then min, mean, max, stddev and percentiles. Every row of a kind in one unit (that of the kind's largest mean),
+    so a column never switches between µs and ms from row to row."""
     from ptsbench.report.core import style
 
     percentiles = [p for p, _ in summaries[0].percentiles] if summaries else []
-    headers = ["run", "kind", "dir", "unit", "count", "of", "min", "mean", "max", "stddev",
-               *(f"p{p:g}" for p in percentiles)]
+    headers = ["run", "kind", "dir", "count", "min", "mean", "max", "stddev", *(f"p{p:g}" for p in percentiles)]
     largest: dict[str, float] = {}
     for row in summaries:
         family = row.kind if row.kind in ("bw", "iops") else "lat"
@@ -246,10 +247,16 @@ def summary_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str
             divisor, unit = style.ns_unit(largest["lat"])
         numbers = [row.min, row.mean, row.max, row.stddev]
         shown = [] if _of_interval_means(row) else [value for _, value in row.percentiles]
-        rows.append([row.run, row.kind, row.direction, unit, f"{row.count:,}", row.over,
-                     *(_number(value / divisor) for value in numbers),
+        rows.append([row.run, unit if row.kind == "iops" else f"{row.kind}\N{NO-BREAK SPACE}({unit})", row.direction,
+                     f"{row.count:,} {_counted(row)}", *(_number(value / divisor) for value in numbers),
                      *(_number(value / divisor) for value in shown), *([""] * (len(percentiles) - len(shown)))])
     return headers, rows
+
+
+def _counted(row: Summary) -> str:
+    """What a summary row counts, in a word: IOs, or the windows or intervals its values are of."""
+    word = "IO" if row.over.startswith("IOs") else "window" if "window" in row.over.split(";")[0] else "interval"
+    return word if row.count == 1 else f"{word}s"
 
 
 def _percentiles_of(row: Summary) -> str:
@@ -266,8 +273,16 @@ def _of_interval_means(row: Summary) -> bool:
 
 
 def summary_notes(summaries: Sequence[Summary]) -> list[str]:
-    """What the summary table's reader needs to know to take its numbers as they are."""
+    """What the summary table's reader needs to know to take its numbers as they are: what the windows and intervals
+    counted are (their length, those left out), and that averaged latencies have no percentiles."""
     notes = []
+    described: dict[str, list[str]] = {}
+    for row in summaries:
+        if row.over != "IOs":
+            names = described.setdefault(row.over, [])
+            if f"{row.run} {row.kind}" not in names:
+                names.append(f"{row.run} {row.kind}")
+    notes += [f"{', '.join(names)}: {over}" for over, names in described.items()]
     if any(_of_interval_means(row) for row in summaries):
         notes.append("latency logs averaged over windows (log_avg_msec): min, mean and max are of the windows' mean "
                      "latencies, not of IOs, and their percentiles are left empty; per-IO percentiles need per-IO "

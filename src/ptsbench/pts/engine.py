@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
+from ptsbench.catalog.monitor_host import host_beside_monitor
 from ptsbench.device.identity import DeviceIdentity, device_identity, vanished
 from ptsbench.device.target import Target
 from ptsbench.device.telemetry import (
@@ -35,7 +36,7 @@ from ptsbench.fio.chain import job_document_path
 from ptsbench.fio.intervals import SecondSamples
 from ptsbench.fio.output import DIRECTIONS as FIO_DIRECTIONS
 from ptsbench.fio.output import job_entries, parse_jobs
-from ptsbench.fio.runner import FioOutcome, FioStatus, client_pairs, fio_command, run_fio
+from ptsbench.fio.runner import FioLaunch, FioOutcome, FioStatus, client_pairs, fio_command, run_fio
 from ptsbench.hosts.hostlist import Host
 from ptsbench.hosts.results import HostStatus
 from ptsbench.hosts.ssh import client_folder
@@ -326,8 +327,8 @@ def _start_fio(context: _Context, folder: Path, texts: Mapping[str, str],
             on_document(doc)
 
     outcome = run_fio(job_path, json_path=folder / "fio.json", stderr_path=folder / "fio.stderr",
-                      on_status=on_status, on_document=each_document, extra_args=extra, client=client,
-                      expected_s=expected_s, cwd=client_folder(context.hosts))
+                      on_status=on_status, on_document=each_document,
+                      launch=FioLaunch(extra, client, expected_s, client_folder(context.hosts)))
     if finished is not None and outcome.ok:  # fio.json holds them all
         finished.discard()
     return outcome
@@ -468,10 +469,13 @@ def _run_round(
         raise FioRunError(f"{what} failed: {why}", _vanished_hint(context) or hint)
     if not context.hosts:
         per_host = {"": round_cells(context.plan, phase, jobs[""], results)}
+    change = telemetry_change(before, after)
+    # the drive's C3h latency monitor beside the host's own latencies of the round (catalog/monitor_host.py)
+    monitor_host = host_beside_monitor(results, change, after, context.plan.settings.ramp_time_s)
     record: dict[str, Any] = {
         "round": number, "phase": phase.key, "seed": seed, "started_utc": started_utc, "finished_utc": utc_now(),
         "wall_s": wall_s, "ptsbench_cpu_s": cpu_s, "fio_version": outcome.doc.get("fio version"), "cells": {},
-        "telemetry": {"before": before, "after": after, "change": telemetry_change(before, after),
+        "telemetry": {"before": before, "after": after, "change": change, "monitor_host": monitor_host,
                       "cpu": cpu_utilisation(host_before, host_after)},
         "handoff": handoff,
     }

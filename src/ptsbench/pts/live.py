@@ -5,6 +5,7 @@ and the device temperature, with a warning when the device throttled during the 
 from collections.abc import Mapping
 from typing import Any
 
+from ptsbench.catalog.monitor_host import round_disagreements
 from ptsbench.fio.runner import FioStatus
 from ptsbench.pts.engine import Progress, Reporter
 from ptsbench.units import format_duration
@@ -34,8 +35,9 @@ def steady_line(record: Mapping[str, Any]) -> str:
 
 
 def telemetry_line(record: Mapping[str, Any]) -> str:
-    """Device temperature at the round's end, whether it throttled and its write amplification, when the device says
-    ('' otherwise)."""
+    """Device temperature at the round's end, whether it throttled, set a new critical warning or logged new errors,
+    whether its C3h latency monitor and the host's latencies differ, and its write amplification, when the device
+    says ('' otherwise)."""
     change = (record.get("telemetry") or {}).get("change") or {}
     parts = []
     if change.get("temperature_end_c") is not None:
@@ -44,6 +46,12 @@ def telemetry_line(record: Mapping[str, Any]) -> str:
         parts.append("THERMAL THROTTLING during the round")
     if change.get("critical_warning_new"):
         parts.append("NEW CRITICAL WARNING: " + ", ".join(change["critical_warning_new"]))
+    new_errors = max(len(change.get("error_log_new") or []), change.get("error_log_entries") or 0)
+    if new_errors:
+        parts.append(f"{new_errors:,} NEW ERROR LOG ENTRIES")
+    said = round_disagreements(record)  # the drive's C3h latency monitor against the host's latencies
+    if any(said.values()):
+        parts.append("C3h LATENCY MONITOR AND HOST DIFFER (see the report)")
     waf = change.get("waf") or {}
     if waf.get("ratio") is not None:
         parts.append(f"write amplification {waf['ratio']:.2f} ({waf['source']})")

@@ -3,7 +3,7 @@
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.jobs import FIO_MAX_JOBS, IODEPTH_LIMIT, JOBS_LIMIT, MAX_IODEPTH
@@ -28,21 +28,29 @@ MAX_ROUNDS = 10_000  # rounds of one phase (PTS: 25); a round count beyond this 
 MAX_ZONES = 4096  # HDD zones (TKperf: 128); each adds 9 IOPS or 4 throughput cells to the round
 
 
+@dataclass(frozen=True)
+class RunChoices:
+    """The command line's choices for the whole run, beside the tests' own parameters; None keeps the profile's."""
+
+    active_range_pct: float | None = None
+    wipc_multiple: float | None = None
+    wsat_capacity_multiple: float | None = None
+    wsat_max_time_s: float | None = None
+    ramp_time_s: float = 0.0
+    lat_histogram_s: float | None = None
+    precondition: str = "wipc"
+    sprandom_op: float | None = None
+
+
 def make_settings(
     profile_name: str = "enterprise",
     spec: str = "2.0",
     tests: tuple[str, ...] = DEFAULT_TESTS,
     overrides: Mapping[str, Mapping[str, object]] | None = None,
-    active_range_pct: float | None = None,
-    wipc_multiple: float | None = None,
-    wsat_capacity_multiple: float | None = None,
-    wsat_max_time_s: float | None = None,
-    ramp_time_s: float = 0.0,
-    lat_histogram_s: float | None = None,
-    precondition: str = "wipc",
-    sprandom_op: float | None = None,
+    choices: RunChoices = RunChoices(),
 ) -> Settings:
-    """Settings from a profile, a spec version and overrides (`overrides[test][field]` replaces a TestParams field)."""
+    """Settings from a profile, a spec version, overrides (`overrides[test][field]` replaces a TestParams field) and
+    the run's own choices."""
     if profile_name not in PROFILES:
         raise PtsbenchError(f"unknown profile {profile_name!r}", f"choose one of {', '.join(PROFILES)}")
     if spec not in SPEC_VERSIONS:
@@ -50,6 +58,7 @@ def make_settings(
     if spec == "1.1" and PROFILES[profile_name].kind == "client":
         raise PtsbenchError("PTS-E 1.1 is the enterprise specification: it has no client profile",
                             "use --profile client with --spec 2.0, or --profile enterprise with --spec 1.1")
+    lat_histogram_s = choices.lat_histogram_s
     if lat_histogram_s is not None and "lat" not in tests:
         raise PtsbenchError("--lat-histogram-time applies to the latency test, which is not selected",
                             "drop it or add lat to --tests")
@@ -61,7 +70,7 @@ def make_settings(
         raise PtsbenchError(f"unknown test {', '.join(unknown) or '(none)'}", f"choose from {','.join(TEST_ORDER)}")
     profile = PROFILES[profile_name]
     ordered = tuple(test for test in TEST_ORDER if test in tests)
-    _check_precondition_choice(ordered, precondition, sprandom_op, wipc_multiple)
+    _check_precondition_choice(ordered, choices.precondition, choices.sprandom_op, choices.wipc_multiple)
     params, advanced = {}, {}
     for test in ordered:
         defn = check_spec(test, spec)
@@ -78,25 +87,27 @@ def make_settings(
         kind=profile.kind,
         spec=spec,
         tests=ordered,
-        active_range_pct=profile.active_range_pct if active_range_pct is None else active_range_pct,
+        active_range_pct=_or(choices.active_range_pct, profile.active_range_pct),
         write_cache=profile.write_cache,
-        wipc_multiple=profile.wipc_multiple if wipc_multiple is None else wipc_multiple,
-        wsat_capacity_multiple=(
-            profile.wsat_capacity_multiple if wsat_capacity_multiple is None else wsat_capacity_multiple
-        ),
-        wsat_max_time_s=profile.wsat_max_time_s if wsat_max_time_s is None else wsat_max_time_s,
-        ramp_time_s=ramp_time_s,
+        wipc_multiple=_or(choices.wipc_multiple, profile.wipc_multiple),
+        wsat_capacity_multiple=_or(choices.wsat_capacity_multiple, profile.wsat_capacity_multiple),
+        wsat_max_time_s=_or(choices.wsat_max_time_s, profile.wsat_max_time_s),
+        ramp_time_s=choices.ramp_time_s,
         params=params,
         scratch_size_bytes=profile.scratch_size_bytes,
         advanced=advanced,
-        lat_histogram_s=0.0 if spec != "2.0" or "lat" not in ordered
-        else profile.lat_histogram_s if lat_histogram_s is None else lat_histogram_s,
+        lat_histogram_s=0.0 if spec != "2.0" or "lat" not in ordered else _or(lat_histogram_s, profile.lat_histogram_s),
         segments=profile.segments,
-        precondition=precondition,
-        sprandom_op=SPRANDOM_OP if sprandom_op is None else sprandom_op,
+        precondition=choices.precondition,
+        sprandom_op=_or(choices.sprandom_op, SPRANDOM_OP),
     )
     check_settings(settings)
     return settings
+
+
+def _or(chosen: float | None, default: float) -> float:
+    """The value chosen, else the default (a chosen 0 stays 0)."""
+    return default if chosen is None else chosen
 
 
 def _check_precondition_choice(tests: tuple[str, ...], precondition: str, sprandom_op: float | None,

@@ -7,6 +7,7 @@ import json
 import os
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,51 +42,50 @@ def target_info(target: Target, facts: Mapping[str, object], ioengine: str, size
                       as_int("physical_sector_bytes"), ioengine, remote)
 
 
-def create_run(
-    root: Path,
-    settings: Settings,
-    info: TargetInfo,
-    facts: Mapping[str, object],
-    *,
-    ioengine_note: str,
-    purge_method: str = "auto",
-    purge_scope: str = "namespace",
-    scratch: bool = False,
-    name: str = "pts",
-    hosts: Sequence[Mapping[str, Any]] = (),
-    device_info: Mapping[str, str] | None = None,
-    device_identity: Mapping[str, Any] | None = None,
-    timing: PrepTiming | None = None,
-) -> tuple[PtsStore, Plan]:
-    """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet. `hosts`: the
-    pre-flight facts of every host (hosts.HostInfo as a dict) for a run on fio servers; `device_info`: the user's
-    description of the device (form factor, media, interface...), for the report's first page; `device_identity`:
-    the block device as the run starts on it (device/same_device.py start_record), which resume checks; `timing`:
-    how long its purges and preconditioning are estimated to take (plan.txt states it)."""
+@dataclass(frozen=True)
+class RunStart:
+    """What a new PTS run's manifest records beside its settings and target: how it was started."""
+
+    ioengine_note: str
+    purge_method: str = "auto"
+    purge_scope: str = "namespace"
+    scratch: bool = False
+    name: str = "pts"
+    hosts: Sequence[Mapping[str, Any]] = ()  # the pre-flight facts of every host (hosts.HostInfo as a dict)
+    device_info: Mapping[str, str] | None = None  # the user's description of the device, for the report
+    device_identity: Mapping[str, Any] | None = None  # the block device as the run starts on it (resume checks)
+    timing: PrepTiming | None = None  # how long purges and preconditioning are estimated to take
+
+
+def create_run(root: Path, settings: Settings, info: TargetInfo, facts: Mapping[str, object],
+               start: RunStart) -> tuple[PtsStore, Plan]:
+    """Plan the run and create its run directory (manifest, plan.json, plan.txt); nothing runs yet. `start`: how it
+    was started (hosts for a run on fio servers; device_identity from device/same_device.py start_record; timing
+    stated in plan.txt)."""
     plan = make_plan(settings, info)
     manifest = {
         "kind": "pts",
-        "name": name,
+        "name": start.name,
         "settings": settings.to_dict(),
         "target_info": info.__dict__,
         "target": dict(facts),
-        "ioengine_note": ioengine_note,
-        "purge_method": purge_method,
-        "purge_scope": purge_scope,
+        "ioengine_note": start.ioengine_note,
+        "purge_method": start.purge_method,
+        "purge_scope": start.purge_scope,
         "base_seed": random.SystemRandom().randrange(1, 2**31),
-        "scratch": scratch,
+        "scratch": start.scratch,
         "compliance": {"compliant": not plan.deviations, "reasons": list(plan.deviations)},
         "notes": list(plan.notes),
         "write_cache": [],
-        "device_info": dict(device_info or {}),
+        "device_info": dict(start.device_info or {}),
         "status": "created",
-        **({"hosts": [dict(host) for host in hosts]} if hosts else {}),
-        **({"device_identity": dict(device_identity)} if device_identity is not None else {}),
-        **({"file_identity": file_identity(info.path)} if info.kind == "file" and not hosts else {}),
-        **({"prep_timing": timing.to_dict()} if timing is not None else {}),
+        **({"hosts": [dict(host) for host in start.hosts]} if start.hosts else {}),
+        **({"device_identity": dict(start.device_identity)} if start.device_identity is not None else {}),
+        **({"file_identity": file_identity(info.path)} if info.kind == "file" and not start.hosts else {}),
+        **({"prep_timing": start.timing.to_dict()} if start.timing is not None else {}),
     }
     store = RunStore.create(root, manifest)
-    write_plan(root, plan, timing)
+    write_plan(root, plan, start.timing)
     return PtsStore(store), plan
 
 

@@ -32,14 +32,15 @@ def plan_rounds(run_dir: Path, max_rounds: int, precondition: bool, log_interval
     `max_rounds` of the replay."""
     from dataclasses import replace
 
-    from ptsbench.cases.plan import Overrides, case_job
+    from ptsbench.cases.plan import JobAdditions, case_job
     from ptsbench.fio.jobs import read_job_file
     from ptsbench.sweep import plan_together
 
     named = ([(PRECONDITION, run_dir / PRECONDITION_JOB)] if precondition else []) + [
         (f"{ROUND_PREFIX}{number}", run_dir / REPLAY_JOB) for number in range(1, max_rounds + 1)]
     texts = {path: read_job_file(path) for path in {path for _name, path in named}}
-    cases = plan_together([case_job(index, name, path, texts[path], None, Overrides(), run_dir, log_interval_ms)
+    adds = JobAdditions(run_dir, log_interval_ms)
+    cases = plan_together([case_job(index, name, path, texts[path], None, adds)
                            for index, (name, path) in enumerate(named, start=1)])
     return [replace(case, repetition=int(case.name.removeprefix(ROUND_PREFIX)) if case.name != PRECONDITION else 0)
             for case in cases]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptsbench.device.waf import case_waf
+from ptsbench.fio.output import MIN_TAIL_IOS
 from ptsbench.report.cases.tables import RESULT_PERCENTILES, ResultRow, result_rows, steady_state_text
 from ptsbench.report.common import (
     case_waf_lines,
@@ -29,7 +30,8 @@ RESULT_COLUMNS = (
     Column("case"), Column("job"), Column("host"), Column("target"), Column("rw"), Column("bs"), Column("dir"),
     Column("status"), Column("QD", "int"), Column("threads", "int"), Column("IOPS", "iops"), Column("MB/s", "mbs"),
     Column("lat mean (µs)", "us"), *(Column(f"lat p{p} (µs)", "us") for p in RESULT_PERCENTILES),
-    Column("done after first host (s)", "number"), Column("runtime (s)", "number"), Column("fio steady state"),
+    Column("latency IOs", "int"), Column("done after first host (s)", "number"), Column("runtime (s)", "number"),
+    Column("fio steady state"),
     Column("how formed"),
 )
 
@@ -48,13 +50,15 @@ def results_table(found: Sequence[ResultRow]) -> Table:
         (row.case, row.job, row.host or "-", row.target or "-", row.rw, row.bs, row.direction,
          row.status if not row.message else f"{row.status}: {row.message}", row.iodepth or None,
          row.numjobs if row.iodepth else None, row.iops, row.mb_s,
-         _us(row.lat_mean_ns), *(_us(row.lat_percentiles_ns.get(p)) for p in RESULT_PERCENTILES),
-         row.done_after_first_s, row.runtime_s, steady_state_text(row), row.note or "-",
+         _us(row.lat_mean_ns), *(_us(row.measured_percentile_ns(p)) for p in RESULT_PERCENTILES),
+         row.lat_n, row.done_after_first_s, row.runtime_s, steady_state_text(row), row.note or "-",
          *((row.waf, row.waf_source or "-") if waf else ()))
         for row in found
     )
     return Table("results", "One row per fio job (its threads merged) or group_reporting group, and direction "
-                 "(total latency, as fio measures lat; '-' where fio measured none)",
+                 "(total latency, as fio measures lat; '-' where fio measured none, and for a percentile with "
+                 f"fewer than {MIN_TAIL_IOS} IOs slower than it: not measured, the slowest of a handful of IOs; "
+                 "latency IOs: the IOs behind the latency figures)",
                  RESULT_COLUMNS + (WAF_COLUMNS if waf else ()), rows,
                  Chart("IOPS per job", "job", "IOPS", columns=_result_columns("IOPS"),
                        category=_result_columns("job")[0]),
@@ -223,6 +227,7 @@ def case_section(store_root: Path, record: Any, interval_ms: float, rule: "DropR
     if command.is_file():
         blocks.append(Text(read_text(command).strip(), "code"))
     blocks.extend(error_log_blocks(record))
+    blocks.extend(monitor_blocks(case_dir, record))
     blocks.extend(drop_blocks(f"case{record.index:03d}", record.name, case_dir, findings, rule or DropRule()))
     blocks.extend(case_figures(case_dir, record, f"case{record.index:03d}", interval_ms, findings))
     return Section(f"case{record.index:03d}", f"Case {record.index}: {record.name}", facts, tuple(blocks))
@@ -235,11 +240,21 @@ def error_log_blocks(record: Any) -> list[Block]:
     blocks: list[Block] = []
     for entry in getattr(record, "telemetry", None) or []:
         change = entry.get("change") or {}
-        lines = entries_texts(change.get("error_log_new") or [], change.get("error_log_entries"))
+        lines = entries_texts(change.get("error_log_new"), change.get("error_log_entries"))
         if lines:
             blocks.append(Text(f"The drive's error log ({entry.get('device')}) gained entries during the case: " +
                                "; ".join(lines) + ".", "warning"))
     return blocks
+
+
+def monitor_blocks(case_dir: Path, record: Any) -> list[Block]:
+    """Where the drive's OCP C3h latency monitor and fio's latencies of the case differ, per direction at the longest
+    latency they do (catalog/monitor_host.py)."""
+    from ptsbench.catalog.monitor_host import disagreements, most_specific
+
+    said = most_specific(disagreements(case_dir, getattr(record, "telemetry", None) or []))
+    return [Text("The drive's latency monitor (OCP C3h) and the host differ over the case: " + "; ".join(said) + ".",
+                 "warning")] if said else []
 
 
 def case_run_report(store: Any, in_progress: str | None = None) -> Report:

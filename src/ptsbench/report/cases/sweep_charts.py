@@ -92,6 +92,16 @@ def groups(points: Sequence[Point]) -> dict[str, list[Point]]:
     return found
 
 
+@dataclass(frozen=True)
+class ValueAxis:
+    """A chart's value axis: its title, its ends (None: from the values) and whether it is logarithmic (also when the
+    options ask for log scales, unless it shows shares)."""
+
+    label: str
+    range: tuple[float | None, float | None] = (None, None)
+    log: bool = False
+
+
 class _Builder:
     def __init__(self, points: Sequence[Point], options: ChartOptions, key: str, caption: str) -> None:
         self.options = options
@@ -100,18 +110,18 @@ class _Builder:
         self.sources = list(dict.fromkeys(point.source for point in points))
         self.pct = options.percentile
 
-    def figure(self, key: str, title: str, x_label: str, y_label: str, series: Sequence[Series],
-               ticks: Sequence[str], y_range: tuple[float | None, float | None] = (None, None),
-               y_log: bool = False, caption: str = "", y2_label: str = "",
-               y2_range: tuple[float | None, float | None] = (None, None)) -> Figure:
+    def figure(self, key: str, title: str, x_label: str, y: ValueAxis, series: Sequence[Series],
+               ticks: Sequence[str], caption: str = "", y2: ValueAxis | None = None) -> Figure:
+        """A bar chart over the categories `ticks`, with a second value axis on the right for series marked y2."""
         prefix = f"{self.options.title}: " if self.options.title else ""
         text = " ".join(part for part in (caption or self.caption, self.options.source_line) if part)
-        y_log = y_log or self.options.log_scale and not y_label.startswith("share")
-        return Figure(f"{self.key}-{key}", prefix + title, x_label, y_label, tuple(series), y_log=y_log,
+        y_log = y.log or self.options.log_scale and not y.label.startswith("share")
+        right = y2 or ValueAxis("")
+        return Figure(f"{self.key}-{key}", prefix + title, x_label, y.label, tuple(series), y_log=y_log,
                       x_ticks=tuple((float(i), label) for i, label in enumerate(ticks)), caption=text,
-                      subtitle=self.options.subtitle, y_range=y_range, data_table=self.options.data_table,
-                      palette=self.options.palette, data_sheet=True, y2_label=y2_label,
-                      y2_log=self.options.log_scale and bool(y2_label), y2_range=y2_range)
+                      subtitle=self.options.subtitle, y_range=y.range, data_table=self.options.data_table,
+                      palette=self.options.palette, data_sheet=True, y2_label=right.label,
+                      y2_log=self.options.log_scale and y2 is not None, y2_range=right.range)
 
     def bars(self, points: Sequence[Point], axis: str, values: Sequence[int | str], name: str, value: str
              ) -> list[Series]:
@@ -145,21 +155,21 @@ class _Builder:
             where = f"{axis_name[fixed_axis]} {fixed}"
             key = f"{_slug(workload)}-" + (f"by-qd-nj{fixed}" if axis == "iodepth" else f"by-nj-qd{fixed}")
             title = f"{workload}, {where}"
-            figures.append(self.figure(f"{key}-iops", f"{title}: IOPS", axis_name[axis], "IOPS",
-                                       self.bars(chosen, axis, values, "IOPS", "iops"), ticks,
-                                       self.options.iops_range))
+            figures.append(self.figure(f"{key}-iops", f"{title}: IOPS", axis_name[axis],
+                                       ValueAxis("IOPS", self.options.iops_range),
+                                       self.bars(chosen, axis, values, "IOPS", "iops"), ticks))
             latency = _latency_name(chosen)
             if axis == "iodepth":
                 figures.append(self.iops_and_latency(f"{key}-iops-latency", title, chosen, values, latency))
             stats = [("mean", "mean"), (f"p{self.pct}", self.pct)]
             if len(self.sources) == 1:
-                figures.append(self.figure(f"{key}-lat", f"{title}: {latency}", axis_name[axis], "latency (µs)",
-                                           self.bars(chosen, axis, values, "", "lat"), ticks,
-                                           self.options.lat_range_us))
+                figures.append(self.figure(f"{key}-lat", f"{title}: {latency}", axis_name[axis],
+                                           ValueAxis("latency (µs)", self.options.lat_range_us),
+                                           self.bars(chosen, axis, values, "", "lat"), ticks))
             else:
                 figures += [self.figure(f"{key}-lat-{_slug(name)}", f"{title}: {name} {latency}", axis_name[axis],
-                                        f"{name} latency (µs)", self.bars(chosen, axis, values, name, stat),
-                                        ticks, self.options.lat_range_us) for name, stat in stats]
+                                        ValueAxis(f"{name} latency (µs)", self.options.lat_range_us),
+                                        self.bars(chosen, axis, values, name, stat), ticks) for name, stat in stats]
         return figures
 
     def iops_and_latency(self, key: str, title: str, points: Sequence[Point], depths: Sequence[int], latency: str
@@ -180,11 +190,12 @@ class _Builder:
                                          color=1 + stat_index if one else source_index))
         caption = (f"Bars: IOPS (left axis); lines: mean and p{self.pct} latency (right axis); no point where fio "
                    "measured none.")
-        return self.figure(key, f"{title}: IOPS and {latency}", "queue depth", "IOPS", series,
-                           [str(depth) for depth in depths], self.options.iops_range,
+        latency_range = (self.options.lat_range_us if self.options.lat_range_us != (None, None)
+                         or self.options.log_scale else (0, None))
+        return self.figure(key, f"{title}: IOPS and {latency}", "queue depth",
+                           ValueAxis("IOPS", self.options.iops_range), series, [str(depth) for depth in depths],
                            caption=" ".join(part for part in (caption, self.caption) if part),
-                           y2_label=f"{latency} (µs)", y2_range=self.options.lat_range_us
-                           if self.options.lat_range_us != (None, None) or self.options.log_scale else (0, None))
+                           y2=ValueAxis(f"{latency} (µs)", latency_range))
 
     def by_block_size(self, points: Sequence[Point]) -> list[Figure]:
         """MB/s bars against block size, per workload (without its block size), queue depth and numjobs, where
@@ -202,8 +213,8 @@ class _Builder:
                 workload = f"{rw}" + (f" {mix}/{100 - mix}" if mix is not None else "") + f", {direction}"
                 title = f"{workload}, queue depth {iodepth}, numjobs {numjobs}: MB/s"
                 key = f"{_slug(workload)}-by-bs-qd{iodepth}-nj{numjobs}-mbs"
-                figures.append(self.figure(key, title, "block size", "MB/s", self.bars(same, "bs", sizes, "MB/s",
-                                                                                      "mbs"), sizes))
+                figures.append(self.figure(key, title, "block size", ValueAxis("MB/s"),
+                                           self.bars(same, "bs", sizes, "MB/s", "mbs"), sizes))
         return figures
 
     def by_run(self, points: Sequence[Point]) -> list[Figure]:
@@ -234,7 +245,8 @@ class _Builder:
                 series = [replace(series[0], name=y_label)]
             if series:
                 figures.append(self.figure(f"runs-{_slug(stat)}", f"{title} per run",
-                                           f"run ({shared})" if shared else "run", y_label, series, shown, y_range))
+                                           f"run ({shared})" if shared else "run", ValueAxis(y_label, y_range),
+                                           series, shown))
         return figures
 
     def grids(self, workload: str, points: Sequence[Point]) -> list[Figure]:
@@ -292,8 +304,8 @@ class _Builder:
         ticks = [_ns_label(edge) for edge in edges]
         caption = (f"Share of IOs per {_latency_name(points)} range, counted from fio's json+ latency bins (each "
                    "bin at its value; fio's bins are at most 1/64 of their value wide).")
-        return [self.figure(f"{slug}-hist", f"{name}: latency histogram", "latency up to", "share of IOs (%)", series,
-                            ticks, caption=caption)]
+        return [self.figure(f"{slug}-hist", f"{name}: latency histogram", "latency up to",
+                            ValueAxis("share of IOs (%)"), series, ticks, caption=caption)]
 
     def percentile_bars(self, slug: str, name: str, points: Sequence[Point]) -> list[Figure]:
         wanted = [pct for pct in PERCENTILE_BARS if any(pct in p.percentiles_ns for p in points)]
@@ -307,7 +319,7 @@ class _Builder:
         if not series:
             return []
         return [self.figure(f"{slug}-pct", f"{name}: {_latency_name(points)} percentiles", "percentile",
-                            "latency (µs)", series, [f"p{pct}" for pct in wanted], y_log=True)]
+                            ValueAxis("latency (µs)", log=True), series, [f"p{pct}" for pct in wanted])]
 
 
 def size_order(bs: str) -> tuple[int, str]:

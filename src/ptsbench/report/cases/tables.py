@@ -5,6 +5,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ptsbench.device.waf import case_waf
+from ptsbench.fio.output import MIN_TAIL_IOS
 
 TABLE_PERCENTILES = ("90", "95", "99", "99.9")  # the terminal table's columns
 RESULT_PERCENTILES = ("50", "90", "95", "99", "99.9", "99.99", "99.999")  # every one ptsbench asks fio for
@@ -44,6 +45,16 @@ class ResultRow:
     lat_max_ns: float | None = None  # the slowest IO
     lat_n: int | None = None  # the IOs behind the latency figures (fio's lat_ns N); None: none measured
     lat_beyond: dict[str, int] | None = None  # per percentile, the IOs slower than it; None: not stored (older runs)
+
+    def measured_percentile_ns(self, percentile: str) -> float | None:
+        """A latency percentile as shown: None where fewer than MIN_TAIL_IOS IOs were slower than it (not measured,
+        the slowest of a handful of IOs) or fio gave none; older runs, which stored no such count, show fio's."""
+        beyond = (self.lat_beyond or {}).get(percentile)
+        return None if beyond is not None and beyond < MIN_TAIL_IOS else self.lat_percentiles_ns.get(percentile)
+
+    def thin(self, percentile: str) -> bool:
+        """fio gave this percentile, but too few IOs were slower than it to call it measured."""
+        return percentile in self.lat_percentiles_ns and self.measured_percentile_ns(percentile) is None
 
     @property
     def mb_s(self) -> float | None:

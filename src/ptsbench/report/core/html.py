@@ -11,13 +11,15 @@ live report never reads half of it.
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ptsbench.report.core import pdf_text
 from ptsbench.report.core.draw_plotly import clean, plotly_spec
 from ptsbench.report.core.layout import FIGURES_DIR, PDF_NAME, XLSX_NAME, atomic_file
 from ptsbench.report.core.model import Block, Report, Table, Text, formatted_rows, split_groups
-from ptsbench.report.core.table_layout import SEPARATORS, arranged, name_parts
+from ptsbench.report.core.table_layout import SEPARATORS, arranged, name_parts, split_to_fit
 
 TEMPLATE = "report.html.j2"
 LIVE_REFRESH_S = 60
@@ -29,25 +31,43 @@ def _script_json(obj: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _table_views(table: Table) -> list[dict[str, Any]]:
+TABLE_FONT_PX = 13  # the page's table text (report.html.j2); the at-a-glance tables' 15 px
+GLANCE_FONT_PX = 15
+CELL_PADDING_PX = 12  # a cell's padding, left and right
+PRINTED_WIDTH_PX = 700  # the text width of a printed A4 or Letter page at 12 mm margins (703 and 725 px)
+
+
+def _table_views(table: Table, font_px: float = TABLE_FONT_PX) -> list[dict[str, Any]]:
     """The table as the page shows it (table_layout's rule): its facts above it, and the columns that name its rows
-    (`keys`), which every part repeats when the page splits a table too wide for its width (the page's script,
-    which knows that width)."""
+    (`keys`). Written already split to the width of a printed page (a part per view), measured in the wider of the
+    fonts a browser may draw it in, so that a page read without scripts, or printed, cuts no table; the page's
+    script joins the parts and splits the table again for the window's width."""
     shown, facts = arranged(table)
-    numeric = [column.kind != "text" for column in shown.columns]
-    return [{
-        "key": shown.key, "title": shown.title, "constants": facts,
-        "key_columns": [index for index in shown.keys if index < len(shown.columns)] or [0],
-        "headers": [(column.name, flag) for column, flag in zip(shown.columns, numeric, strict=True)],
-        "rows": [list(zip(row, numeric, strict=True)) for row in formatted_rows(shown)],
-    }]
+    if not shown.keys:
+        shown = replace(shown, keys=(0,))  # the first column names the rows of every part
+    measure = pdf_text.widest_measure(font_px)
+    room = (PRINTED_WIDTH_PX - CELL_PADDING_PX) * pdf_text.CENTI  # the gaps between n columns, and one more
+    parts = split_to_fit(shown, room, CELL_PADDING_PX * pdf_text.CENTI, measure) if shown.rows else [shown]
+    views = []
+    for number, part in enumerate(parts, start=1):
+        flags = [column.kind != "text" for column in part.columns]
+        views.append({
+            "key": shown.key, "title": part.title, "whole_title": shown.title,
+            "constants": facts if number == 1 else (),
+            "id": f"table-{shown.key}" if len(parts) == 1 else f"table-{shown.key}-part{number}",
+            "part_of": f"table-{shown.key}" if len(parts) > 1 else "",
+            "key_columns": list(range(len(part.keys))),
+            "headers": [(column.name, flag) for column, flag in zip(part.columns, flags, strict=True)],
+            "rows": [list(zip(row, flags, strict=True)) for row in formatted_rows(part)],
+        })
+    return views
 
 
-def _block_views(block: Block, palette: Sequence[str], provenance: str) -> list[dict[str, Any]]:
+def _block_views(block: Block, palette: Sequence[str], provenance: str, font_px: float) -> list[dict[str, Any]]:
     if isinstance(block, Text):
         return [{"type": "text", "kind": block.kind, "text": block.text}]
     if isinstance(block, Table):
-        return [{"type": "table", **view} for part in split_groups(block) for view in _table_views(part)]
+        return [{"type": "table", **view} for part in split_groups(block) for view in _table_views(part, font_px)]
     spec = clean(plotly_spec(block, palette))
     return [{"type": "figure", "key": block.key, "title": block.title, "caption": block.caption,
              "provenance": provenance, "spec": _script_json(spec)}]
@@ -94,22 +114,25 @@ def render_html(report: Report, static: bool, workbook: str = XLSX_NAME, images:
     environment.filters["breakable"] = breakable
     sections = [{"key": section.key, "title": section.title, "facts": section.facts,
                  "blocks": [view for block in section.blocks
-                            for view in _block_views(block, palette, report.provenance)]}
+                            for view in _block_views(block, palette, report.provenance,
+                                                     GLANCE_FONT_PX if section.key == "glance" else TABLE_FONT_PX)]}
                 for section in report.sections]
     return environment.from_string(template_text).render(
         report=report, sections=sections, static=static, plotly_packed=_plotly_packed(), refresh_s=LIVE_REFRESH_S,
         files={"pdf": PDF_NAME, "xlsx": workbook, "figures": FIGURES_DIR},
         images=[suffix.upper() for suffix in images], elsewhere=_elsewhere(static, images),
+        noscript=_elsewhere(static, images, "figure"),
     )
 
 
-def _elsewhere(static: bool, images: Sequence[str]) -> str:
-    """Where a 3D figure the browser cannot draw (no WebGL) is found instead, as the report's files stand."""
+def _elsewhere(static: bool, images: Sequence[str], what: str = "same figure") -> str:
+    """Where a figure the browser cannot draw (no WebGL for 3D; scripts off) is found instead, as the report's
+    files stand."""
     if not static:
-        return "the finished report's PDF will show the same figure."
+        return f"the finished report's PDF will show the {what}."
     if not images:
-        return f"the same figure is in {PDF_NAME}."
-    return f"the same figure is in {PDF_NAME} and in {FIGURES_DIR}/ as {' and '.join(s.upper() for s in images)}."
+        return f"the {what} is in {PDF_NAME}."
+    return f"the {what} is in {PDF_NAME} and in {FIGURES_DIR}/ as {' and '.join(s.upper() for s in images)}."
 
 
 def write_html(report: Report, path: Path, static: bool = True, workbook: str = XLSX_NAME,

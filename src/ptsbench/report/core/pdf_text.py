@@ -1,13 +1,16 @@
-"""How wide a text is drawn on the PDF's pages, from the metrics of the font it is drawn in: the standard Helvetica
-(its AFM metrics, which matplotlib ships and places text by) or, for texts outside its encoding, the embedded
-DejaVu Sans. pdf.py lays its tables out with these widths, so a table takes the page's whole width and no cell
-passes its edge.
+"""How wide a text is drawn on the PDF's pages, from the metrics of the font it is drawn in, read with fontTools: the
+standard Helvetica (the AFM metrics matplotlib ships and draws the core font by) or, for texts outside its encoding,
+the embedded DejaVu Sans (its TrueType advance widths and kerning). pdf.py lays its tables out with these widths, so
+a table takes the page's whole width and no cell passes its edge.
+
+Measured as matplotlib draws: a core font's text is written as one string, without kerning; an embedded font's
+glyph by glyph, kerned. poppler reads back the same widths (tests/report/test_table_layout.py).
 """
 
 import contextvars
 import functools
+import itertools
 from collections.abc import Callable
-from typing import Any
 
 Measure = Callable[[str], int]  # table_layout.Measure (not imported: this module stays free of the report model)
 EMBEDDED = contextvars.ContextVar("pdf_embedded_fonts", default=False)  # set by write_pdf for the report it draws
@@ -15,38 +18,60 @@ CENTI = 100  # widths in hundredths of a point: whole numbers for table_layout's
 
 
 @functools.cache
-def _core_font(bold: bool) -> Any:
-    from matplotlib import _afm, cbook
+def _core_widths(bold: bool) -> tuple[dict[int, float], float]:
+    """Helvetica's advance widths by code point, in thousandths of the font size, and that of '?' (drawn for a
+    character the font lacks)."""
+    from pathlib import Path
+
+    import matplotlib
+    from fontTools.afmLib import AFM
+    from fontTools.agl import AGL2UV
 
     name = "Helvetica-Bold.afm" if bold else "Helvetica.afm"
-    with open(cbook._get_data_path("fonts", "pdfcorefonts", name), "rb") as file:
-        return _afm.AFM(file)
+    font = AFM(str(Path(matplotlib.get_data_path()) / "fonts" / "pdfcorefonts" / name))
+    widths = {AGL2UV[glyph]: float(font[glyph][1]) for glyph in font.chars() if glyph in AGL2UV}
+    return widths, float(font["question"][1])
 
 
 @functools.cache
-def _embedded_font(bold: bool) -> Any:
-    from matplotlib import font_manager, ft2font
+def _embedded_widths(bold: bool) -> tuple[dict[int, str], dict[str, float], dict[tuple[str, str], float]]:
+    """DejaVu Sans (the file matplotlib embeds): its glyph by code point, advance widths and kerning, in font
+    sizes."""
+    from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
 
     found = font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans",
                                                               weight="bold" if bold else "normal"))
-    return ft2font.FT2Font(found)
+    with TTFont(found, lazy=True) as font:
+        per_em = float(font["head"].unitsPerEm)
+        advances = {glyph: advance / per_em for glyph, (advance, _left) in font["hmtx"].metrics.items()}
+        kerning = {pair: value / per_em for table in (font["kern"].kernTables if "kern" in font else ())
+                   for pair, value in getattr(table, "kernTable", {}).items()}
+        return dict(font.getBestCmap()), advances, kerning
+
+
+def _line_width(line: str, bold: bool, embedded: bool) -> float:
+    """`line`'s advance in font sizes."""
+    if not embedded:
+        widths, missing = _core_widths(bold)
+        return sum(widths.get(ord(char), missing) for char in line) / 1000
+    glyphs, advances, kerning = _embedded_widths(bold)
+    names = [glyphs.get(ord(char), ".notdef") for char in line]
+    return sum(advances[name] for name in names) + sum(kerning.get(pair, 0.0) for pair in itertools.pairwise(names))
 
 
 def width_pt(text: str, size_pt: float, bold: bool = False, embedded: bool | None = None) -> float:
     """The width of the longest line of `text` at `size_pt`, in points (`embedded`: in DejaVu Sans, else in
     Helvetica; None: as the report being drawn, EMBEDDED)."""
     embedded = EMBEDDED.get() if embedded is None else embedded
-    widths = []
-    for line in text.split("\n"):
-        if embedded:
-            font = _embedded_font(bold)
-            font.set_size(size_pt, 72)
-            font.set_text(line, 0.0)
-            widths.append(font.get_width_height()[0] / 64)
-        else:
-            # as matplotlib's PDF renderer measures (and aligns) a core font's text
-            widths.append(_core_font(bold).get_str_bbox_and_descent(line)[2] * size_pt / 1000 if line else 0.0)
-    return max(widths, default=0.0)
+    return max((_line_width(line, bold, embedded) * size_pt for line in text.split("\n")), default=0.0)
+
+
+def widest_measure(size: float) -> Measure:
+    """table_layout's Measure of bold texts `size` (px or pt) high in whichever of Helvetica (Arial, Liberation Sans
+    and Nimbus Sans share its widths) and DejaVu Sans draws them wider: for a page whose font the browser picks
+    (the HTML report's static layout), in hundredths of the unit."""
+    return lambda text: max(_centi(text, size, True, False), _centi(text, size, True, True))
 
 
 def measure(size_pt: float, bold: bool = False) -> Measure:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from ptsbench.fio.output import MIN_TAIL_IOS
 from ptsbench.report.cases.tables import RESULT_PERCENTILES, TABLE_PERCENTILES, ResultRow, steady_state_text
 
 FORMATS = ("table", "json", "csv")
@@ -34,7 +35,11 @@ def _workload(row: ResultRow) -> str:
 
 
 # columns in the order shown; DROP_ORDER says which go first when the terminal is too narrow for all
-_DROP_ORDER = ("p90 µs", "p95 µs", "QDxT", "bs", "run s", "p99.9 µs", "done +s", "p99 µs")
+_DROP_ORDER = ("p90 µs", "p95 µs", "QDxT", "bs", "run s", "p99.9 µs", "IOs", "done +s", "p99 µs")
+# a percentile cell with too few IOs slower than it (tables.py measured_percentile_ns), and the line that says so
+NOT_MEASURED = "n/m"
+NOT_MEASURED_NOTE = (f"{NOT_MEASURED}: not measured, fewer than {MIN_TAIL_IOS} IOs were slower than that percentile "
+                     "(it would be the slowest of a handful); IOs: the IOs behind the latency figures")
 
 
 def _columns(rows: Sequence[ResultRow]) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
@@ -48,7 +53,9 @@ def _columns(rows: Sequence[ResultRow]) -> tuple[dict[str, list[str]], list[tupl
         "mean µs": _us_column([row.lat_mean_ns for row in ok]),
     }
     for p in TABLE_PERCENTILES:
-        columns[f"p{p} µs"] = _us_column([row.lat_percentiles_ns.get(p) for row in ok])
+        cells = _us_column([row.measured_percentile_ns(p) for row in ok])
+        columns[f"p{p} µs"] = [NOT_MEASURED if row.thin(p) else cell for row, cell in zip(ok, cells, strict=True)]
+    columns["IOs"] = [_number(row.lat_n, 0) if row.lat_n else "-" for row in ok]
     if any(row.done_after_first_s is not None for row in ok):
         columns["done +s"] = [_done(row.done_after_first_s) for row in ok]  # multi-host: finish after the first host
     if any(row.ss_attained is not None for row in ok):  # fio's own steady state may end a job early: its real
@@ -105,7 +112,7 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
     heading = "\n".join([*([title] if title else []), *(f"{name}: {value}" for name, value in said)]) or None
 
     def numeric(name: str) -> bool:
-        return name in ("IOPS", "MB/s", "done +s", "run s") or name.endswith("µs")
+        return name in ("IOPS", "MB/s", "IOs", "done +s", "run s") or name.endswith("µs")
 
     def plain(cell: str) -> str:
         return Text.from_markup(cell).plain
@@ -134,6 +141,8 @@ def rows_table(rows: Sequence[ResultRow], title: str | None = None, width: int |
             table.add_row(*(cell(name, index, position) for position, name in enumerate(shown)),
                           style="bold" if row.direction == "total" else None)
         lines = [f"{'*' * mark} {escape(note)}" for note, mark in notes.items()]
+        if any(NOT_MEASURED in columns[name] for name in shown if name.endswith("µs")):
+            lines.append(escape(NOT_MEASURED_NOTE))
         lines += [escape(line) for line in case_waf_lines(rows)]
         lines += [f"[red]({number}) {escape(text)}[/red]" for number, text in enumerate(failures, 1)]
         if lines:

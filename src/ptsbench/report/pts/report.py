@@ -15,6 +15,7 @@ from ptsbench.report.core.style import device_name, short_device_name
 from ptsbench.report.glance import pts_glance_section
 from ptsbench.report.pts.advanced import ADVANCED_BLOCKS, telemetry_blocks
 from ptsbench.report.pts.basic import cells_blocks, iops_blocks, lat_blocks, tp_blocks, wsat_blocks
+from ptsbench.report.pts.drive_logs import drive_log_blocks
 from ptsbench.report.pts.drops import drop_rounds, phase_findings, pts_drop_blocks
 from ptsbench.report.pts.facts import pts_test_facts, reasons_for, test_title
 from ptsbench.report.pts.guides import guide
@@ -60,6 +61,7 @@ def pts_test_section(context: PtsContext, test: str, views: Sequence[Any]) -> Se
     blocks += pts_drop_blocks(test, views, context, found, with_data)
     blocks += host_blocks(test, views, context)
     blocks += telemetry_blocks(test, views)
+    blocks += drive_log_blocks(test, views)  # the drive's latency monitor beside the host, its error log
     blocks += handoff_blocks(test, views)
     spec = str((context.manifest.get("settings") or {}).get("spec"))
     return Section(slug("test", test), test_title(test, views, spec)[0], pts_test_facts(context, test, views),

@@ -1,0 +1,153 @@
+"""The drive's own logs per PTS round (report/pts/drive_logs.py): its OCP C3h latency monitor read after each round
+and set beside the host's latencies of that round (stored in round.json, shown in the report, `show`, the live line
+and `check --profile`, which also adds a phase's rounds up), and its NVMe error log's new entries. Real fio rounds
+(HIR on a file, null engine) taken for an NVMe namespace; the drive's logs come from the nvme stand-in (no drive or
+QEMU here has the C3h log)."""
+
+import html
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run_cli
+from ptsbench.catalog.monitor_host import round_disagreements
+from ptsbench.fio.output import parse_jobs
+from ptsbench.pts.live import telemetry_line
+from test_pts_advanced_engine import DATA, _api_run
+from test_pts_engine import fio_doc, rounds_of
+from test_qualify import _monitor_doc
+
+NVME: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
+BASELINE, WAIT = "Host idle recovery: steady state (baseline)", "Host idle recovery: wait state 0.1 s"
+OLD = {"error_count": 8, "sqid": 2, "cmdid": 0x11, "status_field": 0x4002, "phase_tag": 0,
+       "parm_error_location": 0xFFFF, "lba": 0, "nsid": 1, "vs": 0, "trtype": 0, "csi": 0, "opcode": 6}
+READ_ERROR = {**OLD, "error_count": 9, "sqid": 3, "cmdid": 0x2A, "status_field": 0x281, "lba": 123_456, "opcode": 2}
+
+
+def _serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, docs: list[Any]) -> None:
+    """The stand-in serves these documents one per reading (the last from then on)."""
+    paths = []
+    for index, doc in enumerate(docs):
+        paths.append(tmp_path / f"{variable}-{index}.json")
+        paths[-1].write_text(json.dumps(doc))
+    monkeypatch.setenv(variable, ":".join(map(str, paths)))
+
+
+def _slower(run_dir: Path, phase: str, number: int, direction: str, threshold_ns: float) -> int:
+    """The round's IOs of a direction at or above a latency, counted here in its fio.json's bins."""
+    return sum(n for job in parse_jobs(fio_doc(run_dir, phase, number)) for one in job.directions
+               if one.direction == direction for value, n in one.lat.bins.items() if value >= threshold_ns)
+
+
+def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_new_errors(
+        tmp_path: Path, fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four readings (before round 1, after each of the three rounds). Round 1: the drive counts 1,000 reads of
+    50 ms and more, HIR issues writes only: the drive saw latencies the host did not. Round 2: the monitor was set
+    anew (threshold A 5 -> 0 ms): not compared, said why; the error log gains entries 9 and 10. Round 3: threshold A
+    at 0 ms, the drive counts nothing, the host timed every write at 0 ms or more: latency outside the drive."""
+    # the SMART log's host data units and the OCP C0h log's media bytes per reading: write amplification 1.2 in
+    # the baseline's rounds, 2.0 in the wait state's
+    smart, ocp = json.loads((DATA / "nvme-cli-2.x-smart-log.json").read_text()), \
+        json.loads((DATA / "nvme-cli-2.x-ocp-smart-add-log.json").read_text())
+    media = [5 * 10**9 + sum(factor * 10 * 512_000 for factor in (1.2, 1.2, 2.0)[:n]) for n in range(4)]
+    _serve(tmp_path, monkeypatch, "FAKE_NVME_SMART_LOG",
+           [{**smart, "data_units_written": 1_000 + 10 * n} for n in range(4)])
+    _serve(tmp_path, monkeypatch, "FAKE_NVME_OCP_LOG",
+           [{**ocp, "Physical media units written": {"hi": 0, "lo": int(bytes_)}} for bytes_ in media])
+    later = (0, 10, 20, 50)
+    _serve(tmp_path, monkeypatch, "FAKE_NVME_LATENCY_LOG", [
+        _monitor_doc({}), _monitor_doc({"3": (1000, 0, 0)}), _monitor_doc({"3": (1000, 0, 0)}, later)])
+    write_fault = {**OLD, "error_count": 10, "status_field": 0x4280, "lba": 99, "opcode": 1}
+    _serve(tmp_path, monkeypatch, "FAKE_NVME_ERROR_LOG", [
+        {"errors": [OLD]}, {"errors": [OLD]}, {"errors": [write_fault, READ_ERROR, OLD]}])
+    root = _api_run(tmp_path, NVME)
+    first, second = rounds_of(root, "hir-ss")
+    [third] = rounds_of(root, "hir-w0.1s")
+    assert fakebin().count(["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]) == 4
+
+    # stored per round: the host's IOs at or above each threshold beside the drive's increase
+    stored = first["telemetry"]["monitor_host"]
+    assert stored["thresholds_ms"] == [5, 10, 20, 50] and stored["read"] == [0, 0, 0, 0]
+    assert stored["write"] == [_slower(root, "hir-ss", 1, "write", ms * 1e6) for ms in (5, 10, 20, 50)]
+    assert first["telemetry"]["change"]["latency_monitor"]["3"] == {"read": 1000, "write": 0, "trim": 0}
+    assert round_disagreements(first)["3"][0] == ("the drive counted 1,000 read(s) at or above 50 ms (bucket 3 and "
+                                                  "up), the host 0: the drive saw latencies the host did not")
+    assert second["telemetry"]["monitor_host"] is None
+    assert "set anew during the span" in second["telemetry"]["change"]["latency_monitor_note"]
+    writes = _slower(root, "hir-w0.1s", 1, "write", 0)
+    assert writes > 0 and third["telemetry"]["monitor_host"]["write"][0] == writes
+    assert round_disagreements(third)["0"] == [f"the host saw {writes:,} write(s) at or above 0 ms, the drive "
+                                               "counted 0 (bucket 0 and up): latency outside the drive"]
+    assert [entry["error_count"] for entry in second["telemetry"]["change"]["error_log_new"]] == [9, 10]
+    # the live line after each round
+    assert "C3h LATENCY MONITOR AND HOST DIFFER" in telemetry_line(first)
+    assert "2 NEW ERROR LOG ENTRIES" in telemetry_line(second) and "DIFFER" not in telemetry_line(second)
+
+    # `show` (the report's tables and lines): the sums per bucket, each round that differs named, the error entries
+    shown = run_cli("show", str(root), env={"COLUMNS": "400"})
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "Drive latency monitor (OCP C3h) beside the host" in text
+    assert (f"Latency monitor and host differ: {BASELINE}, round 1: the drive counted 1,000 read(s) at or above 50 "
+            "ms (bucket 3 and up), the host 0: the drive saw latencies the host did not") in text
+    # (of the host's writes, the line names the longest latency at which they differ: 0 ms unless a null-engine
+    # write took 10 ms on a busy host)
+    assert f"Latency monitor and host differ: {WAIT}, round 1: the host saw " in text
+    assert "Latency monitor (OCP C3h) not compared in 1 round(s): the latency monitor was set anew" in text
+    assert (f"The drive's error log (/dev/nvme0) gained entries during {BASELINE} round 2: error 9, status 0x0281 "
+            "(media and data integrity error: unrecovered read error), LBA 123,456, namespace 1, opcode 0x02, "
+            "command id 0x002a, queue 3; error 10, status 0x4280") in text
+    assert "NVMe error log: no new entries in 2 round(s) read before and after." in text
+    rows = [line.split() for line in shown.stdout.splitlines() if "3 (at or above 50 ms)" in line]
+    assert [row[-6:-4] for row in rows if " ".join(row).startswith(BASELINE)] == [["1,000", "0"]], shown.stdout
+
+    # the HTML report holds the same table and lines (the report model `show` prints)
+    assert run_cli("report", str(root)).returncode == 0
+    page = " ".join(html.unescape((root / "report" / "index.html").read_text()).split())
+    assert "Drive latency monitor (OCP C3h) beside the host" in page
+    assert f"Latency monitor and host differ: {BASELINE}, round 1: the drive counted 1,000 read(s)" in page
+    assert f"The drive's error log (/dev/nvme0) gained entries during {BASELINE} round 2: error 9" in page
+
+    # a profile's monitor line names the round; the baseline phase, one of whose rounds gave no increase, is not
+    # measured
+    profile = tmp_path / "profile.toml"
+    profile.write_text('latency_monitor_max = {"0" = 0}\n')
+    done = run_cli("check", str(root), "--profile", str(profile))
+    assert done.returncode == 4, done.stdout + done.stderr
+    judged = " ".join(done.stdout.split())
+    assert (f"round 1: the host saw {writes:,} write(s) at or above 0 ms, the drive counted 0 (bucket 0 and up): "
+            "latency outside the drive") in judged and "set anew" in judged
+    # ... after the phase's line setting its rounds' stored counts side by side, whatever they say
+    assert (f"beside the host at or above 0 ms (bucket 0 and up): the drive counted read 0, write 0, trim 0; the "
+            f"host's fio latency histogram read 0, write {writes:,}, trim 0 (1 round(s) added up); round 1: the host "
+            f"saw {writes:,} write(s)") in judged, done.stdout
+    # the profile's other run-wide targets on the same run: compliance (a shortened run is not) and the write
+    # amplification ceiling per phase
+    profile.write_text("compliant = true\nwaf_max = 1.5\n")
+    done = run_cli("check", str(root), "--profile", str(profile), env={"COLUMNS": "300"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    assert any("PTS-compliant" in line and " FAIL " in line for line in lines), done.stdout
+    assert any(line.startswith(f"write amplification <= 1.5 {BASELINE} 1.200 ") and " pass " in line
+               for line in lines), done.stdout
+    assert any(line.startswith(f"write amplification <= 1.5 {WAIT} 2.000 ") and " FAIL " in line
+               for line in lines), done.stdout
+
+
+def test_a_drive_without_the_logs_is_said_once(tmp_path: Path, fakebin: Callable[[], list[list[str]]],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", str(DATA / "nvme-cli-2.x-smart-log.json"))
+    root = _api_run(tmp_path, NVME)
+    shown = run_cli("show", str(root), env={"COLUMNS": "400"})
+    assert shown.returncode == 0, shown.stderr
+    lines = [" ".join(line.split()) for line in shown.stdout.splitlines()]
+    monitor = [line for line in lines if line.startswith("Latency monitor (OCP C3h)")]
+    assert monitor == ["Latency monitor (OCP C3h) not compared in 3 round(s): no OCP C3h latency monitor log: `nvme "
+                       "ocp latency-monitor-log /dev/nvme0 -o json`: nvme printed no JSON."]
+    errors = [line for line in lines if line.startswith("NVMe error log")]
+    assert errors == ["NVMe error log not read in 3 round(s): no NVMe error log: `nvme error-log /dev/nvme0 -o "
+                      "json`: nvme printed no JSON."]
+    assert "Drive latency monitor (OCP C3h) beside the host" not in shown.stdout
