@@ -342,6 +342,43 @@ def test_a_monitor_not_enabled_or_set_anew_gives_no_increase() -> None:
         moved["latency_monitor_note"]
 
 
+def test_a_pts_phase_s_rounds_are_set_beside_the_host_s_histograms(qual_run: Path) -> None:
+    """A PTS phase: the drive's counts over its rounds added up, beside the host's counts each round stored
+    (round.json telemetry.monitor_host, as host_beside_monitor makes it from the round's fio jobs), a line per
+    bucket whatever they say; a round whose monitor counted under other thresholds is left out, and said; a round
+    that stored no host counts is not added. (The host's side: the json+ bins of a real fio run, the qualification
+    run's two jobs of 16,000 IOs each; threshold A at 0 ms takes every IO.)"""
+    from ptsbench.catalog.monitor_host import host_beside_monitor, phase_beside_host
+    from ptsbench.fio.output import parse_jobs
+
+    (case_dir,) = qual_run.glob("cases/*")
+    jobs = parse_jobs(json.loads((case_dir / "fio.json").read_text()))
+
+    def round_record(thresholds_ms: list[int], counts: dict[str, tuple[int, int, int]]) -> dict[str, object]:
+        change = {"latency_monitor": {bucket: dict(zip(("read", "write", "trim"), counts.get(bucket, (0, 0, 0)),
+                                                       strict=True)) for bucket in "0123"}}
+        after = {"latency_monitor_thresholds_ms": thresholds_ms}
+        return {"telemetry": {"after": after, "change": change,
+                              "monitor_host": host_beside_monitor(jobs, change, after)}}
+
+    said = phase_beside_host([round_record([0, 5, 10, 20], {"0": (10, 20, 0), "3": (1, 0, 0)}),
+                              round_record([0, 5, 10, 20], {"0": (5, 0, 0)}),
+                              {"telemetry": {"after": {}, "change": {"latency_monitor": None}, "monitor_host": None}},
+                              round_record([0, 5, 10, 50], {"0": (99, 0, 0)})])
+    assert said["0"][0] == ("beside the host at or above 0 ms (bucket 0 and up): the drive counted read 16, write 20, "
+                            "trim 0; the host's fio latency histogram read 32,000, write 32,000, trim 0 (2 round(s) "
+                            "added up)")
+    assert said["0"][-1] == "1 round(s) under other thresholds left out"
+    from ptsbench.catalog.monitor_host import host_slower_counts
+
+    slow = host_slower_counts(case_dir / "fio.json", [20e6])
+    assert slow is not None
+    assert said["3"] == [f"beside the host at or above 20 ms (bucket 3 and up): the drive counted read 1, write 0, "
+                         f"trim 0; the host's fio latency histogram read {2 * slow['read'][0]:,}, write "
+                         f"{2 * slow['write'][0]:,}, trim 0 (2 round(s) added up)"]
+    assert phase_beside_host([{"telemetry": {"after": {}, "change": {}}}, {}]) == {}
+
+
 def test_a_file_has_no_latency_monitor_to_judge(qual_run: Path, tmp_path: Path) -> None:
     done = run_cli("check", str(qual_run), "--profile", str(_profile(tmp_path, 'latency_monitor_max = {"3" = 0}\n')))
     assert done.returncode == 4 and "no device was read" in done.stdout, done.stdout

@@ -212,3 +212,32 @@ def test_back_to_back_cases_share_the_reading_between_them(tmp_path: Path, fakeb
     calls = len(fakebin())
     failed = run("failed", [loop_as_nvme], repeat=2)
     assert fakebin()[calls:] == reading[:1] * 4 and failed[1][0]["before"]["note"].startswith("not available")
+
+
+def test_a_case_configures_the_latency_monitor_once_before_its_first_reading(tmp_path: Path, fakebin: Calls,
+                                                                           loop_as_nvme: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """--latency-monitor asked (request_setting): the controller is sent Set Features C5h once, after a reading of
+    the C3h log and before the case's first reading; the reading stores what was asked, in force."""
+    from ptsbench.device.latency_monitor import BUCKET_TIMER_MAX_MIN, MonitorSetting, request_setting
+
+    doc = {"Feature Status": 1, "Active Bucket Timer Threshold": BUCKET_TIMER_MAX_MIN, "Active Threshold A": 5,
+           "Active Threshold B": 10, "Active Threshold C": 20, "Active Threshold D": 50,
+           **{f"Active Bucket Counter: Bucket {b}": {"Read": 0, "Write": 0, "Trim": 0} for b in "0123"}}
+    (tmp_path / "c3.json").write_text(json.dumps(doc))
+    smart, _ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
+    monkeypatch.setenv("FAKE_NVME_LATENCY_LOG", str(tmp_path / "c3.json"))
+    request_setting(MonitorSetting((5, 10, 20, 50)))
+    try:
+        store = _run_on(loop_as_nvme, tmp_path)
+    finally:
+        request_setting(None)
+    calls = fakebin()
+    sets = [index for index, argv in enumerate(calls) if argv[:2] == ["nvme", "set-feature"]]
+    monitor = [index for index, argv in enumerate(calls) if argv[:3] == ["nvme", "ocp", "latency-monitor-log"]]
+    assert len(sets) == 1 and monitor[0] < sets[0] < monitor[1] and len(monitor) == 4, calls  # 2 to set, 1 each
+    [stored] = json.loads(next(store.root.glob("cases/*/result.json")).read_text())["telemetry"]
+    assert stored["before"]["latency_monitor_set"] == stored["after"]["latency_monitor_set"] == {
+        "thresholds_ms": [5, 10, 20, 50], "bucket_timer_threshold_min": BUCKET_TIMER_MAX_MIN, "enable": 7,
+        "note": None}

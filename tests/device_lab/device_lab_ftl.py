@@ -15,6 +15,7 @@ above 1), never a real drive's numbers (docs/device-lab.md).
 
 import json
 import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -225,12 +226,13 @@ WSAT_TIME_CAP = "1200s"  # a bound only: four capacities take about 3 minutes on
 CLIFF_MIN = 1.5  # the first round's IOPS at least this many times the last round's
 
 
-def iops_test(dev: str, out: Path, precondition: tuple[str, ...], round_s: float = IOPS_ROUND_S) -> None:
+def iops_test(dev: str, out: Path, precondition: tuple[str, ...], round_s: float = IOPS_ROUND_S,
+              extra: tuple[str, ...] = ()) -> None:
     """`ptsbench pts --tests iops` as the lab runs it: the tracked cell only, rounds of 15 s, at most 25, no purge;
-    `precondition`: the preconditioning's options."""
+    `precondition`: the preconditioning's options; `extra`: more options."""
     ptsbench("pts", dev, "--profile", "demo", "--spec", "1.1", "--tests", "iops", "--round-time", str(round_s),
              "--max-rounds", str(IOPS_MAX_ROUNDS), "--block-sizes", "iops=4k", "--mixes", "iops=0", "--purge", "none",
-             "--active-range", "100", *precondition, "--destructive", "--out", str(out))
+             "--active-range", "100", *precondition, *extra, "--destructive", "--out", str(out))
 
 
 def wipc(multiple: float) -> tuple[str, ...]:
@@ -259,8 +261,8 @@ def ftl_pts_iops(lab: Lab) -> str:
     return iops_transition(lab, load_fresh(), WORK / "pts-iops", IOPS_ROUND_S)[0]
 
 
-def iops_transition(lab: Lab, dev: str, out: Path, round_s: float, fresh_round: bool = True
-                    ) -> tuple[str, list["GcFinding"]]:
+def iops_transition(lab: Lab, dev: str, out: Path, round_s: float, fresh_round: bool = True,
+                    extra: tuple[str, ...] = ()) -> tuple[str, list["GcFinding"]]:
     """ftl-pts-iops's IOPS test and its judgement, with rounds of `round_s` on the fresh drive `dev`. `fresh_round`:
     a round must end before the first full write, and round 1 be above the steady-state mean; else (a small drive,
     whose round 1 may write past it) the highest round before garbage collection took hold (write amplification
@@ -268,7 +270,7 @@ def iops_transition(lab: Lab, dev: str, out: Path, round_s: float, fresh_round: 
     which a busy host can starve for a round (round 1 once read 99 IOPS, round 2 226)."""
     size = int(Path("/sys/block", os.path.basename(dev), "size").read_text()) * 512
     started, started_at = time.monotonic(), time.time()
-    iops_test(dev, out, wipc(IOPS_PRECONDITION), round_s)
+    iops_test(dev, out, wipc(IOPS_PRECONDITION), round_s, extra)
     took = time.monotonic() - started
     keep_rounds(lab, out)
     rounds = pts_rounds(out)
@@ -486,20 +488,108 @@ def ftl_ci(lab: Lab) -> str:
     programs, the IOPS test in rounds of 10 s: fresh-out-of-box (the highest round before garbage collection took
     hold, write amplification under 2) 1.5 times the steady-state mean or more, the first window rejected,
     steady state within the round limit, write amplification (the device's OCP C0h log) above 1.5 at steady state
-    (and about 1 in any round that ended before the first full write); then on a fresh drive again write saturation
+    (and about 1 in any round that ended before the first full write), the OCP latency monitor as ptsbench set it
+    counting garbage collection's slow writes (latency_monitor_shapes); then on a fresh drive again write saturation
     in rounds of 20 s until four times the capacity is written: the first round's IOPS at least 1.5 times the
     last's. The drop finder finds garbage collection's onset as a step naming it as the likely cause, in either
     run: a step (the level not back by the round's end) beginning after the namespace was about written once and
     before it was written twice (GC_STEP_CAPACITIES)."""
-    iops, iops_found = iops_transition(lab, load_fresh(**CI_MODEL), WORK / "ci-iops", CI_ROUND_S, fresh_round=False)
+    dev = load_fresh(**CI_MODEL)
+    monitor_option = ("--latency-monitor", ",".join(str(ms) for ms in LAB_MONITOR_MS))
+    counted_before = counters()
+    iops, iops_found = iops_transition(lab, dev, WORK / "ci-iops", CI_ROUND_S, fresh_round=False,
+                                       extra=monitor_option)
+    monitor = latency_monitor_shapes(lab, dev, WORK / "ci-iops", write_latencies(counted_before, counters()))
     wsat, wsat_found = wsat_cliff(lab, load_fresh(**CI_MODEL), WORK / "ci-wsat", CI_WSAT_ROUND_S, CI_WSAT_CAPACITY)
     steps = {run: step for run, found in (("IOPS test", iops_found), ("write saturation", wsat_found))
              if (step := gc_transition_step(found)) is not None}
-    said = f"IOPS test: {iops} | write saturation: {wsat}"
+    said = f"IOPS test: {iops} | latency monitor: {monitor} | write saturation: {wsat}"
     assert steps, f"no step naming garbage collection between {GC_STEP_CAPACITIES} x the capacity written: {said}"
     onsets = "; ".join(f"{run}: {step.said} (after {step.capacities:.2f} x the capacity)"
                        for run, step in steps.items())
     return f"garbage collection's onset as a step: {onsets} | {said}"
+
+
+# the thresholds the IOPS test sets the OCP latency monitor to: not the patch's power-on settings (30, 100, 155,
+# 235 ms, the monitor not enabled), so what the log reports in force is what ptsbench set
+LAB_MONITOR_MS = (5, 25, 100, 500)
+
+
+def write_latencies(before: dict[str, int], after: dict[str, int]) -> str:
+    """What the patch's counters say of the writes between two readings: their latency as the monitor counts it
+    (mean, max), its modelled part alone (mean, max, how many reached 5 ms), the real time the dispatcher spent on
+    each (mean, max), and the tries that found the write buffer full."""
+    delta = {name: after[name] - before.get(name, 0) for name in after if name.startswith("write_")}
+    cmds = max(delta["write_lat_cmds"], 1)
+
+    def ms(name: str) -> str:
+        return f"mean {delta[name + '_sum_ns'] / cmds / 1e6:.3f} ms, max {after[name + '_max_ns'] / 1e6:.3f} ms"
+
+    return (f"{delta['write_lat_cmds']} writes: latency as counted {ms('write_lat')}; modelled alone "
+            f"{ms('write_modelled')}, {delta['write_modelled_5ms']} at 5 ms or more; dispatcher time "
+            f"{ms('write_proc')}; {delta['write_retries']} tries found the write buffer full")
+
+
+def latency_monitor_shapes(lab: Lab, dev: str, out: Path, latencies: str) -> str:
+    """The IOPS test ran with `--latency-monitor 5,25,100,500`: ptsbench set feature C5h before its first reading
+    and reported no problem; every round's reading of the C3h log has that configuration in force (enabled, those
+    thresholds, the longest bucket timer), and Get Features C5h gives back the data ptsbench sent; in the rounds
+    collecting garbage (write amplification 1.5 or more) the monitor counted writes at or above 5 ms; `ptsbench
+    check --profile` sets each bucket beside the host's fio latency histogram of the phase's rounds (their
+    stored counts, round.json telemetry.monitor_host, added up)."""
+    from ptsbench.device.latency_monitor import BUCKET_TIMER_MAX_MIN, MonitorSetting
+
+    setting = MonitorSetting(LAB_MONITOR_MS)
+    rounds = pts_rounds(out)
+    for record in rounds:
+        after = record["telemetry"]["after"]
+        assert after["latency_monitor_set"] == {**setting.stored(), "note": None}, after["latency_monitor_set"]
+        config = after["latency_monitor_config"]
+        assert config["enabled"] and config["thresholds_ms"] == list(LAB_MONITOR_MS) and \
+            config["bucket_timer_threshold_min"] == BUCKET_TIMER_MAX_MIN, config
+    ctrl = controller_of(dev)
+    got = subprocess.run(["nvme", "get-feature", ctrl, "--feature-id=0xc5", "--data-len=4096", "--raw-binary"],
+                         capture_output=True, check=True, timeout=300).stdout
+    assert got[:13] == setting.feature_data()[:13], f"Get Features C5h: {got[:16].hex()}"
+    page = get_log(ctrl, 0xC3, 512, 0)  # the log as the device wrote it, against what nvme-cli printed of it
+    raw = {bucket: [int.from_bytes(page[0x20 + 16 * int(bucket) + 4 * type_:][:4], "little") for type_ in (0, 1, 2)]
+           for bucket in "0123"}  # read, write, trim: the patch's layout (OCP 1.0, as nvme-cli 2.3 reads it)
+    printed = json.loads(run(["nvme", "ocp", "latency-monitor-log", ctrl, "-o", "json"]).stdout)
+    latencies += f"; the C3h page's counters (read, write, trim per bucket) {raw}, nvme-cli's " + str(
+        {bucket: printed[f"Active Bucket Counter: Bucket {bucket}"] for bucket in "0123"})
+    counted = {}
+    for record in rounds:
+        change = record["telemetry"]["change"]
+        waf = change["waf"]["ratio"]
+        if waf is None or waf < GC_CLEAR_WAF:
+            continue
+        increase = change["latency_monitor"]
+        assert increase is not None, change["latency_monitor_note"]
+        # the round stored the host's side beside it (round.json telemetry.monitor_host), under the thresholds set
+        host = record["telemetry"]["monitor_host"]
+        assert host is not None and host["thresholds_ms"] == list(LAB_MONITOR_MS), host
+        counted[record["round"]] = [increase[bucket]["write"] for bucket in "0123"]
+    assert counted, "no round collected garbage (write amplification 1.5 or more)"
+    assert any(sum(buckets) for buckets in counted.values()), \
+        f"the monitor counted no write at or above {LAB_MONITOR_MS[0]} ms in the rounds collecting garbage: " \
+        f"{counted}; {latencies}"
+    profile = WORK / "monitor-profile.toml"
+    profile.write_text('name = "lab"\nlatency_monitor_max = {"0" = 1000000000, "1" = 1000000000, "2" = 1000000000, '
+                       '"3" = 1000000000}\n')  # a line per bucket, each with the host beside it
+    done = ptsbench("check", str(out), "--profile", str(profile), ok=None)
+    shown = done.stdout
+    lab.keep("ftl-ci-check-monitor.txt", shown)
+    assert done.returncode in (0, 4), f"check exited {done.returncode} (0 or 4: nothing failed): {shown[-2000:]}"
+    flat = " ".join(shown.split())
+    beside = [f"beside the host at or above {ms} ms (bucket {bucket} and up): the drive counted read"
+              for bucket, ms in zip("0123", LAB_MONITOR_MS, strict=True)]
+    assert all(line in flat for line in beside), f"{shown}; counted {counted}; {latencies}"
+    # the phase's line adds up the rounds' stored counts: every round that stored both sides
+    stored = sum(record["telemetry"].get("monitor_host") is not None for record in rounds)
+    assert f"({stored} round(s) added up)" in flat, f"{shown}; {stored} round(s) stored the host's counts"
+    return (f"set {','.join(map(str, LAB_MONITOR_MS))} ms and in force in all {len(rounds)} rounds, Get Features "
+            f"equal; writes per bucket 0-3 in the rounds collecting garbage {counted} ({latencies}); `check` sets "
+            f"each bucket beside the host's histogram: {flat[flat.index(beside[0]) - 40:][:600]}")
 
 
 # the checks of the CI-sized FTL lab (tests/conftest.py's ftl-ci variant) and of the full one (ftl, opt-in)

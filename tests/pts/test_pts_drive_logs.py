@@ -1,7 +1,8 @@
 """The drive's own logs per PTS round (report/pts/drive_logs.py): its OCP C3h latency monitor read after each round
 and set beside the host's latencies of that round (stored in round.json, shown in the report, `show`, the live line
-and `check --profile`), and its NVMe error log's new entries. Real fio rounds (HIR on a file, null engine) taken for
-an NVMe namespace; the drive's logs come from the nvme stand-in (no drive or QEMU here has the C3h log)."""
+and `check --profile`, which also adds a phase's rounds up), and its NVMe error log's new entries. Real fio rounds
+(HIR on a file, null engine) taken for an NVMe namespace; the drive's logs come from the nvme stand-in (no drive or
+QEMU here has the C3h log)."""
 
 import html
 import json
@@ -119,6 +120,10 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
     judged = " ".join(done.stdout.split())
     assert (f"round 1: the host saw {writes:,} write(s) at or above 0 ms, the drive counted 0 (bucket 0 and up): "
             "latency outside the drive") in judged and "set anew" in judged
+    # ... after the phase's line setting its rounds' stored counts side by side, whatever they say
+    assert (f"beside the host at or above 0 ms (bucket 0 and up): the drive counted read 0, write 0, trim 0; the "
+            f"host's fio latency histogram read 0, write {writes:,}, trim 0 (1 round(s) added up); round 1: the host "
+            f"saw {writes:,} write(s)") in judged, done.stdout
     # the profile's other run-wide targets on the same run: compliance (a shortened run is not) and the write
     # amplification ceiling per phase
     profile.write_text("compliant = true\nwaf_max = 1.5\n")

@@ -10,7 +10,9 @@ host: time spent outside the drive (the host's stack, its queue).
 
 A case is compared from its fio.json (at `check` time and in its report section); a PTS round stores the host's
 counts beside the drive's (`host_beside_monitor`, round.json telemetry.monitor_host) when it ends, as fio's document
-is already parsed then.
+is already parsed then. `check --profile` shows each bucket's counts side by side whatever they say
+(`beside_lines`): a case's from its fio.json, a PTS phase's from its rounds' stored counts added up
+(`phase_beside_host`).
 """
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -60,16 +62,35 @@ def host_beside_monitor(jobs: Iterable[Any], change: Mapping[str, Any], after: M
     return {"thresholds_ms": list(thresholds_ms), **counts, "ramp_time_s": ramp_time_s}
 
 
+def drive_slower_counts(increase: Mapping[str, Mapping[str, int]]) -> dict[str, list[int]]:
+    """Per direction, the drive's counted commands (the monitor's increase) at or above each bucket's threshold:
+    the bucket's and the later ones'."""
+    return {direction: [sum(int(increase[later][direction]) for later in BUCKETS[index:])
+                        for index in range(len(BUCKETS))] for direction in DIRECTIONS}
+
+
+def beside_lines(thresholds_ms: Sequence[float], drive: Mapping[str, Sequence[int]],
+                 host: Mapping[str, Sequence[int]], over: str = "") -> dict[str, str]:
+    """Per bucket, one line setting the drive's commands (drive_slower_counts) and the host's IOs (slower_counts)
+    at or above its threshold side by side, whatever they say; `over` is added at its end (what was added up)."""
+    return {bucket: f"beside the host at or above {thresholds_ms[index]:g} ms (bucket {bucket} and up): the drive "
+            "counted " + ", ".join(f"{direction} {int(drive[direction][index]):,}" for direction in DIRECTIONS)
+            + "; the host's fio latency histogram "
+            + ", ".join(f"{direction} {int(host[direction][index]):,}" for direction in DIRECTIONS) + over
+            for index, bucket in enumerate(BUCKETS)}
+
+
 def compare(increase: Mapping[str, Mapping[str, int]], thresholds_ms: Sequence[float],
             host: Mapping[str, Sequence[int]], ramp_time_s: float = 0.0) -> dict[str, list[str]]:
     """Per bucket, where the drive's counted commands (its increase) and the host's IOs at or above the bucket's
     threshold differ, one sentence each per direction (an empty list where they agree)."""
     said: dict[str, list[str]] = {}
     ramp = f" (fio's latencies leave out the {ramp_time_s:g} s ramp time's IOs)" if ramp_time_s else ""
+    counted = drive_slower_counts(increase)
     for index, bucket in enumerate(BUCKETS):
         lines = said.setdefault(bucket, [])
         for direction in DIRECTIONS:
-            drive = sum(int(increase[later][direction]) for later in BUCKETS[index:])
+            drive = counted[direction][index]
             seen = int(host[direction][index])
             at = f"at or above {thresholds_ms[index]:g} ms"
             if drive > seen:
@@ -92,18 +113,64 @@ def most_specific(said: Mapping[str, list[str]]) -> list[str]:
     return list(chosen.values())
 
 
-def disagreements(case_dir: Path, telemetry: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Per bucket, what the drive's monitor and the host saw differently over a case, one sentence each (nothing
-    when they agree or there is nothing to set side by side)."""
+def _case_sides(case_dir: Path, telemetry: Sequence[Mapping[str, Any]]
+                ) -> tuple[Mapping[str, Any], Sequence[float], dict[str, list[int]]] | None:
+    """A case's (the drive's increase, the thresholds it counted under, the host's counts from fio.json); None
+    when not exactly one NVMe drive with a monitor increase was read for it, or fio.json has no bins."""
     entries = [entry for entry in telemetry if isinstance((entry.get("change") or {}).get("latency_monitor"), dict)
                and (entry.get("after") or {}).get("latency_monitor_thresholds_ms")]
     if len(entries) != 1:  # one NVMe drive read for the case: its commands are the case's IOs
-        return {}
+        return None
     thresholds_ms = entries[0]["after"]["latency_monitor_thresholds_ms"]
     host = host_slower_counts(case_dir / "fio.json", [float(ms) * 1e6 for ms in thresholds_ms])
-    if host is None:
+    return None if host is None else (entries[0]["change"]["latency_monitor"], thresholds_ms, host)
+
+
+def disagreements(case_dir: Path, telemetry: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Per bucket, what the drive's monitor and the host saw differently over a case, one sentence each (nothing
+    when they agree or there is nothing to set side by side)."""
+    sides = _case_sides(case_dir, telemetry)
+    return {} if sides is None else compare(*sides)
+
+
+def case_beside_host(case_dir: Path, telemetry: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Per bucket, the drive's monitor beside the host over a case: a line whatever they say (beside_lines), then
+    where they differ (compare); nothing when there is nothing to set side by side."""
+    sides = _case_sides(case_dir, telemetry)
+    if sides is None:
         return {}
-    return compare(entries[0]["change"]["latency_monitor"], thresholds_ms, host)
+    increase, thresholds_ms, host = sides
+    side = beside_lines(thresholds_ms, drive_slower_counts(increase), host)
+    return {bucket: [side[bucket], *lines] for bucket, lines in compare(increase, thresholds_ms, host).items()}
+
+
+def phase_beside_host(records: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Per bucket, a line setting the drive's monitor beside the host over a PTS phase: its stored rounds' counts
+    (round.json telemetry change.latency_monitor and monitor_host) added up, those of the rounds counted under the
+    first compared round's thresholds; rounds under other thresholds are left out and said. Nothing when no round
+    stored both sides. Where they differ is each round's own (round_disagreements)."""
+    telemetries = [record.get("telemetry") or {} for record in records]
+    sides = [((telemetry.get("change") or {}).get("latency_monitor"), telemetry.get("monitor_host"))
+             for telemetry in telemetries]
+    compared = [(increase, host) for increase, host in sides
+                if isinstance(increase, Mapping) and isinstance(host, Mapping)]
+    if not compared:
+        return {}
+    thresholds_ms = compared[0][1]["thresholds_ms"]
+    same = [(increase, host) for increase, host in compared if host["thresholds_ms"] == thresholds_ms]
+    drive_sum = {direction: [0] * len(BUCKETS) for direction in DIRECTIONS}
+    host_sum = {direction: [0] * len(BUCKETS) for direction in DIRECTIONS}
+    for increase, host in same:
+        counted = drive_slower_counts(increase)
+        for direction in DIRECTIONS:
+            for index in range(len(BUCKETS)):
+                drive_sum[direction][index] += counted[direction][index]
+                host_sum[direction][index] += int(host[direction][index])
+    side = beside_lines(thresholds_ms, drive_sum, host_sum, f" ({len(same)} round(s) added up)")
+    said = {bucket: [line] for bucket, line in side.items()}
+    if len(same) < len(compared):
+        said[BUCKETS[0]].append(f"{len(compared) - len(same)} round(s) under other thresholds left out")
+    return said
 
 
 def round_disagreements(record: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -209,24 +209,25 @@ def _monitor_verdicts(profile: Profile, store: Any) -> list[Verdict]:
 
 
 def _beside_host(store: Any) -> dict[str, dict[str, list[str]]]:
-    """Case (PTS: phase) -> bucket -> where the drive's monitor and the host's latencies disagree, a PTS phase's
-    sentences each naming its round (catalog/monitor_host.py)."""
+    """Case (PTS: phase) -> bucket -> the drive's monitor beside the host's latencies (catalog/monitor_host.py): a
+    line whatever they say, then where they disagree, a PTS phase's from its rounds' stored counts, each
+    disagreement naming its round."""
     if store.kind == "pts":
-        from ptsbench.catalog.monitor_host import round_disagreements
+        from ptsbench.catalog.monitor_host import phase_beside_host, round_disagreements
         from ptsbench.report.pts.views import load_context
 
         said: dict[str, dict[str, list[str]]] = {}
         for view in load_context(store)[1]:
-            by_bucket = said.setdefault(str(view.plan["title"]), {})
+            by_bucket = said.setdefault(str(view.plan["title"]), phase_beside_host(view.rounds))
             for record in view.rounds:
                 for bucket, lines in round_disagreements(record).items():
                     by_bucket.setdefault(bucket, []).extend(f"round {record['round']}: {line}" for line in lines)
         return said
     from ptsbench.cases.records import load_records
-    from ptsbench.catalog.monitor_host import disagreements
+    from ptsbench.catalog.monitor_host import case_beside_host
 
-    return {record.name: disagreements(store.root / "cases" / f"{record.index:03d}-{record.name}", record.telemetry)
-            for record in load_records(store)}
+    return {record.name: case_beside_host(store.root / "cases" / f"{record.index:03d}-{record.name}",
+                                          record.telemetry) for record in load_records(store)}
 
 
 def _health_verdicts(profile: Profile, store: Any) -> list[Verdict]:

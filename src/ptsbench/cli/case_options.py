@@ -25,6 +25,23 @@ HOSTS_HELP = ("Run on these hosts at once: ssh://[USER@]HOST[:PORT],... (ptsbenc
               "authentication. Target paths are paths on the hosts.")
 
 
+def _request_latency_monitor(_context: click.Context, _param: click.Parameter, value: str) -> None:
+    from ptsbench.device.latency_monitor import parse_setting, request_setting
+
+    try:
+        request_setting(parse_setting(value))
+    except ValueError as problem:
+        raise click.BadParameter(str(problem), param_hint="--latency-monitor") from None
+
+
+LATENCY_MONITOR_OPTION = click.option(
+    "--latency-monitor", metavar="A,B,C,D|keep", default="keep", show_default=True, expose_value=False,
+    callback=_request_latency_monitor,
+    help="Configure the OCP latency monitor (feature C5h) of each NVMe drive read, before its first reading: enabled, "
+         "thresholds A-D in ms (multiples of 5, rising, e.g. 5,10,20,50), its bucket timer at the longest; a drive "
+         "without it is said once. keep: read it as the drive has it (docs/qualify.md).")
+
+
 REPORT_OPTION = click.option(
     "--report", "make_report", is_flag=True,
     help="Also write the report (HTML, PDF, xlsx) at the end; without it, `ptsbench report RUN_DIR` "
@@ -123,6 +140,7 @@ def case_options(function: Callable[..., Any]) -> Callable[..., Any]:
         *repeat_options,
         REPORT_OPTION,
         images_option("With --report: "),
+        LATENCY_MONITOR_OPTION,
         click.option("--keep-files", is_flag=True,
                      help="Keep the data files fio made outside the run directory for this run (without it they "
                           "are removed at the end, and the run says which)."),

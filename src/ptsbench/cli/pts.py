@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ptsbench.cli import Finite, safety_flag, text_path
-from ptsbench.cli.case_options import images_option, one_line
+from ptsbench.cli.case_options import LATENCY_MONITOR_OPTION, images_option, one_line
 from ptsbench.cli.check import gate_options
 from ptsbench.cli.drops import drop_options, drop_settings
 from ptsbench.cli.metrics import metrics_options
@@ -135,6 +135,7 @@ def _takes_request(function: Callable[..., Any]) -> Callable[..., Any]:
               "server --tcp`) or a file with one per line. Needs --size (the smallest device's); purge is not run "
               "on the hosts (a deviation).")
 @images_option("For the report at the end (and after `ptsbench resume`): ")
+@LATENCY_MONITOR_OPTION
 @drop_options
 @_takes_request
 def pts(request: PtsRequest) -> Path | None:

@@ -13,6 +13,7 @@ import click
 from ptsbench.cli import Finite, Seconds, safety_flag, text_path
 from ptsbench.cli.case_options import (
     HOSTS_HELP,
+    LATENCY_MONITOR_OPTION,
     LOG_INTERVAL_HELP,
     REPORT_OPTION,
     CaseRequest,
@@ -196,6 +197,7 @@ def sweep_spec(options: Mapping[str, Any], request: CaseRequest) -> "SweepSpec":
               "(also drawn in the latency charts and heatmaps).")
 @REPORT_OPTION
 @images_option("With --report: ")
+@LATENCY_MONITOR_OPTION
 @drop_options
 @repeat_options[0]
 @repeat_options[1]

@@ -4,7 +4,11 @@ The drive counts, per bucket 0-3 and per command type (read, write, trim), the c
 its thresholds A-D, while its active bucket timer runs. ptsbench reads it with nvme-cli as JSON
 (`nvme ocp latency-monitor-log CTRL -o json`: "Active Bucket Counter: Bucket N": {"Read", "Write", "Trim"} and
 "Active Threshold A" ... "D" in ms) before and after each case or round, and stores the counters' increase beside
-the host's own percentiles. ptsbench does not configure the monitor (OCP feature C5h, Latency Monitor): it reads
+the host's own percentiles. Asked to (`--latency-monitor A,B,C,D`, `request_setting`), ptsbench configures the
+monitor (OCP feature C5h, Latency Monitor) before its first reading of each controller in the process: enabled,
+those thresholds, the longest bucket timer (so no counters move to the static buckets during a run); it sends the
+feature's data with nvme-cli's generic `nvme set-feature` (nvme-cli 2.3 has no `ocp set-latency-monitor-feature`)
+and reads the log again to see the settings in force. Otherwise it reads
 what the drive was set to, and the log says it, as the settings in force that the feature loads ("Feature Status",
 "Active Bucket Timer Threshold" in minutes, "Active Threshold A" ... "D" in ms, "Active Latency Configuration",
 "Active Latency Minimum Window" in ms). Each span's increase is stored with that configuration; a monitor not
@@ -14,16 +18,126 @@ clears them: the counters go back, and that span has no increase (said in its no
 """
 
 import shlex
+import sys
+import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 BUCKETS = ("0", "1", "2", "3")
 OPERATIONS = ("read", "write", "trim")
-MONITOR_KEYS = ("latency_monitor", "latency_monitor_thresholds_ms", "latency_monitor_config", "latency_monitor_note")
+MONITOR_KEYS = ("latency_monitor", "latency_monitor_thresholds_ms", "latency_monitor_config", "latency_monitor_note",
+                "latency_monitor_set")
 CONFIG_FIELDS = {"feature_status": "Feature Status", "bucket_timer_threshold_min": "Active Bucket Timer Threshold",
                  "latency_config": "Active Latency Configuration", "minimum_window_ms": "Active Latency Minimum Window"}
 
 JsonRunner = Callable[[list[str]], tuple[Any, str | None, int]]
+ToolRunner = Callable[[list[str]], tuple[int, str]]  # argv -> (exit status, the tool's words on a failure)
+
+FEATURE_ID = "0xc5"  # OCP Datacenter NVMe SSD: Latency Monitor feature
+FEATURE_BYTES = 4096  # its data: 13 bytes of fields, the rest reserved
+THRESHOLD_STEP_MS = 5  # thresholds are (value + 1) x 5 ms, one byte: 5 ... 1,280 ms
+BUCKET_TIMER_MAX_MIN = 0xFFFF * 5  # the bucket timer threshold in 5-minute units, at its longest (about 227 days)
+ENABLE = 0x7  # Latency Monitor Feature Enable as nvme-cli's `ocp set-latency-monitor-feature` sends it by default
+LATENCY_CONFIG = 0xFFF  # Active Latency Configuration: nvme-cli's default
+MINIMUM_WINDOW_100MS = 0xA  # Active Latency Minimum Window: nvme-cli's default (1 s)
+
+
+@dataclass(frozen=True)
+class MonitorSetting:
+    """What ptsbench sets the monitor to: thresholds A-D in ms, the bucket timer threshold at its longest."""
+
+    thresholds_ms: tuple[int, int, int, int]
+    bucket_timer_threshold_min: int = BUCKET_TIMER_MAX_MIN
+
+    def feature_data(self) -> bytes:
+        """Feature C5h's data as Set Features takes it (the OCP specification's layout, as nvme-cli writes it):
+        bucket timer threshold (5-minute units, 16 bits), thresholds A-D ((value + 1) x 5 ms), active latency
+        configuration (16 bits), minimum window (100 ms units), debug log trigger enable (16 bits), discard debug
+        log, feature enable; little-endian, then reserved zeros."""
+        fields = (self.bucket_timer_threshold_min // 5).to_bytes(2, "little") + bytes(
+            ms // THRESHOLD_STEP_MS - 1 for ms in self.thresholds_ms) + LATENCY_CONFIG.to_bytes(2, "little") + bytes(
+            [MINIMUM_WINDOW_100MS, 0, 0, 0, ENABLE])
+        return fields.ljust(FEATURE_BYTES, b"\0")
+
+    def stored(self) -> dict[str, Any]:
+        """As a reading stores what was asked (latency_monitor_set)."""
+        return {"thresholds_ms": list(self.thresholds_ms),
+                "bucket_timer_threshold_min": self.bucket_timer_threshold_min, "enable": ENABLE}
+
+
+def parse_setting(text: str) -> MonitorSetting | None:
+    """`--latency-monitor`: "keep" (None: read the monitor as the drive has it) or thresholds A-D in ms, "5,10,20,50":
+    rising multiples of 5 from 5 to 1,280. Raises ValueError saying what is wrong."""
+    if text.strip().lower() == "keep":
+        return None
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 4 or not all(part.isdigit() for part in parts):
+        raise ValueError(f"{text!r}: give four thresholds A-D in ms, e.g. 5,10,20,50, or keep")
+    values = tuple(int(part) for part in parts)
+    if any(ms % THRESHOLD_STEP_MS or not THRESHOLD_STEP_MS <= ms <= 256 * THRESHOLD_STEP_MS for ms in values):
+        raise ValueError(f"{text!r}: each threshold is a multiple of 5 ms from 5 to 1280 (the drive keeps "
+                         "(value + 1) x 5 ms in a byte)")
+    if any(later <= earlier for earlier, later in zip(values, values[1:], strict=False)):
+        raise ValueError(f"{text!r}: the thresholds rise from A to D (the buckets lie between them)")
+    return MonitorSetting((values[0], values[1], values[2], values[3]))
+
+
+@dataclass
+class _Request:
+    """The setting asked for in this process and, per controller, what configuring it gave (None: set and in force;
+    else why not), so each controller is configured once, before its first reading, and a failure said once."""
+
+    setting: MonitorSetting | None = None
+    done: dict[str, str | None] = field(default_factory=dict)
+
+
+_REQUEST = _Request()
+
+
+def request_setting(setting: MonitorSetting | None) -> None:
+    """Configure every NVMe controller read from now on in this process to `setting` (None: leave them as set)."""
+    _REQUEST.setting = setting
+    _REQUEST.done.clear()
+
+
+def configure_once(controller: str, run_json: JsonRunner, run_tool: ToolRunner) -> dict[str, Any] | None:
+    """The requested setting, sent to `controller` before its first reading in this process: what was asked and
+    `note`, why it is not in force (None: it is); None when nothing was requested. A note is printed once."""
+    setting = _REQUEST.setting
+    if setting is None:
+        return None
+    if controller not in _REQUEST.done:
+        note = configure(controller, setting, run_json, run_tool)
+        _REQUEST.done[controller] = note
+        if note:
+            print(f"ptsbench: {controller}: the latency monitor is read as the drive has it: {note}", file=sys.stderr)
+    return {**setting.stored(), "note": _REQUEST.done[controller]}
+
+
+def configure(controller: str, setting: MonitorSetting, run_json: JsonRunner, run_tool: ToolRunner) -> str | None:
+    """Set feature C5h and read the C3h log back: None when the settings in force are the ones sent, else why not
+    (a drive without the log is not sent the feature)."""
+    found = read_latency_monitor(controller, run_json)
+    if found["latency_monitor"] is None:
+        return f"not configured: {found['latency_monitor_note']}"
+    with tempfile.NamedTemporaryFile(prefix="ptsbench-c5h-", suffix=".bin") as data:
+        data.write(setting.feature_data())
+        data.flush()
+        argv = ["nvme", "set-feature", controller, f"--feature-id={FEATURE_ID}", "--namespace-id=0", "--value=0",
+                f"--data-len={FEATURE_BYTES}", f"--data={data.name}"]
+        status, said = run_tool(argv)
+    if status:
+        return f"the drive did not take OCP feature C5h (`{shlex.join(argv[:4])} ...`: {said})"
+    config = read_latency_monitor(controller, run_json)["latency_monitor_config"] or {}
+    in_force = {"enabled": config.get("enabled"), "thresholds_ms": config.get("thresholds_ms"),
+                "bucket_timer_threshold_min": config.get("bucket_timer_threshold_min")}
+    wanted = {"enabled": True, "thresholds_ms": list(setting.thresholds_ms),
+              "bucket_timer_threshold_min": setting.bucket_timer_threshold_min}
+    if in_force != wanted:
+        return (f"the drive took OCP feature C5h, but its log reports other settings in force: "
+                f"{config_text(config or None)}")
+    return None
 
 
 def parse_latency_monitor(doc: Mapping[str, Any]) -> dict[str, dict[str, int]] | None:

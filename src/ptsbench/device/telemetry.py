@@ -17,12 +17,14 @@ Celsius is Kelvin - 273, the NVMe convention nvme-cli and smartctl both print.
 
 `read_telemetry` gives every key of TELEMETRY_KEYS (None when unknown), the `source`, the command run and a `note`
 ("not available: ..." when nothing can be read); on NVMe also the OCP C3h latency monitor's bucket counters
-(device/latency_monitor.py) and the NVMe error log's entries (device/error_log.py). `telemetry_change` compares two
+(device/latency_monitor.py: first configured, when `--latency-monitor` asked) and the NVMe error log's entries
+(device/error_log.py). `telemetry_change` compares two
 readings (before and after a round), with the round's write amplification (device/waf.py) and the error log's new
 entries; `counters_since` compares the last stored round's reading with one at resume. Host CPU: `cpu_snapshot`
 reads /proc/stat; `cpu_utilisation(before, after)` gives shares of all CPUs' time.
 """
 
+import functools
 import json
 import os
 import shlex
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ptsbench.device.error_log import ERROR_LOG_KEYS, new_entries, read_error_log
-from ptsbench.device.latency_monitor import MONITOR_KEYS, monitor_change, read_latency_monitor
+from ptsbench.device.latency_monitor import MONITOR_KEYS, configure_once, monitor_change, read_latency_monitor
 from ptsbench.device.purge import CommandLog, tool_message
 from ptsbench.device.target import Target
 from ptsbench.device.waf import MEDIA_COUNTER_KEYS, counter_value, read_media_written, write_amplification
@@ -134,10 +136,18 @@ def _read_nvme_cli(device: str, namespace: str, log: CommandLog) -> dict[str, An
     if problem is not None or not isinstance(doc, dict):
         return {**empty_telemetry(f"not available: {problem}", "nvme-cli", device), "command": shlex.join(argv)}
     media = read_media_written(device, namespace, lambda media_argv: run_json(media_argv, log))
-    monitor = read_latency_monitor(device, lambda monitor_argv: run_json(monitor_argv, log))
+    json_runner = functools.partial(run_json, log=log)
+    setting = configure_once(device, json_runner, lambda tool_argv: _tool_status(log, tool_argv))
+    monitor = read_latency_monitor(device, json_runner)
     errors = read_error_log(device, lambda errors_argv: run_json(errors_argv, log))
     return {**empty_telemetry(None, "nvme-cli", device), "command": shlex.join(argv), **parse_nvme_smart_log(doc),
-            **media, **monitor, **errors}
+            **media, **monitor, "latency_monitor_set": setting, **errors}
+
+
+def _tool_status(log: CommandLog, argv: list[str]) -> tuple[int, str]:
+    """A tool's exit status and, when it failed, its own words."""
+    done = log.run(argv)
+    return done.returncode, tool_message(done) if done.returncode else ""
 
 
 def _read_smartctl(device: str, log: CommandLog) -> dict[str, Any]:

@@ -104,14 +104,16 @@ round.json in detail:
           thm_temp1/2_total_time_s, media_errors, data_units_written, data_written_bytes, media_written_bytes,
           fdp_host_written_bytes, media_erased_bytes, media_source "OCP C0h" | "FDP statistics", media_note,
           latency_monitor (OCP C3h active bucket counters {bucket: {read, write, trim}}),
-          latency_monitor_thresholds_ms, latency_monitor_note;
-          null = unknown), change: telemetry_change (counter increases, temperature_start_c / _end_c, throttled
-          true | false | null, waf: device/waf.py write_amplification: host_written_bytes, media_written_bytes,
-          ratio, source, host_unit_bytes, host_counter, note saying why ratio is null; latency_monitor: the C3h
-          counters' increase {bucket: {read, write, trim}} or null with latency_monitor_note; error_log_new: the
-          NVMe error log's entries new over the round), monitor_host: the host's side of the C3h counters, null
-          when the drive gave no increase ({thresholds_ms: A-D, read / write / trim: the round's IOs at or above
-          each threshold in fio's json+ bins, ramp_time_s}; catalog/monitor_host.py), cpu: host CPU during
+          latency_monitor_thresholds_ms, latency_monitor_config, latency_monitor_note, latency_monitor_set
+          (what --latency-monitor set: thresholds_ms, bucket_timer_threshold_min, enable, note why not in
+          force; null when not asked); null = unknown), change: telemetry_change (counter increases,
+          temperature_start_c / _end_c, throttled true | false | null, waf: device/waf.py write_amplification:
+          host_written_bytes, media_written_bytes, ratio, source, host_unit_bytes, host_counter, note saying why
+          ratio is null; latency_monitor: the C3h counters' increase {bucket: {read, write, trim}} or null with
+          latency_monitor_note; error_log_new: the NVMe error log's entries new over the round), monitor_host:
+          the host's side of the C3h counters, null when the drive gave no increase ({thresholds_ms: A-D, read /
+          write / trim: the round's IOs at or above each threshold in fio's json+ bins, ramp_time_s};
+          catalog/monitor_host.py), cpu: host CPU during
           the fio process (busy_pct, user_pct, system_pct, iowait_pct, steal_pct, idle_pct of all CPUs, interval_s,
           cpu_count)}.
           "before" is the previous round's "after" when nothing ran in between (no purge or preconditioning)

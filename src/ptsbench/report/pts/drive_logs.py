@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ptsbench.catalog.monitor_host import DIRECTIONS, most_specific, round_disagreements
+from ptsbench.catalog.monitor_host import DIRECTIONS, drive_slower_counts, most_specific, round_disagreements
 from ptsbench.device.latency_monitor import BUCKETS
 from ptsbench.report.core.model import Block, Column, Table, Text, Value
 from ptsbench.report.pts.views import slug
@@ -40,11 +40,11 @@ def monitor_blocks(test: str, read: Sequence[tuple[Any, Mapping[str, Any]]]) -> 
             notes[note] += 1
             continue
         compared[title] += 1
-        increase = change["latency_monitor"]
+        counted = drive_slower_counts(change["latency_monitor"])
         for index, bucket in enumerate(BUCKETS):
             row = sums.setdefault((title, bucket, float(host["thresholds_ms"][index])), [0] * 2 * len(DIRECTIONS))
             for place, direction in enumerate(DIRECTIONS):
-                row[2 * place] += sum(int(increase[later][direction]) for later in BUCKETS[index:])
+                row[2 * place] += counted[direction][index]
                 row[2 * place + 1] += int(host[direction][index])
         said = most_specific(round_disagreements(record))
         if said:
