@@ -152,9 +152,9 @@ def test_the_plan_says_how_cells_hand_off() -> None:
 def test_gated_jobs_end_when_ptsbench_is_killed(tmp_path: Path) -> None:
     """kill -9 of the process running the chain: its FIFO ends close, and a job waiting at its gate reads
     end-of-file, fails its prerun and its fio ends (no fio is left waiting forever)."""
-    chain_file(tmp_path, [1500, 300, 300])
+    chain_file(tmp_path, [60000, 300, 300])  # c0 long: on a busy host c1's fio takes seconds to reach its gate
     code = ("import sys; from pathlib import Path; from ptsbench.fio.chain import ChainJob, run_chain; "
-            "run_chain(Path(sys.argv[1]) / 'job.fio', [ChainJob(f'c{k}', 2, s) for k, s in enumerate((1.5, .3, .3))], "
+            "run_chain(Path(sys.argv[1]) / 'job.fio', [ChainJob(f'c{k}', 2, s) for k, s in enumerate((60, .3, .3))], "
             "folder=Path(sys.argv[1]))")
     runner = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)])
 
@@ -175,7 +175,7 @@ def test_gated_jobs_end_when_ptsbench_is_killed(tmp_path: Path) -> None:
                     return True
         return False
 
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 50
     while waiting_heads() < 2:  # both threads of c1 wait at its gate (a thread that had not opened it yet would
         # wait for its timeout: the round's time plus GATE_MARGIN_S)
         assert time.monotonic() < deadline and runner.poll() is None, "c1 never reached its gate"

