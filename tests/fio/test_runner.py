@@ -119,8 +119,10 @@ def test_live_iops_and_bandwidth_agree_across_the_end_of_ramp_time(tmp_path: Pat
     """The live line's IOPS x block size = its MB/s on every sample, across the moment fio resets its counters at
     the end of ramp_time (a mixed 1 MiB job on two threads showed '55 IOPS 335.6 MB/s' there, and negative rates).
     fio reads a document's IO counts a moment after its bytes (up to hundreds of ms on a busy host), so the live
-    IOPS are the same bytes over each direction's IO size: exactly 1 MiB here once two documents tell it (the first
-    alone cannot: its count is a moment ahead of its bytes), and never negative."""
+    IOPS are the same bytes over each direction's IO size: exactly 1 MiB here from the first sample whose size the
+    documents so far tell (the first alone cannot: its count is a moment ahead of its bytes; on a busy host the
+    second may not either: its count can run 27 % ahead), on every sample after it, across the reset, to the end;
+    and never negative."""
     job = tmp_path / "j.fio"
     job.write_text("[m]\nioengine=null\nsize=64m\nbs=1m\nrw=randrw\nrwmixread=65\nnumjobs=2\ntime_based\n"
                    "ramp_time=2500ms\nruntime=2500ms\n")
@@ -128,10 +130,11 @@ def test_live_iops_and_bandwidth_agree_across_the_end_of_ramp_time(tmp_path: Pat
     outcome = run_fio(job, json_path=tmp_path / "o.json", stderr_path=tmp_path / "e.txt", on_status=samples.append)
     assert outcome.ok
     assert len(samples) >= 4 and any(s.iops > 0 for s in samples if s.elapsed_s > 3.5)  # past the reset
-    for place, sample in enumerate(samples):
-        assert sample.iops >= 0 and sample.bw_bytes >= 0, sample
-        if sample.iops > 0 and place:
-            assert sample.bw_bytes / sample.iops == pytest.approx(1 << 20, rel=1e-9), sample
+    moving = [sample for sample in samples if sample.iops > 0]
+    assert all(sample.iops >= 0 and sample.bw_bytes >= 0 for sample in samples), samples
+    exact = [sample.bw_bytes / sample.iops == pytest.approx(1 << 20, rel=1e-9) for sample in moving]
+    assert True in exact[1:], moving  # found by the documents
+    assert all(exact[exact.index(True, 1):]), moving  # and kept from then on
 
 
 def test_fio_is_asked_its_version_once_when_threads_ask_at_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -220,6 +220,7 @@ class _StatusTracker:
         self.last_time = self.started
         self.last: dict[tuple[str, int, str], tuple[int, int, int]] = {}
         self.bytes_gcd: dict[tuple[str, int, str], int] = {}  # of every document's bytes so far (io_size's running)
+        self.sizes: dict[tuple[str, int, str], int] = {}  # each entry's IO size, once found
 
     def sample(self, doc: dict[str, Any]) -> FioStatus:
         now = time.monotonic()
@@ -233,7 +234,13 @@ class _StatusTracker:
             if ramp_ended or ios < last_ios or io_bytes < last_bytes:
                 continue
             self.bytes_gcd[key] = math.gcd(self.bytes_gcd.get(key, 0), io_bytes)
-            size = io_size([self.bytes_gcd[key], io_bytes], [None, ios], running=True)
+            found = io_size([self.bytes_gcd[key], io_bytes], [None, ios], running=True)
+            kept = self.sizes.get(key)
+            # a size once found stays while it divides the bytes: a later document whose count lags its bytes by
+            # more than io_size allows (a busy host, a fast job just past its ramp reset) cannot unsettle it
+            size = kept if kept and self.bytes_gcd[key] % kept == 0 else found
+            if size:
+                self.sizes[key] = size
             new_ios = (io_bytes - last_bytes) / size if size else ios - last_ios
             delta_ios[key[0]] = delta_ios.get(key[0], 0) + new_ios
             delta_bytes += io_bytes - last_bytes
