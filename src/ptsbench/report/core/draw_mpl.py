@@ -138,6 +138,34 @@ def draw(figure: Figure, canvas: Any, region: tuple[float, float, float, float] 
     return axes
 
 
+def legend_names(figure: Figure) -> list[str]:
+    """The names a 2D figure's legend lists: none for a heatmap, nor for one series the title or caption names."""
+    names = [series.name for series in figure.series] if figure.kind != "heatmap" else []
+    if len(names) == 1 and not figure.has_y2() and names[0].lower() in f"{figure.title} {figure.caption}".lower():
+        return []  # a legend would only narrow the plot
+    return names
+
+
+def _legend(figure: Figure, names: Sequence[str], inner: tuple[float, float, float, float]) -> "fit.Legend":
+    """The legend beside the plot in `inner` (inches): it may reach down beside the x tick labels and axis title,
+    as nothing else is there."""
+    return fit.fit_legend(names, inner[3] - _data_table_in(figure) - 0.1, inner[2] * 0.4, style.LEGEND_PT)
+
+
+def legend_fits(figure: Figure, width_in: float, height_in: float, caption: str) -> bool:
+    """Whether draw() in a region of `width_in` x `height_in` would show every legend name whole (a figure of many
+    long names needs a larger region: the PDF gives it the page's width)."""
+    names = legend_names(figure)
+    if not names:
+        return True
+    caption_in = fit.lines_in(fit.wrap(caption, width_in - 2 * PAD_IN, style.CAPTION_PT).count("\n") + 1,
+                              style.CAPTION_PT) + 0.1 if caption else 0.0
+    head_in = 2 * PAD_IN + sum(fit.lines_in(fit.wrap(text, width_in - 2 * PAD_IN, pt).count("\n") + 1, pt) + 0.04
+                               for text, pt in ((figure.title, style.TITLE_PT), (figure.subtitle, style.LEGEND_PT + 1))
+                               if text)
+    return _legend(figure, names, (0.0, 0.0, width_in, height_in - caption_in - head_in)).fits
+
+
 def _y_labels_in(axes: Any) -> float:
     """Width of the widest y tick label the axes will draw."""
     axis = axes.yaxis
@@ -172,14 +200,13 @@ def _place(canvas: Any, axes: Any, figure: Figure, inner: tuple[float, float, fl
     if right is not None:  # the second axis' tick labels and title, then the legend beyond them
         _y_ticks(right, figure.y2_log, figure.y2_label, height_in - table_in - 0.7)
         right_in += 0.1 + _y_labels_in(right) + 0.08 + _y_title_in(right, height_in - table_in - 0.7)
-    names = [series.name for series in figure.series] if figure.kind != "heatmap" else []
-    if len(names) == 1 and right is None and names[0].lower() in f"{figure.title} {figure.caption}".lower():
-        names = []  # one series, which the title or caption names: a legend would only narrow the plot
-    # the legend may reach down beside the x tick labels and axis title: nothing else is there
-    legend = fit.fit_legend(names, height_in - table_in - 0.1, width_in * 0.4, style.LEGEND_PT)
+    names = legend_names(figure)
+    legend = _legend(figure, names, inner)
     legend_in = legend.width_in + 0.15 if names else 0.0
     axes_w_in = max(width_in - margin_left_in - legend_in - right_in, 0.3)
     ticks = _x_ticks(axes, figure, axes_w_in)
+    if ticks.shared:  # what every category's name shares, said once
+        axes.set_xlabel(f"{figure.x_label} ({ticks.shared})", fontsize=style.AXIS_PT)
     axes_h_in = max(height_in - table_in - ticks.height_in - label_in - 0.2, 0.3)
     axes_bottom_in = bottom_in + table_in + ticks.height_in + label_in + 0.2
     for one in (axes, right) if right is not None else (axes,):
@@ -241,7 +268,7 @@ def _x_ticks(axes: Any, figure: Figure, length_in: float) -> "fit.Ticks":
                  if low <= x <= high and (x > 0 or not figure.x_log)]
         fitted = fit.fit_ticks(shown, length_in, span, style.TICK_PT, 0.8)
         return fit.Ticks(tuple((10 ** x if figure.x_log else x, label) for x, label in fitted.shown),
-                         fitted.rotation, fitted.height_in)
+                         fitted.rotation, fitted.height_in, fitted.shared)
     widest_in = fit.text_in(f"{max(abs(low), abs(high)):,.1f}", style.TICK_PT) + 0.25
     if figure.x_log:
         axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,), numticks=max(2, int(length_in / widest_in))))

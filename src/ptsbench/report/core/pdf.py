@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ptsbench.report.core import pdf_text
-from ptsbench.report.core.draw_mpl import draw, import_matplotlib
+from ptsbench.report.core.draw_mpl import draw, import_matplotlib, legend_fits
 from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.layout import atomic_file
 from ptsbench.report.core.model import Block, Report, Section, Table, Text, formatted_rows, split_groups
@@ -119,8 +119,10 @@ def _height(block: Block) -> float:
 
 
 def full_width(figure: Figure) -> bool:
-    """3D figures are drawn across the page, the others two side by side."""
-    return figure.kind in ("bars3d", "surface")
+    """3D figures are drawn across the page, and so are those whose legend would not show every name whole in half
+    its width (many series of long names); the others two side by side."""
+    half_in = (PAGE_W_IN - 2 * MARGIN_IN - FIGURE_GAP_IN) / 2
+    return figure.kind in ("bars3d", "surface") or not legend_fits(figure, half_in, FIGURE_IN, figure.caption)
 
 
 CELL_GAP = 8 * pdf_text.CENTI  # between columns: 8 points (widths are in hundredths of a point, as measured)
