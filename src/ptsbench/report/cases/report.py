@@ -145,12 +145,25 @@ def _series_name(job: str, host: str | None, direction: str) -> str:
 
 
 def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float,
-                 findings: Sequence["Finding"] = ()) -> list[Figure]:
+                 findings: Sequence["Finding"] = ()) -> list[Block]:
     """Per case: IOPS, MB/s and latency over time from the interval logs, each drop found shaded on the figures of
-    its metric; the percentile curve from json+ bins."""
-    figures = _log_figures(case_dir, record, key, interval_ms, findings)
+    its metric (or, where the logs hold too few values to show a course, a line saying why there is no chart); the
+    percentile curve from json+ bins."""
+    blocks: list[Block] = []
+    sparse = []
+    for figure in _log_figures(case_dir, record, key, interval_ms, findings):
+        if figure.says_little():
+            sparse.append(figure)
+        else:
+            blocks.append(figure)
+    if sparse:
+        most = max(sum(1 for value in series.y if value is not None) for figure in sparse for series in figure.series)
+        charts = ", ".join(figure.title.removeprefix(f"{record.name}: ") for figure in sparse)
+        blocks.append(Text(f"Not charted ({charts}): fio logged at most {most} value{'s' if most > 1 else ''} per "
+                           "job and direction, too few to show a course. The "
+                           "results table holds each job's numbers over its whole run."))
     percentiles = _percentile_figure(case_dir, record, key)
-    return figures + [percentiles] if percentiles is not None else figures
+    return blocks + [percentiles] if percentiles is not None else blocks
 
 
 def _log_figures(case_dir: Path, record: Any, key: str, interval_ms: float,

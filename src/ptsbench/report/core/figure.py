@@ -97,6 +97,13 @@ class Figure:
         """Whether a second y axis is drawn: some series is measured against it."""
         return self.grid is None and any(series.y2 for series in self.series)
 
+    def says_little(self) -> bool:
+        """A chart of lines over a continuous x whose every series has at most two points (a job of a second or
+        two, logged once a second): an almost empty plot that shows no course; say its values or why it is not
+        drawn instead."""
+        return self.kind == "lines" and not self.x_ticks and bool(self.series) and all(
+            sum(1 for value in series.y if value is not None) <= 2 for series in self.series)
+
     def point_count(self) -> int:
         if self.grid is not None:
             return sum(1 for row in self.grid.z for value in row if value is not None)

@@ -98,10 +98,8 @@ def _entries_in(lines: Sequence[int], columns: int, pt: float) -> float:
 
 
 def _arranged(labels: Sequence[str], height_in: float, max_width_in: float, pt: float) -> Legend | None:
-    """The narrowest arrangement of whole labels (wrapped after separators) in at most `height_in` x
-    `max_width_in`, or None."""
+    """Whole labels (wrapped after separators) in as few columns as fit `height_in` x `max_width_in`, or None."""
     handle_in, gap_in = pt * HANDLE_EM / 72, pt * COLUMN_GAP_EM / 72
-    best: Legend | None = None
     for columns in range(1, min(len(labels), 8) + 1):
         column_in = (max_width_in - (columns - 1) * gap_in) / columns - handle_in
         chars = int(column_in * 72 / (pt * CHAR_EM))
@@ -113,9 +111,8 @@ def _arranged(labels: Sequence[str], height_in: float, max_width_in: float, pt: 
         if _entries_in([label.count("\n") + 1 for label in wrapped], columns, pt) > height_in:
             continue
         width_in = columns * (handle_in + max(text_in(label, pt) for label in wrapped)) + (columns - 1) * gap_in
-        if best is None or width_in < best.width_in:
-            best = Legend(tuple(wrapped), columns, "", width_in)
-    return best
+        return Legend(tuple(wrapped), columns, "", width_in)
+    return None
 
 
 def distinct_shortened(names: Sequence[str], chars: int) -> list[str]:
