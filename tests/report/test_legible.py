@@ -18,8 +18,8 @@ import pytest
 
 from conftest import run_cli
 from ptsbench.report.build import load_compare, load_report
-from ptsbench.report.core import pdf
-from ptsbench.report.core.draw_mpl import drawn_file
+from ptsbench.report.core import fit, pdf
+from ptsbench.report.core.draw_mpl import drawn_file, legend_names
 from ptsbench.report.core.figure import Figure, Grid, Series, log_ticks, measurement_window_figure, percentile_figure
 from ptsbench.report.core.pdf import write_pdf
 from ptsbench.report.glance import grid_figure
@@ -187,6 +187,15 @@ def test_a_small_chart_of_one_named_series_keeps_its_room_and_labels_its_log_axi
     assert "rnd 4k 0/100, TC1/QD32" in texts
 
 
+def test_a_legend_too_long_to_keep_whole_still_tells_every_name_apart() -> None:
+    """The last resort, a legend of 40 long names in a small box: names are shortened in their middle, but never
+    into two that read alike (names differing only in their middle keep enough of it)."""
+    names = [f"first: SEQ1M-Q8T1-{kind}-{n:02d}-job read" for n in range(20) for kind in ("read", "write")]
+    legend = fit.fit_legend(names, 1.0, 1.5, 8.0)
+    assert not legend.fits and len(set(legend.labels)) == len(names)
+    assert fit.distinct_shortened(["a-long-name-1-of-x", "a-long-name-2-of-x"], 6) == ["a-lon…1-of-x", "a-lon…2-of-x"]
+
+
 def test_the_check_sees_a_collision() -> None:
     """Two labels drawn on one spot, and one past the edge, are found."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -264,3 +273,25 @@ def test_no_words_collide_on_the_pages_of_a_compare_of_two_quick_runs(two_quick_
     write_pdf(load_compare(two_quick_runs), tmp_path / "compare.pdf")
     problems = pdf_collisions(tmp_path / "compare.pdf")
     assert problems == [], "\n".join(problems[:12])
+    cut = [word for _width, _height, words in page_words(tmp_path / "compare.pdf") for word, _box in words
+           if "…" in word]
+    assert cut == []  # no name shortened anywhere ('fir…read' was two series at once)
+
+
+def test_every_legend_name_of_a_compare_is_drawn_whole(two_quick_runs: list[Path]) -> None:
+    """The compare of two real quick runs overlays 16 series in its latency percentile chart ('first: SEQ1M-Q8T1-read
+    read', ...): half a page held them only cut to 'fir…read', sixteen times two alike. Drawn as the PDF places
+    each figure (across the page when half of it cannot hold the legend), every legend name is there whole (wrapped
+    after separators at most)."""
+    report = load_compare(two_quick_runs)
+    most = 0
+    for figure in report.figures():
+        names = legend_names(figure)
+        if len(names) < 2:
+            continue
+        canvas = pdf_canvas(figure, pdf.FIGURE_IN)
+        shown = {"".join(text.split()) for text, _box in drawn_texts(canvas)}
+        missing = [name for name in names if "".join(name.split()) not in shown]
+        assert missing == [], (figure.key, missing)
+        most = max(most, len(names))
+    assert most == 16

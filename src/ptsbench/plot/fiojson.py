@@ -142,4 +142,4 @@ def make_json_plots(inputs: Sequence[str], options: JsonPlotOptions) -> JsonPlot
         report = Report(title, provenance, (("inputs", " ".join(inputs)),), tuple(sections))
         write_html(report, out_dir / HTML_NAME, static=False)
         written.append(out_dir / HTML_NAME)
-    return JsonPlotResult(tuple(written), points_table(points), tuple(notes))
+    return JsonPlotResult(tuple(written), points_table(points, shared_once=True), tuple(notes))

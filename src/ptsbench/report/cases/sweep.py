@@ -8,6 +8,7 @@ from typing import Any
 
 from ptsbench.report.cases.sweep_charts import ChartOptions, Point, groups, job_points, size_order, sweep_figures
 from ptsbench.report.common import environment_section, provenance_line, run_facts
+from ptsbench.report.core.fit import unshared
 from ptsbench.report.core.model import Block, Column, Report, Section, Table, Text, format_value
 
 DEFAULT_BOUND_US = 1000.0
@@ -24,21 +25,26 @@ def _table_order(point: Point) -> tuple[Any, ...]:
             point.label, point.direction)
 
 
-def points_table(points: Sequence[Point]) -> Table:
-    """Every plotted number: a row per run and direction."""
+def points_table(points: Sequence[Point], shared_once: bool = False) -> Table:
+    """Every plotted number: a row per run and direction. `shared_once`: what all runs' names start and end with is
+    said once in the title (`plot --json`'s runs are paths such as cases/*/fio)."""
     latency = {p.latency for p in points}
     name = "clat" if latency == {"clat"} else "lat"
     columns = (Column("run"), Column("source"), Column("rw"), Column("bs"), Column("read %"), Column("QD", "int"),
                Column("numjobs", "int"), Column("dir"), Column("IOPS", "iops"), Column("MB/s", "mbs"),
                Column(f"{name} mean (µs)", "us"), *(Column(f"{name} p{p} (µs)", "us") for p in TABLE_PERCENTILES),
                Column("usr CPU %", "pct"), Column("sys CPU %", "pct"), Column("fio steady state"))
-    rows = tuple((p.label, p.source, p.rw, p.bs, "-" if p.rwmixread is None else str(p.rwmixread), p.iodepth,
+    runs = list(dict.fromkeys(p.label for p in points))
+    names, pattern = unshared(runs) if shared_once else (runs, "")
+    run = dict(zip(runs, names, strict=True))
+    rows = tuple((run[p.label], p.source, p.rw, p.bs,
+                  "-" if p.rwmixread is None else str(p.rwmixread), p.iodepth,
                   p.numjobs, p.direction, p.iops, p.bw_bytes / 1e6, _us(p.lat_mean_ns),
                   *(_us(p.percentiles_ns.get(pct)) for pct in TABLE_PERCENTILES), p.usr_cpu, p.sys_cpu,
                   p.steady)
                  for p in sorted(points, key=_table_order))
-    return Table("sweep", "One row per fio run and direction, as fio reported it", columns, rows,
-                 keys=(0, 1, 7))
+    title = "One row per fio run and direction, as fio reported it" + (f" (runs: {pattern})" if pattern else "")
+    return Table("sweep", title, columns, rows, keys=(0, 1, 7))
 
 
 def bound_table(points: Sequence[Point], percentile: str, bound_us: float) -> tuple[Table, list[str]]:

@@ -66,6 +66,16 @@ def common_part(names: Sequence[str]) -> tuple[str, int, int]:
     return shared, prefix, suffix
 
 
+def unshared(names: Sequence[str]) -> tuple[list[str], str]:
+    """Each name without what all of them start and end with (cut at separators), and a shell pattern that says it
+    once ('cases/*/fio'); the names as they are and '' when they share nothing."""
+    shared, prefix, suffix = common_part(names)
+    if not shared:
+        return list(names), ""
+    first = names[0]
+    return [name[prefix:len(name) - suffix] for name in names], f"{first[:prefix]}*{first[len(first) - suffix:]}"
+
+
 @dataclass(frozen=True)
 class Legend:
     """A legend as drawn: its labels (wrapped at separators: a label may hold line breaks), in `columns` columns,
@@ -116,16 +126,19 @@ def _arranged(labels: Sequence[str], height_in: float, max_width_in: float, pt: 
 
 
 def distinct_shortened(names: Sequence[str], chars: int) -> list[str]:
-    """Names cut in their middle to about `chars` characters, each kept long enough to differ from the others
-    (two names that read alike once cut would tell nothing apart)."""
-    shown = [shortened(name, chars) for name in names]
-    for index, name in enumerate(names):
-        width = chars
-        while width < len(name) and any(other == shown[index] and names[position] != name
-                                         for position, other in enumerate(shown)):
-            width += 1
-            shown[index] = shortened(name, width)
-    return shown
+    """Names cut in their middle to about `chars` characters; names that would then read alike are all kept longer
+    by the same amount until they differ, so what tells them apart is what shows (two names that read alike once
+    cut would tell nothing apart)."""
+    widths = [chars] * len(names)
+    while True:
+        shown = [shortened(name, width) for name, width in zip(names, widths, strict=True)]
+        alike = {index for index, text in enumerate(shown)
+                 if any(other == text and names[position] != names[index] for position, other in enumerate(shown))}
+        alike = {index for index in alike if widths[index] < len(names[index])}
+        if not alike:
+            return shown
+        for index in alike:
+            widths[index] += 1
 
 
 def fit_legend(names: Sequence[str], height_in: float, max_width_in: float, pt: float) -> Legend:
@@ -149,7 +162,6 @@ def fit_legend(names: Sequence[str], height_in: float, max_width_in: float, pt: 
     columns = math.ceil(len(labels) / rows)
     column_in = (max_width_in - (columns - 1) * pt * COLUMN_GAP_EM / 72) / columns - pt * HANDLE_EM / 72
     labels = distinct_shortened(labels, max(4, int(column_in * 72 / (pt * CHAR_EM))))
-    title = shortened(shared, max(4, int(max_width_in * 72 / (pt * CHAR_EM))))
     width_in = columns * (pt * HANDLE_EM / 72 + max(text_in(label, pt) for label in labels)) \
         + (columns - 1) * pt * COLUMN_GAP_EM / 72
     return Legend(tuple(labels), columns, title, max(width_in, text_in(title, pt)), fits=False)
@@ -158,7 +170,7 @@ def fit_legend(names: Sequence[str], height_in: float, max_width_in: float, pt: 
 @dataclass(frozen=True)
 class Ticks:
     """Category ticks as drawn: (position, label) of those shown, their rotation and the height they take; `shared`:
-    what every label started or ended with, left out of them (the axis title says it once)."""
+    the pattern of what every label started or ended with, left out of them (the axis title says it once)."""
 
     shown: tuple[tuple[float, str], ...]
     rotation: int
@@ -180,12 +192,10 @@ def fit_ticks(ticks: Sequence[tuple[float, str]], length_in: float, span: float,
     room_in = (min(steps) if steps else span) / max(span, 1e-12) * length_in  # between neighbouring ticks
     gap_in = pt * 0.8 / 72
     chars = max(3, int((room_in - gap_in) * 72 / (pt * CHAR_EM)))  # the widest line that fits with its gap
-    shared, prefix, suffix = common_part([label for _, label in ticks])
+    names, pattern = unshared([label for _, label in ticks])
     tries = [(list(ticks), "")]
-    if shared:
-        first = ticks[0][1]
-        tries.append(([(position, label[prefix:len(label) - suffix]) for position, label in ticks],
-                      first[:prefix] + "…" + first[len(first) - suffix:]))
+    if pattern:
+        tries.append(([(position, name) for (position, _), name in zip(ticks, names, strict=True)], pattern))
     for labels, said in tries:
         if max(text_in(label, pt) for _, label in labels) + gap_in <= room_in:
             return Ticks(tuple(labels), 0, lines_in(1, pt), said)
@@ -201,6 +211,11 @@ def fit_ticks(ticks: Sequence[tuple[float, str]], length_in: float, span: float,
             max(text_in(label, pt) for _, label in upright) <= most_in:
         return Ticks(tuple(upright), 90, max(text_in(label, pt) for _, label in upright), said)
     step = max(1, math.ceil(lines_in(1, pt) * 1.1 / max(room_in, 1e-9)))
-    names = distinct_shortened([label for _, label in labels], tall_chars)
-    shown = tuple((position, name) for (position, _), name in zip(labels, names, strict=True))[::step]
+    while True:  # fewer shown, until those shown are told apart within the height
+        kept = labels[::step]
+        names = distinct_shortened([label for _, label in kept], tall_chars)
+        if max(len(name) for name in names) <= tall_chars or len(kept) == 1:
+            break
+        step += 1
+    shown = tuple((position, name) for (position, _), name in zip(kept, names, strict=True))
     return Ticks(shown, 90, max(text_in(label, pt) for _, label in shown), said)

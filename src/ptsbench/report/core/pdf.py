@@ -19,7 +19,7 @@ from ptsbench.report.core.draw_mpl import draw, import_matplotlib, legend_fits
 from ptsbench.report.core.figure import Figure
 from ptsbench.report.core.layout import atomic_file
 from ptsbench.report.core.model import Block, Report, Section, Table, Text, formatted_rows, split_groups
-from ptsbench.report.core.table_layout import arranged, fit_widths, split_to_fit, wrap_name
+from ptsbench.report.core.table_layout import arranged, preferred_widths, split_to_fit, wrap_name
 
 PAGE_W_IN, PAGE_H_IN = 11.69, 8.27  # A4 landscape
 MARGIN_IN = 0.45
@@ -184,7 +184,7 @@ def _drawn_in(table: Table, width_in: float, embedded: bool) -> DrawnTable:
     cells = formatted_rows(table)
     numeric = [column.kind != "text" for column in table.columns]
     measure = pdf_text.measure(BODY_PT, bold=True)  # the header's bold is the wider: cells fit it too
-    widths = fit_widths(cells, header, numeric, _capacity(width_in), CELL_GAP, measure)
+    widths = preferred_widths(cells, header, numeric, _capacity(width_in), CELL_GAP, measure, len(table.keys))
     whole = widths is not None
     if widths is None:
         share = (_capacity(width_in) - CELL_GAP * len(header)) // max(len(header), 1)

@@ -100,14 +100,15 @@ def least_width(cells: Sequence[str], header: str, numeric: bool, measure: Measu
 
 
 def fit_widths(cells: Sequence[Sequence[str]], headers: Sequence[str], numeric: Sequence[bool], capacity: int,
-               gap: int, measure: Measure = len) -> list[int] | None:
+               gap: int, measure: Measure = len, whole: int = 0) -> list[int] | None:
     """Column widths (characters, or the unit of `measure`) that fit `capacity` with `gap` between columns, or None
-    when even the narrowest do not. Room left goes first to whole cells (rows on one line), then to whole headers,
-    narrowest need first."""
+    when even the narrowest do not; the first `whole` columns keep every cell on one line. Room left goes first to
+    whole cells (rows on one line), then to whole headers, narrowest need first."""
     count = len(headers)
     longest = [max([measure(line) for row in cells for line in row[i].split("\n")] + [1]) for i in range(count)]
     natural = [max(longest[i], *(measure(line) for line in headers[i].split("\n"))) for i in range(count)]
-    found = [least_width([row[i] for row in cells], headers[i], numeric[i], measure) for i in range(count)]
+    found = [max(least_width([row[i] for row in cells], headers[i], numeric[i], measure),
+                 longest[i] if i < whole else 0) for i in range(count)]
     extra = capacity - gap * (count - 1) - sum(found)
     if extra < 0:
         return None
@@ -119,22 +120,36 @@ def fit_widths(cells: Sequence[Sequence[str]], headers: Sequence[str], numeric: 
     return found
 
 
-def column_parts(table: Table, fits: Callable[[list[int]], bool]) -> list[list[int]]:
+def preferred_widths(cells: Sequence[Sequence[str]], headers: Sequence[str], numeric: Sequence[bool],
+                     capacity: int, gap: int, measure: Measure = len, keys: int = 0) -> list[int] | None:
+    """fit_widths with the first `keys` columns (the names of the rows) on one line where they fit so, else as
+    fit_widths has them."""
+    widths = fit_widths(cells, headers, numeric, capacity, gap, measure, keys) if keys else None
+    return widths if widths is not None else fit_widths(cells, headers, numeric, capacity, gap, measure)
+
+
+def column_parts(table: Table, fits: Callable[[list[int], bool], bool]) -> list[list[int]]:
     """The table's columns in parts that each `fits`, every part starting with the key columns: one part when the
-    whole table fits. A column too wide even alone with the keys gets a part of its own."""
+    whole table fits. A table split anyway keeps the names of its rows whole (`fits`' second argument) when that
+    moves at most one value of the first part to a later one (names wrapped over many lines to keep one more value
+    are harder to read). A column too wide even alone with the keys gets a part of its own."""
     keys = [index for index in table.keys if index < len(table.columns)]
     rest = [index for index in range(len(table.columns)) if index not in keys]
-    if fits(keys + rest) or not rest:
+    if fits(keys + rest, False) or not rest:
         return [keys + rest]
-    parts: list[list[int]] = []
-    current: list[int] = []
-    for index in rest:
-        if current and not fits(keys + current + [index]):
-            parts.append(keys + current)
-            current = []
-        current.append(index)
-    parts.append(keys + current)
-    return parts
+
+    def parts(whole: bool) -> list[list[int]]:
+        found: list[list[int]] = []
+        current: list[int] = []
+        for index in rest:
+            if current and not fits(keys + current + [index], whole):
+                found.append(keys + current)
+                current = []
+            current.append(index)
+        return [*found, keys + current]
+
+    wrapped, whole = parts(False), parts(True)
+    return whole if len(whole[0]) >= len(wrapped[0]) - 1 else wrapped
 
 
 def table_part(table: Table, columns: Sequence[int], number: int, count: int) -> Table:
@@ -152,9 +167,10 @@ def split_to_fit(table: Table, capacity: int, gap: int, measure: Measure = len) 
     cells = formatted_rows(table)
     numeric = [column.kind != "text" for column in table.columns]
 
-    def fits(chosen: list[int]) -> bool:
+    def fits(chosen: list[int], whole: bool) -> bool:
         return fit_widths([[row[i] for i in chosen] for row in cells], [table.columns[i].name for i in chosen],
-                          [numeric[i] for i in chosen], capacity, gap, measure) is not None
+                          [numeric[i] for i in chosen], capacity, gap, measure,
+                          len(table.keys) if whole else 0) is not None
 
     parts = column_parts(table, fits)
     return [table_part(table, part, number, len(parts)) for number, part in enumerate(parts, start=1)]

@@ -302,12 +302,12 @@ def _rich_table(table: Any, width: int | None, facts: Sequence[tuple[str, str]])
     from rich.table import Table
 
     from ptsbench.report.core.model import formatted_rows
-    from ptsbench.report.core.table_layout import fit_widths, wrap_name
+    from ptsbench.report.core.table_layout import preferred_widths, wrap_name
 
     cells = formatted_rows(table)
     headers = [column.name for column in table.columns]
     numeric = [column.kind != "text" for column in table.columns]
-    sizes = fit_widths(cells, headers, numeric, width, 3) if width is not None else None
+    sizes = preferred_widths(cells, headers, numeric, width, 3, keys=len(table.keys)) if width is not None else None
     if sizes is None:  # piped, or not even one column beside the keys fits: at its own width
         sizes = [max([len(header), *(len(row[i]) for row in cells)]) for i, header in enumerate(headers)]
     heading = "\n".join([table.title, *(f"{name}: {value}" for name, value in facts)])
