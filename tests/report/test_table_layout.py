@@ -285,6 +285,60 @@ def test_plot_json_first_screen_has_iops_mb_s_and_latency(runs: dict[str, Path],
                 assert any(f"{job[direction]['iops']:,.1f}" in line for line in first.splitlines()), (path, first)
     table = [line for line in lines if not line.startswith("wrote ")]  # paths: never broken
     assert "…" not in text and max(len(line.rstrip()) for line in table) <= columns
+    # what every run's name shares (cases/ and /fio) is said once in the title, and each run's own part stands whole
+    # on its row's line, its values beside it (at 80 columns it wrapped over three lines, inside the case's name)
+    assert "(runs: cases/*-nj1/fio)" in " ".join(text.split())
+    for case in sorted((runs["sweep"] / "cases").iterdir()):
+        row = next(line for line in first.splitlines() if line.startswith(f"{case.name.removesuffix('-nj1')} "))
+        assert len(row.split()) >= 6, row
+
+
+def test_charts_of_too_few_values_are_said_not_drawn(runs: dict[str, Path]) -> None:
+    """A quick run of 0.2 s jobs: fio logged one or two values per job, and a chart of them over time would be
+    an almost empty plot; the case says so in a line instead, and no chart over time that says little is left."""
+    from ptsbench.report.core.figure import Figure, Series
+    from ptsbench.report.core.model import Text
+
+    report = load_report(runs["quick"])
+    assert [figure.key for figure in report.figures() if figure.says_little()] == []
+    case = next(section for section in report.sections if section.key == "case001")
+    said = [block.text for block in case.blocks if isinstance(block, Text) and block.text.startswith("Not charted")]
+    assert len(said) == 1 and "over time" in said[0] and "too few to show a course" in said[0]
+    assert "results table" in said[0]
+    assert any(figure.key == "case001-percentiles" for figure in case.figures())  # what has enough values stays
+    two = Figure("t", "t", "time (s)", "IOPS", (Series("a", (1, 2), (5.0, 6.0)), Series("b", (1, 2), (5.0, None))))
+    three = Figure("t", "t", "time (s)", "IOPS", (Series("a", (1, 2, 3), (5.0, 6.0, 7.0)),))
+    assert two.says_little() and not three.says_little()
+
+
+def test_parallel_glance_chart_names_every_test_whole(runs: dict[str, Path], tmp_path: Path,
+                                                       tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The at-a-glance MB/s chart of a real `run --parallel` on two files: its tests ('jobs@p1.dat: randread-4k', ...
+    and longer, with the files' folders) were cut to 'jobs@…ad-4k', two alike. As the PDF draws it, what all share is
+    said once on the axis ('test (jobs@*)') and each tick holds the rest whole (wrapped after separators); in the
+    browser every tick is whole."""
+    from ptsbench.report.core import pdf
+    from ptsbench.report.core.html import write_html
+    from ptsbench.report.core.model import Report as ReportModel
+    from test_legible import pdf_canvas
+    from test_report_browser import shared_browser
+
+    report = load_report(runs["parallel"])
+    figure = next(figure for figure in report.figures() if figure.key == "glance-mbs")
+    names = [label for _, label in figure.x_ticks]  # 'jobs@tmp_pytest-of-..._layout0_p1.dat: randread-4k', ...
+    assert len(set(names)) == 4 and sum("p1.dat: " in name for name in names) == 2
+    for height_in in (pdf.FIGURE_IN, pdf.MIN_FIGURE_IN):
+        axes = pdf_canvas(figure, height_in).axes[0]
+        pattern = re.fullmatch(r"test \((.*)\)", axes.get_xlabel())
+        assert pattern is not None and "*" in pattern[1], axes.get_xlabel()
+        ticks = ["".join(label.get_text().split()) for label in axes.get_xticklabels()]
+        assert [pattern[1].replace("*", tick) for tick in ticks] == ["".join(name.split()) for name in names]
+    glance = next(section for section in report.sections if section.key == "glance")
+    write_html(ReportModel(report.title, report.provenance, (), (glance,)), tmp_path / "index.html", static=False)
+    page = shared_browser(tmp_path_factory.getbasetemp() / "chromium-profile").open_page(
+        tmp_path / "index.html", script="JSON.stringify(Array.from(document.querySelectorAll("
+        "'#plot-glance-mbs .xtick text')).map(text => text.textContent))")
+    assert page.errors == [] and page.script_result == names
 
 
 # --- the HTML page splits a wide table to the window's width ------------------------------------------------------
