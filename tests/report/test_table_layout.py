@@ -105,8 +105,8 @@ NUMBERISH = re.compile(r"^[-+−]?[\d.,×%]*\d[\d.,×%]*[a-zA-Zµ]{0,4}$")
 
 
 def pdf_problems(report: Report, path: Path) -> list[str]:
-    """Words past the page's margins, and words poppler finds that are no whole piece of any text the report holds
-    (a name split inside a word: 'temp' 'erature')."""
+    """Words past the page's margins, words cut short ('jobs@…ad-4k'), and words poppler finds that are no whole
+    piece of any text the report holds (a name split inside a word: 'temp' 'erature')."""
     write_pdf(report, path)
     known = known_pieces(report)
     # a 3D chart's axis titles are drawn slanted, which poppler reads as fragments ('bl', 'oc', 'k')
@@ -119,6 +119,8 @@ def pdf_problems(report: Report, path: Path) -> list[str]:
             word = html.unescape(escaped)
             if x0 < margin_pt or x1 > width - margin_pt:
                 problems.append(f"page {number}: {word!r} past the margin ({x0:.0f}-{x1:.0f} of {width:.0f})")
+            if "…" in word:  # a name shortened: two may then read alike
+                problems.append(f"page {number}: {word!r} is cut")
             for piece in pieces(word):
                 if piece not in known and "…" not in piece and not NUMBERISH.match(piece) and piece not in slanted:
                     problems.append(f"page {number}: {word!r}: {piece!r} is no whole word of the report")
