@@ -130,12 +130,13 @@ def preferred_widths(cells: Sequence[Sequence[str]], headers: Sequence[str], num
 
 def column_parts(table: Table, fits: Callable[[list[int], bool], bool]) -> list[list[int]]:
     """The table's columns in parts that each `fits`, every part starting with the key columns: one part when the
-    whole table fits. The names of the rows stay whole (`fits`' second argument: on one line) when that moves at most
-    one value of the first part to a later one (names wrapped over many lines to keep one more value are harder to
-    read). A column too wide even alone with the keys gets a part of its own."""
+    whole table fits (its names wrapped if need be). A table split anyway keeps the names of its rows whole (`fits`'
+    second argument: on one line) when that moves at most one value of the first part to a later one (names wrapped
+    over many lines to keep one more value are harder to read). A column too wide even alone with the keys gets a
+    part of its own."""
     keys = [index for index in table.keys if index < len(table.columns)]
     rest = [index for index in range(len(table.columns)) if index not in keys]
-    if fits(keys + rest, True) or not rest:
+    if fits(keys + rest, False) or not rest:
         return [keys + rest]
 
     def parts(whole: bool) -> list[list[int]]:
@@ -148,8 +149,7 @@ def column_parts(table: Table, fits: Callable[[list[int], bool], bool]) -> list[
             current.append(index)
         return [*found, keys + current]
 
-    wrapped = [keys + rest] if fits(keys + rest, False) else parts(False)
-    whole = parts(True)
+    wrapped, whole = parts(False), parts(True)
     return whole if len(whole[0]) >= len(wrapped[0]) - 1 else wrapped
 
 
