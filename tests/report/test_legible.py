@@ -196,6 +196,24 @@ def test_a_legend_too_long_to_keep_whole_still_tells_every_name_apart() -> None:
     assert fit.distinct_shortened(["a-long-name-1-of-x", "a-long-name-2-of-x"], 6) == ["a-lon…1-of-x", "a-lon…2-of-x"]
 
 
+def test_long_category_names_of_a_file_stay_whole_upright() -> None:
+    """`plot --json`'s 'IOPS per run' of a parallel run: eight runs named by their files and workloads (about 50
+    characters, nothing shared by all) were cut to '001-j… read', two alike, and every other one left out. In a
+    figure file, upright labels may take 30 % of its height: each is drawn whole, wrapped after separators, and
+    nothing collides."""
+    names = [f"00{case}-jobs@tmp_h43_pp_p{case}.dat/fio {workload}, {direction}" for case in (1, 2)
+             for workload, direction in (("randread 4k", "read"), ("randrw 1m 65/35", "read"),
+                                         ("randrw 1m 65/35", "write"), ("randrw 1m 65/35", "total"))]
+    figure = Figure("runs-iops", "IOPS per run", "run", "IOPS",
+                    (Series("IOPS", tuple(range(8)), spanning(8, 10.0, 5), mode="bars"),),
+                    x_ticks=tuple((float(index), name) for index, name in enumerate(names)))
+    canvas = drawn_file(figure, "ptsbench 1.0, fio 3.33")
+    ticks = ["".join(label.get_text().split()) for label in canvas.axes[0].get_xticklabels()]
+    assert ticks == ["".join(name.split()) for name in names]
+    width, height = canvas.canvas.get_width_height()
+    assert collisions(drawn_texts(canvas), width, height) == []
+
+
 def test_the_check_sees_a_collision() -> None:
     """Two labels drawn on one spot, and one past the edge, are found."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

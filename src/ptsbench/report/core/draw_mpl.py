@@ -204,7 +204,8 @@ def _place(canvas: Any, axes: Any, figure: Figure, inner: tuple[float, float, fl
     legend = _legend(figure, names, inner)
     legend_in = legend.width_in + 0.15 if names else 0.0
     axes_w_in = max(width_in - margin_left_in - legend_in - right_in, 0.3)
-    ticks = _x_ticks(axes, figure, axes_w_in)
+    # upright tick labels may take up to 0.8 in, or 30 % of a taller figure's height (long names whole in a file)
+    ticks = _x_ticks(axes, figure, axes_w_in, max(0.8, 0.3 * (height_in - table_in)))
     if ticks.shared:  # what every category's name shares, said once
         axes.set_xlabel(f"{figure.x_label} ({ticks.shared})", fontsize=style.AXIS_PT)
     axes_h_in = max(height_in - table_in - ticks.height_in - label_in - 0.2, 0.3)
@@ -252,7 +253,7 @@ def _y_ticks(axes: Any, log: bool, label: str, height_in: float) -> None:
                                                  integer=label.startswith("round")))
 
 
-def _x_ticks(axes: Any, figure: Figure, length_in: float) -> "fit.Ticks":
+def _x_ticks(axes: Any, figure: Figure, length_in: float, most_in: float) -> "fit.Ticks":
     """The x tick labels that fit `length_in`: the figure's own (categories, or chosen values) or automatic ones."""
     from matplotlib.ticker import LogLocator, MaxNLocator
 
@@ -260,13 +261,13 @@ def _x_ticks(axes: Any, figure: Figure, length_in: float) -> "fit.Ticks":
         assert figure.grid is not None
         ticks = tuple(enumerate(figure.grid.x_labels))
         return fit.fit_ticks([(float(x), label) for x, label in ticks], length_in, max(len(ticks), 1), style.TICK_PT,
-                             0.8)
+                             most_in)
     low, high = sorted(axes.get_xlim())
     if figure.x_ticks:
         span = math.log10(high / low) if figure.x_log and low > 0 else high - low
         shown = [(math.log10(x) if figure.x_log else x, label) for x, label in figure.x_ticks
                  if low <= x <= high and (x > 0 or not figure.x_log)]
-        fitted = fit.fit_ticks(shown, length_in, span, style.TICK_PT, 0.8)
+        fitted = fit.fit_ticks(shown, length_in, span, style.TICK_PT, most_in)
         return fit.Ticks(tuple((10 ** x if figure.x_log else x, label) for x, label in fitted.shown),
                          fitted.rotation, fitted.height_in, fitted.shared)
     widest_in = fit.text_in(f"{max(abs(low), abs(high)):,.1f}", style.TICK_PT) + 0.25
