@@ -300,7 +300,7 @@ def test_charts_of_too_few_values_are_said_not_drawn(runs: dict[str, Path]) -> N
     """A quick run of 0.2 s jobs: fio logged one or two values per job, and a chart of them over time would be
     an almost empty plot; the case says so in a line instead, and no chart over time that says little is left."""
     from ptsbench.report.core.figure import Figure, Series
-    from ptsbench.report.core.model import Text
+    from ptsbench.report.core.model import Text, drawn_or_said
 
     report = load_report(runs["quick"])
     assert [figure.key for figure in report.figures() if figure.says_little()] == []
@@ -309,9 +309,13 @@ def test_charts_of_too_few_values_are_said_not_drawn(runs: dict[str, Path]) -> N
     assert len(said) == 1 and "over time" in said[0] and "too few to show a course" in said[0]
     assert "results table" in said[0]
     assert any(figure.key == "case001-percentiles" for figure in case.figures())  # what has enough values stays
-    two = Figure("t", "t", "time (s)", "IOPS", (Series("a", (1, 2), (5.0, 6.0)), Series("b", (1, 2), (5.0, None))))
-    three = Figure("t", "t", "time (s)", "IOPS", (Series("a", (1, 2, 3), (5.0, 6.0, 7.0)),))
+    two = Figure("t2", "IOPS vs time", "time (s)", "IOPS", (Series("a", (1, 2), (5.0, 6.0)),
+                                                             Series("b", (1, 2), (5.0, None))))
+    three = Figure("t3", "t", "time (s)", "IOPS", (Series("a", (1, 2, 3), (5.0, 6.0, 7.0)),))
     assert two.says_little() and not three.says_little()
+    assert drawn_or_said([two, three], "the table holds them") == [
+        three, Text("Not charted (IOPS vs time): at most 2 values per line, too few to show a course; the table holds "
+                    "them.")]  # a write saturation test of one round says the same of its four charts
 
 
 def test_parallel_glance_chart_names_every_test_whole(runs: dict[str, Path], tmp_path: Path,

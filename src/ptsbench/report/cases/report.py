@@ -17,7 +17,7 @@ from ptsbench.report.common import (
     run_facts,
 )
 from ptsbench.report.core.figure import Figure, Series, percentile_figure
-from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Table, Text
+from ptsbench.report.core.model import Block, Chart, Column, Report, Section, Table, Text, drawn_or_said
 from ptsbench.report.drops import drop_blocks, drop_regions
 from ptsbench.report.glance import case_glance_section, repeat_auto_table
 from ptsbench.store import read_text
@@ -149,19 +149,8 @@ def case_figures(case_dir: Path, record: Any, key: str, interval_ms: float,
     """Per case: IOPS, MB/s and latency over time from the interval logs, each drop found shaded on the figures of
     its metric (or, where the logs hold too few values to show a course, a line saying why there is no chart); the
     percentile curve from json+ bins."""
-    blocks: list[Block] = []
-    sparse = []
-    for figure in _log_figures(case_dir, record, key, interval_ms, findings):
-        if figure.says_little():
-            sparse.append(figure)
-        else:
-            blocks.append(figure)
-    if sparse:
-        most = max(sum(1 for value in series.y if value is not None) for figure in sparse for series in figure.series)
-        charts = ", ".join(figure.title.removeprefix(f"{record.name}: ") for figure in sparse)
-        blocks.append(Text(f"Not charted ({charts}): fio logged at most {most} value{'s' if most > 1 else ''} per "
-                           "job and direction, too few to show a course. The "
-                           "results table holds each job's numbers over its whole run."))
+    blocks = drawn_or_said(_log_figures(case_dir, record, key, interval_ms, findings),
+                           "the results table holds each job's numbers over its whole run")
     percentiles = _percentile_figure(case_dir, record, key)
     return blocks + [percentiles] if percentiles is not None else blocks
 

@@ -90,6 +90,19 @@ class Text:
 Block = Text | Table | Figure
 
 
+def drawn_or_said(figures: Sequence[Figure], where: str) -> list[Block]:
+    """The figures that show something; those whose every line holds one or two values (Figure.says_little) are
+    named in one line saying why they are not drawn and `where` their numbers are, instead of almost empty plots."""
+    shown: list[Block] = [figure for figure in figures if not figure.says_little()]
+    sparse = [figure for figure in figures if figure.says_little()]
+    if sparse:
+        most = max(sum(1 for value in series.y if value is not None) for figure in sparse for series in figure.series)
+        titles = ", ".join(figure.title for figure in sparse)
+        shown.append(Text(f"Not charted ({titles}): at most {most} value{'s' if most > 1 else ''} per line, too few to "
+                          f"show a course; {where}."))
+    return shown
+
+
 @dataclass(frozen=True)
 class Section:
     key: str

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ptsbench.report.core.figure import Figure, Grid, Series
-from ptsbench.report.core.model import Block, Chart, Column, Table, Text
+from ptsbench.report.core.model import Block, Chart, Column, Table, Text, drawn_or_said
 from ptsbench.report.pts.views import PtsContext, axes_of, bs_label, cells_of, matrix_of, scaled, slug
 
 
@@ -215,7 +215,7 @@ def _wsat_figures(rows: Sequence[tuple[Any, ...]]) -> list[Block]:
     iops = tuple(row[4] for row in rows)
     per_unit_s, unit = time_unit(max((float(row[1] or 0.0) * 60 for row in rows), default=0.0))
     time_x = tuple(float(row[1] or 0.0) * 60 / per_unit_s for row in rows)
-    blocks: list[Block] = []
+    blocks: list[Figure] = []
     for index, (name, label) in enumerate(((("time", f"IO time ({unit})"), ("gb", "total written (GB)"),
                                             ("fills", "drive fills (written / capacity)"))), start=1):
         x = time_x if name == "time" else tuple(float(row[index] or 0.0) for row in rows)
@@ -225,7 +225,7 @@ def _wsat_figures(rows: Sequence[tuple[Any, ...]]) -> list[Block]:
     blocks.append(Figure("wsat-lat-vs-time", "Write saturation: mean latency vs time", f"IO time ({unit})",
                          "mean latency (µs)", (Series("4k random write", time_x, tuple(r[5] for r in rows)),),
                          caption="Mean total latency of each round."))
-    return blocks
+    return drawn_or_said(blocks, "the table above holds every round's values")
 
 
 def cells_blocks(views: Sequence[Any], context: PtsContext) -> list[Block]:
