@@ -19,6 +19,7 @@ from ptsbench.plot import charts
 from ptsbench.plot.draw import FORMATS, ChartWriter, Look
 from ptsbench.plot.series import HistRun, Run, Summary, build_hist_run, build_run, summarize, summarize_hist
 from ptsbench.plot.sources import RunFiles, find_runs
+from ptsbench.report.core.figure import Figure
 
 DIRECTIONS = ("read", "write", "trim", "total")
 
@@ -70,6 +71,17 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
     hist_runs: list[HistRun] = []
     keep_all = options.compare or options.three_d
     intervals: dict[str, list[str]] = {}  # where each interval came from -> the runs it is of
+
+    def write(chart: Figure) -> list[Path]:
+        """The chart's files; none for a chart whose every line holds one or two values (an almost empty plot of a
+        log of a second or two), which a note names instead."""
+        if chart.says_little():
+            most = chart.most_values()
+            notes.append(f"{chart.title}: not charted, at most {most} value{'s' if most > 1 else ''} per line, too "
+                         "few to show a course (the summary holds them)")
+            return []
+        return writer.write(chart)
+
     for run in _read_runs(found.runs, options, notes):
         provenance = provenance_of(run.paths, options.device)
         if run.interval:
@@ -80,13 +92,13 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
                 value_runs.append(run)
             else:
                 chart = charts.run_chart(run, line_options, provenance, _safe(f"{run.label}_{run.kind}"))
-                written += writer.write(chart)
+                written += write(chart)
         else:
             summaries.extend(_drawn(summarize_hist(run), options.directions))
             if keep_all:
                 hist_runs.append(run)
             else:
-                written += writer.write(charts.hist_chart([run], options.directions, provenance,
+                written += write(charts.hist_chart([run], options.directions, provenance,
                                                           _safe(f"{run.label}_hist"), options.title))
     if keep_all:
         every = [path for run in value_runs for path in run.paths] + [p for run in hist_runs for p in run.paths]
@@ -96,14 +108,14 @@ def make_plots(inputs: Sequence[str], options: PlotOptions) -> PlotResult:
                 raise PtsbenchError("the 3D view needs bw or iops logs", "choose them with --kind bw|iops")
             chart = charts.surface_chart(value_runs, options.bars, provenance, f"3d_{value_runs[0].kind}",
                                          options.title)
-            written += writer.write(chart)
+            written += write(chart)
         else:
             for kind in dict.fromkeys(run.kind for run in value_runs):
                 same = [run for run in value_runs if run.kind == kind]
-                written += writer.write(charts.compare_chart(same, line_options, provenance, f"compare_{kind}",
+                written += write(charts.compare_chart(same, line_options, provenance, f"compare_{kind}",
                                                              options.title))
             if hist_runs:
-                written += writer.write(charts.hist_chart(hist_runs, options.directions, provenance,
+                written += write(charts.hist_chart(hist_runs, options.directions, provenance,
                                                           "compare_hist", options.title))
     written.append(write_summary_csv(summaries, options.out_dir / "summary.csv"))
     return PlotResult(tuple(written), tuple(summaries), tuple(notes),

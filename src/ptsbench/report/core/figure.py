@@ -101,8 +101,12 @@ class Figure:
         """A chart of lines over a continuous x whose every series has at most two points (a job of a second or
         two, logged once a second): an almost empty plot that shows no course; say its values or why it is not
         drawn instead."""
-        return self.kind == "lines" and not self.x_ticks and bool(self.series) and all(
-            sum(1 for value in series.y if value is not None) <= 2 for series in self.series)
+        return self.kind == "lines" and not self.x_ticks and bool(self.series) and self.most_values() <= 2
+
+    def most_values(self) -> int:
+        """The most values any series holds (None and NaN are gaps, not values)."""
+        return max((sum(1 for value in series.y if value is not None and value == value) for series in self.series),
+                   default=0)
 
     def point_count(self) -> int:
         if self.grid is not None:

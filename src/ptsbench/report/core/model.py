@@ -96,7 +96,7 @@ def drawn_or_said(figures: Sequence[Figure], where: str) -> list[Block]:
     shown: list[Block] = [figure for figure in figures if not figure.says_little()]
     sparse = [figure for figure in figures if figure.says_little()]
     if sparse:
-        most = max(sum(1 for value in series.y if value is not None) for figure in sparse for series in figure.series)
+        most = max(figure.most_values() for figure in sparse)
         titles = ", ".join(figure.title for figure in sparse)
         shown.append(Text(f"Not charted ({titles}): at most {most} value{'s' if most > 1 else ''} per line, too few to "
                           f"show a course; {where}."))
