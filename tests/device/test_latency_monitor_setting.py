@@ -124,3 +124,23 @@ def test_each_controller_is_configured_once_and_a_failure_said_once(capsys: pyte
     said = capsys.readouterr().err.splitlines()
     assert len(said) == 1 and said[0].startswith("ptsbench: /dev/nvme0: the latency monitor is read as the drive")
     assert configure_once("/dev/nvme0", drive.run_raw, drive.run_tool) is None  # keep: nothing asked, nothing sent
+
+
+def test_the_request_kept_for_a_resume_is_asked_again() -> None:
+    """What a run directory keeps (stored_request) asks for the same setting again (request_stored), keep asks for
+    nothing, and a damaged value is refused with what is wrong."""
+    from ptsbench.device.latency_monitor import _REQUEST, request_stored, stored_request
+
+    request_setting(SETTING)
+    kept = stored_request()
+    request_setting(None)
+    assert stored_request() is None and kept == {"thresholds_ms": [5, 10, 20, 50]}
+    try:
+        request_stored(kept)
+        assert _REQUEST.setting == SETTING
+        request_stored(None)
+        assert _REQUEST.setting is None
+        with pytest.raises(ValueError, match="rise from A to D"):
+            request_stored({"thresholds_ms": [50, 20, 10, 5]})
+    finally:
+        request_setting(None)

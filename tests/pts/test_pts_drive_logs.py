@@ -15,10 +15,11 @@ import pytest
 from conftest import run_cli
 from ocp_pages import c3h_page
 from ptsbench.catalog.monitor_host import round_disagreements
+from ptsbench.device.userfile import mark_made
 from ptsbench.fio.output import parse_jobs
 from ptsbench.pts.live import telemetry_line
 from test_pts_advanced_engine import DATA, _api_run
-from test_pts_engine import fio_doc, rounds_of
+from test_pts_engine import Recorder, fio_doc, rounds_of
 
 NVME: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
 BASELINE, WAIT = "Host idle recovery: steady state (baseline)", "Host idle recovery: wait state 0.1 s"
@@ -71,6 +72,9 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
     first, second = rounds_of(root, "hir-ss")
     [third] = rounds_of(root, "hir-w0.1s")
     assert fakebin().count(["nvme", "get-log", "/dev/nvme0", "--log-id=0xc3", "--log-len=512", "--raw-binary"]) == 4
+    # keep (nothing asked): the run directory keeps no request for a resume, and nothing was sent
+    assert json.loads((root / "manifest.json").read_text())["latency_monitor_request"] is None
+    assert not [argv for argv in fakebin() if argv[:2] == ["nvme", "set-feature"]]
 
     # stored per round: the host's IOs at or above each threshold beside the drive's increase
     stored = first["telemetry"]["monitor_host"]
@@ -154,3 +158,55 @@ def test_a_drive_without_the_logs_is_said_once(tmp_path: Path, fakebin: Callable
     assert errors == ["NVMe error log not read in 3 round(s): no NVMe error log: `nvme error-log /dev/nvme0 -o "
                       "json`: nvme printed no JSON."]
     assert "Drive latency monitor (OCP C3h) beside the host" not in shown.stdout
+
+
+class StoppedAfterRound1(Recorder):
+    """The run stops as a kill leaves it, just after round 1 was stored (a KeyboardInterrupt: this process goes
+    on to be the test)."""
+
+    def round_finished(self, progress: Any, record: Any) -> None:
+        super().round_finished(progress, record)
+        if record["round"] == 1:
+            raise KeyboardInterrupt
+
+
+def test_a_resumed_run_sets_the_latency_monitor_again_and_compares_on(
+        tmp_path: Path, fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--latency-monitor 5,10,20,50` asked: the run directory keeps the request, and `ptsbench resume` (a new
+    process, nothing asked on its command line) sends feature C5h again before its first reading, as the run asked;
+    each round it runs stores that setting in force and its monitor beside the host's latencies, as before."""
+    from ptsbench.device.latency_monitor import BUCKET_TIMER_MAX_MIN, MonitorSetting, request_setting
+
+    setting = MonitorSetting((5, 10, 20, 50))
+    page = tmp_path / "c3h.bin"
+    page.write_bytes(c3h_page({"3": (0, 2, 0)}, timer_threshold_min=BUCKET_TIMER_MAX_MIN))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", str(DATA / "nvme-cli-2.x-smart-log.json"))
+    monkeypatch.setenv("FAKE_NVME_LATENCY_LOG", str(page))
+    request_setting(setting)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _api_run(tmp_path, NVME, StoppedAfterRound1())
+    finally:
+        request_setting(None)  # that process is gone
+
+    def sets() -> int:
+        return sum(argv[:2] == ["nvme", "set-feature"] and "--feature-id=0xc5" in argv for argv in fakebin())
+
+    root = tmp_path / "run"
+    assert sets() == 1 and len(rounds_of(root, "hir-ss")) == 1
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["latency_monitor_request"] == {"thresholds_ms": [5, 10, 20, 50]}
+    with open(manifest["target_info"]["path"], "wb") as scratch:  # the null engine made no file; a resume checks it
+        scratch.truncate(manifest["target_info"]["size_bytes"])
+    mark_made([manifest["target_info"]["path"]], manifest["file_identity"]["token"])  # as the run's fio made it
+    done = run_cli("resume", str(root))
+    assert done.returncode == 0, done.stderr
+    assert sets() == 2  # set again, once, by the resume
+    first, second = rounds_of(root, "hir-ss")
+    for record in (second, *rounds_of(root, "hir-w0.1s")):  # the rounds the resume ran
+        telemetry = record["telemetry"]
+        assert telemetry["before"]["latency_monitor_set"] == {**setting.stored(), "note": None}
+        assert telemetry["change"]["latency_monitor"] == {bucket: {"read": 0, "write": 0, "trim": 0}
+                                                           for bucket in "0123"}
+        assert telemetry["monitor_host"]["thresholds_ms"] == [5, 10, 20, 50]
+    assert first["telemetry"]["monitor_host"]["thresholds_ms"] == [5, 10, 20, 50]

@@ -110,6 +110,20 @@ def request_setting(setting: MonitorSetting | None) -> None:
     _REQUEST.done.clear()
 
 
+def stored_request() -> dict[str, Any] | None:
+    """What this process was asked to set, as a run directory's manifest keeps it for `ptsbench resume` (None:
+    keep, nothing asked)."""
+    setting = _REQUEST.setting
+    return None if setting is None else {"thresholds_ms": list(setting.thresholds_ms)}
+
+
+def request_stored(stored: object) -> None:
+    """Ask again for what a run directory's manifest kept (stored_request): a resumed run sets the monitor as the run
+    asked, before its first reading (a run stored before ptsbench kept it, or with keep: nothing is asked)."""
+    thresholds = stored.get("thresholds_ms") if isinstance(stored, Mapping) else None
+    request_setting(parse_setting(",".join(str(ms) for ms in thresholds)) if isinstance(thresholds, list) else None)
+
+
 def configure_once(controller: str, run_raw: RawRunner, run_tool: ToolRunner) -> dict[str, Any] | None:
     """The requested setting, sent to `controller` before its first reading in this process: what was asked and
     `note`, why it is not in force (None: it is); None when nothing was requested. A note is printed once."""
