@@ -14,6 +14,7 @@ from ptsbench.device.latency_monitor import read_latency_monitor
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "telemetry"
 LAB_PAGE = (DATA / "nvmevirt-ftl-ci-c3h.bin").read_bytes()
+LAB_C0H = (DATA / "nvmevirt-ftl-ci-c0h.bin").read_bytes()
 COUNTS = {"0": (3, 0, 0), "2": (0, 40, 0), "3": (1, 2, 5)}
 AS_STORED = {bucket: dict(zip(("read", "write", "trim"), COUNTS.get(bucket, (0, 0, 0)), strict=True))
              for bucket in "0123"}
@@ -24,20 +25,21 @@ def _never() -> int | None:
 
 
 def test_the_lab_drive_s_page_reads_as_nvme_cli_2_3_printed_it() -> None:
-    """NVMeVirt's page (version 1, writes only: nothing in the words whose meaning the orders share) with the DSSD
-    version 1.0 its C0h log now names: the counters nvme-cli 2.3 printed, and the settings ptsbench set."""
+    """NVMeVirt's page (version 1, writes only: nothing in the words one order keeps reserved) with the DSSD
+    version 1.0 its C0h log names: the counters nvme-cli 2.3 printed, and the settings ptsbench set."""
     printed = json.loads((DATA / "nvme-cli-2.3-ocp-latency-monitor-log-nvmevirt.json").read_text())
     assert page_problem(LAB_PAGE) is None
-    found = decode(LAB_PAGE, lambda: 1)
+    assert dssd_major_version(LAB_C0H) == 1
+    found = decode(LAB_PAGE, lambda: dssd_major_version(LAB_C0H))
     assert found.counters == {bucket: {operation: printed[f"Active Bucket Counter: Bucket {bucket}"][operation.title()]
                                        for operation in ("read", "write", "trim")} for bucket in "0123"}
-    assert sum(counts["write"] for counts in found.counters.values()) == 1695 + 2679 + 4832 + 240
+    assert sum(counts["write"] for counts in found.counters.values()) == 1271 + 2050 + 6998 + 290
     assert found.order == "1.0" and "DSSD specification 1.x (C0h log)" in found.order_note
     assert (found.version, found.feature_status, found.thresholds_ms) == (1, 1, [5, 25, 100, 500])
     assert found.bucket_timer_threshold_min == printed["Active Bucket Timer Threshold"] == 0xFFFF * 5
     assert found.latency_config == 0xFFF and found.minimum_window_ms == printed["Active Lantency Minimum Window"]
     # read as OCP 2.0 (nvme-cli 2.5 and later read every page so): the writes become trims
-    assert decode(LAB_PAGE, lambda: 2).counters["2"] == {"read": 0, "write": 0, "trim": 4832}
+    assert decode(LAB_PAGE, lambda: 2).counters["2"] == {"read": 0, "write": 0, "trim": 6998}
     # a drive that names no DSSD version: the order cannot be told, and no counter is made up
     unknown = decode(LAB_PAGE, lambda: None)
     assert unknown.counters is None and unknown.order is None and "names no DSSD specification version" in \
@@ -86,8 +88,8 @@ def test_a_reading_asks_for_the_c0h_log_only_when_the_page_leaves_the_order_open
     assert reading["latency_monitor"] == AS_STORED and reading["latency_monitor_note"] is None
     assert reading["latency_monitor_order"] == ("OCP 2.0 (reserved, trim, write, read): log page version 4")
     assert calls == [["nvme", "get-log", "/dev/nvme0", "--log-id=0xc3", "--log-len=512", "--raw-binary"]]
-    reading = read_latency_monitor("/dev/nvme0", drive(LAB_PAGE, c0h_page(1)))
-    assert reading["latency_monitor"]["2"]["write"] == 4832 and calls[-1][3] == "--log-id=0xc0"
+    reading = read_latency_monitor("/dev/nvme0", drive(LAB_PAGE, LAB_C0H))
+    assert reading["latency_monitor"]["2"]["write"] == 6998 and calls[-1][3] == "--log-id=0xc0"
     reading = read_latency_monitor("/dev/nvme0", drive(LAB_PAGE, None))
     assert reading["latency_monitor"] is None and reading["latency_monitor_thresholds_ms"] == [5, 25, 100, 500]
     assert reading["latency_monitor_note"].startswith("the OCP C3h latency monitor's counters cannot be read: log "
