@@ -10,7 +10,7 @@ import pytest
 
 from ocp_pages import c0h_page, c3h_page
 from ptsbench.device.latency_log import decode, dssd_major_version, page_problem
-from ptsbench.device.latency_monitor import read_latency_monitor
+from ptsbench.device.latency_monitor import read_latency_monitor, request_setting
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "telemetry"
 LAB_PAGE = (DATA / "nvmevirt-ftl-ci-c3h.bin").read_bytes()
@@ -88,9 +88,16 @@ def test_a_reading_asks_for_the_c0h_log_only_when_the_page_leaves_the_order_open
     assert reading["latency_monitor"] == AS_STORED and reading["latency_monitor_note"] is None
     assert reading["latency_monitor_order"] == ("OCP 2.0 (reserved, trim, write, read): log page version 4")
     assert calls == [["nvme", "get-log", "/dev/nvme0", "--log-id=0xc3", "--log-len=512", "--raw-binary"]]
-    reading = read_latency_monitor("/dev/nvme0", drive(LAB_PAGE, LAB_C0H))
-    assert reading["latency_monitor"]["2"]["write"] == 6998 and calls[-1][3] == "--log-id=0xc0"
-    reading = read_latency_monitor("/dev/nvme0", drive(LAB_PAGE, None))
+    request_setting(None)  # a new command: what a C0h log named is read again
+    try:
+        reading = read_latency_monitor("/dev/nvme0", drive(LAB_PAGE, LAB_C0H))
+        assert reading["latency_monitor"]["2"]["write"] == 6998 and calls[-1][3] == "--log-id=0xc0"
+        again = read_latency_monitor("/dev/nvme0", drive(LAB_PAGE, LAB_C0H))  # the next round's reading
+        assert again["latency_monitor"] == reading["latency_monitor"] and calls[-1][3] == "--log-id=0xc3"
+        assert sum("--log-id=0xc0" in argv for argv in calls) == 1  # once per controller in the process
+        reading = read_latency_monitor("/dev/nvme1", drive(LAB_PAGE, None))
+    finally:
+        request_setting(None)
     assert reading["latency_monitor"] is None and reading["latency_monitor_thresholds_ms"] == [5, 25, 100, 500]
     assert reading["latency_monitor_note"].startswith("the OCP C3h latency monitor's counters cannot be read: log "
                                                       "page version 1 is that of OCP 1.0 and 2.0")

@@ -95,10 +95,12 @@ def parse_setting(text: str) -> MonitorSetting | None:
 @dataclass
 class _Request:
     """The setting asked for in this process and, per controller, what configuring it gave (None: set and in force;
-    else why not), so each controller is configured once, before its first reading, and a failure said once."""
+    else why not), so each controller is configured once, before its first reading, and a failure said once; and the
+    DSSD major version each controller's C0h log named (read once: a C3h reading may need it every round)."""
 
     setting: MonitorSetting | None = None
     done: dict[str, str | None] = field(default_factory=dict)
+    dssd_major: dict[str, int | None] = field(default_factory=dict)
 
 
 _REQUEST = _Request()
@@ -108,6 +110,7 @@ def request_setting(setting: MonitorSetting | None) -> None:
     """Configure every NVMe controller read from now on in this process to `setting` (None: leave them as set)."""
     _REQUEST.setting = setting
     _REQUEST.done.clear()
+    _REQUEST.dssd_major.clear()
 
 
 def stored_request() -> dict[str, Any] | None:
@@ -190,9 +193,14 @@ def log_argv(controller: str, log_id: int) -> list[str]:
 
 
 def _dssd_major(controller: str, run_raw: RawRunner) -> int | None:
-    """The DSSD specification's major version the drive's OCP C0h log names (None: no log, or none named)."""
-    page, problem, status = run_raw(log_argv(controller, C0H_LOG_ID))
-    return None if problem or status else dssd_major_version(page)
+    """The DSSD specification's major version the drive's OCP C0h log names (None: no log, or none named), read once
+    per controller in the process (a failed read is tried again at the next reading)."""
+    if controller not in _REQUEST.dssd_major:
+        page, problem, status = run_raw(log_argv(controller, C0H_LOG_ID))
+        if problem or status:
+            return None
+        _REQUEST.dssd_major[controller] = dssd_major_version(page)
+    return _REQUEST.dssd_major[controller]
 
 
 def config_text(config: Mapping[str, Any] | None) -> str:
