@@ -11,7 +11,9 @@ wait4), which the machine's load distorts far less. Printed: the medians and min
 the sweep's CPU per cell over bench-fio's. Goal (issue 46): the sweep at most 1.05 x bench-fio's CPU. Most of either
 is fio's null-engine job threads, which take what CPU they get in their second; so each command's CPU is also split
 into those threads' (fio's own usr_cpu and sys_cpu of each job, times its job_runtime, from the JSON each wrote) and
-the rest, the harness: start-ups, fio's main processes, Python.
+the rest, the harness: start-ups, fio's main processes, Python. Each round also times, alone, the two fio starts the
+sweep makes besides its cells and bench-fio does not: the guard's `fio --parse-only` of the round's 8 job files (as
+fio/opens.py starts it) and `fio --version`, to show how much of the sweep's excess they are.
 
 Run from the repository root (about 1 minute a round with the defaults):
   .venv/bin/python bench/bench_benchfio.py
@@ -81,6 +83,7 @@ def main() -> None:
     walls: dict[str, list[float]] = {"bench-fio": [], "sweep": []}
     cpus: dict[str, list[float]] = {"bench-fio": [], "sweep": []}
     harness: dict[str, list[float]] = {"bench-fio": [], "sweep": []}
+    extra: dict[str, list[float]] = {"guard parse": [], "fio --version": []}  # fio starts only the sweep makes
     with tempfile.TemporaryDirectory(prefix="bench-benchfio-") as folder:
         work = Path(folder)
         target = work / f"bench-benchfio-{os.getpid()}.dat"
@@ -107,6 +110,10 @@ def main() -> None:
                 harness[name].append(cpus[name][-1] - job_threads_cpu_s(folder, pattern))
             if stored != CELLS or measured != CELLS:
                 raise SystemExit(f"expected {CELLS} cells each, got {stored} (sweep) and {measured} (bench-fio)")
+            jobs = sorted(str(path) for path in (work / f"sweep-{number}" / "cases").glob("*/job.fio"))
+            extra["guard parse"].append(timed(["fio", "--parse-only", "--clocksource=clock_gettime",
+                                               "--debug=parse,file", *jobs], work / "stderr.txt")[1])
+            extra["fio --version"].append(timed(["fio", "--version"], work / "stderr.txt")[1])
             shutil.rmtree(work / f"bench-fio-{number}")
             shutil.rmtree(work / f"sweep-{number}")
         Path(f"/tmp/{target.name}-tmpjobfile.fio").unlink(missing_ok=True)  # where bench-fio writes its job file
@@ -122,6 +129,10 @@ def main() -> None:
     ours, theirs = statistics.median(harness["sweep"]), statistics.median(harness["bench-fio"])
     print(f"harness CPU (all but fio's job threads), median: bench-fio {theirs:.2f} s, sweep {ours:.2f} s: "
           f"{(ours - theirs) / CELLS * 1000:+.0f} ms per cell")
+    starts = {name: statistics.median(values) for name, values in extra.items()}
+    print(f"of the sweep's harness, fio starts bench-fio does not make (each alone, median): "
+          f"{', '.join(f'{name} {value:.3f} s' for name, value in starts.items())}; the harness without them "
+          f"{(ours - sum(starts.values()) - theirs) / CELLS * 1000:+.0f} ms per cell over bench-fio's")
     for name in walls:
         print(f"rounds, {name}: CPU {', '.join(f'{value:.2f}' for value in cpus[name])} s; "
               f"wall {', '.join(f'{value:.2f}' for value in walls[name])} s")

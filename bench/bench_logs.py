@@ -14,6 +14,14 @@ alternate, their order rotating every round:
                   in issue 46: plot's CPU at most this process's)
   plot-baseline   with --baseline-src DIR: the same plot of another checkout's src/ (PYTHONPATH=DIR), e.g. main's
                   from `git archive`, for a before / after in the same run
+With --floors, the plot's pieces each in a fresh process, measured as plot is, each adding one step to the last:
+  floor-python    `python -c pass`
+  floor-numpy     and `import numpy`
+  floor-mpl       and matplotlib's figure and Agg canvas, as ptsbench imports them (import_matplotlib)
+  floor-draw      and the plot's own chart of this log (its Figure, pickled by the bench beforehand: the min/max per
+                  pixel column already taken) drawn and written as the PNG: no reading, no ptsbench CLI, no table
+  floor-read      numpy and ptsbench's reader alone: `read_log(LOG)` (no matplotlib)
+floor-draw is what any plot of the log drawn by matplotlib in a fresh process costs at least.
 ptsbench's modules are byte-compiled first (as pip installs them). For the readers time is the wall time of the read
 alone (and its CPU time); memory is the peak RSS (VmHWM) minus the RSS just before the read (after the imports).
 Medians are compared; goals: the C reader at least 3 x faster than loadtxt with at most half its peak memory; the
@@ -45,6 +53,18 @@ GOALS = {"ptsbench": (("loadtxt", 3.0, 0.5), ("loadtxt-int", 0.0, 0.5)),
 READERS = ("ptsbench", "ptsbench-numpy", "loadtxt", "loadtxt-int")
 MEASURES = (*READERS, "plot", "loadtxt-process")
 LOADTXT_PROCESS = "import sys, numpy; numpy.loadtxt(sys.argv[1], delimiter=',')"
+FLOORS = {  # piece -> the program it runs (argv[1]: the log, argv[2]: the pickled Figure), see --floors
+    "floor-python": "pass",
+    "floor-numpy": "import numpy",
+    "floor-mpl": "import numpy; from ptsbench.report.core.draw_mpl import import_matplotlib; import_matplotlib()",
+    "floor-draw": "import sys, pickle, tempfile, pathlib, numpy\n"
+                  "from ptsbench.report.core.draw_mpl import import_matplotlib, write_figure_files\n"
+                  "import_matplotlib()\n"
+                  "figure, dpi, size_in = pickle.loads(pathlib.Path(sys.argv[2]).read_bytes())\n"
+                  "with tempfile.TemporaryDirectory() as out:\n"
+                  "    write_figure_files(figure, pathlib.Path(out), '', dpi, ('png',), size_in)",
+    "floor-read": "import sys, numpy; from ptsbench.fio.logs import read_log; read_log(sys.argv[1])",
+}
 
 
 def _status_kib(field: str) -> int:
@@ -89,6 +109,21 @@ def make_log(path: Path, lines: int) -> None:
     subprocess.run(command, cwd=folder, check=True, capture_output=True)
 
 
+def pickle_figure(log: str, out: str) -> None:
+    """Child process: the Figure `ptsbench plot LOG` draws, pickled into `out` (drawn by floor-draw)."""
+    import pickle
+    import tempfile
+
+    from ptsbench.plot import PlotOptions, make_plots
+    from ptsbench.plot.draw import DPI, HEIGHT_IN, WIDTH_IN, ChartWriter, styled
+
+    figures = []
+    ChartWriter.write = lambda self, figure: figures.append(styled(figure, self.look)) or []  # type: ignore
+    with tempfile.TemporaryDirectory() as folder:
+        make_plots([log], PlotOptions(out_dir=Path(folder)))
+    Path(out).write_bytes(pickle.dumps((figures[0], DPI, (WIDTH_IN, HEIGHT_IN))))  # as ChartWriter draws it
+
+
 def run_reader(reader: str, path: Path) -> dict[str, float]:
     done = subprocess.run([sys.executable, __file__, "--measure", reader, str(path)], capture_output=True,
                           text=True, check=True)
@@ -96,11 +131,14 @@ def run_reader(reader: str, path: Path) -> dict[str, float]:
     return result
 
 
-def time_plot(path: Path, loadtxt: bool = False, source: Path | None = None) -> dict[str, float]:
+def time_plot(path: Path, loadtxt: bool = False, source: Path | None = None, program: str | None = None,
+              figure: Path | None = None) -> dict[str, float]:
     """Wall time of `ptsbench plot LOG` (a fresh process: start-up, read, summary, reduce, draw the PNG; ptsbench
-    from `source` when given), or with `loadtxt` of a process that only loads the log with numpy.loadtxt."""
+    from `source` when given), or with `loadtxt` of a process that only loads the log with numpy.loadtxt, or of
+    `python -c program LOG figure` (a piece of the plot: FLOORS)."""
     with tempfile.TemporaryDirectory() as out:
         argv = ([sys.executable, "-c", LOADTXT_PROCESS, str(path)] if loadtxt
+                else [sys.executable, "-c", program, str(path), str(figure)] if program
                 else [sys.executable, "-m", "ptsbench", "plot", str(path), "--out", out])
         env = {**os.environ, "PYTHONPATH": str(source)} if source else None
         start = time.perf_counter()
@@ -108,7 +146,7 @@ def time_plot(path: Path, loadtxt: bool = False, source: Path | None = None) -> 
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode or not (loadtxt or any(Path(out).glob("*.png"))):
+        if process.returncode or not (loadtxt or program or any(Path(out).glob("*.png"))):
             raise SystemExit(f"{argv[2]} failed (exit {process.returncode}) or wrote no PNG")
     return {"wall_s": elapsed, "cpu_s": usage.ru_utime + usage.ru_stime, "system_s": usage.ru_stime,
             "peak_bytes": usage.ru_maxrss * 1024}
@@ -121,9 +159,15 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=LINES, help="lines of the log to write (default 10,000,000)")
     parser.add_argument("--rounds", type=int, default=3, help="measurements of each (default 3)")
     parser.add_argument("--baseline-src", type=Path, help="also time the plot of ptsbench from this src/ folder")
+    parser.add_argument("--floors", action="store_true", help="also time the plot's pieces (python, numpy, "
+                        "matplotlib, drawing the chart, reading the log) each in a fresh process")
+    parser.add_argument("--pickle-figure", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure(*args.measure)
+        return
+    if args.pickle_figure:
+        pickle_figure(*args.pickle_figure)
         return
     # as an installed wheel has them: under PYTHONDONTWRITEBYTECODE every start would compile all of ptsbench again
     compileall.compile_dir(Path(__file__).resolve().parents[1] / "src" / "ptsbench", quiet=1)
@@ -133,13 +177,17 @@ def main() -> None:
             make_log(path, args.lines)
         size_mb = path.stat().st_size / 1e6
         print(f"log: {path} ({size_mb:,.0f} MB); load average before: {os.getloadavg()[0]:.1f}", flush=True)
-        measures = (*MEASURES, "plot-baseline") if args.baseline_src else MEASURES
+        measures = (*MEASURES, *(("plot-baseline",) if args.baseline_src else ()), *(FLOORS if args.floors else ()))
+        figure = Path(scratch) / "figure.pickle"
+        if args.floors:
+            subprocess.run([sys.executable, __file__, "--pickle-figure", str(path), str(figure)], check=True)
         results: dict[str, list[dict[str, float]]] = {name: [] for name in measures}
         for round_number in range(args.rounds):
             shift = round_number % len(measures)
             for name in measures[shift:] + measures[:shift]:
-                last = (time_plot(path, name == "loadtxt-process", args.baseline_src if name == "plot-baseline"
-                                  else None) if name in ("plot", "loadtxt-process", "plot-baseline")
+                last = (time_plot(path, program=FLOORS[name], figure=figure) if name in FLOORS
+                        else time_plot(path, name == "loadtxt-process", args.baseline_src if name == "plot-baseline"
+                                       else None) if name in ("plot", "loadtxt-process", "plot-baseline")
                         else run_reader(name, path))
                 results[name].append(last)
                 print(f"  round {round_number + 1} {name:<14} {last['wall_s']:6.2f} s wall, {last['cpu_s']:6.2f} s "
@@ -185,6 +233,17 @@ def main() -> None:
         print(f"plot of {args.baseline_src}: {baseline['cpu_s']:.2f} CPU-s, "
               f"{baseline['cpu_s'] / process['cpu_s']:.2f} x the loadtxt process; this plot / that one: "
               f"{plot['cpu_s'] / baseline['cpu_s']:.3f} (CPU, medians; per round: {pairs})")
+    if args.floors:
+        print(f"the plot's pieces, each a fresh process (CPU-s, medians; against the loadtxt process's "
+              f"{process['cpu_s']:.3f}):")
+        before = 0.0
+        for name in FLOORS:
+            cpu = median[name]["cpu_s"]
+            step = f"+{cpu - before:.3f}" if name not in ("floor-python", "floor-read") else ""
+            print(f"  {name:<13} {cpu:.3f} {step:>7}  ({cpu / process['cpu_s']:.2f} x the loadtxt process)")
+            before = cpu if name != "floor-read" else before
+        print(f"  floor-read over floor-numpy: +{median['floor-read']['cpu_s'] - median['floor-numpy']['cpu_s']:.3f}"
+              f"; the whole plot over floor-draw: +{plot['cpu_s'] - median['floor-draw']['cpu_s']:.3f}")
 
 if __name__ == "__main__":
     main()

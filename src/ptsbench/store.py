@@ -196,6 +196,7 @@ class RunStore:
         """Make the run directory and write its manifest (versions, command line and host facts are added here).
         `prepared` names files the caller already put there (quick's job file)."""
         from ptsbench.device.info import host_facts
+        from ptsbench.device.latency_monitor import stored_request
         from ptsbench.fio.runner import fio_version
 
         full = {
@@ -205,6 +206,7 @@ class RunStore:
             "created_utc": utc_now(),
             "command_line": sys.argv,
             "host": host_facts(),
+            "latency_monitor_request": stored_request(),  # --latency-monitor, for a resume to set it again
             **({"tags": list(RUN_TAGS.get())} if RUN_TAGS.get() else {}),
             **manifest,
         }

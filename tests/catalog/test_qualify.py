@@ -13,6 +13,7 @@ import pytest
 
 from conftest import run_cli
 from labruns import Lab
+from ocp_pages import c3h_page
 from ptsbench.catalog.values import run_values
 from ptsbench.fio.output import beyond_by_count
 from ptsbench.store import RunStore
@@ -243,19 +244,6 @@ def test_the_example_profile_reads(qual_run: Path) -> None:
     assert "qual/randread read p99.99" in done.stdout and "per TB x" in done.stdout
 
 
-def _monitor_doc(bucket_counts: dict[str, tuple[int, int, int]],
-                 thresholds_ms: tuple[int, int, int, int] = (5, 10, 20, 50)) -> dict[str, object]:
-    """An OCP C3h latency monitor log as nvme-cli prints it (`nvme ocp latency-monitor-log -o json`, keys of
-    plugins/ocp/ocp-print-json.c json_c3_log): no drive or QEMU here has the log, so the nvme stand-in serves it."""
-    doc: dict[str, object] = {"Feature Status": 1, "Active Bucket Timer": 0, "Active Bucket Timer Threshold": 60,
-                              "Log Page Version": 4}
-    doc.update({f"Active Threshold {letter}": ms for letter, ms in zip("ABCD", thresholds_ms, strict=True)})
-    for bucket in "0123":
-        read, write, trim = bucket_counts.get(bucket, (0, 0, 0))
-        doc[f"Active Bucket Counter: Bucket {bucket}"] = {"Read": read, "Write": write, "Trim": trim}
-    return doc
-
-
 def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
         tmp_path: Path, fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch,
         request: pytest.FixtureRequest) -> None:
@@ -265,13 +253,13 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     smart, ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9 + 10**6))
     monitors = []
     for index, counts in enumerate(({"3": (5, 1, 0)}, {"3": (7, 2, 0)})):
-        monitors.append(tmp_path / f"c3-{index}.json")
-        monitors[-1].write_text(json.dumps(_monitor_doc(counts)))
+        monitors.append(tmp_path / f"c3-{index}.bin")
+        monitors[-1].write_bytes(c3h_page(counts))
     monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
     monkeypatch.setenv("FAKE_NVME_OCP_LOG", ocp)
     monkeypatch.setenv("FAKE_NVME_LATENCY_LOG", ":".join(str(path) for path in monitors))
     store = _run_on(device, tmp_path / "with")
-    monitor_argv = ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]
+    monitor_argv = ["nvme", "get-log", "/dev/nvme0", "--log-id=0xc3", "--log-len=512", "--raw-binary"]
     assert fakebin().count(monitor_argv) == 2  # before and after the case
     [stored] = json.loads(next(store.root.glob("cases/*/result.json")).read_text())["telemetry"]
     assert stored["after"]["latency_monitor_thresholds_ms"] == [5, 10, 20, 50]
@@ -289,7 +277,7 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     assert under in " ".join(" ".join(lines).split()), done.stdout
     assert stored["change"]["latency_monitor_config"] == {
         "feature_status": 1, "enabled": True, "bucket_timer_threshold_min": 60, "thresholds_ms": [5, 10, 20, 50],
-        "latency_config": None, "minimum_window_ms": None}
+        "latency_config": 0xFFF, "minimum_window_ms": 1000}
     # the host's own latencies of the case (fio's bins): the drive counted IOs at or above 50 ms the host did not
     from ptsbench.fio.output import parse_jobs
 
@@ -316,7 +304,8 @@ def test_the_drive_s_latency_monitor_is_read_around_each_case_and_judged(
     store = _run_on(device, tmp_path / "without")
     done = run_cli("check", str(store.root), "--profile", str(profile))
     assert done.returncode == 4 and "NOT MEASURED" in done.stdout, done.stdout
-    assert "no OCP C3h latency monitor log: `nvme ocp latency-monitor-log /dev/nvme0 -o json`" in " ".join(
+    assert "no OCP C3h latency monitor log: `nvme get-log /dev/nvme0 --log-id=0xc3 --log-len=512 --raw-binary`: " \
+        "nvme exited with status 1: NVMe status: Invalid Log Page" in " ".join(
         done.stdout.split())
 
 
@@ -326,17 +315,17 @@ def test_a_monitor_not_enabled_or_set_anew_gives_no_increase() -> None:
     during the span): the counts mix two configurations. Neither gives an increase; the note says why."""
     from ptsbench.device.latency_monitor import monitor_change, read_latency_monitor
 
-    def reading(doc: dict[str, object]) -> dict[str, object]:
-        return read_latency_monitor("/dev/nvme0", lambda _argv: (doc, None, 0))
+    def reading(page: bytes) -> dict[str, object]:
+        return read_latency_monitor("/dev/nvme0", lambda _argv: (page, None, 0))
 
-    enabled = reading(_monitor_doc({"3": (1, 0, 0)}))
-    assert monitor_change(enabled, reading(_monitor_doc({"3": (2, 0, 0)})))["latency_monitor"]["3"]["read"] == 1
-    off = reading({**_monitor_doc({}), "Feature Status": 6})
+    enabled = reading(c3h_page({"3": (1, 0, 0)}))
+    assert monitor_change(enabled, reading(c3h_page({"3": (2, 0, 0)})))["latency_monitor"]["3"]["read"] == 1
+    off = reading(c3h_page({}, status=6))
     change = monitor_change(off, off)
     assert change["latency_monitor"] is None and change["latency_monitor_config"]["enabled"] is False
     assert change["latency_monitor_note"].startswith("the drive's latency monitor is not enabled (monitor NOT "
                                                      "enabled (feature status 0x6), thresholds A-D 5, 10, 20, 50 ms")
-    moved = monitor_change(enabled, reading({**_monitor_doc({"3": (2, 0, 0)}), "Active Threshold D": 100}))
+    moved = monitor_change(enabled, reading(c3h_page({"3": (2, 0, 0)}, thresholds_ms=(5, 10, 20, 100))))
     assert moved["latency_monitor"] is None and "set anew during the span" in moved["latency_monitor_note"]
     assert "after: monitor enabled (feature status 0x1), thresholds A-D 5, 10, 20, 100 ms" in \
         moved["latency_monitor_note"]
@@ -369,6 +358,12 @@ def test_a_pts_phase_s_rounds_are_set_beside_the_host_s_histograms(qual_run: Pat
                             "trim 0; the host's fio latency histogram read 32,000, write 32,000, trim 0 (2 round(s) "
                             "added up)")
     assert said["0"][-1] == "1 round(s) under other thresholds left out"
+    # a round whose host timed IOs the drive did not count at its threshold: latency outside the drive (a threshold
+    # of 0 ms, which no drive's log can hold, takes every IO of the real fio run)
+    from ptsbench.catalog.monitor_host import round_disagreements
+
+    assert ("the host saw 16,000 write(s) at or above 0 ms, the drive counted 0 (bucket 0 and up): latency outside "
+            "the drive") in round_disagreements(round_record([0, 5, 10, 20], {"0": (5, 0, 0)}))["0"]
     from ptsbench.catalog.monitor_host import host_slower_counts
 
     slow = host_slower_counts(case_dir / "fio.json", [20e6])

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ocp_pages import c3h_page
 from ptsbench.cases.plan import Overrides, plan_cases
 from ptsbench.cases.schedule import run_cases
 from ptsbench.device import case_telemetry
@@ -90,7 +91,7 @@ def test_case_on_nvme_stores_and_shows_its_write_amplification(tmp_path: Path, f
     store = _run_on(loop_as_nvme, tmp_path)
     reading = [["nvme", "smart-log", "/dev/nvme0", "-o", "json"],
                ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"],
-               ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"],
+               ["nvme", "get-log", "/dev/nvme0", "--log-id=0xc3", "--log-len=512", "--raw-binary"],
                ["nvme", "error-log", "/dev/nvme0", "-o", "json"]]
     assert fakebin() == reading * 2  # before and after the case, nothing else
     [result] = store.root.glob("cases/*/result.json")
@@ -185,7 +186,7 @@ def test_back_to_back_cases_share_the_reading_between_them(tmp_path: Path, fakeb
         job.write_text(WRITE_JOB)
     reading = [["nvme", "smart-log", "/dev/nvme0", "-o", "json"],
                ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"],
-               ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"],
+               ["nvme", "get-log", "/dev/nvme0", "--log-id=0xc3", "--log-len=512", "--raw-binary"],
                ["nvme", "error-log", "/dev/nvme0", "-o", "json"]]
 
     def run(name: str, targets: list[str], parallel: bool = False, repeat: int = 1, job_count: int = 1,
@@ -221,13 +222,10 @@ def test_a_case_configures_the_latency_monitor_once_before_its_first_reading(tmp
     the C3h log and before the case's first reading; the reading stores what was asked, in force."""
     from ptsbench.device.latency_monitor import BUCKET_TIMER_MAX_MIN, MonitorSetting, request_setting
 
-    doc = {"Feature Status": 1, "Active Bucket Timer Threshold": BUCKET_TIMER_MAX_MIN, "Active Threshold A": 5,
-           "Active Threshold B": 10, "Active Threshold C": 20, "Active Threshold D": 50,
-           **{f"Active Bucket Counter: Bucket {b}": {"Read": 0, "Write": 0, "Trim": 0} for b in "0123"}}
-    (tmp_path / "c3.json").write_text(json.dumps(doc))
+    (tmp_path / "c3.bin").write_bytes(c3h_page(timer_threshold_min=BUCKET_TIMER_MAX_MIN))
     smart, _ocp = _counter_files(tmp_path, (1_000, 1_003), (5 * 10**9, 5 * 10**9))
     monkeypatch.setenv("FAKE_NVME_SMART_LOG", smart)
-    monkeypatch.setenv("FAKE_NVME_LATENCY_LOG", str(tmp_path / "c3.json"))
+    monkeypatch.setenv("FAKE_NVME_LATENCY_LOG", str(tmp_path / "c3.bin"))
     request_setting(MonitorSetting((5, 10, 20, 50)))
     try:
         store = _run_on(loop_as_nvme, tmp_path)
@@ -235,7 +233,7 @@ def test_a_case_configures_the_latency_monitor_once_before_its_first_reading(tmp
         request_setting(None)
     calls = fakebin()
     sets = [index for index, argv in enumerate(calls) if argv[:2] == ["nvme", "set-feature"]]
-    monitor = [index for index, argv in enumerate(calls) if argv[:3] == ["nvme", "ocp", "latency-monitor-log"]]
+    monitor = [index for index, argv in enumerate(calls) if "--log-id=0xc3" in argv]
     assert len(sets) == 1 and monitor[0] < sets[0] < monitor[1] and len(monitor) == 4, calls  # 2 to set, 1 each
     [stored] = json.loads(next(store.root.glob("cases/*/result.json")).read_text())["telemetry"]
     assert stored["before"]["latency_monitor_set"] == stored["after"]["latency_monitor_set"] == {

@@ -1,14 +1,14 @@
 """Configuring the drive's OCP latency monitor (device/latency_monitor.py): feature C5h's data in the OCP layout,
 `--latency-monitor` read and refused, and the decision after Set Features: in force only when the C3h log read back
-reports the settings sent. The C3h documents are nvme-cli's JSON (keys of its ocp latency-monitor-log); no drive
-or QEMU here has the monitor, so they come from the test (the FTL lab sets it on NVMeVirt for real)."""
+reports the settings sent. The C3h pages are laid out by tests/ocp_pages.py; no drive or QEMU here has the monitor,
+so they come from the test (the FTL lab sets it on NVMeVirt for real)."""
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from conftest import run_cli
+from ocp_pages import c3h_page
 from ptsbench.device.latency_monitor import (
     BUCKET_TIMER_MAX_MIN,
     FEATURE_BYTES,
@@ -22,13 +22,8 @@ from ptsbench.device.latency_monitor import (
 SETTING = MonitorSetting((5, 10, 20, 50))
 
 
-def _c3h(thresholds_ms: tuple[int, ...], timer_min: int, status: int = 1) -> dict[str, Any]:
-    doc: dict[str, Any] = {"Feature Status": status, "Active Bucket Timer Threshold": timer_min,
-                           **{f"Active Threshold {letter}": ms for letter, ms in zip("ABCD", thresholds_ms,
-                                                                                      strict=True)}}
-    for bucket in "0123":
-        doc[f"Active Bucket Counter: Bucket {bucket}"] = {"Read": 0, "Write": 0, "Trim": 0}
-    return doc
+def _c3h(thresholds_ms: tuple[int, int, int, int], timer_min: int, status: int = 1) -> bytes:
+    return c3h_page(thresholds_ms=thresholds_ms, timer_threshold_min=timer_min, status=status)
 
 
 def test_the_feature_data_is_the_ocp_layout() -> None:
@@ -72,16 +67,16 @@ class Drive:
     """A controller as configure() talks to it: C3h documents served in turn, every tool call recorded with the
     feature data it was given."""
 
-    def __init__(self, *logs: dict[str, Any] | None, set_status: int = 0) -> None:
+    def __init__(self, *logs: bytes | None, set_status: int = 0) -> None:
         self.logs = list(logs)
         self.set_status = set_status
         self.calls: list[list[str]] = []
         self.sent: list[bytes] = []
 
-    def run_json(self, argv: list[str]) -> tuple[Any, str | None, int]:
+    def run_raw(self, argv: list[str]) -> tuple[bytes, str | None, int]:
         self.calls.append(argv)
-        doc = self.logs.pop(0)
-        return (doc, None, 0) if doc is not None else (None, "nvme printed no JSON", 1)
+        page = self.logs.pop(0)
+        return (page, None, 0) if page is not None else (b"", "NVMe status: Invalid Log Page(0x4109)", 1)
 
     def run_tool(self, argv: list[str]) -> tuple[int, str]:
         self.calls.append(argv)
@@ -92,7 +87,7 @@ class Drive:
 
 def test_set_and_in_force() -> None:
     drive = Drive(_c3h((30, 100, 155, 235), 10080, status=0), _c3h((5, 10, 20, 50), BUCKET_TIMER_MAX_MIN))
-    assert configure("/dev/nvme0", SETTING, drive.run_json, drive.run_tool) is None
+    assert configure("/dev/nvme0", SETTING, drive.run_raw, drive.run_tool) is None
     set_call = drive.calls[1]
     assert set_call[:4] == ["nvme", "set-feature", "/dev/nvme0", "--feature-id=0xc5"]
     assert "--data-len=4096" in set_call and "--value=0" in set_call and "--namespace-id=0" in set_call
@@ -101,26 +96,26 @@ def test_set_and_in_force() -> None:
 
 def test_not_in_force_is_said() -> None:
     no_log = Drive(None)
-    assert configure("/dev/nvme0", SETTING, no_log.run_json, no_log.run_tool).startswith(  # type: ignore[union-attr]
+    assert configure("/dev/nvme0", SETTING, no_log.run_raw, no_log.run_tool).startswith(  # type: ignore[union-attr]
         "not configured: no OCP C3h latency monitor log")
     assert len(no_log.calls) == 1  # a drive without the log is not sent the feature
     refused = Drive(_c3h((5, 10, 20, 50), 60), set_status=1)
-    note = configure("/dev/nvme0", SETTING, refused.run_json, refused.run_tool)
+    note = configure("/dev/nvme0", SETTING, refused.run_raw, refused.run_tool)
     assert note == ("the drive did not take OCP feature C5h (`nvme set-feature /dev/nvme0 --feature-id=0xc5 ...`: "
                     "NVMe status: Invalid Field in Command(0x4002))")
     ignored = Drive(_c3h((5, 10, 20, 50), 60), _c3h((5, 10, 20, 50), 60))  # took it, kept its bucket timer
-    note = configure("/dev/nvme0", SETTING, ignored.run_json, ignored.run_tool)
+    note = configure("/dev/nvme0", SETTING, ignored.run_raw, ignored.run_tool)
     assert note is not None and "other settings in force" in note and "bucket timer threshold 60 min" in note
     off = Drive(_c3h((5, 10, 20, 50), 60), _c3h((5, 10, 20, 50), BUCKET_TIMER_MAX_MIN, status=0))
-    assert "monitor NOT enabled" in str(configure("/dev/nvme0", SETTING, off.run_json, off.run_tool))
+    assert "monitor NOT enabled" in str(configure("/dev/nvme0", SETTING, off.run_raw, off.run_tool))
 
 
 def test_each_controller_is_configured_once_and_a_failure_said_once(capsys: pytest.CaptureFixture[str]) -> None:
     drive = Drive(_c3h((5, 10, 20, 50), 60), set_status=1)
     request_setting(SETTING)
     try:
-        first = configure_once("/dev/nvme0", drive.run_json, drive.run_tool)
-        again = configure_once("/dev/nvme0", drive.run_json, drive.run_tool)
+        first = configure_once("/dev/nvme0", drive.run_raw, drive.run_tool)
+        again = configure_once("/dev/nvme0", drive.run_raw, drive.run_tool)
     finally:
         request_setting(None)
     assert first == again and first is not None and first["thresholds_ms"] == [5, 10, 20, 50]
@@ -128,4 +123,24 @@ def test_each_controller_is_configured_once_and_a_failure_said_once(capsys: pyte
     assert len(drive.calls) == 2  # one reading, one Set Features: the second reading asks nothing
     said = capsys.readouterr().err.splitlines()
     assert len(said) == 1 and said[0].startswith("ptsbench: /dev/nvme0: the latency monitor is read as the drive")
-    assert configure_once("/dev/nvme0", drive.run_json, drive.run_tool) is None  # keep: nothing asked, nothing sent
+    assert configure_once("/dev/nvme0", drive.run_raw, drive.run_tool) is None  # keep: nothing asked, nothing sent
+
+
+def test_the_request_kept_for_a_resume_is_asked_again() -> None:
+    """What a run directory keeps (stored_request) asks for the same setting again (request_stored), keep asks for
+    nothing, and a damaged value is refused with what is wrong."""
+    from ptsbench.device.latency_monitor import _REQUEST, request_stored, stored_request
+
+    request_setting(SETTING)
+    kept = stored_request()
+    request_setting(None)
+    assert stored_request() is None and kept == {"thresholds_ms": [5, 10, 20, 50]}
+    try:
+        request_stored(kept)
+        assert _REQUEST.setting == SETTING
+        request_stored(None)
+        assert _REQUEST.setting is None
+        with pytest.raises(ValueError, match="rise from A to D"):
+            request_stored({"thresholds_ms": [50, 20, 10, 5]})
+    finally:
+        request_setting(None)

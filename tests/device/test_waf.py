@@ -29,7 +29,8 @@ DATA = Path(__file__).parents[1] / "data" / "telemetry"
 NVME = Target(path="/dev/nvme0n1", kind="block", size_bytes=10**12, requested="/dev/nvme0n1")
 NVME_FACTS: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
 OCP_ARGV = ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"]
-LATENCY_ARGV = ["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]  # C3h (latency_monitor.py)
+# the C3h page's bytes (latency_monitor.py)
+LATENCY_ARGV = ["nvme", "get-log", "/dev/nvme0", "--log-id=0xc3", "--log-len=512", "--raw-binary"]
 ERROR_ARGV = ["nvme", "error-log", "/dev/nvme0", "-o", "json"]  # the NVMe error log (error_log.py)
 FDP_ARGV = ["nvme", "fdp", "stats", "/dev/nvme0n1", "--endgrp-id=1", "-o", "json"]
 

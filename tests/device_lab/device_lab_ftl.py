@@ -15,13 +15,14 @@ above 1), never a real drive's numbers (docs/device-lab.md).
 
 import json
 import os
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from device_lab_admin import get_log
+from device_lab_ftl_monitor import LAB_MONITOR_MS, latency_monitor_shapes, write_latencies
 from device_lab_guest import WORK, Lab, _utc, lab_main, ptsbench, registry, run, run_in_order
 
 SERIAL = "CSL_Virt_SN_01"  # NVMeVirt's identify controller data
@@ -75,37 +76,6 @@ def counters() -> dict[str, int]:
     """The patch's counters, /proc/nvmev/counters: host commands, logical blocks and pages, GC pages and lines."""
     lines = Path("/proc/nvmev/counters").read_text().split("\n")
     return {name: int(value) for name, value in (line.split() for line in lines if line.strip())}
-
-
-NVME_ADMIN_CMD = 0xC0484E41  # _IOWR('N', 0x41, struct nvme_passthru_cmd): 72 bytes
-GET_LOG_PAGE = 0x02
-
-
-def get_log(controller: str, lid: int, length: int, offset_in_page: int) -> bytes:
-    """Log page LID read with the kernel's admin passthrough into a buffer starting OFFSET_IN_PAGE bytes into a
-    page: past the page's end the device must write through PRP2. The buffer is filled with 0xAA first."""
-    import ctypes
-    import fcntl
-    import mmap
-    import struct
-
-    area = mmap.mmap(-1, 2 * mmap.PAGESIZE)
-    area.write(b"\xaa" * len(area))
-    pointer = ctypes.c_char.from_buffer(area)
-    try:
-        numd = length // 4 - 1
-        command = bytearray(struct.pack("<BBHIIIQQII6III", GET_LOG_PAGE, 0, 0, 0xFFFFFFFF, 0, 0, 0,
-                                        ctypes.addressof(pointer) + offset_in_page, 0, length,
-                                        lid | (numd & 0xFFFF) << 16, numd >> 16, 0, 0, 0, 0, 0, 0))
-        fd = os.open(controller, os.O_RDONLY)
-        try:
-            fcntl.ioctl(fd, NVME_ADMIN_CMD, command)
-        finally:
-            os.close(fd)
-        return bytes(area[offset_in_page:offset_in_page + length])
-    finally:
-        del pointer
-        area.close()
 
 
 def controller_of(dev: str) -> str:
@@ -358,6 +328,12 @@ def host_bound_statement(rounds: list[dict[str, Any]]) -> str:
 
 
 GC_CLEAR_WAF = 1.5  # a round with this write amplification was certainly collecting garbage
+
+
+def collecting_garbage(record: dict[str, Any]) -> bool:
+    waf = record["telemetry"]["change"]["waf"]["ratio"]
+    return waf is not None and waf >= GC_CLEAR_WAF
+
 # garbage collection's onset, as a step: NVMeVirt collects once a partition has 2 free lines left (of 32 or 64), so
 # not before about the namespace was written once (its pages and the over-provisioning); the step may be placed up to
 # a second early (the drop finder places its edge inside a second), hence a little less; and it is the transition,
@@ -499,7 +475,8 @@ def ftl_ci(lab: Lab) -> str:
     counted_before = counters()
     iops, iops_found = iops_transition(lab, dev, WORK / "ci-iops", CI_ROUND_S, fresh_round=False,
                                        extra=monitor_option)
-    monitor = latency_monitor_shapes(lab, dev, WORK / "ci-iops", write_latencies(counted_before, counters()))
+    monitor = latency_monitor_shapes(lab, controller_of(dev), WORK / "ci-iops", pts_rounds(WORK / "ci-iops"),
+                                     write_latencies(counted_before, counters()), collecting_garbage)
     wsat, wsat_found = wsat_cliff(lab, load_fresh(**CI_MODEL), WORK / "ci-wsat", CI_WSAT_ROUND_S, CI_WSAT_CAPACITY)
     steps = {run: step for run, found in (("IOPS test", iops_found), ("write saturation", wsat_found))
              if (step := gc_transition_step(found)) is not None}
@@ -508,88 +485,6 @@ def ftl_ci(lab: Lab) -> str:
     onsets = "; ".join(f"{run}: {step.said} (after {step.capacities:.2f} x the capacity)"
                        for run, step in steps.items())
     return f"garbage collection's onset as a step: {onsets} | {said}"
-
-
-# the thresholds the IOPS test sets the OCP latency monitor to: not the patch's power-on settings (30, 100, 155,
-# 235 ms, the monitor not enabled), so what the log reports in force is what ptsbench set
-LAB_MONITOR_MS = (5, 25, 100, 500)
-
-
-def write_latencies(before: dict[str, int], after: dict[str, int]) -> str:
-    """What the patch's counters say of the writes between two readings: their latency as the monitor counts it
-    (mean, max), its modelled part alone (mean, max, how many reached 5 ms), the real time the dispatcher spent on
-    each (mean, max), and the tries that found the write buffer full."""
-    delta = {name: after[name] - before.get(name, 0) for name in after if name.startswith("write_")}
-    cmds = max(delta["write_lat_cmds"], 1)
-
-    def ms(name: str) -> str:
-        return f"mean {delta[name + '_sum_ns'] / cmds / 1e6:.3f} ms, max {after[name + '_max_ns'] / 1e6:.3f} ms"
-
-    return (f"{delta['write_lat_cmds']} writes: latency as counted {ms('write_lat')}; modelled alone "
-            f"{ms('write_modelled')}, {delta['write_modelled_5ms']} at 5 ms or more; dispatcher time "
-            f"{ms('write_proc')}; {delta['write_retries']} tries found the write buffer full")
-
-
-def latency_monitor_shapes(lab: Lab, dev: str, out: Path, latencies: str) -> str:
-    """The IOPS test ran with `--latency-monitor 5,25,100,500`: ptsbench set feature C5h before its first reading
-    and reported no problem; every round's reading of the C3h log has that configuration in force (enabled, those
-    thresholds, the longest bucket timer), and Get Features C5h gives back the data ptsbench sent; in the rounds
-    collecting garbage (write amplification 1.5 or more) the monitor counted writes at or above 5 ms; `ptsbench
-    check --profile` sets each bucket beside the host's fio latency histogram of the phase's rounds (their
-    stored counts, round.json telemetry.monitor_host, added up)."""
-    from ptsbench.device.latency_monitor import BUCKET_TIMER_MAX_MIN, MonitorSetting
-
-    setting = MonitorSetting(LAB_MONITOR_MS)
-    rounds = pts_rounds(out)
-    for record in rounds:
-        after = record["telemetry"]["after"]
-        assert after["latency_monitor_set"] == {**setting.stored(), "note": None}, after["latency_monitor_set"]
-        config = after["latency_monitor_config"]
-        assert config["enabled"] and config["thresholds_ms"] == list(LAB_MONITOR_MS) and \
-            config["bucket_timer_threshold_min"] == BUCKET_TIMER_MAX_MIN, config
-    ctrl = controller_of(dev)
-    got = subprocess.run(["nvme", "get-feature", ctrl, "--feature-id=0xc5", "--data-len=4096", "--raw-binary"],
-                         capture_output=True, check=True, timeout=300).stdout
-    assert got[:13] == setting.feature_data()[:13], f"Get Features C5h: {got[:16].hex()}"
-    page = get_log(ctrl, 0xC3, 512, 0)  # the log as the device wrote it, against what nvme-cli printed of it
-    raw = {bucket: [int.from_bytes(page[0x20 + 16 * int(bucket) + 4 * type_:][:4], "little") for type_ in (0, 1, 2)]
-           for bucket in "0123"}  # read, write, trim: the patch's layout (OCP 1.0, as nvme-cli 2.3 reads it)
-    printed = json.loads(run(["nvme", "ocp", "latency-monitor-log", ctrl, "-o", "json"]).stdout)
-    latencies += f"; the C3h page's counters (read, write, trim per bucket) {raw}, nvme-cli's " + str(
-        {bucket: printed[f"Active Bucket Counter: Bucket {bucket}"] for bucket in "0123"})
-    counted = {}
-    for record in rounds:
-        change = record["telemetry"]["change"]
-        waf = change["waf"]["ratio"]
-        if waf is None or waf < GC_CLEAR_WAF:
-            continue
-        increase = change["latency_monitor"]
-        assert increase is not None, change["latency_monitor_note"]
-        # the round stored the host's side beside it (round.json telemetry.monitor_host), under the thresholds set
-        host = record["telemetry"]["monitor_host"]
-        assert host is not None and host["thresholds_ms"] == list(LAB_MONITOR_MS), host
-        counted[record["round"]] = [increase[bucket]["write"] for bucket in "0123"]
-    assert counted, "no round collected garbage (write amplification 1.5 or more)"
-    assert any(sum(buckets) for buckets in counted.values()), \
-        f"the monitor counted no write at or above {LAB_MONITOR_MS[0]} ms in the rounds collecting garbage: " \
-        f"{counted}; {latencies}"
-    profile = WORK / "monitor-profile.toml"
-    profile.write_text('name = "lab"\nlatency_monitor_max = {"0" = 1000000000, "1" = 1000000000, "2" = 1000000000, '
-                       '"3" = 1000000000}\n')  # a line per bucket, each with the host beside it
-    done = ptsbench("check", str(out), "--profile", str(profile), ok=None)
-    shown = done.stdout
-    lab.keep("ftl-ci-check-monitor.txt", shown)
-    assert done.returncode in (0, 4), f"check exited {done.returncode} (0 or 4: nothing failed): {shown[-2000:]}"
-    flat = " ".join(shown.split())
-    beside = [f"beside the host at or above {ms} ms (bucket {bucket} and up): the drive counted read"
-              for bucket, ms in zip("0123", LAB_MONITOR_MS, strict=True)]
-    assert all(line in flat for line in beside), f"{shown}; counted {counted}; {latencies}"
-    # the phase's line adds up the rounds' stored counts: every round that stored both sides
-    stored = sum(record["telemetry"].get("monitor_host") is not None for record in rounds)
-    assert f"({stored} round(s) added up)" in flat, f"{shown}; {stored} round(s) stored the host's counts"
-    return (f"set {','.join(map(str, LAB_MONITOR_MS))} ms and in force in all {len(rounds)} rounds, Get Features "
-            f"equal; writes per bucket 0-3 in the rounds collecting garbage {counted} ({latencies}); `check` sets "
-            f"each bucket beside the host's histogram: {flat[flat.index(beside[0]) - 40:][:600]}")
 
 
 # the checks of the CI-sized FTL lab (tests/conftest.py's ftl-ci variant) and of the full one (ftl, opt-in)

@@ -11,10 +11,12 @@ FAKE_SANITIZE_IN_PROGRESS (a sanitize already runs), FAKE_SANITIZE_TIME_S (the s
 FAKE_HDPARM_SECURITY, FAKE_HDPARM_ABORTED (security commands the drive aborts while hdparm exits 0, as QEMU's AHCI
 disk does), FAKE_WRITE_CACHE,
 FAKE_WRITE_CACHE_STUCK (the device ignores write-cache changes), FAKE_NVME_SMART_LOG, FAKE_NVME_OCP_LOG,
-FAKE_NVME_FDP_STATS, FAKE_NVME_FDP_CONFIGS, FAKE_NVME_FDP_STATUS, FAKE_NVME_LATENCY_LOG, FAKE_NVME_ERROR_LOG and
+FAKE_NVME_FDP_STATS, FAKE_NVME_FDP_CONFIGS, FAKE_NVME_FDP_STATUS, FAKE_NVME_ERROR_LOG and
 FAKE_SMARTCTL_JSON (files whose text `nvme smart-log`, `nvme ocp smart-add-log`, `nvme fdp stats|configs|status`,
-`nvme ocp latency-monitor-log`, `nvme error-log` and `smartctl` print; the nvme ones
-may name several files, served one per call; smartctl exits with the document's smartctl.exit_status),
+`nvme error-log` and `smartctl` print), FAKE_NVME_LATENCY_LOG and FAKE_NVME_C0H_LOG (files whose bytes
+`nvme get-log CTRL --log-id=0xc3|0xc0 ... --raw-binary` prints: the OCP C3h and C0h pages; unset, the log is
+invalid, exit status 1); the nvme ones may name several files, served one per call; smartctl exits with the
+document's smartctl.exit_status),
 FAKE_NVME_FDP_FEATURE (feature 1Dh's value), FAKE_NVME_VWC (id-ctrl's VWC field: bit 0 clear, no volatile write
 cache, and feature 6 aborts). `nvme set-feature` takes its value as nvme-cli 2.13 does: `--value=N` or `-V N`;
 `-v` is --verbose there and a value not given is 0.
@@ -54,6 +56,9 @@ def main() -> int:
         TOOL, lambda _state: "")(state)
     with open(state_path, "w", encoding="utf-8") as handle:
         json.dump(state, handle)
+    if isinstance(output, bytes):  # a log page's bytes (`nvme get-log --raw-binary`)
+        sys.stdout.buffer.write(output)
+        return 0
     sys.stdout.write(output)
     if TOOL == "sg_format":  # like on QEMU's scsi-hd: the LU name (a binary NAA id) printed as raw bytes
         sys.stdout.flush()
@@ -64,13 +69,24 @@ def main() -> int:
 def _next_file(state: dict, name: str) -> str:
     """The text of the file $name names; with several (os.pathsep between them), the next one each call and the
     last one from then on: counters that grow between readings."""
+    return _next_path(state, name).read_text(encoding="utf-8")
+
+
+def _next_path(state: dict, name: str) -> Path:
     paths = ENV[name].split(os.pathsep)
     calls = state[name] = state.get(name, 0) + 1
-    return Path(paths[min(calls, len(paths)) - 1]).read_text(encoding="utf-8")
+    return Path(paths[min(calls, len(paths)) - 1])
 
 
-def nvme(state: dict) -> str:
+def nvme(state: dict) -> str | bytes:
     command = ARGS[0]
+    if command == "get-log" and "--raw-binary" in ARGS:  # C3h and C0h pages: $FAKE_NVME_LATENCY_LOG, ..._C0H_LOG
+        log_id = next((arg for arg in ARGS if arg.startswith("--log-id=")), "")
+        name = {"--log-id=0xc3": "FAKE_NVME_LATENCY_LOG", "--log-id=0xc0": "FAKE_NVME_C0H_LOG"}.get(log_id, "")
+        if name not in ENV:  # a drive without the log: nvme-cli's status on stderr
+            print("NVMe status: Invalid Log Page: The log page indicated is invalid(0x4109)", file=sys.stderr)
+            sys.exit(1)
+        return _next_path(state, name).read_bytes()
     if command == "id-ctrl":
         return json.dumps({"mn": "FAKE NVME", "sanicap": int(ENV.get("FAKE_NVME_SANICAP", "3"), 0),
                            "vwc": int(ENV.get("FAKE_NVME_VWC", "7"), 0)})
@@ -99,8 +115,6 @@ def nvme(state: dict) -> str:
             "stats": "FAKE_NVME_FDP_STATS",
             "configs": "FAKE_NVME_FDP_CONFIGS", "status": "FAKE_NVME_FDP_STATUS"}
     name = logs.get(ARGS[1] if command == "fdp" else command, "")
-    if command == "ocp" and ARGS[1] == "latency-monitor-log":
-        name = "FAKE_NVME_LATENCY_LOG"
     if name:  # a drive without the log: nothing on stdout (nvme-cli prints its error on stderr)
         return _next_file(state, name) if name in ENV else ""
     if command == "get-feature" and "0x1d" in ARGS:

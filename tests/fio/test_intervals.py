@@ -1,5 +1,6 @@
 """Per-interval latency derived from fio's cumulative status documents."""
 
+import json
 from pathlib import Path
 
 from ptsbench.fio.intervals import LatencyIntervals
@@ -27,3 +28,58 @@ def test_jobs_without_a_prefix_are_ignored(tmp_path: Path) -> None:
     intervals.add(status(1000, (10, 100.0)))
     intervals.close()
     assert not list(tmp_path.iterdir())
+
+
+DELAYED = """[global]
+ioengine=null
+size=1g
+time_based=1
+runtime=2
+rw=randread
+bs=4k
+rate_iops=500
+[now]
+[later]
+startdelay=2
+"""
+
+
+def test_a_thread_not_started_yet_leaves_no_sample_behind(tmp_path: Path) -> None:
+    """fio reports a thread before its start with a runtime that does not belong to its IO: a job with startdelay
+    counts the delay, then its clock begins again (its runtime goes back); a thread not created yet reads as running
+    since its clock's zero, the host's uptime (an FTL lab round's seconds.json began at 190 s and kept none of the
+    round's own seconds). Either way each job's series is its own seconds, to the IOs of fio's last status."""
+    import subprocess
+
+    from ptsbench.fio.documents import read_documents
+    from ptsbench.fio.intervals import SecondSamples
+    from ptsbench.fio.runner import fio_command
+
+    job = tmp_path / "delayed.fio"
+    job.write_text(DELAYED)
+    process = subprocess.Popen(fio_command(job), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    docs: list[dict] = []  # type: ignore[type-arg]
+    assert process.stdout is not None
+    read_documents(process.stdout, lambda _text, doc: docs.append(doc))
+    assert process.wait(timeout=300) == 0
+    status = docs[:-1]  # the last is the final document
+
+    def entry(doc: dict, name: str) -> dict:  # type: ignore[type-arg]
+        return next(e for e in doc["jobs"] if e["jobname"] == name)
+
+    def ios(doc: dict, name: str) -> int:  # type: ignore[type-arg]
+        return int(entry(doc, name)["read"]["lat_ns"]["N"])
+
+    # as a thread not created yet reads (fio's clock since its zero: here 190 s), before the first document
+    early = json.loads(json.dumps(status[0]))
+    for name in ("now", "later"):
+        entry(early, name)["job_runtime"] = 190_355
+    for fed in (status, [early, *status]):
+        samples = SecondSamples()
+        for doc in fed:
+            samples.add(doc)
+        stored = samples.as_dict()["jobs"]
+        for name in ("now", "later"):
+            runtimes = stored[name]["runtime_ms"]
+            assert runtimes == sorted(set(runtimes)) and runtimes[-1] <= 1000 * entry(status[-1], name)["elapsed"]
+            assert stored[name].get("read_ios", [0])[-1] == ios(status[-1], name) > 0, (name, runtimes)

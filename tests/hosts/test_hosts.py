@@ -468,3 +468,48 @@ def test_host_statuses_judge_each_host_by_its_own_job_file(tmp_path: Path) -> No
     missing = host_statuses([first, second], [r for r in results if r.name != "s-b"], "", jobs)
     assert missing[0].status == "failed" and "results for 1 of 2 jobs" in missing[0].message
     assert missing[1].status == "ok"
+
+
+def test_percentile_evidence_is_counted_in_the_bins_merged_across_hosts(
+        tmp_path: Path, servers: Servers, write_job) -> None:  # type: ignore[no-untyped-def]
+    """600 reads per host: each host's p99 rests on its own 600 IOs (at most 6 slower than it: not measured), the
+    all-hosts row's on the 1,200 of both, its IOs slower than each percentile counted in the bins merged across the
+    hosts (fio.json's json+ bins, counted here); the terminal marks a percentile n/m exactly where fewer than 10 are
+    slower, and shows the IOs behind each row."""
+    from ptsbench.fio.output import MIN_TAIL_IOS
+
+    hosts = servers(2)
+    job = write_job("few.fio", "[few]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\nnumber_ios=600\n")
+    out = tmp_path / "run"
+    result = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--out", str(out), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(result)
+    doc = fio_json(out / "cases" / "001-few")
+    merged: dict[int, int] = {}
+    for entry in entries_of(doc, "few"):
+        for value, count in entry["read"]["lat_ns"]["bins"].items():
+            merged[int(value)] = merged.get(int(value), 0) + count
+    assert sum(merged.values()) == 1200
+    for row in rows:
+        if row["host"] == "all hosts":
+            bins, n = merged, 1200
+        else:
+            entry = next(e for e in entries_of(doc, "few") if e["hostname"] == row["host"])
+            bins, n = {int(v): c for v, c in entry["read"]["lat_ns"]["bins"].items()}, 600
+        assert row["lat_n"] == n and row["lat_beyond"]
+        for percentile, beyond in row["lat_beyond"].items():  # fio's figure stays beside its evidence
+            value = row[f"lat_p{percentile}_ns"]
+            assert value == fio_percentile(bins, float(percentile))
+            assert beyond == sum(c for v, c in bins.items() if v > value), (row, percentile)
+        if row["host"] != "all hosts":
+            assert row["lat_beyond"]["99"] <= 6 < MIN_TAIL_IOS  # one host alone cannot claim its p99
+    # the table: per row its IOs, and n/m in each percentile column where fewer than 10 IOs are slower
+    table = run_cli("show", str(out), env={"COLUMNS": "400"}).stdout
+    header = next(line for line in table.splitlines() if " p99 " in f" {line} ").split()
+    for row in rows:
+        [line] = [line.split() for line in table.splitlines() if f" {row['host']} " in f" {line} " and " few " in
+                  f" {line} "]
+        assert f"{row['lat_n']:,}" in line, (line, header)
+        thin = {percentile for percentile, beyond in row["lat_beyond"].items() if beyond < MIN_TAIL_IOS}
+        assert line.count("n/m") == len(thin & {key.removeprefix("p") for key in header if key.startswith("p9")}), \
+            (line, header, row["lat_beyond"])

@@ -67,3 +67,27 @@ def test_the_benchmarks_page_is_a_page_of_the_site() -> None:
     missing = [name for name in scripts if name not in page]
     assert scripts and not missing, f"docs/benchmarks.md does not describe {missing}"
     assert page.count("\n|") >= 5, "docs/benchmarks.md holds no measured figures"
+
+
+def test_the_qualify_page_s_beside_the_host_line_is_what_check_prints() -> None:
+    """docs/qualify.md's example of a PTS phase's line per bucket (the drive beside the host), made again by the code
+    that prints it (catalog/monitor_host.py phase_beside_host) from its numbers: the rounds' stored counts, the
+    first round holding them all."""
+    from ptsbench.catalog.monitor_host import phase_beside_host
+
+    text = " ".join((ROOT / "docs" / "qualify.md").read_text().split())
+    [shown] = re.findall(r"`(beside the host at or above [^`]*added up\))`", text)
+    numbers = [int(found.replace(",", "")) for found in re.findall(r"(?:read|write|trim) ([\d,]+)", shown)]
+    [threshold_ms] = re.findall(r"at or above (\d+) ms", shown)
+    [rounds] = re.findall(r"\((\d+) round\(s\) added up\)", shown)
+    drive, host = dict(zip(("read", "write", "trim"), numbers[:3], strict=True)), numbers[3:]
+
+    def record(first: bool) -> dict[str, object]:
+        increase = {bucket: {op: count if first and bucket == "0" else 0 for op, count in drive.items()}
+                    for bucket in "0123"}
+        counts = {op: [count if first else 0, 0, 0, 0] for op, count in zip(drive, host, strict=True)}
+        return {"telemetry": {"change": {"latency_monitor": increase},
+                              "monitor_host": {"thresholds_ms": [int(threshold_ms), 25, 100, 500], **counts}}}
+
+    made = phase_beside_host([record(index == 0) for index in range(int(rounds))])
+    assert made["0"][0] == shown

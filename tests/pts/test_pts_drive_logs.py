@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
+from ocp_pages import c3h_page
 from ptsbench.catalog.monitor_host import round_disagreements
+from ptsbench.device.userfile import mark_made
 from ptsbench.fio.output import parse_jobs
 from ptsbench.pts.live import telemetry_line
 from test_pts_advanced_engine import DATA, _api_run
-from test_pts_engine import fio_doc, rounds_of
-from test_qualify import _monitor_doc
+from test_pts_engine import Recorder, fio_doc, rounds_of
 
 NVME: dict[str, object] = {"transport": "nvme", "disk": "/dev/nvme0n1", "nvme_controller": "/dev/nvme0"}
 BASELINE, WAIT = "Host idle recovery: steady state (baseline)", "Host idle recovery: wait state 0.1 s"
@@ -28,11 +29,14 @@ READ_ERROR = {**OLD, "error_count": 9, "sqid": 3, "cmdid": 0x2A, "status_field":
 
 
 def _serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, docs: list[Any]) -> None:
-    """The stand-in serves these documents one per reading (the last from then on)."""
+    """The stand-in serves these documents (or log pages' bytes) one per reading (the last from then on)."""
     paths = []
     for index, doc in enumerate(docs):
         paths.append(tmp_path / f"{variable}-{index}.json")
-        paths[-1].write_text(json.dumps(doc))
+        if isinstance(doc, bytes):
+            paths[-1].write_bytes(doc)
+        else:
+            paths[-1].write_text(json.dumps(doc))
     monkeypatch.setenv(variable, ":".join(map(str, paths)))
 
 
@@ -46,8 +50,9 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
         tmp_path: Path, fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
     """Four readings (before round 1, after each of the three rounds). Round 1: the drive counts 1,000 reads of
     50 ms and more, HIR issues writes only: the drive saw latencies the host did not. Round 2: the monitor was set
-    anew (threshold A 5 -> 0 ms): not compared, said why; the error log gains entries 9 and 10. Round 3: threshold A
-    at 0 ms, the drive counts nothing, the host timed every write at 0 ms or more: latency outside the drive."""
+    anew (thresholds 5, 10, 20, 50 -> 10, 20, 50, 100 ms): not compared, said why; the error log gains entries 9
+    and 10. Round 3: the drive counts nothing; the host's writes at or above 10 ms, if a busy host made any, are
+    latency outside the drive (a drive's thresholds start at 5 ms: the host's stack rarely reaches them here)."""
     # the SMART log's host data units and the OCP C0h log's media bytes per reading: write amplification 1.2 in
     # the baseline's rounds, 2.0 in the wait state's
     smart, ocp = json.loads((DATA / "nvme-cli-2.x-smart-log.json").read_text()), \
@@ -57,16 +62,19 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
            [{**smart, "data_units_written": 1_000 + 10 * n} for n in range(4)])
     _serve(tmp_path, monkeypatch, "FAKE_NVME_OCP_LOG",
            [{**ocp, "Physical media units written": {"hi": 0, "lo": int(bytes_)}} for bytes_ in media])
-    later = (0, 10, 20, 50)
+    later = (10, 20, 50, 100)
     _serve(tmp_path, monkeypatch, "FAKE_NVME_LATENCY_LOG", [
-        _monitor_doc({}), _monitor_doc({"3": (1000, 0, 0)}), _monitor_doc({"3": (1000, 0, 0)}, later)])
+        c3h_page({}), c3h_page({"3": (1000, 0, 0)}), c3h_page({"3": (1000, 0, 0)}, later)])
     write_fault = {**OLD, "error_count": 10, "status_field": 0x4280, "lba": 99, "opcode": 1}
     _serve(tmp_path, monkeypatch, "FAKE_NVME_ERROR_LOG", [
         {"errors": [OLD]}, {"errors": [OLD]}, {"errors": [write_fault, READ_ERROR, OLD]}])
     root = _api_run(tmp_path, NVME)
     first, second = rounds_of(root, "hir-ss")
     [third] = rounds_of(root, "hir-w0.1s")
-    assert fakebin().count(["nvme", "ocp", "latency-monitor-log", "/dev/nvme0", "-o", "json"]) == 4
+    assert fakebin().count(["nvme", "get-log", "/dev/nvme0", "--log-id=0xc3", "--log-len=512", "--raw-binary"]) == 4
+    # keep (nothing asked): the run directory keeps no request for a resume, and nothing was sent
+    assert json.loads((root / "manifest.json").read_text())["latency_monitor_request"] is None
+    assert not [argv for argv in fakebin() if argv[:2] == ["nvme", "set-feature"]]
 
     # stored per round: the host's IOs at or above each threshold beside the drive's increase
     stored = first["telemetry"]["monitor_host"]
@@ -77,10 +85,11 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
                                                   "up), the host 0: the drive saw latencies the host did not")
     assert second["telemetry"]["monitor_host"] is None
     assert "set anew during the span" in second["telemetry"]["change"]["latency_monitor_note"]
-    writes = _slower(root, "hir-w0.1s", 1, "write", 0)
-    assert writes > 0 and third["telemetry"]["monitor_host"]["write"][0] == writes
-    assert round_disagreements(third)["0"] == [f"the host saw {writes:,} write(s) at or above 0 ms, the drive "
-                                               "counted 0 (bucket 0 and up): latency outside the drive"]
+    writes = _slower(root, "hir-w0.1s", 1, "write", 10e6)
+    outside = [f"the host saw {writes:,} write(s) at or above 10 ms, the drive counted 0 (bucket 0 and up): latency "
+               "outside the drive"]
+    assert third["telemetry"]["monitor_host"]["write"][0] == writes
+    assert round_disagreements(third).get("0", []) == (outside if writes else [])
     assert [entry["error_count"] for entry in second["telemetry"]["change"]["error_log_new"]] == [9, 10]
     # the live line after each round
     assert "C3h LATENCY MONITOR AND HOST DIFFER" in telemetry_line(first)
@@ -93,9 +102,7 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
     assert "Drive latency monitor (OCP C3h) beside the host" in text
     assert (f"Latency monitor and host differ: {BASELINE}, round 1: the drive counted 1,000 read(s) at or above 50 "
             "ms (bucket 3 and up), the host 0: the drive saw latencies the host did not") in text
-    # (of the host's writes, the line names the longest latency at which they differ: 0 ms unless a null-engine
-    # write took 10 ms on a busy host)
-    assert f"Latency monitor and host differ: {WAIT}, round 1: the host saw " in text
+    assert (f"Latency monitor and host differ: {WAIT}, round 1: the host saw " in text) == (writes > 0)
     assert "Latency monitor (OCP C3h) not compared in 1 round(s): the latency monitor was set anew" in text
     assert (f"The drive's error log (/dev/nvme0) gained entries during {BASELINE} round 2: error 9, status 0x0281 "
             "(media and data integrity error: unrecovered read error), LBA 123,456, namespace 1, opcode 0x02, "
@@ -118,12 +125,11 @@ def test_each_round_sets_the_drive_s_latency_monitor_beside_the_host_and_names_n
     done = run_cli("check", str(root), "--profile", str(profile))
     assert done.returncode == 4, done.stdout + done.stderr
     judged = " ".join(done.stdout.split())
-    assert (f"round 1: the host saw {writes:,} write(s) at or above 0 ms, the drive counted 0 (bucket 0 and up): "
-            "latency outside the drive") in judged and "set anew" in judged
+    assert (f"round 1: {outside[0]}" in judged) == (writes > 0) and "set anew" in judged
     # ... after the phase's line setting its rounds' stored counts side by side, whatever they say
-    assert (f"beside the host at or above 0 ms (bucket 0 and up): the drive counted read 0, write 0, trim 0; the "
-            f"host's fio latency histogram read 0, write {writes:,}, trim 0 (1 round(s) added up); round 1: the host "
-            f"saw {writes:,} write(s)") in judged, done.stdout
+    assert (f"beside the host at or above 10 ms (bucket 0 and up): the drive counted read 0, write 0, trim 0; the "
+            f"host's fio latency histogram read 0, write {writes:,}, trim 0 (1 round(s) added up)") in judged, \
+        done.stdout
     # the profile's other run-wide targets on the same run: compliance (a shortened run is not) and the write
     # amplification ceiling per phase
     profile.write_text("compliant = true\nwaf_max = 1.5\n")
@@ -146,8 +152,61 @@ def test_a_drive_without_the_logs_is_said_once(tmp_path: Path, fakebin: Callable
     lines = [" ".join(line.split()) for line in shown.stdout.splitlines()]
     monitor = [line for line in lines if line.startswith("Latency monitor (OCP C3h)")]
     assert monitor == ["Latency monitor (OCP C3h) not compared in 3 round(s): no OCP C3h latency monitor log: `nvme "
-                       "ocp latency-monitor-log /dev/nvme0 -o json`: nvme printed no JSON."]
+                       "get-log /dev/nvme0 --log-id=0xc3 --log-len=512 --raw-binary`: nvme exited with status 1: "
+                       "NVMe status: Invalid Log Page: The log page indicated is invalid(0x4109)."]
     errors = [line for line in lines if line.startswith("NVMe error log")]
     assert errors == ["NVMe error log not read in 3 round(s): no NVMe error log: `nvme error-log /dev/nvme0 -o "
                       "json`: nvme printed no JSON."]
     assert "Drive latency monitor (OCP C3h) beside the host" not in shown.stdout
+
+
+class StoppedAfterRound1(Recorder):
+    """The run stops as a kill leaves it, just after round 1 was stored (a KeyboardInterrupt: this process goes
+    on to be the test)."""
+
+    def round_finished(self, progress: Any, record: Any) -> None:
+        super().round_finished(progress, record)
+        if record["round"] == 1:
+            raise KeyboardInterrupt
+
+
+def test_a_resumed_run_sets_the_latency_monitor_again_and_compares_on(
+        tmp_path: Path, fakebin: Callable[[], list[list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--latency-monitor 5,10,20,50` asked: the run directory keeps the request, and `ptsbench resume` (a new
+    process, nothing asked on its command line) sends feature C5h again before its first reading, as the run asked;
+    each round it runs stores that setting in force and its monitor beside the host's latencies, as before."""
+    from ptsbench.device.latency_monitor import BUCKET_TIMER_MAX_MIN, MonitorSetting, request_setting
+
+    setting = MonitorSetting((5, 10, 20, 50))
+    page = tmp_path / "c3h.bin"
+    page.write_bytes(c3h_page({"3": (0, 2, 0)}, timer_threshold_min=BUCKET_TIMER_MAX_MIN))
+    monkeypatch.setenv("FAKE_NVME_SMART_LOG", str(DATA / "nvme-cli-2.x-smart-log.json"))
+    monkeypatch.setenv("FAKE_NVME_LATENCY_LOG", str(page))
+    request_setting(setting)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _api_run(tmp_path, NVME, StoppedAfterRound1())
+    finally:
+        request_setting(None)  # that process is gone
+
+    def sets() -> int:
+        return sum(argv[:2] == ["nvme", "set-feature"] and "--feature-id=0xc5" in argv for argv in fakebin())
+
+    root = tmp_path / "run"
+    assert sets() == 1 and len(rounds_of(root, "hir-ss")) == 1
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["latency_monitor_request"] == {"thresholds_ms": [5, 10, 20, 50]}
+    with open(manifest["target_info"]["path"], "wb") as scratch:  # the null engine made no file; a resume checks it
+        scratch.truncate(manifest["target_info"]["size_bytes"])
+    mark_made([manifest["target_info"]["path"]], manifest["file_identity"]["token"])  # as the run's fio made it
+    done = run_cli("resume", str(root))
+    assert done.returncode == 0, done.stderr
+    assert sets() == 2  # set again, once, by the resume
+    first, second = rounds_of(root, "hir-ss")
+    for record in (second, *rounds_of(root, "hir-w0.1s")):  # the rounds the resume ran
+        telemetry = record["telemetry"]
+        assert telemetry["before"]["latency_monitor_set"] == {**setting.stored(), "note": None}
+        assert telemetry["change"]["latency_monitor"] == {bucket: {"read": 0, "write": 0, "trim": 0}
+                                                           for bucket in "0123"}
+        assert telemetry["monitor_host"]["thresholds_ms"] == [5, 10, 20, 50]
+    assert first["telemetry"]["monitor_host"]["thresholds_ms"] == [5, 10, 20, 50]

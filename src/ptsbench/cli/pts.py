@@ -303,11 +303,19 @@ def resume(run_dir: Path, destructive: bool) -> None:
       ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise --destructive
       ptsbench resume ptsbench-results/20261120T101500Z-pts-enterprise/devices/nvme1n1 --destructive
     """
+    from ptsbench.device.latency_monitor import request_stored
     from ptsbench.pts.params import Settings
     from ptsbench.pts.start import resume_target
     from ptsbench.pts.store import PtsStore
     from ptsbench.store import RunStore, is_steady_replay
 
+    try:  # the latency monitor set again as the run asked (--latency-monitor), before the resume's first reading
+        request_stored(RunStore.open(run_dir).manifest.get("latency_monitor_request"))
+    except ValueError as problem:
+        from ptsbench.errors import PtsbenchError
+
+        raise PtsbenchError(f"{run_dir / 'manifest.json'}: latency_monitor_request {problem}",
+                            "restore the manifest from a copy") from None
     if RunStore.open(run_dir).kind == "sweep":
         from ptsbench.cli.sweep import resume_sweep
 

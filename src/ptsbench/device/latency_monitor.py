@@ -1,20 +1,21 @@
 """The drive's own latency monitor: the OCP Datacenter NVMe SSD specification's Latency Monitor log (log page C3h).
 
 The drive counts, per bucket 0-3 and per command type (read, write, trim), the commands whose latency fell between
-its thresholds A-D, while its active bucket timer runs. ptsbench reads it with nvme-cli as JSON
-(`nvme ocp latency-monitor-log CTRL -o json`: "Active Bucket Counter: Bucket N": {"Read", "Write", "Trim"} and
-"Active Threshold A" ... "D" in ms) before and after each case or round, and stores the counters' increase beside
-the host's own percentiles. Asked to (`--latency-monitor A,B,C,D`, `request_setting`), ptsbench configures the
-monitor (OCP feature C5h, Latency Monitor) before its first reading of each controller in the process: enabled,
-those thresholds, the longest bucket timer (so no counters move to the static buckets during a run); it sends the
-feature's data with nvme-cli's generic `nvme set-feature` (nvme-cli 2.3 has no `ocp set-latency-monitor-feature`)
-and reads the log again to see the settings in force. Otherwise it reads
-what the drive was set to, and the log says it, as the settings in force that the feature loads ("Feature Status",
-"Active Bucket Timer Threshold" in minutes, "Active Threshold A" ... "D" in ms, "Active Latency Configuration",
-"Active Latency Minimum Window" in ms). Each span's increase is stored with that configuration; a monitor not
-enabled (feature status bit 0 clear: it counts nothing) or set anew during the span gives no increase, and a note
-says why. When the active bucket timer reaches its threshold the drive moves the counters to its static buckets and
-clears them: the counters go back, and that span has no increase (said in its note).
+its thresholds A-D, while its active bucket timer runs. ptsbench reads the log's bytes with nvme-cli
+(`nvme get-log CTRL --log-id=0xc3 --log-len=512 --raw-binary`, the same in nvme-cli 2.3 and 2.13) and decodes them
+by the specification's offsets (device/latency_log.py: nvme-cli's labelled output names the counters by its own
+version, not the drive's) before and after each case or round, and stores the counters' increase beside the host's
+own percentiles. Asked to (`--latency-monitor A,B,C,D`, `request_setting`; a run directory keeps the request for
+its resume, `stored_request` / `request_stored`), ptsbench configures the monitor (OCP feature C5h, Latency
+Monitor) before its first reading of each controller in the process: enabled, those thresholds, the longest bucket
+timer (so no counters move to the static buckets during a run); it sends the feature's data with nvme-cli's generic
+`nvme set-feature` (nvme-cli 2.3 has no `ocp set-latency-monitor-feature`) and reads the log again to see the
+settings in force. Otherwise it reads what the drive was set to, and the log says it, as the settings in force that
+the feature loads (feature status, active bucket timer threshold, thresholds A-D, active latency configuration,
+minimum window). Each span's increase is stored with that configuration; a monitor not enabled (feature status bit
+0 clear: it counts nothing) or set anew during the span gives no increase, and a note says why. When the active
+bucket timer reaches its threshold the drive moves the counters to its static buckets and clears them: the counters
+go back, and that span has no increase (said in its note).
 """
 
 import shlex
@@ -24,14 +25,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptsbench.device.latency_log import (
+    C0H_LOG_ID,
+    LOG_ID,
+    ORDER_NAMES,
+    PAGE_BYTES,
+    decode,
+    dssd_major_version,
+    page_problem,
+)
+
 BUCKETS = ("0", "1", "2", "3")
 OPERATIONS = ("read", "write", "trim")
 MONITOR_KEYS = ("latency_monitor", "latency_monitor_thresholds_ms", "latency_monitor_config", "latency_monitor_note",
-                "latency_monitor_set")
-CONFIG_FIELDS = {"feature_status": "Feature Status", "bucket_timer_threshold_min": "Active Bucket Timer Threshold",
-                 "latency_config": "Active Latency Configuration", "minimum_window_ms": "Active Latency Minimum Window"}
+                "latency_monitor_order", "latency_monitor_set")
 
-JsonRunner = Callable[[list[str]], tuple[Any, str | None, int]]
+RawRunner = Callable[[list[str]], tuple[bytes, str | None, int]]  # argv -> (stdout's bytes, problem, exit status)
 ToolRunner = Callable[[list[str]], tuple[int, str]]  # argv -> (exit status, the tool's words on a failure)
 
 FEATURE_ID = "0xc5"  # OCP Datacenter NVMe SSD: Latency Monitor feature
@@ -86,10 +95,12 @@ def parse_setting(text: str) -> MonitorSetting | None:
 @dataclass
 class _Request:
     """The setting asked for in this process and, per controller, what configuring it gave (None: set and in force;
-    else why not), so each controller is configured once, before its first reading, and a failure said once."""
+    else why not), so each controller is configured once, before its first reading, and a failure said once; and the
+    DSSD major version each controller's C0h log named (read once: a C3h reading may need it every round)."""
 
     setting: MonitorSetting | None = None
     done: dict[str, str | None] = field(default_factory=dict)
+    dssd_major: dict[str, int | None] = field(default_factory=dict)
 
 
 _REQUEST = _Request()
@@ -99,27 +110,42 @@ def request_setting(setting: MonitorSetting | None) -> None:
     """Configure every NVMe controller read from now on in this process to `setting` (None: leave them as set)."""
     _REQUEST.setting = setting
     _REQUEST.done.clear()
+    _REQUEST.dssd_major.clear()
 
 
-def configure_once(controller: str, run_json: JsonRunner, run_tool: ToolRunner) -> dict[str, Any] | None:
+def stored_request() -> dict[str, Any] | None:
+    """What this process was asked to set, as a run directory's manifest keeps it for `ptsbench resume` (None:
+    keep, nothing asked)."""
+    setting = _REQUEST.setting
+    return None if setting is None else {"thresholds_ms": list(setting.thresholds_ms)}
+
+
+def request_stored(stored: object) -> None:
+    """Ask again for what a run directory's manifest kept (stored_request): a resumed run sets the monitor as the run
+    asked, before its first reading (a run stored before ptsbench kept it, or with keep: nothing is asked)."""
+    thresholds = stored.get("thresholds_ms") if isinstance(stored, Mapping) else None
+    request_setting(parse_setting(",".join(str(ms) for ms in thresholds)) if isinstance(thresholds, list) else None)
+
+
+def configure_once(controller: str, run_raw: RawRunner, run_tool: ToolRunner) -> dict[str, Any] | None:
     """The requested setting, sent to `controller` before its first reading in this process: what was asked and
     `note`, why it is not in force (None: it is); None when nothing was requested. A note is printed once."""
     setting = _REQUEST.setting
     if setting is None:
         return None
     if controller not in _REQUEST.done:
-        note = configure(controller, setting, run_json, run_tool)
+        note = configure(controller, setting, run_raw, run_tool)
         _REQUEST.done[controller] = note
         if note:
             print(f"ptsbench: {controller}: the latency monitor is read as the drive has it: {note}", file=sys.stderr)
     return {**setting.stored(), "note": _REQUEST.done[controller]}
 
 
-def configure(controller: str, setting: MonitorSetting, run_json: JsonRunner, run_tool: ToolRunner) -> str | None:
+def configure(controller: str, setting: MonitorSetting, run_raw: RawRunner, run_tool: ToolRunner) -> str | None:
     """Set feature C5h and read the C3h log back: None when the settings in force are the ones sent, else why not
     (a drive without the log is not sent the feature)."""
-    found = read_latency_monitor(controller, run_json)
-    if found["latency_monitor"] is None:
+    found = read_latency_monitor(controller, run_raw)
+    if found["latency_monitor_config"] is None:
         return f"not configured: {found['latency_monitor_note']}"
     with tempfile.NamedTemporaryFile(prefix="ptsbench-c5h-", suffix=".bin") as data:
         data.write(setting.feature_data())
@@ -129,7 +155,7 @@ def configure(controller: str, setting: MonitorSetting, run_json: JsonRunner, ru
         status, said = run_tool(argv)
     if status:
         return f"the drive did not take OCP feature C5h (`{shlex.join(argv[:4])} ...`: {said})"
-    config = read_latency_monitor(controller, run_json)["latency_monitor_config"] or {}
+    config = read_latency_monitor(controller, run_raw)["latency_monitor_config"] or {}
     in_force = {"enabled": config.get("enabled"), "thresholds_ms": config.get("thresholds_ms"),
                 "bucket_timer_threshold_min": config.get("bucket_timer_threshold_min")}
     wanted = {"enabled": True, "thresholds_ms": list(setting.thresholds_ms),
@@ -140,46 +166,41 @@ def configure(controller: str, setting: MonitorSetting, run_json: JsonRunner, ru
     return None
 
 
-def parse_latency_monitor(doc: Mapping[str, Any]) -> dict[str, dict[str, int]] | None:
-    """Bucket -> operation -> active bucket counter, from nvme-cli's JSON; None when the document has none."""
-    buckets: dict[str, dict[str, int]] = {}
-    for bucket in BUCKETS:
-        found = doc.get(f"Active Bucket Counter: Bucket {bucket}")
-        if not isinstance(found, Mapping):
-            return None
-        counts = {operation: found.get(operation.capitalize()) for operation in OPERATIONS}
-        if not all(isinstance(count, int) and count >= 0 for count in counts.values()):
-            return None
-        buckets[bucket] = {operation: int(count) for operation, count in counts.items() if count is not None}
-    return buckets
-
-
-def read_latency_monitor(controller: str, run_json: JsonRunner) -> dict[str, Any]:
-    """MONITOR_KEYS of one reading: the counters and thresholds, or a note saying why there are none."""
-    argv = ["nvme", "ocp", "latency-monitor-log", controller, "-o", "json"]
-    doc, problem, status = run_json(argv)
-    counters = parse_latency_monitor(doc) if isinstance(doc, dict) and not status else None
-    if counters is None:
-        why = problem or (f"exit status {status}" if status else "no active bucket counters in its output")
+def read_latency_monitor(controller: str, run_raw: RawRunner) -> dict[str, Any]:
+    """MONITOR_KEYS of one reading (but latency_monitor_set): the counters, thresholds and settings in force decoded
+    from the C3h page's bytes, or a note saying why there are none."""
+    argv = log_argv(controller, LOG_ID)
+    page, problem, status = run_raw(argv)
+    why = problem or (f"exit status {status}" if status else page_problem(page))
+    if why:
         return {"latency_monitor": None, "latency_monitor_thresholds_ms": None, "latency_monitor_config": None,
+                "latency_monitor_order": None,
                 "latency_monitor_note": f"no OCP C3h latency monitor log: `{shlex.join(argv)}`: {why}"}
-    assert isinstance(doc, dict)
-    thresholds = [doc.get(f"Active Threshold {letter}") for letter in "ABCD"]
-    known = [t for t in thresholds if isinstance(t, int)]
-    return {"latency_monitor": counters, "latency_monitor_thresholds_ms": known if len(known) == 4 else None,
-            "latency_monitor_config": monitor_config(doc, known if len(known) == 4 else None),
-            "latency_monitor_note": None}
+    found = decode(page, lambda: _dssd_major(controller, run_raw))
+    config = {"feature_status": found.feature_status, "bucket_timer_threshold_min": found.bucket_timer_threshold_min,
+              "latency_config": found.latency_config, "minimum_window_ms": found.minimum_window_ms,
+              "thresholds_ms": found.thresholds_ms, "enabled": bool(found.feature_status & 1)}
+    return {"latency_monitor": found.counters, "latency_monitor_thresholds_ms": found.thresholds_ms,
+            "latency_monitor_config": config,
+            "latency_monitor_order": f"{ORDER_NAMES[found.order]}: {found.order_note}" if found.order else None,
+            "latency_monitor_note": None if found.order else f"the OCP C3h latency monitor's counters cannot be read: "
+            f"{found.order_note}"}
 
 
-def monitor_config(doc: Mapping[str, Any], thresholds_ms: list[int] | None) -> dict[str, Any]:
-    """The monitor's settings in force (what feature C5h set), as the C3h log reports them; a field the document
-    lacks is None. `enabled`: feature status bit 0 (the Latency Monitor Feature Enable the drive accepted)."""
-    config: dict[str, Any] = {key: doc.get(name) if isinstance(doc.get(name), int) else None
-                              for key, name in CONFIG_FIELDS.items()}
-    config["thresholds_ms"] = thresholds_ms
-    status = config["feature_status"]
-    config["enabled"] = bool(status & 1) if isinstance(status, int) else None
-    return config
+def log_argv(controller: str, log_id: int) -> list[str]:
+    """nvme-cli's generic read of a log page's bytes (the same options in nvme-cli 2.3 and 2.13)."""
+    return ["nvme", "get-log", controller, f"--log-id={log_id:#x}", f"--log-len={PAGE_BYTES}", "--raw-binary"]
+
+
+def _dssd_major(controller: str, run_raw: RawRunner) -> int | None:
+    """The DSSD specification's major version the drive's OCP C0h log names (None: no log, or none named), read once
+    per controller in the process (a failed read is tried again at the next reading)."""
+    if controller not in _REQUEST.dssd_major:
+        page, problem, status = run_raw(log_argv(controller, C0H_LOG_ID))
+        if problem or status:
+            return None
+        _REQUEST.dssd_major[controller] = dssd_major_version(page)
+    return _REQUEST.dssd_major[controller]
 
 
 def config_text(config: Mapping[str, Any] | None) -> str:

@@ -90,6 +90,16 @@ class CommandLog:
         except subprocess.TimeoutExpired:
             return subprocess.CompletedProcess(argv, 124, "", f"{argv[0]}: no answer after {timeout_s:.0f} s")
 
+    def run_bytes(self, argv: list[str], timeout_s: float = PROBE_TIMEOUT_S) -> subprocess.CompletedProcess[bytes]:
+        """Run argv for its stdout's bytes (a log page nvme-cli prints raw), as `run` does otherwise."""
+        self.commands.append(list(argv))
+        try:
+            return subprocess.run(argv, capture_output=True, timeout=timeout_s, check=False, stdin=subprocess.DEVNULL)
+        except FileNotFoundError:
+            return subprocess.CompletedProcess(argv, 127, b"", f"{argv[0]}: command not found".encode())
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(argv, 124, b"", f"{argv[0]}: no answer after {timeout_s:.0f} s".encode())
+
     def outcome(self, method: str, ok: bool, message: str, is_deviation: bool = False) -> PurgeOutcome:
         return PurgeOutcome(method, list(self.commands), ok, message, is_deviation)
 

@@ -29,6 +29,7 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -126,6 +127,17 @@ def run_json(argv: list[str], log: CommandLog) -> tuple[Any, str | None, int]:
     return doc, None, done.returncode
 
 
+def run_raw(argv: list[str], log: CommandLog) -> tuple[bytes, str | None, int]:
+    """Run a tool for its stdout's bytes: (bytes, problem or None, exit status)."""
+    done = log.run_bytes(argv)
+    if done.returncode == 127:
+        return b"", f"{argv[0]} not installed", done.returncode
+    if done.returncode:
+        text = subprocess.CompletedProcess(argv, done.returncode, "", done.stderr.decode(errors="replace"))
+        return done.stdout, tool_message(text), done.returncode
+    return done.stdout, None, 0
+
+
 def _read_nvme_cli(device: str, namespace: str, log: CommandLog) -> dict[str, Any]:
     """The SMART log of the controller `device`, and the media bytes written (OCP C0h or the FDP statistics of
     `namespace`'s endurance group) for write amplification."""
@@ -136,9 +148,9 @@ def _read_nvme_cli(device: str, namespace: str, log: CommandLog) -> dict[str, An
     if problem is not None or not isinstance(doc, dict):
         return {**empty_telemetry(f"not available: {problem}", "nvme-cli", device), "command": shlex.join(argv)}
     media = read_media_written(device, namespace, lambda media_argv: run_json(media_argv, log))
-    json_runner = functools.partial(run_json, log=log)
-    setting = configure_once(device, json_runner, lambda tool_argv: _tool_status(log, tool_argv))
-    monitor = read_latency_monitor(device, json_runner)
+    raw_runner = functools.partial(run_raw, log=log)
+    setting = configure_once(device, raw_runner, lambda tool_argv: _tool_status(log, tool_argv))
+    monitor = read_latency_monitor(device, raw_runner)
     errors = read_error_log(device, lambda errors_argv: run_json(errors_argv, log))
     return {**empty_telemetry(None, "nvme-cli", device), "command": shlex.join(argv), **parse_nvme_smart_log(doc),
             **media, **monitor, "latency_monitor_set": setting, **errors}

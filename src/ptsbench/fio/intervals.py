@@ -34,8 +34,17 @@ def _totals(doc: Mapping[str, Any]) -> dict[str, tuple[int, dict[str, tuple[int,
             ios = int(lat.get("N", 0))
             directions[direction] = (count + ios, total_ns + float(lat.get("mean", 0.0)) * ios,
                                      done_bytes + int(stats.get("io_bytes", 0)))
-        totals[entry.get("jobname", "")] = (max(runtime_ms, int(entry.get("job_runtime", 0))), directions)
+        totals[entry.get("jobname", "")] = (max(runtime_ms, _runtime_ms(entry)), directions)
     return totals
+
+
+def _runtime_ms(entry: Mapping[str, Any]) -> int:
+    """A thread's job_runtime; 0 where it exceeds fio's own time since it began (`elapsed`, whole seconds rounded
+    up): fio (3.33 to 3.42 at least) reports a thread that has not started as running since its clock's zero, the
+    host's uptime (issue 44: one round's seconds began at 190 s and kept none of the round's own)."""
+    runtime_ms = int(entry.get("job_runtime", 0))
+    elapsed_s = entry.get("elapsed")
+    return 0 if isinstance(elapsed_s, int) and runtime_ms > 1000 * elapsed_s else runtime_ms
 
 
 class LatencyIntervals:
@@ -107,7 +116,9 @@ class SecondSamples:
     """Every status document's cumulative numbers per job (threads added up): its runtime in ms and, per direction,
     IOs, bytes and the sum of their total latencies, beside what the caller measured at the same moment (`beside`,
     e.g. host CPU busy %). Per-second rates are differences of neighbours. A job whose counters go back (fio resets
-    them after ramp_time) starts its series again. Safe to feed from several threads (the fio processes of a chain).
+    them after ramp_time), or whose runtime goes back before it did any IO (fio counts a startdelay, then begins the
+    job's clock again), starts its series again; a thread not started yet counts as not running (_runtime_ms). Safe
+    to feed from several threads (the fio processes of a chain).
 
     fio does not read these numbers at one moment: fio 3.19 to 3.41 take a document's bytes and runtime together,
     then (after waiting for its workers) the IO counts and latencies, up to hundreds of ms later on a busy host
@@ -140,13 +151,15 @@ class SecondSamples:
             for name, (runtime_ms, directions) in _totals(doc).items():
                 columns = self.jobs.setdefault(name, {})
                 times = columns.get("runtime_ms", [])
+                stored_ios = sum(columns[f"{d}_ios"][-1] for d in DIRECTIONS) if times else 0
+                if times and runtime_ms < times[-1] and not stored_ios:
+                    self._start_again(name)  # a startdelay counted before any IO: the job's clock began again
+                    times = []
                 if runtime_ms <= 0 or times and runtime_ms <= times[-1]:
                     continue  # not started yet, or no time passed
                 ios = sum(count for count, _, _ in directions.values())
-                if times and ios < sum(columns[f"{d}_ios"][-1] for d in DIRECTIONS):
-                    columns.clear()  # counters reset (after ramp_time): the series starts again
-                    self.bins.pop(name, None)
-                    self.generations[name] = self.generations.get(name, 0) + 1
+                if times and ios < stored_ios:
+                    self._start_again(name)  # counters reset (after ramp_time)
                 columns.setdefault("runtime_ms", []).append(runtime_ms)
                 # when fio wrote the document (Unix ms): its latency counts were read just before, its bytes and
                 # runtime earlier (find.py per_second measures the gap)
@@ -158,6 +171,12 @@ class SecondSamples:
                     columns.setdefault(key, []).append(value)
                 if name in lat_bins:
                     self._add_p99(name, columns, lat_bins[name])
+
+    def _start_again(self, name: str) -> None:
+        """The job's series begins again (a reader sees a new generation)."""
+        self.jobs[name].clear()
+        self.bins.pop(name, None)
+        self.generations[name] = self.generations.get(name, 0) + 1
 
     def _add_p99(self, name: str, columns: dict[str, list[Any]], bins: Mapping[str, dict[str, int]]) -> None:
         before = self.bins.get(name, {})

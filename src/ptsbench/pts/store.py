@@ -104,7 +104,8 @@ round.json in detail:
           thm_temp1/2_total_time_s, media_errors, data_units_written, data_written_bytes, media_written_bytes,
           fdp_host_written_bytes, media_erased_bytes, media_source "OCP C0h" | "FDP statistics", media_note,
           latency_monitor (OCP C3h active bucket counters {bucket: {read, write, trim}}),
-          latency_monitor_thresholds_ms, latency_monitor_config, latency_monitor_note, latency_monitor_set
+          latency_monitor_thresholds_ms, latency_monitor_config, latency_monitor_note, latency_monitor_order
+          (the counters' order decoded and why: device/latency_log.py), latency_monitor_set
           (what --latency-monitor set: thresholds_ms, bucket_timer_threshold_min, enable, note why not in
           force; null when not asked); null = unknown), change: telemetry_change (counter increases,
           temperature_start_c / _end_c, throttled true | false | null, waf: device/waf.py write_amplification:
