@@ -3,6 +3,7 @@
 import compileall
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import secrets
@@ -70,6 +71,21 @@ def die_with_parent(user: str | None = None, sig: int = signal.SIGKILL) -> Calla
         libc.prctl(PR_SET_PDEATHSIG, sig)
 
     return preexec
+
+
+def made_once(base: Path, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder `name` that `make(folder)` fills once per test run, however many pytest-xdist workers ask for it:
+    in the run's own temporary folder (the parent of a worker's `base`), made by the first under a lock while the
+    others wait, then read by all (copy it before changing anything). Without xdist: in `base`."""
+    shared = base.parent if XDIST_WORKER else base
+    folder, done = shared / name, shared / f"{name}.done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed, also when `make` fails
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a failed attempt's
+            make(folder)
+            done.touch()
+    return folder
 
 
 def map_in_threads(function: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list[Any]:

@@ -19,8 +19,8 @@ from ptsbench.drops.causes import host_limited, likely_causes
 from ptsbench.drops.find import Drop, DropRule, find_drops, per_second
 from ptsbench.drops.stored import below_min_fraction, folder_findings, stored_seconds
 
-# Host-wide state (the kernel's block tracer, /tmp's remote server folders, fio servers on 127.0.0.x, CPU hogs):
-# under pytest-xdist these tests share one worker, one at a time (scripts/test.sh runs --dist loadgroup)
+# Host-wide state (CPU hogs, cgroup throttles of a device): under pytest-xdist these tests share one worker, one at a
+# time (scripts/test.sh runs --dist loadgroup), so that one's hogs never make another's steady job drop
 pytestmark = pytest.mark.xdist_group("host-wide")
 
 BASE_IOPS = 1000

@@ -24,10 +24,8 @@ from ptsbench.hosts.hostlist import Host, HostError, parse_host, parse_hosts, wr
 from ptsbench.hosts.server import Listen, check_port_free, kill_tree, process_tree, server_argv, wait_listening
 from ptsbench.report.cases.tables import done_after_first_s
 
-# Host-wide state (the kernel's block tracer, /tmp's remote server folders, fio servers on 127.0.0.x, CPU hogs):
-# under pytest-xdist these tests share one worker, one at a time (scripts/test.sh runs --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("host-wide")
-
+# no xdist_group: each test's fio servers take a port free on all their addresses, as test_pts_hosts.py's do beside
+# any other test
 NULL_JOB = """[global]
 ioengine=null
 size=1g

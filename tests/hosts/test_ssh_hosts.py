@@ -25,9 +25,9 @@ from sshd import sshd as sshd  # noqa: PLC0414 - the fixture
 from test_hosts import NULL_JOB, rows_of
 from test_run_cli import assert_one_line_error
 
-# Host-wide state (the kernel's block tracer, /tmp's remote server folders, fio servers on 127.0.0.x, CPU hogs):
-# under pytest-xdist these tests share one worker, one at a time (scripts/test.sh runs --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("host-wide")
+# /tmp's remote server and tunnel folders, which these tests count (so does test_sweep.py's sweep over SSH): under
+# pytest-xdist the tests that make them share one worker, one at a time (scripts/test.sh runs --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("ssh-folders")
 
 
 def remote_folders() -> set[Path]:

@@ -383,8 +383,10 @@ def test_a_fleet_folder_serves_each_device(tmp_path: Path) -> None:
 
     targets = [str(tmp_path / "a.dat"), str(tmp_path / "b.dat")]
     run_dir = tmp_path / "fleet"
+    # one cell per round (the demo's latency matrix has nine): each device's series, not the matrix, is the point
     made = subprocess.run([sys.executable, "-m", "ptsbench", "pts", *targets, "--profile", "demo", "--size", "16M",
-                           "--tests", "lat", "--out", str(run_dir)], capture_output=True, text=True, timeout=WAIT_S * 4)
+                           "--tests", "lat", "--round-time", "0.2", "--mixes", "lat=100,0", "--block-sizes", "lat=4k",
+                           "--out", str(run_dir)], capture_output=True, text=True, timeout=WAIT_S * 4)
     assert made.returncode == 0, made.stderr
     served = RunsCollector([run_dir]).samples()
     rounds = {(s.labels["device"], s.labels["test"]): s.value for s in served if s.metric.name == "ptsbench_round"}

@@ -397,7 +397,7 @@ def test_a_pts_run_ends_with_the_answer(tmp_path_factory: pytest.TempPathFactory
 
     base = tmp_path_factory.getbasetemp()
     run_dir = tiny_pts_run(base)
-    lines = (base / "tiny-pts.log").read_text().splitlines()
+    lines = (run_dir.parent / "tiny-pts.log").read_text().splitlines()
     answer = max(i for i, line in enumerate(lines) if line.startswith("Tracked values at steady state"))
     first_test = next(i for i, line in enumerate(lines) if "─ IOPS ─" in line)  # the first test's rule
     compliance = max(i for i, line in enumerate(lines) if "─ Compliance and rounds ─" in line)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import made_once, run_cli
 from ptsbench.report.build import build_compare, build_report, load_report
 from ptsbench.report.core.model import Report
 from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pdf_text, shared_browser
@@ -28,14 +28,19 @@ _RUN: list[tuple[Path, str]] = []
 
 
 def tiny_advanced_run(base: Path) -> tuple[Path, str]:
-    """A real `ptsbench pts` run of the advanced tests with tiny durations, made once per session (also for
-    test_pts_advanced_engine.py): its folder and what it printed. Read it; copy it before changing anything."""
+    """A real `ptsbench pts` run of the advanced tests with tiny durations, made once per test run (one xdist worker
+    makes it, conftest.made_once; also for test_pts_advanced_engine.py): its folder and what it printed. Read it;
+    copy it before changing anything."""
     if not _RUN:
-        run_dir = base / "tiny-advanced"
-        done = run_cli("pts", "--out", str(run_dir), "--tests", TESTS, *TINY)
-        assert done.returncode == 0, done.stderr[-2000:]
-        _RUN.append((run_dir, done.stdout))
+        run_dir = made_once(base, "tiny-advanced", _make_tiny_advanced_run)
+        _RUN.append((run_dir, (run_dir.parent / "tiny-advanced.stdout").read_text()))
     return _RUN[0]
+
+
+def _make_tiny_advanced_run(run_dir: Path) -> None:
+    done = run_cli("pts", "--out", str(run_dir), "--tests", TESTS, *TINY)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (run_dir.parent / "tiny-advanced.stdout").write_text(done.stdout)
 
 
 @pytest.fixture(scope="session")

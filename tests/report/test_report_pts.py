@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import made_once, run_cli
 from ptsbench.atomic import atomic_write_json
 from ptsbench.errors import PtsbenchError
 from ptsbench.pts.plan import TargetInfo
@@ -37,16 +37,20 @@ TINY_ARGS = ("--profile", "demo", "--spec", "1.1", "--size", "16M", "--round-tim
              "--wsat-capacity", "1", "--mixes", "iops=100,0", "--block-sizes", "iops=4k,64k", "--block-sizes",
              "tp=1m", "--mixes", "lat=100,0", "--block-sizes", "lat=4k")
 _TINY: list[Path] = []
-LIVE: list[tuple[str, str]] = []  # (what the live report saw, error or "") for every rewrite during the real run
 
 
 def tiny_pts_run(base: Path) -> Path:
-    """A real `ptsbench pts` run (demo profile, four tests, 5 rounds of small cells), made once per session. While
-    it runs, its report is rewritten every half second, as a live report is (see test_live_report_during_a_real_run)."""
-    if _TINY:
-        return _TINY[0]
-    run_dir, log_path = base / "tiny-pts", base / "tiny-pts.log"
-    with open(log_path, "w") as log:  # a file, not a pipe: a full pipe would stall the run
+    """A real `ptsbench pts` run (demo profile, four tests, 5 rounds of small cells), made once per test run (one
+    xdist worker makes it, conftest.made_once); its output in tiny-pts.log beside it. While it runs, its report is
+    rewritten every half second, as a live report is (live_rewrites(), test_live_report_during_a_real_run)."""
+    if not _TINY:
+        _TINY.append(made_once(base, "tiny-pts", _make_tiny_pts_run))
+    return _TINY[0]
+
+
+def _make_tiny_pts_run(run_dir: Path) -> None:
+    live = []  # (what the live report saw, error or "") for every rewrite during the real run
+    with open(run_dir.parent / "tiny-pts.log", "w") as log:  # a file, not a pipe: a full pipe would stall the run
         process = subprocess.Popen([sys.executable, "-m", "ptsbench", "pts", *TINY_ARGS, "--out", str(run_dir)],
                                    stdout=log, stderr=subprocess.STDOUT)
         while process.poll() is None:
@@ -56,12 +60,16 @@ def tiny_pts_run(base: Path) -> Path:
             rounds = len(list(run_dir.glob("pts/*/rounds/*/round.json")))
             try:
                 write_report(run_dir, in_progress=f"{rounds} rounds stored")
-                LIVE.append((f"{rounds} rounds", ""))
+                live.append((f"{rounds} rounds", ""))
             except PtsbenchError as error:
-                LIVE.append((f"{rounds} rounds", str(error)))
-    assert process.returncode == 0, log_path.read_text()[-2000:]
-    _TINY.append(run_dir)
-    return run_dir
+                live.append((f"{rounds} rounds", str(error)))
+    assert process.returncode == 0, (run_dir.parent / "tiny-pts.log").read_text()[-2000:]
+    (run_dir.parent / "tiny-pts.live.json").write_text(json.dumps(live))
+
+
+def live_rewrites(run_dir: Path) -> list[tuple[str, str]]:
+    """What each live rewrite of the tiny run's report saw, and its error or ""."""
+    return [tuple(pair) for pair in json.loads((run_dir.parent / "tiny-pts.live.json").read_text())]
 
 
 @pytest.fixture(scope="module")
@@ -293,10 +301,11 @@ def test_real_pts_report_in_a_browser(pts_report: Path, browser: Browser) -> Non
     assert f"{window['rnd 4k 0/100']['iops']:,.1f}" in page.text
 
 
-def test_live_report_during_a_real_run(pts_report: Path) -> None:
+def test_live_report_during_a_real_run(pts_report: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Rewritten every half second while the real run went on: never an error, and it saw the run grow."""
-    assert [error for _seen, error in LIVE if error] == []
-    seen = [int(what.split()[0]) for what, _error in LIVE]
+    live = live_rewrites(tiny_pts_run(tmp_path_factory.getbasetemp()))
+    assert [error for _seen, error in live if error] == []
+    seen = [int(what.split()[0]) for what, _error in live]
     assert len(seen) >= 5 and seen == sorted(seen) and seen[0] < seen[-1]
     assert not list(pts_report.parent.rglob(".*.tmp"))
 

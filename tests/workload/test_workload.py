@@ -14,9 +14,9 @@ import pytest
 from conftest import attached_loop, run_cli
 from test_report_browser import Browser, assert_clean_report_page, shared_browser
 
-# Host-wide state (the kernel's block tracer, /tmp's remote server folders, fio servers on 127.0.0.x, CPU hogs):
-# under pytest-xdist these tests share one worker, one at a time (scripts/test.sh runs --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("host-wide")
+# The kernel's block tracer is one per host: under pytest-xdist these tests share one worker, one at a time
+# (scripts/test.sh runs --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("block-tracer")
 
 READ_BS = 4096
 WRITE_BS = 16384
