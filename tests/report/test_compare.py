@@ -160,6 +160,26 @@ def test_compared_bars_are_not_captioned_with_line_styles() -> None:
     assert line_figure.caption == "IOPS. Runs: a solid, b dash."
 
 
+def test_a_chart_only_a_later_run_could_draw_is_compared() -> None:
+    """The first run's chart over time held too few values to draw (drawn_or_said gave a line instead) and the
+    second run's did not: the compare shows the second run's chart, and keeps the first run's line."""
+    from ptsbench.report.compare import compare_section
+    from ptsbench.report.core.figure import Figure, Series
+    from ptsbench.report.core.model import Section, drawn_or_said
+
+    def over_time(seconds: int) -> Figure:
+        return Figure(key="iops", title="IOPS over time", x_label="time (s)", y_label="IOPS",
+                      series=(Series(name="read", x=tuple(range(seconds)), y=(5.0,) * seconds),))
+
+    sections = [Section("case", "case", blocks=tuple(drawn_or_said([over_time(seconds)], "the table holds them")))
+                for seconds in (2, 8)]
+    assert not sections[0].figures() and sections[1].figures()  # the premise
+    compared = compare_section(sections, ["short", "long"])
+    (figure,) = compared.figures()
+    assert [one.name for one in figure.series] == ["long: read"] and len(figure.series[0].x) == 8
+    assert any(getattr(block, "text", "").startswith("Not charted (IOPS over time)") for block in compared.blocks)
+
+
 @pytest.mark.root
 def test_compare_of_two_devices_says_which_device_each_run_measured(tmp_path: Path, loop_device: str) -> None:
     """A run on a loop device against a run on a file: the comparison opens with what differs between the targets."""

@@ -160,6 +160,14 @@ def compare_section(sections: Sequence[Section | None], labels: Sequence[str]) -
             blocks.append(compare_table(peers, labels))  # type: ignore[arg-type]
         else:
             blocks += compare_figure(peers, labels)  # type: ignore[arg-type]
+    # a figure only later runs drew (the first run's held too few values to chart: drawn_or_said) is theirs to show
+    drawn = {block.key for block in base.blocks if isinstance(block, Figure)}
+    for section in sections:
+        for figure in section.figures() if section else ():
+            if figure.key not in drawn:
+                drawn.add(figure.key)
+                blocks += compare_figure([next((other for other in one.figures() if other.key == figure.key), None)
+                                          if one else None for one in sections], labels)
     for label, section in zip(labels[1:], sections[1:], strict=True):
         for text in section.blocks if section else ():
             if isinstance(text, Text) and text.kind == "warning" and text not in base.blocks:
