@@ -134,6 +134,15 @@ def figures() -> Iterator[Figure]:
              for name, read in (("SEQ1M-Q8T1", 3100.0), ("SEQ128K-Q32T1", 2900.0), ("RND4K-Q32T16", 1200.0),
                                 ("RND4K-Q1T1", 48.0))]
     yield grid_figure(quick)  # the at-a-glance MB/s bars of a case run: 4k random beside 1M sequential
+    # upright x labels (long, nothing shared) over a narrow linear y; and long names that all share a long part,
+    # said once in the x axis' title
+    hosts = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
+    for key, runs in (("bars-upright-linear", [f"{host}-randwrite-4k-qd32-numjobs4-direct-libaio-{n}"
+                                               for n, host in enumerate(hosts)]),
+                      ("bars-shared-title", [f"{LONG}/cases/00{n}-randwrite-4k-qd32/fio" for n in range(8)])):
+        yield Figure(key, "IOPS per run", "run", "IOPS",
+                     (Series("write", tuple(range(8)), tuple(48_000.0 + 1_200 * n for n in range(8)), mode="bars"),),
+                     x_ticks=tuple(enumerate(runs)), y_range=(46_000, 58_000))
     small = Grid(("1",), ("1",), ((5.0,),))
     yield Figure("bars3d-one", "CPU %", "queue depth", "thread count", grid=small, kind="bars3d", z_label="CPU %")
 

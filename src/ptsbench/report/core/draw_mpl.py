@@ -27,6 +27,7 @@ from ptsbench.report.core.figure import (
     plain_number,
 )
 from ptsbench.report.core.layout import atomic_file
+from ptsbench.report.core.table_layout import wrap_name
 
 _MPL_DASHES = {"solid": "-", "dash": "--", "dot": ":"}
 
@@ -206,10 +207,18 @@ def _place(canvas: Any, axes: Any, figure: Figure, inner: tuple[float, float, fl
     axes_w_in = max(width_in - margin_left_in - legend_in - right_in, 0.3)
     # upright tick labels may take up to 0.8 in, or 30 % of a taller figure's height (long names whole in a file)
     ticks = _x_ticks(axes, figure, axes_w_in, max(0.8, 0.3 * (height_in - table_in)))
-    if ticks.shared:  # what every category's name shares, said once
-        axes.set_xlabel(f"{figure.x_label} ({ticks.shared})", fontsize=style.AXIS_PT)
+    if ticks.shared:  # what every category's name shares, said once, wrapped after separators to the axes' width
+        chars = max(8, int(axes_w_in * 72 / (style.AXIS_PT * fit.CHAR_EM)))
+        x_title = "\n".join(wrap_name(f"{figure.x_label} ({ticks.shared})", chars))
+        axes.set_xlabel(x_title, fontsize=style.AXIS_PT)
+        label_in = fit.lines_in(x_title.count("\n") + 1, style.AXIS_PT)
     axes_h_in = max(height_in - table_in - ticks.height_in - label_in - 0.2, 0.3)
     axes_bottom_in = bottom_in + table_in + ticks.height_in + label_in + 0.2
+    if figure.kind != "heatmap" and axes_h_in < height_in - table_in - 0.7:  # tall x labels left less height than
+        # the y ticks were chosen for (their labels then met: '55,000' over '50,000'): chosen again for what is left
+        _y_ticks(axes, figure.y_log, figure.y_label, axes_h_in)
+        if right is not None:
+            _y_ticks(right, figure.y2_log, figure.y2_label, axes_h_in)
     for one in (axes, right) if right is not None else (axes,):
         one.set_position(((left_in + margin_left_in) / canvas_w, axes_bottom_in / canvas_h, axes_w_in / canvas_w,
                           axes_h_in / canvas_h))
