@@ -110,8 +110,9 @@ def test_a_full_disk_leaves_no_partial_figure_or_workbook(tmp_path: Path) -> Non
     job = tmp_path / "null.fio"
     job.write_text(NULL_JOB)
     run = tmp_path / "run"
-    # logged every 100 ms, so that the plot has charts to draw (a log of one or two windows is said, not drawn)
-    assert run_cli("run", str(job), "--runtime", "0.5", "--log-interval", "100", "--out", str(run)).returncode == 0
+    # logged every 50 ms for 1.5 s, so that the plot has charts to draw (a log of one or two windows is said, not
+    # drawn): 0.5 s in 100 ms windows gave a busy host's fio one or two
+    assert run_cli("run", str(job), "--runtime", "1.5", "--log-interval", "50", "--out", str(run)).returncode == 0
     with tmpfs(tmp_path / "full", "40k") as full:
         plotted = run_cli("plot", str(run), "--out", str(full / "p"), "--format", "png", "--format", "svg")
         assert_one_line_error(plotted, "disk is full")

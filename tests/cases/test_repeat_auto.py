@@ -86,11 +86,11 @@ def test_t_quantiles() -> None:
 def test_stops_once_the_interval_is_within_the_target(tmp_path: Path) -> None:
     (tmp_path / "rated.fio").write_text(RATED)
     done = run_cli("run", str(tmp_path / "rated.fio"), "--out", str(tmp_path / "run"), "--repeat", "auto",
-                   "--repeat-ci", "2")
+                   "--repeat-ci", "10")
     assert done.returncode == 0, done.stderr
     repetitions, manifest = stored(tmp_path / "run")
-    count, reason = expected_count(repetitions, 2.0, 10)
-    assert reason == "within ±2 %"  # the premise: fio held 4,000 IOPS
+    count, reason = expected_count(repetitions, 10.0, 10)
+    assert reason == "within ±10 %"  # the premise: fio held 4,000 IOPS (within 10 %: 2 % failed on a busy host)
     assert len(repetitions) == count == 3
     assert manifest["repeat_stops"] == {"rated": reason}
     assert manifest["cases"] == [f"00{n}-rated-r{n}" for n in (1, 2, 3)]
@@ -103,11 +103,11 @@ def test_stops_once_the_interval_is_within_the_target(tmp_path: Path) -> None:
     ((case, count_shown, name, mean_shown, half_shown, pct_shown, stopped),) = table.rows
     assert (case, count_shown, name, stopped) == ("rated", 3, "randread read", reason)
     assert [mean_shown, half_shown, pct_shown] == pytest.approx([mean, half, 100 * half / mean], rel=1e-3)
-    assert "within ±2 %" in done.stdout  # the terminal's table, and show's
+    assert "within ±10 %" in done.stdout  # the terminal's table, and show's
     assert done.stderr.count("no drive log was read for any case") == 1  # three cases, no drive: said once
     shown = run_cli("show", str(tmp_path / "run")).stdout
-    assert next(line for line in shown.splitlines() if line.endswith("within ±2 %")).split() == [
-        "rated", "3", f"{mean:,.1f}", f"{half:,.1f}", f"{100 * half / mean:.1f}", "randread", "read", "within", "±2",
+    assert next(line for line in shown.splitlines() if line.endswith("within ±10 %")).split() == [
+        "rated", "3", f"{mean:,.1f}", f"{half:,.1f}", f"{100 * half / mean:.1f}", "randread", "read", "within", "±10",
         "%"]  # the table layout's order: the row's name, its values, then its words
 
 
@@ -181,7 +181,7 @@ def test_sweep_repeats_each_cell_to_a_confidence_and_resumes_from_the_stored_loo
     run = tmp_path / "sweep"
     done = run_cli("sweep", str(tmp_path / "data.bin"), "--size", "8M", "--rw", "randread", "--bs", "4k",
                    "--iodepth", "1,2", "--numjobs", "1", "--runtime", "0.5", "--ioengine", "null", "--set",
-                   "rate_iops=4000", "--out", str(run), "--repeat", "auto", "--repeat-ci", "2")
+                   "rate_iops=4000", "--out", str(run), "--repeat", "auto", "--repeat-ci", "10")
     assert done.returncode == 0, done.stderr
     cells = ("randread-4k-qd1-nj1", "randread-4k-qd2-nj1")
 
@@ -194,13 +194,13 @@ def test_sweep_repeats_each_cell_to_a_confidence_and_resumes_from_the_stored_loo
             mine = [name for name in names if name[4:].split("-loop")[0] == cell]
             values = [{"read": one[next(iter(one))]} for one, name in zip(repetitions, names, strict=True)
                       if name in mine]
-            count, reason = expected_count(values, 2.0, 10)
+            count, reason = expected_count(values, 10.0, 10)
             assert mine == [f"{start + n:03d}-{cell}{f'-loop{n + 1}' if n else ''}" for n in range(count)]
             assert manifest["repeat_stops"][cell] == reason
         return names
 
     names = check_loops()
-    assert len(names) < 20  # the premise: fio's rate held the IOPS within 2 % before the cap
+    assert len(names) < 20  # the premise: fio's rate held the IOPS within 10 % before the cap
     # a run killed before its last loop of the second cell was stored: resume decides again from the stored loops
     import shutil
 
