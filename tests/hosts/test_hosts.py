@@ -111,6 +111,13 @@ def rows_of(result: subprocess.CompletedProcess[str]) -> list[dict]:  # type: ig
     return rows
 
 
+def run_rows(job: Path, hosts: list[Host], out: Path) -> list[dict]:  # type: ignore[type-arg]
+    """`ptsbench run JOB --hosts ...` into `out`, its results table's rows as --format json gives them."""
+    result = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--out", str(out), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return rows_of(result)
+
+
 def fio_percentile(bins: dict[int, int], percent: float) -> int:
     """fio's definition: the smallest latency bin whose cumulative count reaches percent% of all samples."""
     total = sum(bins.values())
@@ -235,9 +242,7 @@ def test_two_hosts_rows_sums_exact_percentiles_and_logs_apart(tmp_path: Path, se
     hosts = servers(2)
     job = write_job("null.fio", NULL_JOB.format(runtime=1))
     out = tmp_path / "run"
-    result = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--out", str(out), "--format", "json")
-    assert result.returncode == 0, result.stderr
-    rows = rows_of(result)
+    rows = run_rows(job, hosts, out)
     case_dir = out / "cases" / "001-null"
     doc = fio_json(case_dir)
     assert [(r["job"], r["host"], r["direction"]) for r in rows] == [
@@ -269,9 +274,7 @@ def test_eight_hosts_at_once(tmp_path: Path, servers: Servers, write_job) -> Non
     hosts = servers(8)
     job = write_job("one.fio", "[one]\nioengine=null\nsize=1g\ntime_based\nruntime=200ms\nrw=randread\nbs=4k\n")
     out = tmp_path / "run"
-    result = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--out", str(out), "--format", "json")
-    assert result.returncode == 0, result.stderr
-    rows = rows_of(result)
+    rows = run_rows(job, hosts, out)
     assert [row["host"] for row in rows] == [host.name for host in hosts] + ["all hosts"]
     doc = fio_json(out / "cases" / "001-one")
     check_aggregates(rows, doc, hosts)
@@ -481,9 +484,7 @@ def test_percentile_evidence_is_counted_in_the_bins_merged_across_hosts(
     hosts = servers(2)
     job = write_job("few.fio", "[few]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\nnumber_ios=600\n")
     out = tmp_path / "run"
-    result = run_cli("run", str(job), "--hosts", hosts_arg(hosts), "--out", str(out), "--format", "json")
-    assert result.returncode == 0, result.stderr
-    rows = rows_of(result)
+    rows = run_rows(job, hosts, out)
     doc = fio_json(out / "cases" / "001-few")
     merged: dict[int, int] = {}
     for entry in entries_of(doc, "few"):
