@@ -16,6 +16,7 @@ import pytest
 
 from conftest import fio_json, run_cli
 from ptsbench.fio import jobs
+from ptsbench.fio.lifetime import fio_pids
 
 NULL_JOB = """[global]
 ioengine=null
@@ -273,10 +274,13 @@ def test_ctrl_c_with_parallel_starts_no_targets_next_case(tmp_path: Path, write_
                                 "--parallel", "--out", str(out), "--format", "json"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 30
-    while len(list((out / "cases").glob("*/command.txt"))) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    time.sleep(2)
+    deadline = time.monotonic() + 120
+    # each target's first case has its fio running (a case whose fio had not started yet on a busy host stored no
+    # result: it did not run)
+    while sum(bool(fio_pids(case)) for case in (out / "cases").glob("*")) < 2:
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(1)  # both fio past their start (a SIGINT at once left ptsbench running past 30 s, once: not explained)
     process.send_signal(signal.SIGINT)
     _stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
