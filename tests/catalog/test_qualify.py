@@ -98,19 +98,23 @@ def test_tables_show_each_percentile_with_its_evidence(small_run: Path) -> None:
 
     count, bins, percentiles = _fio_bins(small_run)
     beyond = {key: sum(n for at, n in bins.items() if at > value) for key, value in percentiles.items()}
-    assert beyond["90"] >= 10 > beyond["99.9"]  # one shown, one not measured
+    assert beyond["99.9"] < 10  # 2,000 IOs: at most 2 beyond p99.9, not measured
     shown = run_cli("show", str(small_run)).stdout
     lines = shown.splitlines()
     at = next(i for i, line in enumerate(lines) if line.rstrip().endswith("IOs"))  # the header
     p90, _p95, _p99, p999, ios = lines[at + 2].split()[-5:]  # the first row's p90 µs .. IOs, as shown
-    assert ios == f"{count:,}" and p999 == "n/m" and float(p90.replace(",", "")) * 1000 == pytest.approx(
+    assert ios == f"{count:,}" and p999 == "n/m"
+    # p90 as a number where at least 10 IOs were slower (the null engine's latencies share few bins: a busy host's
+    # run once had 8 beyond its p90)
+    assert p90 == "n/m" if beyond["90"] < 10 else float(p90.replace(",", "")) * 1000 == pytest.approx(
         percentiles["90"], abs=1000)
     assert "n/m: not measured, fewer than 10 IOs were slower" in shown
     sheet = load_workbook(small_run / "results.xlsx", read_only=True)["results"]
     names, *rows = [list(values) for values in sheet.iter_rows(values_only=True) if any(values)]
     first = next(dict(zip(names, values, strict=False)) for values in rows if "lat p99 (µs)" in names)
     assert first["latency IOs"] == count and first["lat p99.9 (µs)"] in (None, "-", "")
-    assert first["lat p90 (µs)"] == pytest.approx(percentiles["90"] / 1000)
+    assert first["lat p90 (µs)"] in (None, "-", "") if beyond["90"] < 10 else \
+        first["lat p90 (µs)"] == pytest.approx(percentiles["90"] / 1000)
     rows_json = json.loads(run_cli("show", str(small_run), "--format", "json").stdout)
     assert rows_json[0]["lat_p99.9_ns"] == percentiles["99.9"] and rows_json[0]["lat_beyond"]["99.9"] < 10
 

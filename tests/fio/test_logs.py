@@ -119,9 +119,10 @@ def test_per_io_lat_log_holds_every_io_as_fio_counted_it(fio_run: tuple[Path, li
 
 def test_windowed_bw_and_iops_logs_agree_and_stay_within_fio_totals(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
     """A job's bandwidth and IOPS logs read as one: in each window both logged, the bandwidth is the IOPS times the
-    block size (fio rounds each on its own); summed over their windows (value x window length) neither holds more IO
-    than fio counted in all. (Their rate over the logged time is not fio's over its runtime on a busy host: rate_iops
-    catches up after a stall, and fio logs no partial last window; that comparison failed under load.)"""
+    block size (fio rounds each on its own); summed over their windows (value x window length) each holds about the
+    IO fio counted: no unit slipped (KiB for bytes, ms for s: x1000 or more). Not exactly: on a busy host fio logs a
+    late window at its planned time with the rate of the time it really spanned (CI saw 1.29 x fio's bytes), rate_iops
+    catches up after a stall, and fio logs no partial last window."""
     folder, jobs = fio_run
     pairs = zip(_files(folder, "win_bw.*.log"), _files(folder, "win_iops.*.log"), _jobs(jobs, "win"), strict=True)
     for bw_path, iops_path, job in pairs:
@@ -133,12 +134,16 @@ def test_windowed_bw_and_iops_logs_agree_and_stay_within_fio_totals(fio_run: tup
             bw_bytes_s = dict(zip(bw_time.tolist(), bw_values.tolist(), strict=True))
             both = [(bw_bytes_s[at], count * 4096) for at, count in
                     zip(iops_time.tolist(), iops.value[iops.ddir == ddir].tolist(), strict=True) if at in bw_bytes_s]
-            assert len(both) >= 3 and all(a == pytest.approx(b, rel=0.01) for a, b in both), (bw_path, name)
+            # fio reckons each over its own moments: one window of a busy host's run was 1.4 % apart; their median
+            # within 0.5 % (KiB/s read as kB/s would be 2.4 % off in every window)
+            ratios = sorted(a / b for a, b in both if b)
+            assert len(both) >= 3 and all(a == pytest.approx(b, rel=0.05) for a, b in both), (bw_path, name)
+            assert ratios[len(ratios) // 2] == pytest.approx(1.0, abs=0.005), (bw_path, name, ratios)
             for log, scale, total in ((bw, 1024, "io_bytes"), (iops, 1, "total_ios")):
                 time_ms = log.time_ms[log.ddir == ddir].astype(np.float64)
                 value = log.value[log.ddir == ddir].astype(np.float64) * scale
                 amount = float(np.sum(value * np.diff(time_ms, prepend=0.0) / 1000.0))
-                assert 0 < amount <= job[name][total] * 1.02, (log, name, amount, job[name][total])
+                assert 0 < amount <= job[name][total] * 1.5, (log, name, amount, job[name][total])
 
 
 def test_per_job_logs_0_holds_each_job_in_turn(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
