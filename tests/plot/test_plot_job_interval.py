@@ -140,7 +140,10 @@ def test_the_numbers_are_the_logs_at_the_jobs_interval(folders: tuple[Path, Path
     percentiles = build_hist_run([hist], "one", (50.0,), asked=jobs.asked(hist_path, "hist"))
     for line in percentiles.lines:
         chosen = hist.ddir == {name: number for number, name in logs.DDIR_NAMES.items()}[line.direction]
-        assert (line.end_ms % 500 == 0).all() and line.samples.tolist() == hist.counts[chosen].sum(axis=1).tolist()
+        # every IO kept, each in its 500 ms interval (a busy host's fio may log two lines within one interval: they
+        # are that interval's together)
+        assert (line.end_ms % 500 == 0).all() and len(line.samples) <= int(chosen.sum())
+        assert int(line.samples.sum()) == int(hist.counts[chosen].sum())
 
 
 def test_logs_alone_get_the_interval_of_their_time_stamps_and_say_so(folders: tuple[Path, Path],
