@@ -131,9 +131,10 @@ def preferred_widths(cells: Sequence[Sequence[str]], headers: Sequence[str], num
 def column_parts(table: Table, fits: Callable[[list[int], bool], bool]) -> list[list[int]]:
     """The table's columns in parts that each `fits`, every part starting with the key columns: one part when the
     whole table fits (its names wrapped if need be). A table split anyway keeps the names of its rows whole (`fits`'
-    second argument: on one line) when that moves at most one value of the first part to a later one (names wrapped
-    over many lines to keep one more value are harder to read). A column too wide even alone with the keys gets a
-    part of its own."""
+    second argument: on one line) while its first part still holds two columns beside them: names wrapped over many
+    lines to keep more values in the first part are harder to read, and the later parts show the rest anyway. (How
+    many values fit depends on the numbers' widths: a rule that weighed values against wrapping laid out the same
+    table differently from run to run.) A column too wide even alone with the keys gets a part of its own."""
     keys = [index for index in table.keys if index < len(table.columns)]
     rest = [index for index in range(len(table.columns)) if index not in keys]
     if fits(keys + rest, False) or not rest:
@@ -150,7 +151,7 @@ def column_parts(table: Table, fits: Callable[[list[int], bool], bool]) -> list[
         return [*found, keys + current]
 
     wrapped, whole = parts(False), parts(True)
-    return whole if len(whole[0]) >= len(wrapped[0]) - 1 else wrapped
+    return whole if len(whole[0]) - len(keys) >= 2 else wrapped
 
 
 def table_part(table: Table, columns: Sequence[int], number: int, count: int) -> Table:
