@@ -9,8 +9,8 @@
 #                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh):
 #                                what CI (.ci/run) runs. 24 minutes in a fresh clone (docs/benchmarks.md).
 #
-# Both install what is missing first (scripts/install.sh --test), then lint, types, the install check
-# (scripts/check-install.sh) and the tests. As non-root the tests that need root (loop devices, mounts, labs) skip.
+# Both install what is missing first (scripts/install.sh --test), then lint, types, and the tests, with the install
+# check (scripts/check-install.sh) beside them. As non-root the tests that need root (loop devices, mounts, labs) skip.
 # --all as root keeps the Debian 13 root in PTSBENCH_DEBIAN13_ROOT (default /var/cache/ptsbench/debian13) for the
 # next run; PTSBENCH_DEBIAN13=0 leaves the second platform out.
 set -euo pipefail
@@ -36,45 +36,57 @@ else
   markers=()
 fi
 bash scripts/install.sh --test
-debian13=""
-debian13_log=""
+# the parts that run beside the host level's pytest, each in a process group of its own (its pid, log and name):
+# stopped with the script, their output shown when they end
+parts=()
+stop_parts() {
+  local part
+  for part in ${parts[@]+"${parts[@]}"}; do
+    IFS=: read -r pid log _ <<<"$part"
+    kill -- -"$pid" 2>/dev/null || true
+    rm -f "$log"
+  done
+}
+trap stop_parts EXIT
+beside() {  # NAME COMMAND...: COMMAND started in the background
+  local name=$1 log
+  shift
+  log=$(mktemp /tmp/ptsbench-part.XXXXXX)
+  setsid "$@" >"$log" 2>&1 &
+  parts+=("$!:$log:$name")
+}
 if [ "$all" = 1 ] && [ "$(id -u)" = 0 ] && [ "${PTSBENCH_DEBIAN13:-1}" != 0 ]; then
-  debian13_log=$(mktemp /tmp/ptsbench-debian13.XXXXXX)
-  setsid bash scripts/test-debian13.sh "$debian13_root" >"$debian13_log" 2>&1 &  # a process group of its own
-  debian13=$!
-  trap 'kill -- -"$debian13" 2>/dev/null || true; rm -f "$debian13_log"' EXIT
+  beside "the second platform (Debian 13)" bash scripts/test-debian13.sh "$debian13_root"
 fi
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy
-bash scripts/check-install.sh
-labs=""
-labs_log=""
+# the installs as users make them (about 40 CPU-s, mostly waiting on pip and the disk): beside the tests
+beside "the install check (scripts/check-install.sh)" bash scripts/check-install.sh
 if [ "$all" = 1 ]; then
   # the device labs' tests wait on QEMU guests for minutes: a pytest of their own beside the host level's workers
-  labs_log=$(mktemp /tmp/ptsbench-labs.XXXXXX)
-  setsid .venv/bin/pytest -q -rs -p no:cacheprovider -m device_lab tests >"$labs_log" 2>&1 &
-  labs=$!
-  trap 'for group in $debian13 $labs; do kill -- -"$group" 2>/dev/null || true; done; rm -f "$debian13_log" "$labs_log"' EXIT
+  beside "the device labs" .venv/bin/pytest -q -rs -p no:cacheprovider -m device_lab tests
   markers=(-m "not device_lab")
 fi
 # pytest-xdist: one worker per CPU, and one more, as many tests wait on fio's runtime rather than use a CPU;
 # loadgroup: the tests of one xdist_group (one host-wide resource, as the kernel's block tracer) share a worker
-# (a test failure is reported after the background parts', so that a failed run still shows how the labs did)
+# (a test failure is reported after the background parts', so that a failed run still shows how they did)
 host_status=0
 .venv/bin/pytest -q -rs -n "$(( $(nproc) + 1 ))" --dist loadgroup ${markers[@]+"${markers[@]}"} tests || host_status=$?
 [ "$host_status" -le 1 ] || exit "$host_status"  # interrupted (2) or worse: stop now, the trap stops the rest
-# a part run in the background (its pid, log and name): all its output when it failed, its last lines when not
-await_part() {
-  if ! wait "$1"; then
-    cat "$2" >&2
-    say "$3 failed"
-    exit 1
+# each part run beside: all its output when it failed, its last lines when not
+failed=0
+for part in ${parts[@]+"${parts[@]}"}; do
+  IFS=: read -r pid log name <<<"$part"
+  if wait "$pid"; then
+    tail -3 "$log"
+  else
+    cat "$log" >&2
+    say "$name failed"
+    failed=1
   fi
-  tail -3 "$2"
-}
-if [ -n "$labs" ]; then await_part "$labs" "$labs_log" "the device labs"; fi
-if [ -n "$debian13" ]; then await_part "$debian13" "$debian13_log" "the second platform (Debian 13)"; fi
+done
 if [ "$host_status" != 0 ]; then say "the host level's tests failed (above)"; exit "$host_status"; fi
+[ "$failed" = 0 ] || exit 1
 # all passed: keep the versions they passed with (install.sh --test installs these; commit the file when it changed)
 { grep '^#' constraints.txt; .venv/bin/pip freeze --exclude-editable --exclude ptsbench; } >constraints.txt.new
 mv constraints.txt.new constraints.txt
