@@ -5,6 +5,7 @@ figures overlay the runs (colour per series as in one run, line style per run), 
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 from ptsbench.report.core import style
 from ptsbench.report.core.figure import Figure
@@ -19,6 +20,8 @@ from ptsbench.report.fleet import (
     within_noise,
 )
 from ptsbench.report.glance import GLANCE_KEY, GLANCE_TITLE
+
+BlockT = TypeVar("BlockT", Table, Figure)
 
 RUN_DASHES = style.DASHES
 
@@ -155,19 +158,17 @@ def compare_section(sections: Sequence[Section | None], labels: Sequence[str]) -
             elif block.kind == "p":
                 blocks.append(block)
             continue
-        peers = [_find_block(section, block) if section else None for section in sections]
         if isinstance(block, Table):
-            blocks.append(compare_table(peers, labels))  # type: ignore[arg-type]
+            blocks.append(compare_table(_peers(sections, block), labels))
         else:
-            blocks += compare_figure(peers, labels)  # type: ignore[arg-type]
+            blocks += compare_figure(_peers(sections, block), labels)
     # a figure only later runs drew (the first run's held too few values to chart: drawn_or_said) is theirs to show
     drawn = {block.key for block in base.blocks if isinstance(block, Figure)}
     for section in sections:
         for figure in section.figures() if section else ():
             if figure.key not in drawn:
                 drawn.add(figure.key)
-                blocks += compare_figure([next((other for other in one.figures() if other.key == figure.key), None)
-                                          if one else None for one in sections], labels)
+                blocks += compare_figure(_peers(sections, figure), labels)
     for label, section in zip(labels[1:], sections[1:], strict=True):
         for text in section.blocks if section else ():
             if isinstance(text, Text) and text.kind == "warning" and text not in base.blocks:
@@ -176,8 +177,10 @@ def compare_section(sections: Sequence[Section | None], labels: Sequence[str]) -
     return Section(base.key, base.title, facts, tuple(blocks))
 
 
-def _find_block(section: Section, block: Table | Figure) -> Table | Figure | None:
-    return next((other for other in section.blocks if type(other) is type(block) and other.key == block.key), None)
+def _peers(sections: Sequence[Section | None], block: BlockT) -> list[BlockT | None]:
+    """Each run's block of the same kind and key as `block` (None where a run has none)."""
+    return [next((other for other in section.blocks if isinstance(other, type(block)) and other.key == block.key),
+                 None) if section else None for section in sections]
 
 
 SAME_BY_NATURE = {"run", "started (UTC)", "command line", "store schema", "status", "test date (UTC)"}
