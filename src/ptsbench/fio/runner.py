@@ -55,7 +55,8 @@ def hang_silence_s() -> float:
     return seconds
 _running: set["subprocess.Popen[str]"] = set()  # fio processes of this program, for stop_all()
 _found_fio: dict[tuple[str | None, str | None], str] = {}  # fio_binary's answers
-_stopped: set[int] = set()  # pids of those stop_all() asked to stop
+_stopped: dict[int, tuple[float, float]] = {}  # pids of those stop_all() asked to stop: when first, when last
+RESEND_S = 1.0  # stop_all() asks a fio still running this long after it last asked again
 
 
 def running_fio_pids() -> list[int]:
@@ -401,17 +402,23 @@ def _final_document(process: "subprocess.Popen[str]", on_document: Callable[[str
     """After a Ctrl-C: ask fio to stop and read the final document it prints (killed if it takes too long, or on a
     second Ctrl-C)."""
     assert process.stdout is not None
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-    killer = threading.Timer(STOP_TIMEOUT_S, process.kill)
-    killer.start()
+    read = threading.Event()
+
+    def stop() -> None:
+        while not read.is_set() and process.poll() is None:
+            _ask_to_stop(process)
+            read.wait(0.2)
+
+    stopper = threading.Thread(target=stop, daemon=True)
+    stopper.start()
     try:
         return read_documents(process.stdout, on_document, without_bins)
     except KeyboardInterrupt:
         process.kill()
         return ""
     finally:
-        killer.cancel()
+        read.set()
+        stopper.join()
 
 
 def _stop_jobs_of_killed_fio(process: "subprocess.Popen[str]", job_path: Path) -> None:
@@ -423,13 +430,25 @@ def _stop_jobs_of_killed_fio(process: "subprocess.Popen[str]", job_path: Path) -
 
 
 def stop_all() -> None:
-    """Ask every fio this program started to stop (SIGINT, once each); each run_fio then raises FioInterrupted."""
+    """Ask every fio this program started to stop (SIGINT); each run_fio then raises FioInterrupted. Callers call it
+    again while fio runs (see _ask_to_stop)."""
     for process in list(_running):
-        if process.pid in _stopped:
-            continue
-        _stopped.add(process.pid)
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
+        _ask_to_stop(process)
+
+
+def _ask_to_stop(process: "subprocess.Popen[str]") -> None:
+    """SIGINT to a running fio; again if it still runs RESEND_S after the last (one that reached the child between
+    its fork and its exec was caught by Python's handler and lost, and fio would run to the end of its runtime); a
+    kill once it still runs STOP_TIMEOUT_S after the first (its job processes go with it: _stop_jobs_of_killed_fio)."""
+    if process.poll() is not None:
+        return
+    now = time.monotonic()
+    first, last = _stopped.get(process.pid, (now, -math.inf))
+    if now - first >= STOP_TIMEOUT_S:
+        process.kill()
+    elif now - last >= RESEND_S:
+        _stopped[process.pid] = (first, now)
+        process.send_signal(signal.SIGINT)
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
