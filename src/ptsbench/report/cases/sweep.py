@@ -22,29 +22,38 @@ def _us(value_ns: float | None) -> float | None:
 def _table_order(point: Point) -> tuple[Any, ...]:
     """Rows by workload, then block size, queue depth and numjobs as numbers (1, 2, 16; not 1, 16, 2)."""
     return (point.source, point.rw, size_order(point.bs), point.rwmixread or 0, point.iodepth, point.numjobs,
-            point.label, point.direction)
+            point.label, point.job, point.direction)
 
 
 def points_table(points: Sequence[Point], shared_once: bool = False) -> Table:
-    """Every plotted number: a row per run and direction. `shared_once`: what all runs' names start and end with is
-    said once in the title (`plot --json`'s runs are paths such as cases/*/fio)."""
+    """Every plotted number: a row per run, job and direction (the job named where a run has several: a job file's
+    jobs, each on its own device). `shared_once`: what all runs' names start and end with is said once in the title
+    (`plot --json`'s runs are paths such as cases/*/fio)."""
     latency = {p.latency for p in points}
     name = "clat" if latency == {"clat"} else "lat"
-    columns = (Column("run"), Column("source"), Column("rw"), Column("bs"), Column("read %"), Column("QD", "int"),
-               Column("numjobs", "int"), Column("dir"), Column("IOPS", "iops"), Column("MB/s", "mbs"),
-               Column(f"{name} mean (µs)", "us"), *(Column(f"{name} p{p} (µs)", "us") for p in TABLE_PERCENTILES),
-               Column("usr CPU %", "pct"), Column("sys CPU %", "pct"), Column("fio steady state"))
     runs = list(dict.fromkeys(p.label for p in points))
+    several_jobs = {label for label in runs if len({p.job for p in points if p.label == label}) > 1}
+    jobs = (Column("job"),) if several_jobs else ()
+    columns = (Column("run"), *jobs, Column("source"), Column("rw"), Column("bs"), Column("read %"),
+               Column("QD", "int"), Column("numjobs", "int"), Column("dir"), Column("IOPS", "iops"),
+               Column("MB/s", "mbs"), Column(f"{name} mean (µs)", "us"),
+               *(Column(f"{name} p{p} (µs)", "us") for p in TABLE_PERCENTILES),
+               Column("usr CPU %", "pct"), Column("sys CPU %", "pct"), Column("fio steady state"))
     names, pattern = unshared(runs) if shared_once else (runs, "")
     run = dict(zip(runs, names, strict=True))
-    rows = tuple((run[p.label], p.source, p.rw, p.bs,
-                  "-" if p.rwmixread is None else str(p.rwmixread), p.iodepth,
+    rows = tuple((run[p.label], *((p.job if p.label in several_jobs else "-",) if jobs else ()), p.source, p.rw,
+                  p.bs, "-" if p.rwmixread is None else str(p.rwmixread), p.iodepth,
                   p.numjobs, p.direction, p.iops, p.bw_bytes / 1e6, _us(p.lat_mean_ns),
                   *(_us(p.percentiles_ns.get(pct)) for pct in TABLE_PERCENTILES), p.usr_cpu, p.sys_cpu,
                   p.steady)
                  for p in sorted(points, key=_table_order))
     title = "One row per fio run and direction, as fio reported it" + (f" (runs: {pattern})" if pattern else "")
-    return Table("sweep", title, columns, rows, keys=(0, 1, 7))
+    # the rows are named by run, job and direction, and by source where a run has several (its hosts); a source
+    # that follows from the run is a description, shown after the values
+    one_source = all(len({p.source for p in points if p.label == label}) == 1 for label in runs)
+    source, direction = 1 + len(jobs), 7 + len(jobs)
+    keys = (0, *range(1, source), *(() if one_source else (source,)), direction)
+    return Table("sweep", title, columns, rows, keys=keys)
 
 
 def bound_table(points: Sequence[Point], percentile: str, bound_us: float) -> tuple[Table, list[str]]:

@@ -42,6 +42,7 @@ class Point:
     sys_cpu: float | None = None
     steady: str = "-"  # fio's steady-state verdict (ss=), '-' when the job set none
     filename: str = ""  # what the run ran on (fio's filename option), when known
+    job: str = ""  # fio's name of the job (or reporting group)
 
     @property
     def workload(self) -> str:
@@ -417,5 +418,5 @@ def job_points(found: "FoundJob", source: str, label: str) -> list[Point]:
                   numjobs=result.numjobs, direction=d.direction, iops=d.iops, bw_bytes=d.bw_bytes,
                   lat_mean_ns=d.lat.mean_ns, percentiles_ns=d.lat.percentiles_ns, bins=d.lat.bins,
                   latency=found.latency, label=label, usr_cpu=result.usr_cpu, sys_cpu=result.sys_cpu,
-                  steady=steady, filename=found.filename)
+                  steady=steady, filename=found.filename, job=result.name)
             for d in result.directions]
