@@ -17,10 +17,14 @@ alternate, their order rotating every round:
 With --floors, the plot's pieces each in a fresh process, measured as plot is, each adding one step to the last:
   floor-python    `python -c pass`
   floor-numpy     and `import numpy`
+  floor-mpl-package and `import matplotlib`, the package alone (the GC off, as ptsbench imports it): rcParams and
+                  their validators, colours and colormaps, no figure, axes or canvas
   floor-mpl       and matplotlib's figure and Agg canvas, as ptsbench imports them (import_matplotlib)
   floor-draw      and the plot's own chart of this log (its Figure, pickled by the bench beforehand: the min/max per
                   pixel column already taken) drawn and written as the PNG: no reading, no ptsbench CLI, no table
   floor-read      numpy and ptsbench's reader alone: `read_log(LOG)` (no matplotlib)
+  floor-no-draw   the whole `ptsbench plot LOG` with its charts' files written empty (ChartWriter.write replaced):
+                  everything plot does but import matplotlib and draw (CLI, read, statistics, reduction, table)
 floor-draw is what any plot of the log drawn by matplotlib in a fresh process costs at least.
 ptsbench's modules are byte-compiled first (as pip installs them). For the readers time is the wall time of the read
 alone (and its CPU time); memory is the peak RSS (VmHWM) minus the RSS just before the read (after the imports).
@@ -53,9 +57,11 @@ GOALS = {"ptsbench": (("loadtxt", 3.0, 0.5), ("loadtxt-int", 0.0, 0.5)),
 READERS = ("ptsbench", "ptsbench-numpy", "loadtxt", "loadtxt-int")
 MEASURES = (*READERS, "plot", "loadtxt-process")
 LOADTXT_PROCESS = "import sys, numpy; numpy.loadtxt(sys.argv[1], delimiter=',')"
+UNSTACKED = ("floor-read", "floor-no-draw")  # floors that do not add a step to the one before
 FLOORS = {  # piece -> the program it runs (argv[1]: the log, argv[2]: the pickled Figure), see --floors
     "floor-python": "pass",
     "floor-numpy": "import numpy",
+    "floor-mpl-package": "import gc, numpy; gc.disable(); import matplotlib",
     "floor-mpl": "import numpy; from ptsbench.report.core.draw_mpl import import_matplotlib; import_matplotlib()",
     "floor-draw": "import sys, pickle, tempfile, pathlib, numpy\n"
                   "from ptsbench.report.core.draw_mpl import import_matplotlib, write_figure_files\n"
@@ -64,6 +70,19 @@ FLOORS = {  # piece -> the program it runs (argv[1]: the log, argv[2]: the pickl
                   "with tempfile.TemporaryDirectory() as out:\n"
                   "    write_figure_files(figure, pathlib.Path(out), '', dpi, ('png',), size_in)",
     "floor-read": "import sys, numpy; from ptsbench.fio.logs import read_log; read_log(sys.argv[1])",
+    "floor-no-draw": "import os, sys, tempfile\n"  # the environment ptsbench's main sets before numpy loads:
+                     "os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')\n"
+                     "os.environ.setdefault('NUMPY_MADVISE_HUGEPAGE', '0')\n"
+                     "import ptsbench.plot.draw as draw\n"
+                     "def write(self, figure):\n"
+                     "    self.directory.mkdir(parents=True, exist_ok=True)\n"
+                     "    (self.directory / f'{figure.key}.png').write_bytes(b'')\n"
+                     "    return [self.directory / f'{figure.key}.png']\n"
+                     "draw.ChartWriter.write = write\n"
+                     "from ptsbench.cli import main\n"
+                     "with tempfile.TemporaryDirectory() as out:\n"
+                     "    sys.argv = ['ptsbench', 'plot', sys.argv[1], '--out', out + '/plots']\n"
+                     "    main()",
 }
 
 
@@ -239,11 +258,13 @@ def main() -> None:
         before = 0.0
         for name in FLOORS:
             cpu = median[name]["cpu_s"]
-            step = f"+{cpu - before:.3f}" if name not in ("floor-python", "floor-read") else ""
-            print(f"  {name:<13} {cpu:.3f} {step:>7}  ({cpu / process['cpu_s']:.2f} x the loadtxt process)")
-            before = cpu if name != "floor-read" else before
+            step = f"+{cpu - before:.3f}" if name not in ("floor-python", *UNSTACKED) else ""
+            print(f"  {name:<17} {cpu:.3f} {step:>7}  ({cpu / process['cpu_s']:.2f} x the loadtxt process)")
+            before = cpu if name not in UNSTACKED else before
         print(f"  floor-read over floor-numpy: +{median['floor-read']['cpu_s'] - median['floor-numpy']['cpu_s']:.3f}"
-              f"; the whole plot over floor-draw: +{plot['cpu_s'] - median['floor-draw']['cpu_s']:.3f}")
+              f"; the whole plot over floor-draw: +{plot['cpu_s'] - median['floor-draw']['cpu_s']:.3f}"
+              f"; over floor-no-draw (matplotlib's import and drawing): "
+              f"+{plot['cpu_s'] - median['floor-no-draw']['cpu_s']:.3f}")
 
 if __name__ == "__main__":
     main()

@@ -6,6 +6,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from ptsbench.atomic import atomic_write_json, atomic_write_text
@@ -28,8 +29,6 @@ from ptsbench.fio.runner import (
     shell_line,
 )
 from ptsbench.hosts.hostlist import Host, write_host_list
-from ptsbench.hosts.results import host_outcome
-from ptsbench.hosts.ssh import client_folder
 from ptsbench.metrics.board import Stream, publish, watched
 from ptsbench.store import RunStore, utc_now_ms
 
@@ -57,8 +56,20 @@ def _record(case: Case, outcome: FioOutcome | None, started: str, message: str =
     return record
 
 
+def _client_folder(hosts: Sequence[Host]) -> Path | None:
+    """fio's client's working folder for a run on hosts (hosts/ssh.py); None (and SSH's modules not loaded) for a
+    run here."""
+    if not hosts:
+        return None
+    from ptsbench.hosts.ssh import client_folder
+
+    return client_folder(hosts)
+
+
 def _add_hosts(record: CaseRecord, hosts: Sequence[Host], results: list[JobResult], outcome: FioOutcome | None) -> None:
     """Each host's status, and the all-hosts rows (fio's group arithmetic, latency merged from the bins)."""
+    from ptsbench.hosts.results import host_outcome
+
     said = (outcome.stdout_text + "\n" + outcome.stderr_text) if outcome else ""
     found = host_outcome(hosts, results, outcome.doc if outcome else None, said)
     record.jobs = [job_result_dict(result) for result in found.jobs]
@@ -109,7 +120,7 @@ def run_case(store: RunStore, case: Case, on_status: Callable[[FioStatus], None]
         with publish(live):  # for the metrics exporter, which reads the samples as they come
             outcome = run_fio(job_path, json_path=case_dir / "fio.json", stderr_path=case_dir / "fio.stderr",
                               on_status=on_status, on_document=on_document, status_bins=watched(),
-                              launch=FioLaunch(client=client, expected_s=case.expected_s, cwd=client_folder(hosts)))
+                              launch=FioLaunch(client=client, expected_s=case.expected_s, cwd=_client_folder(hosts)))
     except KeyboardInterrupt as stopped:  # keep what fio measured until then, then let the interrupt go on
         partial = stopped.outcome if isinstance(stopped, FioInterrupted) else None
         watch.close()

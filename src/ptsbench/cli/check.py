@@ -37,6 +37,8 @@ def gate_plan(gate_texts: Sequence[str], gates_file: Path | None, junit: Path | 
               ocptv: Path | None = None) -> GatePlan:
     """Parse every gate and the profile (a bad one is a one-line error here, before any IO) and check what relative
     gates need."""
+    if not (gate_texts or gates_file or junit or baseline or profile or ocptv):  # most runs: no gate module loaded
+        return GatePlan((), None, None, catalog, min_tail_ios)
     from ptsbench.catalog.gates import GateError, load_gates, parse_gate
     from ptsbench.outfolder import check_own_file
 
