@@ -562,3 +562,21 @@ def test_iops_times_block_size_is_the_bandwidth_on_every_row(runs: dict[str, Pat
                 assert row[iops] * parse_size_bytes(str(row[bs])) / 1e6 == pytest.approx(row[mb_s], rel=1e-5), row
                 checked += 1
     assert checked >= 4
+
+
+def test_plot_json_names_the_job_of_a_run_of_several(runs: dict[str, Path]) -> None:
+    """A job file's run holds several jobs: plot --json's table names each row's job (its rows could not be told
+    apart), and a sweep, one job per run, has no job column (it would repeat the run's name)."""
+    from ptsbench.plot.fiojson import JsonPlotOptions, make_json_plots
+
+    def table_of(run: Path) -> tuple[list[str], list[tuple[object, ...]]]:
+        result = make_json_plots([str(run)], JsonPlotOptions(out_dir=run.parent / f"{run.name}-charts"))
+        return [column.name for column in result.table.columns], list(result.table.rows)
+
+    names, rows = table_of(runs["parallel"])
+    assert names[:2] == ["run", "job"]
+    for path in sorted((runs["parallel"] / "cases").glob("*/fio.json")):
+        jobs = json.loads(path.read_text())["jobs"]
+        shown = {row[1] for row in rows if str(row[0]).startswith(path.parent.name)}
+        assert shown == {job["jobname"] for job in jobs} and len(shown) == 2, (shown, rows)
+    assert "job" not in table_of(runs["sweep"])[0]
