@@ -1,13 +1,17 @@
 """`python -m ptsbench ARGS` without the interpreter's start: a process forked from a server that has already
-imported what `python -m ptsbench` imports first (ptsbench.cli), then run by the same code (runpy, as `-m` does).
+imported what `python -m ptsbench` imports first (ptsbench.cli) and what a case run imports later (PRELOAD), then
+run by the same code (runpy, as `-m` does).
 
-A row of the bad-input table costs about 0.05 CPU-s in Python's start and imports before ptsbench does anything; the
-suite starts ptsbench some thousands of times. Each call is still a process of its own, as a user's is: its own
+Python's start and ptsbench's imports are about 0.05 CPU-s of a bad-input row and 0.2-0.3 of a short `ptsbench run`;
+the suite starts ptsbench some thousands of times. Each call is still a process of its own, as a user's is: its own
 working folder, environment, umask, stdin/stdout/stderr (pipes, as subprocess.run's), exit code or signal, and the
-interpreter's own exit (SystemExit, a traceback, atexit). What differs from a fresh interpreter: the hash seed is the
-server's, the server's few modules (socket) are imported, and the parent is the server's helper process (which waits
-for it and reports its exit status and CPU). Settings Python reads only as it starts (PYTHON*, the locale, the
-exec log of tests/exec_audit) cannot change after the fork: a call that changes one runs `python -m ptsbench`.
+interpreter's own exit (SystemExit, a traceback, atexit, the modules' finalization). What differs from a fresh
+interpreter: the modules of PRELOAD (and the server's few: socket) are in place before the command asks for them, the
+hash seed is the server's, /proc/PID/cmdline shows the server's command line, the imported objects are frozen out of
+the garbage collector (gc.freeze: they live as long as the process anyway), and the parent is the server's helper
+(which waits for it and reports its exit status and CPU). What Python and numpy read only as they start (PYTHON*, the
+locale, OpenBLAS's and numpy's settings, the exec log of tests/exec_audit) cannot change after the fork: a call that
+changes one of them runs `python -m ptsbench`.
 
 The server runs as `python tests/forked_cli.py SOCKET`, one per pytest process, started at its first call; it ends
 when that pytest does (it looks for its parent every second, and the client stops it at exit).
@@ -28,7 +32,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
-STARTUP_KEYS = ("PYTHON", "LC_", "LANG", "PTSBENCH_EXEC_LOG")  # read only as an interpreter starts
+# read only as an interpreter starts, or as the preloaded modules are imported (numpy and its OpenBLAS)
+STARTUP_KEYS = ("PYTHON", "LC_", "LANG", "PTSBENCH_EXEC_LOG", "NUMPY", "NPY_", "OPENBLAS", "OMP_", "GOTO", "MKL_")
+# the modules a case run (`ptsbench run`: its plan, fio, results, workbook) imports after ptsbench.cli, where it needs
+# them (found with `python -X importtime -m ptsbench run ...`): 0.2-0.3 CPU-s of a run's 0.5. Imported by the server
+# after the settings ptsbench's main() makes before any of them (OpenBLAS on one thread). Not matplotlib: its import
+# reads the environment and files (MPLBACKEND, MPLCONFIGDIR), which may differ from call to call.
+PRELOAD = ("ptsbench.cli.case_run", "ptsbench.cli.check", "ptsbench.cli.health", "ptsbench.cli.metrics",
+           "ptsbench.cases.schedule", "ptsbench.cases.plan", "ptsbench.cases.checks", "ptsbench.catalog.gates",
+           "ptsbench.catalog.monitor_host", "ptsbench.device.latency_monitor", "ptsbench.device.same_device",
+           "ptsbench.drops.stored", "ptsbench.fio.log_merge", "ptsbench.outfolder", "ptsbench.pts.store",
+           "ptsbench.report.build", "ptsbench.report.common", "ptsbench.report.fleet_members",
+           "ptsbench.report.glance", "ptsbench.report.core.workbook", "ptsbench.report.core.progress",
+           "ptsbench.workload.runs", "ptsbench.confidence", "rich.console", "rich.progress", "xlsxwriter", "numpy")
 FDS = 3  # stdin, stdout, stderr, passed to the server with each request
 _lock = threading.Lock()
 _server: dict[str, Any] = {}  # the running server: process, socket path, the environment it started with
@@ -208,7 +224,14 @@ if __name__ == "__main__":
 
     sys.path[0] = os.getcwd()  # not this file's folder (tests/), as `python -m ptsbench` here would have it
 
+    import importlib
+
     import ptsbench.cli  # noqa: F401 (what `python -m ptsbench` imports before it runs anything)
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as ptsbench.cli.main() sets them, before numpy's import
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    for name in PRELOAD:
+        importlib.import_module(name)
 
     gc.freeze()  # the imported modules' objects: a forked call's collections leave them (and their pages) alone
     _become(*_serve(sys.argv[1]))
