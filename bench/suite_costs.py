@@ -1,7 +1,7 @@
 """Where the test suite's time goes: each test's wall and CPU time (pytest's process and the children it waited for:
-ptsbench, fio, ...), and the sums per xdist_group, module and worker. Under pytest-xdist every test of one
-xdist_group runs on one worker in turn, so the largest group is a floor under the run's wall time; the summed CPU
-time is what a loaded machine distorts least.
+ptsbench, fio, ...; and the ptsbench calls tests/forked_cli.py forked, whose CPU it reports), and the sums per
+xdist_group, module and worker. Under pytest-xdist every test of one xdist_group runs on one worker in turn, so the
+largest group is a floor under the run's wall time; the summed CPU time is what a loaded machine distorts least.
 
 A pytest plugin (per test phase: setup, call, teardown, one JSON line each in PREFIX-WORKER.jsonl) and its summary:
 
@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import resource
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Generator
@@ -29,7 +30,9 @@ MAX_PHASE_S = 24 * 3600.0  # a test that moves the clock (monkeypatched time) gi
 
 def _cpu_s() -> tuple[float, float]:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+    forked = sys.modules.get("forked_cli")  # the tests' ptsbench calls forked from a server (tests/forked_cli.py)
+    forked_s = forked.cpu_s() if forked else 0.0
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime + forked_s
 
 
 def _record(item: pytest.Item, phase: str, started: float, cpu: tuple[float, float]) -> None:

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -32,7 +31,9 @@ class Lab:
 
 
 def _ptsbench(*args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "ptsbench", *args], capture_output=True, text=True, timeout=600)
+    from conftest import run_cli  # here: conftest imports this module
+
+    done = run_cli(*args, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
