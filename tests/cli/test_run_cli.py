@@ -475,7 +475,7 @@ def test_latency_over_time_is_derived_exactly_from_fio_status(tmp_path: Path, wr
 
 def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     write_job("g/1.fio", "[first]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
-    write_job("g/2.fio", "[done]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n"
+    write_job("g/2.fio", "[done]\nioengine=null\nsize=1m\nrw=read\n"  # done within its first moment
                          "[second]\nstonewall\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n")
     write_job("g/3.fio", "[third]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
     out = tmp_path / "r"
@@ -483,12 +483,15 @@ def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, wri
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),
                                 "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 30
-    while not (out / "cases" / "002-2" / "job.fio").exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    deadline = time.monotonic() + 120
+    # case 2's fio has a job process: its first job's 1 MiB takes a moment, and 2.5 s later the second job runs
+    # (a time-based first job of 1 s, on a busy host, was still running 2.5 s after the case's job file appeared)
+    while len(fio_pids(out / "cases" / "002-2")) < 2:
+        assert process.poll() is None and time.monotonic() < deadline, "case 2's fio never started"
+        time.sleep(0.1)
     time.sleep(2.5)
     process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=30)
+    stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130 and "Traceback" not in stderr and "ptsbench: error: interrupted" in stderr
     first = json.loads((out / "cases" / "001-1" / "result.json").read_text())
     second = json.loads((out / "cases" / "002-2" / "result.json").read_text())
