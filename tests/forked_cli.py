@@ -19,6 +19,7 @@ when that pytest does (it looks for its parent every second, and the client stop
 
 import array
 import atexit
+import contextlib
 import io
 import json
 import os
@@ -162,7 +163,10 @@ def _serve(path: str) -> tuple[dict[str, Any], list[int]]:
                     break
             except ChildProcessError:
                 break
-        if os.getppid() != parent:  # the pytest that started this server is gone
+        if os.getppid() != parent:  # the pytest that started this server is gone (killed: its atexit never ran)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                os.rmdir(os.path.dirname(path))
             os._exit(0)
         try:
             conn, _address = listener.accept()
