@@ -157,6 +157,16 @@ def job_process_runs(folder: Path, session: int) -> bool:
     return False
 
 
+def sessions(pids: list[int]) -> set[int]:
+    """The sessions of the processes `pids` that still run (fio forks short-lived ones: gone by the time they are
+    asked)."""
+    found = set()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            found.add(os.getsid(pid))
+    return found
+
+
 def test_kill_of_the_process_group_stops_an_fio_of_another_name(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """PTSBENCH_FIO names an fio called otherwise (fio-copy): after a kill -9 of ptsbench's process group the watcher
@@ -200,7 +210,7 @@ def test_kill_of_ptsbench_server_stops_its_fio_server_and_the_jobs_it_runs(tmp_p
         client = subprocess.Popen(["fio", f"--client=sock:{socket_path}", str(job)], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
         # its main process, the client's connection and the job process, in a session of its own
-        kill_when(server, lambda: len({os.getsid(pid) for pid in lifetime.server_pids(option)}) >= 2, group=group)
+        kill_when(server, lambda: len(sessions(lifetime.server_pids(option))) >= 2, group=group)
         while pids := lifetime.server_pids(option):
             assert time.monotonic() < deadline, f"the fio server outlived ptsbench: pids {pids}"
             time.sleep(0.05)
