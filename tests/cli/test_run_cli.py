@@ -506,7 +506,10 @@ def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, wri
     assert [row["status"] for row in rows] == ["ok", "interrupted", "interrupted"]
     shown = run_cli("show", str(out), "--format", "json")
     assert [row["status"] for row in json.loads(shown.stdout)] == ["ok", "interrupted", "interrupted"]
-    assert "interrupted" in run_cli("show", str(out)).stdout  # the table says so too
+    shown = run_cli("show", str(out))
+    assert "interrupted" in shown.stdout  # the table says so too, and a line what is left and how to finish it
+    assert f"the run did not end (interrupted): 1 of 3 case(s) ran to their end; `ptsbench resume {out}`" in (
+        shown.stderr)
     assert not (out / "cases" / "003-3").exists()
     found = subprocess.run(["pgrep", "-f", f"{out}/cases/002-2/job.fio"], capture_output=True, text=True)
     assert found.stdout.strip() == ""  # fio was stopped, not left running

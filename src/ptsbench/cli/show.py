@@ -1,10 +1,14 @@
 """`ptsbench show RUN_DIR`: print a stored run's results again, from the store alone."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ptsbench.report.core.terminal import FORMATS
+
+if TYPE_CHECKING:
+    from ptsbench.store import RunStore
 
 
 @click.command()
@@ -54,10 +58,30 @@ def show(run_dir: Path, output_format: str) -> None:
     from ptsbench.report.core.terminal import print_rows
 
     manifest = store.manifest
-    print_rows(result_rows(load_records(store)), output_format,
+    records = load_records(store)
+    print_rows(result_rows(records), output_format,
                title=f"{manifest.get('name', run_dir.name)} ({manifest.get('created_utc')})",
                grid=manifest.get("name") == "quick")
     if output_format == "table":
         from ptsbench.cli.repeat import print_repeat_auto
 
         print_repeat_auto(store)
+    if (line := _unfinished(store, sum(record.status != "interrupted" for record in records))) is not None:
+        click.echo(f"ptsbench: {line}", err=True)
+
+
+def _unfinished(store: "RunStore", ended: int) -> str | None:
+    """How many of its cases a run that did not end (stopped, killed, or still running) ran to their end, and how to
+    finish it; None for a run that ended (done, or failed)."""
+    from ptsbench.pts.store import PtsStore
+
+    status = PtsStore(store).run_status()  # 'running' that no process holds: killed, 'interrupted'
+    if status not in ("running", "interrupted"):
+        return None
+    planned = len(store.manifest.get("cases") or [])
+    count = f"{ended} of {planned} case(s)" if planned else f"{ended} case(s)"
+    if status == "running":
+        return f"the run is still running: {count} ran to their end so far"
+    finish = (f"`ptsbench resume {store.root}` runs the others" if store.manifest.get("resume_plan")
+              else "run it again for the others")
+    return f"the run did not end ({status}): {count} ran to their end; {finish}"
