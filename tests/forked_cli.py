@@ -151,6 +151,16 @@ def _serve(path: str) -> tuple[dict[str, Any], list[int]]:
     """Accept calls, each in a forked helper that forks the call and reports its end; returns only in a call's
     process (the request and its stdin, stdout, stderr)."""
     parent = os.getppid()
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+
+    def end(_number: int, _frame: object) -> None:  # a Ctrl-C of pytest's process group reaches the server too
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            os.rmdir(os.path.dirname(path))
+        os._exit(0)
+
+    for number in handlers:
+        signal.signal(number, end)
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(path)
     listener.listen(64)
@@ -184,6 +194,8 @@ def _serve(path: str) -> tuple[dict[str, Any], list[int]]:
         pid = os.fork()
         if pid == 0:
             conn.close()
+            for number, handler in handlers.items():  # the call's, as a fresh interpreter has them
+                signal.signal(number, handler)
             return request, fds
         try:
             for fd in fds:
