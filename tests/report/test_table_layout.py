@@ -13,6 +13,7 @@ from conftest import run_cli
 from ptsbench.report.build import load_compare, load_report
 from ptsbench.report.core.model import Column, Report, Table, formatted_rows
 from ptsbench.report.core.pdf import MARGIN_IN, _report_text, write_pdf
+from ptsbench.report.core.pdf_text import CUT_AFTER, MONO_ADVANCE_EM, width_pt, wrap_words
 from ptsbench.report.core.table_layout import arranged, split_to_fit, wrap_name
 from test_legible import page_words
 from test_present import run_in_terminal
@@ -77,6 +78,16 @@ def test_a_table_too_wide_is_split_with_its_keys_in_every_part() -> None:
     assert len(parts) > 1 and all(part.columns[0].name == "workload" for part in parts)
     assert sum(len(part.columns) - 1 for part in parts) == 12  # every value column once, none cut
     assert [part.title for part in parts][-1] == f"Wide (part {len(parts)} of {len(parts)})"
+
+
+def test_pdf_text_wider_than_a_line_is_cut_after_a_separator() -> None:
+    path = "/tmp/pytest-of-root/pytest-10950/popen-gw2/layout0/parallel/cases/001-jobs@tmp_pytest-of-root/job.fio"
+    for mono in (False, True):
+        lines = wrap_words(f"fio {path}", 150.0, 9.0, mono=mono)
+        assert lines[0] == "fio" and len(lines) > 3 and "".join(lines[1:]) == path, lines
+        assert all(width <= 150.0 for width in (
+            len(line) * MONO_ADVANCE_EM * 9.0 if mono else width_pt(line, 9.0) for line in lines))
+        assert all(line[-1] in CUT_AFTER for line in lines[1:-1]), lines  # cut after a separator, not in a name
 
 
 # --- PDFs of every kind of report ----------------------------------------------------------------------------------

@@ -23,9 +23,12 @@ from ptsbench.report.core.table_layout import arranged, preferred_widths, split_
 
 PAGE_W_IN, PAGE_H_IN = 11.69, 8.27  # A4 landscape
 MARGIN_IN = 0.45
+TEXT_WIDTH_PT = (PAGE_W_IN - 2 * MARGIN_IN - 0.1) * 72  # texts start 0.05 in inside the margin: as far from the other
 TOP_BAND_IN = 0.62  # report title line and section title
 FOOTER_IN = 0.35
 BODY_PT = 9.0  # body text and tables: never smaller
+TITLE_PT = 18.0
+WARNING_PAD_PT = 0.35 * BODY_PT  # a warning's box around its text
 SMALL_PT = 8.0  # page header and footer, figure captions
 FACT_LINE_IN = 0.17
 TEXT_LINE_IN = 0.19
@@ -37,7 +40,6 @@ MIN_FIGURE_IN = 2.4  # ... and down to this height to end a page that has room f
 FIGURE_3D_IN = 4.4  # 3D figures take the page's width: at half of it their tick labels run into each other
 FIGURE_GAP_IN = 0.2
 GAP_IN = 0.12
-CHAR_IN = BODY_PT * 0.55 / 72  # an average character of the body font
 
 
 @dataclass
@@ -65,13 +67,15 @@ class Page:
 
 
 FACT_COLUMNS = 2
-FACT_CHARS = int((PAGE_W_IN - 2 * MARGIN_IN) / FACT_COLUMNS / CHAR_IN) - 4
+FACT_GAP_PT = 12.0  # between the facts' columns
 
 
 def _fact_lines(facts: Sequence[tuple[str, str]]) -> list[list[str]]:
     """Facts wrapped, in FACT_COLUMNS columns of whole facts."""
-    wrapped = [textwrap.wrap(f"{label}: {value}", FACT_CHARS, subsequent_indent="    ") or [label]
-               for label, value in facts]
+    indent = "    "
+    width_pt = (PAGE_W_IN - 2 * MARGIN_IN) / FACT_COLUMNS * 72 - FACT_GAP_PT - pdf_text.width_pt(indent, BODY_PT)
+    wrapped = [[f"{indent if number else ''}{line}" for number, line in
+                enumerate(pdf_text.wrap_words(f"{label}: {value}", width_pt, BODY_PT))] for label, value in facts]
     total = sum(len(lines) for lines in wrapped)
     columns: list[list[str]] = [[] for _ in range(FACT_COLUMNS)]
     column = 0
@@ -89,12 +93,13 @@ def _facts_height(facts: Sequence[tuple[str, str]]) -> float:
 
 
 def _title_lines(report: Report) -> list[str]:
-    return textwrap.wrap(report.title, int((PAGE_W_IN - 2 * MARGIN_IN) / (18 * 0.6 / 72))) or [""]
+    return pdf_text.wrap_words(report.title, TEXT_WIDTH_PT, TITLE_PT, bold=True)
 
 
 def _notes(report: Report) -> list[str]:
     notes = [f"IN PROGRESS: {report.in_progress}"] if report.in_progress else []
-    return [line for note in [*notes, *report.warnings] for line in textwrap.wrap(note, 150)]
+    return [line for note in [*notes, *report.warnings]
+            for line in pdf_text.wrap_words(note, TEXT_WIDTH_PT, BODY_PT + 1, bold=True)]
 
 
 def _title_height(report: Report) -> float:
@@ -104,8 +109,9 @@ def _title_height(report: Report) -> float:
 
 
 def _text_lines(block: Text) -> list[str]:
-    width = {"code": 150, "warning": 130}.get(block.kind, 140)
-    return textwrap.wrap(block.text, width, break_long_words=True, replace_whitespace=False) or [""]
+    """A text block's lines, wrapped to the page's width in the font it is drawn in (a warning's box inside it)."""
+    width_pt = TEXT_WIDTH_PT - (2 * WARNING_PAD_PT if block.kind == "warning" else 0.0)
+    return pdf_text.wrap_words(block.text, width_pt, BODY_PT, bold=block.kind == "warning", mono=block.kind == "code")
 
 
 def _height(block: Block) -> float:
@@ -279,7 +285,7 @@ def _half_height(block: Block, half_in: float, page_in: float) -> float | None:
 
 
 def _note_lines(block: Text, width_in: float) -> list[str]:
-    return textwrap.wrap(block.text, int(width_in / CHAR_IN)) or [""]
+    return pdf_text.wrap_words(block.text, width_in * 72, BODY_PT)
 
 
 def _short_note(block: Block | None, width_in: float) -> bool:
@@ -414,7 +420,7 @@ def _title_band(canvas: Any, report: Report) -> float:
     """The first page's top: title, provenance, banners and the report's facts; returns where the section starts."""
     top_in = MARGIN_IN
     for line in _title_lines(report):
-        canvas.text(_x(MARGIN_IN), _y(top_in), line, fontsize=18, weight="bold", va="top")
+        canvas.text(_x(MARGIN_IN), _y(top_in), line, fontsize=TITLE_PT, weight="bold", va="top")
         top_in += 0.34
     canvas.text(_x(MARGIN_IN), _y(top_in), textwrap.shorten(report.provenance, 150), fontsize=BODY_PT,
                 color="#555555", va="top")
@@ -437,7 +443,8 @@ def _draw_text(canvas: Any, placed: Placed) -> None:
         style = {"fontsize": BODY_PT, "family": "monospace", "linespacing": 1.3}
     elif block.kind == "warning":
         style = {"fontsize": BODY_PT, "weight": "bold", "color": "#8a1c00", "linespacing": 1.4,
-                 "bbox": {"facecolor": "#fff1eb", "edgecolor": "#8a1c00", "boxstyle": "square,pad=0.35"}}
+                 "bbox": {"facecolor": "#fff1eb", "edgecolor": "#8a1c00",
+                          "boxstyle": f"square,pad={WARNING_PAD_PT / BODY_PT}"}}
     canvas.text(_x(MARGIN_IN + 0.05), _y(placed.top_in + 0.04), "\n".join(_text_lines(block)), va="top", **style)
 
 

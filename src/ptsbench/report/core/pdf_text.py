@@ -86,17 +86,39 @@ def _centi(text: str, size_pt: float, bold: bool, embedded: bool) -> int:
     return int(width_pt(text, size_pt, bold, embedded) * CENTI + 0.999)
 
 
-def wrap_words(text: str, width: float, size_pt: float, bold: bool = False) -> list[str]:
-    """`text` wrapped at spaces to lines no wider than `width` points (a longer word keeps a line of its own)."""
+MONO_ADVANCE_EM = 1233 / 2048  # every glyph of DejaVu Sans Mono, matplotlib's monospace font
+CUT_AFTER = "/_@-.,:="  # where a word too wide for a line is cut, when one falls within the line (paths, options)
+
+
+def wrap_words(text: str, width: float, size_pt: float, bold: bool = False, mono: bool = False) -> list[str]:
+    """`text` wrapped at spaces to lines no wider than `width` points, in the body font or (`mono`) the monospace one.
+    A word wider than a line (a long path) is cut where the line ends, after a separator (CUT_AFTER) where one falls
+    within it, so that no text passes the page's edge."""
+    def wide(part: str) -> float:
+        return len(part) * MONO_ADVANCE_EM * size_pt if mono else width_pt(part, size_pt, bold)
+
     lines: list[str] = []
     for paragraph in text.split("\n"):
         line = ""
         for word in paragraph.split(" "):
             candidate = f"{line} {word}" if line else word
-            if line and width_pt(candidate, size_pt, bold) > width:
+            if line and wide(candidate) > width:
                 lines.append(line)
-                line = word
-            else:
-                line = candidate
+                candidate = word
+            while len(candidate) > 1 and wide(candidate) > width:
+                head = _head(candidate, width, wide)
+                lines.append(head)
+                candidate = candidate[len(head):]
+            line = candidate
         lines.append(line)
     return lines
+
+
+def _head(word: str, width: float, wide: Callable[[str], float]) -> str:
+    """The longest start of `word` no wider than `width` (at least one character), ended after its last separator
+    where it holds one."""
+    fits = 1
+    while fits < len(word) and wide(word[:fits + 1]) <= width:
+        fits += 1
+    cut = max((at + 1 for at in range(fits) if word[at] in CUT_AFTER), default=fits)
+    return word[:cut]
