@@ -17,7 +17,9 @@ from ptsbench.report.core.figure import (
     color_of,
     log_ticks,
 )
+from ptsbench.report.core.table_layout import wrap_name
 
+TICK_LINE_CHARS = 28  # a tick label's line, wrapped after separators
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif"
 
 
@@ -28,9 +30,10 @@ def _axis(title: str, log: bool, ticks: Sequence[tuple[float, str]] = ()) -> dic
                             "type": "log" if log else "linear", "showgrid": True,
                             "gridcolor": "#e3e3e3", "zeroline": False, "linecolor": "#888", "ticks": "outside",
                             "exponentformat": "none", "separatethousands": True}
-    if ticks:
+    if ticks:  # long names (tests named after a device's by-id path) in lines: turned whole, their margin took
+        # more than the figure's height and plotly drew nothing
         axis.update(tickmode="array", tickvals=[position for position, _ in ticks],
-                    ticktext=[label for _, label in ticks])
+                    ticktext=["<br>".join(wrap_name(label, TICK_LINE_CHARS)) for _, label in ticks])
     return axis
 
 

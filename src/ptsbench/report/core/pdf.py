@@ -28,6 +28,8 @@ TOP_BAND_IN = 0.62  # report title line and section title
 FOOTER_IN = 0.35
 BODY_PT = 9.0  # body text and tables: never smaller
 TITLE_PT = 18.0
+SECTION_PT = 14.0
+SECTION_LINE_IN = 0.24  # a section title's line (the first is in TOP_BAND_IN)
 WARNING_PAD_PT = 0.35 * BODY_PT  # a warning's box around its text
 SMALL_PT = 8.0  # page header and footer, figure captions
 FACT_LINE_IN = 0.17
@@ -265,7 +267,8 @@ def layout(report: Report) -> list[Page]:
         used_in = max((placed.top_in + placed.height_in for placed in last.placed), default=bottom_in)
         first_in = min(_height(section.blocks[0]), FIGURE_IN) if section.blocks else 0.0
         if bottom_in - used_in >= max(SECTION_ROOM * (bottom_in - MARGIN_IN),
-                                      TOP_BAND_IN + _facts_height(section.facts) + first_in + 0.1):
+                                      TOP_BAND_IN + _title_extra_in(section.title) + _facts_height(section.facts)
+                                      + first_in + 0.1):
             pages[-1:] = _section_pages(section, last, used_in + 0.1 - MARGIN_IN)
         else:
             pages += _section_pages(section, None, 0.0)
@@ -302,7 +305,7 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
     page = before or Page(section, title_page=before is None and above_in > 0)
     page.starts.append((section, above_in))
     pages = [page]
-    top_in = content_top_in + above_in + _facts_height(section.facts)
+    top_in = content_top_in + above_in + _title_extra_in(section.title) + _facts_height(section.facts)
     row: tuple[float, float] | None = None  # (top, height) of a row whose right half is still free
     half_in = (PAGE_W_IN - 2 * MARGIN_IN - FIGURE_GAP_IN) / 2
 
@@ -310,7 +313,7 @@ def _section_pages(section: Section, before: Page | None, above_in: float) -> li
         nonlocal page, top_in
         page = Page(section)
         pages.append(page)
-        top_in = content_top_in
+        top_in = content_top_in + _title_extra_in(_continued(section))
 
     blocks = [piece for whole in section.blocks
               for part in (split_groups(whole) if isinstance(whole, Table) else [whole])
@@ -400,12 +403,29 @@ def _page_frame(canvas: Any, report: Report, page: Page, number: int) -> None:
     if page.title_page:
         _title_band(canvas, report)
     if not page.starts:
-        canvas.text(_x(MARGIN_IN), _y(MARGIN_IN + 0.2), f"{page.section.title} (continued)", fontsize=14,
-                    weight="bold", va="top")
+        _draw_section_title(canvas, _continued(page.section), MARGIN_IN)
     for section, above_in in page.starts:
-        canvas.text(_x(MARGIN_IN), _y(MARGIN_IN + above_in + 0.2), section.title, fontsize=14, weight="bold",
-                    va="top")
-        _draw_facts(canvas, section.facts, MARGIN_IN + above_in + TOP_BAND_IN)
+        _draw_section_title(canvas, section.title, MARGIN_IN + above_in)
+        _draw_facts(canvas, section.facts, MARGIN_IN + above_in + TOP_BAND_IN + _title_extra_in(section.title))
+
+
+def _section_title_lines(title: str) -> list[str]:
+    """A section's title wrapped to the page's width (a case named after a long device path takes two lines)."""
+    return pdf_text.wrap_words(title, TEXT_WIDTH_PT, SECTION_PT, bold=True)
+
+
+def _title_extra_in(title: str) -> float:
+    """The height a section's title takes beyond the one line TOP_BAND_IN holds."""
+    return (len(_section_title_lines(title)) - 1) * SECTION_LINE_IN
+
+
+def _continued(section: Section) -> str:
+    return f"{section.title} (continued)"
+
+
+def _draw_section_title(canvas: Any, title: str, top_in: float) -> None:
+    canvas.text(_x(MARGIN_IN), _y(top_in + 0.2), "\n".join(_section_title_lines(title)), fontsize=SECTION_PT,
+                weight="bold", va="top", linespacing=SECTION_LINE_IN * 72 / SECTION_PT)
 
 
 def _draw_facts(canvas: Any, facts: Sequence[tuple[str, str]], top_in: float) -> None:

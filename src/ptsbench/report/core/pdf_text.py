@@ -87,7 +87,7 @@ def _centi(text: str, size_pt: float, bold: bool, embedded: bool) -> int:
 
 
 MONO_ADVANCE_EM = 1233 / 2048  # every glyph of DejaVu Sans Mono, matplotlib's monospace font
-CUT_AFTER = "/_@-.,:="  # where a word too wide for a line is cut, when one falls within the line (paths, options)
+CUT_AFTER = "/_@-"  # where a word too wide for a line is cut, when one falls within it (table_layout's separators)
 
 
 def wrap_words(text: str, width: float, size_pt: float, bold: bool = False, mono: bool = False) -> list[str]:
