@@ -493,7 +493,8 @@ FULL_CHECKS = ("ftl-counters", "ftl-run-dir-9p", "ftl-pts-iops", "ftl-wsat")
 
 
 # ptsbench's --precondition sprandom (fio 3.41's) against PTS's preconditioning (opt-in: PTSBENCH_LAB_SPRANDOM=1 makes
-# scripts/device-lab.sh build fio 3.42 once and pass it in PTSBENCH_LAB_FIO; the check runs two whole IOPS tests)
+# scripts/device-lab.sh build a fio with sprandom (3.41 or later) once and pass it in PTSBENCH_LAB_FIO; the check
+# runs two whole IOPS tests)
 SPRANDOM = os.environ.get("PTSBENCH_LAB_SPRANDOM") == "1"
 CLASSIC_MULTIPLE = 2  # PTS's workload-independent preconditioning: twice the capacity, 128 KiB sequential writes
 # ptsbench's --precondition sprandom, with the model's over-provisioning
@@ -523,7 +524,7 @@ def steady_arm(dev: str, out: Path, fio: str, precondition: tuple[str, ...]) -> 
 
 def ftl_sprandom(lab: Lab) -> str:
     """`ptsbench pts --precondition sprandom` against PTS's preconditioning on the same model, each on a fresh drive
-    (rmmod + insmod), with fio 3.42 for both: PTS's twice the capacity of sequential writes, then rounds of 4 KiB
+    (rmmod + insmod), with that fio for both: PTS's twice the capacity of sequential writes, then rounds of 4 KiB
     random writes until steady state; or fio's sprandom (the namespace and its over-provisioning of random writes
     once), then the same rounds. Both must reach steady state with garbage collection running (write amplification
     above 1.5 in the window), sprandom must write more than the namespace, its preconditioning job must be fio's

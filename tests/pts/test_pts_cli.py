@@ -250,7 +250,7 @@ def test_measure_rate_reads_the_target_alone_when_its_path_holds_a_colon(tmp_pat
 @pytest.mark.parametrize("kind", ["file", "loop"])
 def test_sprandom_preconditioning_runs_on_a_fio_that_has_it(sprandom_fio: str, loop_device: str, tmp_path: Path,
                                                             kind: str) -> None:
-    """--precondition sprandom with a fio that has it (fio 3.42): fio's sprandom job writes the range and its
+    """--precondition sprandom with a fio that has it (3.41 or later): fio's sprandom job writes the range and its
     over-provisioning once (more than the range, 1 + spr_op times it in whole IOs), stored like WIPC; the plan, `show`
     and the report say how the device was preconditioned."""
     import json
