@@ -9,8 +9,9 @@
 #                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh):
 #                                what CI (.ci/run) runs. 22-24 minutes in a fresh clone (docs/benchmarks.md).
 #
-# Both install what is missing first (scripts/install.sh --test), then lint, types, and the tests, with the install
-# check (scripts/check-install.sh) beside them. As non-root the tests that need root (loop devices, mounts, labs) skip.
+# Both install what is missing first (scripts/install.sh --test), then lint, and the tests, with the type check
+# (mypy) and the install check (scripts/check-install.sh) beside them. As non-root the tests that need root (loop
+# devices, mounts, labs) skip.
 # --all as root keeps the Debian 13 root in PTSBENCH_DEBIAN13_ROOT (default /var/cache/ptsbench/debian13) for the
 # next run; PTSBENCH_DEBIAN13=0 leaves the second platform out.
 set -euo pipefail
@@ -59,7 +60,8 @@ if [ "$all" = 1 ] && [ "$(id -u)" = 0 ] && [ "${PTSBENCH_DEBIAN13:-1}" != 0 ]; t
   beside "the second platform (Debian 13)" bash scripts/test-debian13.sh "$debian13_root"
 fi
 .venv/bin/ruff check src tests bench
-.venv/bin/mypy
+# the type check (15-20 CPU-s in a fresh clone, without mypy's cache) beside the tests, not before them
+beside "the type check (mypy)" .venv/bin/mypy
 # the installs as users make them (about 40 CPU-s, mostly waiting on pip and the disk): beside the tests
 beside "the install check (scripts/check-install.sh)" bash scripts/check-install.sh
 if [ "$all" = 1 ]; then
