@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-_monotonic = time.monotonic  # bound now: a test that monkeypatches time.monotonic does not move this clock
+_monotonic, _unix = time.monotonic, time.time  # bound now: a test that monkeypatches time does not move them
 
 
 def _cpu_s() -> tuple[float, float]:
@@ -35,7 +35,7 @@ def _cpu_s() -> tuple[float, float]:
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime + forked_s
 
 
-def _record(item: pytest.Item, phase: str, started: float, cpu: tuple[float, float]) -> None:
+def _record(item: pytest.Item, phase: str, started: float, cpu: tuple[float, float], started_unix: float) -> None:
     own_s, children_s = _cpu_s()
     marker = item.get_closest_marker("xdist_group")
     group = str(marker.args[0] if marker.args else marker.kwargs.get("name", "")) if marker else ""
@@ -44,16 +44,17 @@ def _record(item: pytest.Item, phase: str, started: float, cpu: tuple[float, flo
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     with open(f"{prefix}-{worker}.jsonl", "a") as out:
         out.write(json.dumps({"test": item.nodeid, "group": group, "phase": phase, "worker": worker,
-                              "wall_s": _monotonic() - started, "cpu_s": own_s - cpu[0] + children_s - cpu[1]})
+                              "wall_s": _monotonic() - started, "cpu_s": own_s - cpu[0] + children_s - cpu[1],
+                              "pid": os.getpid(), "start_unix": started_unix, "end_unix": _unix()})
                   + "\n")
 
 
 def _measured(phase: str) -> Any:
     @pytest.hookimpl(hookwrapper=True)
     def hook(item: pytest.Item, *args: Any) -> Generator[None, None, None]:
-        started, cpu = _monotonic(), _cpu_s()
+        started, cpu, started_unix = _monotonic(), _cpu_s(), _unix()
         yield
-        _record(item, phase, started, cpu)
+        _record(item, phase, started, cpu, started_unix)
 
     return hook
 

@@ -18,6 +18,7 @@ tag=${1:-}
 case "$tag" in ""|fio-[0-9]*.[0-9]*) ;; *) echo "build-fio: not a fio release tag: $tag (e.g. fio-3.41)" >&2; exit 2 ;; esac
 cannot() { echo "build-fio: cannot build ${tag:-fio}: $*" >&2; exit 77; }
 failed() { echo "build-fio: ${tag:-fio} not built: $*" >&2; exit 1; }
+here=$(cd "$(dirname "$0")" && pwd)
 cache=${PTSBENCH_FIO_CACHE:-/var/cache/ptsbench/fio}
 mirror=${PTSBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -92,8 +93,7 @@ for pair in gcc:gcc make:make; do command -v "${pair%%:*}" >/dev/null || missing
 if [ "${#missing[@]}" -gt 0 ]; then
   [ "$(id -u)" = 0 ] || cannot "${missing[*]} missing (apt-get install them as root)"
   echo "build-fio: installing ${missing[*]} with apt-get (to build fio)" >&2
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      "${missing[@]}" >/dev/null; } || cannot "apt-get could not install ${missing[*]}"
+  bash "$here/apt-install.sh" "${missing[@]}" || cannot "apt-get could not install ${missing[*]}"
 fi
 if [ -n "${PTSBENCH_FIO_SOURCE:-}" ]; then
   [ -n "$tag" ] || failed "PTSBENCH_FIO_SOURCE needs a tag to build (bash scripts/build-fio.sh fio-X.Y)"

@@ -52,8 +52,7 @@ busybox_bin=$(command -v busybox || true)
 ls /boot/vmlinuz-*-amd64 >/dev/null 2>&1 || packages+=(linux-image-amd64)
 if [ "${#packages[@]}" -gt 0 ]; then
   echo "device lab: installing ${packages[*]} with apt-get" >&2
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      "${packages[@]}" >/dev/null; } || cannot "apt-get could not install ${packages[*]}"
+  bash "$repo/scripts/apt-install.sh" "${packages[@]}" || cannot "apt-get could not install ${packages[*]}"
 fi
 
 # the newest Debian kernel whose modules are installed: the guest loads them from the shared root
@@ -72,8 +71,8 @@ if [ "$variant" = ftl ]; then
   # of them changes
   if [ ! -f "$moddir/build/Makefile" ]; then
     echo "device lab: installing linux-headers-$version with apt-get (NVMeVirt is built against them)" >&2
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        "linux-headers-$version" >/dev/null; } || cannot "apt-get could not install linux-headers-$version"
+    bash "$repo/scripts/apt-install.sh" "linux-headers-$version" \
+      || cannot "apt-get could not install linux-headers-$version"
   fi
   key=$({ echo "$version"; cd "$repo/third_party" && find nvmevirt -type f -print0 | sort -z \
           | xargs -0 sha256sum && sha256sum nvmevirt-ptsbench.patch; } | sha256sum | cut -c1-16)

@@ -66,7 +66,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt=()
   if command -v apt-get >/dev/null; then
     if [ "$(id -u)" = 0 ]; then
-      apt=(apt-get)
+      # one apt-get at a time with ptsbench's other scripts (scripts/apt-install.sh), waiting for any other's locks
+      exec 9>/var/lock/ptsbench-apt.lock
+      flock -w 900 9 || say "another of ptsbench's scripts held the apt lock for 900 s"
+      apt=(apt-get -o DPkg::Lock::Timeout=900)
     elif command -v sudo >/dev/null && { sudo -n true 2>/dev/null || [ -t 0 ]; }; then
       apt=(sudo apt-get)
     fi
@@ -77,6 +80,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
         && with_progress '^Setting up ' env DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -q "${missing[@]}"; } \
       || say "apt-get could not install all of ${missing[*]}"
   fi
+  exec 9>&-  # the apt lock, when it was taken
 fi
 still=($(needed))
 if [ "${#still[@]}" -gt 0 ]; then

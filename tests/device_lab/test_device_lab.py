@@ -6,9 +6,11 @@ with garbage collection) tests/device_lab/device_lab_ftl.py's: its full size onl
 (ftl-ci) always. conftest.py starts each
 lab as soon as its tests are collected, so its minutes of QEMU run beside the rest of the suite; the first test of a
 lab waits for it. Skipped only where the lab cannot run: not root, or QEMU, the guest kernel, the Debian 13 root or
-the kernel headers NVMeVirt is built against not installable (and the FTL variants without their variables)."""
+the kernel headers NVMeVirt is built against not installable (and the FTL variants without their variables); with
+CI=true such a lab fails instead, so that CI never passes without its labs."""
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -50,7 +52,10 @@ def lab_results(request: pytest.FixtureRequest, variant: str) -> tuple[dict[str,
         status = -1
     console = started.console.read_text(errors="replace")
     if status == CANNOT_RUN:
-        pytest.skip(console.strip().splitlines()[-1])
+        why = console.strip().splitlines()[-1]
+        if os.environ.get("CI") == "true":  # CI runs the labs: one that cannot run there fails rather than hides
+            pytest.fail(f"{why} (CI=true: the device labs must run)")
+        pytest.skip(why)
     console = console[-3000:]
     results = started.results
     assert results.exists(), f"the lab stopped before the guest ran (status {status}):\n{console}"
