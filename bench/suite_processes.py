@@ -30,7 +30,8 @@ Phases = dict[int, tuple[list[float], list[str]]]  # per worker pid: its phases'
 class Process(NamedTuple):
     pid: int
     ppid: int
-    start_unix: int
+    start_unix: int  # to the second
+    end_unix: float
     cpu_s: float
     kind: str
 
@@ -44,13 +45,13 @@ def read_pacct(path: Path) -> list[Process]:
     data = path.read_bytes()
     found = []
     for offset in range(0, len(data) - ACCT_V3.size + 1, ACCT_V3.size):
-        flag, version, _tty, _exit, _uid, _gid, pid, ppid, btime, _etime, utime, stime, *_rest, comm = \
+        flag, version, _tty, _exit, _uid, _gid, pid, ppid, btime, etime, utime, stime, *_rest, comm = \
             ACCT_V3.unpack_from(data, offset)
         if version & 0x0F != 3:
             raise SystemExit(f"{path}: not an acct v3 file (version {version} at byte {offset})")
         name = comm.split(b"\0")[0].decode(errors="replace")
         kind = f"{name} (forked)" if flag & FORKED_NO_EXEC else name
-        found.append(Process(pid, ppid, btime, (_comp_t(utime) + _comp_t(stime)) / AHZ, kind))
+        found.append(Process(pid, ppid, btime, btime + etime / AHZ, (_comp_t(utime) + _comp_t(stime)) / AHZ, kind))
     return found
 
 
@@ -68,20 +69,31 @@ def read_phases(prefix: str) -> Phases:
 
 
 def attribute(processes: list[Process], phases: Phases) -> dict[str, dict[str, float]]:
-    """CPU-s per test and command name."""
-    parent = {process.pid: process.ppid for process in processes}
+    """CPU-s per test and command name. The kernel reuses pids (32768 of them by default), so a parent is the process
+    of that pid that lived when its child started."""
+    by_pid: dict[int, list[Process]] = defaultdict(list)
+    for process in processes:
+        by_pid[process.pid].append(process)
+
+    def parent_of(child: Process) -> Process | None:
+        lived = [process for process in by_pid.get(child.ppid, ())
+                 if process.start_unix <= child.start_unix <= process.end_unix + 1]
+        return max(lived, key=lambda process: process.start_unix) if lived else None
+
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for process in processes:
-        pid, test = process.pid, "(not under a worker)"
-        for _ in range(64):  # a chain of parents never this deep: a loop through a reused pid
-            if pid in phases:
-                starts, tests = phases[pid]
-                index = bisect_right(starts, process.start_unix + 0.5) - 1
-                test = tests[max(index, 0)] if pid != process.pid else "(the worker itself)"
+        test, current = "(not under a worker)", process
+        for _ in range(64):  # a chain of parents is never this deep
+            if current.ppid in phases and current.ppid != process.pid:
+                starts, tests = phases[current.ppid]
+                test = tests[max(bisect_right(starts, process.start_unix + 0.5) - 1, 0)]
                 break
-            if pid not in parent or parent[pid] in (0, 1, pid):
+            found = parent_of(current)
+            if found is None:
                 break
-            pid = parent[pid]
+            current = found
+        if process.pid in phases:
+            test = "(the worker itself)"
         sums[test][process.kind] += process.cpu_s
     return sums
 
