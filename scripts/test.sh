@@ -3,7 +3,7 @@
 #
 #   bash scripts/test.sh         the host level (the README's test command): everything that runs on this machine
 #                                itself: real fio, loop devices, Chromium, PostgreSQL for the catalog. No VM, no
-#                                second platform. On every CPU (pytest-xdist): about 19 CPU-minutes, 11.5 minutes
+#                                second platform. On every CPU (pytest-xdist): about 19 CPU-minutes, 11.5-13 minutes
 #                                on an idle 2-vCPU machine (measured: docs/benchmarks.md).
 #   bash scripts/test.sh --all   adds the device labs (QEMU guests with NVMe, SCSI and SATA drives) and the second
 #                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh):
@@ -27,7 +27,7 @@ debian13_root=${PTSBENCH_DEBIAN13_ROOT:-/var/cache/ptsbench/debian13}
 if [ "$all" = 0 ]; then
   say "the host level: installs what is missing (fio, chromium, postgresql, poppler-utils, lvm2, mdadm," \
       "btrfs-progs, nbdkit, openssh-server, the Python test tools) with apt-get and pip, then ruff, mypy and the" \
-      "tests on this machine, on every CPU: about 12 min on an idle 2-vCPU machine (plus the first install). No" \
+      "tests on this machine, on every CPU: 12-13 min on an idle 2-vCPU machine (plus the first install). No" \
       "VM, no Debian 13: bash scripts/test.sh --all adds them (about 25 min)"
   markers=(-m "not device_lab and not debian13 and not guest")
 else
