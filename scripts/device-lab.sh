@@ -129,7 +129,7 @@ if [ "$variant" = debian13 ]; then
   ' lab-venv "$repo" "$venv" >&2 || cannot "pip could not install ptsbench into $venv of $root (its reason above)"
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/ptsbench-lab.XXXXXX")
+work=$(mktemp -d /tmp/ptsbench-lab.XXXXXX)
 relay=""
 cleanup() {
   if [ -n "$relay" ]; then kill "$relay" 2>/dev/null || true; fi
