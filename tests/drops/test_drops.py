@@ -233,9 +233,11 @@ STEADY_JOBS = 20
 
 def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: Callable[..., Any],
                                     tmp_path: Path) -> None:
-    """Twenty steady jobs (fio's null engine held to a rate, various workloads) at once: not one drop. The
-    --min-fraction 0.8 verdict (exit code) is the stored seconds' own: on a loaded machine a host stall of half a
-    second can hold every job under 80 % for one second, which the limit rightly reports; it is not a drop."""
+    """Twenty steady jobs (fio's null engine held to a rate, various workloads) at once: not one drop blamed on the
+    device. The --min-fraction 0.8 verdict (exit code) is the stored seconds' own: on a loaded machine a host stall of
+    half a second can hold every job under 80 % for one second, which the limit rightly reports; it is not a drop.
+    Under CI's load (the labs' QEMU and the suite beside it) a null job once waited 49 % of its seconds for a CPU and
+    its latency rose with the wait: that finding names the host, as it must, and is no false alarm about the device."""
     workloads = ["randread", "randwrite", "read", "write", "randrw"]
     sections = "".join(f"[steady{index}]\nrw={workloads[index % 5]}\nbs={4 << (index % 4)}k\n"
                        f"rate_iops={500 + 100 * index}\n" for index in range(STEADY_JOBS))
@@ -255,7 +257,7 @@ def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: 
     # late first or last status leaves its part second out)
     assert len(jobs) == STEADY_JOBS and all(len(series.end_s) >= 3 for job in jobs
                                             for series in job.directions.values())
-    assert folder_findings(case_dir, DropRule()) == []
+    assert [finding.line() for finding in folder_findings(case_dir, DropRule()) if not finding.host_limited] == []
 
 
 LOADED_RUNS = 2  # each 12 s with every CPU busy; bench/bench_drops.py runs 20
