@@ -25,11 +25,13 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 mkdir -p "$cache"
 exec 6>"$cache/build.lock"
 flock 6
+has_sprandom() { [ "$(printf '%s\n' "$MIN_VERSION" "$1" | sort -V | head -1)" = "$MIN_VERSION" ]; }  # VERSION
 if [ -z "$tag" ]; then  # the newest kept fio with sprandom, if any
-  kept=$(find "$cache" -mindepth 2 -maxdepth 2 -path "$cache/fio-*/fio" -perm -u+x 2>/dev/null \
-         | sed 's|.*/fio-\([0-9.]*\)/fio$|\1 &|' | sort -V | awk -v min="$MIN_VERSION" \
-           '{ split($1, v, "."); split(min, m, "."); if (v[1] > m[1] || (v[1] == m[1] && v[2] >= m[2])) last = $2 }
-            END { if (last) print last }')
+  kept=""
+  for path in $(find "$cache" -mindepth 2 -maxdepth 2 -path "$cache/fio-*/fio" -perm -u+x 2>/dev/null | sort -V); do
+    version=${path%/fio}
+    if has_sprandom "${version##*/fio-}"; then kept=$path; fi
+  done
   if [ -n "$kept" ]; then echo "$kept"; exit 0; fi
 fi
 build=$(mktemp -d /tmp/ptsbench-fio.XXXXXX)
@@ -64,7 +66,7 @@ fetch_debian() {  # into $build/fio: tag's release tarball (any release of MIN_V
               <<<"$paragraph")
     [ -n "$version" ] || continue
     if [ -z "$tag" ]; then
-      [ "$(printf '%s\n' "$MIN_VERSION" "$version" | sort -V | head -1)" = "$MIN_VERSION" ] || continue
+      has_sprandom "$version" || continue
       tag=fio-$version
     fi
     [ "$tag" = "fio-$version" ] || continue
