@@ -120,9 +120,9 @@ def test_per_io_lat_log_holds_every_io_as_fio_counted_it(fio_run: tuple[Path, li
 def test_windowed_bw_and_iops_logs_agree_and_stay_within_fio_totals(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:
     """A job's bandwidth and IOPS logs read as one: in each window both logged, the bandwidth is the IOPS times the
     block size (fio rounds each on its own); summed over their windows (value x window length) each holds about the
-    IO fio counted: no unit slipped (KiB for bytes, ms for s: x1000 or more). Not exactly: on a busy host fio logs a
-    late window at its planned time with the rate of the time it really spanned (CI saw 1.29 x fio's bytes), rate_iops
-    catches up after a stall, and fio logs no partial last window."""
+    IO fio counted: no unit slipped (KiB for bytes, ms for s: x1000 or more). Only within a factor of 10 either way:
+    on a busy host fio logs a late 100 ms window at its planned time with the rate of the time it really spanned (CI
+    saw 1.29 and 1.58 x fio's bytes), rate_iops catches up after a stall, and fio logs no partial last window."""
     folder, jobs = fio_run
     pairs = zip(_files(folder, "win_bw.*.log"), _files(folder, "win_iops.*.log"), _jobs(jobs, "win"), strict=True)
     for bw_path, iops_path, job in pairs:
@@ -143,7 +143,7 @@ def test_windowed_bw_and_iops_logs_agree_and_stay_within_fio_totals(fio_run: tup
                 time_ms = log.time_ms[log.ddir == ddir].astype(np.float64)
                 value = log.value[log.ddir == ddir].astype(np.float64) * scale
                 amount = float(np.sum(value * np.diff(time_ms, prepend=0.0) / 1000.0))
-                assert 0 < amount <= job[name][total] * 1.5, (log, name, amount, job[name][total])
+                assert job[name][total] / 10 <= amount <= job[name][total] * 10, (log, name, amount, job[name][total])
 
 
 def test_per_job_logs_0_holds_each_job_in_turn(fio_run: tuple[Path, list[dict[str, Any]]]) -> None:

@@ -127,10 +127,12 @@ def capture(device: str, out_file: Path, duration_s: float | None = None, comman
     previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() \
         else None
     try:
-        tracefs.start()
-        pipe = os.open(TRACEFS / "trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            with open(out_file, "xb") as sink:
+        # the trace file exists before the device's trace switch turns on: a capture stopped at any moment after it
+        # keeps a trace, if an empty one
+        with open(out_file, "xb") as sink:
+            tracefs.start()
+            pipe = os.open(TRACEFS / "trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
+            try:
                 if command:
                     process = subprocess.Popen(list(command))
                 while True:
@@ -149,8 +151,8 @@ def capture(device: str, out_file: Path, duration_s: float | None = None, comman
                 _drain(pipe, sink)
                 sink.flush()
                 os.fsync(sink.fileno())
-        finally:
-            os.close(pipe)
+            finally:
+                os.close(pipe)
         dropped = tracefs.dropped()
     finally:
         if process is not None and process.poll() is None:
