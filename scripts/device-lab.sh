@@ -129,7 +129,12 @@ if [ "$variant" = debian13 ]; then
   ' lab-venv "$repo" "$venv" >&2 || cannot "pip could not install ptsbench into $venv of $root (its reason above)"
 fi
 
-work=$(mktemp -d /tmp/ptsbench-lab.XXXXXX)
+# the work folder (disk images, the initramfs) in TMPDIR: tests/conftest.py sets it to the lab's folder in pytest's
+# run folder, so a lab killed before its exit trap leaves its images where pytest removes old runs' folders
+work=$(mktemp -d "${TMPDIR:-/tmp}/ptsbench-lab.XXXXXX")
+# QEMU's monitor listens on an abstract UNIX socket: a name of at most 107 bytes that no folder's depth lengthens
+# (a socket file's path is limited to 108 bytes) and that vanishes with QEMU
+monitor=ptsbench-lab-monitor-${work##*.}
 relay=""
 cleanup() {
   if [ -n "$relay" ]; then kill "$relay" 2>/dev/null || true; fi
@@ -308,18 +313,18 @@ else
          -blockdev driver=blkdebug,image=nviofile,config="$work/blkdebug.conf",node-name=nviodebug
          -blockdev driver=raw,file=nviodebug,node-name=nvio
          -device nvme,id=nvmeio,serial=LABNVMEIO,drive=nvio
-         -monitor unix:"$work/monitor.sock",server,nowait)
+         -chardev socket,id=monitor,path="$monitor",server=on,wait=off,abstract=on -mon chardev=monitor,mode=readline)
   what="6 NVMe controllers, 2 SCSI disks and 1 SATA disk"
   # QEMU's monitor for the guest: a check asks for a command (device_del / device_add of the hot-plug controller) by
   # writing out/monitor/N.cmd; this relay sends it to QEMU and writes the monitor's answer to out/monitor/N.done
   mkdir -p "$work/out/monitor"
-  "$repo/.venv/bin/python" - "$work/monitor.sock" "$work/out/monitor" <<'PY' &
+  "$repo/.venv/bin/python" - "$monitor" "$work/out/monitor" <<'PY' &
 import pathlib, socket, sys, time
 
-sock_path, folder = sys.argv[1], pathlib.Path(sys.argv[2])
+name, folder = sys.argv[1], pathlib.Path(sys.argv[2])
 def ask(command: str) -> str:
     with socket.socket(socket.AF_UNIX) as monitor:
-        monitor.connect(sock_path)
+        monitor.connect("\0" + name)  # an abstract socket: a name, not a file
         monitor.settimeout(60)
         said = b""
         for send in (b"", command.encode() + b"\n"):

@@ -156,11 +156,13 @@ class DeviceLab:
         self.folder = folder
         self.results = folder / "results.jsonl"
         self.console = folder / "console.txt"
+        # its work folder (disk images, the initramfs) in this one (TMPDIR), in the run's temporary folder: a stopped
+        # run whose watcher killed the script before its exit trap leaves it where pytest removes old runs' folders
         with self.console.open("wb") as console:
             self.process = subprocess.Popen(["bash", str(ROOT / "scripts" / "device-lab.sh"),
                                              *self.OPTIONS[variant], "--results", str(self.results)],
                                             stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+                                            start_new_session=True, env={**os.environ, "TMPDIR": str(folder)})
 
     def stop(self) -> None:
         """Stop the lab (QEMU and the script, whose exit trap removes its images) if it still runs."""
@@ -178,7 +180,8 @@ def device_lab(config: pytest.Config, variant: str) -> DeviceLab:
     """The device lab variant's run: started at collection (below), or now."""
     labs = config.stash.setdefault(DeviceLab.KEY, {})
     if variant not in labs:
-        labs[variant] = DeviceLab(Path(tempfile.mkdtemp(prefix=f"ptsbench-lab-{variant}-")), variant)
+        basetemp = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]  # the run's own folder
+        labs[variant] = DeviceLab(Path(tempfile.mkdtemp(prefix=f"lab-{variant}-", dir=basetemp)), variant)
     return labs[variant]
 
 

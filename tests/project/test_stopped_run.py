@@ -66,9 +66,14 @@ def test_a_stopped_test_run_leaves_nothing(tmp_path: Path, how: str, workers: tu
 @pytest.mark.guest
 def test_a_test_run_stopped_while_a_device_lab_runs_leaves_no_guest(tmp_path: Path) -> None:
     """The device lab runs in a session of its own (a signal to pytest's group does not reach it): SIGTERM to the
-    group once left its QEMU guest running."""
+    group once left its QEMU guest running. Its disk images stay, if at all, in the run's temporary folder (which pytest
+    removes with old runs' folders), never in /tmp beside it (its QEMU monitor is an abstract socket: a socket file in
+    this deep folder passed the 108-byte limit of its path, and the guest never started)."""
+    before = set(Path("/tmp").glob("ptsbench-lab*"))
     up = stop_inner_run(tmp_path, "test_waits_in_a_device_lab", "sigterm-to-group", ready_within_s=900)
     assert any("qemu-system" in item for item in up), up
+    assert set(Path("/tmp").glob("ptsbench-lab*")) <= before
+    assert list((tmp_path / "inner").glob("lab-debian12-*/console.txt"))  # the lab's folder was the run's
 
 
 def stop_inner_run(tmp_path: Path, test: str, how: str, ready_within_s: float = 300,
