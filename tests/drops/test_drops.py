@@ -253,9 +253,10 @@ def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: 
     assert done.returncode == (3 if counted else 0), done.stderr
     assert ("ptsbench: limit: no second below 80%" in done.stderr) == (not low), done.stderr
     jobs = stored_seconds(case_dir)
-    # 6 s of IO: at least 3 whole seconds stored per job direction (a loaded host delays fio's status, and a
-    # late first or last status leaves its part second out)
-    assert len(jobs) == STEADY_JOBS and all(len(series.end_s) >= 3 for job in jobs
+    # 6 s of IO: at least 2 whole seconds stored per job direction (a loaded host delays fio's status, and a
+    # late first or last status leaves its part second out: with 8 test workers on 2 CPUs one job's status came
+    # 2 s apart, and 2 seconds were stored)
+    assert len(jobs) == STEADY_JOBS and all(len(series.end_s) >= 2 for job in jobs
                                             for series in job.directions.values())
     assert [finding.line() for finding in folder_findings(case_dir, DropRule()) if not finding.host_limited] == []
 
