@@ -80,6 +80,24 @@ def test_a_table_too_wide_is_split_with_its_keys_in_every_part() -> None:
     assert [part.title for part in parts][-1] == f"Wide (part {len(parts)} of {len(parts)})"
 
 
+def test_a_long_title_of_a_split_table_keeps_its_part_number_whole_on_80_columns() -> None:
+    """rich wraps a title at any space: "(part" ended one line and "1 of 3)" began the next."""
+    from rich.console import Console
+
+    from ptsbench.report.core.terminal import model_table
+
+    columns = (Column("workload"), *(Column(f"value {n} (IOPS)", "iops") for n in range(12)))
+    rows = tuple((f"w{r}", *(1000.0 * n + r for n in range(12))) for r in range(3))
+    title = "Random reads of every block size against the scratch file on the host"  # 69 characters
+    for width in (80, 120):
+        console = Console(width=width, record=True, color_system=None)
+        console.print(model_table(Table("t", title, columns, rows), width))
+        lines = console.export_text().splitlines()
+        count = sum("(part 1 of " in line for line in lines)
+        assert count == 1 and not any(line.rstrip().endswith("(part") for line in lines), lines[:6]
+        assert max(len(line.rstrip()) for line in lines) <= width
+
+
 def test_pdf_text_wider_than_a_line_is_cut_after_a_separator() -> None:
     path = "/tmp/pytest-of-root/pytest-10950/popen-gw2/layout0/parallel/cases/001-jobs@tmp_pytest-of-root/job.fio"
     for mono in (False, True):

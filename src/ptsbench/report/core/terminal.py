@@ -174,7 +174,39 @@ def titled(table: Any) -> Any:
         return table
     heading = table.title if isinstance(table.title, Text) else Text.from_markup(str(table.title), style="italic")
     table.title = None
-    return Group(heading, table)
+    return Group(Heading(heading), table)
+
+
+class Heading:
+    """A table's title, wrapped at the console's width as rich wraps text, but never inside the "(part N of M)" of a
+    split table: rich breaks lines at any space, a no-break space too."""
+
+    MARKER = " (part "
+
+    def __init__(self, text: Any) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.text import Text
+
+        width = options.max_width
+        for line in self.text.split("\n"):
+            cut = line.plain.rfind(self.MARKER)
+            if cut < 0 or line.cell_len <= width:
+                yield line
+                continue
+            head, marker = line[:cut], line[cut + 1:]
+            wrapped = list(head.wrap(console, width))
+            if wrapped[-1].cell_len + 1 + marker.cell_len <= width:
+                wrapped[-1] = Text.assemble(wrapped[-1], " ", marker)
+            else:
+                wrapped.append(marker)
+            yield from wrapped
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self.text)
 
 
 def natural_width(renderable: Any) -> int:
