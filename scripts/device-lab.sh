@@ -360,8 +360,7 @@ else
 fi
 echo "device lab: booting $kernel under QEMU (TCG) with $what" >&2
 started=$(date +%s)
-# no_timer_check: the kernel's check of the IO-APIC timer panics when a loaded host delays the emulated timer
-# the bound on the guest: several times its idle time (the main lab: 8.5 min on an idle 2-vCPU host; beside the
+# the bound on the guest: several times its idle time (the main lab: 8 min 42 s on an idle 2-vCPU host; beside the
 # host level, the Debian 13 platform and the other labs on 2 CPUs, CI saw it pass 20 min)
 cpus=2 append="" lab_timeout_s=2400
 if [ "$variant" = ftl ]; then
@@ -369,6 +368,7 @@ if [ "$variant" = ftl ]; then
   [ -z "${lab_fio:-}" ] || lab_timeout_s=3600  # and the sprandom check's two IOPS tests
   append="memmap=$ftl_memmap_size\$$ftl_memmap_start isolcpus=2 nvme_core.io_timeout=600 nvme_core.admin_timeout=600"
 fi
+# no_timer_check: the kernel's check of the IO-APIC timer panics when a loaded host delays the emulated timer
 # --foreground: QEMU stays in this script's process group, so stopping the group (tests/conftest.py) stops QEMU too
 timeout --foreground "${LAB_TIMEOUT_S:-$lab_timeout_s}" "${qemu[@]}" \
   -accel tcg -cpu max -smp "$cpus" -m 3072 -nographic -no-reboot -nodefaults -serial stdio \
