@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from conftest import LOOP_SIZE_BYTES, kill_when, run_cli, start_cli, start_pts
-from ptsbench.fio import lifetime
+from ptsbench.fio import lifetime, watcher
 from ptsbench.fio.lifetime import fio_pids, kill_fio_processes
+from ptsbench.fio.watcher import fio_pids_of
 
 SMALL = ["--profile", "demo", "--spec", "1.1", "--max-rounds", "1", "--tests", "iops", "--mixes", "iops=0"]
 FIO_GONE_LIMIT_S = 60.0  # generous: fio stops within a second of ptsbench's death
@@ -144,8 +145,8 @@ def described(pid: int) -> str:
 
 
 def watchers() -> list[str]:
-    """The fio watchers (python -m ptsbench.fio.lifetime) alive now."""
-    return [described(pid) for pid in processes_naming(Path("ptsbench.fio.lifetime"))]
+    """The fio watchers (python -I -S .../fio/watcher.py) alive now."""
+    return [described(pid) for pid in processes_naming(Path(watcher.__file__))]
 
 
 def job_process_runs(folder: Path, session: int) -> bool:
@@ -330,25 +331,30 @@ def test_a_bound_program_is_the_file_found_and_never_run_through_a_shell(binding
 
 
 def test_one_look_finds_the_fio_of_every_marker(tmp_path: Path) -> None:
-    """The watcher's look through /proc for all its markers at once (fio/lifetime.py _fio_pids) finds each marker's
-    fio and no other: job paths (under a folder given, too) and a server's option alike; no markers, no fio."""
-    folders = [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
+    """The watcher's look through /proc for all its markers at once (fio/watcher.py fio_pids_of) finds each marker's
+    fio and no other: job paths (under a folder given, too) and a server's option alike; no markers, no fio. A folder
+    whose name begins with another's (a1 beside a), or a path that goes up out of it (a/../c), is not under it: a run
+    in a/ that stops its orphans never stops theirs (CI: a PTS run in /tmp/demo stopped one in /tmp/demo15)."""
+    folders = [tmp_path / "a", tmp_path / "b", tmp_path / "c", tmp_path / "a1"]
+    given = [folders[0] / "job.fio", folders[1] / "job.fio", folders[0] / ".." / "c" / "job.fio",
+             folders[3] / "job.fio"]
     started = []
     try:
-        for folder in folders:
+        for folder, job in zip(folders, given, strict=True):
             folder.mkdir()
             (folder / "job.fio").write_text("[x]\nioengine=null\nsize=1g\ntime_based\nruntime=60\nthread\n")
-            started.append(subprocess.Popen(["fio", "--output-format=json", str(folder / "job.fio")],
+            started.append(subprocess.Popen(["fio", "--output-format=json", str(job)],
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         deadline = time.monotonic() + 60
-        while len(fio_pids(tmp_path)) < 3:  # each fio is there (its job a thread of it)
+        while len(fio_pids(tmp_path)) < 4:  # each fio is there (its job a thread of it)
             assert time.monotonic() < deadline, "the fio processes did not start"
             time.sleep(0.05)
-        a_pids, b_pids, c_pids = (set(fio_pids(folder)) for folder in folders)
+        a_pids, b_pids, c_pids, a1_pids = (set(fio_pids(folder)) for folder in folders)
         assert started[0].pid in a_pids and started[1].pid in b_pids and not a_pids & b_pids
-        both = set(lifetime._fio_pids([str(folders[0] / "job.fio"), str(folders[1])]))
+        assert started[2].pid in c_pids and started[3].pid in a1_pids and not a_pids & (c_pids | a1_pids)
+        both = set(fio_pids_of([str(folders[0] / "job.fio"), str(folders[1])]))
         assert started[0].pid in both and started[1].pid in both and not both & c_pids
-        assert lifetime._fio_pids([]) == [] and lifetime._fio_pids(["--server=sock:/nowhere"]) == []
+        assert fio_pids_of([]) == [] and fio_pids_of(["--server=sock:/nowhere"]) == []
     finally:
         kill_fio_processes(tmp_path)
         for process in started:

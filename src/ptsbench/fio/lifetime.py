@@ -25,11 +25,12 @@ stopped) ends with it, so a kill -9 of ptsbench stops its IO within a second. Tw
    only makes three system calls through ctypes functions resolved before the fork (CPython re-creates its own
    locks in the child before calling it), so no lock another thread held can block it.
 
-2. A watcher (`stop_with_ptsbench(job_path)`, `python -m ptsbench.fio.lifetime`) for when fio's main process dies
+2. A watcher (`stop_with_ptsbench(job_path)`, the script watcher.py) for when fio's main process dies
    with ptsbench: a kill -9 of ptsbench's whole process group (or the OOM killer taking fio's main process) leaves
    the job processes writing. The watcher runs in a session of its own, reads the job paths of every fio ptsbench
    starts from a pipe, and when the pipe ends (ptsbench is gone, however it went) stops every fio process that names
-   one of them and started before that moment: SIGTERM, then SIGKILL for any still there after WATCHER_TERM_S.
+   one of them and started before that moment: SIGTERM, then SIGKILL for any still there after WATCHER_TERM_S. It is
+   watcher.py, a script of the standard library alone run by its path (`python -I -S`): every run starts one.
    `ptsbench server`'s fio server is watched by its --server option (`stop_server_with_ptsbench`): on its
    parent-death SIGTERM it keeps serving a client's running jobs, which would write on to their end.
 """
@@ -45,9 +46,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from ptsbench.fio import watcher
 
 _PR_SET_PDEATHSIG = 1
 _SIG_DFL = 0
@@ -60,7 +63,7 @@ _signal = _libc.signal
 _signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
 _signal.restype = ctypes.c_void_p
 _FAILED = b"ptsbench: prctl(PR_SET_PDEATHSIG) failed: this child would outlive ptsbench, so it does not start\n"
-WATCHER_TERM_S = 5.0
+WATCHER_SCRIPT = watcher.__file__  # run by its path: a script of the standard library alone (see watcher.py)
 START_ENV = "PTSBENCH_FIO_START"  # "fork": bind children with a preexec_fn even where the launcher is built
 _watcher: "subprocess.Popen[bytes] | None" = None
 _watcher_lock = threading.Lock()
@@ -146,7 +149,7 @@ def _tell_watcher(marker: str) -> None:
     line = marker.encode() + b"\n"
     with _watcher_lock:
         if _watcher is None or _watcher.poll() is not None:
-            _watcher = subprocess.Popen([sys.executable, "-m", "ptsbench.fio.lifetime"], stdin=subprocess.PIPE,
+            _watcher = subprocess.Popen([sys.executable, "-I", "-S", WATCHER_SCRIPT], stdin=subprocess.PIPE,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
                                         start_new_session=True)
         assert _watcher.stdin is not None
@@ -157,47 +160,12 @@ def _tell_watcher(marker: str) -> None:
 
 def fio_pids(path: Path) -> list[int]:
     """fio processes whose arguments name `path` or a path under it (a job file, or a run directory)."""
-    return _fio_pids([str(Path(path).absolute())])
+    return watcher.fio_pids_of([str(Path(path).absolute())])
 
 
 def server_pids(server_option: str) -> list[int]:
     """The processes of the fio server started with `server_option` (its job processes carry the same arguments)."""
-    return _fio_pids([server_option])
-
-
-def _fio_pids(markers: Sequence[str]) -> list[int]:
-    """fio processes of any of `markers` (see _tell_watcher): an fio server's option among its arguments as given,
-    or a path its arguments name (itself or a path under it, from fio's working folder). One look through /proc
-    for all of them: each look reads every process's arguments (a few ms on a busy host), and the watcher of a
-    long sweep holds a marker per cell."""
-    if not markers:
-        return []
-    servers = [marker for marker in markers if marker.startswith("--server=")]
-    paths = tuple(marker for marker in markers if not marker.startswith("--server="))
-    return [pid for pid, given, words in _fio_processes()
-            if any(server in given for server in servers) or any(word.startswith(paths) for word in words)]
-
-
-def _fio_processes() -> list[tuple[int, list[str], list[str]]]:
-    """Every fio process: its pid, its arguments as given and as paths from its working folder (the program left
-    out). fio is known by its program's name: `fio`, or the name of the program PTSBENCH_FIO points to (say
-    fio-3.36), whose job processes would otherwise be found by no watcher, watchdog or resume."""
-    programs = {"fio", Path(os.environ.get("PTSBENCH_FIO") or "fio").name}
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if not argv[0] or os.path.basename(argv[0].decode(errors="replace")) not in programs:
-                continue  # no fio: its working folder is not read (most processes; each read costs)
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        given = [word.decode(errors="replace") for word in argv if word]
-        words = [os.path.join(cwd, word) for word in given]  # relative to its cwd
-        found.append((int(entry.name), given[1:], words[1:]))
-    return found
+    return watcher.fio_pids_of([server_option])
 
 
 def kill_fio_processes(path: Path, signal_number: int = signal.SIGKILL) -> None:
@@ -225,45 +193,3 @@ def stop_orphan_fio(root: Path, term_timeout_s: float = 5.0, kill_timeout_s: flo
     if pids := fio_pids(root):
         raise PtsbenchError(f"fio from an earlier attempt of this run is still running (pid {pids[0]})",
                             f"wait for it to end or stop it (kill -9 {pids[0]}), then resume")
-
-
-def _started_ticks(pid: int) -> int | None:
-    """When a process started, in clock ticks since boot (/proc/PID/stat field 22); None when it is gone."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _stop_fio_of(markers: Iterable[str], term_s: float = WATCHER_TERM_S) -> None:
-    """SIGTERM every fio process of `markers` (see _tell_watcher) started before now, then SIGKILL those still there
-    after `term_s` (a fio started later belongs to someone else, e.g. a resume of the same run)."""
-    now_ticks = float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK")
-
-    watched = list(markers)
-
-    def ours() -> list[int]:
-        return [pid for pid in _fio_pids(watched) if (ticks := _started_ticks(pid)) is not None and ticks <= now_ticks]
-
-    # SIGTERM once (fio ends cleanly), then SIGKILL to each one still found until none is: a process the single look
-    # missed (its /proc entry unreadable for a moment) must not be left to write on
-    for signal_number, wait_s in ((signal.SIGTERM, term_s), (signal.SIGKILL, term_s)):
-        signalled: set[int] = set()
-        deadline = time.monotonic() + wait_s
-        while (pids := ours()) and time.monotonic() < deadline:
-            for pid in pids:
-                if signal_number == signal.SIGKILL or pid not in signalled:
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal_number)
-                    signalled.add(pid)
-            time.sleep(0.05)
-
-
-def _watch() -> None:
-    """The watcher's life: collect markers until ptsbench's end of the pipe closes, then stop their fio."""
-    markers = {line.decode(errors="replace").rstrip("\n") for line in sys.stdin.buffer}
-    _stop_fio_of(sorted(markers))
-
-
-if __name__ == "__main__":
-    _watch()
