@@ -9,7 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import kill_when, run_cli, start_pts
+from ptsbench.errors import StoreError
 from ptsbench.fio.lifetime import fio_pids
 from ptsbench.pts.start import stop_orphan_fio
 from ptsbench.report.build import load_report
@@ -111,6 +114,34 @@ def test_a_run_is_running_only_while_a_process_holds_it(tmp_path: Path) -> None:
     assert pts.run_status() == "done"
 
 
+def test_a_reader_never_finds_the_phase_ahead_of_its_rounds(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run stores its last round's round.json, then the phase's record (its count of rounds). A reader (a live
+    report) reads the phase's record before it looks for rounds, so a count it reads is never ahead of the rounds it
+    finds (CI: a live rewrite that read the rounds first failed on 'round.json is missing but iops/phase.json says 5
+    rounds ran'); a round really missing is still refused."""
+    from ptsbench.pts import store as store_module
+    from ptsbench.pts.store import ROUND_FILE, PtsStore
+    from ptsbench.store import RunStore
+
+    pts = PtsStore(RunStore.create(tmp_path / "run", {"kind": "pts", "status": "running"}))
+    for number in range(1, 6):
+        folder = pts.round_dir("iops", number)
+        folder.mkdir(parents=True)
+        (folder / ROUND_FILE).write_text(json.dumps({"round": number, "cells": {}, "steady": {}}))
+    pts.write_phase_result("iops", {"rounds": 5})
+    read: list[object] = []
+    phase_result, round_record = PtsStore.phase_result, store_module._round_record
+    monkeypatch.setattr(PtsStore, "phase_result", lambda self, key: read.append("phase") or phase_result(self, key))
+    monkeypatch.setattr(store_module, "_round_record", lambda path, number: read.append(number) or
+                        round_record(path, number))
+    assert [record["round"] for record in pts.finished_rounds("iops")] == [1, 2, 3, 4, 5]
+    assert read == ["phase", 1, 2, 3, 4, 5]
+    (pts.round_dir("iops", 5) / ROUND_FILE).unlink()
+    with pytest.raises(StoreError, match="round.json is missing but iops/phase.json says 5 rounds ran"):
+        pts.finished_rounds("iops")
+
+
 def test_resume_of_a_missing_directory_is_one_line(tmp_path: Path) -> None:
     done = run_cli("resume", str(tmp_path / "nothing-here"))
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and "no such run directory" in done.stderr
@@ -157,7 +188,9 @@ def test_a_stonewalled_round_stores_each_finished_cell_once(tmp_path: Path) -> N
     from ptsbench.pts.engine import FinishedCells
 
     job = tmp_path / "job.fio"
-    job.write_text(render_job_file({"ioengine": "null", "size": "1g", "time_based": None, "runtime": "1500ms"},
+    # held to 100 IOPS (an IO every 10 ms, which fio sleeps through): an unlimited null job spins a CPU
+    job.write_text(render_job_file({"ioengine": "null", "size": "1g", "time_based": None, "runtime": "1500ms",
+                                    "rate_iops": "100"},
                                    [(f"c{index}", {"rw": "randread", "numjobs": "2", "stonewall": None})
                                     for index in range(3)]))
     finished = FinishedCells(tmp_path)

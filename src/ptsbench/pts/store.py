@@ -199,7 +199,10 @@ class PtsStore:
         return self.phase_dir(phase_key) / "precondition"
 
     def finished_rounds(self, phase_key: str) -> list[dict[str, Any]]:
-        """Stored round records 1..n (stops at the first round without round.json)."""
+        """Stored round records 1..n (stops at the first round without round.json). The phase's record is read first:
+        a run going on writes it after its last round.json, so a reader (a live report) that read the rounds first
+        could find the phase's count ahead of the rounds it saw."""
+        phase = self.phase_result(phase_key)
         rounds = []
         number = 1
         while (path := self.round_dir(phase_key, number) / ROUND_FILE).exists():
@@ -207,7 +210,6 @@ class PtsStore:
             number += 1
         later = sorted(path.parent.name for path in self.rounds_dir(phase_key).glob(f"*/{ROUND_FILE}")
                        if path.parent.name.isdigit() and int(path.parent.name) > number)
-        phase = self.phase_result(phase_key)
         recorded = phase.get("rounds") if isinstance(phase, dict) else None
         if later or (isinstance(recorded, int) and recorded > len(rounds)):
             stored = f"rounds {', '.join(later)} are stored" if later else f"{phase_key}/{PHASE_FILE} says " \
