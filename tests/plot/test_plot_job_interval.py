@@ -111,8 +111,12 @@ def test_the_jobs_interval_from_fio_json_beside_the_logs(folders: tuple[Path, Pa
     bw_log = logs.read_log(run / "one_bw.1.log")
     lengths_ms = np.concatenate([np.diff(bw_log.time_ms[bw_log.ddir == d].astype(np.float64), prepend=0.0)[:-1]
                                  for d in np.unique(bw_log.ddir).tolist()])
-    assert lengths_ms.min() != lengths_ms.max()
-    assert f"(as fio wrote them: {lengths_ms.min():,.0f} to {lengths_ms.max():,.0f} ms" in over["one", "bw"]
+    if lengths_ms.min() != lengths_ms.max():  # as they mostly are
+        assert f"(as fio wrote them: {lengths_ms.min():,.0f} to {lengths_ms.max():,.0f} ms" in over["one", "bw"]
+    elif lengths_ms.min() != 250:  # a loaded host stretched them alike (CI: two of 414 ms)
+        assert f"(as fio wrote them: {lengths_ms.min():,.0f} ms each" in over["one", "bw"]
+    else:
+        assert "as fio wrote them" not in over["one", "bw"]
 
 
 def test_the_numbers_are_the_logs_at_the_jobs_interval(folders: tuple[Path, Path]) -> None:

@@ -215,8 +215,11 @@ def _windowed_run(logs: Sequence[FioLog], label: str, kind: str, paths: tuple[Pa
     over = f"{window} {'windows' if as_written else 'intervals'}"
     if as_written:  # fio's windows drift from the interval asked: say how long they really were
         lengths_ms = np.concatenate([_durations(t)[:-1] for t in traces if t.direction != "total"]) * 1000
-        if len(lengths_ms) and lengths_ms.min() != lengths_ms.max():
-            over += f" (as fio wrote them: {lengths_ms.min():,.0f} to {lengths_ms.max():,.0f} ms, the last left aside)"
+        shortest_ms, longest_ms = (lengths_ms.min(), lengths_ms.max()) if len(lengths_ms) else (step, step)
+        if shortest_ms != longest_ms:
+            over += f" (as fio wrote them: {shortest_ms:,.0f} to {longest_ms:,.0f} ms, the last left aside)"
+        elif shortest_ms != step:  # (a loaded host can stretch every window alike)
+            over += f" (as fio wrote them: {shortest_ms:,.0f} ms each, the last left aside)"
     if kind not in RATE_KINDS:
         over += " (their mean latencies)"
     return Run(label, kind, paths, tuple(traces), f"windowed log: {note}", mean_total, read_share, over=over,
