@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from receivers import prometheus
-from test_metrics import WAIT_S, Started, prometheus_samples, stored_values
+from test_metrics import WAIT_S, Started, assert_served_as_stored, prometheus_samples
 
 
 def scrape(url: str) -> list[tuple[str, dict[str, str], float]]:
@@ -30,7 +31,7 @@ def scrape(url: str) -> list[tuple[str, dict[str, str], float]]:
 @pytest.mark.slow
 def test_several_targets_give_distinct_labelled_series(tmp_path: Path) -> None:
     job = tmp_path / "null.fio"
-    job.write_text("[null]\nioengine=null\nsize=1m\nrw=randread\nbs=4k\nrate_iops=2000\ntime_based=1\n"
+    job.write_text("[null]\nioengine=null\nsize=1m\nrw=randread\nbs=4k\nrate_iops=100\ntime_based=1\n"
                    "runtime=3600\n")  # stopped by Ctrl-C once both targets are served
     targets = [str(tmp_path / "a.dat"), str(tmp_path / "b.dat")]
     run_dir = tmp_path / "run"
@@ -59,9 +60,8 @@ def test_several_targets_give_distinct_labelled_series(tmp_path: Path) -> None:
     assert drops == {(device, labels["test"]) for device, labels in live.items()}
     # a finished run's headline values too: each labelled with the target of the case it names
     job.write_text(job.read_text().replace("runtime=3600", "runtime=1"))
-    done = subprocess.run([sys.executable, "-m", "ptsbench", "run", str(job), "--target", targets[0], "--target",
-                           targets[1], "--parallel", "--out", str(tmp_path / "done")], capture_output=True, text=True,
-                          timeout=WAIT_S)
+    done = run_cli("run", str(job), "--target", targets[0], "--target",
+                   targets[1], "--parallel", "--out", str(tmp_path / "done"), timeout=WAIT_S)
     assert done.returncode == 0, done.stderr
     values = [s for s in RunsCollector([tmp_path / "done"]).samples() if s.metric.name == "ptsbench_value"]
     assert {s.labels["device"] for s in values} == set(targets)
@@ -77,7 +77,7 @@ def test_a_resumed_sweep_keeps_serving_and_pushing(tmp_path: Path) -> None:
     run_dir = tmp_path / "sweep"
     argv = [sys.executable, "-m", "ptsbench", "sweep", str(tmp_path / "null.dat"), "--ioengine", "null", "--size",
             "16M", "--runtime", "4", "--rw", "randread,randwrite,read", "--iodepth", "1", "--numjobs", "1", "--set",
-            "rate_iops=2000", "--out", str(run_dir)]
+            "rate_iops=100", "--out", str(run_dir)]  # an IO every 10 ms, which fio sleeps through
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + WAIT_S
     while not list((run_dir / "cases").glob("002-*/job.fio")):  # the first cell stored, the second begun
@@ -119,9 +119,9 @@ def test_a_resumed_sweep_keeps_serving_and_pushing(tmp_path: Path) -> None:
     assert pushed, "no per-second sample was pushed while the resumed sweep ran"
     for labels, values in pushed:  # each pushed second is the stored second of the same moment, exactly
         case_dir = next((run_dir / "cases").glob(f"*-{labels['test']}"))
-        stored = stored_values(case_dir, "ptsbench_second_iops")[(labels["workload"], labels["direction"])]
         for time_s, value in values:
-            assert float(value) == stored[round(time_s * 1000)], (labels, time_s, value)
+            assert_served_as_stored(case_dir, labels["workload"], labels["direction"], round(time_s * 1000),
+                                    float(value), "ptsbench_second_iops")
     assert pushed_p99  # watched: the cells read fio's bins; each second's p99 is the one stored beside it
     for labels, values in pushed_p99:
         case_dir = next((run_dir / "cases").glob(f"*-{labels['test']}"))

@@ -18,7 +18,8 @@ from ptsbench.metrics import seconds as last_second
 from ptsbench.metrics.seconds import LastSecond
 
 MIN_DOCUMENTS = 5  # status documents of the 7 s run (one a second on an idle host) the tests need at least
-# three jobs at once: one IO size, several sizes (IOPS from the IO counts), and one IO every 3 s (seconds with none)
+# three jobs at once: one IO size, several sizes (IOPS from the IO counts), and one IO every 3 s (seconds with none);
+# 100 IOPS, an IO every 10 ms, which fio sleeps through (a shorter wait it spins through on a loaded host)
 JOBS = """[global]
 ioengine=null
 size=1g
@@ -28,11 +29,11 @@ lat_percentiles=1
 [one-size]
 rw=randread
 bs=4k
-rate_iops=2000
+rate_iops=100
 [sizes]
 rw=randrw
 bsrange=4k-64k
-rate_iops=2000
+rate_iops=100
 [sparse]
 rw=randread
 bs=4k

@@ -4,7 +4,8 @@ headline values) and from the streams a running run publishes (board.py: each jo
 
 The per-second values are drops/find.py's per_second arithmetic over the samples the run is gathering, worked out
 for the last second only from the samples added since the previous scrape (seconds.py): the same numbers the run
-stores as seconds.json, so a second served live equals that second read back from the store. The newest sample
+stores as seconds.json, so a second served live equals that second read back from the store (except where later
+intervals change which ones count, or the first second's span: docs/metrics.md). The newest sample
 stays out until the next one arrives (per_second leaves a job's last interval out: it may be cut
 short by the job's end), so a second is served about a second after it ends. Each carries its own time (when fio
 wrote the status document), which Prometheus keeps as the sample's time.
