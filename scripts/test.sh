@@ -3,7 +3,7 @@
 #
 #   bash scripts/test.sh         the host level (the README's test command): everything that runs on this machine
 #                                itself: real fio, loop devices, Chromium, PostgreSQL for the catalog. No VM, no
-#                                second platform. On every CPU (pytest-xdist): about 19 CPU-minutes, 11.5-13 minutes
+#                                second platform. On every CPU (pytest-xdist): about 20 CPU-minutes, 12-13 minutes
 #                                on an idle 2-vCPU machine (measured: docs/benchmarks.md).
 #   bash scripts/test.sh --all   adds the device labs (QEMU guests with NVMe, SCSI and SATA drives) and the second
 #                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh):
