@@ -2,15 +2,16 @@
 imported what `python -m ptsbench` imports first (ptsbench.cli) and what a case run imports later (PRELOAD), then
 run by the same code (runpy, as `-m` does).
 
-Python's start and ptsbench's imports are about 0.05 CPU-s of a bad-input row and 0.2-0.3 of a short `ptsbench run`;
-the suite starts ptsbench some thousands of times. Each call is still a process of its own, as a user's is: its own
-working folder, environment, umask, stdin/stdout/stderr (pipes, as subprocess.run's), exit code or signal, and the
-interpreter's own exit (SystemExit, a traceback, atexit, the modules' finalization). What differs from a fresh
-interpreter: the modules of PRELOAD (and the server's few: socket) are in place before the command asks for them, the
-hash seed is the server's, /proc/PID/cmdline shows the server's command line, the imported objects are frozen out of
-the garbage collector (gc.freeze: they live as long as the process anyway), and the parent is the server's helper
-(which waits for it and reports its exit status and CPU). What Python and numpy read only as they start (PYTHON*, the
-locale, OpenBLAS's and numpy's settings, the exec log of tests/exec_audit) cannot change after the fork: a call that
+Python's start and ptsbench's imports are about 0.05 CPU-s of a bad-input row and 0.2-0.3 of a short `ptsbench run`; the
+suite starts ptsbench some thousands of times. Each call is still a process of its own, as a user's is: its own working
+folder, environment, umask, stdin/stdout/stderr (pipes, as subprocess.run's), exit code or signal, and the interpreter's
+own exit (SystemExit, a traceback, atexit, the modules' finalization). What differs from a fresh interpreter: the
+modules of PRELOAD (and the server's few: socket) are in place before the command asks for them, the hash seed is the
+server's, /proc/PID/cmdline shows the server's command line, the imported objects are frozen out of the garbage
+collector (gc.freeze: they live as long as the process anyway), the version of the fio on the server's PATH is known
+(`fio --version`, 0.02 CPU-s, asked by each run otherwise; another path's fio is asked), and the parent is the server's
+helper (which waits for it and reports its exit status and CPU). What Python and numpy read only as they start (PYTHON*,
+the locale, OpenBLAS's and numpy's settings, the exec log of tests/exec_audit) cannot change after the fork: a call that
 changes one of them runs `python -m ptsbench`.
 
 The server runs as `python tests/forked_cli.py SOCKET`, one per pytest process, started at its first call; it ends
@@ -72,13 +73,14 @@ def _start() -> dict[str, Any]:
         raise RuntimeError(f"the fork server did not start: {said!r} {process.communicate()[1].decode()}")
 
     def stop() -> None:
-        process.kill()
-        process.communicate()
-        os.unlink(path)
-        os.rmdir(folder)
+        if process.poll() is None or os.path.exists(path):  # once: at exit, or when a new server replaces it
+            process.kill()
+            process.communicate()
+            os.unlink(path)
+            os.rmdir(folder)
 
     atexit.register(stop)
-    return {"process": process, "path": path, "env": _startup(dict(os.environ)), "pid": os.getpid()}
+    return {"process": process, "path": path, "env": _startup(dict(os.environ)), "pid": os.getpid(), "stop": stop}
 
 
 def run(argv: list[str], cwd: str | os.PathLike[str] | None, env: dict[str, str],
@@ -88,6 +90,12 @@ def run(argv: list[str], cwd: str | os.PathLike[str] | None, env: dict[str, str]
     command = [sys.executable, "-m", "ptsbench", *argv]
     with _lock:
         if _server.get("pid") != os.getpid():  # none yet, or this is a forked copy of the process that started it
+            _server.clear()
+            _server.update(_start())
+        elif _startup(env) != _server["env"] and _startup(env) == _startup(dict(os.environ)):
+            # this process's own environment changed since the server started (a test that runs ptsbench's main()
+            # in-process gets its OPENBLAS_NUM_THREADS): a new server, else every later call would start afresh
+            _server["stop"]()
             _server.clear()
             _server.update(_start())
     if _startup(env) != _server["env"]:
@@ -248,6 +256,11 @@ if __name__ == "__main__":
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     for name in PRELOAD:
         importlib.import_module(name)
+    from ptsbench.errors import PtsbenchError
+    from ptsbench.fio.runner import fio_version
+
+    with contextlib.suppress(PtsbenchError):  # asked once here, not by every call (runner.py keeps it per binary path)
+        fio_version()
 
     gc.freeze()  # the imported modules' objects: a forked call's collections leave them (and their pages) alone
     _become(*_serve(sys.argv[1]))

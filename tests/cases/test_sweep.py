@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from ptsbench.cli.sweep import _numbers
 from ptsbench.errors import PtsbenchError
 from ptsbench.fio.output import percentile_key
@@ -53,8 +54,7 @@ def test_sweep_killed_mid_way_resumes_the_unfinished_cells_and_every_number_is_f
     assert f"sweep status interrupted: `ptsbench resume {run_dir}` runs its unfinished cells" in \
         load_report(run_dir).warnings
 
-    resumed = subprocess.run([sys.executable, "-m", "ptsbench", "resume", str(run_dir)], capture_output=True,
-                             text=True, timeout=240)
+    resumed = run_cli("resume", str(run_dir), timeout=240)
     assert resumed.returncode == 0, resumed.stderr
     assert "ptsbench: resuming" in resumed.stderr and "12 of 12 cells done" in resumed.stderr
     assert f"ptsbench: report {run_dir / 'report' / 'index.html'}" in resumed.stderr  # --report, as it was started

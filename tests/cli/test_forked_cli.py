@@ -46,6 +46,24 @@ def test_folder_environment_and_umask_are_the_callers(tmp_path: Path) -> None:
     assert document["jobs"][0]["read"]["io_bytes"] == 4 << 20  # fio read ${JOBSIZE} from the caller's environment
 
 
+def test_a_change_of_this_process_s_own_environment_starts_a_new_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that runs ptsbench's main() in-process sets OPENBLAS_NUM_THREADS in the test process's own environment:
+    the calls after it are forked from a new server started with it (they once each started a fresh interpreter for
+    the rest of that pytest worker's run), while a key given to one call only runs that call afresh."""
+    forked_cli.run(["--version"], None, dict(os.environ), 120)
+    first = forked_cli._server["process"]
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")  # a value no server started with
+    before = forked_cli.cpu_s()
+    done = forked_cli.run(["--version"], None, dict(os.environ), 120)
+    assert done.returncode == 0 and done.stdout.startswith("ptsbench, version")
+    assert forked_cli._server["process"] is not first and first.poll() is not None  # replaced, the old one stopped
+    assert forked_cli.cpu_s() > before  # forked: the server's helper reported its CPU
+    server = forked_cli._server["process"]
+    before = forked_cli.cpu_s()
+    assert forked_cli.run(["--version"], None, {**os.environ, "PYTHONHASHSEED": "7"}, 120).returncode == 0
+    assert forked_cli._server["process"] is server and forked_cli.cpu_s() == before  # that call ran afresh
+
+
 def test_a_call_past_its_timeout_is_killed(tmp_path: Path) -> None:
     (tmp_path / "long.fio").write_text("[long]\nioengine=null\nsize=1m\nrw=read\ntime_based\nruntime=120\n"
                                        "rate_iops=100\n")

@@ -213,7 +213,7 @@ def test_parallel_runs_targets_at_once_and_each_targets_cases_in_turn(tmp_path: 
     stored times, the cases of one target never overlap, and every two targets' cases do."""
     folder = tmp_path / "jobs"
     for name, rw in (("a-read", "randread"), ("b-write", "write")):
-        write_job(f"jobs/{name}.fio", f"[{name}]\nioengine=psync\nrw={rw}\nbs=4k\nsize=4m\n")
+        write_job(f"jobs/{name}.fio", f"[{name}]\nioengine=psync\nrw={rw}\nbs=4k\nsize=4m\nrate_iops=100\n")
     first, second = tmp_path / "t1.dat", tmp_path / "t2.dat"
     first.write_bytes(b"\0" * (4 << 20))
     os.link(first, tmp_path / "t1-link.dat")
@@ -457,7 +457,7 @@ def test_a_program_that_is_not_fio_is_refused_in_one_line(tmp_path: Path, write_
 
 
 def test_latency_over_time_is_derived_exactly_from_fio_status(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
-    job = write_job("r.fio", "[r]\nioengine=null\nsize=64m\ntime_based\nruntime=3\nrw=randrw\nrate_iops=20000\n")
+    job = write_job("r.fio", "[r]\nioengine=null\nsize=64m\ntime_based\nruntime=3\nrw=randrw\nrate_iops=100\n")
     out = tmp_path / "run"
     assert run_cli("run", str(job), "--out", str(out)).returncode == 0
     case = out / "cases" / "001-r"
@@ -474,10 +474,11 @@ def test_latency_over_time_is_derived_exactly_from_fio_status(tmp_path: Path, wr
 
 
 def test_ctrl_c_stops_fio_keeps_finished_cases_and_exits_130(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
-    write_job("g/1.fio", "[first]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
+    # held to 100 IOPS (an IO every 10 ms, which fio sleeps through): an unlimited null job spins a CPU
+    write_job("g/1.fio", "[first]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\nrate_iops=100\n")
     write_job("g/2.fio", "[done]\nioengine=null\nsize=1m\nrw=read\n"  # done within its first moment
-                         "[second]\nstonewall\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n")
-    write_job("g/3.fio", "[third]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
+                         "[second]\nstonewall\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\nrate_iops=100\n")
+    write_job("g/3.fio", "[third]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\nrate_iops=100\n")
     out = tmp_path / "r"
     # Ctrl-C as a terminal sends it, even when this suite runs in the background (where SIGINT is inherited ignored)
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),

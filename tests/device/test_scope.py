@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import attached_loop
+from conftest import attached_loop, run_cli
 from ptsbench.device.scope import controller_namespaces, describe_reach, scope_problem, subsystem_namespaces
 
 
@@ -155,9 +155,8 @@ def test_pts_runs_on_two_files_of_one_disk_run_at_once(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "the first run never reached its rounds"
             time.sleep(0.2)
         assert first.poll() is None, first.stderr.read() if first.stderr else ""
-        second = subprocess.run([sys.executable, "-m", "ptsbench", *args, str(tmp_path / "b.dat"), "--round-time",
-                                 "0.2", "--out", str(tmp_path / "second")], capture_output=True, text=True,
-                                timeout=600)
+        second = run_cli(*args, str(tmp_path / "b.dat"), "--round-time",
+                         "0.2", "--out", str(tmp_path / "second"), timeout=600)
         assert second.returncode == 0, second.stderr[-1500:]
         assert first.poll() is None  # the two ran at once
     finally:

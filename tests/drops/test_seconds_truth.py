@@ -23,7 +23,9 @@ from ptsbench.fio.versions import version_tuple
 
 RATE_IOPS = 1000
 RUNTIME_S = 12
-SLACK_MS = 10
+# how far fio's job clock and its per-IO log's stamps may part: a few ms on an idle host, 12 ms once in CI beside
+# the device labs; a second attributed to the wrong document would be off by hundreds
+SLACK_MS = 50
 
 
 class IoLog:

@@ -33,7 +33,9 @@ from ptsbench.pts.settings import make_settings
 
 
 def chain_file(folder: Path, runtimes_ms: list[int], threads: int = 2, bad: int | None = None) -> Path:
-    """A job file of null-engine random reads, one job per runtime, gated for run_chain; job `bad` cannot start."""
+    """A job file of null-engine random reads, one job per runtime, gated for run_chain; job `bad` cannot start. Each
+    thread held to 100 IOPS (an IO every 10 ms, which fio sleeps through): what is tested is the chain's gates and
+    hand-offs, and an unlimited null job spins a CPU through its whole runtime."""
     jobs = []
     for index, runtime_ms in enumerate(runtimes_ms):
         options: dict[str, str | None] = {"rw": "randread", "bs": "4k", "numjobs": str(threads),
@@ -42,7 +44,7 @@ def chain_file(folder: Path, runtimes_ms: list[int], threads: int = 2, bad: int 
             options["ioengine"] = "no-such-engine"
         jobs.append((f"c{index}", options))
     path = folder / "job.fio"
-    path.write_text(render_job_file({"ioengine": "null", "size": "1g", "time_based": None}, jobs))
+    path.write_text(render_job_file({"ioengine": "null", "size": "1g", "time_based": None, "rate_iops": "100"}, jobs))
     return path
 
 

@@ -200,7 +200,8 @@ def test_hist_percentiles_over_time(fio_run: tuple[Path, list[dict[str, Any]]]) 
     lines = log_merge.hist_percentiles(hists, (50.0, 99.0, 99.9))
     assert {line.direction for line in lines} == {"read", "write"}
     for line in lines:
-        assert len(line.end_ms) >= 5 and (np.diff(line.end_ms) > 0).all()
+        # a line per logged interval, in time order: about 10 for the 1 s run, 3 in CI on a loaded host
+        assert len(line.end_ms) >= 2 and (np.diff(line.end_ms) > 0).all()
         p50, p99, p999 = (line.percentiles_ns[p] for p in (50.0, 99.0, 99.9))
         assert (line.min_ns <= p50).all() and (p50 <= p99).all() and (p99 <= p999).all()
         assert (p999 <= line.max_ns).all()

@@ -70,8 +70,9 @@ def test_documents_cut_anywhere_come_out_the_same() -> None:
 
 
 def test_status_samples_from_a_real_run(tmp_path: Path) -> None:
+    # the null jobs here are held to 100 IOPS, an IO every 10 ms that fio sleeps through: unlimited, one spins a CPU
     job = tmp_path / "j.fio"
-    job.write_text("[a]\nioengine=null\nsize=1m\ntime_based\nruntime=3\nrw=read\n")
+    job.write_text("[a]\nioengine=null\nsize=1m\ntime_based\nruntime=3\nrw=read\nrate_iops=100\n")
     samples: list[FioStatus] = []
     outcome = run_fio(job, json_path=tmp_path / "o.json", stderr_path=tmp_path / "e.txt", on_status=samples.append)
     assert outcome.ok and outcome.doc is not None
@@ -94,7 +95,7 @@ def test_status_documents_without_bins_differ_from_fio_s_only_in_the_bins(tmp_pa
     every document equals fio's own with its histograms emptied, and nothing else; run_fio's final document still
     has them all."""
     job = tmp_path / "j.fio"
-    job.write_text('[x"bins" : {y]\nioengine=null\nsize=1m\ntime_based\nruntime=2500ms\nrw=randrw\n')
+    job.write_text('[x"bins" : {y]\nioengine=null\nsize=1m\ntime_based\nruntime=2500ms\nrw=randrw\nrate_iops=100\n')
     stream = subprocess.run([fio_binary(), "--output-format=json+", "--status-interval=1", str(job)], check=True,
                             capture_output=True, text=True).stdout
     whole: list[dict[str, Any]] = []
@@ -125,7 +126,7 @@ def test_live_iops_and_bandwidth_agree_across_the_end_of_ramp_time(tmp_path: Pat
     and never negative."""
     job = tmp_path / "j.fio"
     job.write_text("[m]\nioengine=null\nsize=64m\nbs=1m\nrw=randrw\nrwmixread=65\nnumjobs=2\ntime_based\n"
-                   "ramp_time=2500ms\nruntime=2500ms\n")
+                   "ramp_time=2500ms\nruntime=2500ms\nrate_iops=100\n")
     samples: list[FioStatus] = []
     outcome = run_fio(job, json_path=tmp_path / "o.json", stderr_path=tmp_path / "e.txt", on_status=samples.append)
     assert outcome.ok

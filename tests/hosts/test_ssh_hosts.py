@@ -124,7 +124,9 @@ def remote_folder_of(host: str) -> Path | None:
 
 def test_a_remote_server_that_dies_fails_its_host_and_the_next_case_reconnects(
         tmp_path: Path, sshd: Sshd, write_job) -> None:  # type: ignore[no-untyped-def]
-    first = write_job("a.fio", "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=4\nrw=randread\nbs=4k\n")
+    # held to 100 IOPS (an IO every 10 ms, which fio sleeps through): two hosts' unlimited null jobs spin two CPUs
+    first = write_job("a.fio", "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=4\nrw=randread\nbs=4k\n"
+                               "rate_iops=100\n")
     second = write_job("b.fio", "[short]\nioengine=null\nsize=1g\ntime_based\nruntime=300ms\n")
     out = tmp_path / "run"
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(first), str(second), "--hosts",

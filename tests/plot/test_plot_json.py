@@ -4,11 +4,11 @@ host filters, a settings file; charts written as PNG / SVG and checked in headle
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from ptsbench.report.cases.sweep import best_lines, bound_table
 from ptsbench.report.cases.sweep_charts import Point, bucket_shares, distinct
 from test_hosts import Servers, hosts_arg
@@ -28,8 +28,7 @@ def plain_fio(path: Path, iodepth: int, output_format: str = "json", *extra: str
 
 
 def plot(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ptsbench", "plot", *args], capture_output=True, text=True,
-                          timeout=180)
+    return run_cli("plot", *args, timeout=180)
 
 
 def table_rows(stdout: str) -> list[dict[str, str]]:

@@ -4,10 +4,13 @@ it, and a run from before identities were recorded."""
 
 import hashlib
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
 from conftest import LOOP_SIZE_BYTES, attached_loop, kill_when, run_cli, start_pts
+from ptsbench.device.inuse import _processes_holding
 
 ARGS = ["--destructive", "--profile", "demo", "--spec", "1.1", "--round-time", "0.2", "--max-rounds", "1",
         "--tests", "iops", "--block-sizes", "iops=4k", "--mixes", "iops=0"]
@@ -24,8 +27,16 @@ def reattach(device: str, image: Path) -> None:
 
 
 def killed_while_preconditioning(run_dir: Path, device: str) -> None:
+    """kill -9 of the run mid-preconditioning, then wait until no process has `device` open: its fio ends on its
+    parent-death signal a moment later (on a busy host, after the test had detached the device and failed to attach
+    another image there: "Device or resource busy")."""
     precondition = run_dir / "pts" / "iops" / "precondition"
     kill_when(start_pts(run_dir, device, *ARGS), lambda: (precondition / "job.fio").exists())
+    rdev = os.stat(device).st_rdev
+    deadline = time.monotonic() + 60
+    while holding := _processes_holding(rdev):  # the guard's own look through /proc
+        assert time.monotonic() < deadline, f"{device} still open after the kill: {holding}"
+        time.sleep(0.05)
 
 
 def refused(run_dir: Path) -> str:

@@ -101,6 +101,7 @@ class Browser:
             [CHROMIUM, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--no-first-run",
              "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
              "--disable-sync", "--disable-extensions", "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
+             "--disable-gpu-compositing",
              f"--user-data-dir={profile_dir}", "--window-size=1400,1000", "about:blank"],
             preexec_fn=on_fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(command_read)
