@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import re
 import shlex
 import signal
 import stat
@@ -157,6 +158,32 @@ def test_dry_run_prints_job_and_command_and_runs_nothing(tmp_path: Path, write_j
     assert "--output-format=json+" in result.stdout and "[mixed]" in result.stdout
     assert "runtime=7" in result.stdout and "iodepth=4" in result.stdout
     assert "expected duration 0:14" in result.stdout  # two stonewalled 7 s jobs
+
+
+def test_a_time_fio_reads_shorter_than_written_is_said(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
+    """fio reads a time option's number only up to its decimal point, and drops the unit after it: runtime=1.5m runs
+    for 1 s, not 90. The run says so for each such option, with what to write, and fio's own runtime shows it;
+    times fio reads as written (2.0, 1500ms) get no note. A sweep's cells that share the option get one note."""
+    job = write_job("t.fio", "[global]\nioengine=null\nsize=1m\ntime_based\nrate_iops=100\n"
+                             "[short]\nruntime=1.5m\nramp_time=0.5\n[whole]\nstonewall\nruntime=1500ms\n"
+                             "startdelay=2.0\n")
+    done = run_cli("run", str(job), "--out", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if line.startswith("ptsbench: note: ") and "fio reads" in line]
+    assert notes == [f"ptsbench: note: {job}: job short: fio reads runtime=1.5m as 1 s: it drops a time's decimal "
+                     "fraction and any unit after it (write runtime=90s)",
+                     f"ptsbench: note: {job}: job short: fio reads ramp_time=0.5 as 0 s: it drops a time's decimal "
+                     "fraction and any unit after it (write ramp_time=500ms)"], done.stderr
+    document = json.loads((tmp_path / "run" / "cases" / "001-t" / "fio.json").read_text())
+    runtime_ms = {entry["jobname"]: entry["job_runtime"] for entry in document["jobs"]}
+    assert runtime_ms["short"] < 30_000 <= 90_000  # fio ran it for a second, not the 90 the text says
+    swept = run_cli("sweep", str(tmp_path / "x.dat"), "--size", "1m", "--rw", "randread,randwrite", "--bs", "4k",
+                    "--iodepth", "1", "--runtime", "1", "--set", "startdelay=0.5", "--dry-run",
+                    "--out", str(tmp_path / "sweep"))
+    assert swept.returncode == 0, swept.stderr
+    notes = [line for line in swept.stderr.splitlines() if "fio reads" in line]
+    assert len(notes) == 1 and re.search(r": job randread-4k-qd1-nj1 and 1 more job\(s\): fio reads startdelay=0\.5 "
+                                         r"as 0 s: .*\(write startdelay=500ms\)$", notes[0]), swept.stderr
 
 
 def test_group_of_job_files_runs_in_name_order_with_overrides(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]

@@ -75,6 +75,12 @@ class Case:
     def writes(self) -> bool:
         return any(job.writes for job in self.opens)
 
+    def shortened_times(self) -> list[tuple[str, str]]:
+        """Where fio reads a job's time options as other than written (fio/jobs.py shortened_times): the job (its
+        file and name) and what fio does."""
+        return [(f"{self.source}: job {job.name}", said) for job in self.opens
+                for said in jobs.shortened_times(job.options, job.numbers)]
+
     def opened(self, client_address: str | None = None) -> list[tuple[str, bool]]:
         """Every path fio opens for this case (a fio server: when `client_address` sends it), and whether it is
         written."""

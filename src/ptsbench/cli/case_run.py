@@ -77,6 +77,7 @@ def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
     # fio's client prints no status documents to derive latency from: there fio writes its own latency log
     cases = plan_cases(jobs.paths, reach.targets, jobs.overrides, run_dir, request.log_interval_ms,
                        fio_lat_log=request.fio_lat_log or bool(hosts), repeat=request.repeat, texts=texts)
+    say_shortened_times(cases)
     total_s = expected_total_s(cases, parallel, hosts)
     if parallel and not hosts:  # the groups run at once: none may reach another's bytes under another name
         from ptsbench.device.claim import check_distinct
@@ -123,6 +124,18 @@ def run_job_files(jobs: JobsRequest, request: CaseRequest, reach: Reach,
             store.update_manifest(status="done")
     after_run(store, records, request, grid=jobs.name == "quick")
     return run_dir
+
+
+def say_shortened_times(cases: "Sequence[Case]") -> None:
+    """A note for each time option fio reads as other than its job file says (runtime=1.5 runs for 1 s): once for
+    all the jobs it concerns (a sweep's cells share their options)."""
+    jobs_of: dict[str, list[str]] = {}
+    for case in cases:
+        for job, said in case.shortened_times():
+            jobs_of.setdefault(said, []).append(job)
+    for said, named in jobs_of.items():
+        more = f" and {len(named) - 1} more job(s)" if len(named) > 1 else ""
+        click.echo(f"ptsbench: note: {named[0]}{more}: {said}", err=True)
 
 
 def resume_plan(texts: dict[str, str], targets: "Sequence[Target]", overrides: "Overrides", request: CaseRequest,

@@ -282,8 +282,9 @@ def _start(spec: "SweepSpec", target_paths: list[str], ioengine: str | None, rep
     entries = plan_entries(spec, len(resolved))
     texts = job_texts(spec)
     cases = plan_cases(entries, texts, resolved, run_dir, request.log_interval_ms, fio_lat_log)
-    from ptsbench.cli.case_run import check_writes, dry_run_verdict
+    from ptsbench.cli.case_run import check_writes, dry_run_verdict, say_shortened_times
 
+    say_shortened_times(cases)
     if dry_run:
         _print_dry_run(cases, run_dir, hosts)
         dry_run_verdict(cases, request.permission, hosts)

@@ -51,6 +51,8 @@ JOB_FILE_SUFFIXES = (".fio", ".ini")
 
 _SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]\s*([#;].*)?$")  # fio allows a comment after the header
 _DURATION_UNITS_S = {"": 1.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# fio's time options in seconds unless a unit is given (OPT_STR_VAL_TIME), which it reads in microseconds
+SECONDS_OPTIONS = ("runtime", "ramp_time", "startdelay", "steadystate_duration", "steadystate_ramp_time")
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|us|s|m|h|d)?\s*$", re.IGNORECASE)
 
 
@@ -301,6 +303,27 @@ def parse_duration_s(text: str) -> float | None:
     if not match:
         return None
     return float(match.group(1)) * _DURATION_UNITS_S[(match.group(2) or "").lower()]
+
+
+def shortened_times(options: Mapping[str, str | None], numbers_us: Mapping[str, tuple[int, ...]]) -> list[str]:
+    """Why a job runs for less (or other) time than its text says: fio reads a time option's number only up to a
+    decimal point and then drops the rest, unit included (fio 3.33 and 3.39 read runtime=1.5 and runtime=1.5m alike
+    as 1 s, and ramp_time=0.5 as none). `options`: the job's options as written, `numbers_us`: as fio read them
+    (fio/opens.py's JobOpens); one line per option fio shortened, with the value that says what was meant."""
+    said = []
+    for key in SECONDS_OPTIONS:
+        text, read_us = options.get(key), numbers_us.get(key)
+        written_s = parse_duration_s(text) if text else None
+        if written_s is None or not read_us or abs(read_us[0] - written_s * 1e6) < 1:
+            continue  # a range (startdelay=1-5) or a time fio reads as written
+        read = f"{read_us[0] / 1e6:g} s" if read_us[0] % 1000 == 0 else f"{read_us[0]:,} us"
+        if key == "runtime" and read_us[0] == 0:
+            read += " (no time limit)"
+        meant = next(f"{round(written_s * scale)}{unit}" for scale, unit in ((1, "s"), (1000, "ms"), (1e6, "us"))
+                     if (written_s * scale).is_integer() or unit == "us")
+        said.append(f"fio reads {key}={text} as {read}: it drops a time's decimal fraction and any unit after it "
+                    f"(write {key}={meant})")
+    return said
 
 
 def expected_duration_s(sections: Sequence[JobSection]) -> float | None:
