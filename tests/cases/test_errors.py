@@ -248,7 +248,8 @@ def test_a_hung_fio_is_stopped_and_recorded_as_hung(tmp_path: Path) -> None:
 
 def test_real_fio_stopped_with_sigstop_is_killed_with_its_jobs(tmp_path: Path) -> None:
     job = tmp_path / "null.fio"
-    job.write_text(NULL_JOB + "runtime=10\ntime_based\n")  # 10 s to be stopped in: 2 s could pass unseen under load
+    # 10 s to be stopped in (2 s could pass unseen under load); 100 IOPS, an IO every 10 ms fio sleeps through
+    job.write_text(NULL_JOB + "runtime=10\ntime_based\nrate_iops=100\n")
     out = tmp_path / "stopped"
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(out)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

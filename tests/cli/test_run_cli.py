@@ -294,7 +294,8 @@ def test_parallel_refuses_a_loop_device_beside_its_backing_file(tmp_path: Path, 
 
 def test_ctrl_c_with_parallel_starts_no_targets_next_case(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
     for name in ("a", "b"):
-        write_job(f"g/{name}.fio", f"[{name}]\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n")
+        write_job(f"g/{name}.fio", f"[{name}]\nioengine=null\nsize=1m\ntime_based\nruntime=60\nrw=read\n"
+                                    "rate_iops=100\n")
     out = tmp_path / "r"
     targets = [a for name in ("t1", "t2") for a in ("--target", str(tmp_path / name))]
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), *targets, "--size", "1m",
@@ -395,7 +396,7 @@ def test_text_before_json_is_tolerated(tmp_path: Path, write_job) -> None:  # ty
 
 
 def test_fio_killed_mid_case_is_recorded_and_the_rest_runs(tmp_path: Path, write_job) -> None:  # type: ignore[no-untyped-def]
-    write_job("g/1-long.fio", "[long]\nioengine=null\nsize=1m\ntime_based\nruntime=120\nrw=read\n")
+    write_job("g/1-long.fio", "[long]\nioengine=null\nsize=1m\ntime_based\nruntime=120\nrw=read\nrate_iops=100\n")
     write_job("g/2-short.fio", "[short]\nioengine=null\nsize=1m\ntime_based\nruntime=1\nrw=read\n")
     out = tmp_path / "r"
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),
@@ -549,7 +550,7 @@ def test_a_sigint_fio_got_first_is_the_same_interruption(tmp_path: Path, write_j
     resume runs it again), never a failure, and the run ends as a Ctrl-C does (130)."""
     from ptsbench.fio.lifetime import fio_pids
 
-    job = write_job("long.fio", "[long]\nioengine=null\nsize=1m\ntime_based\nruntime=120\nrw=read\n")
+    job = write_job("long.fio", "[long]\nioengine=null\nsize=1m\ntime_based\nruntime=120\nrw=read\nrate_iops=100\n")
     out = tmp_path / "r"
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(job), "--out", str(out)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)

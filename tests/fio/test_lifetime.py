@@ -177,7 +177,7 @@ def test_kill_of_the_process_group_stops_an_fio_of_another_name(tmp_path: Path,
     program.symlink_to(shutil.which("fio") or "fio")
     monkeypatch.setenv("PTSBENCH_FIO", str(program))
     job, out = tmp_path / "null.fio", tmp_path / "out"
-    job.write_text("[null]\nioengine=null\nsize=1m\ntime_based=1\nruntime=600\n")
+    job.write_text("[null]\nioengine=null\nsize=1m\ntime_based=1\nruntime=600\nrate_iops=100\n")
     try:
         process = start_cli("run", str(job), "--out", str(out))
         kill_when(process, lambda: job_process_runs(out, process.pid), group=True)
@@ -200,7 +200,7 @@ def test_kill_of_ptsbench_server_stops_its_fio_server_and_the_jobs_it_runs(tmp_p
     socket_path = tmp_path / "s" / "fio.sock"
     option = f"--server=sock:{socket_path}"
     job = tmp_path / "job.fio"
-    job.write_text("[job]\nioengine=null\nsize=1g\nrw=write\ntime_based=1\nruntime=600\n")
+    job.write_text("[job]\nioengine=null\nsize=1g\nrw=write\ntime_based=1\nruntime=600\nrate_iops=100\n")
     server = start_cli("server", "--socket", str(socket_path))
     client = None
     try:
@@ -342,7 +342,8 @@ def test_one_look_finds_the_fio_of_every_marker(tmp_path: Path) -> None:
     try:
         for folder, job in zip(folders, given, strict=True):
             folder.mkdir()
-            (folder / "job.fio").write_text("[x]\nioengine=null\nsize=1g\ntime_based\nruntime=60\nthread\n")
+            (folder / "job.fio").write_text("[x]\nioengine=null\nsize=1g\ntime_based\nruntime=60\nthread\n"
+                                            "rate_iops=100\n")
             started.append(subprocess.Popen(["fio", "--output-format=json", str(job)],
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         deadline = time.monotonic() + 60

@@ -354,7 +354,8 @@ def test_preflight_resolves_directories_and_new_files_like_a_local_run(
 def test_server_killed_mid_run_keeps_the_others(tmp_path: Path, servers: Servers,
                                                 write_job) -> None:  # type: ignore[no-untyped-def]
     hosts = servers(2)
-    job = write_job("long.fio", "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=4\nrw=randread\nbs=4k\n")
+    job = write_job("long.fio", "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=4\nrw=randread\nbs=4k\n"
+                                    "rate_iops=100\n")
     out = tmp_path / "run"
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(job), "--hosts", hosts_arg(hosts),
                                 "--out", str(out), "--format", "json"], stdout=subprocess.PIPE,

@@ -258,7 +258,7 @@ def test_resume_refuses_a_file_target_that_shrank_or_vanished(tmp_path: Path) ->
     os.truncate(target, 4096)
     orphan_job = rounds / "002" / "job.fio"  # an fio left running on a job file of the run (null engine: harmless)
     orphan_job.parent.mkdir(parents=True, exist_ok=True)
-    orphan_job.write_text("[cell]\nioengine=null\nsize=1g\ntime_based=1\nruntime=60\n")
+    orphan_job.write_text("[cell]\nioengine=null\nsize=1g\ntime_based=1\nruntime=60\nrate_iops=100\n")
     orphan = subprocess.Popen(["fio", str(orphan_job)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while orphan.pid not in fio_pids(run_dir):
