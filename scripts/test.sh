@@ -3,15 +3,15 @@
 #
 #   bash scripts/test.sh         the host level (the README's test command): everything that runs on this machine
 #                                itself: real fio, loop devices, Chromium, PostgreSQL for the catalog. No VM, no
-#                                second platform. On every CPU (pytest-xdist): about 20 CPU-minutes, 12-13 minutes
-#                                on an idle 2-vCPU machine (measured: docs/benchmarks.md).
-#   bash scripts/test.sh --all   adds the device labs (QEMU guests with NVMe, SCSI and SATA drives) and the second
-#                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh):
-#                                what CI (.ci/run) runs. 22-24 minutes in a fresh clone (docs/benchmarks.md).
+#                                second platform. On every CPU (pytest-xdist): about 17 CPU-minutes, 10-11 minutes
+#                                in a fresh clone on an idle 2-vCPU machine (measured: docs/benchmarks.md).
+#   bash scripts/test.sh --all   adds the device labs (QEMU guests with NVMe, SCSI and SATA drives), the second
+#                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh)
+#                                and the install check (scripts/check-install.sh: wheel, pipx, no C compiler, no
+#                                root): what CI (.ci/run) runs. 22-30 minutes in a fresh clone (docs/benchmarks.md).
 #
 # Both install what is missing first (scripts/install.sh --test), then lint, and the tests, with the type check
-# (mypy) and the install check (scripts/check-install.sh) beside them. As non-root the tests that need root (loop
-# devices, mounts, labs) skip.
+# (mypy) beside them. As non-root the tests that need root (loop devices, mounts, labs) skip.
 # --all as root keeps the Debian 13 root in PTSBENCH_DEBIAN13_ROOT (default /var/cache/ptsbench/debian13) for the
 # next run; PTSBENCH_DEBIAN13=0 leaves the second platform out.
 set -euo pipefail
@@ -27,12 +27,12 @@ debian13_root=${PTSBENCH_DEBIAN13_ROOT:-/var/cache/ptsbench/debian13}
 if [ "$all" = 0 ]; then
   say "the host level: installs what is missing (fio, chromium, postgresql, poppler-utils, lvm2, mdadm," \
       "btrfs-progs, nbdkit, openssh-server, the Python test tools) with apt-get and pip, then ruff, mypy and the" \
-      "tests on this machine, on every CPU: 12-13 min on an idle 2-vCPU machine (plus the first install). No" \
-      "VM, no Debian 13: bash scripts/test.sh --all adds them (about 25 min)"
+      "tests on this machine, on every CPU: 10-11 min on an idle 2-vCPU machine (plus the first install). No" \
+      "VM, no Debian 13, no install check: bash scripts/test.sh --all adds them (about 25 min)"
   markers=(-m "not device_lab and not debian13 and not guest")
 else
-  say "everything: the host level, the device labs (QEMU guests) and the Debian 13 platform: about 25 min on a" \
-      "2-vCPU machine. As root the Debian 13 root (about 1.2 GB) is made once in $debian13_root and kept" \
+  say "everything: the host level, the device labs (QEMU guests), the Debian 13 platform and the install check:" \
+      "about 25 min on a 2-vCPU machine. As root the Debian 13 root (about 1.2 GB) is made once in $debian13_root and kept" \
       "(PTSBENCH_DEBIAN13_ROOT=DIR puts it elsewhere; rm -rf it to free the space)"
   markers=()
 fi
@@ -62,9 +62,10 @@ fi
 .venv/bin/ruff check src tests bench
 # the type check (15-20 CPU-s in a fresh clone, without mypy's cache) beside the tests, not before them
 beside "the type check (mypy)" .venv/bin/mypy
-# the installs as users make them (about 40 CPU-s, mostly waiting on pip and the disk): beside the tests
-beside "the install check (scripts/check-install.sh)" bash scripts/check-install.sh
 if [ "$all" = 1 ]; then
+  # the installs as users make them (about 35 CPU-s, pip and the C compiler): beside the tests; not in the host
+  # level, where its CPU would lengthen the contributor's run by about 20 s
+  beside "the install check (scripts/check-install.sh)" bash scripts/check-install.sh
   # the device labs' tests wait on QEMU guests for minutes: a pytest of their own beside the host level's workers
   beside "the device labs" .venv/bin/pytest -q -rs -p no:cacheprovider -m device_lab tests
   markers=(-m "not device_lab")
