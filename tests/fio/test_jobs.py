@@ -55,6 +55,19 @@ def test_expected_duration_honours_stonewall_and_ramp_time() -> None:
     assert jobs.expected_duration_s(jobs.parse_job_text("[a]\nsize=1g\n", "s.fio")) is None
 
 
+@pytest.mark.parametrize(("written", "read_us", "said"), [
+    ("1.5m", 1_000_000, "as 1 s: it drops a time's decimal fraction and any unit after it (write ramp_time=90s)"),
+    ("0.3", 0, "as 0 s: it drops a time's decimal fraction and any unit after it (write ramp_time=300ms)"),
+    ("2.0005", 2_000_000, "as 2 s: it drops a time's decimal fraction and any unit after it "
+                          "(write ramp_time=2000500us)"),
+    ("2.0", 2_000_000, None), ("1500ms", 1_500_000, None), ("1-5", 1_000_000, None)])
+def test_a_time_fio_reads_as_other_than_written_is_named_with_what_to_write(written: str, read_us: int,
+                                                                             said: str | None) -> None:
+    """(fio's own reading of such values is checked in tests/cli/test_run_cli.py, against its runtime.)"""
+    found = jobs.shortened_times({"ramp_time": written}, {"ramp_time": (read_us,)})
+    assert found == ([f"fio reads ramp_time={written} {said}"] if said else [])
+
+
 def test_render_job_file_round_trips() -> None:
     text = jobs.render_job_file({"ioengine": "null"}, [("a", {"rw": "read", "stonewall": None})])
     (section,) = jobs.parse_job_text(text, "r.fio")

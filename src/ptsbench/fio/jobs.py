@@ -320,7 +320,7 @@ def shortened_times(options: Mapping[str, str | None], numbers_us: Mapping[str, 
         if key == "runtime" and read_us[0] == 0:
             read += " (no time limit)"
         meant = next(f"{round(written_s * scale)}{unit}" for scale, unit in ((1, "s"), (1000, "ms"), (1e6, "us"))
-                     if (written_s * scale).is_integer() or unit == "us")
+                     if abs(written_s * scale - round(written_s * scale)) < 1e-6 or unit == "us")
         said.append(f"fio reads {key}={text} as {read}: it drops a time's decimal fraction and any unit after it "
                     f"(write {key}={meant})")
     return said
