@@ -17,14 +17,18 @@ from ptsbench.fio.runner import fio_command
 from ptsbench.metrics import seconds as last_second
 from ptsbench.metrics.seconds import LastSecond
 
-MIN_DOCUMENTS = 5  # status documents of the 7 s run (one a second on an idle host) the tests need at least
+# the module's tests share one fio run (its fixture): on one pytest worker, so that it runs once
+pytestmark = pytest.mark.xdist_group("metrics-seconds")
+# status documents of the 16 s run the tests need at least: fio holds its status back while a job thinks, so the
+# sparse job's 3 s of thinking space them about 3 s apart (an idle host gives 5 or 6; a 7 s run gave 3, always)
+MIN_DOCUMENTS = 5
 # three jobs at once: one IO size, several sizes (IOPS from the IO counts), and one IO every 3 s (seconds with none);
 # 100 IOPS, an IO every 10 ms, which fio sleeps through (a shorter wait it spins through on a loaded host)
 JOBS = """[global]
 ioengine=null
 size=1g
 time_based=1
-runtime=7
+runtime=16
 lat_percentiles=1
 [one-size]
 rw=randread
@@ -44,8 +48,8 @@ thinktime=3s
 @pytest.fixture(scope="module")
 def fio_documents(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     """fio's status documents (json+, with their bins) of one run of JOBS. A host so busy that fio's status thread
-    wrote fewer than MIN_DOCUMENTS in the run's 7 s (CI once got 3 in 10 s, with the device labs' QEMU, a PTS run
-    and the suite beside it) gives too few to test with: fio runs again, up to three times."""
+    wrote fewer than MIN_DOCUMENTS (CI once got 3 in a 7 s run's 10 s, with the device labs' QEMU, a PTS run and the
+    suite beside it) gives too few to test with: fio runs again, up to three times."""
     job = tmp_path_factory.mktemp("seconds") / "jobs.fio"
     job.write_text(JOBS)
     for _attempt in range(3):
