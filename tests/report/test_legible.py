@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import map_in_threads, run_cli
 from ptsbench.report.build import load_compare, load_report
 from ptsbench.report.core import fit, pdf
 from ptsbench.report.core.draw_mpl import drawn_file, legend_names
@@ -266,13 +266,14 @@ def pdf_collisions(path: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def two_quick_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """Two real `ptsbench quick` runs on small scratch files (the eight CrystalDiskMark tests, 0.2 s each)."""
-    runs = []
-    for name in ("first", "second"):
-        run_dir = tmp_path_factory.mktemp("quick") / name
+
+    def made(run_dir: Path) -> Path:
         done = run_cli("quick", "--runtime", "0.2", "--size", "8M", "--out", str(run_dir))
         assert done.returncode == 0, done.stderr
-        runs.append(run_dir)
-    return runs
+        return run_dir
+
+    folders = [tmp_path_factory.mktemp("quick") / name for name in ("first", "second")]
+    return map_in_threads(made, folders, 2)  # at once: each mostly waits for its fio
 
 
 def test_no_words_collide_on_the_pages_of_a_pts_report(tmp_path_factory: pytest.TempPathFactory,
