@@ -3,8 +3,8 @@
 #
 #   bash scripts/test.sh         the host level (the README's test command): everything that runs on this machine
 #                                itself: real fio, loop devices, Chromium, PostgreSQL for the catalog. No VM, no
-#                                second platform. On every CPU (pytest-xdist): about 17 CPU-minutes, 10-11 minutes
-#                                in a fresh clone on an idle 2-vCPU machine (measured: docs/benchmarks.md).
+#                                second platform. On every CPU (pytest-xdist): about 16 CPU-minutes, 10 minutes on
+#                                an idle 2-vCPU machine (10.5 in a fresh clone; measured: docs/benchmarks.md).
 #   bash scripts/test.sh --all   adds the device labs (QEMU guests with NVMe, SCSI and SATA drives), the second
 #                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh)
 #                                and the install check (scripts/check-install.sh: wheel, pipx, no C compiler, no
@@ -27,7 +27,7 @@ debian13_root=${PTSBENCH_DEBIAN13_ROOT:-/var/cache/ptsbench/debian13}
 if [ "$all" = 0 ]; then
   say "the host level: installs what is missing (fio, chromium, postgresql, poppler-utils, lvm2, mdadm," \
       "btrfs-progs, nbdkit, openssh-server, the Python test tools) with apt-get and pip, then ruff, mypy and the" \
-      "tests on this machine, on every CPU: 10-11 min on an idle 2-vCPU machine (plus the first install). No" \
+      "tests on this machine, on every CPU: about 10 min on an idle 2-vCPU machine (plus the first install). No" \
       "VM, no Debian 13, no install check: bash scripts/test.sh --all adds them (about 25 min)"
   markers=(-m "not device_lab and not debian13 and not guest")
 else
