@@ -101,8 +101,10 @@ def assert_served_as_stored(folder: Path, job: str, direction: str, stamp: int, 
     assert served in possible, (job, direction, stamp, served, possible)
     whole = per_second(columns, version)[direction]
     assert whole.sample is not None
-    if index > 0 and index in whole.sample:
-        assert served == float(whole.values[key][list(whole.sample).index(index)]) / scale, (job, direction, stamp)
+    if index > 0 and index in whole.sample:  # the same second; its arithmetic over the whole series may round
+        # differently in the last bits (CI: 99.99999999999997 served, 100.0 stored, at 100 IOPS)
+        stored = float(whole.values[key][list(whole.sample).index(index)]) / scale
+        assert served == pytest.approx(stored, rel=1e-9, abs=1e-9), (job, direction, stamp)
 
 
 @pytest.mark.slow
