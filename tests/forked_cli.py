@@ -236,6 +236,7 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    tempfile.tempdir = None  # the temporary folder is found again from this call's TMPDIR, as a new process does
     time.tzset()
     os.umask(request["umask"])
     sys.argv = ["-m", *request["argv"]]

@@ -1,10 +1,15 @@
 """A real OpenSSH server on loopback for tests: host key, user key, known_hosts and an ssh_config made in a temp
 folder; `ptsbench` finds the config through PTSBENCH_SSH_CONFIG. Stopped (and /run/sshd removed if it made it)
-when the context ends."""
+when the context ends.
+
+What it made is told apart from what another test run on this machine makes at the same time (CI may share the
+machine): the server logs each command it runs (a ForceCommand wrapper), which names the remote folders of its fio
+servers, and ptsbench's local tunnel folders go to a temporary folder of its own (TMPDIR, while it runs)."""
 
 import contextlib
 import os
 import random
+import re
 import socket
 import subprocess
 import time
@@ -15,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import die_with_parent
+from ptsbench.hosts import ssh
 
 SSHD = "/usr/sbin/sshd"
 PRIVSEP_DIR = Path("/run/sshd")
@@ -25,10 +31,22 @@ class Sshd:
     addresses: tuple[str, ...]
     port: int
     config: Path  # the ssh_config a client uses (keys, known hosts, port, user root)
+    commands: Path  # every command the server ran, one after another
+    tmp: Path  # the temporary folder (TMPDIR) of the processes started while it runs: their tunnel folders
 
     def spec(self, *addresses: str) -> str:
         """--hosts for these of its addresses."""
         return ",".join(f"ssh://{address}" for address in addresses or self.addresses)
+
+    def remote_folders(self) -> set[Path]:
+        """The remote fio servers' folders that this server's commands made and that are there now."""
+        text = self.commands.read_text(errors="replace") if self.commands.exists() else ""
+        named = re.findall(re.escape(ssh.REMOTE_FOLDER_PREFIX) + r"[0-9a-f]+", text)
+        return {Path(name) for name in named if os.path.lexists(name)}
+
+    def tunnel_folders(self) -> set[Path]:
+        """ptsbench's local tunnel folders in the temporary folder of this server's tests."""
+        return set(self.tmp.glob(f"{ssh.FOLDER_PREFIX}*"))
 
 
 def _free_port(addresses: tuple[str, ...]) -> int:
@@ -62,6 +80,7 @@ def loopback_sshd(folder: Path, addresses: tuple[str, ...] = ("127.0.0.2", "127.
 HostKey {folder}/host_key
 AuthorizedKeysFile {folder}/authorized_keys
 PidFile {folder}/sshd.pid
+ForceCommand {folder}/logged-command
 PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
@@ -71,6 +90,13 @@ AllowStreamLocalForwarding yes
 """)
     key_type, key = host_key.split()[:2]
     (folder / "known_hosts").write_text("".join(f"[{address}]:{port} {key_type} {key}\n" for address in addresses))
+    commands = folder / "commands.log"
+    wrapper = folder / "logged-command"  # logs the client's command, then runs it as sshd would have
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$SSH_ORIGINAL_COMMAND" >> {commands}\n'
+                       'exec "${SHELL:-/bin/sh}" -c "$SSH_ORIGINAL_COMMAND"\n')
+    wrapper.chmod(0o755)
+    tmp = folder / "tmp"
+    tmp.mkdir()
     config = folder / "ssh_config"
     config.write_text(f"""\
 Host *
@@ -90,15 +116,17 @@ Host *
                                    stdout=subprocess.DEVNULL, stderr=log, preexec_fn=die_with_parent())
     try:
         _wait_listening(addresses + unknown, port, process)
-        saved = os.environ.get("PTSBENCH_SSH_CONFIG")
-        os.environ["PTSBENCH_SSH_CONFIG"] = str(config)
+        settings = {"PTSBENCH_SSH_CONFIG": str(config), "TMPDIR": str(tmp)}
+        saved = {key: os.environ.get(key) for key in settings}
+        os.environ.update(settings)
         try:
-            yield Sshd(addresses, port, config)
+            yield Sshd(addresses, port, config, commands, tmp)
         finally:
-            if saved is None:
-                os.environ.pop("PTSBENCH_SSH_CONFIG", None)
-            else:
-                os.environ["PTSBENCH_SSH_CONFIG"] = saved
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
     finally:
         process.terminate()
         process.wait(10)

@@ -192,7 +192,6 @@ def test_series_and_matrix() -> None:
         check_spec(SweepSpec(rw=("read",), bs=("4k",), iodepth=(1, 1), numjobs=(1,)))
 
 
-@pytest.mark.xdist_group("ssh-folders")  # /tmp's remote server folders: test_ssh_hosts.py counts them
 def test_a_sweep_on_two_hosts_draws_each_host(tmp_path: Path, sshd: Sshd) -> None:
     hosts = parse_hosts(sshd.spec())  # through SSH: the stored host list is read back for the report and resume
     run_dir = tmp_path / "sweep"

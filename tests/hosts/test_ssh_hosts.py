@@ -9,7 +9,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -24,14 +23,6 @@ from sshd import Sshd
 from sshd import sshd as sshd  # noqa: PLC0414 - the fixture
 from test_hosts import NULL_JOB, rows_of
 from test_run_cli import assert_one_line_error
-
-# /tmp's remote server and tunnel folders, which these tests count (so does test_sweep.py's sweep over SSH): under
-# pytest-xdist the tests that make them share one worker, one at a time (scripts/test.sh runs --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("ssh-folders")
-
-
-def remote_folders() -> set[Path]:
-    return set(Path("/tmp").glob(f"{Path(ssh.REMOTE_FOLDER_PREFIX).name}*"))
 
 
 def server_pids(folders: set[Path]) -> list[int]:
@@ -50,13 +41,13 @@ def wait_for(condition, timeout_s: float = 60.0) -> bool:  # type: ignore[no-unt
 
 def test_tunnels_start_a_private_server_per_host_and_stop_it(sshd: Sshd) -> None:
     hosts = parse_hosts(sshd.spec())
-    before = remote_folders()
+    before = sshd.remote_folders()
     try:
         assert ssh.connect(hosts) == {}
         folder = ssh.client_folder(hosts)
         assert folder is not None and stat.S_IMODE(folder.stat().st_mode) == 0o700
         assert sorted(os.listdir(folder)) == ["127.0.0.2", "127.0.0.3"]  # one local socket per host, by its name
-        made = remote_folders() - before
+        made = sshd.remote_folders() - before
         assert len(made) == 2  # a fresh folder per host's server
         for remote in made:
             found = os.lstat(remote)
@@ -64,17 +55,17 @@ def test_tunnels_start_a_private_server_per_host_and_stop_it(sshd: Sshd) -> None
             assert stat.S_ISSOCK(os.lstat(remote / ssh.REMOTE_SOCKET).st_mode)
         assert len(server_pids(made)) == 2
         assert ssh.connect(hosts) == {}  # already open: nothing new
-        assert remote_folders() - before == made
+        assert sshd.remote_folders() - before == made
     finally:
         ssh.close_all()
-    assert wait_for(lambda: not server_pids(made) and not remote_folders() & made)
+    assert wait_for(lambda: not server_pids(made) and not sshd.remote_folders() & made)
     assert not folder.exists()
 
 
 def test_run_on_two_hosts_through_ssh(tmp_path: Path, sshd: Sshd, write_job) -> None:  # type: ignore[no-untyped-def]
     job = write_job("null.fio", NULL_JOB.format(runtime="500ms"))
     out = tmp_path / "run"
-    before = remote_folders()
+    before = sshd.remote_folders()
     result = run_cli("run", str(job), "--hosts", sshd.spec(), "--out", str(out), "--format", "json")
     assert result.returncode == 0, result.stderr
     rows = rows_of(result)
@@ -90,7 +81,7 @@ def test_run_on_two_hosts_through_ssh(tmp_path: Path, sshd: Sshd, write_job) -> 
         ("127.0.0.2", "ssh", fio_version()), ("127.0.0.3", "ssh", fio_version())]
     assert (out / "hosts.list").read_text() == "sock:127.0.0.2\nsock:127.0.0.3\n"
     # the servers and their folders ended with the run
-    assert wait_for(lambda: not remote_folders() - before and not server_pids(remote_folders()))
+    assert wait_for(lambda: not sshd.remote_folders() - before and not server_pids(sshd.remote_folders()))
 
 
 def test_preflight_names_hosts_ssh_cannot_reach(tmp_path: Path, sshd: Sshd) -> None:
@@ -107,15 +98,15 @@ def test_preflight_names_hosts_ssh_cannot_reach(tmp_path: Path, sshd: Sshd) -> N
     assert not (tmp_path / "run").exists()
 
 
-def remote_folder_of(host: str) -> Path | None:
-    """The remote folder of the live tunnel to `host` (from its ssh's -L argument)."""
+def remote_folder_of(sshd: Sshd, host: str) -> Path | None:
+    """The remote folder of the live tunnel to `host` of this server (from its ssh's -L argument)."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
             except OSError:
                 continue
-            if argv[0] == "ssh" and "-L" in argv:
+            if argv[0] == "ssh" and "-L" in argv and str(sshd.config) in argv:
                 local, _, remote = argv[argv.index("-L") + 1].partition(":")
                 if local.endswith(f"/{host}"):
                     return Path(remote).parent
@@ -134,8 +125,9 @@ def test_a_remote_server_that_dies_fails_its_host_and_the_next_case_reconnects(
                                stderr=subprocess.PIPE, text=True)
     try:
         assert wait_for(lambda: (out / "cases" / "001-a" / "job.fio").exists()
-                        and (folder := remote_folder_of("127.0.0.3")) is not None and len(server_pids({folder})) >= 2)
-        victim = remote_folder_of("127.0.0.3")
+                        and (folder := remote_folder_of(sshd, "127.0.0.3")) is not None
+                        and len(server_pids({folder})) >= 2)
+        victim = remote_folder_of(sshd, "127.0.0.3")
         assert victim is not None
         time.sleep(1.0)  # the job runs on both hosts now
         for pid in server_pids({victim}):
@@ -230,25 +222,21 @@ def test_server_refuses_a_socket_folder_others_could_enter(tmp_path: Path, probl
     assert not os.path.lexists(tmp_path / "elsewhere" / "fio.sock")
 
 
-def tunnel_folders() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(f"{ssh.FOLDER_PREFIX}*"))
-
-
-def _after_kill(made: set[Path], tunnels_before: set[Path], pid: int) -> set[Path]:
+def _after_kill(sshd: Sshd, made: set[Path], tunnels_before: set[Path], pid: int) -> set[Path]:
     """After a kill -9 of ptsbench (`pid`): the remote servers of its tunnels and their jobs end, their folders go;
     its local tunnel folder is left (returned), named by it."""
-    assert wait_for(lambda: not server_pids(made) and not made & remote_folders()), server_pids(made)
-    left = tunnel_folders() - tunnels_before
+    assert wait_for(lambda: not server_pids(made) and not made & sshd.remote_folders()), server_pids(made)
+    left = sshd.tunnel_folders() - tunnels_before
     assert [folder.name.startswith(f"{ssh.FOLDER_PREFIX}{pid}-") for folder in left] == [True], left
     return left
 
 
-def _after_resume(left: set[Path], made_before: set[Path], tunnels_before: set[Path]) -> None:
+def _after_resume(sshd: Sshd, left: set[Path], made_before: set[Path], tunnels_before: set[Path]) -> None:
     """After a resume: no remote server or folder of it stays, the killed run's local tunnel folder was removed
     (its process is gone) and the resume removed its own."""
-    assert wait_for(lambda: not server_pids(remote_folders() - made_before))
-    assert not remote_folders() - made_before
-    assert not left & tunnel_folders() and not tunnel_folders() - tunnels_before
+    assert wait_for(lambda: not server_pids(sshd.remote_folders() - made_before))
+    assert not sshd.remote_folders() - made_before
+    assert not left & sshd.tunnel_folders() and not sshd.tunnel_folders() - tunnels_before
 
 
 def test_pts_on_two_hosts_through_ssh_killed_mid_round_resumes_without_losing_a_round(tmp_path: Path,
@@ -263,21 +251,21 @@ def test_pts_on_two_hosts_through_ssh_killed_mid_round_resumes_without_losing_a_
     folder = tmp_path / "data"
     folder.mkdir()
     run_dir = tmp_path / "run"
-    before, tunnels_before = remote_folders(), tunnel_folders()
+    before, tunnels_before = sshd.remote_folders(), sshd.tunnel_folders()
     rounds = run_dir / "pts/iops/rounds"
     process = start_pts(run_dir, str(folder), "--hosts", sshd.spec(), "--profile", "demo", "--spec", "1.1",
                         "--tests", "iops", "--block-sizes", "iops=4k", "--mixes", "iops=0", "--size", "16M",
                         "--round-time", "1", "--max-rounds", "2")
     try:
         kill_when(process, lambda: (rounds / "002" / "command.txt").exists() and len(
-            server_pids(remote_folders() - before)) >= 4, delay_s=0.3)  # both servers run round 2's job
+            server_pids(sshd.remote_folders() - before)) >= 4, delay_s=0.3)  # both servers run round 2's job
     finally:
         if process.poll() is None:
             kill_tree(process.pid)
             process.wait()
     kept = (rounds / "001" / "round.json").read_bytes()
     assert not (rounds / "002" / "round.json").exists(), "the premise: killed before round 2 was stored"
-    left = _after_kill(remote_folders() - before, tunnels_before, process.pid)
+    left = _after_kill(sshd, sshd.remote_folders() - before, tunnels_before, process.pid)
     assert wait_for(lambda: not fio_pids(run_dir))  # the local fio client ended with ptsbench
 
     resumed = run_cli("resume", str(run_dir))
@@ -293,7 +281,7 @@ def test_pts_on_two_hosts_through_ssh_killed_mid_round_resumes_without_losing_a_
     assert manifest["status"] == "done"
     assert [(h["host"], h["transport"]) for h in manifest["hosts"]] == [("127.0.0.2", "ssh"), ("127.0.0.3", "ssh")]
     assert not fio_pids(run_dir)
-    _after_resume(left, before, tunnels_before)
+    _after_resume(sshd, left, before, tunnels_before)
 
 
 def test_run_on_hosts_killed_mid_case_resumes_its_unfinished_cases(tmp_path: Path, sshd: Sshd,
@@ -308,18 +296,18 @@ def test_run_on_hosts_killed_mid_case_resumes_its_unfinished_cases(tmp_path: Pat
                                      f"runtime={runtime}\n") for name, runtime in (("a", "300ms"), ("b", "2s"),
                                                                                   ("c", "300ms"))]
     run_dir = tmp_path / "run"
-    before, tunnels_before = remote_folders(), tunnel_folders()
+    before, tunnels_before = sshd.remote_folders(), sshd.tunnel_folders()
     process = start_cli("run", *map(str, jobs), "--hosts", sshd.spec(), "--out", str(run_dir))
     try:
         kill_when(process, lambda: (run_dir / "cases" / "002-b" / "command.txt").exists() and len(
-            server_pids(remote_folders() - before)) >= 4, delay_s=0.3)
+            server_pids(sshd.remote_folders() - before)) >= 4, delay_s=0.3)
     finally:
         if process.poll() is None:
             kill_tree(process.pid)
             process.wait()
     kept = (run_dir / "cases" / "001-a" / "result.json").read_bytes()
     assert not (run_dir / "cases" / "002-b" / "result.json").exists()
-    left = _after_kill(remote_folders() - before, tunnels_before, process.pid)
+    left = _after_kill(sshd, sshd.remote_folders() - before, tunnels_before, process.pid)
     assert wait_for(lambda: not fio_pids(run_dir))
 
     resumed = run_cli("resume", str(run_dir))
@@ -331,4 +319,4 @@ def test_run_on_hosts_killed_mid_case_resumes_its_unfinished_cases(tmp_path: Pat
         assert record["status"] == "ok" and {h["host"]: h["status"] for h in record["hosts"]} == {
             "127.0.0.2": "ok", "127.0.0.3": "ok"}
     assert not fio_pids(run_dir)
-    _after_resume(left, before, tunnels_before)
+    _after_resume(sshd, left, before, tunnels_before)
