@@ -1,6 +1,5 @@
 """A real OpenSSH server on loopback for tests: host key, user key, known_hosts and an ssh_config made in a temp
-folder; `ptsbench` finds the config through PTSBENCH_SSH_CONFIG. Stopped (and /run/sshd removed if it made it)
-when the context ends.
+folder; `ptsbench` finds the config through PTSBENCH_SSH_CONFIG. Stopped when the context ends.
 
 What it made is told apart from what another test run on this machine makes at the same time (CI may share the
 machine): the server logs each command it runs (a ForceCommand wrapper), which names the remote folders of its fio
@@ -108,9 +107,9 @@ Host *
   GlobalKnownHostsFile /dev/null
   StrictHostKeyChecking yes
 """)
-    made_privsep = not PRIVSEP_DIR.exists()
-    if made_privsep:
-        PRIVSEP_DIR.mkdir(mode=0o755)
+    # sshd's own empty folder, made where the package's boot scripts have not made it, and kept: the sshd of
+    # another test process may need it still (its removal once failed a concurrent test run's SSH tests)
+    PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)
     with open(folder / "sshd.log", "wb") as log:
         process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(folder / "sshd_config")], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=log, preexec_fn=die_with_parent())
@@ -130,9 +129,6 @@ Host *
     finally:
         process.terminate()
         process.wait(10)
-        if made_privsep:
-            with contextlib.suppress(OSError):
-                PRIVSEP_DIR.rmdir()
 
 
 def _wait_listening(addresses: tuple[str, ...], port: int, process: "subprocess.Popen[bytes]") -> None:

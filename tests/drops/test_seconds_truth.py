@@ -3,8 +3,9 @@ hogs and an IO neighbour (issue 41): fio reads a status document's IO counts aft
 hundreds of ms later on such a host, so the seconds must pair each number with the moment fio read it.
 
 The per-IO log (write_lat_log, log_avg_msec=0) stamps every IO with its completion time on the job's clock (ms),
-the clock of the documents' runtime. A second (T0, T1] holds the IOs stamped T0+1 .. T1-1 at least and T0-1 .. T1+1
-at most (both are whole ms, read a moment apart): its IOs and bytes must fall in between. With PTSBENCH_FIO naming
+the clock of the documents' runtime. A second (T0, T1] holds the IOs stamped T0+SLACK .. T1-SLACK at least and
+T0-SLACK .. T1+SLACK at most (the stamps and the documents' runtime are whole ms, read a moment apart, and on a loaded
+host some ms apart): its IOs and bytes must fall in between. With PTSBENCH_FIO naming
 another fio, the same holds for it (fio 3.42 reads the bytes later, with the IO counts: their estimated moment)."""
 
 import bisect
@@ -17,9 +18,8 @@ from typing import Any
 import numpy as np
 
 from hostload import loaded_host
-from ptsbench.drops.find import BYTES_AFTER_WAIT, IOPS_FROM_BYTES, IOPS_FROM_COUNTS, Seconds
+from ptsbench.drops.find import IOPS_FROM_BYTES, IOPS_FROM_COUNTS, Seconds
 from ptsbench.drops.stored import stored_seconds
-from ptsbench.fio.versions import version_tuple
 
 RATE_IOPS = 1000
 RUNTIME_S = 12
@@ -101,12 +101,11 @@ def test_seconds_hold_against_a_per_io_log(write_job: Callable[[str, str], Path]
     assert (fixed.iops_from, fixed.io_size_bytes, mixed.iops_from) == (IOPS_FROM_BYTES, 4096, IOPS_FROM_COUNTS)
     (fixed_path,), (mixed_path,) = logs.glob("fixed_lat.*.log"), logs.glob("mixed_lat.*.log")  # .N: fio's thread
     fixed_log, mixed_log = IoLog(fixed_path), IoLog(mixed_path)
-    # fio 3.19-3.41 read the bytes with the runtime (both whole ms); 3.42 with the IO counts, whose moment is known
-    # to within SLACK_MS
-    version = version_tuple(json.loads((case_dir / "seconds.json").read_text())["fio_version"])
-    slack_ms = SLACK_MS if version is not None and version >= BYTES_AFTER_WAIT else 1
-    assert _check_bytes_span(fixed, fixed_log, ("iops", "bw"), slack_ms) >= RUNTIME_S - 3
-    assert _check_bytes_span(mixed, mixed_log, ("bw",), slack_ms) >= RUNTIME_S - 3
+    # fio 3.19-3.41 read the bytes with the runtime, 3.42 with the IO counts (a moment known to within SLACK_MS); in
+    # both the per-IO stamps may part from the job's clock by several ms on a loaded host (8 ms seen with fio 3.33
+    # and six test workers on 2 vCPUs), far less than a second attributed to the wrong document would be
+    assert _check_bytes_span(fixed, fixed_log, ("iops", "bw"), SLACK_MS) >= RUNTIME_S - 3
+    assert _check_bytes_span(mixed, mixed_log, ("bw",), SLACK_MS) >= RUNTIME_S - 3
     _check_latency(case_dir, "fixed", fixed_log, fixed)
     _check_latency(case_dir, "mixed", mixed_log, mixed)
     # the host was loaded in those seconds (CPU hogs on every CPU): the documents were read under load
