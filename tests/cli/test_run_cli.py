@@ -177,6 +177,8 @@ def test_a_time_fio_reads_shorter_than_written_is_said(tmp_path: Path, write_job
     document = json.loads((tmp_path / "run" / "cases" / "001-t" / "fio.json").read_text())
     runtime_ms = {entry["jobname"]: entry["job_runtime"] for entry in document["jobs"]}
     assert runtime_ms["short"] < 30_000 <= 90_000  # fio ran it for a second, not the 90 the text says
+    planned = run_cli("run", str(job), "--dry-run", "--out", str(tmp_path / "dry"))
+    assert "# 1 case(s), expected duration 0:03\n" in planned.stdout, planned.stdout  # 1 + 1.5 s, not 92 s
     swept = run_cli("sweep", str(tmp_path / "x.dat"), "--size", "1m", "--rw", "randread,randwrite", "--bs", "4k",
                     "--iodepth", "1", "--runtime", "1", "--set", "startdelay=0.5", "--dry-run",
                     "--out", str(tmp_path / "sweep"))

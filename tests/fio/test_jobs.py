@@ -53,6 +53,11 @@ def test_expected_duration_honours_stonewall_and_ramp_time() -> None:
     parallel = jobs.parse_job_text("[a]\nruntime=5\n[b]\nruntime=1m\n", "p.fio")
     assert jobs.expected_duration_s(parallel) == 60
     assert jobs.expected_duration_s(jobs.parse_job_text("[a]\nsize=1g\n", "s.fio")) is None
+    # as fio read the times (in us), where known: runtime=1.5m is 1 s to fio, runtime=0.5 no limit at all
+    read = jobs.parse_job_text("[a]\nruntime=1.5m\nramp_time=0.5\n[b]\nstonewall\nruntime=2\n", "r.fio")
+    assert jobs.expected_duration_s(read) == 90.5 + 2
+    assert jobs.expected_duration_s(read, {"a": {"runtime": (1_000_000,), "ramp_time": (0,)}}) == 1 + 2
+    assert jobs.expected_duration_s(read, {"b": {"runtime": (0,)}}) is None
 
 
 @pytest.mark.parametrize(("written", "read_us", "said"), [

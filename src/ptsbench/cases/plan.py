@@ -70,7 +70,9 @@ class Case:
 
     @property
     def expected_s(self) -> float | None:
-        return jobs.expected_duration_s(self.sections)
+        names = [job.name for job in self.opens]
+        read_us = {job.name: job.numbers for job in self.opens} if len(set(names)) == len(names) else None
+        return jobs.expected_duration_s(self.sections, read_us)
 
     def writes(self) -> bool:
         return any(job.writes for job in self.opens)

@@ -326,23 +326,33 @@ def shortened_times(options: Mapping[str, str | None], numbers_us: Mapping[str, 
     return said
 
 
-def expected_duration_s(sections: Sequence[JobSection]) -> float | None:
-    """Upper bound of the run time from runtime/ramp_time, honouring stonewall; None when a job is size-bound."""
+def expected_duration_s(sections: Sequence[JobSection],
+                        read_us: Mapping[str, Mapping[str, tuple[int, ...]]] | None = None) -> float | None:
+    """Upper bound of the run time from runtime/ramp_time, honouring stonewall; None when a job is size-bound (or
+    fio reads its runtime as 0, no limit). `read_us`: each job's (by name) numbers as fio read them, which count
+    where given (fio reads runtime=1.5m as 1 s: shortened_times)."""
     total_s = 0.0
     segment_s = 0.0
     for index, job in enumerate(sections):
-        runtime = job.get("runtime")
-        runtime_s = parse_duration_s(runtime) if runtime else None
-        if runtime_s is None:
+        read = (read_us or {}).get(job.name, {})
+        runtime_s = _time_s(job, "runtime", read)
+        if not runtime_s:
             return None
-        ramp = job.get("ramp_time")
-        job_s = runtime_s + ((parse_duration_s(ramp) or 0.0) if ramp else 0.0)
+        job_s = runtime_s + (_time_s(job, "ramp_time", read) or 0.0)
         waits = job.has("stonewall") or job.has("wait_for_previous")
         if index and waits:
             total_s += segment_s
             segment_s = 0.0
         segment_s = max(segment_s, job_s)
     return total_s + segment_s
+
+
+def _time_s(job: JobSection, key: str, read_us: Mapping[str, tuple[int, ...]]) -> float | None:
+    """A time option of a job in seconds: as fio read it where known, else as written."""
+    if read_us.get(key):
+        return read_us[key][0] / 1e6
+    text = job.get(key)
+    return parse_duration_s(text) if text else None
 
 
 def find_job_files(paths: Sequence[str]) -> list[Path]:
