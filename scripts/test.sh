@@ -3,8 +3,9 @@
 #
 #   bash scripts/test.sh         the host level (the README's test command): everything that runs on this machine
 #                                itself: real fio, loop devices, Chromium, PostgreSQL for the catalog. No VM, no
-#                                second platform. On every CPU (pytest-xdist): about 16 CPU-minutes, 10 minutes on
-#                                an idle 2-vCPU machine (10.5 in a fresh clone; measured: docs/benchmarks.md).
+#                                second platform. On every CPU (pytest-xdist): about 16 CPU-minutes, 9.5 minutes on
+#                                an idle 2-vCPU machine (10.25 in a fresh clone, pip making the venv; measured:
+#                                docs/benchmarks.md).
 #   bash scripts/test.sh --all   adds the device labs (QEMU guests with NVMe, SCSI and SATA drives), the second
 #                                platform (Debian 13's fio and Python in a 1.2 GB root, scripts/test-debian13.sh)
 #                                and the install check (scripts/check-install.sh: wheel, pipx, no C compiler, no
