@@ -91,9 +91,11 @@ def test_run_directory_holds_everything(tmp_path: Path, write_job) -> None:  # t
     lines = [line.split(",") for line in (case / "logs" / "mixed_iops.1.log").read_text().splitlines()]
     read_times = [int(fields[0]) for fields in lines if fields[2].strip() == "0"]
     gaps = sorted(b - a for a, b in zip(read_times, read_times[1:], strict=False))
-    # 1 s at 250 ms windows: 4 (a busy host's fio logged only 2), each about 250 ms after the one before (fio's
-    # default of 500 ms, or no --log-interval at all, would fail)
-    assert 2 <= len(read_times) <= 5 and 150 <= gaps[len(gaps) // 2] <= 400
+    # fio read the interval (its default is 500 ms), and logged 1 s in 250 ms windows: 3-4 of them, never closer
+    # than the interval (fio starts the next window at the sample it logged); a busy host's fio skips windows (CI:
+    # 2 entries, 582 ms apart), so how far apart they are says nothing more
+    assert fio_json(case)["jobs"][0]["job options"]["log_avg_msec"] == "250"
+    assert 1 <= len(read_times) <= 5 and all(gap >= 150 for gap in gaps), read_times
     report = out / "report"  # written at the end of the run (--report), from the store
     assert (report / "index.html").stat().st_size > 100_000 and (report / "report.pdf").exists()
     images = [path.suffix for path in (report / "figures").iterdir()]  # --images png
