@@ -229,6 +229,7 @@ def _check_report(run_dir: Path, drop: Drop) -> None:
 
 
 STEADY_JOBS = 20
+STEADY_ATTEMPTS = 3  # fio runs until one gives every job 2 whole seconds to judge (see below)
 
 
 def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: Callable[..., Any],
@@ -237,28 +238,34 @@ def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: 
     device. The --min-fraction 0.8 verdict (exit code) is the stored seconds' own: on a loaded machine a host stall of
     half a second can hold every job under 80 % for one second, which the limit rightly reports; it is not a drop.
     Under CI's load (the labs' QEMU and the suite beside it) a null job once waited 49 % of its seconds for a CPU and
-    its latency rose with the wait: that finding names the host, as it must, and is no false alarm about the device."""
+    its latency rose with the wait: that finding names the host, as it must, and is no false alarm about the device.
+
+    The judgement needs seconds to judge, which fio gives only as its status documents come: under CI's heaviest load
+    fio once wrote 2 documents in a 10 s run (at 1.2 s and at the end: its status waits for every job), so no job had a
+    whole second. Every run is checked in full; a run with fewer than 2 seconds for some job is run again."""
     workloads = ["randread", "randwrite", "read", "write", "randrw"]
     sections = "".join(f"[steady{index}]\nrw={workloads[index % 5]}\nbs={4 << (index % 4)}k\n"
                        f"rate_iops={500 + 100 * index}\n" for index in range(STEADY_JOBS))
     job = write_job("steady.fio", f"[global]\nioengine=null\nsize=1g\ntime_based\nruntime=10\n{sections}")
-    run_dir = tmp_path / "run"
-    done = cli("run", str(job), "--out", str(run_dir), "--min-fraction", "0.8")
-    case_dir = run_dir / "cases" / "001-steady"
-    low = below_min_fraction(case_dir, 0.8)
-    limits = [line for line in done.stderr.splitlines() if "below the --min-fraction limit" in line]
-    assert bool(limits) == bool(low), done.stderr
-    # a second a busy host held low is named but not counted (--strict-drops counts it): exit 3 only for the others
-    counted = [line for line in limits if "not counted" not in line]
-    assert done.returncode == (3 if counted else 0), done.stderr
-    assert ("ptsbench: limit: no second below 80%" in done.stderr) == (not low), done.stderr
-    jobs = stored_seconds(case_dir)
-    # 10 s of IO: at least 2 whole seconds stored per job direction (a loaded host delays fio's status, and a
-    # late first or last status leaves its part second out: in CI, with the labs and six test workers on 2 CPUs, one
-    # job's statuses came 3 s apart and a 6 s run stored 1 second)
-    assert len(jobs) == STEADY_JOBS and all(len(series.end_s) >= 2 for job in jobs
-                                            for series in job.directions.values())
-    assert [finding.line() for finding in folder_findings(case_dir, DropRule()) if not finding.host_limited] == []
+    seconds_per_job = []
+    for attempt in range(STEADY_ATTEMPTS):
+        run_dir = tmp_path / f"run{attempt}"
+        done = cli("run", str(job), "--out", str(run_dir), "--min-fraction", "0.8")
+        case_dir = run_dir / "cases" / "001-steady"
+        low = below_min_fraction(case_dir, 0.8)
+        limits = [line for line in done.stderr.splitlines() if "below the --min-fraction limit" in line]
+        assert bool(limits) == bool(low), done.stderr
+        # a second a busy host held low is named but not counted (--strict-drops counts it): exit 3 only for the others
+        counted = [line for line in limits if "not counted" not in line]
+        assert done.returncode == (3 if counted else 0), done.stderr
+        assert ("ptsbench: limit: no second below 80%" in done.stderr) == (not low), done.stderr
+        jobs = stored_seconds(case_dir)
+        assert len(jobs) == STEADY_JOBS
+        assert [finding.line() for finding in folder_findings(case_dir, DropRule()) if not finding.host_limited] == []
+        seconds_per_job = [len(series.end_s) for job in jobs for series in job.directions.values()]
+        if min(seconds_per_job) >= 2:
+            break
+    assert min(seconds_per_job) >= 2, f"fio gave too few status documents in {STEADY_ATTEMPTS} runs: {seconds_per_job}"
 
 
 LOADED_RUNS = 2  # each 12 s with every CPU busy; bench/bench_drops.py runs 20
