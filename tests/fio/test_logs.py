@@ -134,11 +134,12 @@ def test_windowed_bw_and_iops_logs_agree_and_stay_within_fio_totals(fio_run: tup
             bw_bytes_s = dict(zip(bw_time.tolist(), bw_values.tolist(), strict=True))
             both = [(bw_bytes_s[at], count * 4096) for at, count in
                     zip(iops_time.tolist(), iops.value[iops.ddir == ddir].tolist(), strict=True) if at in bw_bytes_s]
-            # fio reckons each over its own moments: one window of a busy host's run was 1.4 % apart; their median
-            # within 0.5 % (KiB/s read as kB/s would be 2.4 % off in every window); a busy host's fio logs few
-            # windows (CI beside the labs: 2 that both logs hold), and one is enough to compare
+            # fio reckons each over its own moments: single windows of a busy host's runs were 1.4 % and 11 % apart
+            # (each within 25 %: a unit slipped would be 1000 x); their median within 0.5 % (KiB/s read as kB/s would
+            # be 2.4 % off in every window); a busy host's fio logs few windows (CI beside the labs: 2 that both
+            # logs hold), and one is enough to compare
             ratios = sorted(a / b for a, b in both if b)
-            assert len(both) >= 1 and all(a == pytest.approx(b, rel=0.05) for a, b in both), (bw_path, name)
+            assert len(both) >= 1 and all(a == pytest.approx(b, rel=0.25) for a, b in both), (bw_path, name)
             assert ratios[len(ratios) // 2] == pytest.approx(1.0, abs=0.005), (bw_path, name, ratios)
             for log, scale, total in ((bw, 1024, "io_bytes"), (iops, 1, "total_ios")):
                 time_ms = log.time_ms[log.ddir == ddir].astype(np.float64)
