@@ -108,7 +108,9 @@ def per_second(columns: Mapping[str, Sequence[float | None]], fio_version: str |
     if len(runtime_ms) == 0:
         return {}
     runtime_s = runtime_ms / 1000
-    step_s = np.diff(runtime_s, prepend=0.0)
+    # spans from the whole milliseconds (exact), divided once: a difference of two quotients rounds twice, so the same
+    # second, its IOPS from bytes over this span or from counts over the counts' span, came out an ulp apart
+    step_s = np.diff(runtime_ms, prepend=0.0) / 1000
     keep = step_s >= SHORT_INTERVAL * float(np.median(step_s))
     keep[-1] = False
     counted_ms = _counted_ms(columns, runtime_ms)

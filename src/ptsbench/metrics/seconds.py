@@ -87,7 +87,7 @@ class LastSecond:
         return column[kept] if column is not None and 0 <= kept < len(column) else None
 
     def _step_s(self, index: int) -> float:
-        return self._get("runtime_ms", index) / 1000 - (self._get("runtime_ms", index - 1) / 1000 if index else 0.0)
+        return (self._get("runtime_ms", index) - (self._get("runtime_ms", index - 1) if index else 0.0)) / 1000
 
     def _counted_ms(self, index: int) -> float:
         runtime_ms = float(self._get("runtime_ms", index))
