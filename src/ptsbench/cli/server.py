@@ -80,17 +80,20 @@ def _foreground(listen: "Listen") -> None:
     prepare(listen)
     argv = server_argv(listen)
     stop_server_with_ptsbench(argv[1])  # its jobs outlive the SIGTERM the fio server gets when ptsbench dies
-    process = start_bound(argv, stdin=subprocess.DEVNULL)
-    signal.signal(signal.SIGTERM, _exit_on_signal)  # `kill` of ptsbench stops its fio server too
+    # `kill` of ptsbench stops its fio server too: handled before fio starts, as the server may listen (and be
+    # killed) before this process runs its next line (CI: a SIGTERM then ended ptsbench by the default action)
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     signal.signal(signal.SIGHUP, _exit_on_signal)
+    process: subprocess.Popen[bytes] | None = None
     try:
+        process = start_bound(argv, stdin=subprocess.DEVNULL)
         if wait_listening(listen, timeout_s=10.0):
             click.echo(f"ptsbench: fio server listening on {listen}; Ctrl-C stops it", err=True)
         sys.exit(process.wait())
     except KeyboardInterrupt:  # fio got the SIGINT too; it is stopped below if it stays
         pass
     finally:
-        if process.poll() is None:
+        if process is not None and process.poll() is None:
             stop_process(process.pid)
             process.wait()
         if listen.socket is not None:  # fio leaves it behind
