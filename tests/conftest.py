@@ -15,7 +15,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -87,6 +87,35 @@ def made_once(base: Path, name: str, make: Callable[[Path], None]) -> Path:
             make(folder)
             done.touch()
     return folder
+
+
+FIO_ATTEMPTS = 3
+Found = TypeVar("Found")
+
+
+def until_enough(run: Callable[[], Found], enough: Callable[[Found], bool]) -> Found:
+    """`run()` (a short fio run, checked in full by itself) again until `enough` of what it found, at most
+    FIO_ATTEMPTS times in all: a busy host's fio may write too few status documents or log windows to test with.
+    The last run's findings either way."""
+    for _attempt in range(FIO_ATTEMPTS - 1):
+        found = run()
+        if enough(found):
+            return found
+    return run()
+
+
+def fio_status_documents(job: Path) -> list[dict[str, Any]]:
+    """Every document a fio run of `job` printed (ptsbench's command: json+ status every second), the final one
+    last; the run must succeed."""
+    from ptsbench.fio.documents import read_documents
+    from ptsbench.fio.runner import fio_command
+
+    process = subprocess.Popen(fio_command(job), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    docs: list[dict[str, Any]] = []
+    assert process.stdout is not None
+    read_documents(process.stdout, lambda _text, doc: docs.append(doc))
+    assert process.wait(timeout=300) == 0, process.stderr.read() if process.stderr else ""
+    return docs
 
 
 def map_in_threads(function: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list[Any]:

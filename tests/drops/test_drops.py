@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import FIO_ATTEMPTS, until_enough
 from hostload import loaded_host
 from ptsbench.drops.causes import host_limited, likely_causes
 from ptsbench.drops.find import Drop, DropRule, find_drops, per_second
@@ -229,7 +230,6 @@ def _check_report(run_dir: Path, drop: Drop) -> None:
 
 
 STEADY_JOBS = 20
-STEADY_ATTEMPTS = 3  # fio runs until one gives every job 2 whole seconds to judge (see below)
 
 
 def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: Callable[..., Any],
@@ -247,9 +247,11 @@ def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: 
     sections = "".join(f"[steady{index}]\nrw={workloads[index % 5]}\nbs={4 << (index % 4)}k\n"
                        f"rate_iops={500 + 100 * index}\n" for index in range(STEADY_JOBS))
     job = write_job("steady.fio", f"[global]\nioengine=null\nsize=1g\ntime_based\nruntime=10\n{sections}")
-    seconds_per_job = []
-    for attempt in range(STEADY_ATTEMPTS):
-        run_dir = tmp_path / f"run{attempt}"
+    runs = iter(range(FIO_ATTEMPTS))
+
+    def judged() -> list[int]:
+        """One run, checked in full; the seconds stored per job direction."""
+        run_dir = tmp_path / f"run{next(runs)}"
         done = cli("run", str(job), "--out", str(run_dir), "--min-fraction", "0.8")
         case_dir = run_dir / "cases" / "001-steady"
         low = below_min_fraction(case_dir, 0.8)
@@ -262,10 +264,10 @@ def test_steady_jobs_no_false_alarm(write_job: Callable[[str, str], Path], cli: 
         jobs = stored_seconds(case_dir)
         assert len(jobs) == STEADY_JOBS
         assert [finding.line() for finding in folder_findings(case_dir, DropRule()) if not finding.host_limited] == []
-        seconds_per_job = [len(series.end_s) for job in jobs for series in job.directions.values()]
-        if min(seconds_per_job) >= 2:
-            break
-    assert min(seconds_per_job) >= 2, f"fio gave too few status documents in {STEADY_ATTEMPTS} runs: {seconds_per_job}"
+        return [len(series.end_s) for job in jobs for series in job.directions.values()]
+
+    seconds_per_job = until_enough(judged, lambda seconds: min(seconds) >= 2)
+    assert min(seconds_per_job) >= 2, f"fio gave too few status documents in {FIO_ATTEMPTS} runs: {seconds_per_job}"
 
 
 LOADED_RUNS = 2  # each 12 s with every CPU busy; bench/bench_drops.py runs 20

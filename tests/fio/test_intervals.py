@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from conftest import fio_status_documents, until_enough
 from ptsbench.fio.intervals import LatencyIntervals
 
 
@@ -49,11 +50,7 @@ def test_a_thread_not_started_yet_leaves_no_sample_behind(tmp_path: Path) -> Non
     counts the delay, then its clock begins again (its runtime goes back); a thread not created yet reads as running
     since its clock's zero, the host's uptime (an FTL lab round's seconds.json began at 190 s and kept none of the
     round's own seconds). Either way each job's series is its own seconds, to the IOs of fio's last status."""
-    import subprocess
-
-    from ptsbench.fio.documents import read_documents
     from ptsbench.fio.intervals import SecondSamples
-    from ptsbench.fio.runner import fio_command
 
     def entry(doc: dict, name: str) -> dict:  # type: ignore[type-arg]
         return next(e for e in doc["jobs"] if e["jobname"] == name)
@@ -63,15 +60,9 @@ def test_a_thread_not_started_yet_leaves_no_sample_behind(tmp_path: Path) -> Non
 
     job = tmp_path / "delayed.fio"
     job.write_text(DELAYED)
-    for _attempt in range(3):  # a busy host's fio may write no status document after the delayed job began: again
-        process = subprocess.Popen(fio_command(job), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        docs: list[dict] = []  # type: ignore[type-arg]
-        assert process.stdout is not None
-        read_documents(process.stdout, lambda _text, doc, into=docs: into.append(doc))  # type: ignore[misc]
-        assert process.wait(timeout=300) == 0
-        status = docs[:-1]  # the last is the final document
-        if status and ios(status[-1], "later") > 0:
-            break
+    # a busy host's fio may write no status document after the delayed job began
+    status = until_enough(lambda: fio_status_documents(job)[:-1],  # the last is the final document
+                          lambda status: bool(status) and ios(status[-1], "later") > 0)
     assert status and ios(status[-1], "later") > 0, len(status)
 
     # as a thread not created yet reads (fio's clock since its zero: here 190 s), before the first document

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conftest import until_enough
 from ptsbench.fio.documents import read_documents
 from ptsbench.fio.runner import FioStatus, fio_binary, run_fio
 
@@ -127,13 +128,17 @@ def test_live_iops_and_bandwidth_agree_across_the_end_of_ramp_time(tmp_path: Pat
     job = tmp_path / "j.fio"
     job.write_text("[m]\nioengine=null\nsize=64m\nbs=1m\nrw=randrw\nrwmixread=65\nnumjobs=2\ntime_based\n"
                    "ramp_time=2500ms\nruntime=2500ms\nrate_iops=100\n")
-    for _attempt in range(3):  # a busy host's fio may give too few documents to see the reset: it runs again
+    def statuses() -> list[FioStatus]:
         samples: list[FioStatus] = []
         outcome = run_fio(job, json_path=tmp_path / "o.json", stderr_path=tmp_path / "e.txt", on_status=samples.append)
         assert outcome.ok
-        if len(samples) >= 4 and any(s.iops > 0 for s in samples if s.elapsed_s > 3.5):  # past the reset
-            break
-    assert len(samples) >= 4 and any(s.iops > 0 for s in samples if s.elapsed_s > 3.5), samples
+        return samples
+
+    def past_the_reset(samples: list[FioStatus]) -> bool:
+        return len(samples) >= 4 and any(s.iops > 0 for s in samples if s.elapsed_s > 3.5)
+
+    samples = until_enough(statuses, past_the_reset)  # a busy host's fio may give too few documents to see it
+    assert past_the_reset(samples), samples
     moving = [sample for sample in samples if sample.iops > 0]
     assert all(sample.iops >= 0 and sample.bw_bytes >= 0 for sample in samples), samples
     exact = [sample.bw_bytes / sample.iops == pytest.approx(1 << 20, rel=1e-9) for sample in moving]

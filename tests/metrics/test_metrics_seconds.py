@@ -4,16 +4,14 @@ difference of fio's cumulative latency bins, and there is none for a second in w
 
 import json
 import math
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import fio_status_documents, until_enough
 from ptsbench.drops.find import per_second
-from ptsbench.fio.documents import read_documents
 from ptsbench.fio.intervals import P99_COLUMN, SecondSamples, interval_p99_ns
-from ptsbench.fio.runner import fio_command
 from ptsbench.metrics import seconds as last_second
 from ptsbench.metrics.seconds import LastSecond
 
@@ -52,14 +50,7 @@ def fio_documents(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, An
     suite beside it) gives too few to test with: fio runs again, up to three times."""
     job = tmp_path_factory.mktemp("seconds") / "jobs.fio"
     job.write_text(JOBS)
-    for _attempt in range(3):
-        process = subprocess.Popen(fio_command(job), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        docs: list[dict[str, Any]] = []
-        assert process.stdout is not None
-        read_documents(process.stdout, lambda _text, doc, into=docs: into.append(doc))
-        assert process.wait(timeout=300) == 0, process.stderr.read() if process.stderr else ""
-        if len(docs) - 1 >= MIN_DOCUMENTS:
-            break
+    docs = until_enough(lambda: fio_status_documents(job), lambda docs: len(docs) - 1 >= MIN_DOCUMENTS)
     return docs[:-1]  # the last is the final document
 
 
